@@ -1,0 +1,151 @@
+// TraceContext.call (seed 000): the call dispatcher every call site of traced
+// code goes through, plus the eval_if_cnd and compare_nary hooks the AST
+// pre-pass routes `if`/`while` conditions and chained comparisons to.
+#include <pybind11/stl.h>
+
+#include <unordered_map>
+
+#include "errors.h"
+#include "sema/ErrorCatalog.h"
+#include "trace/Dispatch.h"
+#include "trace/TraceContext.h"
+#include "values.h"
+
+namespace nkic::py_bind {
+
+namespace {
+
+// Module-lifetime Python references are leaked on purpose: destroying them
+// after the interpreter has finalised would crash at exit.
+py::object& trace_kernel_cls = *new py::object();  // nkic's TraceKernel class
+py::object& inliner = *new py::object();           // Python: inline_function(func, args, kwargs)
+
+struct Decision {
+  trace::CallAction action;
+  std::string api;  // the NKI API name for Builder
+};
+// Per-callee decisions, keyed by the callee (kept alive by the map).
+auto& decisions = *new std::unordered_map<PyObject*, std::pair<py::object, Decision>>();
+
+Decision decide(py::handle func) {
+  trace::CalleeTraits t;
+  py::object marker = py::getattr(func, "nki_func", py::none());
+  t.nki_func = !marker.is_none() || py::hasattr(func, "nki_func");
+  t.dont_trace = py::bool_(py::getattr(func, "__nki_dont_trace__", py::bool_(false)));
+  t.trace_kernel = trace_kernel_cls && py::isinstance(func, trace_kernel_cls);
+  bool is_function = PyFunction_Check(func.ptr());
+  bool is_builtin = PyCFunction_Check(func.ptr());
+  t.function_or_builtin = is_function || is_builtin;
+  py::object mod = py::getattr(func, "__module__", py::none());
+  if (mod && py::isinstance<py::str>(mod)) t.module = mod.cast<std::string>();
+  Decision d{trace::dispatch(t, trace::default_excluded_modules()), ""};
+  if (d.action == trace::CallAction::Builder)
+    d.api = py::isinstance<py::str>(marker) ? marker.cast<std::string>() : py::str(py::getattr(func, "__name__", py::str("?"))).cast<std::string>();
+  // Builtins, classes and other objects without Python source cannot be inlined.
+  if (d.action == trace::CallAction::Inline && !is_function && !PyMethod_Check(func.ptr()) &&
+      !py::hasattr(py::type::handle_of(func), "__call__"))
+    d.action = trace::CallAction::RunConcrete;
+  if (d.action == trace::CallAction::Inline && (is_builtin || PyType_Check(func.ptr())))
+    d.action = trace::CallAction::RunConcrete;
+  return d;
+}
+
+const Decision& cached_decision(py::handle func) {
+  // Bound methods are fresh objects on every access: decide without caching.
+  static Decision scratch;
+  if (PyMethod_Check(func.ptr())) return scratch = decide(func);
+  auto it = decisions.find(func.ptr());
+  if (it != decisions.end()) return it->second.second;
+  Decision d = decide(func);
+  return decisions.emplace(func.ptr(), std::make_pair(py::reinterpret_borrow<py::object>(func), d)).first->second.second;
+}
+
+[[noreturn]] void return_consistency_failed() {
+  PyErr_SetString(PyExc_AssertionError, "function without nki data as input should not return nki data");
+  throw py::error_already_set();
+}
+
+bool has_nki_data(const py::args& args, const py::kwargs& kwargs) {
+  auto is_data = [](py::handle h) { return py::isinstance<PyTensor>(h) || py::isinstance<PyMask>(h); };
+  for (py::handle a : args)
+    if (is_data(a)) return true;
+  for (auto kv : kwargs)
+    if (is_data(kv.second)) return true;
+  return false;
+}
+
+py::object call(py::object func, py::args args, py::kwargs kwargs) {
+  trace::TraceContext* ctx = trace::TraceContext::current();
+  if (!ctx) return func(*args, **kwargs);
+  Decision d = cached_decision(func);
+  switch (d.action) {
+    case trace::CallAction::Builder: {
+      trace::TraceContext::ApiScope scope(*ctx, d.api);
+      return func(*args, **kwargs);
+    }
+    case trace::CallAction::RunConcrete:
+    case trace::CallAction::Library:
+      return func(*args, **kwargs);
+    case trace::CallAction::NestedKernel:
+      return func.attr("_trace_nested")(*args, **kwargs);
+    case trace::CallAction::Inline:
+      break;
+  }
+  py::object result = inliner(func, args, kwargs);
+  // The seed's return-consistency check: a plain `assert`, not a diagnostic.
+  if (!has_nki_data(args, kwargs) && (py::isinstance<PyTensor>(result) || py::isinstance<PyMask>(result)))
+    return_consistency_failed();
+  return result;
+}
+
+bool eval_if_cnd(py::handle cnd) {
+  // A traced value's __bool__ raises the precise diagnostic; anything else is plain Python.
+  int truth = PyObject_IsTrue(cnd.ptr());
+  if (truth < 0) throw py::error_already_set();
+  return truth == 1;
+}
+
+types::CmpOp cmp_op(const std::string& s) {
+  static const std::unordered_map<std::string, types::CmpOp> ops = {
+      {"eq", types::CmpOp::eq}, {"ne", types::CmpOp::ne}, {"lt", types::CmpOp::lt},
+      {"le", types::CmpOp::le}, {"gt", types::CmpOp::gt}, {"ge", types::CmpOp::ge}};
+  return ops.at(s);
+}
+
+py::object compare_nary(const std::vector<std::string>& ops, py::tuple operands) {
+  bool traced = false;
+  for (py::handle h : operands) traced = traced || is_traced(h);
+  if (!traced || !trace::TraceContext::current()) {
+    // Plain Python values keep Python's short-circuiting chain semantics.
+    static const int py_ops[] = {Py_EQ, Py_NE, Py_LT, Py_LE, Py_GT, Py_GE};
+    py::object result = py::bool_(true);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      PyObject* r = PyObject_RichCompare(operands[i].ptr(), operands[i + 1].ptr(),
+                                         py_ops[static_cast<int>(cmp_op(ops[i]))]);
+      if (!r) throw py::error_already_set();
+      result = py::reinterpret_steal<py::object>(r);
+      if (!py::bool_(result)) return result;
+    }
+    return result;
+  }
+  std::vector<types::CmpOp> cops;
+  for (const std::string& s : ops) cops.push_back(cmp_op(s));
+  std::vector<types::Value> vals;
+  for (py::handle h : operands) vals.push_back(to_value(h));
+  return from_value(trace::TraceContext::current()->type_system().compare_nary(cops, vals));
+}
+
+}  // namespace
+
+void bind_dispatch(py::module_& m) {
+  m.def("set_dispatch_hooks", [](py::object trace_kernel, py::object inline_fn) {
+    trace_kernel_cls = trace_kernel;
+    inliner = inline_fn;
+  });
+  m.def("call", &call);
+  m.def("eval_if_cnd", &eval_if_cnd);
+  m.def("compare_nary", &compare_nary);
+  m.def("dispatch_action", [](py::object func) { return std::string(trace::name(cached_decision(func).action)); });
+}
+
+}  // namespace nkic::py_bind

@@ -1,0 +1,140 @@
+#include "errors.h"
+
+#include <unordered_map>
+
+#include "trace/TraceContext.h"
+
+namespace nkic::py_bind {
+
+namespace {
+
+struct CodeInfo {
+  const std::string* file;
+  std::string name;
+};
+// Registered code objects are kept alive by `keep_alive`, so pointers stay valid.
+// Leaked on purpose: Python references must not be released after finalisation.
+auto& user_codes = *new std::unordered_map<PyObject*, CodeInfo>();
+auto& keep_alive = *new std::vector<py::object>();
+
+PyObject* exc_base = nullptr;
+std::unordered_map<int, PyObject*> exc_by_kind;
+
+ir::SourceLoc frame_loc(PyFrameObject* f, PyCodeObject* co, const CodeInfo& info) {
+  ir::SourceLoc loc;
+  loc.file = info.file;
+  int sl = 0, sc = 0, el = 0, ec = 0;
+  if (PyCode_Addr2Location(co, PyFrame_GetLasti(f), &sl, &sc, &el, &ec) && sl > 0) {
+    loc.line = sl;
+    loc.col = sc >= 0 ? sc + 1 : 0;
+  } else {
+    loc.line = PyFrame_GetLineNumber(f);
+  }
+  return loc;
+}
+
+PyObject* exception_class(sema::ErrorKind k) { return exc_by_kind.at(static_cast<int>(k)); }
+
+}  // namespace
+
+void register_user_code(py::handle code) {
+  if (!PyCode_Check(code.ptr()) || user_codes.count(code.ptr())) return;
+  auto* co = reinterpret_cast<PyCodeObject*>(code.ptr());
+  std::string file = py::str(py::handle(co->co_filename));
+  user_codes[code.ptr()] = {ir::intern_file(file), py::str(py::handle(co->co_name))};
+  keep_alive.push_back(py::reinterpret_borrow<py::object>(code));
+  for (py::handle c : py::reinterpret_borrow<py::tuple>(co->co_consts)) register_user_code(c);
+}
+
+ir::SourceLoc user_location(std::vector<sema::Note>* notes) {
+  ir::SourceLoc primary;
+  PyFrameObject* f = PyEval_GetFrame();
+  Py_XINCREF(f);
+  std::string callee;
+  while (f) {
+    PyCodeObject* co = PyFrame_GetCode(f);
+    auto it = user_codes.find(reinterpret_cast<PyObject*>(co));
+    if (it != user_codes.end()) {
+      ir::SourceLoc loc = frame_loc(f, co, it->second);
+      if (!primary.known()) {
+        primary = loc;
+      } else if (notes) {
+        notes->push_back({loc, "called '" + callee + "' from here"});
+      } else {
+        Py_DECREF(co);
+        Py_DECREF(f);
+        break;
+      }
+      callee = it->second.name;
+    }
+    Py_DECREF(co);
+    PyFrameObject* back = PyFrame_GetBack(f);
+    Py_DECREF(f);
+    f = back;
+  }
+  return primary;
+}
+
+void raise_diagnostic(sema::Diagnostic d) {
+  if (!d.loc.known()) d.loc = user_location(&d.notes);
+  if (d.api.empty())
+    if (trace::TraceContext* ctx = trace::TraceContext::current()) d.api = ctx->cur_api();
+  if (d.kind == sema::ErrorKind::Assertion && d.code.empty()) {
+    PyErr_SetString(PyExc_AssertionError, d.message.c_str());
+    return;
+  }
+  PyObject* cls = exception_class(d.kind);
+  py::object exc = py::reinterpret_steal<py::object>(PyObject_CallFunction(cls, "s", sema::render(d).c_str()));
+  if (!exc) return;
+  exc.attr("code") = d.code;
+  exc.attr("message") = d.message;
+  exc.attr("hint") = d.hint;
+  exc.attr("api") = d.api;
+  exc.attr("file") = d.loc.file ? py::object(py::str(*d.loc.file)) : py::object(py::none());
+  exc.attr("line") = d.loc.line;
+  exc.attr("col") = d.loc.col;
+  py::list notes;
+  for (const sema::Note& n : d.notes)
+    notes.append(py::make_tuple(n.loc.file ? *n.loc.file : std::string(), n.loc.line, n.loc.col, n.message));
+  exc.attr("notes") = notes;
+  PyErr_SetObject(cls, exc.ptr());
+}
+
+void bind_errors(py::module_& m) {
+  exc_base = PyErr_NewExceptionWithDoc("nkic.NKIError", "An NKI diagnostic: code, message, location.",
+                                       PyExc_Exception, nullptr);
+  m.attr("NKIError") = py::handle(exc_base);
+  struct KindClass {
+    sema::ErrorKind kind;
+    const char* name;
+    PyObject* builtin;
+  };
+  const KindClass kinds[] = {
+      {sema::ErrorKind::Syntax, "NKISyntaxError", PyExc_SyntaxError},
+      {sema::ErrorKind::Value, "NKIValueError", PyExc_ValueError},
+      {sema::ErrorKind::Type, "NKITypeError", PyExc_TypeError},
+      {sema::ErrorKind::Index, "NKIIndexError", PyExc_IndexError},
+      {sema::ErrorKind::Runtime, "NKIRuntimeError", PyExc_RuntimeError},
+      {sema::ErrorKind::Assertion, "NKIAssertionError", PyExc_AssertionError},
+  };
+  for (const KindClass& k : kinds) {
+    py::tuple bases = py::make_tuple(py::handle(exc_base), py::handle(k.builtin));
+    PyObject* cls = PyErr_NewException((std::string("nkic.") + k.name).c_str(), bases.ptr(), nullptr);
+    exc_by_kind[static_cast<int>(k.kind)] = cls;
+    m.attr(k.name) = py::handle(cls);
+  }
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const sema::NkiError& e) {
+      raise_diagnostic(e.diag());
+    }
+  });
+  m.def("register_user_code", &register_user_code);
+  m.def("user_location", []() {
+    ir::SourceLoc l = user_location();
+    return py::make_tuple(l.file ? *l.file : std::string(), l.line, l.col);
+  });
+}
+
+}  // namespace nkic::py_bind

@@ -1,0 +1,27 @@
+// Diagnostics crossing into Python: the NKIError exception family, and the
+// user's source position read off the Python frames of traced kernel code.
+#pragma once
+#include <pybind11/pybind11.h>
+
+#include <vector>
+
+#include "sema/Diagnostic.h"
+
+namespace py = pybind11;
+
+namespace nkic::py_bind {
+
+// Marks a code object (and the code nested in it) as user kernel code: its
+// frames are where diagnostics and instructions point.
+void register_user_code(py::handle code);
+
+// The innermost user frame's position; `notes` gets one "called from" note per
+// enclosing user frame (call sites of inlined helpers).
+ir::SourceLoc user_location(std::vector<sema::Note>* notes = nullptr);
+
+// Raises `d` as the Python exception of its kind, completing location/API.
+void raise_diagnostic(sema::Diagnostic d);
+
+void bind_errors(py::module_& m);
+
+}  // namespace nkic::py_bind

@@ -1,0 +1,89 @@
+#include "kernel_api.h"
+
+#include <pybind11/stl.h>
+
+#include "errors.h"
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "ir/Verifier.h"
+#include "sim/Simulator.h"
+
+namespace nkic::py_bind {
+
+namespace {
+
+struct PyKernel {
+  std::shared_ptr<ir::Kernel> k;
+};
+
+py::tuple tensor_desc(const ir::TensorDecl& t) {
+  return py::make_tuple(t.name, py::tuple(py::cast(t.shape)), std::string(ir::name(t.dtype)));
+}
+
+// Raw addresses of C-contiguous numpy buffers, so user dtypes (bfloat16, fp8)
+// need no buffer-protocol support; the Python caller keeps the arrays alive.
+void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs,
+         bool check_uninitialized) {
+  const ir::Kernel& k = *self.k;
+  if (inputs.size() != k.inputs.size() || outputs.size() != k.outputs.size())
+    throw py::value_error("simulate: wrong number of buffers");
+  std::vector<void*> bindings(k.tensors.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) bindings[k.inputs[i]] = reinterpret_cast<void*>(inputs[i]);
+  for (size_t i = 0; i < outputs.size(); ++i) bindings[k.outputs[i]] = reinterpret_cast<void*>(outputs[i]);
+  sim::SimOptions opts;
+  opts.check_uninitialized = check_uninitialized;
+  try {
+    py::gil_scoped_release release;
+    sim::simulate(k, bindings, opts);
+  } catch (const sim::SimError& e) {
+    sema::Diagnostic d;
+    d.code = e.code;
+    d.message = e.what();
+    d.kind = sema::ErrorKind::Runtime;
+    d.loc = e.loc;
+    raise_diagnostic(d);
+    throw py::error_already_set();
+  }
+}
+
+}  // namespace
+
+py::object wrap_kernel(std::unique_ptr<ir::Kernel> k) { return py::cast(PyKernel{std::shared_ptr<ir::Kernel>(std::move(k))}); }
+
+void bind_kernel_api(py::module_& m) {
+  py::class_<PyKernel>(m, "Kernel")
+      .def_property_readonly("name", [](const PyKernel& s) { return s.k->name; })
+      .def_property_readonly("grid", [](const PyKernel& s) { return s.k->grid; })
+      .def_property_readonly("inputs", [](const PyKernel& s) {
+        py::list l;
+        for (int id : s.k->inputs) l.append(tensor_desc(s.k->tensor(id)));
+        return l;
+      })
+      .def_property_readonly("outputs", [](const PyKernel& s) {
+        py::list l;
+        for (int id : s.k->outputs) l.append(tensor_desc(s.k->tensor(id)));
+        return l;
+      })
+      .def_property_readonly("mutable_outputs", [](const PyKernel& s) {
+        // Output positions that are (mutable) inputs, as (output index, input index).
+        py::list l;
+        for (size_t o = 0; o < s.k->outputs.size(); ++o)
+          for (size_t i = 0; i < s.k->inputs.size(); ++i)
+            if (s.k->outputs[o] == s.k->inputs[i]) l.append(py::make_tuple(o, i));
+        return l;
+      })
+      .def("num_instructions", [](const PyKernel& s) {
+        struct Counter : ir::IRVisitor {
+          int64_t n = 0;
+          void visit(const ir::Instruction&) override { ++n; }
+        } c;
+        c.visit_block(s.k->body);
+        return c.n;
+      })
+      .def("text", [](const PyKernel& s, bool locations) { return ir::print(*s.k, {locations}); },
+           py::arg("locations") = true)
+      .def("verify", [](const PyKernel& s) { return ir::verify(*s.k); })
+      .def("simulate", &run, py::arg("inputs"), py::arg("outputs"), py::arg("check_uninitialized") = false);
+}
+
+}  // namespace nkic::py_bind

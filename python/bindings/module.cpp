@@ -1,0 +1,24 @@
+// _nkic: the one thin extension module between libnkic and nkic's Python layer.
+#include <pybind11/pybind11.h>
+
+#include "kernel_api.h"
+#include "numpy_dtypes.h"
+
+namespace py = pybind11;
+
+namespace nkic::py_bind {
+void bind_errors(py::module_& m);
+void bind_values(py::module_& m);
+void bind_dispatch(py::module_& m);
+void bind_trace_api(py::module_& m);
+}  // namespace nkic::py_bind
+
+PYBIND11_MODULE(_nkic, m) {
+  m.doc() = "nkic core: tracer, IR, legality checks and simulator";
+  nkic::py_bind::bind_errors(m);
+  nkic::py_bind::bind_values(m);
+  nkic::py_bind::bind_dispatch(m);
+  nkic::py_bind::bind_trace_api(m);
+  nkic::py_bind::bind_kernel_api(m);
+  nkic::py_bind::register_numpy_dtypes(m);
+}

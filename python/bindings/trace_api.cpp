@@ -1,0 +1,161 @@
+// The tracer's surface for nkic's Python layer: the context lifecycle, scopes,
+// loops, kernel parameters and the nl.* op builders.
+#include <pybind11/stl.h>
+
+#include "codegen/Ops.h"
+#include "errors.h"
+#include "kernel_api.h"
+#include "sema/ErrorCatalog.h"
+#include "trace/TraceContext.h"
+#include "types/IndexAlgebra.h"
+#include "values.h"
+
+namespace nkic::py_bind {
+
+namespace {
+
+trace::TraceContext& ctx(const char* api = "nki") { return trace::TraceContext::nki_ctx(api); }
+
+ir::DType dtype_of(const std::string& name) {
+  if (auto d = ir::dtype_from_name(name)) return *d;
+  sema::fail(sema::err_unsupported_dtype("'" + name + "'"));
+}
+
+ir::Memory memory_of(const std::string& name) {
+  if (name == "sbuf") return ir::Memory::SBUF;
+  if (name == "psum") return ir::Memory::PSUM;
+  if (name == "shared_hbm") return ir::Memory::SharedHBM;
+  if (name == "private_hbm" || name == "hbm") return ir::Memory::PrivateHBM;
+  sema::fail({"err_unsupported_buffer", "unknown buffer '" + name + "'", sema::ErrorKind::Value});
+}
+
+types::TensorVal tensor_arg(py::handle h, const char* what) {
+  if (!py::isinstance<PyTensor>(h))
+    sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected a tensor"));
+  return h.cast<const PyTensor&>().v;
+}
+
+// mask= and dtype= keyword arguments; the MaskVal lives in `storage`.
+codegen::OpArgs op_args(py::handle mask, py::handle dtype, std::optional<types::MaskVal>& storage) {
+  codegen::OpArgs a;
+  if (!mask.is_none()) {
+    types::Value v = to_value(mask);
+    if (auto* m = std::get_if<types::MaskVal>(&v)) storage = *m;
+    else if (auto* o = std::get_if<types::Other>(&v); o && o->is_bool) storage = types::always(o->value != 0);
+    else sema::fail(sema::err_unsupported_expression_in_mask("mask= must be a comparison of index expressions, got '" + py_type_name(mask) + "'"));
+    a.mask = &*storage;
+  }
+  if (!dtype.is_none()) a.dtype = dtype_of(dtype.cast<std::string>());
+  return a;
+}
+
+}  // namespace
+
+void bind_trace_api(py::module_& m) {
+  m.def("trace_begin", [](const std::string& name, const std::string& target, std::vector<int64_t> grid,
+                          std::vector<int> cores, bool unroll_builtin_range) {
+    trace::TraceOptions o;
+    o.kernel_name = name;
+    o.target = target;
+    o.grid = std::move(grid);
+    o.grid_physical_cores = std::move(cores);
+    o.trace_time_unroll_builtin_range = unroll_builtin_range;
+    trace::TraceContext& c = trace::TraceContext::new_ctx(std::move(o));
+    c.builder().location_provider = [] { return user_location(); };
+  });
+  m.def("trace_end", &trace::TraceContext::clear);
+  m.def("raise_nested_kernel_with_spmd_grid", [] {
+    sema::fail({"err_nested_kernel_with_spmd_grid",
+                "a kernel cannot launch another kernel with an SPMD grid", sema::ErrorKind::Syntax,
+                {}, {}, "call the nested kernel without a grid; it is traced into the calling kernel"});
+  });
+  m.def("trace_active", [] { return trace::TraceContext::current() != nullptr; });
+  m.def("unroll_builtin_range", [] { return ctx().opts().trace_time_unroll_builtin_range; });
+  m.def("target_name", [] { return ctx().target().name; });
+  m.def("nc_version", [] { return ctx("nisa.get_nc_version").target().nc_version; });
+  m.def("cur_api", [] { return ctx().cur_api(); });
+  m.def("scope_kinds", [] {
+    std::vector<std::string> kinds;
+    for (const trace::Scope& s : ctx().scopes()) kinds.push_back(trace::name(s.kind));
+    return kinds;
+  });
+
+  m.def("push_function_scope", [](const std::string& name) {
+    ctx().push_scope(trace::ScopeKind::Function, name, user_location());
+  });
+  m.def("push_stmt_scope", [] { ctx().push_scope(trace::ScopeKind::Stmt); });
+  m.def("pop_scope", [] {
+    if (trace::TraceContext* c = trace::TraceContext::current()) c->pop_scope();
+  });
+  m.def("hoist", [](py::object v) -> py::object {
+    if (!py::isinstance<PyTensor>(v)) return v;
+    return wrap_tensor(ctx().hoist(v.cast<const PyTensor&>().v));
+  });
+
+  m.def("program_id", [](int64_t axis) { return wrap_index(ctx("nl.program_id").program_id(axis)); });
+  m.def("num_programs", [](std::optional<int64_t> axis) { return ctx("nl.num_programs").num_programs(axis); });
+  m.def("program_ndim", [] { return ctx("nl.program_ndim").opts().grid.size(); });
+  m.def("arange", [](int64_t start, int64_t stop) {
+    ctx("nl.arange");
+    return wrap_index(types::arange(start, stop));
+  });
+
+  m.def("open_loop", [](const std::string& name, int64_t lb, int64_t ub, int64_t stride, bool sequential) {
+    return wrap_index(ctx().open_loop(name, lb, ub, stride, sequential ? ir::AxisType::Sequential : ir::AxisType::Affine));
+  });
+  m.def("close_loop", [] {
+    if (trace::TraceContext* c = trace::TraceContext::current()) c->close_loop();
+  });
+
+  m.def("add_input", [](const std::string& name, std::vector<int64_t> shape, const std::string& dtype, bool is_mutable) {
+    return wrap_tensor(ctx().add_input(name, std::move(shape), dtype_of(dtype), is_mutable));
+  });
+  m.def("finalize", [](py::object returned) {
+    std::vector<types::TensorVal> outs;
+    auto add = [&](py::handle h) {
+      if (!py::isinstance<PyTensor>(h)) sema::fail(sema::err_return_from_top_level());
+      outs.push_back(h.cast<const PyTensor&>().v);
+    };
+    if (py::isinstance<py::tuple>(returned) || py::isinstance<py::list>(returned)) {
+      for (py::handle h : returned) add(h);
+    } else if (!returned.is_none()) {
+      add(returned);
+    }
+    return wrap_kernel(ctx().finalize(outs));
+  });
+
+  m.def("ndarray", [](std::vector<int64_t> shape, const std::string& dtype, const std::string& buffer,
+                      const std::string& name) {
+    return wrap_tensor(codegen::alloc_tensor(ctx("nl.ndarray").builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer)));
+  });
+  m.def("full", [](std::vector<int64_t> shape, double value, const std::string& dtype, const std::string& buffer,
+                   const std::string& name) {
+    return wrap_tensor(codegen::full(ctx("nl.full").builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer), value));
+  });
+  m.def("load", [](py::handle src, py::handle mask, py::handle dtype) {
+    std::optional<types::MaskVal> ms;
+    codegen::OpArgs a = op_args(mask, dtype, ms);
+    return wrap_tensor(codegen::load(ctx("nl.load").builder(), tensor_arg(src, "src"), a));
+  });
+  m.def("store", [](py::handle dst, py::handle value, py::handle mask) {
+    std::optional<types::MaskVal> ms;
+    codegen::OpArgs a = op_args(mask, py::none(), ms);
+    codegen::store(ctx("nl.store").builder(), tensor_arg(dst, "dst"), to_value(value), a);
+  });
+  m.def("elementwise", [](const std::string& op, py::tuple operands, py::handle mask, py::handle dtype) {
+    std::optional<types::MaskVal> ms;
+    codegen::OpArgs a = op_args(mask, dtype, ms);
+    auto alu = ir::alu_op_from_name(op);
+    if (!alu) sema::fail({"err_instruction_unsupported_op", "unsupported operator '" + op + "'", sema::ErrorKind::Value});
+    std::vector<types::Value> vals;
+    for (py::handle h : operands) vals.push_back(to_value(h));
+    return from_value(codegen::elementwise(ctx(("nl." + op).c_str()).builder(), *alu, vals, a));
+  });
+  m.def("tensor_info", [](py::handle t) {
+    types::TensorVal v = tensor_arg(t, "tensor");
+    const ir::TensorDecl& d = ctx().builder().tensor(v.tensor);
+    return py::make_tuple(d.name, std::string(ir::name(d.dtype)), std::string(ir::name(d.memory)));
+  });
+}
+
+}  // namespace nkic::py_bind

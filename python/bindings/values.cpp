@@ -1,0 +1,385 @@
+#include "values.h"
+
+#include <pybind11/stl.h>
+
+#include "codegen/Indexing.h"
+#include "codegen/Ops.h"
+#include "sema/ErrorCatalog.h"
+#include "trace/TraceContext.h"
+#include "types/IndexAlgebra.h"
+#include "types/MaskAlgebra.h"
+
+namespace nkic::py_bind {
+
+using types::IndexOp;
+using types::Value;
+
+namespace {
+
+struct PyTileMask : PyMask {};
+struct PyScalarPredicate : PyMask {};
+struct PyEQTileMask : PyTileMask {};
+struct PyTileMaskIntersection : PyTileMask {};
+struct PyTileMaskUnion : PyTileMask {};
+struct PyEQScalarPredicate : PyScalarPredicate {};
+struct PyScalarPredicateIntersection : PyScalarPredicate {};
+struct PyScalarPredicateUnion : PyScalarPredicate {};
+struct PyAlwaysTrue : PyMask {};
+struct PyAlwaysFalse : PyMask {};
+
+trace::TraceContext& ctx_for(const char* api) { return trace::TraceContext::nki_ctx(api); }
+
+types::Other other_of(py::handle h) {
+  types::Other o;
+  o.type_name = py_type_name(h);
+  if (PyBool_Check(h.ptr()) || o.type_name == "bool_") {
+    o.is_bool = true;
+    o.value = PyObject_IsTrue(h.ptr());
+    return o;
+  }
+  if (PyLong_Check(h.ptr()) || (!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr()))) {
+    o.is_int = true;
+    o.value = static_cast<double>(py::int_(py::reinterpret_borrow<py::object>(h)).cast<long long>());
+    return o;
+  }
+  if (PyFloat_Check(h.ptr()) || PyNumber_Check(h.ptr())) {
+    PyObject* f = PyNumber_Float(h.ptr());
+    if (f) {
+      o.value = PyFloat_AsDouble(f);
+      Py_DECREF(f);
+      return o;
+    }
+    PyErr_Clear();
+  }
+  o.numeric = false;
+  return o;
+}
+
+// Binary index arithmetic: both operands as index values (Python ints allowed).
+py::object index_arith(IndexOp op, const char* sym, py::handle a, py::handle b) {
+  Value va = to_value(a), vb = to_value(b);
+  auto as_index = [&](const Value& v) -> types::IndexVal {
+    if (auto* i = std::get_if<types::IndexVal>(&v)) return *i;
+    if (auto* o = std::get_if<types::Other>(&v)) return types::index_from_other(*o, sym);
+    sema::fail(sema::err_unexpected_type_of_operand(sym, "a tensor or mask in an index expression"));
+  };
+  return wrap_index(types::index_binop(op, as_index(va), as_index(vb)));
+}
+
+// Tensor arithmetic through the op builders (operators mean the nl.* API).
+py::object tensor_arith(ir::AluOp op, const char* api, py::handle a, py::handle b) {
+  trace::TraceContext& ctx = ctx_for(api);
+  trace::TraceContext::ApiScope scope(ctx, api);
+  return from_value(codegen::elementwise(ctx.builder(), op, {to_value(a), to_value(b)}, {}));
+}
+
+py::object compare(types::CmpOp op, py::handle a, py::handle b) {
+  trace::TraceContext& ctx = ctx_for("comparison");
+  return from_value(ctx.type_system().compare(op, to_value(a), to_value(b)));
+}
+
+py::object logical(types::LogicalOp op, py::handle a, py::handle b) {
+  trace::TraceContext& ctx = ctx_for(op == types::LogicalOp::and_ ? "&" : "|");
+  return from_value(ctx.type_system().logical(op, to_value(a), to_value(b)));
+}
+
+py::object logical_not(py::handle a) {
+  trace::TraceContext& ctx = ctx_for("~");
+  return from_value(ctx.type_system().logical_not(to_value(a)));
+}
+
+// The seed's synthesized operators, shared by every traced-value class.
+template <typename Cls>
+void add_type_system_ops(Cls& cls) {
+  using types::CmpOp;
+  cls.def("__eq__", [](py::object a, py::object b) { return compare(CmpOp::eq, a, b); })
+      .def("__ne__", [](py::object a, py::object b) { return compare(CmpOp::ne, a, b); })
+      .def("__lt__", [](py::object a, py::object b) { return compare(CmpOp::lt, a, b); })
+      .def("__le__", [](py::object a, py::object b) { return compare(CmpOp::le, a, b); })
+      .def("__gt__", [](py::object a, py::object b) { return compare(CmpOp::gt, a, b); })
+      .def("__ge__", [](py::object a, py::object b) { return compare(CmpOp::ge, a, b); })
+      .def("__and__", [](py::object a, py::object b) { return logical(types::LogicalOp::and_, a, b); })
+      .def("__rand__", [](py::object a, py::object b) { return logical(types::LogicalOp::and_, b, a); })
+      .def("__or__", [](py::object a, py::object b) { return logical(types::LogicalOp::or_, a, b); })
+      .def("__ror__", [](py::object a, py::object b) { return logical(types::LogicalOp::or_, b, a); })
+      .def("__invert__", [](py::object a) { return logical_not(a); })
+      .def("logical_and", [](py::object a, py::object b) { return logical(types::LogicalOp::and_, a, b); })
+      .def("logical_or", [](py::object a, py::object b) { return logical(types::LogicalOp::or_, a, b); })
+      .def("logical_not", [](py::object a) { return logical_not(a); })
+      .def("__hash__", [](py::object self) { return py::hash(py::int_(reinterpret_cast<intptr_t>(self.ptr()))); })
+      .attr("__array_ufunc__") = py::none();
+  cls.attr("__array_priority__") = 1000;
+}
+
+[[noreturn]] void truth_error(py::handle h) {
+  Value v = to_value(h);
+  if (auto* t = std::get_if<types::TensorVal>(&v)) {
+    int64_t n = 1;
+    for (int64_t d : t->shape) n *= d;
+    if (n > 1) sema::fail(sema::err_ambiguous_tensor_truth_value("a tensor of shape " + sema::shape_str(t->shape)));
+    sema::fail(sema::err_dynamic_control_flow_not_supported("a tensor element", "is computed on the device"));
+  }
+  if (auto* i = std::get_if<types::IndexVal>(&v)) {
+    if (i->from_arange || !i->is_scalar()) sema::fail(sema::err_control_flow_condition_depending_on_arange());
+    sema::fail(sema::err_dynamic_control_flow_not_supported(
+        "the symbolic index `" + i->expr.str() + "`", "(a loop variable or program id)"));
+  }
+  const auto& m = std::get<types::MaskVal>(v);
+  if (m.is_tile()) sema::fail(sema::err_control_flow_condition_depending_on_arange());
+  sema::fail(sema::err_dynamic_control_flow_not_supported(std::string("a ") + types::form_name(m.form),
+                                                          "depends on a loop variable or program id"));
+}
+
+[[noreturn]] void symbolic_int_error(py::handle h) {
+  sema::Diagnostic d;
+  d.code = "err_symbolic_value_used_as_python_int";
+  d.kind = sema::ErrorKind::Type;
+  d.message = "a symbolic index value cannot be used where Python needs an int (list index, range(), "
+              "int()): its value is only known when the loop runs on the device";
+  d.hint = "iterate with nl.static_range to get Python ints, or keep the value symbolic (index "
+           "tensors with it, use it in masks)";
+  sema::fail(d);
+}
+
+std::vector<codegen::IndexItem> index_key(py::handle key) {
+  std::vector<codegen::IndexItem> items;
+  py::tuple tup = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
+  for (py::handle k : tup) {
+    codegen::IndexItem it;
+    if (k.is_none()) {
+      it.kind = codegen::IndexItem::Kind::NewAxis;
+    } else if (k.ptr() == Py_Ellipsis) {
+      it.kind = codegen::IndexItem::Kind::Ellipsis;
+    } else if (PySlice_Check(k.ptr())) {
+      it.kind = codegen::IndexItem::Kind::Slice;
+      py::object start = k.attr("start"), stop = k.attr("stop"), step = k.attr("step");
+      auto bound = [](py::handle b) -> std::optional<types::IndexVal> {
+        if (b.is_none()) return std::nullopt;
+        Value v = to_value(b);
+        if (auto* i = std::get_if<types::IndexVal>(&v)) return *i;
+        return types::index_from_other(std::get<types::Other>(v), "slice");
+      };
+      it.start = bound(start);
+      it.stop = bound(stop);
+      if (!step.is_none()) it.step = step.cast<int64_t>();
+    } else if (py::hasattr(k, "_nki_ds")) {  // nl.ds(start, size)
+      it.kind = codegen::IndexItem::Kind::Slice;
+      Value s = to_value(k.attr("start"));
+      it.start = std::holds_alternative<types::IndexVal>(s) ? std::get<types::IndexVal>(s)
+                                                             : types::index_from_other(std::get<types::Other>(s), "nl.ds");
+      it.size = k.attr("size").cast<int64_t>();
+    } else {
+      Value v = to_value(k);
+      if (auto* i = std::get_if<types::IndexVal>(&v)) {
+        it.kind = i->is_scalar() ? codegen::IndexItem::Kind::Scalar : codegen::IndexItem::Kind::Tile;
+        it.value = *i;
+      } else if (auto* o = std::get_if<types::Other>(&v)) {
+        it.value = types::index_from_other(*o, "index");
+      } else {
+        sema::fail(sema::err_unexpected_type_of_operand("index", "a tensor or mask (indirect indexing needs an "
+                                                                 "index tile loaded into SBUF)"));
+      }
+    }
+    items.push_back(std::move(it));
+  }
+  return items;
+}
+
+// nl.arange(...)[:, None] and friends: slices keep a dim, None inserts one.
+py::object reshape_tile_index(const PyIndex& self, py::handle key) {
+  py::tuple tup = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
+  std::vector<int> spec;
+  int next = 0;
+  for (py::handle k : tup) {
+    if (k.is_none()) {
+      spec.push_back(-1);
+    } else if (PySlice_Check(k.ptr()) && k.attr("start").is_none() && k.attr("stop").is_none() &&
+               k.attr("step").is_none()) {
+      spec.push_back(next++);
+    } else if (k.ptr() == Py_Ellipsis) {
+      while (next < static_cast<int>(self.v.shape.size())) spec.push_back(next++);
+    } else {
+      sema::fail(sema::err_unexpected_type_of_operand("index", "only ':', None and '...' can reshape an index"));
+    }
+  }
+  while (next < static_cast<int>(self.v.shape.size())) spec.push_back(next++);
+  return wrap_index(types::reshape_index(self.v, spec));
+}
+
+}  // namespace
+
+std::string py_type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")); }
+
+bool is_traced(py::handle h) {
+  return py::isinstance<PyTensor>(h) || py::isinstance<PyIndex>(h) || py::isinstance<PyMask>(h);
+}
+
+Value to_value(py::handle h) {
+  if (py::isinstance<PyTensor>(h)) return h.cast<const PyTensor&>().v;
+  if (py::isinstance<PyIndex>(h)) return h.cast<const PyIndex&>().v;
+  if (py::isinstance<PyMask>(h)) return h.cast<const PyMask&>().v;
+  return other_of(h);
+}
+
+py::object wrap_tensor(types::TensorVal v) { return py::cast(PyTensor{std::move(v)}); }
+
+py::object wrap_index(types::IndexVal v) {
+  // A constant scalar index is just a Python int (e.g. program_id(0) of a 1-instance launch).
+  if (v.is_scalar() && v.expr.is_constant()) return py::int_(v.expr.constant());
+  if (v.is_scalar()) {
+    PyDynamicScalar s;
+    s.v = std::move(v);
+    return py::cast(std::move(s));
+  }
+  PyTileIndex t;
+  t.v = std::move(v);
+  return py::cast(std::move(t));
+}
+
+py::object wrap_mask(types::MaskVal v) {
+  using F = types::MaskVal::Form;
+  auto make = [&](auto obj) {
+    obj.v = std::move(v);
+    return py::cast(std::move(obj));
+  };
+  switch (v.form) {
+    case F::EQTileMask: return make(PyEQTileMask{});
+    case F::TileMaskIntersection: return make(PyTileMaskIntersection{});
+    case F::TileMaskUnion: return make(PyTileMaskUnion{});
+    case F::EQScalarPredicate: return make(PyEQScalarPredicate{});
+    case F::ScalarPredicateIntersection: return make(PyScalarPredicateIntersection{});
+    case F::ScalarPredicateUnion: return make(PyScalarPredicateUnion{});
+    case F::AlwaysTrue: return make(PyAlwaysTrue{});
+    case F::AlwaysFalse: return make(PyAlwaysFalse{});
+  }
+  return py::none();
+}
+
+py::object from_value(Value v) {
+  if (auto* t = std::get_if<types::TensorVal>(&v)) return wrap_tensor(std::move(*t));
+  if (auto* i = std::get_if<types::IndexVal>(&v)) return wrap_index(std::move(*i));
+  if (auto* m = std::get_if<types::MaskVal>(&v)) return wrap_mask(std::move(*m));
+  const auto& o = std::get<types::Other>(v);
+  if (o.is_bool) return py::bool_(o.value != 0);
+  if (o.is_int) return py::int_(static_cast<long long>(o.value));
+  return py::float_(o.value);
+}
+
+void bind_values(py::module_& m) {
+  auto tensor = py::class_<PyTensor>(m, "NkiTensor", py::dynamic_attr());
+  add_type_system_ops(tensor);
+  tensor
+      .def("__add__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::add, "nl.add", a, b); })
+      .def("__radd__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::add, "nl.add", b, a); })
+      .def("__sub__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::subtract, "nl.subtract", a, b); })
+      .def("__rsub__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::subtract, "nl.subtract", b, a); })
+      .def("__mul__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::multiply, "nl.multiply", a, b); })
+      .def("__rmul__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::multiply, "nl.multiply", b, a); })
+      .def("__truediv__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::divide, "nl.divide", a, b); })
+      .def("__rtruediv__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::divide, "nl.divide", b, a); })
+      .def("__xor__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::bitwise_xor, "nl.bitwise_xor", a, b); })
+      .def("__lshift__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::left_shift, "nl.left_shift", a, b); })
+      .def("__rshift__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::right_shift, "nl.right_shift", a, b); })
+      .def("__neg__", [](py::object a) { return tensor_arith(ir::AluOp::multiply, "nl.negative", a, py::int_(-1)); })
+      .def("__iadd__", [](py::object self, py::object v) {
+        trace::TraceContext& ctx = ctx_for("+=");
+        trace::TraceContext::ApiScope scope(ctx, "+=");
+        codegen::assign(ctx.builder(), self.cast<const PyTensor&>().v, to_value(v), /*accumulate=*/true);
+        return self;
+      })
+      .def("__isub__", [](py::object self, py::object v) {
+        trace::TraceContext& ctx = ctx_for("-=");
+        trace::TraceContext::ApiScope scope(ctx, "-=");
+        codegen::update_inplace(ctx.builder(), ir::AluOp::subtract, self.cast<const PyTensor&>().v, to_value(v));
+        return self;
+      })
+      .def("__imul__", [](py::object self, py::object v) {
+        trace::TraceContext& ctx = ctx_for("*=");
+        trace::TraceContext::ApiScope scope(ctx, "*=");
+        codegen::update_inplace(ctx.builder(), ir::AluOp::multiply, self.cast<const PyTensor&>().v, to_value(v));
+        return self;
+      })
+      .def("__getitem__", [](const PyTensor& self, py::handle key) {
+        trace::TraceContext& ctx = ctx_for("tensor indexing");
+        return wrap_tensor(codegen::subscript(ctx.builder(), self.v, index_key(key)));
+      })
+      .def("__setitem__", [](const PyTensor& self, py::handle key, py::handle value) {
+        trace::TraceContext& ctx = ctx_for("tensor assignment");
+        trace::TraceContext::ApiScope scope(ctx, "tensor assignment");
+        types::TensorVal dst = codegen::subscript(ctx.builder(), self.v, index_key(key));
+        codegen::assign(ctx.builder(), dst, to_value(value), false);
+      })
+      .def("__bool__", [](py::object self) -> bool { truth_error(self); })
+      .def_property_readonly("shape", [](const PyTensor& self) { return py::tuple(py::cast(self.v.shape)); })
+      .def_property_readonly("ndim", [](const PyTensor& self) { return self.v.shape.size(); })
+      .def_property_readonly("tensor_id", [](const PyTensor& self) { return self.v.tensor; })
+      .def("__repr__", [](const PyTensor& self) {
+        trace::TraceContext* ctx = trace::TraceContext::current();
+        if (!ctx) return std::string("<NkiTensor (trace finished)>");
+        const ir::TensorDecl& d = ctx->builder().tensor(self.v.tensor);
+        return "<NkiTensor " + d.name + sema::shape_str(self.v.shape) + " " + std::string(ir::name(d.dtype)) +
+               " " + ir::name(d.memory) + ">";
+      });
+
+  auto index = py::class_<PyIndex>(m, "IndexValue");
+  add_type_system_ops(index);
+  index.def("__add__", [](py::object a, py::object b) { return index_arith(IndexOp::add, "+", a, b); })
+      .def("__radd__", [](py::object a, py::object b) { return index_arith(IndexOp::add, "+", b, a); })
+      .def("__sub__", [](py::object a, py::object b) { return index_arith(IndexOp::sub, "-", a, b); })
+      .def("__rsub__", [](py::object a, py::object b) { return index_arith(IndexOp::sub, "-", b, a); })
+      .def("__mul__", [](py::object a, py::object b) { return index_arith(IndexOp::mul, "*", a, b); })
+      .def("__rmul__", [](py::object a, py::object b) { return index_arith(IndexOp::mul, "*", b, a); })
+      .def("__floordiv__", [](py::object a, py::object b) { return index_arith(IndexOp::floordiv, "//", a, b); })
+      .def("__rfloordiv__", [](py::object a, py::object b) { return index_arith(IndexOp::floordiv, "//", b, a); })
+      .def("__mod__", [](py::object a, py::object b) { return index_arith(IndexOp::mod, "%", a, b); })
+      .def("__rmod__", [](py::object a, py::object b) { return index_arith(IndexOp::mod, "%", b, a); })
+      .def("__neg__", [](py::object a) { return index_arith(IndexOp::mul, "*", a, py::int_(-1)); })
+      .def("__pos__", [](py::object a) { return a; })
+      .def("__bool__", [](py::object self) -> bool { truth_error(self); })
+      .def("__index__", [](py::object self) -> int64_t { symbolic_int_error(self); })
+      .def("__int__", [](py::object self) -> int64_t { symbolic_int_error(self); })
+      .def("__setitem__", [](py::object, py::handle, py::handle) {
+        sema::fail({"err_cannot_assign_to_index", "'index' tensor does not support item assignment",
+                    sema::ErrorKind::Type, {}, {}, "materialise the index into a tile with nisa.iota first"});
+      })
+      .def_property_readonly("shape", [](const PyIndex& self) { return py::tuple(py::cast(self.v.shape)); })
+      .def("__repr__", [](const PyIndex& self) {
+        return "<" + std::string(self.v.is_scalar() ? "DynamicScalar " : "TileIndex ") + self.v.expr.str() +
+               (self.v.is_scalar() ? "" : " shape=" + sema::shape_str(self.v.shape)) + ">";
+      });
+  py::class_<PyDynamicScalar, PyIndex>(m, "DynamicScalar");
+  py::class_<PyTileIndex, PyIndex>(m, "TileIndex").def("__getitem__", &reshape_tile_index);
+
+  auto mask = py::class_<PyMask>(m, "Predicate");
+  add_type_system_ops(mask);
+  mask.def("__bool__", [](py::object self) -> bool {
+        const types::MaskVal& v = self.cast<const PyMask&>().v;
+        if (v.always_true() || v.always_false()) return v.always_true();
+        truth_error(self);
+      })
+      .def("__setitem__", [](py::object, py::handle, py::handle) {
+        sema::fail({"err_cannot_assign_to_index", "'mask' tensor does not support item assignment",
+                    sema::ErrorKind::Type});
+      })
+      .def("__repr__", [](const PyMask& self) {
+        std::string s = std::string("<") + types::form_name(self.v.form);
+        for (size_t i = 0; i < self.v.dnf.size(); ++i) {
+          s += i ? " |" : "";
+          for (const types::Atom& a : self.v.dnf[i])
+            s += " (" + a.expr.str() + (a.rel == types::Atom::Ge ? " >= 0)" : a.rel == types::Atom::Eq ? " == 0)" : " != 0)");
+        }
+        return s + ">";
+      });
+  py::class_<PyTileMask, PyMask>(m, "nki_mask");
+  py::class_<PyScalarPredicate, PyMask>(m, "ScalarPredicate");
+  py::class_<PyEQTileMask, PyTileMask>(m, "EQTileMask");
+  py::class_<PyTileMaskIntersection, PyTileMask>(m, "TileMaskIntersection");
+  py::class_<PyTileMaskUnion, PyTileMask>(m, "TileMaskUnion");
+  py::class_<PyEQScalarPredicate, PyScalarPredicate>(m, "EQScalarPredicate");
+  py::class_<PyScalarPredicateIntersection, PyScalarPredicate>(m, "ScalarPredicateIntersection");
+  py::class_<PyScalarPredicateUnion, PyScalarPredicate>(m, "ScalarPredicateUnion");
+  py::class_<PyAlwaysTrue, PyMask>(m, "AlwaysTruePredicate");
+  py::class_<PyAlwaysFalse, PyMask>(m, "AlwaysFalsePredicate");
+}
+
+}  // namespace nkic::py_bind

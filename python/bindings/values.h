@@ -1,0 +1,29 @@
+// The Python face of the type system's values: NkiTensor, DynamicScalar,
+// TileIndex and the mask/predicate classes, and the conversions between
+// Python objects and types::Value.
+#pragma once
+#include <pybind11/pybind11.h>
+
+#include "types/Values.h"
+
+namespace py = pybind11;
+
+namespace nkic::py_bind {
+
+struct PyTensor { types::TensorVal v; };
+struct PyIndex { types::IndexVal v; };  // base of DynamicScalar and TileIndex
+struct PyDynamicScalar : PyIndex {};
+struct PyTileIndex : PyIndex {};
+struct PyMask { types::MaskVal v; };    // base of every mask / predicate class
+
+types::Value to_value(py::handle h);
+py::object from_value(types::Value v);
+py::object wrap_tensor(types::TensorVal v);
+py::object wrap_index(types::IndexVal v);
+py::object wrap_mask(types::MaskVal v);
+bool is_traced(py::handle h);  // an NKI value, not plain Python
+std::string py_type_name(py::handle h);
+
+void bind_values(py::module_& m);
+
+}  // namespace nkic::py_bind

@@ -1,0 +1,1 @@
+"""neuronxcc compatibility: `from neuronxcc import nki` serves nkic."""

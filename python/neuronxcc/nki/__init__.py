@@ -1,0 +1,10 @@
+"""neuronxcc.nki served by nkic: kernels written for neuronx-cc import unchanged."""
+import sys
+
+import nkic
+from nkic import (NKIError, baremetal, benchmark, dont_trace, jit, simulate_kernel, tensor,  # noqa: F401
+                  trace)
+from nkic import compiler, isa, language, typing  # noqa: F401
+
+for _name in ("language", "isa", "typing", "compiler"):
+    sys.modules[__name__ + "." + _name] = getattr(nkic, _name)

@@ -1,0 +1,13 @@
+"""nkic: an open, hardware-free front-end for NKI kernels (trace, check, simulate)."""
+from ._core import core as _core
+from ._kernel import (TraceKernel, baremetal, benchmark, dont_trace, jit, set_option,  # noqa: F401
+                      simulate_kernel, trace)
+from . import language, isa, typing, compiler  # noqa: F401
+
+NKIError = _core.NKIError
+NKISyntaxError = _core.NKISyntaxError
+NKIValueError = _core.NKIValueError
+NKITypeError = _core.NKITypeError
+NKIIndexError = _core.NKIIndexError
+NKIRuntimeError = _core.NKIRuntimeError
+tensor = _core.NkiTensor

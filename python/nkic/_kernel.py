@@ -1,0 +1,208 @@
+"""Kernels: the decorators (jit, trace, baremetal, simulate_kernel), SPMD
+launch kernel[g0, g1](...), tracing a kernel into IR and running it."""
+import inspect
+import os
+import sys
+import types
+
+import numpy as np
+
+from ._core import core
+from . import _dtypes, _rewrite
+
+_PKG_DIRS = tuple(os.path.dirname(os.path.abspath(p)) for p in (__file__,))
+
+
+def _user_traceback(tb):
+    """Drop nkic's own frames so a diagnostic's traceback shows only user code."""
+    if os.environ.get("NKIC_FRONTEND_DEBUG") == "1":
+        return tb
+    frames = []
+    while tb is not None:
+        f = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if not f.startswith(_PKG_DIRS) and "/neuronxcc/" not in f:
+            frames.append(tb)
+        tb = tb.tb_next
+    new = None
+    for t in reversed(frames):
+        new = types.TracebackType(new, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return new
+
+
+class _Traced:
+    """A kernel traced for one set of argument shapes: its IR and parameter map."""
+
+    def __init__(self, ir, array_params):
+        self.ir = ir
+        self.array_params = array_params  # names of the numpy-array parameters, in order
+
+
+def _grid_spec(grid):
+    if grid is None:
+        return [], []
+    if not isinstance(grid, tuple):
+        grid = (grid,)
+    dims, cores = [], []
+    for g in grid:
+        n = getattr(g, "size", g)
+        dims.append(int(n))
+        cores.append(int(getattr(g, "physical_cores", 1)))
+    return dims, cores
+
+
+class TraceKernel:
+    """An NKI kernel (@nki.jit / @nki.trace): traced once per call into IR."""
+
+    def __init__(self, func, mode="auto", platform_target=None, **options):
+        self.func = func
+        self.mode = mode
+        self.target = platform_target or options.pop("target", None) or "trn2"
+        self.options = options
+        self.__name__ = getattr(func, "__name__", "kernel")
+        self.__doc__ = getattr(func, "__doc__", None)
+        self.__wrapped__ = func
+
+    def __repr__(self):
+        return f"<nki kernel {self.__name__}>"
+
+    def __getitem__(self, grid):
+        return Launch(self, grid)
+
+    def __call__(self, *args, **kwargs):
+        if core.trace_active():
+            return self._trace_nested(*args, **kwargs)
+        return self.run(None, args, kwargs)
+
+    def _trace_nested(self, *args, **kwargs):
+        """Called from inside another kernel: traced into the same kernel."""
+        return _rewrite.inline_function(self.func, args, kwargs)
+
+    def trace(self, grid, args, kwargs):
+        sig = inspect.signature(self.func)
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        dims, cores = _grid_spec(grid)
+        unroll = bool(self.options.get("trace_time_unroll_builtin_range", _options["trace_time_unroll_builtin_range"]))
+        core.trace_begin(self.__name__, self.target, dims, cores, unroll)
+        try:
+            array_params = []
+            call_args = {}
+            for name, value in bound.arguments.items():
+                if isinstance(value, np.ndarray):
+                    annotation = sig.parameters[name].annotation
+                    mutable = getattr(annotation, "_nki_mutable", False)
+                    value = core.add_input(name, list(value.shape), _dtypes.dtype_name(value.dtype), mutable)
+                    array_params.append(name)
+                call_args[name] = value
+            fn = _rewrite.rewritten(self.func)
+            bound.arguments.update(call_args)
+            result = fn(*bound.args, **bound.kwargs)
+            return _Traced(core.finalize(result), array_params)
+        except core.NKIError as e:
+            raise e.with_traceback(_user_traceback(e.__traceback__)) from None
+        finally:
+            core.trace_end()
+
+    def run(self, grid, args, kwargs, check_uninitialized=False):
+        if self.mode == "baremetal" or (self.mode == "auto" and not _notified.get("baremetal")):
+            _notified["baremetal"] = True
+            print("nkic: no Neuron hardware here; running the kernel on the nkic CPU simulator", file=sys.stderr)
+        traced = self.trace(grid, args, kwargs)
+        arrays = inspect.signature(self.func).bind(*args, **kwargs).arguments
+        try:
+            return simulate_traced(traced, [arrays[n] for n in traced.array_params], check_uninitialized)
+        except core.NKIError as e:
+            raise e.with_traceback(_user_traceback(e.__traceback__)) from None
+
+
+_notified = {}
+_options = {"trace_time_unroll_builtin_range": False}
+
+
+def set_option(name, value):
+    """Set a global tracing option (e.g. trace_time_unroll_builtin_range)."""
+    if name not in _options:
+        raise KeyError(f"unknown nkic option {name!r}; known: {sorted(_options)}")
+    _options[name] = value
+
+
+class Launch:
+    """kernel[g0, g1, ...]: an SPMD launch of a kernel."""
+
+    def __init__(self, kernel, grid):
+        self.kernel = kernel
+        self.grid = grid
+
+    def __call__(self, *args, **kwargs):
+        if core.trace_active():
+            core.raise_nested_kernel_with_spmd_grid()
+        return self.kernel.run(self.grid, args, kwargs)
+
+
+def simulate_traced(traced, arrays, check_uninitialized=False):
+    kernel = traced.ir
+    inputs = [np.ascontiguousarray(a) for a in arrays]
+    for (name, shape, dt), a in zip(kernel.inputs, inputs):
+        if tuple(a.shape) != tuple(shape) or _dtypes.dtype_name(a.dtype) != dt:
+            raise ValueError(f"argument {name}: expected {dt}{list(shape)}, got {a.dtype}{list(a.shape)}")
+    outputs = []
+    aliased = dict(kernel.mutable_outputs)
+    for i, (name, shape, dt) in enumerate(kernel.outputs):
+        if i in aliased:
+            inputs[aliased[i]] = inputs[aliased[i]].copy()
+            outputs.append(inputs[aliased[i]])
+        else:
+            outputs.append(np.empty(shape, dtype=_dtypes.numpy_dtype(dt)))
+    kernel.simulate([a.__array_interface__["data"][0] for a in inputs],
+                    [a.__array_interface__["data"][0] for a in outputs], check_uninitialized)
+    for o, i in aliased.items():
+        np.copyto(arrays[i], outputs[o])
+        outputs[o] = arrays[i]
+    if not outputs:
+        return None
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def jit(func=None, mode="auto", **kwargs):
+    """@nki.jit / @nki.jit(mode=...): an NKI kernel. Without hardware, every
+    run mode executes on the simulator."""
+    if func is None:
+        return lambda f: TraceKernel(f, mode=mode, **kwargs)
+    return TraceKernel(func, mode=mode, **kwargs)
+
+
+def trace(func=None, **kwargs):
+    """@nki.trace: a traceable NKI function, inlined when called from a kernel."""
+    if func is None:
+        return lambda f: TraceKernel(f, mode="trace", **kwargs)
+    return TraceKernel(func, mode="trace", **kwargs)
+
+
+def baremetal(kernel=None, **kwargs):
+    """@nki.baremetal: there is no hardware here, so it runs the simulator."""
+    return jit(kernel, mode="baremetal", **kwargs)
+
+
+def benchmark(kernel=None, **kwargs):
+    return jit(kernel, mode="benchmark", **kwargs)
+
+
+def simulate_kernel(kernel, *args, check_uninitialized=False, **kwargs):
+    """Run `kernel` (or `kernel[grid]`) on the CPU simulator; numpy in, numpy out."""
+    grid = None
+    if isinstance(kernel, Launch):
+        kernel, grid = kernel.kernel, kernel.grid
+    if not isinstance(kernel, TraceKernel):
+        kernel = TraceKernel(kernel, mode="simulation")
+    return kernel.run(grid, args, kwargs, check_uninitialized=check_uninitialized)
+
+
+def dont_trace(func=None):
+    """Mark a function to run as plain Python when called from a kernel."""
+    def mark(f):
+        f.__nki_dont_trace__ = True
+        return f
+    return mark if func is None else mark(func)
+
+
+core.set_dispatch_hooks(TraceKernel, _rewrite.inline_function)

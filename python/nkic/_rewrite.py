@@ -1,0 +1,199 @@
+"""The AST pre-pass: rewrites a kernel (or helper) so that every call site goes
+through the tracer's dispatcher, every `if`/`while` condition through
+eval_if_cnd, chained comparisons through compare_nary and `for` loops through
+the loop hook, keeping the user's line and column numbers. Rewritten code is
+cached per code object."""
+import ast
+import inspect
+import textwrap
+import types
+
+from ._core import core
+from . import _loops
+
+_CMP_NAMES = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+
+
+class _StmtScope:
+    """`if`/`else` bodies are StmtScopes: tensors made inside die at the end."""
+    __slots__ = ()
+
+    def __enter__(self):
+        if core.trace_active():
+            core.push_stmt_scope()
+
+    def __exit__(self, *exc):
+        core.pop_scope()
+        return False
+
+
+_STMT_SCOPE = _StmtScope()
+
+HOOKS = {
+    "__nki_call__": core.call,
+    "__nki_if__": core.eval_if_cnd,
+    "__nki_cmp__": core.compare_nary,
+    "__nki_for__": _loops.for_hook,
+    "__nki_stmt_scope__": _STMT_SCOPE,
+}
+
+
+def _hook(name, node, *args):
+    call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=list(args), keywords=[])
+    return ast.copy_location(call, node)
+
+
+class _Rewriter(ast.NodeTransformer):
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id in HOOKS:
+            return node
+        call = ast.Call(func=ast.Name(id="__nki_call__", ctx=ast.Load()),
+                        args=[node.func] + node.args, keywords=node.keywords)
+        return ast.copy_location(call, node)
+
+    def _scoped(self, body, node):
+        if not body:
+            return body
+        item = ast.withitem(context_expr=ast.Name(id="__nki_stmt_scope__", ctx=ast.Load()))
+        return [ast.copy_location(ast.With(items=[item], body=body), node)]
+
+    def visit_If(self, node):
+        self.generic_visit(node)
+        node.test = _hook("__nki_if__", node.test, node.test)
+        node.body = self._scoped(node.body, node)
+        node.orelse = self._scoped(node.orelse, node)
+        return node
+
+    def visit_While(self, node):
+        self.generic_visit(node)
+        node.test = _hook("__nki_if__", node.test, node.test)
+        return node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        node.test = _hook("__nki_if__", node.test, node.test)
+        return node
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if len(node.ops) < 2 or any(type(op) not in _CMP_NAMES for op in node.ops):
+            return node
+        ops = ast.Tuple(elts=[ast.Constant(_CMP_NAMES[type(op)]) for op in node.ops], ctx=ast.Load())
+        operands = ast.Tuple(elts=[node.left] + node.comparators, ctx=ast.Load())
+        return _hook("__nki_cmp__", node, ops, operands)
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        name = node.target.id if isinstance(node.target, ast.Name) else ""
+        node.iter = _hook("__nki_for__", node.iter, node.iter, ast.Constant(name))
+        return node
+
+
+def _shift_columns(tree, indent):
+    if not indent:
+        return
+    for n in ast.walk(tree):
+        if hasattr(n, "col_offset") and getattr(n, "lineno", None) is not None:
+            n.col_offset += indent
+            if getattr(n, "end_col_offset", None) is not None:
+                n.end_col_offset += indent
+
+
+_code_cache = {}   # original code object -> rewritten code object (or None)
+_func_cache = {}   # id(original function) -> (function, rewritten function)
+
+
+def _rewrite_code(func):
+    code = func.__code__
+    if code in _code_cache:
+        return _code_cache[code]
+    rewritten = None
+    try:
+        lines, start = inspect.getsourcelines(func)
+    except (OSError, TypeError):
+        lines = None
+    if lines is not None and code.co_name != "<lambda>":
+        first = lines[0]
+        indent = len(first) - len(first.lstrip())
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+        fdef = tree.body[0]
+        if isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fdef.decorator_list = []
+            ast.increment_lineno(tree, start - 1)
+            _shift_columns(tree, indent)
+            fdef = _Rewriter().visit(fdef)
+            params = list(HOOKS) + [v for v in code.co_freevars if v not in HOOKS]
+            factory = ast.FunctionDef(
+                name="__nki_factory__",
+                args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
+                                   kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+                body=[fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))],
+                decorator_list=[], returns=None, type_comment=None)
+            module = ast.Module(body=[factory], type_ignores=[])
+            ast.fix_missing_locations(module)
+            outer = compile(module, code.co_filename, "exec")
+            factory_code = next(c for c in outer.co_consts if isinstance(c, types.CodeType))
+            rewritten = next(c for c in factory_code.co_consts
+                             if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+            core.register_user_code(rewritten)
+    _code_cache[code] = rewritten
+    return rewritten
+
+
+def rewritten(func):
+    """`func` with its body rewritten for tracing (func itself if it has no source)."""
+    hit = _func_cache.get(id(func))
+    if hit is not None and hit[0] is func:
+        return hit[1]
+    code = _rewrite_code(func)
+    if code is None:
+        new = func
+    else:
+        cells = []
+        for name in code.co_freevars:
+            if name in HOOKS:
+                cells.append(types.CellType(HOOKS[name]))
+            else:
+                cells.append(func.__closure__[func.__code__.co_freevars.index(name)])
+        new = types.FunctionType(code, func.__globals__, func.__name__, func.__defaults__, tuple(cells))
+        new.__kwdefaults__ = func.__kwdefaults__
+    _func_cache[id(func)] = (func, new)
+    return new
+
+
+def _target(func, args):
+    """The Python function to inline for a callee, with its effective arguments."""
+    if isinstance(func, types.MethodType):
+        return func.__func__, (func.__self__,) + tuple(args)
+    if isinstance(func, types.FunctionType):
+        return func, tuple(args)
+    call = getattr(type(func), "__call__", None)
+    if isinstance(call, types.FunctionType):
+        return call, (func,) + tuple(args)
+    return None, args
+
+
+def hoist(value):
+    """Tensors a helper returns live on in the caller's scope."""
+    if isinstance(value, core.NkiTensor):
+        return core.hoist(value)
+    if isinstance(value, tuple):
+        return tuple(hoist(v) for v in value)
+    if isinstance(value, list):
+        return [hoist(v) for v in value]
+    return value
+
+
+def inline_function(func, args, kwargs):
+    """Trace a user helper as if its body were written at the call site."""
+    target, args = _target(func, args)
+    if target is None:
+        return func(*args, **kwargs)
+    fn = rewritten(target)
+    core.push_function_scope(target.__name__)
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        core.pop_scope()
+    return hoist(result)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Build, then run every example through `nkic run`. All examples run; the
+# script fails if any of them does.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+scripts/setup.sh
+
+shopt -s nullglob
+examples=(examples/*.py)
+if ((${#examples[@]} == 0)); then
+  echo "no examples found"
+  exit 0
+fi
+
+failed=()
+for ex in "${examples[@]}"; do
+  echo "== $ex"
+  bin/nkic run "$ex" || failed+=("$ex")
+done
+
+if ((${#failed[@]} > 0)); then
+  echo "failed examples: ${failed[*]}" >&2
+  exit 1
+fi
+echo "all ${#examples[@]} examples passed"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Prepare a Debian 12 machine and build nkic: install the Debian packages the
+# build and the tests need (only the missing ones), configure once, build.
+# Safe to run repeatedly and from any directory.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+PACKAGES=(
+  cmake ninja-build g++
+  pybind11-dev python3-dev python3-numpy
+  python3-pytest python3-hypothesis python3-scipy
+  libgtest-dev libbenchmark-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  # dpkg-query fails for never-seen packages; "deinstall ..." also means absent.
+  status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+  if [[ "$status" != "install ok installed" ]]; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]} > 0)); then
+  echo "setup: installing ${missing[*]}"
+  sudo=()
+  if ((EUID != 0)); then
+    sudo=(sudo)
+  fi
+  # Refresh the index only when something has to be installed: keeps reruns offline.
+  "${sudo[@]}" apt-get update
+  # env (not a prefix assignment): sudo would drop DEBIAN_FRONTEND.
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+fi
+
+# Configure once; later builds re-run cmake themselves when CMakeLists.txt changes.
+# build.ninja (not CMakeCache.txt) marks a configure that actually finished.
+if [[ ! -f build/build.ninja ]]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3
+fi
+
+cmake --build build -j2

@@ -1,0 +1,123 @@
+#include "codegen/Indexing.h"
+
+#include <algorithm>
+
+#include "sema/ErrorCatalog.h"
+#include "types/IndexAlgebra.h"
+
+namespace nkic::codegen {
+
+using types::IndexVal;
+using Kind = IndexItem::Kind;
+
+namespace {
+
+sema::Diagnostic index_error(std::string msg) {
+  sema::Diagnostic d;
+  d.code = "err_unsupported_index";
+  d.kind = sema::ErrorKind::Index;
+  d.message = std::move(msg);
+  return d;
+}
+
+// Expand `...`, pad missing trailing dims with full slices.
+std::vector<IndexItem> normalise(const KernelBuilder& b, const types::TensorVal& t,
+                                 const std::vector<IndexItem>& key) {
+  size_t consumed = 0, ellipses = 0;
+  for (const IndexItem& it : key) {
+    if (it.kind == Kind::NewAxis)
+      b.fail(index_error("None (new axis) is not supported when indexing tensor `" +
+                         b.tensor(t.tensor).name + "`"));
+    if (it.kind == Kind::Ellipsis) ++ellipses;
+    else ++consumed;
+  }
+  const std::string& name = b.tensor(t.tensor).name;
+  if (ellipses > 1) b.fail(index_error("an index can only have a single ellipsis ('...')"));
+  if (consumed > t.shape.size())
+    b.fail(index_error("too many indices for tensor `" + name + "`: tensor is " +
+                       std::to_string(t.shape.size()) + "-dimensional, but " +
+                       std::to_string(consumed) + " were indexed"));
+  std::vector<IndexItem> out;
+  IndexItem full;
+  full.kind = Kind::Slice;
+  for (const IndexItem& it : key) {
+    if (it.kind != Kind::Ellipsis) {
+      out.push_back(it);
+      continue;
+    }
+    for (size_t i = 0; i < t.shape.size() - consumed; ++i) out.push_back(full);
+  }
+  while (out.size() < t.shape.size()) out.push_back(full);
+  return out;
+}
+
+// A constant-or-affine bound, with Python's negative-index wrap for constants.
+ir::AffineExpr bound(const std::optional<IndexVal>& v, int64_t dflt, int64_t size) {
+  if (!v) return ir::AffineExpr(dflt);
+  if (v->expr.is_constant() && v->expr.constant() < 0) return v->expr + size;
+  return v->expr;
+}
+
+}  // namespace
+
+types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const std::vector<IndexItem>& key) {
+  b.check_live(t);
+  const std::string& name = b.tensor(t.tensor).name;
+  std::vector<IndexItem> items = normalise(b, t, key);
+  bool advanced = false;
+  for (const IndexItem& it : items) {
+    if (it.kind != Kind::Tile) continue;
+    if (it.value.shape.size() == 1) b.fail(sema::err_1d_arange_not_supported(name));
+    advanced = true;
+  }
+  // Slices written by the user, or implied by `...` / missing trailing indices.
+  bool any_slice = items.size() > key.size() || std::any_of(key.begin(), key.end(), [](const IndexItem& k) {
+                     return k.kind == Kind::Slice || k.kind == Kind::Ellipsis;
+                   });
+  if (advanced && any_slice) b.fail(sema::err_unsupported_mixing_basic_advanced_tensor_indexing(name));
+
+  types::TensorVal r;
+  r.tensor = t.tensor;
+  r.region = t.region;
+  std::vector<ir::AffineExpr> view(t.shape.size());
+  if (advanced) {
+    for (const IndexItem& it : items)
+      if (it.kind == Kind::Tile) r.shape = types::broadcast_shapes(r.shape, it.value.shape);
+    for (size_t d = 0; d < items.size(); ++d) {
+      const IndexVal& v = items[d].value;
+      view[d] = types::align_grid(v.expr.drop_broadcast_grid(v.shape), v.shape.size(), r.shape.size());
+    }
+  } else {
+    for (size_t d = 0; d < items.size(); ++d) {
+      const IndexItem& it = items[d];
+      int64_t size = t.shape[d];
+      if (it.kind == Kind::Scalar) {
+        view[d] = bound(it.value, 0, size);
+        continue;
+      }
+      ir::AffineExpr start = bound(it.start, 0, size);
+      int64_t extent;
+      if (it.size) {
+        extent = *it.size;
+      } else {
+        ir::AffineExpr stop = bound(it.stop, size, size);
+        ir::AffineExpr len = stop - start;
+        if (!len.is_constant())
+          b.fail(index_error("the slice `" + start.str() + ":" + stop.str() + "` of tensor `" + name +
+                             "` has no static size; write it as nl.ds(start, size)"));
+        extent = len.constant();
+      }
+      if (it.step <= 0) b.fail(index_error("slice steps must be positive integers"));
+      int64_t n = (extent + it.step - 1) / it.step;
+      if (n <= 0) b.fail(index_error("the slice of tensor `" + name + "` on dimension " + std::to_string(d) + " is empty"));
+      int g = static_cast<int>(r.shape.size());
+      r.shape.push_back(n);
+      view[d] = start + ir::AffineExpr::grid(g) * it.step;
+    }
+  }
+  r.index.reserve(t.index.size());
+  for (const ir::AffineExpr& e : t.index) r.index.push_back(e.substitute_grid(view));
+  return r;
+}
+
+}  // namespace nkic::codegen

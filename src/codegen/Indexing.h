@@ -1,0 +1,24 @@
+// Subscripting a tensor view (NKI_API.md §1.3): basic indexing (integers,
+// loop variables, slices, nl.ds) or advanced indexing (nl.arange / nl.mgrid
+// grids broadcast together), never both. The result is another view.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "codegen/KernelBuilder.h"
+#include "types/Values.h"
+
+namespace nkic::codegen {
+
+struct IndexItem {
+  enum class Kind { Scalar, Slice, Tile, Ellipsis, NewAxis };
+  Kind kind = Kind::Scalar;
+  types::IndexVal value;                        // Scalar / Tile
+  std::optional<types::IndexVal> start, stop;   // Slice (absent = default)
+  std::optional<int64_t> size;                  // Slice from nl.ds(start, size)
+  int64_t step = 1;
+};
+
+types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const std::vector<IndexItem>& key);
+
+}  // namespace nkic::codegen

@@ -1,0 +1,102 @@
+#include "codegen/KernelBuilder.h"
+
+#include "sema/ErrorCatalog.h"
+
+namespace nkic::codegen {
+
+KernelBuilder::KernelBuilder(std::string kernel_name, const sema::Target& target)
+    : target_(target), kernel_(std::make_unique<ir::Kernel>()) {
+  kernel_->name = std::move(kernel_name);
+  blocks_.push_back(&kernel_->body);
+  push_region();
+}
+
+std::unique_ptr<ir::Kernel> KernelBuilder::finish() { return std::move(kernel_); }
+
+void KernelBuilder::fail(sema::Diagnostic d) const {
+  if (!d.loc.known()) d.loc = location();
+  if (d.api.empty()) d.api = cur_api;
+  sema::fail(std::move(d));
+}
+
+std::string KernelBuilder::unique_name(std::string base) {
+  if (base.empty()) base = "t";
+  std::string name = base;
+  for (int n = 1; used_names_.count(name); ++n) name = base + "." + std::to_string(n);
+  used_names_.insert(name);
+  return name;
+}
+
+int KernelBuilder::add_tensor(std::string name, std::vector<int64_t> shape, ir::DType dtype,
+                              ir::Memory memory, ir::Role role) {
+  ir::TensorDecl t;
+  t.id = static_cast<int>(kernel_->tensors.size());
+  t.name = unique_name(std::move(name));
+  t.shape = std::move(shape);
+  t.dtype = dtype;
+  t.memory = memory;
+  t.role = role;
+  t.loc = location();
+  kernel_->tensors.push_back(std::move(t));
+  written_.push_back(false);
+  return kernel_->tensors.back().id;
+}
+
+types::TensorVal KernelBuilder::full_view(int id) const {
+  types::TensorVal v;
+  v.tensor = id;
+  v.shape = tensor(id).shape;
+  for (size_t d = 0; d < v.shape.size(); ++d) v.index.push_back(ir::AffineExpr::grid(static_cast<int>(d)));
+  v.region = regions_.back();
+  return v;
+}
+
+ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
+  const ir::TensorDecl& dst = tensor(inst->dst.tensor);
+  if (dst.role == ir::Role::Input && !dst.is_mutable)
+    fail(sema::err_cannot_update_immutable_parameter(dst.name));
+  written_[inst->dst.tensor] = true;
+  inst->loc = location();
+  inst->api = cur_api;
+  blocks_.back()->push_back(std::move(inst));
+  return static_cast<ir::Instruction&>(*blocks_.back()->back());
+}
+
+ir::Loop& KernelBuilder::open_loop(std::string name, int64_t lb, int64_t ub, int64_t stride,
+                                   ir::AxisType type) {
+  auto loop = std::make_unique<ir::Loop>();
+  loop->axis = kernel_->num_axes++;
+  loop->name = unique_name(name.empty() ? "i" : name);
+  loop->lb = lb;
+  loop->ub = ub;
+  loop->stride = stride;
+  loop->type = type;
+  loop->loc = location();
+  ir::Loop* raw = loop.get();
+  blocks_.back()->push_back(std::move(loop));
+  blocks_.push_back(&raw->body);
+  loop_stack_.push_back(raw);
+  return *raw;
+}
+
+void KernelBuilder::close_loop() {
+  blocks_.pop_back();
+  loop_stack_.pop_back();
+}
+
+void KernelBuilder::push_region() {
+  auto r = std::make_shared<types::Region>();
+  r->id = next_region_++;
+  regions_.push_back(std::move(r));
+}
+
+void KernelBuilder::pop_region() {
+  regions_.back()->open = false;
+  regions_.pop_back();
+}
+
+void KernelBuilder::check_live(const types::TensorVal& v) const {
+  if (v.region && !v.region->open) fail(sema::err_local_variable_used_out_of_scope(tensor(v.tensor).name));
+}
+
+}  // namespace nkic::codegen

@@ -1,0 +1,79 @@
+// The emission state of one kernel under construction: its IR, the insertion
+// point (block stack), the loop axes, the open allocation region, the API in
+// flight and where the user's source currently is. Op builders (Ops*.cpp)
+// emit through it; the tracer drives it.
+#pragma once
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/IR.h"
+#include "sema/Diagnostic.h"
+#include "sema/Target.h"
+#include "types/Values.h"
+
+namespace nkic::codegen {
+
+class KernelBuilder {
+ public:
+  KernelBuilder(std::string kernel_name, const sema::Target& target);
+
+  ir::Kernel& kernel() { return *kernel_; }
+  const ir::Kernel& kernel() const { return *kernel_; }
+  std::unique_ptr<ir::Kernel> finish();  // hands the IR over; the builder is spent
+  const sema::Target& target() const { return target_; }
+
+  // Where diagnostics and instructions point: the user's current line.
+  std::function<ir::SourceLoc()> location_provider;
+  ir::SourceLoc location() const { return location_provider ? location_provider() : ir::SourceLoc{}; }
+  std::string cur_api;  // e.g. "nl.load"; set by the tracer's nki_api_scope
+
+  // A diagnostic at the current location, attributed to the API in flight.
+  [[noreturn]] void fail(sema::Diagnostic d) const;
+  // The same, as the callback sema's assert families raise through.
+  std::function<void(sema::Diagnostic)> raiser() const {
+    return [this](sema::Diagnostic d) { fail(std::move(d)); };
+  }
+
+  int add_tensor(std::string name, std::vector<int64_t> shape, ir::DType dtype, ir::Memory memory,
+                 ir::Role role);
+  types::TensorVal full_view(int tensor) const;
+  const ir::TensorDecl& tensor(int id) const { return kernel_->tensor(id); }
+  ir::TensorDecl& tensor_mut(int id) { return kernel_->tensors.at(id); }
+  bool written(int tensor) const { return written_.at(tensor); }
+
+  // Appends at the insertion point; records the write and checks immutability.
+  ir::Instruction& emit(std::unique_ptr<ir::Instruction> inst);
+
+  // Opens a loop axis at the insertion point; its body becomes the insertion point.
+  ir::Loop& open_loop(std::string name, int64_t lb, int64_t ub, int64_t stride, ir::AxisType type);
+  void close_loop();
+  bool in_loop() const { return !loop_stack_.empty(); }
+
+  // Allocation regions (seed 003 allocation_scope): tensors made while a region
+  // is innermost belong to it and die with it.
+  void push_region();
+  void pop_region();
+  const std::shared_ptr<types::Region>& region() const { return regions_.back(); }
+  bool at_top_region() const { return regions_.size() == 1; }
+
+  // The region check every operand passes (err_local_variable_used_out_of_scope).
+  void check_live(const types::TensorVal& v) const;
+
+ private:
+  std::string unique_name(std::string base);
+
+  const sema::Target& target_;
+  std::unique_ptr<ir::Kernel> kernel_;
+  std::vector<ir::Block*> blocks_;
+  std::vector<ir::Loop*> loop_stack_;
+  std::vector<std::shared_ptr<types::Region>> regions_;
+  std::vector<bool> written_;
+  std::unordered_set<std::string> used_names_;
+  int next_region_ = 0;
+};
+
+}  // namespace nkic::codegen

@@ -1,0 +1,21 @@
+#include "codegen/Ops.h"
+#include "types/IndexAlgebra.h"
+#include "types/MaskAlgebra.h"
+
+namespace nkic::codegen {
+
+ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vector<int64_t>& iter) {
+  b.check_live(v);
+  ir::Access a;
+  a.tensor = v.tensor;
+  a.index.reserve(v.index.size());
+  for (const ir::AffineExpr& e : v.index)
+    a.index.push_back(types::align_grid(e.drop_broadcast_grid(v.shape), v.shape.size(), iter.size()));
+  return a;
+}
+
+ir::Predicate predicate_for(const KernelBuilder& b, const OpArgs& args, size_t rank) {
+  return args.mask ? types::lower_mask(*args.mask, rank) : ir::Predicate{};
+}
+
+}  // namespace nkic::codegen

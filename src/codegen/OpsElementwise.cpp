@@ -1,0 +1,88 @@
+#include "codegen/Ops.h"
+#include "sema/Asserts.h"
+#include "sema/ErrorCatalog.h"
+#include "types/IndexAlgebra.h"
+#include "types/Promotion.h"
+
+namespace nkic::codegen {
+
+using ir::Memory;
+
+namespace {
+
+// The operand's dtype for promotion, after checking it is something an
+// engine can read: an on-chip tensor or a number.
+ir::DType operand_dtype(KernelBuilder& b, const Value& v, size_t i) {
+  std::string name = i == 0 ? "x" : "y";
+  if (auto* t = std::get_if<TensorVal>(&v)) {
+    b.check_live(*t);
+    const ir::TensorDecl& d = b.tensor(t->tensor);
+    sema::assert_memory(d.memory, {Memory::SBUF, Memory::PSUM}, name, b.cur_api, b.raiser());
+    return d.dtype;
+  }
+  if (auto* o = std::get_if<types::Other>(&v); o && o->numeric) return types::scalar_dtype(*o);
+  std::string got = std::holds_alternative<types::IndexVal>(v) ? "an index expression (use nisa.iota to make it a tile)"
+                    : std::holds_alternative<types::MaskVal>(v) ? "a mask (pass it as mask=)"
+                                                                 : "'" + std::get<types::Other>(v).type_name + "'";
+  b.fail(sema::err_unexpected_type_of_operand(name, got));
+}
+
+}  // namespace
+
+Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& operands, const OpArgs& args) {
+  std::vector<ir::DType> dtypes;
+  std::vector<const TensorVal*> tensors;
+  std::vector<int64_t> shape;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    dtypes.push_back(operand_dtype(b, operands[i], i));
+    if (auto* t = std::get_if<TensorVal>(&operands[i])) {
+      tensors.push_back(t);
+      shape = types::broadcast_shapes(shape, t->shape);
+    }
+  }
+  if (tensors.empty()) b.fail(sema::err_unexpected_type_of_operand("x", "no tensor operand"));
+  ir::DType out = dtypes[0];
+  for (size_t i = 1; i < dtypes.size(); ++i) out = types::promote(out, dtypes[i]);
+  out = args.dtype.value_or(out);
+
+  TensorVal dst = alloc_tensor(b, std::string(ir::name(op)), shape, out, Memory::SBUF);
+  auto in = std::make_unique<ir::Instruction>();
+  in->shape = shape;
+  in->dst = access_for(b, dst, shape);
+  in->alu = op;
+  in->predicate = predicate_for(b, args, shape.size());
+  if (tensors.size() == operands.size()) {
+    in->opcode = operands.size() == 1 ? ir::Opcode::Activation : ir::Opcode::TensorTensor;
+    for (const TensorVal* t : tensors) in->srcs.push_back(access_for(b, *t, shape));
+  } else {
+    in->opcode = ir::Opcode::TensorScalar;
+    in->srcs.push_back(access_for(b, *tensors[0], shape));
+    in->reverse = std::holds_alternative<types::Other>(operands[0]);
+    in->imms = {std::get<types::Other>(operands[in->reverse ? 0 : 1]).value};
+  }
+  b.emit(std::move(in));
+  return dst;
+}
+
+void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const Value& value) {
+  operand_dtype(b, Value(dst), 0);
+  operand_dtype(b, value, 1);
+  auto in = std::make_unique<ir::Instruction>();
+  in->shape = dst.shape;
+  in->dst = access_for(b, dst, dst.shape);
+  in->alu = op;
+  in->srcs.push_back(access_for(b, dst, dst.shape));
+  if (auto* t = std::get_if<TensorVal>(&value)) {
+    if (types::broadcast_shapes(dst.shape, t->shape) != dst.shape)
+      b.fail(sema::err_store_dst_shape_smaller_than_other_shape(
+          b.tensor(dst.tensor).name + sema::shape_str(dst.shape), b.tensor(t->tensor).name + sema::shape_str(t->shape)));
+    in->opcode = ir::Opcode::TensorTensor;
+    in->srcs.push_back(access_for(b, *t, dst.shape));
+  } else {
+    in->opcode = ir::Opcode::TensorScalar;
+    in->imms = {std::get<types::Other>(value).value};
+  }
+  b.emit(std::move(in));
+}
+
+}  // namespace nkic::codegen

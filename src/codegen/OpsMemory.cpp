@@ -1,0 +1,120 @@
+#include "codegen/Ops.h"
+#include "sema/Asserts.h"
+#include "sema/ErrorCatalog.h"
+#include "types/IndexAlgebra.h"
+
+namespace nkic::codegen {
+
+using ir::Memory;
+
+namespace {
+
+std::unique_ptr<ir::Instruction> instruction(ir::Opcode op, const KernelBuilder& b, const TensorVal& dst,
+                                             const std::vector<int64_t>& iter) {
+  auto in = std::make_unique<ir::Instruction>();
+  in->opcode = op;
+  in->shape = iter;
+  in->dst = access_for(b, dst, iter);
+  return in;
+}
+
+std::string view_str(const KernelBuilder& b, const TensorVal& v) {
+  return b.tensor(v.tensor).name + sema::shape_str(v.shape);
+}
+
+// A value assigned into `dst` must broadcast to exactly dst's shape.
+void check_fits(KernelBuilder& b, const TensorVal& dst, const TensorVal& src) {
+  std::vector<int64_t> s = types::broadcast_shapes(dst.shape, src.shape);
+  if (s != dst.shape)
+    b.fail(sema::err_store_dst_shape_smaller_than_other_shape(view_str(b, dst), view_str(b, src)));
+}
+
+ir::Opcode copy_opcode(Memory dst, Memory src) {
+  if (ir::is_hbm(dst)) return ir::Opcode::Store;
+  if (ir::is_hbm(src)) return ir::Opcode::Load;
+  return ir::Opcode::Copy;
+}
+
+}  // namespace
+
+TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype,
+                       Memory memory) {
+  if (memory == Memory::SharedHBM && !b.at_top_region()) b.fail(sema::err_shared_hbm_must_in_kernel_level());
+  if (!ir::is_hbm(memory)) {
+    sema::assert_min_rank(shape, 2, "on-chip tensor", b.raiser());
+    sema::assert_par_dim(shape[0], memory, b.target(), b.raiser());
+  }
+  for (int64_t d : shape)
+    if (d <= 0) b.fail({"err_invalid_shape", "tensor shape " + sema::shape_str(shape) + " has a non-positive dimension",
+                        sema::ErrorKind::Value});
+  return b.full_view(b.add_tensor(std::move(name), std::move(shape), dtype, memory, ir::Role::Local));
+}
+
+TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype, Memory memory,
+               double value) {
+  if (ir::is_hbm(memory)) {
+    b.fail({"err_hbm_tensor_with_init_value_not_supported",
+            "HBM tensors cannot be created with an initial value", sema::ErrorKind::Syntax,
+            {}, {}, "create it with nl.ndarray(..., buffer=nl.shared_hbm) and write it with nl.store"});
+  }
+  TensorVal t = alloc_tensor(b, std::move(name), std::move(shape), dtype, memory);
+  auto in = instruction(ir::Opcode::Memset, b, t, t.shape);
+  in->imms = {value};
+  b.emit(std::move(in));
+  return t;
+}
+
+TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
+  const ir::TensorDecl& s = b.tensor(src.tensor);
+  sema::assert_memory(s.memory, {Memory::SharedHBM, Memory::PrivateHBM}, "src", b.cur_api, b.raiser());
+  TensorVal dst = alloc_tensor(b, s.name + "_tile", src.shape, args.dtype.value_or(s.dtype), Memory::SBUF);
+  auto in = instruction(ir::Opcode::Load, b, dst, src.shape);
+  in->srcs.push_back(access_for(b, src, src.shape));
+  in->predicate = predicate_for(b, args, src.shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
+void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpArgs& args) {
+  const ir::TensorDecl& d = b.tensor(dst.tensor);
+  sema::assert_memory(d.memory, {Memory::SharedHBM, Memory::PrivateHBM}, "dst", b.cur_api, b.raiser());
+  std::unique_ptr<ir::Instruction> in;
+  if (auto* v = std::get_if<TensorVal>(&value)) {
+    sema::assert_memory(b.tensor(v->tensor).memory, {Memory::SBUF, Memory::PSUM}, "value", b.cur_api, b.raiser());
+    check_fits(b, dst, *v);
+    in = instruction(ir::Opcode::Store, b, dst, dst.shape);
+    in->srcs.push_back(access_for(b, *v, dst.shape));
+  } else if (auto* o = std::get_if<types::Other>(&value); o && o->numeric) {
+    in = instruction(ir::Opcode::Memset, b, dst, dst.shape);
+    in->imms = {o->value};
+  } else {
+    b.fail(sema::err_unexpected_type_of_operand("value", "an index or mask"));
+  }
+  in->predicate = predicate_for(b, args, dst.shape.size());
+  b.emit(std::move(in));
+}
+
+void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate) {
+  std::unique_ptr<ir::Instruction> in;
+  if (auto* v = std::get_if<TensorVal>(&value)) {
+    // `t[...] = t[...]` after an in-place update re-assigns the same view: nothing to do.
+    if (!accumulate && v->tensor == dst.tensor && v->index == dst.index && v->shape == dst.shape) return;
+    check_fits(b, dst, *v);
+    in = instruction(copy_opcode(b.tensor(dst.tensor).memory, b.tensor(v->tensor).memory), b, dst, dst.shape);
+    in->srcs.push_back(access_for(b, *v, dst.shape));
+    in->accumulate = accumulate;
+  } else if (auto* o = std::get_if<types::Other>(&value); o && o->numeric && !accumulate) {
+    in = instruction(ir::Opcode::Memset, b, dst, dst.shape);
+    in->imms = {o->value};
+  } else if (auto* o2 = std::get_if<types::Other>(&value); o2 && o2->numeric) {
+    update_inplace(b, ir::AluOp::add, dst, value);
+    return;
+  } else {
+    b.fail(sema::err_unexpected_type_of_operand(
+        "value", "an index or mask; only tensors and numbers can be assigned (materialise an index "
+                 "with nisa.iota)"));
+  }
+  b.emit(std::move(in));
+}
+
+}  // namespace nkic::codegen

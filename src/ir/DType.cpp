@@ -1,0 +1,28 @@
+#include "ir/DType.h"
+
+#include <array>
+
+namespace nkic::ir {
+
+namespace {
+constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
+    {"float32", 4, true, true},     {"float16", 2, true, true},
+    {"bfloat16", 2, true, true},    {"tfloat32", 4, true, true},
+    {"float8_e4m3", 1, true, true}, {"float8_e5m2", 1, true, true},
+    {"int8", 1, false, true},       {"int16", 2, false, true},
+    {"int32", 4, false, true},      {"uint8", 1, false, false},
+    {"uint16", 2, false, false},    {"uint32", 4, false, false},
+    {"bool", 1, false, false},
+}};
+}  // namespace
+
+const DTypeInfo& info(DType t) { return kInfo[static_cast<int>(t)]; }
+
+std::optional<DType> dtype_from_name(std::string_view n) {
+  if (n == "bool_") return DType::bool_;
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (kInfo[i].name == n) return static_cast<DType>(i);
+  return std::nullopt;
+}
+
+}  // namespace nkic::ir

@@ -1,0 +1,131 @@
+// The tile-level IR: the contract between the tracer and every back-end
+// (printer, verifier, simulator). Plain node structs, one list of node kinds,
+// visitors instead of switches (IRVisitor.h). The IR knows nothing of Python.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/AluOp.h"
+#include "ir/DType.h"
+#include "ir/Expr.h"
+#include "ir/SourceLoc.h"
+
+namespace nkic::ir {
+
+enum class Memory : uint8_t { SharedHBM, PrivateHBM, SBUF, PSUM };
+enum class Role : uint8_t { Input, Output, Local };
+const char* name(Memory m);
+const char* name(Role r);
+inline bool is_hbm(Memory m) { return m == Memory::SharedHBM || m == Memory::PrivateHBM; }
+
+struct TensorDecl {
+  int id = -1;
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::float32;
+  Memory memory = Memory::SBUF;
+  Role role = Role::Local;
+  bool is_mutable = false;  // an input annotated nt.mutable_tensor
+  SourceLoc loc;
+  int64_t num_elements() const;
+};
+
+// Which element of `tensor` one point of an instruction's iteration space
+// touches: one affine expression per tensor dimension, over the instruction's
+// Grid coordinates, the enclosing loop variables and the program ids.
+struct Access {
+  int tensor = -1;
+  std::vector<AffineExpr> index;
+};
+
+// A mask constraint: `expr >= 0` (Ge) or `expr == 0` (Eq). A predicate is their
+// conjunction; an empty predicate is always true.
+enum class CmpKind : uint8_t { Ge, Eq };
+struct Constraint {
+  AffineExpr expr;
+  CmpKind kind = CmpKind::Ge;
+  bool holds(int64_t v) const { return kind == CmpKind::Ge ? v >= 0 : v == 0; }
+};
+using Predicate = std::vector<Constraint>;
+
+#define NKIC_OPCODES(X)                                                          \
+  X(Load)          /* dst(SBUF) <- cast(src0(HBM)) */                             \
+  X(Store)         /* dst(HBM)  <- cast(src0(SBUF/PSUM)) */                       \
+  X(Copy)          /* dst <- cast(src0), on-chip */                               \
+  X(Memset)        /* dst <- imms[0] */                                           \
+  X(TensorTensor)  /* dst <- alu(src0, src1) */                                   \
+  X(TensorScalar)  /* dst <- alu(src0, imms[0]), or alu(imms[0], src0) if reverse */ \
+  X(Activation)    /* dst <- alu(src0), a unary op */
+
+enum class Opcode : uint8_t {
+#define NKIC_OPCODE_ENUM(n) n,
+  NKIC_OPCODES(NKIC_OPCODE_ENUM)
+#undef NKIC_OPCODE_ENUM
+};
+const char* name(Opcode op);
+
+enum class StmtKind : uint8_t { Instruction, Loop };
+
+class IRVisitor;
+
+struct Stmt {
+  explicit Stmt(StmtKind k) : kind(k) {}
+  virtual ~Stmt() = default;
+  virtual void accept(IRVisitor& v) const = 0;
+  const StmtKind kind;
+};
+using StmtPtr = std::unique_ptr<Stmt>;
+using Block = std::vector<StmtPtr>;
+
+struct Instruction final : Stmt {
+  Instruction() : Stmt(StmtKind::Instruction) {}
+  void accept(IRVisitor& v) const override;
+
+  Opcode opcode = Opcode::Copy;
+  std::vector<int64_t> shape;  // iteration space; Grid var k ranges over [0, shape[k])
+  Access dst;
+  std::vector<Access> srcs;
+  AluOp alu = AluOp::bypass;
+  std::vector<double> imms;
+  bool reverse = false;      // TensorScalar: scalar is the left operand
+  bool accumulate = false;   // dst <- dst + result (PSUM accumulation, `+=`)
+  Predicate predicate;
+  std::string api;           // the NKI API that emitted it ("nl.load")
+  SourceLoc loc;
+};
+
+enum class AxisType : uint8_t { Affine, Sequential };
+const char* name(AxisType t);
+
+struct Loop final : Stmt {
+  Loop() : Stmt(StmtKind::Loop) {}
+  void accept(IRVisitor& v) const override;
+
+  int axis = -1;  // Loop var id; axes are numbered 0.. in creation order
+  std::string name;
+  int64_t lb = 0, ub = 0, stride = 1;
+  AxisType type = AxisType::Affine;
+  std::vector<std::pair<std::string, std::string>> attrs;  // loop directives
+  Block body;
+  SourceLoc loc;
+  int64_t tripcount() const;
+};
+
+struct Kernel {
+  std::string name;
+  SourceLoc loc;
+  std::vector<int64_t> grid;  // SPMD launch grid; empty = one instance
+  std::vector<TensorDecl> tensors;
+  std::vector<int> inputs;    // tensor ids, in parameter order
+  std::vector<int> outputs;   // tensor ids, in return order
+  int num_axes = 0;
+  Block body;
+
+  const TensorDecl& tensor(int id) const { return tensors.at(id); }
+  int64_t num_programs() const;
+};
+
+}  // namespace nkic::ir

@@ -1,0 +1,148 @@
+#include "ir/IRPrinter.h"
+
+#include <cctype>
+#include <sstream>
+
+#include "ir/IRVisitor.h"
+
+namespace nkic::ir {
+
+namespace {
+
+std::string var_name(Var v, const std::vector<std::string>* loop_names) {
+  if (v.kind == VarKind::Loop && loop_names && v.id < static_cast<int>(loop_names->size()) &&
+      !(*loop_names)[v.id].empty())
+    return (*loop_names)[v.id];
+  return default_var_name(v);
+}
+
+template <typename T>
+std::string join(const std::vector<T>& xs, const std::string& sep = ", ") {
+  std::ostringstream os;
+  for (size_t i = 0; i < xs.size(); ++i) os << (i ? sep : "") << xs[i];
+  return os.str();
+}
+
+std::string fmt_imm(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+
+class Printer : public IRVisitor {
+ public:
+  Printer(const Kernel& k, const PrintOptions& o) : k_(k), opts_(o) {
+    loop_names_.resize(k.num_axes);
+    collect_loop_names(k.body);
+  }
+
+  std::string run() {
+    os_ << "kernel " << k_.name;
+    if (!k_.grid.empty()) os_ << " grid=[" << join(k_.grid) << "]";
+    os_ << "\n";
+    for (const TensorDecl& t : k_.tensors) {
+      os_ << "  tensor " << t.name << ": " << ir::name(t.dtype) << "[" << join(t.shape) << "] "
+          << ir::name(t.memory) << " " << ir::name(t.role) << (t.is_mutable ? " mutable" : "");
+      loc(t.loc);
+      os_ << "\n";
+    }
+    indent_ = 1;
+    visit_block(k_.body);
+    return os_.str();
+  }
+
+  void visit(const Loop& l) override {
+    pad();
+    os_ << "for " << l.name << " in " << (l.type == AxisType::Affine ? "affine" : "sequential")
+        << "_range(" << l.lb << ", " << l.ub << ", " << l.stride << ")";
+    for (const auto& [key, value] : l.attrs) os_ << " " << key << "=" << value;
+    loc(l.loc);
+    os_ << "\n";
+    ++indent_;
+    visit_block(l.body);
+    --indent_;
+  }
+
+  void visit(const Instruction& in) override {
+    pad();
+    os_ << access(in.dst) << (in.accumulate ? " += " : " = ") << opname(in) << "(";
+    std::vector<std::string> operands;
+    for (const Access& a : in.srcs) operands.push_back(access(a));
+    if (in.opcode == Opcode::TensorScalar && !in.imms.empty()) {
+      std::string s = fmt_imm(in.imms[0]);
+      if (in.reverse) operands.insert(operands.begin(), s);
+      else operands.push_back(s);
+    } else {
+      for (double v : in.imms) operands.push_back(fmt_imm(v));
+    }
+    os_ << join(operands) << ") iter=[" << join(in.shape) << "]";
+    if (!in.predicate.empty()) {
+      std::vector<std::string> cs;
+      for (const Constraint& c : in.predicate) cs.push_back(constraint(c));
+      os_ << " mask=(" << join(cs, " & ") << ")";
+    }
+    loc(in.loc);
+    os_ << "\n";
+  }
+
+  std::string constraint(const Constraint& c) const {
+    // Stored as `e >= 0` / `e == 0`; shown as `terms <op> constant`, leading term positive.
+    AffineExpr lhs = c.expr - AffineExpr(c.expr.constant());
+    int64_t rhs = -c.expr.constant();
+    const char* op = c.kind == CmpKind::Eq ? "==" : ">=";
+    if (!lhs.terms().empty() && lhs.terms().front().coeff < 0) {
+      lhs = -lhs;
+      rhs = -rhs;
+      if (c.kind == CmpKind::Ge) op = "<=";
+    }
+    return expr(lhs) + " " + op + " " + std::to_string(rhs);
+  }
+
+ private:
+  std::string opname(const Instruction& in) const {
+    std::string n = ir::name(in.opcode);
+    for (char& ch : n) ch = static_cast<char>(std::tolower(ch));
+    if (in.opcode == Opcode::TensorTensor || in.opcode == Opcode::TensorScalar)
+      n += "." + std::string(ir::name(in.alu));
+    return n;
+  }
+  std::string expr(const AffineExpr& e) const {
+    return e.str([this](Var v) { return var_name(v, &loop_names_); });
+  }
+  std::string access(const Access& a) const {
+    std::vector<std::string> idx;
+    for (const AffineExpr& e : a.index) idx.push_back(expr(e));
+    return k_.tensor(a.tensor).name + "[" + join(idx) + "]";
+  }
+  void collect_loop_names(const Block& b) {
+    for (const StmtPtr& s : b) {
+      if (s->kind != StmtKind::Loop) continue;
+      const Loop& l = static_cast<const Loop&>(*s);
+      if (l.axis >= static_cast<int>(loop_names_.size())) loop_names_.resize(l.axis + 1);
+      if (l.axis >= 0) loop_names_[l.axis] = l.name;
+      collect_loop_names(l.body);
+    }
+  }
+  void pad() { os_ << std::string(2 * indent_, ' '); }
+  void loc(const SourceLoc& l) {
+    if (opts_.show_locations && l.known()) os_ << "  @ " << l.str();
+  }
+
+  const Kernel& k_;
+  PrintOptions opts_;
+  std::ostringstream os_;
+  int indent_ = 0;
+  std::vector<std::string> loop_names_;
+};
+
+}  // namespace
+
+std::string print(const Kernel& k, const PrintOptions& opts) { return Printer(k, opts).run(); }
+
+std::string print_constraint(const Constraint& c, const Kernel* k) {
+  static const Kernel empty;
+  return Printer(k ? *k : empty, {}).constraint(c);
+}
+
+}  // namespace nkic::ir

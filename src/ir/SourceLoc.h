@@ -1,0 +1,19 @@
+// A position in the user's kernel source. File names are interned so that an
+// instruction carries a pointer, not a string copy (100k-instruction unrolls).
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace nkic::ir {
+
+const std::string* intern_file(std::string_view path);
+
+struct SourceLoc {
+  const std::string* file = nullptr;
+  int line = 0;
+  int col = 0;  // 1-based; 0 = unknown
+  bool known() const { return file != nullptr && line > 0; }
+  std::string str() const;  // "file:line:col"
+};
+
+}  // namespace nkic::ir

@@ -1,0 +1,109 @@
+#include "ir/Verifier.h"
+
+#include <set>
+
+#include "ir/IRVisitor.h"
+
+namespace nkic::ir {
+
+namespace {
+
+int expected_srcs(Opcode op) {
+  switch (op) {
+    case Opcode::Memset: return 0;
+    case Opcode::TensorTensor: return 2;
+    default: return 1;
+  }
+}
+
+class Verifier : public IRVisitor {
+ public:
+  explicit Verifier(const Kernel& k) : k_(k) {}
+
+  std::vector<std::string> run() {
+    for (size_t i = 0; i < k_.tensors.size(); ++i) {
+      const TensorDecl& t = k_.tensors[i];
+      if (t.id != static_cast<int>(i)) err("tensor " + t.name + " has id " + std::to_string(t.id));
+      for (int64_t d : t.shape)
+        if (d <= 0) err("tensor " + t.name + " has a non-positive dimension");
+      if (!names_.insert(t.name).second) err("tensor name " + t.name + " is not unique");
+    }
+    for (int id : k_.inputs) check_tensor_id(id, "input");
+    for (int id : k_.outputs) {
+      check_tensor_id(id, "output");
+      if (valid(id) && !is_hbm(k_.tensor(id).memory))
+        err("output " + k_.tensor(id).name + " is not an HBM tensor");
+    }
+    visit_block(k_.body);
+    return errors_;
+  }
+
+  void visit(const Loop& l) override {
+    if (l.axis < 0 || l.axis >= k_.num_axes) err("loop " + l.name + " has axis out of range");
+    if (l.stride == 0) err("loop " + l.name + " has stride 0");
+    if (!seen_axes_.insert(l.axis).second) err("loop axis " + std::to_string(l.axis) + " reused");
+    open_.insert(l.axis);
+    visit_block(l.body);
+    open_.erase(open_.find(l.axis));
+  }
+
+  void visit(const Instruction& in) override {
+    std::string where = std::string(name(in.opcode)) + " at " + in.loc.str();
+    for (int64_t d : in.shape)
+      if (d <= 0) err(where + ": iteration space has a non-positive dimension");
+    if (static_cast<int>(in.srcs.size()) != expected_srcs(in.opcode))
+      err(where + ": wrong number of source operands");
+    if ((in.opcode == Opcode::Memset || in.opcode == Opcode::TensorScalar) && in.imms.empty())
+      err(where + ": missing immediate");
+    check_access(in, in.dst, where + " dst");
+    for (const Access& a : in.srcs) check_access(in, a, where + " src");
+    for (const Constraint& c : in.predicate) check_expr(in, c.expr, where + " mask");
+    if (valid(in.dst.tensor)) {
+      Memory m = k_.tensor(in.dst.tensor).memory;
+      if (in.opcode == Opcode::Store && !is_hbm(m)) err(where + ": store destination not in HBM");
+      if (in.opcode == Opcode::Load && is_hbm(m)) err(where + ": load destination in HBM");
+    }
+  }
+
+ private:
+  bool valid(int id) const { return id >= 0 && id < static_cast<int>(k_.tensors.size()); }
+  void check_tensor_id(int id, const std::string& what) {
+    if (!valid(id)) err(what + " refers to unknown tensor " + std::to_string(id));
+  }
+  void check_access(const Instruction& in, const Access& a, const std::string& where) {
+    if (!valid(a.tensor)) return err(where + ": unknown tensor");
+    if (a.index.size() != k_.tensor(a.tensor).shape.size())
+      err(where + ": access rank differs from tensor rank");
+    for (const AffineExpr& e : a.index) check_expr(in, e, where);
+  }
+  void check_expr(const Instruction& in, const AffineExpr& e, const std::string& where) {
+    for (const Term& t : e.terms()) {
+      switch (t.var.kind) {
+        case VarKind::Grid:
+          if (t.var.id < 0 || t.var.id >= static_cast<int>(in.shape.size()))
+            err(where + ": grid coordinate outside the iteration space");
+          break;
+        case VarKind::Loop:
+          if (!open_.count(t.var.id)) err(where + ": loop variable used outside its loop");
+          break;
+        case VarKind::ProgramId:
+          if (t.var.id < 0 || t.var.id >= static_cast<int>(k_.grid.size()))
+            err(where + ": program id axis outside the launch grid");
+          break;
+      }
+    }
+  }
+  void err(const std::string& s) { errors_.push_back(s); }
+
+  const Kernel& k_;
+  std::vector<std::string> errors_;
+  std::set<std::string> names_;
+  std::set<int> seen_axes_;
+  std::multiset<int> open_;
+};
+
+}  // namespace
+
+std::vector<std::string> verify(const Kernel& k) { return Verifier(k).run(); }
+
+}  // namespace nkic::ir

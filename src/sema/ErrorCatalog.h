@@ -1,0 +1,42 @@
+// The err_* builders (NKI_API.md §7.1 official codes, seed texts). A builder
+// only assembles the Diagnostic; it runs only on the failing path.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sema/Diagnostic.h"
+
+namespace nkic::sema {
+
+std::string shape_str(const std::vector<int64_t>& shape);  // "[128, 512]"
+
+Diagnostic err_nki_api_outside_of_nki_kernel(std::string_view api);
+Diagnostic err_dynamic_control_flow_not_supported(std::string_view what, std::string_view origin);
+Diagnostic err_control_flow_condition_depending_on_arange();
+Diagnostic err_ambiguous_tensor_truth_value(std::string_view what);
+Diagnostic err_1d_arange_not_supported(std::string_view tensor);
+Diagnostic err_unsupported_mixing_basic_advanced_tensor_indexing(std::string_view tensor);
+Diagnostic err_tensor_access_out_of_bound(std::string_view tensor, int dim, int64_t lo,
+                                          int64_t hi, int64_t size);
+Diagnostic err_num_partition_exceed_arch_limit(int64_t par, int64_t limit);
+Diagnostic err_num_partition_mismatch(std::string_view a, std::string_view b,
+                                      std::string_view api);
+Diagnostic err_unsupported_memory(std::string_view operand, std::string_view api,
+                                  std::string_view expected, std::string_view actual);
+Diagnostic err_cannot_update_immutable_parameter(std::string_view tensor);
+Diagnostic err_tensor_output_not_written_to(std::string_view tensor);
+Diagnostic err_shared_hbm_must_in_kernel_level();
+Diagnostic err_local_variable_used_out_of_scope(std::string_view tensor);
+Diagnostic err_store_dst_shape_smaller_than_other_shape(std::string_view dst,
+                                                        std::string_view src);
+Diagnostic err_param_shape_incompatible_with_numpy(std::string_view a, std::string_view b);
+Diagnostic err_unsupported_expression_in_mask(std::string_view why);
+Diagnostic err_non_affine_index_expression(std::string_view what);
+Diagnostic err_unexpected_type_of_operand(std::string_view operand, std::string_view got);
+Diagnostic err_program_id_axis_out_of_bounds(int64_t axis, int64_t ndim);
+Diagnostic err_unsupported_dtype(std::string_view what);
+Diagnostic err_return_from_top_level();
+
+}  // namespace nkic::sema

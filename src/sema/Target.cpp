@@ -1,0 +1,37 @@
+#include "sema/Target.h"
+
+namespace nkic::sema {
+
+namespace {
+// Per-partition usable SBUF bytes follow NKI_API.md §5 / tile_size.total_available_sbuf_size.
+Target make(std::string name, int gen, int64_t sbuf_bytes, int64_t psum_partitions, int cores) {
+  Target t;
+  t.name = std::move(name);
+  t.nc_version = gen;
+  t.statebuf_par_size_in_bytes = sbuf_bytes;
+  t.psum_num_partitions = psum_partitions;
+  t.max_num_physical_cores = cores;
+  return t;
+}
+}  // namespace
+
+const std::vector<Target>& all_targets() {
+  static const std::vector<Target> targets = {
+      make("inf1", 1, 180224, 64, 1),   // Inferentia gen1: PSUM has 64 partitions
+      make("trn1", 2, 180224, 128, 1),
+      make("inf2", 2, 180224, 128, 1),
+      make("trn2", 3, 212984, 128, 2),
+      make("trn3", 4, 245752, 128, 2),
+  };
+  return targets;
+}
+
+const Target* find_target(const std::string& name) {
+  for (const Target& t : all_targets())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+const Target& default_target() { return *find_target("trn2"); }
+
+}  // namespace nkic::sema

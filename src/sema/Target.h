@@ -1,0 +1,31 @@
+// A hardware generation as the legality checks see it (seed 004's target
+// attribute contract). Checkers read limits off a Target; no hardware number is
+// a literal inside a checker.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nkic::sema {
+
+struct Target {
+  std::string name;               // "trn1", "inf2", "trn2", "trn3", "inf1"
+  int nc_version = 3;             // nisa.nc_version: gen2 = 2, gen3 = 3, ...
+  int64_t statebuf_num_partitions = 128;
+  int64_t statebuf_par_size_in_bytes = 0;   // usable SBUF bytes per partition
+  int64_t psum_num_partitions = 128;
+  int64_t psum_par_size_in_bytes = 2048;    // one PSUM bank per partition
+  int64_t psum_num_banks = 8;
+  int64_t gemm_stationary_fmax = 128;
+  int64_t gemm_moving_fmax = 512;
+  int64_t bn_stats_fmax = 512;
+  int max_num_physical_cores = 1;           // logical NeuronCore size (nl.nc)
+};
+
+// Every target nkic knows, in a stable order.
+const std::vector<Target>& all_targets();
+// The target called `name` (aliases: trn1/inf2 = gen2, trn2 = gen3), or null.
+const Target* find_target(const std::string& name);
+const Target& default_target();  // trn2
+
+}  // namespace nkic::sema

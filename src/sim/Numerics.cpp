@@ -1,0 +1,170 @@
+#include "sim/Numerics.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <limits>
+
+namespace nkic::sim {
+
+namespace {
+
+// Generic IEEE-style encoder for a format with E exponent and M mantissa bits
+// (bias 2^(E-1)-1, all-ones exponent reserved for inf/NaN). Works on the
+// float32 significand as an integer so rounding is exact: one shift, one RNE
+// increment. The carry out of the mantissa moves into the exponent field for
+// free, which also turns the largest finite value into infinity on overflow.
+template <int E, int M>
+constexpr uint32_t encode_ieee(float v) {
+  constexpr int kBias = (1 << (E - 1)) - 1;
+  constexpr int kEmin = 1 - kBias;  // exponent of the smallest normal
+  constexpr uint32_t kInf = ((1u << E) - 1) << M;
+  constexpr uint32_t kQNaN = kInf | (1u << (M - 1));
+  const uint32_t f = std::bit_cast<uint32_t>(v);
+  const uint32_t sign = (f >> 31) << (E + M);
+  const uint32_t fexp = (f >> 23) & 0xFF;
+  const uint32_t fman = f & 0x7FFFFF;
+  if (fexp == 0xFF) return sign | (fman ? kQNaN : kInf);
+  // |v| = sig * 2^(e - 23), also for float32 subnormals.
+  const int e = fexp ? static_cast<int>(fexp) - 127 : -126;
+  const uint32_t sig = fexp ? (fman | 0x800000) : fman;
+  // Below the target's normal range the kept mantissa shrinks (subnormals).
+  // Past 25 bits of shift everything is below half the smallest subnormal.
+  const int shift = std::min(23 - M + std::max(kEmin - e, 0), 25);
+  uint32_t r = sig >> shift;
+  const uint32_t rem = sig & ((1u << shift) - 1);
+  const uint32_t half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (r & 1))) ++r;
+  const uint32_t enc = (static_cast<uint32_t>(std::max(e - kEmin, 0)) << M) + r;
+  return sign | std::min(enc, kInf);
+}
+
+template <int E, int M>
+constexpr float decode_ieee(uint32_t b) {
+  constexpr int kBias = (1 << (E - 1)) - 1;
+  constexpr uint32_t kExpMask = (1u << E) - 1;
+  constexpr uint32_t kManMask = (1u << M) - 1;
+  const uint32_t sign = ((b >> (E + M)) & 1) << 31;
+  const uint32_t exp = (b >> M) & kExpMask;
+  const uint32_t man = b & kManMask;
+  if (exp == kExpMask)
+    return std::bit_cast<float>(sign | 0x7F800000 | (man ? 0x400000 | (man << (23 - M)) : 0));
+  if (exp == 0) {
+    // Subnormal: man * 2^(1 - bias - M), exact in float32 for every format here.
+    const float scale = std::bit_cast<float>(static_cast<uint32_t>(1 - kBias - M + 127) << 23);
+    return std::bit_cast<float>(sign | std::bit_cast<uint32_t>(static_cast<float>(man) * scale));
+  }
+  return std::bit_cast<float>(sign | ((exp - kBias + 127) << 23) | (man << (23 - M)));
+}
+
+template <int E, int M>
+constexpr std::array<float, 256> make_fp8_table() {
+  std::array<float, 256> t{};
+  for (uint32_t b = 0; b < 256; ++b) t[b] = decode_ieee<E, M>(b);
+  return t;
+}
+
+constexpr std::array<float, 256> kE4M3 = make_fp8_table<4, 3>();
+constexpr std::array<float, 256> kE5M2 = make_fp8_table<5, 2>();
+
+// Round to nearest integer, ties to even, for |v| < 2^52: adding 2^52 leaves
+// no fraction bits, so the FPU's default RNE does the rounding.
+inline double rne_integer(double v) {
+  const double a = v < 0 ? -v : v;
+  const double r = (a + 0x1p52) - 0x1p52;
+  return v < 0 ? -r : r;
+}
+
+template <class T>
+T saturate_int(double v) {
+  if (v != v) return 0;
+  constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+  return static_cast<T>(rne_integer(std::clamp(v, lo, hi)));
+}
+
+template <class T>
+T read(const void* base, int64_t i) {
+  T x;
+  std::memcpy(&x, static_cast<const char*>(base) + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  return x;
+}
+
+template <class T>
+void write(void* base, int64_t i, T x) {
+  std::memcpy(static_cast<char*>(base) + i * static_cast<int64_t>(sizeof(T)), &x, sizeof(T));
+}
+
+}  // namespace
+
+uint16_t float_to_bf16(float v) {
+  const uint32_t f = std::bit_cast<uint32_t>(v);
+  if ((f & 0x7FFFFFFF) > 0x7F800000) return static_cast<uint16_t>((f >> 16) | 0x7FC0);
+  // bf16 is the top half of float32: add just under half an ulp, plus the
+  // kept lsb so exact ties go to even; carries propagate into the exponent.
+  return static_cast<uint16_t>((f + 0x7FFF + ((f >> 16) & 1)) >> 16);
+}
+
+uint16_t float_to_fp16(float v) { return static_cast<uint16_t>(encode_ieee<5, 10>(v)); }
+uint8_t float_to_fp8_e4m3(float v) { return static_cast<uint8_t>(encode_ieee<4, 3>(v)); }
+uint8_t float_to_fp8_e5m2(float v) { return static_cast<uint8_t>(encode_ieee<5, 2>(v)); }
+
+float bf16_to_float(uint16_t bits) { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+float fp16_to_float(uint16_t bits) { return decode_ieee<5, 10>(bits); }
+float fp8_e4m3_to_float(uint8_t bits) { return kE4M3[bits]; }
+float fp8_e5m2_to_float(uint8_t bits) { return kE5M2[bits]; }
+
+float round_tf32(float v) {
+  const uint32_t f = std::bit_cast<uint32_t>(v);
+  if ((f & 0x7FFFFFFF) > 0x7F800000) return std::bit_cast<float>(f | 0x400000);
+  return std::bit_cast<float>((f + 0xFFF + ((f >> 13) & 1)) & ~0x1FFFu);
+}
+
+double load_element(ir::DType t, const void* base, int64_t i) {
+  using ir::DType;
+  switch (t) {
+    case DType::float32:
+    case DType::tfloat32: return read<float>(base, i);
+    case DType::float16: return fp16_to_float(read<uint16_t>(base, i));
+    case DType::bfloat16: return bf16_to_float(read<uint16_t>(base, i));
+    case DType::float8_e4m3: return kE4M3[read<uint8_t>(base, i)];
+    case DType::float8_e5m2: return kE5M2[read<uint8_t>(base, i)];
+    case DType::int8: return read<int8_t>(base, i);
+    case DType::int16: return read<int16_t>(base, i);
+    case DType::int32: return read<int32_t>(base, i);
+    case DType::uint8: return read<uint8_t>(base, i);
+    case DType::uint16: return read<uint16_t>(base, i);
+    case DType::uint32: return read<uint32_t>(base, i);
+    case DType::bool_: return read<uint8_t>(base, i) != 0 ? 1.0 : 0.0;
+  }
+  return 0.0;
+}
+
+void store_element(ir::DType t, void* base, int64_t i, double v) {
+  using ir::DType;
+  const float f = static_cast<float>(v);
+  switch (t) {
+    case DType::float32: write(base, i, f); return;
+    case DType::tfloat32: write(base, i, round_tf32(f)); return;
+    case DType::float16: write(base, i, float_to_fp16(f)); return;
+    case DType::bfloat16: write(base, i, float_to_bf16(f)); return;
+    case DType::float8_e4m3: write(base, i, float_to_fp8_e4m3(f)); return;
+    case DType::float8_e5m2: write(base, i, float_to_fp8_e5m2(f)); return;
+    case DType::int8: write(base, i, saturate_int<int8_t>(v)); return;
+    case DType::int16: write(base, i, saturate_int<int16_t>(v)); return;
+    case DType::int32: write(base, i, saturate_int<int32_t>(v)); return;
+    case DType::uint8: write(base, i, saturate_int<uint8_t>(v)); return;
+    case DType::uint16: write(base, i, saturate_int<uint16_t>(v)); return;
+    case DType::uint32: write(base, i, saturate_int<uint32_t>(v)); return;
+    case DType::bool_: write(base, i, static_cast<uint8_t>(v != 0.0)); return;
+  }
+}
+
+double round_to(ir::DType t, double v) {
+  alignas(8) unsigned char buf[8];
+  store_element(t, buf, 0, v);
+  return load_element(t, buf, 0);
+}
+
+}  // namespace nkic::sim

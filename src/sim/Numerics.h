@@ -1,0 +1,34 @@
+// Bit-exact emulation of NKI's element formats. Everything computes in fp32 (or
+// exactly, for integer paths) and rounds once, here, to the destination format.
+#pragma once
+#include <cstdint>
+
+#include "ir/DType.h"
+
+namespace nkic::sim {
+
+// float32 -> narrow format bits, round-to-nearest-even. NaN stays NaN; values
+// beyond the largest finite number round to infinity as IEEE-style formats do
+// (bf16, fp16, fp8 e5m2, and fp8 e4m3 in its IEEE-like variant: bias 7, max 240).
+uint16_t float_to_bf16(float v);
+uint16_t float_to_fp16(float v);
+uint8_t float_to_fp8_e4m3(float v);
+uint8_t float_to_fp8_e5m2(float v);
+float bf16_to_float(uint16_t bits);
+float fp16_to_float(uint16_t bits);
+float fp8_e4m3_to_float(uint8_t bits);
+float fp8_e5m2_to_float(uint8_t bits);
+// tfloat32 keeps fp32's layout with the low 13 mantissa bits rounded away (RNE).
+float round_tf32(float v);
+
+// Element access on raw buffers: element `i` of a buffer of dtype `t`.
+// Float formats decode exactly to double; integers convert exactly.
+double load_element(ir::DType t, const void* base, int64_t i);
+// Store `v` converted to `t`: float formats round v (as float32 first) to
+// nearest-even; integer formats round to nearest-even and saturate to the
+// format's range (NaN -> 0); bool stores v != 0.
+void store_element(ir::DType t, void* base, int64_t i, double v);
+// The value `v` takes after a round trip through `t` (store then load).
+double round_to(ir::DType t, double v);
+
+}  // namespace nkic::sim

@@ -1,0 +1,38 @@
+// The CPU simulator: runs a kernel's IR with the numbers a NeuronCore would
+// produce (fp32 compute, one rounding to each destination format) and reports
+// what hardware would punish: out-of-bound accesses, reads of never-written memory.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace nkic::sim {
+
+struct SimOptions {
+  // Track which elements of on-chip and private HBM tensors each program
+  // instance has written; reading any other element is an error.
+  bool check_uninitialized = false;
+};
+
+// A simulation failure attributable to one instruction (out-of-bounds access,
+// read of never-written memory when checked). `loc` is the instruction's source
+// location; `code` is the NKI error code (err_*); what() is the message.
+struct SimError : std::runtime_error {
+  std::string code;
+  ir::SourceLoc loc;
+  SimError(std::string code, std::string msg, ir::SourceLoc loc);
+};
+
+// Runs every program instance of `k` (row-major over k.grid; an empty grid is one
+// instance). bindings[id] points at caller-owned row-major memory for tensor `id`
+// in the TensorDecl's dtype (inputs and outputs), or is null (or beyond the end):
+// the simulator owns the others. Bound and shared-HBM tensors are shared by all
+// instances; the simulator's private-HBM, SBUF and PSUM tensors start fresh in each,
+// filled with NaN (float formats) or 0x5A bytes (integers) so reads of
+// uninitialised memory show. Throws std::invalid_argument for a malformed kernel
+// (ir::verify) or too many bindings, and SimError for a failing instruction.
+void simulate(const ir::Kernel& k, const std::vector<void*>& bindings, const SimOptions& opts = {});
+
+}  // namespace nkic::sim

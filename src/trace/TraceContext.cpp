@@ -1,0 +1,137 @@
+#include "trace/TraceContext.h"
+
+#include "codegen/Ops.h"
+#include "sema/ErrorCatalog.h"
+#include "types/IndexAlgebra.h"
+
+namespace nkic::trace {
+
+namespace {
+thread_local std::unique_ptr<TraceContext> global_ctx;
+
+const sema::Target& resolve_target(const std::string& name) {
+  if (const sema::Target* t = sema::find_target(name)) return *t;
+  sema::Diagnostic d;
+  d.code = "err_incorrect_target_type";
+  d.kind = sema::ErrorKind::Value;
+  d.message = "unknown platform_target '" + name + "'";
+  d.hint = "use one of inf1, trn1, inf2, trn2, trn3";
+  sema::fail(d);
+}
+}  // namespace
+
+const char* name(ScopeKind k) {
+  switch (k) {
+    case ScopeKind::Kernel: return "KernelScope";
+    case ScopeKind::Function: return "FunctionScope";
+    case ScopeKind::Stmt: return "StmtScope";
+    case ScopeKind::Loop: return "LoopScope";
+  }
+  return "?";
+}
+
+TraceContext::TraceContext(TraceOptions opts)
+    : opts_(std::move(opts)),
+      target_(&resolve_target(opts_.target)),
+      builder_(opts_.kernel_name, *target_),
+      type_system_(*this) {
+  scopes_.push_back({ScopeKind::Kernel, opts_.kernel_name, {}});
+  builder_.kernel().grid = opts_.grid;
+  for (int cores : opts_.grid_physical_cores) multi_physical_cores = multi_physical_cores || cores > 1;
+}
+
+TraceContext* TraceContext::current() { return global_ctx.get(); }
+
+TraceContext& TraceContext::nki_ctx(const std::string& api) {
+  if (!global_ctx) sema::fail(sema::err_nki_api_outside_of_nki_kernel(api));
+  return *global_ctx;
+}
+
+TraceContext& TraceContext::new_ctx(TraceOptions opts) {
+  global_ctx = std::make_unique<TraceContext>(std::move(opts));
+  return *global_ctx;
+}
+
+void TraceContext::clear() { global_ctx.reset(); }
+
+TraceContext::ApiScope::ApiScope(TraceContext& ctx, std::string api) : ctx_(ctx), saved_(ctx.builder_.cur_api) {
+  ctx_.builder_.cur_api = std::move(api);
+}
+
+TraceContext::ApiScope::~ApiScope() { ctx_.builder_.cur_api = std::move(saved_); }
+
+void TraceContext::push_scope(ScopeKind kind, std::string name, ir::SourceLoc call_loc) {
+  scopes_.push_back({kind, std::move(name), call_loc});
+  builder_.push_region();
+}
+
+void TraceContext::pop_scope() {
+  if (scopes_.size() <= 1) return;
+  scopes_.pop_back();
+  builder_.pop_region();
+}
+
+types::TensorVal TraceContext::hoist(types::TensorVal v) const {
+  v.region = builder_.region();
+  return v;
+}
+
+types::IndexVal TraceContext::program_id(int64_t axis) {
+  int64_t ndim = static_cast<int64_t>(opts_.grid.size());
+  if (axis < 0 || axis >= std::max<int64_t>(ndim, 1)) builder_.fail(sema::err_program_id_axis_out_of_bounds(axis, ndim));
+  // A kernel launched without a grid is one instance: program_id(0) is 0.
+  if (ndim == 0) return types::index_constant(0);
+  types::IndexVal v;
+  v.expr = ir::AffineExpr::var({ir::VarKind::ProgramId, static_cast<int32_t>(axis)});
+  return v;
+}
+
+int64_t TraceContext::num_programs(std::optional<int64_t> axis) const {
+  if (!axis) return builder_.kernel().num_programs();
+  int64_t ndim = static_cast<int64_t>(opts_.grid.size());
+  if (ndim == 0 && *axis == 0) return 1;
+  if (*axis < 0 || *axis >= ndim) builder_.fail(sema::err_program_id_axis_out_of_bounds(*axis, ndim));
+  return opts_.grid[*axis];
+}
+
+types::IndexVal TraceContext::open_loop(const std::string& name, int64_t lb, int64_t ub, int64_t stride,
+                                        ir::AxisType type) {
+  push_scope(ScopeKind::Loop, name);
+  const ir::Loop& loop = builder_.open_loop(name, lb, ub, stride, type);
+  types::IndexVal v;
+  v.expr = ir::AffineExpr::var({ir::VarKind::Loop, loop.axis});
+  return v;
+}
+
+void TraceContext::close_loop() {
+  builder_.close_loop();
+  pop_scope();
+}
+
+types::TensorVal TraceContext::add_input(const std::string& name, std::vector<int64_t> shape, ir::DType dtype,
+                                         bool is_mutable) {
+  int id = builder_.add_tensor(name, std::move(shape), dtype, ir::Memory::SharedHBM, ir::Role::Input);
+  builder_.tensor_mut(id).is_mutable = is_mutable;
+  builder_.kernel().inputs.push_back(id);
+  return builder_.full_view(id);
+}
+
+std::unique_ptr<ir::Kernel> TraceContext::finalize(const std::vector<types::TensorVal>& returned) {
+  ir::Kernel& k = builder_.kernel();
+  for (const types::TensorVal& v : returned) {
+    ir::TensorDecl& t = builder_.tensor_mut(v.tensor);
+    if (t.memory != ir::Memory::SharedHBM) builder_.fail(sema::err_return_from_top_level());
+    if (t.role != ir::Role::Input && !builder_.written(v.tensor)) builder_.fail(sema::err_tensor_output_not_written_to(t.name));
+    if (t.role == ir::Role::Local) t.role = ir::Role::Output;
+    k.outputs.push_back(v.tensor);
+  }
+  return builder_.finish();
+}
+
+types::Value TraceContext::elementwise_int8(ir::AluOp op, const types::Value& a, const types::Value& b) {
+  codegen::OpArgs args;
+  args.dtype = ir::DType::int8;
+  return codegen::elementwise(builder_, op, {a, b}, args);
+}
+
+}  // namespace nkic::trace

@@ -1,0 +1,101 @@
+// TraceContext (seed 000): the state of one kernel trace. One context is
+// installed per thread by new_ctx at trace start and cleared at teardown;
+// every nl.* API reaches the kernel under construction through current().
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/KernelBuilder.h"
+#include "sema/Target.h"
+#include "types/TypeSystem.h"
+
+namespace nkic::trace {
+
+struct TraceOptions {
+  std::string kernel_name = "kernel";
+  std::string target = "trn2";
+  std::vector<int64_t> grid;
+  std::vector<int> grid_physical_cores;  // per grid dim: NeuronCores it spans (nl.nc), 1 otherwise
+  bool trace_time_unroll_builtin_range = false;
+};
+
+enum class ScopeKind { Kernel, Function, Stmt, Loop };
+const char* name(ScopeKind k);
+
+struct Scope {
+  ScopeKind kind;
+  std::string name;
+  ir::SourceLoc call_loc;  // Function scopes: where the helper was called
+};
+
+class TraceContext final : public types::TensorOpSink {
+ public:
+  explicit TraceContext(TraceOptions opts);
+
+  // The thread's installed context, or null outside a trace.
+  static TraceContext* current();
+  // Like current(), but raises err_nki_api_outside_of_nki_kernel naming `api`.
+  static TraceContext& nki_ctx(const std::string& api);
+  // Installs a fresh context as this thread's global context.
+  static TraceContext& new_ctx(TraceOptions opts);
+  // Tears the thread's context down (global_ctx = None).
+  static void clear();
+
+  const TraceOptions& opts() const { return opts_; }
+  const sema::Target& target() const { return *target_; }
+  codegen::KernelBuilder& builder() { return builder_; }
+  types::NkiTypeSystem& type_system() { return type_system_; }
+
+  // nki_api_scope: diagnostics raised while `api` runs name it.
+  class ApiScope {
+   public:
+    ApiScope(TraceContext& ctx, std::string api);
+    ~ApiScope();
+    ApiScope(const ApiScope&) = delete;
+    ApiScope& operator=(const ApiScope&) = delete;
+
+   private:
+    TraceContext& ctx_;
+    std::string saved_;
+  };
+  const std::string& cur_api() const { return builder_.cur_api; }
+
+  // The scope chain. Function, Stmt and Loop scopes open an allocation region.
+  void push_scope(ScopeKind kind, std::string name = "", ir::SourceLoc call_loc = {});
+  void pop_scope();
+  const std::vector<Scope>& scopes() const { return scopes_; }
+  bool at_kernel_level() const { return scopes_.size() == 1; }
+
+  // A tensor handed back from a helper lives on in the caller's region.
+  types::TensorVal hoist(types::TensorVal v) const;
+
+  // SPMD launch grid (nl.program_id / nl.num_programs / nl.program_ndim).
+  types::IndexVal program_id(int64_t axis);
+  int64_t num_programs(std::optional<int64_t> axis) const;
+
+  // Deferred loops (seed 003 create_affine_axis_block): returns the loop variable.
+  types::IndexVal open_loop(const std::string& name, int64_t lb, int64_t ub, int64_t stride, ir::AxisType type);
+  void close_loop();
+
+  // Kernel parameters and outputs.
+  types::TensorVal add_input(const std::string& name, std::vector<int64_t> shape, ir::DType dtype, bool is_mutable);
+  // Registers the returned tensors as kernel outputs and finishes the IR.
+  std::unique_ptr<ir::Kernel> finalize(const std::vector<types::TensorVal>& returned);
+
+  bool has_collectives = false;
+  bool in_exception_block = false;
+  bool multi_physical_cores = false;
+
+  types::Value elementwise_int8(ir::AluOp op, const types::Value& a, const types::Value& b) override;
+
+ private:
+  TraceOptions opts_;
+  const sema::Target* target_;
+  codegen::KernelBuilder builder_;
+  types::NkiTypeSystem type_system_;
+  std::vector<Scope> scopes_;
+};
+
+}  // namespace nkic::trace

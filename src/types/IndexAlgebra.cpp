@@ -1,0 +1,117 @@
+#include "types/IndexAlgebra.h"
+
+#include <cmath>
+
+#include "sema/ErrorCatalog.h"
+
+namespace nkic::types {
+
+std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  size_t r = std::max(a.size(), b.size());
+  std::vector<int64_t> out(r, 1);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da != db && da != 1 && db != 1)
+      sema::fail(sema::err_param_shape_incompatible_with_numpy(sema::shape_str(a), sema::shape_str(b)));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+ir::AffineExpr align_grid(const ir::AffineExpr& e, size_t from_rank, size_t rank) {
+  return e.shift_grid(static_cast<int>(rank - from_rank));
+}
+
+IndexVal index_constant(int64_t v) {
+  IndexVal r;
+  r.expr = ir::AffineExpr(v);
+  return r;
+}
+
+IndexVal index_from_other(const Other& o, const char* op) {
+  if (!o.numeric || !o.is_int) {
+    sema::Diagnostic d;
+    d.code = "err_tile_index_add_non_integer_scalar";
+    d.kind = sema::ErrorKind::Type;
+    d.message = std::string("index expressions only combine with integers, got ") +
+                (o.numeric ? "a non-integer number" : "'" + o.type_name + "'") + " in '" + op + "'";
+    d.hint = "indices are affine in loop variables, nl.arange and nl.program_id; cast with int()";
+    sema::fail(d);
+  }
+  return index_constant(static_cast<int64_t>(o.value));
+}
+
+namespace {
+[[noreturn]] void non_affine(const std::string& what) {
+  sema::fail(sema::err_non_affine_index_expression(what));
+}
+int64_t floordiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+}  // namespace
+
+IndexVal index_binop(IndexOp op, const IndexVal& a, const IndexVal& b) {
+  IndexVal r;
+  r.shape = broadcast_shapes(a.shape, b.shape);
+  r.from_arange = a.from_arange || b.from_arange;
+  ir::AffineExpr ea = align_grid(a.expr, a.shape.size(), r.shape.size());
+  ir::AffineExpr eb = align_grid(b.expr, b.shape.size(), r.shape.size());
+  switch (op) {
+    case IndexOp::add: r.expr = ea + eb; break;
+    case IndexOp::sub: r.expr = ea - eb; break;
+    case IndexOp::mul:
+      if (ea.is_constant()) r.expr = eb * ea.constant();
+      else if (eb.is_constant()) r.expr = ea * eb.constant();
+      else non_affine("the product of two index values (" + ea.str() + ") * (" + eb.str() + ")");
+      break;
+    case IndexOp::floordiv:
+    case IndexOp::mod: {
+      if (!eb.is_constant() || eb.constant() <= 0)
+        non_affine("'//' and '%' need a positive integer constant on the right");
+      int64_t c = eb.constant();
+      if (ea.is_constant()) {
+        int64_t q = floordiv(ea.constant(), c);
+        r.expr = op == IndexOp::floordiv ? ir::AffineExpr(q) : ir::AffineExpr(ea.constant() - q * c);
+        break;
+      }
+      bool divisible = ea.constant() % c == 0;
+      for (const ir::Term& t : ea.terms()) divisible = divisible && t.coeff % c == 0;
+      if (!divisible)
+        non_affine("(" + ea.str() + (op == IndexOp::floordiv ? ") // " : ") % ") + std::to_string(c));
+      // Every coefficient divides by c: the quotient stays affine, the remainder is 0.
+      ir::AffineExpr q(ea.constant() / c);
+      for (const ir::Term& t : ea.terms()) q = q + ir::AffineExpr::var(t.var, t.coeff / c);
+      r.expr = op == IndexOp::floordiv ? q : ir::AffineExpr(0);
+      break;
+    }
+  }
+  return r;
+}
+
+IndexVal arange(int64_t start, int64_t stop) {
+  IndexVal r;
+  r.shape = {std::max<int64_t>(stop - start, 0)};
+  r.expr = ir::AffineExpr::grid(0) + start;
+  r.from_arange = true;
+  return r;
+}
+
+IndexVal reshape_index(const IndexVal& v, const std::vector<int>& key) {
+  IndexVal r;
+  r.from_arange = v.from_arange;
+  std::vector<ir::AffineExpr> subst(v.shape.size());
+  for (size_t pos = 0; pos < key.size(); ++pos) {
+    if (key[pos] < 0) {
+      r.shape.push_back(1);
+    } else {
+      r.shape.push_back(v.shape[key[pos]]);
+      subst[key[pos]] = ir::AffineExpr::grid(static_cast<int>(pos));
+    }
+  }
+  r.expr = v.expr.substitute_grid(subst);
+  return r;
+}
+
+}  // namespace nkic::types
