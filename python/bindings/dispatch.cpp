@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <unordered_map>
+#include <utility>
 
 #include "errors.h"
 #include "sema/ErrorCatalog.h"
@@ -98,6 +99,23 @@ py::object call(py::object func, py::args args, py::kwargs kwargs) {
   return result;
 }
 
+// `x = f(...)`: the call runs with "x" as the name of the tensor it creates.
+py::object call_named(const std::string& name, py::object func, py::args args, py::kwargs kwargs) {
+  trace::TraceContext* ctx = trace::TraceContext::current();
+  if (!ctx) return func(*args, **kwargs);
+  // Only an op builder's own tensor takes the name, not every tensor of an inlined helper.
+  if (cached_decision(func).action != trace::CallAction::Builder) return call(func, args, kwargs);
+  std::string saved = std::exchange(ctx->builder().name_hint, name);
+  struct Restore {
+    trace::TraceContext* c;
+    std::string s;
+    ~Restore() {
+      if (trace::TraceContext::current() == c) c->builder().name_hint = std::move(s);
+    }
+  } restore{ctx, std::move(saved)};
+  return call(func, args, kwargs);
+}
+
 bool eval_if_cnd(py::handle cnd) {
   // A traced value's __bool__ raises the precise diagnostic; anything else is plain Python.
   int truth = PyObject_IsTrue(cnd.ptr());
@@ -143,6 +161,7 @@ void bind_dispatch(py::module_& m) {
     inliner = inline_fn;
   });
   m.def("call", &call);
+  m.def("call_named", &call_named);
   m.def("eval_if_cnd", &eval_if_cnd);
   m.def("compare_nary", &compare_nary);
   m.def("dispatch_action", [](py::object func) { return std::string(trace::name(cached_decision(func).action)); });

@@ -31,6 +31,7 @@ _STMT_SCOPE = _StmtScope()
 
 HOOKS = {
     "__nki_call__": core.call,
+    "__nki_call_named__": core.call_named,
     "__nki_if__": core.eval_if_cnd,
     "__nki_cmp__": core.compare_nary,
     "__nki_for__": _loops.for_hook,
@@ -51,6 +52,15 @@ class _Rewriter(ast.NodeTransformer):
         call = ast.Call(func=ast.Name(id="__nki_call__", ctx=ast.Load()),
                         args=[node.func] + node.args, keywords=node.keywords)
         return ast.copy_location(call, node)
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        value = node.value
+        if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(value, ast.Call)
+                and isinstance(value.func, ast.Name) and value.func.id == "__nki_call__"):
+            value.func.id = "__nki_call_named__"
+            value.args.insert(0, ast.Constant(node.targets[0].id))
+        return node
 
     def _scoped(self, body, node):
         if not body:

@@ -29,7 +29,12 @@ class KernelBuilder {
   // Where diagnostics and instructions point: the user's current line.
   std::function<ir::SourceLoc()> location_provider;
   ir::SourceLoc location() const { return location_provider ? location_provider() : ir::SourceLoc{}; }
-  std::string cur_api;  // e.g. "nl.load"; set by the tracer's nki_api_scope
+  std::string cur_api;    // e.g. "nl.load"; set by the tracer's nki_api_scope
+  std::string name_hint;  // the variable the current call is assigned to ("x = nl.load(...)")
+  // The name for a new tensor: the explicit name, else the assigned variable, else `fallback`.
+  std::string tensor_name(const std::string& explicit_name, const std::string& fallback) const {
+    return !explicit_name.empty() ? explicit_name : !name_hint.empty() ? name_hint : fallback;
+  }
 
   // A diagnostic at the current location, attributed to the API in flight.
   [[noreturn]] void fail(sema::Diagnostic d) const;

@@ -45,7 +45,7 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& oper
   for (size_t i = 1; i < dtypes.size(); ++i) out = types::promote(out, dtypes[i]);
   out = args.dtype.value_or(out);
 
-  TensorVal dst = alloc_tensor(b, std::string(ir::name(op)), shape, out, Memory::SBUF);
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", std::string(ir::name(op))), shape, out, Memory::SBUF);
   auto in = std::make_unique<ir::Instruction>();
   in->shape = shape;
   in->dst = access_for(b, dst, shape);

@@ -47,7 +47,7 @@ TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> 
   for (int64_t d : shape)
     if (d <= 0) b.fail({"err_invalid_shape", "tensor shape " + sema::shape_str(shape) + " has a non-positive dimension",
                         sema::ErrorKind::Value});
-  return b.full_view(b.add_tensor(std::move(name), std::move(shape), dtype, memory, ir::Role::Local));
+  return b.full_view(b.add_tensor(b.tensor_name(name, "t"), std::move(shape), dtype, memory, ir::Role::Local));
 }
 
 TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype, Memory memory,
@@ -67,7 +67,7 @@ TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, i
 TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
   const ir::TensorDecl& s = b.tensor(src.tensor);
   sema::assert_memory(s.memory, {Memory::SharedHBM, Memory::PrivateHBM}, "src", b.cur_api, b.raiser());
-  TensorVal dst = alloc_tensor(b, s.name + "_tile", src.shape, args.dtype.value_or(s.dtype), Memory::SBUF);
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", s.name + "_tile"), src.shape, args.dtype.value_or(s.dtype), Memory::SBUF);
   auto in = instruction(ir::Opcode::Load, b, dst, src.shape);
   in->srcs.push_back(access_for(b, src, src.shape));
   in->predicate = predicate_for(b, args, src.shape.size());

@@ -18,29 +18,24 @@ using ir::AluOp;
 using ir::DType;
 using ir::Opcode;
 
-namespace {
-
-// Move: dst = cast(src0), exact between any two formats. Fill: dst = one encoded
-// value. Float: the op in fp32. Int: the op exactly in int64.
-enum class Path : uint8_t { Move, Fill, Float, Int };
-
-}  // namespace
-
-struct AccessPlan {
-  int tensor = -1;
-  DType dtype = DType::float32;
-  SplitExpr flat;               // element offset
-  std::vector<SplitExpr> dims;  // index per tensor dimension
-};
-
-// A value an op reads: accesses[access], or `constant` when access < 0.
-struct Operand {
-  int access = -1;
-  double constant = 0.0;
-};
-
+// Everything about one instruction that does not change between executions.
 struct InstPlan {
-  std::vector<AccessPlan> accesses;  // [0] is dst, then the srcs in order
+  // Move: dst = cast(src0), exact between any two formats. Fill: dst = one
+  // encoded value. Float: the op in fp32. Int: the op exactly in int64.
+  enum class Path : uint8_t { Move, Fill, Float, Int };
+  struct Access {
+    int tensor = -1;
+    DType dtype = DType::float32;
+    SplitExpr flat;               // element offset
+    std::vector<SplitExpr> dims;  // index per tensor dimension
+  };
+  // A value the op reads: accesses[access], or `constant` when access < 0.
+  struct Operand {
+    int access = -1;
+    double constant = 0.0;
+  };
+
+  std::vector<Access> accesses;  // [0] is dst, then the srcs in order
   std::vector<SplitExpr> constraints;
   Path path = Path::Move;
   AluOp op = AluOp::bypass;
@@ -48,9 +43,12 @@ struct InstPlan {
   std::vector<int> reads;         // accesses whose memory the op reads
   IntFormat format;
   bool accumulate = false;
-  bool dst_is_operand = false;    // the dst tensor is also read as an operand
   std::array<std::byte, 4> fill{};
 };
+
+using Path = InstPlan::Path;
+using Operand = InstPlan::Operand;
+using AccessPlan = InstPlan::Access;
 
 namespace {
 
@@ -118,11 +116,8 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
     }
   }
 
-  for (const Operand& o : p.operands) {
-    if (o.access < 0) continue;
-    p.reads.push_back(o.access);
-    p.dst_is_operand = p.dst_is_operand || p.accesses[o.access].tensor == p.accesses[0].tensor;
-  }
+  for (const Operand& o : p.operands)
+    if (o.access >= 0) p.reads.push_back(o.access);
   p.accumulate = in.accumulate;
   if (in.accumulate) p.reads.push_back(0);
 }
@@ -298,27 +293,35 @@ void TileExecutor::check_reads(const InstPlan& p, const ir::Instruction& in) {
   }
 }
 
-// An operand reading the dst tensor through another access pattern could see
-// values this instruction already wrote; the hardware reads a tile before
-// writing it, so such operands read a copy taken before the instruction.
+namespace {
+bool overlaps(const TensorMem& a, const TensorMem& b) {
+  const auto bytes = [](const TensorMem& t) { return t.decl->num_elements() * ir::size_of(t.decl->dtype); };
+  return a.data < b.data + bytes(b) && b.data < a.data + bytes(a);
+}
+}  // namespace
+
+// An operand whose memory overlaps the dst's (the same tensor, or bindings that
+// share memory) could see values this instruction already wrote. The hardware
+// reads a tile before writing it, so unless the operand reads exactly the points
+// it writes, it reads a copy taken before the instruction. Either way results
+// go through a buffer, never straight into the dst.
 void TileExecutor::bind_data(const InstPlan& p) {
   const int n = static_cast<int>(p.accesses.size());
   data_.resize(n);
   for (int e = 0; e < n; ++e) data_[e] = mem_[p.accesses[e].tensor].data;
-  if (!p.dst_is_operand) return;
   const AccessPlan& dst = p.accesses[0];
-  bool copied = false;
-  for (const Operand& o : p.operands) {
-    if (o.access < 0) continue;
-    const AccessPlan& a = p.accesses[o.access];
-    if (a.tensor != dst.tensor || (bases_[o.access] == bases_[0] && a.flat.grid == dst.flat.grid)) continue;
-    if (!copied) {
-      const TensorMem& t = mem_[dst.tensor];
-      const size_t bytes = t.decl->num_elements() * ir::size_of(t.decl->dtype);
-      snapshot_.assign(t.data, t.data + bytes);
-      copied = true;
-    }
-    data_[o.access] = snapshot_.data();
+  const TensorMem& dst_mem = mem_[dst.tensor];
+  dst_direct_ = true;
+  for (size_t k = 0; k < p.operands.size(); ++k) {
+    const int e = p.operands[k].access;
+    if (e < 0) continue;
+    const AccessPlan& a = p.accesses[e];
+    const TensorMem& t = mem_[a.tensor];
+    if (!overlaps(t, dst_mem)) continue;
+    dst_direct_ = false;
+    if (a.tensor == dst.tensor && bases_[e] == bases_[0] && a.flat.grid == dst.flat.grid) continue;
+    snapshot_[k].assign(t.data, t.data + t.decl->num_elements() * ir::size_of(t.decl->dtype));
+    data_[e] = snapshot_[k].data();
   }
 }
 
@@ -368,7 +371,7 @@ void TileExecutor::float_chunk(const InstPlan& p, int64_t m) {
     }
   }
   const DType dt = p.accesses[0].dtype;
-  const bool direct = dt == DType::float32 && step_[0] == 1 && !p.accumulate && !p.dst_is_operand;
+  const bool direct = dt == DType::float32 && step_[0] == 1 && !p.accumulate && dst_direct_;
   float* out = direct ? reinterpret_cast<float*>(data_[0]) + off_[0] : fbuf_[2].data();
   if (p.operands.size() == 1)
     eval_unary(p.op, args[0], out, m);

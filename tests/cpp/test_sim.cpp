@@ -567,6 +567,27 @@ TEST(Sim, Bf16StoreRoundsTiesToEven) {
   EXPECT_EQ(vo, (std::vector<uint16_t>{0x3f80, 0x3f82, 0x3f81, 0xbf80, 0x7f80, 0x3f80}));
 }
 
+// The simulator's inlined bf16 codec must agree with sim/Numerics bit for bit.
+TEST(Sim, Bf16ConversionsMatchNumerics) {
+  const uint32_t lows[] = {0x0000, 0x0001, 0x7fff, 0x8000, 0x8001, 0xffff};
+  const int64_t n = 65536 * std::size(lows);
+  KB b;
+  int x = b.hbm_in("x", {n}, DType::float32);
+  int o = b.hbm_out("o", {n}, DType::bfloat16);
+  int back = b.hbm_out("back", {n}, DType::float32);
+  b.emit(Opcode::Copy, {n}, at(o, {G(0)}), {at(x, {G(0)})});
+  b.emit(Opcode::Copy, {n}, at(back, {G(0)}), {at(o, {G(0)})});
+  std::vector<float> vx(n), vback(n);
+  std::vector<uint16_t> vo(n);
+  for (uint32_t hi = 0; hi < 65536; ++hi)
+    for (size_t l = 0; l < std::size(lows); ++l) vx[hi * std::size(lows) + l] = std::bit_cast<float>(hi << 16 | lows[l]);
+  sim::simulate(b.k, bind(b.k, {{x, vx.data()}, {o, vo.data()}, {back, vback.data()}}));
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(vo[i], sim::float_to_bf16(vx[i])) << std::hex << std::bit_cast<uint32_t>(vx[i]);
+    ASSERT_EQ(std::bit_cast<uint32_t>(vback[i]), std::bit_cast<uint32_t>(sim::bf16_to_float(vo[i])));
+  }
+}
+
 TEST(Sim, TransposeBroadcastAndInPlaceShift) {
   KB b;
   int x = b.hbm_in("x", {4, 6}, DType::float32);
@@ -588,6 +609,19 @@ TEST(Sim, TransposeBroadcastAndInPlaceShift) {
       EXPECT_EQ(vxb[r * 6 + c], vx[r * 6 + c] + vb[r]);
     }
   EXPECT_EQ(vs, (std::vector<float>{0, 0, 1, 2, 3, 4, 5, 6}));
+}
+
+// Longer than one compute chunk, so reading after writing would show.
+TEST(Sim, BindingsSharingMemoryReadBeforeWrite) {
+  constexpr int64_t n = 5000;
+  KB b;
+  int x = b.hbm_in("x", {n}, DType::float32);
+  int o = b.hbm_out("o", {n}, DType::float32);
+  b.emit(Opcode::TensorTensor, {n - 1}, at(o, {G(0) + 1}), {at(x, {G(0)}), at(x, {G(0) + 1})}, AluOp::add);
+  std::vector<float> buf(n);
+  for (int64_t i = 0; i < n; ++i) buf[i] = static_cast<float>(i);
+  sim::simulate(b.k, bind(b.k, {{x, buf.data()}, {o, buf.data()}}));
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(buf[i], i == 0 ? 0.0f : static_cast<float>(2 * i - 1)) << i;
 }
 
 TEST(Sim, LargeTileAndNarrowFormats) {

@@ -57,11 +57,11 @@ def ref_bf16_bits(u32):
     u = np.asarray(u32, np.uint32).astype(np.uint64)
     sign = (u >> 16) & 0x8000
     mag = u & 0x7FFFFFFF
-    x = mag.astype(np.uint32).view(np.float32).astype(np.float64)
-    lo = mag >> 16
-    hi = lo + 1
-    lo_v = (lo << 16).astype(np.uint32).view(np.float32).astype(np.float64)
-    with np.errstate(over="ignore"):
+    with np.errstate(invalid="ignore"):  # signalling NaN patterns
+        x = mag.astype(np.uint32).view(np.float32).astype(np.float64)
+        lo = mag >> 16
+        hi = lo + 1
+        lo_v = (lo << 16).astype(np.uint32).view(np.float32).astype(np.float64)
         hi_v = (hi << 16).astype(np.uint32).view(np.float32).astype(np.float64)
     hi_v = np.where(hi == 0x7F80, 2.0 ** 128, hi_v)  # the step past the max rounds to inf
     d_lo, d_hi = x - lo_v, hi_v - x
@@ -85,8 +85,11 @@ def ref_fp8_bits(values, dt):
             out.append(inf_bits | 1)
             continue
         a = abs(v)
-        d = np.abs(table - a) if math.isfinite(a) else np.full(len(table), math.inf)
-        best = min(range(len(table)), key=lambda b: (d[b], b & 1)) if math.isfinite(a) else inf_bits
+        if a >= table[inf_bits]:
+            best = inf_bits
+        else:  # distances to the nearest candidates are exact in float64 here
+            d = np.abs(table - a)
+            best = min(range(len(table)), key=lambda b: (d[b], b & 1))
         out.append(best | (0x80 if math.copysign(1.0, v) < 0 else 0))
     return np.array(out, np.uint8)
 
@@ -174,7 +177,8 @@ def test_fp8_rounding_edges(dt, cases):
 def test_every_pattern_decodes_and_round_trips(dt):
     e, m = LAYOUT[dt]
     bits = np.arange(1 << (1 + e + m)).astype(UINT[dt])
-    values = bits.view(dt).astype(np.float64)
+    with np.errstate(invalid="ignore"):  # bf16 keeps signalling NaNs signalling
+        values = bits.view(dt).astype(np.float64)
     want = ref_decode(bits, dt)
     nan = is_nan_bits(bits, dt)
     assert np.isnan(values[nan]).all()
@@ -284,7 +288,7 @@ def test_comparisons_and_predicates(dt):
         assert np.isnan(a).tolist() == [False, False, True, False]
         assert np.isinf(a).tolist() == [False, False, False, True]
         assert np.isfinite(a).tolist() == [True, True, False, False]
-        assert np.maximum(a, b).astype(np.float32)[2] != np.maximum(a, b).astype(np.float32)[2]
+        assert np.isnan(np.maximum(a, b).astype(np.float32)[2])  # maximum propagates NaN
 
 
 def test_mixing_with_float32():
@@ -320,7 +324,7 @@ def test_scalar_behaviour():
     assert float(x * bfloat16(2)) == 3.0 and float(x - bfloat16(2)) == -0.5 and float(x / bfloat16(2)) == 0.75
     assert float(-x) == -1.5 and float(abs(bfloat16(-2))) == 2.0
     assert float(x + 1.0) == 2.5 and float(2.0 * x) == 3.0
-    assert bfloat16(1.00390625).view(np.uint16) if hasattr(bfloat16(1), "view") else True
+    assert np.array(bfloat16(1.00390625)).view(np.uint16) == 0x3F80  # tie -> even
     assert bfloat16("2.5") == 2.5 and float8_e5m2(bfloat16(3)) == 3
     assert float(bfloat16(np.float32(1.00390625))) == 1.0
     assert f"{x:.3f}" == "1.500"
@@ -373,7 +377,7 @@ def test_astype_bf16_matches_reference_near_ties(pairs):
 
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(FP8),
-       st.lists(st.floats(width=32, allow_nan=True, allow_infinity=True, min_value=None), min_size=1,
+       st.lists(st.floats(width=32), min_size=1,
                 max_size=32))
 def test_astype_fp8_matches_nearest_search(dt, values):
     x = np.array(values, np.float32)
