@@ -67,11 +67,10 @@ const Decision& cached_decision(py::handle func) {
 }
 
 bool has_nki_data(const py::args& args, const py::kwargs& kwargs) {
-  auto is_data = [](py::handle h) { return py::isinstance<PyTensor>(h) || py::isinstance<PyMask>(h); };
   for (py::handle a : args)
-    if (is_data(a)) return true;
+    if (is_nki_data(a)) return true;
   for (auto kv : kwargs)
-    if (is_data(kv.second)) return true;
+    if (is_nki_data(kv.second)) return true;
   return false;
 }
 
@@ -94,7 +93,7 @@ py::object call(py::object func, py::args args, py::kwargs kwargs) {
   }
   py::object result = inliner(func, args, kwargs);
   // The seed's return-consistency check: a plain `assert`, not a diagnostic.
-  if (!has_nki_data(args, kwargs) && (py::isinstance<PyTensor>(result) || py::isinstance<PyMask>(result)))
+  if (!has_nki_data(args, kwargs) && is_nki_data(result))
     return_consistency_failed();
   return result;
 }
@@ -117,6 +116,9 @@ py::object call_named(const std::string& name, py::object func, py::args args, p
 }
 
 bool eval_if_cnd(py::handle cnd) {
+  // The seed's first test: any tensor (whatever its size) is device data.
+  if (py::isinstance<PyTensor>(cnd))
+    sema::fail(sema::err_dynamic_control_flow_not_supported("a tensor", "is computed on the device"));
   // A traced value's __bool__ raises the precise diagnostic; anything else is plain Python.
   int truth = PyObject_IsTrue(cnd.ptr());
   if (truth < 0) throw py::error_already_set();

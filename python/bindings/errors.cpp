@@ -76,7 +76,13 @@ ir::SourceLoc user_location(std::vector<sema::Note>* notes) {
 }
 
 void raise_diagnostic(sema::Diagnostic d) {
-  if (!d.loc.known()) d.loc = user_location(&d.notes);
+  if (d.notes.empty()) {
+    std::vector<sema::Note> notes;
+    ir::SourceLoc here = user_location(&notes);
+    if (!d.loc.known()) d.loc = here;
+    // Call-site notes belong to the diagnostic when it points at the innermost user frame.
+    if (here.file == d.loc.file && here.line == d.loc.line) d.notes = std::move(notes);
+  }
   if (d.api.empty())
     if (trace::TraceContext* ctx = trace::TraceContext::current()) d.api = ctx->cur_api();
   if (d.kind == sema::ErrorKind::Assertion && d.code.empty()) {

@@ -93,7 +93,8 @@ float floor(float a) { return std::floor(a); }
 float ceil(float a) { return std::ceil(a); }
 float trunc(float a) { return std::trunc(a); }
 float rint(float a) { return std::nearbyint(a); }
-float sign(float a) { return std::isgreater(a, 0.0f) ? 1.0f : std::isless(a, 0.0f) ? -1.0f : a; }  // keeps 0, NaN
+// sign keeps zeros and NaN as they are.
+float sign(float a) { return std::isgreater(a, 0.0f) ? 1.0f : std::isless(a, 0.0f) ? -1.0f : a; }
 
 bool equal(float a, float b) { return a == b; }
 bool not_equal(float a, float b) { return a != b; }

@@ -228,7 +228,9 @@ PyObject* scalar_positive(PyObject* self) {
 }
 
 template <class F>
-PyObject* scalar_absolute(PyObject* self) { return make_scalar<F>(F::from_float(std::fabs(value_of<F>(self)))); }
+PyObject* scalar_absolute(PyObject* self) {
+  return make_scalar<F>(F::from_float(std::fabs(value_of<F>(self))));
+}
 
 template <class F>
 PyObject* scalar_float(PyObject* self) { return PyFloat_FromDouble(value_of<F>(self)); }

@@ -65,9 +65,7 @@ void bind_trace_api(py::module_& m) {
   });
   m.def("trace_end", &trace::TraceContext::clear);
   m.def("raise_nested_kernel_with_spmd_grid", [] {
-    sema::fail({"err_nested_kernel_with_spmd_grid",
-                "a kernel cannot launch another kernel with an SPMD grid", sema::ErrorKind::Syntax,
-                {}, {}, "call the nested kernel without a grid; it is traced into the calling kernel"});
+    sema::fail(sema::err_nested_kernel_with_spmd_grid());
   });
   m.def("trace_active", [] { return trace::TraceContext::current() != nullptr; });
   m.def("unroll_builtin_range", [] { return ctx().opts().trace_time_unroll_builtin_range; });
@@ -86,6 +84,27 @@ void bind_trace_api(py::module_& m) {
   m.def("push_stmt_scope", [] { ctx().push_scope(trace::ScopeKind::Stmt); });
   m.def("pop_scope", [] {
     if (trace::TraceContext* c = trace::TraceContext::current()) c->pop_scope();
+  });
+  m.def("is_tensor_live", [](py::handle t) {
+    const types::TensorVal& v = t.cast<const PyTensor&>().v;
+    return !v.region || v.region->open;
+  });
+  m.def("is_outer_tensor", [](py::handle t) {
+    const types::TensorVal& v = t.cast<const PyTensor&>().v;
+    return v.region && v.region != ctx().builder().region();
+  });
+  m.def("raise_annotation_shape_mismatch", [](py::handle t, std::vector<int64_t> expected) {
+    const types::TensorVal& v = t.cast<const PyTensor&>().v;
+    sema::fail(sema::err_annotation_shape_mismatch(ctx().builder().tensor(v.tensor).name, v.shape, expected));
+  });
+  m.def("is_nki_data", &is_nki_data);
+  m.def("flags", [] {
+    trace::TraceContext& c = ctx();
+    return py::dict(py::arg("has_collectives") = c.has_collectives, py::arg("in_exception_block") = c.in_exception_block,
+                    py::arg("multi_physical_cores") = c.multi_physical_cores);
+  });
+  m.def("set_in_exception_block", [](bool v) {
+    if (trace::TraceContext* c = trace::TraceContext::current()) c->in_exception_block = v;
   });
   m.def("hoist", [](py::object v) -> py::object {
     if (!py::isinstance<PyTensor>(v)) return v;

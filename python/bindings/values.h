@@ -22,6 +22,8 @@ py::object wrap_tensor(types::TensorVal v);
 py::object wrap_index(types::IndexVal v);
 py::object wrap_mask(types::MaskVal v);
 bool is_traced(py::handle h);  // an NKI value, not plain Python
+// The seed's is_nki_data: an IR tensor or a mask (not an index value).
+inline bool is_nki_data(py::handle h) { return py::isinstance<PyTensor>(h) || py::isinstance<PyMask>(h); }
 std::string py_type_name(py::handle h);
 
 void bind_values(py::module_& m);

@@ -7,6 +7,7 @@ import ast
 import inspect
 import textwrap
 import types
+import warnings
 
 from ._core import core
 from . import _loops
@@ -29,6 +30,46 @@ class _StmtScope:
 
 _STMT_SCOPE = _StmtScope()
 
+
+class _ExceptionBlock:
+    """The body of a `try` is traced with the context's in_exception_block set."""
+    __slots__ = ("saved",)
+
+    def __enter__(self):
+        self.saved = core.trace_active() and core.flags()["in_exception_block"]
+        core.set_in_exception_block(True)
+
+    def __exit__(self, *exc):
+        core.set_in_exception_block(self.saved)
+        return False
+
+
+def _shape_str(t):
+    return "[" + ", ".join(str(d) for d in t.shape) + "]"
+
+
+def bind(name, new, old):
+    """`name = new` in traced code, where `name` held `old`: warns when a tensor
+    is shadowed by a new object instead of being updated in place (seed 000)."""
+    if (type(new) is core.NkiTensor and type(old) is core.NkiTensor and new is not old
+            and core.trace_active() and core.is_tensor_live(old)):
+        outer = core.is_outer_tensor(old)
+        if outer or old.dtype != new.dtype or old.shape != new.shape:
+            dtype = core.tensor_info(old)[1]
+            msg = (f"shadowing local tensor '{dtype} {name}{_shape_str(old)}' with a new object, "
+                   f"use '{name}[...] =' if you want to update the existing object")
+            file, line, _ = core.user_location()
+            warnings.warn_explicit(msg, SyntaxWarning, file or "<kernel>", line or 0)
+    return new
+
+
+def annotate(name, annotation, value, old):
+    """`name: nt.tensor[shape] = value`: the annotation's shape is checked."""
+    shape = getattr(annotation, "shape", None)
+    if shape is not None and type(value) is core.NkiTensor and tuple(value.shape) != tuple(shape):
+        core.raise_annotation_shape_mismatch(value, list(shape))
+    return bind(name, value, old)
+
 HOOKS = {
     "__nki_call__": core.call,
     "__nki_call_named__": core.call_named,
@@ -36,12 +77,22 @@ HOOKS = {
     "__nki_cmp__": core.compare_nary,
     "__nki_for__": _loops.for_hook,
     "__nki_stmt_scope__": _STMT_SCOPE,
+    "__nki_bind__": bind,
+    "__nki_exception_block__": _ExceptionBlock,
+    "__nki_annotate__": annotate,
 }
 
 
 def _hook(name, node, *args):
     call = ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=list(args), keywords=[])
     return ast.copy_location(call, node)
+
+
+def _previous(name, node):
+    """`locals().get(name)`: what `name` holds before the assignment runs."""
+    get = ast.Attribute(value=ast.Call(func=ast.Name(id="locals", ctx=ast.Load()), args=[], keywords=[]),
+                        attr="get", ctx=ast.Load())
+    return ast.copy_location(ast.Call(func=get, args=[ast.Constant(name)], keywords=[]), node)
 
 
 class _Rewriter(ast.NodeTransformer):
@@ -55,12 +106,25 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_Assign(self, node):
         self.generic_visit(node)
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return node
+        name = node.targets[0].id
         value = node.value
-        if (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(value, ast.Call)
-                and isinstance(value.func, ast.Name) and value.func.id == "__nki_call__"):
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "__nki_call__":
             value.func.id = "__nki_call_named__"
-            value.args.insert(0, ast.Constant(node.targets[0].id))
+            value.args.insert(0, ast.Constant(name))
+        if isinstance(value, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)):
+            node.value = _hook("__nki_bind__", node, ast.Constant(name), value, _previous(name, node))
         return node
+
+    def visit_AnnAssign(self, node):
+        self.generic_visit(node)
+        if node.value is None or not isinstance(node.target, ast.Name):
+            return node
+        name = node.target.id
+        value = _hook("__nki_annotate__", node, ast.Constant(name), node.annotation, node.value,
+                      _previous(name, node))
+        return ast.copy_location(ast.Assign(targets=[node.target], value=value), node)
 
     def _scoped(self, body, node):
         if not body:
@@ -73,6 +137,12 @@ class _Rewriter(ast.NodeTransformer):
         node.test = _hook("__nki_if__", node.test, node.test)
         node.body = self._scoped(node.body, node)
         node.orelse = self._scoped(node.orelse, node)
+        return node
+
+    def visit_Try(self, node):
+        self.generic_visit(node)
+        item = ast.withitem(context_expr=_hook("__nki_exception_block__", node))
+        node.body = [ast.copy_location(ast.With(items=[item], body=node.body), node)]
         return node
 
     def visit_While(self, node):

@@ -53,6 +53,37 @@ def _shape(shape):
     return [int(d) for d in shape]
 
 
+class nc:
+    """nl.nc(n): a launch-grid dimension spread over n physical NeuronCores."""
+
+    def __init__(self, n):
+        self.size = int(n)
+        self.physical_cores = int(n)
+
+    def __mul__(self, other):
+        return spmd_dim(self, other)
+
+    __rmul__ = lambda self, other: spmd_dim(other, self)  # noqa: E731
+
+    def __repr__(self):
+        return f"nl.nc({self.size})"
+
+
+class spmd_dim:
+    """nl.spmd_dim(*dims): one grid dimension composed of sub-dimensions."""
+
+    def __init__(self, *dims):
+        self.dims = dims
+        self.size = 1
+        self.physical_cores = 1
+        for d in dims:
+            self.size *= int(getattr(d, "size", d))
+            self.physical_cores *= int(getattr(d, "physical_cores", 1))
+
+    def __repr__(self):
+        return f"nl.spmd_dim{self.dims}"
+
+
 class tile_size:
     pmax = 128
     psum_fmax = 512

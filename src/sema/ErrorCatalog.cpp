@@ -92,8 +92,10 @@ Diagnostic err_num_partition_mismatch(std::string_view a, std::string_view b, st
 
 Diagnostic err_unsupported_memory(std::string_view operand, std::string_view api,
                                   std::string_view expected, std::string_view actual) {
+  // The documented wording names the bare API ('load', not 'nl.load').
+  std::string_view bare = api.substr(api.find('.') == std::string_view::npos ? 0 : api.find('.') + 1);
   return make("err_unsupported_memory",
-              "Expected operand '" + s(operand) + "' of '" + s(api) + "' to be in address space '" +
+              "Expected operand '" + s(operand) + "' of '" + s(bare) + "' to be in address space '" +
                   s(expected) + "', but got a tile in '" + s(actual) + "' instead.");
 }
 
@@ -173,6 +175,26 @@ Diagnostic err_return_from_top_level() {
                       "return only shared_hbm tensors (or a tuple of them) created with "
                       "nl.ndarray(..., buffer=nl.shared_hbm)");
   return d;
+}
+
+Diagnostic err_annotation_shape_mismatch(std::string_view tensor, const std::vector<int64_t>& shape,
+                                         const std::vector<int64_t>& expected) {
+  return make("err_annotation_shape_mismatch",
+              "shape of `" + s(tensor) + shape_str(shape) + "` does not match the expected shape of " +
+                  shape_str(expected));
+}
+
+Diagnostic err_mutable_parameter_not_returned(std::string_view tensor) {
+  return make("err_mutable_parameter_not_returned",
+              "Mutable kernel parameter not returned by `return` statement: '" + s(tensor) +
+                  "' is written by the kernel",
+              ErrorKind::Syntax, "return the mutable parameter, e.g. `return " + s(tensor) + "`");
+}
+
+Diagnostic err_nested_kernel_with_spmd_grid() {
+  return make("err_nested_kernel_with_spmd_grid",
+              "a kernel cannot launch another kernel with an SPMD grid", ErrorKind::Syntax,
+              "call the nested kernel without a grid; it is traced into the calling kernel");
 }
 
 }  // namespace nkic::sema

@@ -38,5 +38,9 @@ Diagnostic err_unexpected_type_of_operand(std::string_view operand, std::string_
 Diagnostic err_program_id_axis_out_of_bounds(int64_t axis, int64_t ndim);
 Diagnostic err_unsupported_dtype(std::string_view what);
 Diagnostic err_return_from_top_level();
+Diagnostic err_annotation_shape_mismatch(std::string_view tensor, const std::vector<int64_t>& shape,
+                                         const std::vector<int64_t>& expected);
+Diagnostic err_mutable_parameter_not_returned(std::string_view tensor);
+Diagnostic err_nested_kernel_with_spmd_grid();
 
 }  // namespace nkic::sema

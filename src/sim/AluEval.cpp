@@ -135,7 +135,9 @@ void eval_unary(AluOp op, const float* a, float* out, int64_t n) {
     case AluOp::abs: map1(a, out, n, [](float x) { return std::fabs(x); }); return;
     case AluOp::negative: map1(a, out, n, [](float x) { return -x; }); return;
     case AluOp::sign:
-      map1(a, out, n, [](float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? 0.0f : x; });
+      map1(a, out, n, [](float x) {
+        return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? 0.0f : x;
+      });
       return;
     case AluOp::trunc: map1(a, out, n, [](float x) { return std::trunc(x); }); return;
     case AluOp::floor: map1(a, out, n, [](float x) { return std::floor(x); }); return;
@@ -178,7 +180,9 @@ void eval_unary(AluOp op, const float* a, float* out, int64_t n) {
       });
       return;
     case AluOp::erf: map1(a, out, n, [](float x) { return std::erf(x); }); return;
-    case AluOp::erf_dx: map1(a, out, n, [](float x) { return k2OverSqrtPi * std::exp(-x * x); }); return;
+    case AluOp::erf_dx:
+      map1(a, out, n, [](float x) { return k2OverSqrtPi * std::exp(-x * x); });
+      return;
     case AluOp::softplus: map1(a, out, n, [](float x) { return softplus(x); }); return;
     case AluOp::mish: map1(a, out, n, [](float x) { return x * std::tanh(softplus(x)); }); return;
     default: unsupported(op, "unary fp32");
@@ -197,13 +201,17 @@ void eval_binary(AluOp op, const float* a, const float* b, float* out, int64_t n
     case AluOp::mod: map2(a, b, out, n, [](float x, float y) { return py_mod(x, y); }); return;
     case AluOp::fmod: map2(a, b, out, n, [](float x, float y) { return std::fmod(x, y); }); return;
     case AluOp::equal: map2(a, b, out, n, [](float x, float y) { return truth(x == y); }); return;
-    case AluOp::not_equal: map2(a, b, out, n, [](float x, float y) { return truth(x != y); }); return;
+    case AluOp::not_equal:
+      map2(a, b, out, n, [](float x, float y) { return truth(x != y); });
+      return;
     case AluOp::greater: map2(a, b, out, n, [](float x, float y) { return truth(x > y); }); return;
     case AluOp::greater_equal:
       map2(a, b, out, n, [](float x, float y) { return truth(x >= y); });
       return;
     case AluOp::less: map2(a, b, out, n, [](float x, float y) { return truth(x < y); }); return;
-    case AluOp::less_equal: map2(a, b, out, n, [](float x, float y) { return truth(x <= y); }); return;
+    case AluOp::less_equal:
+      map2(a, b, out, n, [](float x, float y) { return truth(x <= y); });
+      return;
     case AluOp::logical_and:
       map2(a, b, out, n, [](float x, float y) { return truth(x != 0.0f && y != 0.0f); });
       return;
@@ -247,8 +255,12 @@ void eval_binary_int(AluOp op, const int64_t* a, const int64_t* b, int64_t* out,
     case AluOp::greater_equal: map2(a, b, out, n, [](I x, I y) { return I{x >= y}; }); return;
     case AluOp::less: map2(a, b, out, n, [](I x, I y) { return I{x < y}; }); return;
     case AluOp::less_equal: map2(a, b, out, n, [](I x, I y) { return I{x <= y}; }); return;
-    case AluOp::logical_and: map2(a, b, out, n, [](I x, I y) { return I{x != 0 && y != 0}; }); return;
-    case AluOp::logical_or: map2(a, b, out, n, [](I x, I y) { return I{x != 0 || y != 0}; }); return;
+    case AluOp::logical_and:
+      map2(a, b, out, n, [](I x, I y) { return I{x != 0 && y != 0}; });
+      return;
+    case AluOp::logical_or:
+      map2(a, b, out, n, [](I x, I y) { return I{x != 0 || y != 0}; });
+      return;
     case AluOp::logical_xor:
       map2(a, b, out, n, [](I x, I y) { return I{(x != 0) != (y != 0)}; });
       return;

@@ -19,7 +19,8 @@ namespace {
 constexpr int64_t kBlock = 8;
 
 template <class T, class U, class F>
-inline void gather_as(const void* data, int64_t off, int64_t stride, int64_t n, U* __restrict out, F conv) {
+inline void gather_as(const void* data, int64_t off, int64_t stride, int64_t n, U* __restrict out,
+                      F conv) {
   const T* __restrict p = static_cast<const T*>(data) + off;
   if (stride == 1) {
     int64_t i = 0;
@@ -32,7 +33,8 @@ inline void gather_as(const void* data, int64_t off, int64_t stride, int64_t n, 
 }
 
 template <class T, class U, class F>
-inline void scatter_as(void* data, int64_t off, int64_t stride, int64_t n, const U* __restrict in, F conv) {
+inline void scatter_as(void* data, int64_t off, int64_t stride, int64_t n, const U* __restrict in,
+                       F conv) {
   T* __restrict p = static_cast<T*>(data) + off;
   if (stride == 1) {
     int64_t i = 0;
@@ -88,10 +90,16 @@ inline void with_float_decoder(DType t, Body body) {
   switch (t) {
     case DType::float32:
     case DType::tfloat32: body(float{}, [](float v) { return v; }); return;
-    case DType::bfloat16: body(uint16_t{}, [](uint16_t b) { return bf16_bits_to_float(b); }); return;
+    case DType::bfloat16:
+      body(uint16_t{}, [](uint16_t b) { return bf16_bits_to_float(b); });
+      return;
     case DType::float16: body(uint16_t{}, [](uint16_t b) { return fp16_to_float(b); }); return;
-    case DType::float8_e4m3: body(uint8_t{}, [](uint8_t b) { return fp8_e4m3_to_float(b); }); return;
-    case DType::float8_e5m2: body(uint8_t{}, [](uint8_t b) { return fp8_e5m2_to_float(b); }); return;
+    case DType::float8_e4m3:
+      body(uint8_t{}, [](uint8_t b) { return fp8_e4m3_to_float(b); });
+      return;
+    case DType::float8_e5m2:
+      body(uint8_t{}, [](uint8_t b) { return fp8_e5m2_to_float(b); });
+      return;
     default: return;
   }
 }
@@ -130,9 +138,8 @@ inline void with_int_type(DType t, Body body) {
 
 void gather_float(DType t, const void* data, int64_t off, int64_t stride, int64_t n, float* out) {
   if (ir::is_float(t)) {
-    with_float_decoder(t, [&](auto tag, auto dec) {
-      gather_as<decltype(tag)>(data, off, stride, n, out, dec);
-    });
+    with_float_decoder(
+        t, [&](auto tag, auto dec) { gather_as<decltype(tag)>(data, off, stride, n, out, dec); });
   } else if (t == DType::bool_) {
     gather_as<uint8_t>(data, off, stride, n, out, [](uint8_t v) { return v != 0 ? 1.0f : 0.0f; });
   } else {
@@ -161,9 +168,8 @@ void gather_int(DType t, const void* data, int64_t off, int64_t stride, int64_t 
 
 void scatter_float(DType t, void* data, int64_t off, int64_t stride, int64_t n, const float* in) {
   if (ir::is_float(t)) {
-    with_float_encoder(t, [&](auto tag, auto enc) {
-      scatter_as<decltype(tag)>(data, off, stride, n, in, enc);
-    });
+    with_float_encoder(
+        t, [&](auto tag, auto enc) { scatter_as<decltype(tag)>(data, off, stride, n, in, enc); });
   } else if (t == DType::bool_) {
     scatter_as<uint8_t>(data, off, stride, n, in, [](float v) { return uint8_t{v != 0.0f}; });
   } else {
@@ -221,7 +227,8 @@ void copy_elements(int elem_size, const void* src, int64_t soff, int64_t sstride
   }
 }
 
-void fill_elements(int elem_size, const void* value, void* dst, int64_t off, int64_t stride, int64_t n) {
+void fill_elements(int elem_size, const void* value, void* dst, int64_t off, int64_t stride,
+                   int64_t n) {
   switch (elem_size) {
     case 1: fill_typed<uint8_t>(value, dst, off, stride, n); return;
     case 2: fill_typed<uint16_t>(value, dst, off, stride, n); return;

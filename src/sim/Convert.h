@@ -10,19 +10,24 @@
 
 namespace nkic::sim {
 
-void gather_float(ir::DType t, const void* data, int64_t off, int64_t stride, int64_t n, float* out);
+void gather_float(ir::DType t, const void* data, int64_t off, int64_t stride, int64_t n,
+                  float* out);
 // Float formats convert to the nearest integer (ties to even, NaN -> 0, saturating).
-void gather_int(ir::DType t, const void* data, int64_t off, int64_t stride, int64_t n, int64_t* out);
+void gather_int(ir::DType t, const void* data, int64_t off, int64_t stride, int64_t n,
+                int64_t* out);
 
 // Round each value once to `t`: float formats to nearest-even, integers to
 // nearest-even with saturation (NaN -> 0), bool to v != 0.
-void scatter_float(ir::DType t, void* data, int64_t off, int64_t stride, int64_t n, const float* in);
+void scatter_float(ir::DType t, void* data, int64_t off, int64_t stride, int64_t n,
+                   const float* in);
 // Integers saturate; float formats round the exact value to nearest-even.
-void scatter_int(ir::DType t, void* data, int64_t off, int64_t stride, int64_t n, const int64_t* in);
+void scatter_int(ir::DType t, void* data, int64_t off, int64_t stride, int64_t n,
+                 const int64_t* in);
 
 // Same-dtype transfers: raw element copies and fills of one encoded value.
 void copy_elements(int elem_size, const void* src, int64_t soff, int64_t sstride, void* dst,
                    int64_t doff, int64_t dstride, int64_t n);
-void fill_elements(int elem_size, const void* value, void* dst, int64_t off, int64_t stride, int64_t n);
+void fill_elements(int elem_size, const void* value, void* dst, int64_t off, int64_t stride,
+                   int64_t n);
 
 }  // namespace nkic::sim

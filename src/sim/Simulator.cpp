@@ -35,7 +35,11 @@ void fill_fresh(const ir::TensorDecl& t, std::byte* data) {
 class Executor final : public ir::IRVisitor {
  public:
   Executor(const ir::Kernel& k, const std::vector<void*>& bindings, const SimOptions& opts)
-      : k_(k), mem_(k.tensors.size()), tiles_(mem_, opts), loop_(k.num_axes, 0), pid_(k.grid.size(), 0) {
+      : k_(k),
+        mem_(k.tensors.size()),
+        tiles_(mem_, opts),
+        loop_(k.num_axes, 0),
+        pid_(k.grid.size(), 0) {
     if (bindings.size() > k.tensors.size())
       throw std::invalid_argument("simulate: more bindings than tensors");
     owned_.resize(k.tensors.size());

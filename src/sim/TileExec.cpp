@@ -73,7 +73,8 @@ std::string range_str(int64_t lo, int64_t hi) {
 
 // The operands and the compute path of an instruction, from its opcode, op and dtypes.
 void choose_path(InstPlan& p, const ir::Instruction& in) {
-  const bool copy = in.opcode == Opcode::Load || in.opcode == Opcode::Store || in.opcode == Opcode::Copy;
+  const bool copy =
+      in.opcode == Opcode::Load || in.opcode == Opcode::Store || in.opcode == Opcode::Copy;
   if (copy) p.operands = {{1, 0.0}};
   if (in.opcode == Opcode::Memset) p.operands = {{-1, in.imms[0]}};
   if (in.opcode == Opcode::TensorTensor || in.opcode == Opcode::TensorScalar) {
@@ -104,7 +105,9 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
       DType t = p.accesses[o.access].dtype;
       all_int = all_int && ir::is_integer(t);
       IntFormat f = format_of(t);
-      p.format = have_format ? IntFormat{std::max(p.format.bits, f.bits), p.format.is_signed || f.is_signed} : f;
+      p.format = have_format
+                     ? IntFormat{std::max(p.format.bits, f.bits), p.format.is_signed || f.is_signed}
+                     : f;
       have_format = true;
     }
     switch (ir::info(p.op).kind) {
@@ -124,7 +127,8 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
 
 }  // namespace
 
-TileExecutor::TileExecutor(std::vector<TensorMem>& mem, const SimOptions& opts) : mem_(mem), opts_(opts) {
+TileExecutor::TileExecutor(std::vector<TensorMem>& mem, const SimOptions& opts)
+    : mem_(mem), opts_(opts) {
   for (int i = 0; i < 4; ++i) {
     fbuf_[i].resize(kChunk);
     ibuf_[i].resize(kChunk);
@@ -156,7 +160,8 @@ const InstPlan& TileExecutor::plan_for(const ir::Instruction& in) {
   };
   add_access(in.dst);
   for (const ir::Access& a : in.srcs) add_access(a);
-  for (const ir::Constraint& c : in.predicate) p->constraints.push_back(SplitExpr::from(c.expr, rank));
+  for (const ir::Constraint& c : in.predicate)
+    p->constraints.push_back(SplitExpr::from(c.expr, rank));
   choose_path(*p, in);
   slot = std::move(p);
   return *slot;
@@ -215,12 +220,12 @@ bool TileExecutor::clamp_box(const InstPlan& p, const ir::Instruction& in, const
 }
 
 namespace {
-[[noreturn]] void throw_oob(const ir::Instruction& in, const ir::TensorDecl& t, size_t dim, int64_t lo,
-                            int64_t hi) {
+[[noreturn]] void throw_oob(const ir::Instruction& in, const ir::TensorDecl& t, size_t dim,
+                            int64_t lo, int64_t hi) {
   throw SimError("err_tensor_access_out_of_bound",
-                 "Out-of-bound access for tensor `" + t.name + "` on dimension " + std::to_string(dim) +
-                     ": index range " + range_str(lo, hi) + " exceed dimension size of " +
-                     std::to_string(t.shape[dim]),
+                 "Out-of-bound access for tensor `" + t.name + "` on dimension " +
+                     std::to_string(dim) + ": index range " + range_str(lo, hi) +
+                     " exceed dimension size of " + std::to_string(t.shape[dim]),
                  in.loc);
 }
 }  // namespace
@@ -246,7 +251,8 @@ void TileExecutor::check_bounds(const InstPlan& p, const ir::Instruction& in, co
   }
 }
 
-void TileExecutor::check_exact_bounds(const InstPlan& p, const ir::Instruction& in, const Env& env) {
+void TileExecutor::check_exact_bounds(const InstPlan& p, const ir::Instruction& in,
+                                      const Env& env) {
   check_space_.reset(lo_, hi_);
   for (const AccessPlan& a : p.accesses)
     for (const SplitExpr& x : a.dims) check_space_.add_form(x.base(env), x.grid.data());
@@ -285,8 +291,8 @@ void TileExecutor::check_reads(const InstPlan& p, const ir::Instruction& in) {
         for (size_t d = 0; d < t.strides.size(); ++d)
           index += (d ? ", " : "") + std::to_string(at / t.strides[d] % t.decl->shape[d]);
         throw SimError("err_read_uninitialized_memory",
-                       "Read of uninitialized memory: element [" + index + "] of tensor `" + t.decl->name +
-                           "` was never written in this program instance",
+                       "Read of uninitialized memory: element [" + index + "] of tensor `" +
+                           t.decl->name + "` was never written in this program instance",
                        in.loc);
       }
     });
@@ -295,7 +301,9 @@ void TileExecutor::check_reads(const InstPlan& p, const ir::Instruction& in) {
 
 namespace {
 bool overlaps(const TensorMem& a, const TensorMem& b) {
-  const auto bytes = [](const TensorMem& t) { return t.decl->num_elements() * ir::size_of(t.decl->dtype); };
+  const auto bytes = [](const TensorMem& t) {
+    return t.decl->num_elements() * ir::size_of(t.decl->dtype);
+  };
   return a.data < b.data + bytes(b) && b.data < a.data + bytes(a);
 }
 }  // namespace

@@ -63,11 +63,11 @@ class TileExecutor {
   std::vector<int64_t> lo_, hi_;
   std::vector<std::pair<int, int64_t>> multi_;  // (constraint, base) over several Grid vars
   RowSpace space_, check_space_;
-  std::vector<int64_t> bases_;       // per access: element offset at Grid origin
-  std::vector<int64_t> step_, off_;  // per access: step along a row, chunk start
-  std::vector<std::byte*> data_;     // per access: memory read (a snapshot when aliased)
+  std::vector<int64_t> bases_;          // per access: element offset at Grid origin
+  std::vector<int64_t> step_, off_;     // per access: step along a row, chunk start
+  std::vector<std::byte*> data_;        // per access: memory read (a snapshot when aliased)
   std::vector<std::byte> snapshot_[2];  // per operand
-  bool dst_direct_ = true;           // fp32 results may be written straight into the dst
+  bool dst_direct_ = true;              // fp32 results may be written straight into the dst
 
   // Compute buffers: operand 0, operand 1, result, accumulator.
   std::vector<float> fbuf_[4];

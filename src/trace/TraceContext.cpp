@@ -1,5 +1,7 @@
 #include "trace/TraceContext.h"
 
+#include <algorithm>
+
 #include "codegen/Ops.h"
 #include "sema/ErrorCatalog.h"
 #include "types/IndexAlgebra.h"
@@ -124,6 +126,12 @@ std::unique_ptr<ir::Kernel> TraceContext::finalize(const std::vector<types::Tens
     if (t.role != ir::Role::Input && !builder_.written(v.tensor)) builder_.fail(sema::err_tensor_output_not_written_to(t.name));
     if (t.role == ir::Role::Local) t.role = ir::Role::Output;
     k.outputs.push_back(v.tensor);
+  }
+  for (int id : k.inputs) {
+    const ir::TensorDecl& t = builder_.tensor(id);
+    bool returned = std::find(k.outputs.begin(), k.outputs.end(), id) != k.outputs.end();
+    if (t.is_mutable && builder_.written(id) && !returned)
+      builder_.fail(sema::err_mutable_parameter_not_returned(t.name));
   }
   return builder_.finish();
 }
