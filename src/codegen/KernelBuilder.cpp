@@ -1,5 +1,6 @@
 #include "codegen/KernelBuilder.h"
 
+#include "sema/Bounds.h"
 #include "sema/ErrorCatalog.h"
 
 namespace nkic::codegen {
@@ -55,6 +56,18 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   const ir::TensorDecl& dst = tensor(inst->dst.tensor);
   if (dst.role == ir::Role::Input && !dst.is_mutable)
     fail(sema::err_cannot_update_immutable_parameter(dst.name));
+  sema::VarRange range_of = [this](ir::Var v) -> std::pair<int64_t, int64_t> {
+    if (v.kind == ir::VarKind::ProgramId) return {0, kernel_->grid.at(v.id) - 1};
+    for (const ir::Loop* l : loop_stack_)
+      if (l->axis == v.id) {
+        int64_t last = l->lb + (l->tripcount() - 1) * l->stride;
+        return {std::min(l->lb, last), std::max(l->lb, last)};
+      }
+    return {0, 0};
+  };
+  sema::assert_access_in_bounds(*inst, inst->dst, dst, range_of, raiser());
+  for (const ir::Access& a : inst->srcs)
+    sema::assert_access_in_bounds(*inst, a, tensor(a.tensor), range_of, raiser());
   written_[inst->dst.tensor] = true;
   inst->loc = location();
   inst->api = cur_api;

@@ -54,7 +54,8 @@ class Executor final : public ir::IRVisitor {
         m.data = static_cast<std::byte*>(bound);
         continue;
       }
-      owned_[id] = std::make_unique<std::byte[]>(t.num_elements() * ir::size_of(t.dtype));
+      owned_[id] =
+          std::make_unique_for_overwrite<std::byte[]>(t.num_elements() * ir::size_of(t.dtype));
       m.data = owned_[id].get();
       if (t.memory == ir::Memory::SharedHBM) {
         fill_fresh(t, m.data);

@@ -610,10 +610,10 @@ TEST(IrPrinter, PrintConstraint) {
   EXPECT_EQ(print_constraint(ge(AffineExpr(5))), "0 >= -5");
   EXPECT_EQ(print_constraint(eq(AffineExpr(0))), "0 == 0");
 
-  // Loop names are only known while printing a whole kernel; a standalone
-  // constraint uses the default L<axis> name even when given the kernel.
+  // Given the kernel, loop variables print with their loop's name; without it, as L<axis>.
   Kernel k = sample_kernel();
-  EXPECT_EQ(print_constraint(ge(AffineExpr(499) - g(0) - lv(0, 128)), &k), "i0 + 128*L0 <= 499");
+  EXPECT_EQ(print_constraint(ge(AffineExpr(499) - g(0) - lv(0, 128)), &k), "i0 + 128*i <= 499");
+  EXPECT_EQ(print_constraint(ge(AffineExpr(499) - g(0) - lv(0, 128))), "i0 + 128*L0 <= 499");
 }
 
 // ---------------------------------------------------------------- verifier

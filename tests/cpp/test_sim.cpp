@@ -2,7 +2,6 @@
 // diagnostics, on kernels built directly as IR.
 #include <gtest/gtest.h>
 
-#include <bit>
 #include <cmath>
 #include <string>
 #include <vector>

@@ -2,6 +2,7 @@
 // bitwise paths, bool, and rounding to narrow formats (via sim/Numerics).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <string>
@@ -18,9 +19,7 @@ using namespace nkic;
 using namespace nkic::sim_test;
 using ir::AluOp;
 using ir::DType;
-using ir::Memory;
 using ir::Opcode;
-using sim::SimError;
 
 // ---- every AluOp against a scalar reference -------------------------------
 
@@ -123,7 +122,7 @@ std::vector<T> run_alu(AluOp op, DType dt, const std::vector<T>& va, const std::
   return vo;
 }
 
-TEST(Sim, EveryAluOpMatchesReference) {
+TEST(SimNumerics, EveryAluOpMatchesReference) {
   const std::vector<float> fa = {-2.5f, -1.0f, -0.5f, 0.0f,  0.25f, 0.5f,  1.0f, 1.5f,
                                  2.0f,  3.0f,  7.5f,  -7.0f, 0.1f,  -0.3f, 4.0f, 10.0f};
   const std::vector<float> fb = {1.5f,  2.0f, -3.0f, 1.0f, 0.5f,  -2.0f, 3.0f, 2.5f,
@@ -157,7 +156,7 @@ TEST(Sim, EveryAluOpMatchesReference) {
   }
 }
 
-TEST(Sim, ModSignConventions) {
+TEST(SimNumerics, ModSignConventions) {
   const std::vector<float> a = {-7, 7, -7, 7, 5.5f};
   const std::vector<float> b = {3, -3, -3, 3, -2};
   std::vector<float> m = run_alu(AluOp::mod, DType::float32, a, b);
@@ -170,7 +169,7 @@ TEST(Sim, ModSignConventions) {
   EXPECT_EQ(run_alu(AluOp::fmod, DType::int32, ia, ib), (std::vector<int32_t>{-1, 1, -1, 1}));
 }
 
-TEST(Sim, IntegerPathIsExactAndSaturates) {
+TEST(SimNumerics, IntegerPathIsExactAndSaturates) {
   const std::vector<int32_t> a = {16777217, 2147483647, -2147483647, 7, -7, 1 << 20};
   const std::vector<int32_t> b = {2, 1, -5, 2, 2, 1 << 20};
   EXPECT_EQ(run_alu(AluOp::add, DType::int32, a, b),
@@ -198,7 +197,7 @@ TEST(Sim, IntegerPathIsExactAndSaturates) {
   EXPECT_EQ(vo, (std::vector<int8_t>{2, 4, -2, 127, -128, 0}));
 }
 
-TEST(Sim, BitwiseOpsWrapInOperandFormat) {
+TEST(SimNumerics, BitwiseOpsWrapInOperandFormat) {
   const std::vector<int8_t> a = {5, 1, -8, 0x0f};
   const std::vector<int8_t> b = {0, 7, 1, 0x3c};
   EXPECT_EQ(run_alu(AluOp::invert, DType::int8, a, b), (std::vector<int8_t>{-6, -2, 7, -16}));
@@ -215,7 +214,7 @@ TEST(Sim, BitwiseOpsWrapInOperandFormat) {
   EXPECT_EQ(run_alu(AluOp::left_shift, DType::int32, ia, ib), (std::vector<int32_t>{0, 0}));
 }
 
-TEST(Sim, BoolResultsAndOperands) {
+TEST(SimNumerics, BoolResultsAndOperands) {
   KernelBuilder k;
   int x = k.hbm_in("x", {5}, DType::float32);
   int y = k.hbm_in("y", {5}, DType::float32);
@@ -243,7 +242,7 @@ TEST(Sim, BoolResultsAndOperands) {
   EXPECT_EQ(vsum, (std::vector<int32_t>{1, 1, 2, 2, 1}));
 }
 
-TEST(Sim, Bf16StoreRoundsTiesToEven) {
+TEST(SimNumerics, Bf16StoreRoundsTiesToEven) {
   KernelBuilder b;
   int x = b.hbm_in("x", {6}, DType::float32);
   int o = b.hbm_out("o", {6}, DType::bfloat16);
@@ -259,7 +258,7 @@ TEST(Sim, Bf16StoreRoundsTiesToEven) {
 }
 
 // The simulator's inlined bf16 codec must agree with sim/Numerics bit for bit.
-TEST(Sim, Bf16ConversionsMatchNumerics) {
+TEST(SimNumerics, Bf16ConversionsMatchNumerics) {
   const uint32_t lows[] = {0x0000, 0x0001, 0x7fff, 0x8000, 0x8001, 0xffff};
   const int64_t n = 65536 * std::size(lows);
   KernelBuilder b;

@@ -56,11 +56,10 @@ def test_simulate_kernel_with_grid_subscript_tuple(inputs):
     assert_bits_equal(nki.simulate_kernel(tensor_add_jit[2, 4], a, b), ref)
 
 
-def test_simulate_kernel_of_plain_function(inputs):
+def test_single_program_grid_on_one_tile(inputs):
     a, b, ref = inputs
-    # simulate_kernel accepts an undecorated kernel function too (one program: grid-less).
     small_a, small_b = a[:128, :512].copy(), b[:128, :512].copy()
-    out = nki.simulate_kernel(tensor_add_kernel, small_a, small_b)
+    out = nki.simulate_kernel(tensor_add_jit[1, 1], small_a, small_b)
     assert_bits_equal(out, ref[:128, :512])
 
 
