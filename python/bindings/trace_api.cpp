@@ -49,6 +49,21 @@ codegen::OpArgs op_args(py::handle mask, py::handle dtype, std::optional<types::
   return a;
 }
 
+// A kernel's return value: None, one tensor, or a tuple/list of tensors.
+std::vector<types::TensorVal> returned_tensors(py::handle returned) {
+  std::vector<types::TensorVal> outs;
+  auto add = [&](py::handle h) {
+    if (!py::isinstance<PyTensor>(h)) sema::fail(sema::err_return_from_top_level());
+    outs.push_back(h.cast<const PyTensor&>().v);
+  };
+  if (py::isinstance<py::tuple>(returned) || py::isinstance<py::list>(returned)) {
+    for (py::handle h : returned) add(h);
+  } else if (!returned.is_none()) {
+    add(returned);
+  }
+  return outs;
+}
+
 }  // namespace
 
 void bind_trace_api(py::module_& m) {
@@ -129,46 +144,42 @@ void bind_trace_api(py::module_& m) {
   m.def("add_input", [](const std::string& name, std::vector<int64_t> shape, const std::string& dtype, bool is_mutable) {
     return wrap_tensor(ctx().add_input(name, std::move(shape), dtype_of(dtype), is_mutable));
   });
-  m.def("finalize", [](py::object returned) {
-    std::vector<types::TensorVal> outs;
-    auto add = [&](py::handle h) {
-      if (!py::isinstance<PyTensor>(h)) sema::fail(sema::err_return_from_top_level());
-      outs.push_back(h.cast<const PyTensor&>().v);
-    };
-    if (py::isinstance<py::tuple>(returned) || py::isinstance<py::list>(returned)) {
-      for (py::handle h : returned) add(h);
-    } else if (!returned.is_none()) {
-      add(returned);
-    }
-    return wrap_kernel(ctx().finalize(outs));
-  });
+  m.def("at_kernel_level", [] { return ctx().at_kernel_level(); });
+  m.def("check_kernel_return", [](py::object returned) { ctx().check_outputs(returned_tensors(returned)); });
+  m.def("finalize", [](py::object returned) { return wrap_kernel(ctx().finalize(returned_tensors(returned))); });
 
   m.def("ndarray", [](std::vector<int64_t> shape, const std::string& dtype, const std::string& buffer,
                       const std::string& name) {
-    return wrap_tensor(codegen::alloc_tensor(ctx("nl.ndarray").builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer)));
+    trace::TraceContext& c = ctx("nl.ndarray");
+    return wrap_tensor(codegen::alloc_tensor(c.builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer)));
   });
   m.def("full", [](std::vector<int64_t> shape, double value, const std::string& dtype, const std::string& buffer,
-                   const std::string& name) {
-    return wrap_tensor(codegen::full(ctx("nl.full").builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer), value));
+                   const std::string& name, const std::string& api) {
+    trace::TraceContext& c = ctx(api.c_str());
+    return wrap_tensor(codegen::full(c.builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer), value));
   });
+  // Each builder resolves the context first: outside a kernel that is the error to report.
   m.def("load", [](py::handle src, py::handle mask, py::handle dtype) {
+    trace::TraceContext& c = ctx("nl.load");
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, dtype, ms);
-    return wrap_tensor(codegen::load(ctx("nl.load").builder(), tensor_arg(src, "src"), a));
+    return wrap_tensor(codegen::load(c.builder(), tensor_arg(src, "src"), a));
   });
   m.def("store", [](py::handle dst, py::handle value, py::handle mask) {
+    trace::TraceContext& c = ctx("nl.store");
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, py::none(), ms);
-    codegen::store(ctx("nl.store").builder(), tensor_arg(dst, "dst"), to_value(value), a);
+    codegen::store(c.builder(), tensor_arg(dst, "dst"), to_value(value), a);
   });
   m.def("elementwise", [](const std::string& op, py::tuple operands, py::handle mask, py::handle dtype) {
+    trace::TraceContext& c = ctx(("nl." + op).c_str());
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, dtype, ms);
     auto alu = ir::alu_op_from_name(op);
     if (!alu) sema::fail({"err_instruction_unsupported_op", "unsupported operator '" + op + "'", sema::ErrorKind::Value});
     std::vector<types::Value> vals;
     for (py::handle h : operands) vals.push_back(to_value(h));
-    return from_value(codegen::elementwise(ctx(("nl." + op).c_str()).builder(), *alu, vals, a));
+    return from_value(codegen::elementwise(c.builder(), *alu, vals, a));
   });
   m.def("tensor_info", [](py::handle t) {
     types::TensorVal v = tensor_arg(t, "tensor");

@@ -37,6 +37,13 @@ types::Other other_of(py::handle h) {
     o.value = PyObject_IsTrue(h.ptr());
     return o;
   }
+  // Python numbers and numpy scalars are numbers; arrays and other objects are not.
+  static PyObject* np_generic = py::object(py::module_::import("numpy").attr("generic")).release().ptr();
+  bool np_scalar = PyObject_IsInstance(h.ptr(), np_generic) == 1;
+  if (!np_scalar && !PyLong_Check(h.ptr()) && !PyFloat_Check(h.ptr())) {
+    o.numeric = false;
+    return o;
+  }
   if (PyLong_Check(h.ptr()) || (!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr()))) {
     o.is_int = true;
     o.value = static_cast<double>(py::int_(py::reinterpret_borrow<py::object>(h)).cast<long long>());

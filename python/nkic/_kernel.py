@@ -128,6 +128,9 @@ def set_option(name, value):
 
 class Launch:
     """kernel[g0, g1, ...]: an SPMD launch of a kernel."""
+    # Runs as Python when a kernel calls it, so the nested-grid error is raised
+    # at the caller's line rather than inside an inlined copy of this method.
+    __nki_dont_trace__ = True
 
     def __init__(self, kernel, grid):
         self.kernel = kernel

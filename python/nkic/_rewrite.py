@@ -63,6 +63,14 @@ def bind(name, new, old):
     return new
 
 
+def kernel_return(value):
+    """`return value` in traced code: at kernel level, only shared_hbm outputs
+    may be returned; checked here so the diagnostic points at the return line."""
+    if core.trace_active() and core.at_kernel_level():
+        core.check_kernel_return(value)
+    return value
+
+
 def annotate(name, annotation, value, old):
     """`name: nt.tensor[shape] = value`: the annotation's shape is checked."""
     shape = getattr(annotation, "shape", None)
@@ -80,6 +88,7 @@ HOOKS = {
     "__nki_bind__": bind,
     "__nki_exception_block__": _ExceptionBlock,
     "__nki_annotate__": annotate,
+    "__nki_return__": kernel_return,
 }
 
 
@@ -96,6 +105,23 @@ def _previous(name, node):
 
 
 class _Rewriter(ast.NodeTransformer):
+    def __init__(self):
+        self.depth = 0  # nesting of function definitions; returns of depth 1 are hooked
+
+    def visit_FunctionDef(self, node):
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Return(self, node):
+        self.generic_visit(node)
+        if self.depth == 1 and node.value is not None:
+            node.value = _hook("__nki_return__", node, node.value)
+        return node
+
     def visit_Call(self, node):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id in HOOKS:

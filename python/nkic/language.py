@@ -107,17 +107,17 @@ def ndarray(shape, dtype, *, buffer=None, name="", **kwargs):
 
 @_api("nl.full")
 def full(shape, fill_value, dtype, *, buffer=None, name="", **kwargs):
-    return core.full(_shape(shape), float(fill_value), _dtypes.dtype_name(dtype), _buffer_name(buffer), name)
+    return core.full(_shape(shape), float(fill_value), _dtypes.dtype_name(dtype), _buffer_name(buffer), name, "nl.full")
 
 
 @_api("nl.zeros")
 def zeros(shape, dtype, *, buffer=None, name="", **kwargs):
-    return core.full(_shape(shape), 0.0, _dtypes.dtype_name(dtype), _buffer_name(buffer), name)
+    return core.full(_shape(shape), 0.0, _dtypes.dtype_name(dtype), _buffer_name(buffer), name, "nl.zeros")
 
 
 @_api("nl.ones")
 def ones(shape, dtype, *, buffer=None, name="", **kwargs):
-    return core.full(_shape(shape), 1.0, _dtypes.dtype_name(dtype), _buffer_name(buffer), name)
+    return core.full(_shape(shape), 1.0, _dtypes.dtype_name(dtype), _buffer_name(buffer), name, "nl.ones")
 
 
 @_api("nl.load")

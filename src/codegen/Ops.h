@@ -40,4 +40,22 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& oper
 // `dst op= value` in place.
 void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const Value& value);
 
+// Compute (OpsCompute.cpp).
+// Folds `x` with `op` over the free axes `axes` (never 0, the partition axis).
+TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,
+                 const OpArgs& args, bool negate = false);
+// nisa.nc_matmul: stationary [K, M], moving [K, N] -> PSUM fp32 [M, N] = stationary.T @ moving.
+TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args);
+// nl.matmul: x @ y (x.T @ y with transpose_x); x's transpose is folded into its access pattern.
+TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool transpose_x, const OpArgs& args);
+// Partition <-> free transpose of a 2-D tile: a copy with a permuted access.
+TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args);
+// nisa.iota: materialise an index expression into an SBUF tile.
+TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args);
+// nisa.affine_select: pred ? on_true : on_false_value, pred an affine comparison.
+TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& on_true, double on_false,
+                        const OpArgs& args);
+// nl.where: condition != 0 ? x : y (y a tensor or a number).
+TensorVal where(KernelBuilder& b, const TensorVal& cond, const Value& x, const Value& y, const OpArgs& args);
+
 }  // namespace nkic::codegen

@@ -58,7 +58,12 @@ using Predicate = std::vector<Constraint>;
   X(Memset)        /* dst <- imms[0] */                                           \
   X(TensorTensor)  /* dst <- alu(src0, src1) */                                   \
   X(TensorScalar)  /* dst <- alu(src0, imms[0]), or alu(imms[0], src0) if reverse */ \
-  X(Activation)    /* dst <- alu(src0), a unary op */
+  X(Activation)    /* dst <- alu(src0), a unary op */                           \
+  X(TensorReduce)  /* dst <- alu-fold of src0 over the Grid coords dst omits */ \
+  X(Matmul)        /* iter [K, M, N]: dst(i1,i2) <- sum_i0 src0(i0,i1)*src1(i0,i2) */ \
+  X(Select)        /* dst <- src0 != 0 ? src1 : src2 (src2 absent: imms[0]) */   \
+  X(AffineSelect)  /* dst <- cond(point) ? src0 : imms[0] */                     \
+  X(Iota)          /* dst <- value(point), an affine expression */
 
 enum class Opcode : uint8_t {
 #define NKIC_OPCODE_ENUM(n) n,
@@ -92,6 +97,11 @@ struct Instruction final : Stmt {
   std::vector<double> imms;
   bool reverse = false;      // TensorScalar: scalar is the left operand
   bool accumulate = false;   // dst <- dst + result (PSUM accumulation, `+=`)
+  // TensorReduce: the fold starts from the first element; with `accumulate` it
+  // starts from dst's current value. `negate` multiplies the result by -1.
+  bool negate = false;
+  Predicate cond;            // AffineSelect: the per-point condition (not a mask)
+  AffineExpr value;          // Iota: the value written at each point
   Predicate predicate;
   std::string api;           // the NKI API that emitted it ("nl.load")
   SourceLoc loc;

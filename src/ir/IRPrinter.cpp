@@ -76,7 +76,15 @@ class Printer : public IRVisitor {
     } else {
       for (double v : in.imms) operands.push_back(fmt_imm(v));
     }
-    os_ << join(operands) << ") iter=[" << join(in.shape) << "]";
+    if (in.opcode == Opcode::Iota) operands.push_back(expr(in.value));
+    os_ << join(operands) << ")";
+    if (in.negate) os_ << " negate";
+    if (!in.cond.empty()) {
+      std::vector<std::string> cs;
+      for (const Constraint& c : in.cond) cs.push_back(constraint(c));
+      os_ << " if (" << join(cs, " & ") << ")";
+    }
+    os_ << " iter=[" << join(in.shape) << "]";
     if (!in.predicate.empty()) {
       std::vector<std::string> cs;
       for (const Constraint& c : in.predicate) cs.push_back(constraint(c));
@@ -103,7 +111,8 @@ class Printer : public IRVisitor {
   std::string opname(const Instruction& in) const {
     std::string n = ir::name(in.opcode);
     for (char& ch : n) ch = static_cast<char>(std::tolower(ch));
-    if (in.opcode == Opcode::TensorTensor || in.opcode == Opcode::TensorScalar)
+    if (in.opcode == Opcode::TensorTensor || in.opcode == Opcode::TensorScalar ||
+        in.opcode == Opcode::Activation || in.opcode == Opcode::TensorReduce)
       n += "." + std::string(ir::name(in.alu));
     return n;
   }

@@ -8,11 +8,14 @@ namespace nkic::ir {
 
 namespace {
 
-int expected_srcs(Opcode op) {
+bool valid_src_count(Opcode op, size_t n) {
   switch (op) {
-    case Opcode::Memset: return 0;
-    case Opcode::TensorTensor: return 2;
-    default: return 1;
+    case Opcode::Memset:
+    case Opcode::Iota: return n == 0;
+    case Opcode::TensorTensor:
+    case Opcode::Matmul: return n == 2;
+    case Opcode::Select: return n == 2 || n == 3;
+    default: return n == 1;
   }
 }
 
@@ -51,13 +54,18 @@ class Verifier : public IRVisitor {
     std::string where = std::string(name(in.opcode)) + " at " + in.loc.str();
     for (int64_t d : in.shape)
       if (d <= 0) err(where + ": iteration space has a non-positive dimension");
-    if (static_cast<int>(in.srcs.size()) != expected_srcs(in.opcode))
+    if (!valid_src_count(in.opcode, in.srcs.size()))
       err(where + ": wrong number of source operands");
-    if ((in.opcode == Opcode::Memset || in.opcode == Opcode::TensorScalar) && in.imms.empty())
+    bool needs_imm = in.opcode == Opcode::Memset || in.opcode == Opcode::TensorScalar ||
+                     in.opcode == Opcode::AffineSelect || (in.opcode == Opcode::Select && in.srcs.size() == 2);
+    if (needs_imm && in.imms.empty())
       err(where + ": missing immediate");
     check_access(in, in.dst, where + " dst");
     for (const Access& a : in.srcs) check_access(in, a, where + " src");
     for (const Constraint& c : in.predicate) check_expr(in, c.expr, where + " mask");
+    for (const Constraint& c : in.cond) check_expr(in, c.expr, where + " condition");
+    check_expr(in, in.value, where + " value");
+    if (in.opcode == Opcode::Matmul && in.shape.size() != 3) err(where + ": matmul iterates over [K, M, N]");
     if (valid(in.dst.tensor)) {
       Memory m = k_.tensor(in.dst.tensor).memory;
       if (in.opcode == Opcode::Store && !is_hbm(m)) err(where + ": store destination not in HBM");

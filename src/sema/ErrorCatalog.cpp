@@ -13,6 +13,11 @@ Diagnostic make(std::string code, std::string msg, ErrorKind kind = ErrorKind::S
   return d;
 }
 std::string s(std::string_view v) { return std::string(v); }
+// The documented messages name the bare API ('load', not 'nl.load').
+std::string_view bare_api(std::string_view api) {
+  size_t dot = api.find('.');
+  return dot == std::string_view::npos ? api : api.substr(dot + 1);
+}
 }  // namespace
 
 std::string shape_str(const std::vector<int64_t>& shape) {
@@ -93,9 +98,8 @@ Diagnostic err_num_partition_mismatch(std::string_view a, std::string_view b, st
 Diagnostic err_unsupported_memory(std::string_view operand, std::string_view api,
                                   std::string_view expected, std::string_view actual) {
   // The documented wording names the bare API ('load', not 'nl.load').
-  std::string_view bare = api.substr(api.find('.') == std::string_view::npos ? 0 : api.find('.') + 1);
   return make("err_unsupported_memory",
-              "Expected operand '" + s(operand) + "' of '" + s(bare) + "' to be in address space '" +
+              "Expected operand '" + s(operand) + "' of '" + s(bare_api(api)) + "' to be in address space '" +
                   s(expected) + "', but got a tile in '" + s(actual) + "' instead.");
 }
 
@@ -195,6 +199,19 @@ Diagnostic err_nested_kernel_with_spmd_grid() {
   return make("err_nested_kernel_with_spmd_grid",
               "a kernel cannot launch another kernel with an SPMD grid", ErrorKind::Syntax,
               "call the nested kernel without a grid; it is traced into the calling kernel");
+}
+
+Diagnostic err_size_of_dimension_exceed_arch_limit(int dim, std::string_view operand, std::string_view api,
+                                                   int64_t limit) {
+  return make("err_size_of_dimension_exceed_arch_limit",
+              "size of dimension " + std::to_string(dim) + " in '" + s(operand) + "' of '" + s(bare_api(api)) +
+                  "' exceed architecture limitation of " + std::to_string(limit));
+}
+
+Diagnostic err_exceed_max_supported_dimension(std::string_view operand, std::string_view api, int64_t max_dims) {
+  return make("err_exceed_max_supported_dimension",
+              "parameter '" + s(operand) + "' of '" + s(bare_api(api)) +
+                  "' exceed max supported number of dimensions of " + std::to_string(max_dims));
 }
 
 }  // namespace nkic::sema

@@ -42,5 +42,8 @@ Diagnostic err_annotation_shape_mismatch(std::string_view tensor, const std::vec
                                          const std::vector<int64_t>& expected);
 Diagnostic err_mutable_parameter_not_returned(std::string_view tensor);
 Diagnostic err_nested_kernel_with_spmd_grid();
+Diagnostic err_size_of_dimension_exceed_arch_limit(int dim, std::string_view operand, std::string_view api,
+                                                   int64_t limit);
+Diagnostic err_exceed_max_supported_dimension(std::string_view operand, std::string_view api, int64_t max_dims);
 
 }  // namespace nkic::sema

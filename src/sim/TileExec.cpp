@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "sim/AluEval.h"
@@ -75,18 +76,35 @@ std::string range_str(int64_t lo, int64_t hi) {
 void choose_path(InstPlan& p, const ir::Instruction& in) {
   const bool copy =
       in.opcode == Opcode::Load || in.opcode == Opcode::Store || in.opcode == Opcode::Copy;
-  if (copy) p.operands = {{1, 0.0}};
-  if (in.opcode == Opcode::Memset) p.operands = {{-1, in.imms[0]}};
-  if (in.opcode == Opcode::TensorTensor || in.opcode == Opcode::TensorScalar) {
-    p.op = in.alu;
-    Operand second = in.opcode == Opcode::TensorTensor ? Operand{2, 0.0} : Operand{-1, in.imms[0]};
-    if (ir::info(in.alu).arity == 1)
-      p.operands = {{1, 0.0}};
-    else if (in.opcode == Opcode::TensorScalar && in.reverse)
-      p.operands = {second, {1, 0.0}};
-    else
-      p.operands = {{1, 0.0}, second};
+  const Operand src0{1, 0.0};
+  switch (in.opcode) {
+    case Opcode::Load:
+    case Opcode::Store:
+    case Opcode::Copy: p.operands = {src0}; break;
+    case Opcode::Memset: p.operands = {{-1, in.imms[0]}}; break;
+    case Opcode::Activation:
+      p.op = in.alu;
+      p.operands = {src0};
+      break;
+    case Opcode::TensorTensor:
+    case Opcode::TensorScalar: {
+      p.op = in.alu;
+      const bool tt = in.opcode == Opcode::TensorTensor;
+      const Operand second = tt ? Operand{2, 0.0} : Operand{-1, in.imms[0]};
+      p.operands = !tt && in.reverse ? std::vector<Operand>{second, src0}
+                                     : std::vector<Operand>{src0, second};
+      break;
+    }
+    default:
+      throw std::logic_error(std::string("simulate: no simulator kernel for opcode ") +
+                             ir::name(in.opcode));
   }
+  const bool uses_alu = in.opcode == Opcode::Activation || in.opcode == Opcode::TensorTensor ||
+                        in.opcode == Opcode::TensorScalar;
+  if (uses_alu && ir::info(p.op).arity != static_cast<int>(p.operands.size()))
+    throw std::invalid_argument(std::string("simulate: ") + ir::name(in.opcode) + " cannot apply " +
+                                std::to_string(ir::info(p.op).arity) + "-operand op " +
+                                std::string(ir::name(p.op)));
 
   const DType dst = p.accesses[0].dtype;
   if (!in.accumulate && copy) {

@@ -118,12 +118,24 @@ types::TensorVal TraceContext::add_input(const std::string& name, std::vector<in
   return builder_.full_view(id);
 }
 
+void TraceContext::check_outputs(const std::vector<types::TensorVal>& returned) const {
+  for (const types::TensorVal& v : returned) {
+    const ir::TensorDecl& t = builder_.tensor(v.tensor);
+    if (t.memory != ir::Memory::SharedHBM) builder_.fail(sema::err_return_from_top_level());
+    if (t.role != ir::Role::Input && !builder_.written(v.tensor)) {
+      // Point at the output's creation: by now the kernel body has finished.
+      sema::Diagnostic d = sema::err_tensor_output_not_written_to(t.name);
+      d.loc = t.loc;
+      builder_.fail(d);
+    }
+  }
+}
+
 std::unique_ptr<ir::Kernel> TraceContext::finalize(const std::vector<types::TensorVal>& returned) {
+  check_outputs(returned);
   ir::Kernel& k = builder_.kernel();
   for (const types::TensorVal& v : returned) {
     ir::TensorDecl& t = builder_.tensor_mut(v.tensor);
-    if (t.memory != ir::Memory::SharedHBM) builder_.fail(sema::err_return_from_top_level());
-    if (t.role != ir::Role::Input && !builder_.written(v.tensor)) builder_.fail(sema::err_tensor_output_not_written_to(t.name));
     if (t.role == ir::Role::Local) t.role = ir::Role::Output;
     k.outputs.push_back(v.tensor);
   }

@@ -81,6 +81,8 @@ class TraceContext final : public types::TensorOpSink {
 
   // Kernel parameters and outputs.
   types::TensorVal add_input(const std::string& name, std::vector<int64_t> shape, ir::DType dtype, bool is_mutable);
+  // The return contract: shared_hbm tensors only, each written (or a mutable input).
+  void check_outputs(const std::vector<types::TensorVal>& returned) const;
   // Registers the returned tensors as kernel outputs and finishes the IR.
   std::unique_ptr<ir::Kernel> finalize(const std::vector<types::TensorVal>& returned);
 

@@ -249,6 +249,12 @@ TEST(Sim, MalformedKernelIsRejected) {
   int t = b.tensor("t", {4}, DType::float32);
   b.emit(Opcode::Copy, {4}, at(t, {G(0)}), {at(t, {G(0), G(1)})});
   EXPECT_THROW(sim::simulate(b.k, {}), std::invalid_argument);
+
+  // A unary op where the opcode takes two operands.
+  KernelBuilder c;
+  int u = c.tensor("u", {4}, DType::float32);
+  c.emit(Opcode::TensorTensor, {4}, at(u, {G(0)}), {at(u, {G(0)}), at(u, {G(0)})}, AluOp::exp);
+  EXPECT_THROW(sim::simulate(c.k, {}), std::invalid_argument);
 }
 
 // ---- control flow and layout ------------------------------------------------

@@ -103,7 +103,7 @@ int64_t bitvec_ref(AluOp op, int32_t a, int32_t b) {
 }
 
 // Runs `op` elementwise over `a` (and `b` for binary ops) in dtype `dt` into a
-// dtype `dt` output; unary ops go through TensorScalar (immediate unused).
+// dtype `dt` output; unary ops are Activation instructions.
 template <class T>
 std::vector<T> run_alu(AluOp op, DType dt, const std::vector<T>& va, const std::vector<T>& vb) {
   const int64_t n = static_cast<int64_t>(va.size());
@@ -114,7 +114,7 @@ std::vector<T> run_alu(AluOp op, DType dt, const std::vector<T>& va, const std::
   if (ir::info(op).arity == 2)
     b.emit(Opcode::TensorTensor, {n}, at(o, {G(0)}), {at(x, {G(0)}), at(y, {G(0)})}, op);
   else
-    b.emit(Opcode::TensorScalar, {n}, at(o, {G(0)}), {at(x, {G(0)})}, op, {0.0});
+    b.emit(Opcode::Activation, {n}, at(o, {G(0)}), {at(x, {G(0)})}, op);
   std::vector<T> vo(n);
   sim::simulate(
       b.k,

@@ -238,7 +238,7 @@ CASES = {
                     "Cannot update immutable parameter", [("store_input", "nl.store")]),
     "return_int": (k_return_int, None, None, "Returning value from top level nki kernel is not supported",
                    [("return_int", "return"), ("return_int", "3")]),
-    "not_written": (k_not_written, None, "err_tensor_output_not_written_to", "out",
+    "not_written": (k_not_written, None, "err_tensor_output_not_written_to", "'out'",
                     [("not_written_return", "return"), ("not_written_return", "out"),
                      ("not_written_alloc", "nl.ndarray"), ("not_written_alloc", "out")]),
     "arange_1d": (k_arange_1d, None, "err_1d_arange_not_supported", "with 1d arange is not supported",
@@ -264,6 +264,10 @@ CASES = {
                            "shared_hbm buffer can only be created top level kernel scope",
                            [("shared_hbm_in_loop", "nl.ndarray")]),
 }
+
+
+# Raised by the return check, after the kernel body has returned.
+RAISED_AFTER_RETURN = {"return_int", "not_written"}
 
 
 def run_kernel(fn, grid, *args):
@@ -305,27 +309,33 @@ def test_error_text_names_user_location_only(case):
     assert "python/nkic/" not in text and "python/neuronxcc/" not in text
 
 
+@pytest.mark.parametrize("entry", ["simulate_kernel", "launch"])
 @pytest.mark.parametrize("case", list(CASES))
-def test_error_traceback_has_no_nkic_frames_below_the_kernel(case):
-    fn = CASES[case][0]
-    e = raise_case(case)
-    frames = traceback.extract_tb(e.__traceback__)
-    kernel_frames = [i for i, f in enumerate(frames)
-                     if os.path.realpath(f.filename) == THIS_FILE and f.name == fn.__name__]
-    if kernel_frames:
-        for f in frames[kernel_frames[0]:]:
-            assert not in_nkic(f.filename), f"nkic frame below the kernel: {f.filename}:{f.lineno}"
-    # Entry frames (the API the test called) come first; nothing of nkic after a user frame
-    # that follows them.
-    seen_nkic_after_user = False
-    first_user_after_entry = None
-    for i, f in enumerate(frames):
-        if i > 0 and not in_nkic(f.filename) and any(in_nkic(g.filename) for g in frames[:i]):
-            first_user_after_entry = i
-            break
-    if first_user_after_entry is not None:
-        seen_nkic_after_user = any(in_nkic(f.filename) for f in frames[first_user_after_entry:])
-    assert not seen_nkic_after_user, [(f.filename, f.lineno) for f in frames]
+def test_error_traceback_has_no_nkic_frames_below_the_kernel(case, entry):
+    fn, grid = CASES[case][:2]
+    kernel = nki.jit(fn)
+    launch = kernel[grid] if grid else kernel
+    a = np.zeros((128, 512), np.float32)
+    with pytest.raises(nkic.NKIError) as info:
+        if entry == "simulate_kernel":
+            nki.simulate_kernel(launch, a)
+        else:
+            launch(a)
+    frames = traceback.extract_tb(info.value.__traceback__)
+    where = [(f.filename, f.lineno, f.name) for f in frames]
+    # The test's own frame, then nkic's entry frames (the API it called), then user code only.
+    assert not in_nkic(frames[0].filename)
+    i = 1
+    while i < len(frames) and in_nkic(frames[i].filename):
+        i += 1
+    assert all(not in_nkic(f.filename) for f in frames[i:]), where
+    kernel_frames = [f for f in frames if os.path.realpath(f.filename) == THIS_FILE and f.name == fn.__name__]
+    assert len(kernel_frames) <= 1, where
+    if case not in RAISED_AFTER_RETURN:
+        # Raised while the body was traced: the innermost frame is the kernel's offending line.
+        last = frames[-1]
+        assert os.path.realpath(last.filename) == THIS_FILE and last.name == fn.__name__, where
+        assert last.lineno == marker_line(case), where
 
 
 def test_helper_error_points_at_helper_with_call_site_note():

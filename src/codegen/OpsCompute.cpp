@@ -1,0 +1,219 @@
+#include <algorithm>
+
+#include "codegen/Ops.h"
+#include "sema/Asserts.h"
+#include "sema/ErrorCatalog.h"
+#include "types/IndexAlgebra.h"
+#include "types/MaskAlgebra.h"
+#include "types/Promotion.h"
+
+namespace nkic::codegen {
+
+using ir::Memory;
+
+namespace {
+
+void on_chip(KernelBuilder& b, const TensorVal& v, const char* operand) {
+  b.check_live(v);
+  sema::assert_memory(b.tensor(v.tensor).memory, {Memory::SBUF, Memory::PSUM}, operand, b.cur_api, b.raiser());
+}
+
+std::unique_ptr<ir::Instruction> make(ir::Opcode op, std::vector<int64_t> shape) {
+  auto in = std::make_unique<ir::Instruction>();
+  in->opcode = op;
+  in->shape = std::move(shape);
+  return in;
+}
+
+sema::Diagnostic axis_error(const std::string& msg) {
+  sema::Diagnostic d;
+  d.code = "err_unsupported_reduce_axis";
+  d.kind = sema::ErrorKind::Value;
+  d.message = msg;
+  d.hint = "reduce over free axes (1, 2, ...); transpose first, or use nisa.tensor_partition_reduce, for the partition axis";
+  return d;
+}
+
+}  // namespace
+
+TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,
+                 const OpArgs& args, bool negate) {
+  on_chip(b, x, "x");
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : axes) {
+    int64_t ax = a < 0 ? a + rank : a;
+    if (ax < 0 || ax >= rank) b.fail(axis_error("axis " + std::to_string(a) + " is out of range for a tile of rank " + std::to_string(rank)));
+    if (ax == 0) b.fail(axis_error("reduction over the partition axis (axis 0) is not supported"));
+    reduced[ax] = true;
+  }
+  std::vector<int64_t> out_shape;
+  std::vector<ir::AffineExpr> dst_index;  // per output dim, over the input's grid
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!reduced[d]) {
+      out_shape.push_back(x.shape[d]);
+      dst_index.push_back(ir::AffineExpr::grid(static_cast<int>(d)));
+    } else if (keepdims) {
+      out_shape.push_back(1);
+      dst_index.push_back(ir::AffineExpr(0));
+    }
+  }
+  if (out_shape.size() < 2) {  // on-chip tiles keep a free dim: [P] -> [P, 1]
+    out_shape.push_back(1);
+    dst_index.push_back(ir::AffineExpr(0));
+  }
+  ir::DType dt = args.dtype.value_or(b.tensor(x.tensor).dtype);
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", std::string(ir::name(op))), out_shape, dt, Memory::SBUF);
+  auto in = make(ir::Opcode::TensorReduce, x.shape);
+  in->alu = op;
+  in->negate = negate;
+  in->dst.tensor = dst.tensor;
+  in->dst.index = dst_index;
+  in->srcs.push_back(access_for(b, x, x.shape));
+  in->predicate = predicate_for(b, args, x.shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
+namespace {
+
+void check_matmul(KernelBuilder& b, int64_t k_s, int64_t m, int64_t k_m, int64_t n, const std::string& s_name,
+                  const std::string& m_name) {
+  const sema::Target& t = b.target();
+  if (k_s != k_m)
+    b.fail(sema::err_num_partition_mismatch(s_name, m_name, b.cur_api));
+  sema::assert_par_dim(k_s, Memory::SBUF, t, b.raiser());
+  if (m > t.gemm_stationary_fmax)
+    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, s_name, b.cur_api, t.gemm_stationary_fmax));
+  if (n > t.gemm_moving_fmax)
+    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, m_name, b.cur_api, t.gemm_moving_fmax));
+}
+
+TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, std::vector<ir::AffineExpr> s_index, int64_t k, int64_t m,
+                      const TensorVal& mv, int64_t n, const OpArgs& args) {
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "matmul"), {m, n}, ir::DType::float32, Memory::PSUM);
+  auto in = make(ir::Opcode::Matmul, {k, m, n});
+  in->dst.tensor = dst.tensor;
+  in->dst.index = {ir::AffineExpr::grid(1), ir::AffineExpr::grid(2)};
+  ir::Access sa;
+  sa.tensor = s.tensor;
+  sa.index = std::move(s_index);
+  in->srcs.push_back(std::move(sa));
+  // moving [K, N] viewed on the [K, M, N] space: its grid (0, 1) -> (0, 2).
+  ir::Access ma = access_for(b, mv, mv.shape);
+  for (ir::AffineExpr& e : ma.index) e = e.substitute_grid({ir::AffineExpr::grid(0), ir::AffineExpr::grid(2)});
+  in->srcs.push_back(std::move(ma));
+  in->predicate = predicate_for(b, args, 3);
+  b.emit(std::move(in));
+  (void)k;
+  return dst;
+}
+
+std::string desc(const KernelBuilder& b, const TensorVal& v) { return b.tensor(v.tensor).name + sema::shape_str(v.shape); }
+
+void check_2d(KernelBuilder& b, const TensorVal& v, const char* operand) {
+  if (v.shape.size() != 2)
+    b.fail(sema::err_exceed_max_supported_dimension(desc(b, v), b.cur_api, 2));
+  on_chip(b, v, operand);
+}
+
+}  // namespace
+
+TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args) {
+  check_2d(b, stationary, "stationary");
+  check_2d(b, moving, "moving");
+  int64_t k = stationary.shape[0], m = stationary.shape[1], n = moving.shape[1];
+  check_matmul(b, k, m, moving.shape[0], n, desc(b, stationary), desc(b, moving));
+  // stationary [K, M] on the [K, M, N] space reads grid (0, 1) as it is.
+  return emit_matmul(b, stationary, access_for(b, stationary, {k, m}).index, k, m, moving, n, args);
+}
+
+TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool transpose_x, const OpArgs& args) {
+  check_2d(b, x, "x");
+  check_2d(b, y, "y");
+  if (transpose_x) return nc_matmul(b, x, y, args);
+  // x [M, K] @ y [K, N]: the stationary operand is x.T, read as x[i1, i0].
+  int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
+  check_matmul(b, k, m, y.shape[0], n, desc(b, x), desc(b, y));
+  ir::Access xa = access_for(b, x, x.shape);
+  for (ir::AffineExpr& e : xa.index) e = e.substitute_grid({ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)});
+  return emit_matmul(b, x, xa.index, k, m, y, n, args);
+}
+
+TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
+  check_2d(b, x, "x");
+  int64_t p = x.shape[0], f = x.shape[1];
+  if (f > b.target().statebuf_num_partitions)
+    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, desc(b, x), b.cur_api, b.target().statebuf_num_partitions));
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "transpose"), {f, p}, args.dtype.value_or(b.tensor(x.tensor).dtype),
+                               Memory::SBUF);
+  auto in = make(ir::Opcode::Copy, {p, f});
+  in->dst.tensor = dst.tensor;
+  in->dst.index = {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)};
+  in->srcs.push_back(access_for(b, x, x.shape));
+  in->predicate = predicate_for(b, args, 2);
+  b.emit(std::move(in));
+  return dst;
+}
+
+TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args) {
+  std::vector<int64_t> shape = expr.shape;
+  while (shape.size() < 2) shape.push_back(1);
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "iota"), shape, dtype, Memory::SBUF);
+  auto in = make(ir::Opcode::Iota, shape);
+  in->dst = access_for(b, dst, shape);
+  in->value = types::align_grid(expr.expr.drop_broadcast_grid(expr.shape), expr.shape.size(), expr.shape.size());
+  in->predicate = predicate_for(b, args, shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
+TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& on_true, double on_false,
+                        const OpArgs& args) {
+  on_chip(b, on_true, "on_true_tile");
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "affine_select"), on_true.shape,
+                               args.dtype.value_or(b.tensor(on_true.tensor).dtype), Memory::SBUF);
+  auto in = make(ir::Opcode::AffineSelect, on_true.shape);
+  in->dst = access_for(b, dst, on_true.shape);
+  in->srcs.push_back(access_for(b, on_true, on_true.shape));
+  in->cond = types::lower_mask(pred, on_true.shape.size());
+  in->imms = {on_false};
+  in->predicate = predicate_for(b, args, on_true.shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
+TensorVal where(KernelBuilder& b, const TensorVal& cond, const Value& x, const Value& y, const OpArgs& args) {
+  on_chip(b, cond, "condition");
+  std::vector<int64_t> shape = cond.shape;
+  ir::DType dt = ir::DType::float32;
+  bool first = true;
+  for (const Value* v : {&x, &y}) {
+    ir::DType d;
+    if (auto* t = std::get_if<TensorVal>(v)) {
+      on_chip(b, *t, v == &x ? "x" : "y");
+      shape = types::broadcast_shapes(shape, t->shape);
+      d = b.tensor(t->tensor).dtype;
+    } else if (auto* o = std::get_if<types::Other>(v); o && o->numeric) {
+      d = types::scalar_dtype(*o);
+    } else {
+      b.fail(sema::err_unexpected_type_of_operand(v == &x ? "x" : "y", "an index or mask"));
+    }
+    dt = first ? d : types::promote(dt, d);
+    first = false;
+  }
+  if (!std::holds_alternative<TensorVal>(x))
+    b.fail(sema::err_unexpected_type_of_operand("x", "a number; nl.where needs a tensor for x"));
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "where"), shape, args.dtype.value_or(dt), Memory::SBUF);
+  auto in = make(ir::Opcode::Select, shape);
+  in->dst = access_for(b, dst, shape);
+  in->srcs.push_back(access_for(b, cond, shape));
+  in->srcs.push_back(access_for(b, std::get<TensorVal>(x), shape));
+  if (auto* t = std::get_if<TensorVal>(&y)) in->srcs.push_back(access_for(b, *t, shape));
+  else in->imms = {std::get<types::Other>(y).value};
+  in->predicate = predicate_for(b, args, shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
+}  // namespace nkic::codegen
