@@ -7,6 +7,7 @@ from . import _dtypes
 from ._dtypes import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16,  # noqa: F401
                       int32, tfloat32, uint8, uint16, uint32)
 from ._loops import affine_range, sequential_range, static_range  # noqa: F401
+from ._ops import op_name as _op_name
 
 
 def _api(name):
@@ -223,3 +224,207 @@ def _tensor_buffer(t):
 core.NkiTensor.dtype = property(_tensor_dtype)
 core.NkiTensor.buffer = property(_tensor_buffer)
 core.NkiTensor.itemsize = property(lambda t: _dtypes.numpy_dtype(core.tensor_info(t)[1]).itemsize)
+
+
+def _dtype_arg(dtype):
+    return None if dtype is None else _dtypes.dtype_name(dtype)
+
+
+def _axes(axis):
+    return [int(a) for a in axis] if isinstance(axis, (tuple, list)) else [int(axis)]
+
+
+def _reduction(name, op):
+    def fn(x, axis, *, dtype=None, mask=None, keepdims=False, **kwargs):
+        return core.reduce("nl." + name, op, x, _axes(axis), keepdims, False, mask, _dtype_arg(dtype))
+    fn.__name__ = fn.__qualname__ = name
+    fn.nki_func = "nl." + name
+    return fn
+
+
+sum = _reduction("sum", "add")  # noqa: A001
+max = _reduction("max", "maximum")  # noqa: A001
+min = _reduction("min", "minimum")  # noqa: A001
+prod = _reduction("prod", "multiply")
+
+
+@_api("nl.all")
+def all(x, axis, *, dtype=bool_, mask=None, **kwargs):  # noqa: A001
+    return core.reduce("nl.all", "logical_and", x, _axes(axis), False, False, mask, _dtype_arg(dtype))
+
+
+def _count(x, axis):
+    n = 1
+    for a in _axes(axis):
+        n *= x.shape[a]
+    return n
+
+
+@_api("nl.mean")
+def mean(x, axis, *, dtype=None, mask=None, keepdims=False, **kwargs):
+    # Integer inputs use fp32 intermediates and result (NKI_API.md §2.10).
+    acc = "float32" if dtype is None and not np.issubdtype(_dtypes.numpy_dtype(core.tensor_info(x)[1]), np.floating) \
+        else _dtype_arg(dtype)
+    s = core.reduce("nl.mean", "add", x, _axes(axis), keepdims, False, mask, acc)
+    return core.elementwise("multiply", (s, 1.0 / _count(x, axis)), mask, acc)
+
+
+@_api("nl.var")
+def var(x, axis, *, dtype=None, mask=None, **kwargs):
+    m = mean(x, axis, dtype=dtype, mask=mask, keepdims=True)
+    d = core.elementwise("subtract", (x, m), mask, _dtype_arg(dtype))
+    sq = core.elementwise("multiply", (d, d), mask, _dtype_arg(dtype))
+    return mean(sq, axis, dtype=dtype, mask=mask)
+
+
+@_api("nl.softmax")
+def softmax(x, axis, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
+    dt = _dtype_arg(compute_dtype or dtype)
+    axes = _axes(axis)
+    m = core.reduce("nl.softmax", "maximum", x, axes, True, False, mask, dt)
+    e = core.elementwise("exp", (core.elementwise("subtract", (x, m), mask, dt),), mask, dt)
+    s = core.reduce("nl.softmax", "add", e, axes, True, False, mask, dt)
+    return core.elementwise("divide", (e, s), mask, _dtype_arg(dtype))
+
+
+@_api("nl.rms_norm")
+def rms_norm(x, w, axis, n, epsilon=1e-06, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
+    dt = _dtype_arg(compute_dtype) or "float32"
+    sq = core.elementwise("multiply", (x, x), mask, dt)
+    ms = core.reduce("nl.rms_norm", "add", sq, _axes(axis), True, False, mask, dt)
+    ms = core.elementwise("multiply", (ms, 1.0 / n), mask, dt)
+    r = core.elementwise("rsqrt", (core.elementwise("add", (ms, float(epsilon)), mask, dt),), mask, dt)
+    return core.elementwise("multiply", (core.elementwise("multiply", (x, r), mask, dt), w), mask, _dtype_arg(dtype))
+
+
+@_api("nl.matmul")
+def matmul(x, y, *, transpose_x=False, mask=None, **kwargs):
+    return core.matmul(x, y, bool(transpose_x), mask)
+
+
+@_api("nl.transpose")
+def transpose(x, *, dtype=None, mask=None, **kwargs):
+    return core.transpose("nl.transpose", x, mask, _dtype_arg(dtype))
+
+
+@_api("nl.where")
+def where(condition, x, y, *, dtype=None, mask=None, **kwargs):
+    return core.where(condition, x, y, mask, _dtype_arg(dtype))
+
+
+def _comparison(name):
+    def fn(x, y, *, dtype=bool_, mask=None, **kwargs):
+        return _elementwise(name, x, y, mask=mask, dtype=dtype)
+    fn.__name__ = fn.__qualname__ = name
+    fn.nki_func = "nl." + name
+    return fn
+
+
+for _n in ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
+           "logical_or", "logical_xor"):
+    globals()[_n] = _comparison(_n)
+
+
+@_api("nl.logical_not")
+def logical_not(x, *, dtype=bool_, mask=None, **kwargs):
+    return _elementwise("logical_not", x, mask=mask, dtype=dtype)
+
+
+class _MGrid:
+    """nl.mgrid[0:128, 0:512]: one tile index per dimension (an open grid)."""
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        grids = []
+        for k, s in enumerate(key):
+            if not isinstance(s, slice) or s.step not in (None, 1):
+                raise TypeError("nl.mgrid takes slices start:stop without steps")
+            idx = core.arange(int(s.start or 0), int(s.stop))
+            grids.append(idx[(None,) * k + (slice(None),) + (None,) * (len(key) - k - 1)])
+        return _Grid(grids)
+
+
+class _Grid(tuple):
+    """The value of nl.mgrid[...]: unpackable, with .p (partition) and .x/.y/.z (free)."""
+
+    @property
+    def p(self):
+        return self[0]
+
+    @property
+    def x(self):
+        return self[1]
+
+    @property
+    def y(self):
+        return self[2]
+
+    @property
+    def z(self):
+        return self[3]
+
+
+mgrid = _MGrid()
+
+
+def static_cast(input_data, dtype):
+    """Cast a host value (numpy array or scalar) to an NKI dtype."""
+    return np.asarray(input_data).astype(_dtypes.numpy_dtype(_dtypes.dtype_name(dtype)))
+
+
+class finfo:
+    """numpy-like finfo for NKI's float types."""
+
+    def __init__(self, dtype):
+        name = _dtypes.dtype_name(dtype)
+        info = {"bfloat16": (3.3895313892515355e38, 0.0078125, 1.1754943508222875e-38),
+                "float8_e4m3": (240.0, 0.125, 0.015625), "float8_e5m2": (57344.0, 0.25, 6.103515625e-05),
+                "tfloat32": (3.4028234663852886e38, 0.0009765625, 1.1754943508222875e-38)}
+        if name in info:
+            self.max, self.eps, self.tiny = info[name]
+        else:
+            f = np.finfo(_dtypes.numpy_dtype(name))
+            self.max, self.eps, self.tiny = float(f.max), float(f.eps), float(f.tiny)
+        self.min = -self.max
+        self.dtype = _dtypes.from_name(name)
+
+
+class fp32:
+    """nl.fp32.min: the most negative finite fp32 (bit pattern 0xff7fffff)."""
+    min = float(np.frombuffer(np.uint32(0xFF7FFFFF).tobytes(), np.float32)[0])
+
+
+class bfp16:
+    """nl.bfp16.min: bit pattern 0xff80 (documented as bf16's most negative; it encodes -inf)."""
+    min = float("-inf")
+
+
+@_api("nl.broadcast_to")
+def broadcast_to(src, *, shape, **kwargs):
+    shape = tuple(int(d) for d in shape)
+    if tuple(src.shape) == shape:
+        return src
+    return core.elementwise("bypass", (core.broadcast_view(src, list(shape)),), None, None)
+
+
+@_api("nl.expand_dims")
+def expand_dims(data, axis):
+    for a in sorted(_axes(axis)):
+        data = core.expand_dims_view(data, a)
+    return data
+
+
+def _astype(t, dtype):
+    return core.elementwise("bypass", (t,), None, _dtypes.dtype_name(dtype))
+
+
+def _assert_shape(t, shape):
+    if tuple(t.shape) != tuple(shape):
+        raise AssertionError(f"tensor shape {tuple(t.shape)} does not match the expected shape {tuple(shape)}")
+    return t
+
+
+core.NkiTensor.astype = _astype
+core.NkiTensor.broadcast_to = lambda t, shape: core.broadcast_view(t, [int(d) for d in shape])
+core.NkiTensor.expand_dims = lambda t, axis: expand_dims(t, axis)
+core.NkiTensor.assert_shape = _assert_shape

@@ -120,4 +120,27 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   return r;
 }
 
+types::TensorVal broadcast_view(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& shape) {
+  b.check_live(t);
+  if (types::broadcast_shapes(t.shape, shape) != shape)
+    b.fail(sema::err_param_shape_incompatible_with_numpy(sema::shape_str(t.shape), sema::shape_str(shape)));
+  types::TensorVal r = t;
+  r.shape = shape;
+  for (ir::AffineExpr& e : r.index) e = types::align_grid(e.drop_broadcast_grid(t.shape), t.shape.size(), shape.size());
+  return r;
+}
+
+types::TensorVal expand_dims_view(KernelBuilder& b, const types::TensorVal& t, int64_t axis) {
+  b.check_live(t);
+  int64_t rank = static_cast<int64_t>(t.shape.size());
+  if (axis < 0) axis += rank + 1;
+  if (axis < 0 || axis > rank) b.fail(index_error("expand_dims axis " + std::to_string(axis) + " is out of range"));
+  types::TensorVal r = t;
+  r.shape.insert(r.shape.begin() + axis, 1);
+  std::vector<ir::AffineExpr> subst;
+  for (int64_t d = 0; d < rank; ++d) subst.push_back(ir::AffineExpr::grid(static_cast<int>(d < axis ? d : d + 1)));
+  for (ir::AffineExpr& e : r.index) e = e.substitute_grid(subst);
+  return r;
+}
+
 }  // namespace nkic::codegen

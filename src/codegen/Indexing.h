@@ -20,5 +20,9 @@ struct IndexItem {
 };
 
 types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const std::vector<IndexItem>& key);
+// t.broadcast_to(shape): numpy broadcasting as a view (no data moves).
+types::TensorVal broadcast_view(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& shape);
+// t.expand_dims(axis): a size-1 dimension inserted at `axis`, as a view.
+types::TensorVal expand_dims_view(KernelBuilder& b, const types::TensorVal& t, int64_t axis);
 
 }  // namespace nkic::codegen

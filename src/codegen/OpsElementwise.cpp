@@ -52,7 +52,9 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& oper
   in->alu = op;
   in->predicate = predicate_for(b, args, shape.size());
   if (tensors.size() == operands.size()) {
-    in->opcode = operands.size() == 1 ? ir::Opcode::Activation : ir::Opcode::TensorTensor;
+    in->opcode = operands.size() == 2 ? ir::Opcode::TensorTensor
+                 : op == ir::AluOp::bypass ? ir::Opcode::Copy
+                                           : ir::Opcode::Activation;
     for (const TensorVal* t : tensors) in->srcs.push_back(access_for(b, *t, shape));
   } else {
     in->opcode = ir::Opcode::TensorScalar;

@@ -1,0 +1,106 @@
+// The compute op builders as nkic's Python layer calls them (nl.sum, nl.matmul,
+// nisa.nc_matmul, nisa.iota, nisa.affine_select, nl.where, ...).
+#include <pybind11/stl.h>
+
+#include "codegen/Indexing.h"
+#include "codegen/Ops.h"
+#include "sema/ErrorCatalog.h"
+#include "trace/TraceContext.h"
+#include "values.h"
+
+namespace nkic::py_bind {
+
+namespace {
+
+ir::AluOp alu_of(const std::string& op) {
+  if (auto a = ir::alu_op_from_name(op)) return *a;
+  sema::fail({"err_instruction_unsupported_op", "unsupported operator '" + op + "'", sema::ErrorKind::Value});
+}
+
+types::TensorVal tensor_of(py::handle h, const char* what) {
+  if (!py::isinstance<PyTensor>(h))
+    sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected a tile"));
+  return h.cast<const PyTensor&>().v;
+}
+
+// A call's shared keyword arguments; the mask is stored alongside so OpArgs can point at it.
+struct Args {
+  std::optional<types::MaskVal> mask;
+  codegen::OpArgs op;
+  Args(py::handle mask_obj, py::handle dtype) {
+    if (!mask_obj.is_none()) {
+      types::Value v = to_value(mask_obj);
+      if (auto* m = std::get_if<types::MaskVal>(&v)) mask = *m;
+      else sema::fail(sema::err_unsupported_expression_in_mask("mask= must be a comparison of index expressions"));
+      op.mask = &*mask;
+    }
+    if (!dtype.is_none()) {
+      auto d = ir::dtype_from_name(dtype.cast<std::string>());
+      if (!d) sema::fail(sema::err_unsupported_dtype("'" + dtype.cast<std::string>() + "'"));
+      op.dtype = *d;
+    }
+  }
+  Args(const Args&) = delete;
+};
+
+codegen::KernelBuilder& builder(const std::string& api) { return trace::TraceContext::nki_ctx(api).builder(); }
+
+}  // namespace
+
+void bind_ops_api(py::module_& m) {
+  m.def("broadcast_view", [](py::handle t, std::vector<int64_t> shape) {
+    return wrap_tensor(codegen::broadcast_view(builder("broadcast_to"), tensor_of(t, "src"), shape));
+  });
+  m.def("expand_dims_view", [](py::handle t, int64_t axis) {
+    return wrap_tensor(codegen::expand_dims_view(builder("expand_dims"), tensor_of(t, "data"), axis));
+  });
+  m.def("reduce", [](const std::string& api, const std::string& op, py::handle x, std::vector<int64_t> axes,
+                     bool keepdims, bool negate, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder(api);
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::reduce(b, alu_of(op), tensor_of(x, "x"), std::move(axes), keepdims, a.op, negate));
+  });
+  m.def("nc_matmul", [](py::handle stationary, py::handle moving, py::handle mask) {
+    codegen::KernelBuilder& b = builder("nisa.nc_matmul");
+    Args a(mask, py::none());
+    return wrap_tensor(codegen::nc_matmul(b, tensor_of(stationary, "stationary"), tensor_of(moving, "moving"), a.op));
+  });
+  m.def("matmul", [](py::handle x, py::handle y, bool transpose_x, py::handle mask) {
+    codegen::KernelBuilder& b = builder("nl.matmul");
+    Args a(mask, py::none());
+    return wrap_tensor(codegen::matmul(b, tensor_of(x, "x"), tensor_of(y, "y"), transpose_x, a.op));
+  });
+  m.def("transpose", [](const std::string& api, py::handle x, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder(api);
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::transpose(b, tensor_of(x, "x"), a.op));
+  });
+  m.def("iota", [](py::handle expr, const std::string& dtype, py::handle mask) {
+    codegen::KernelBuilder& b = builder("nisa.iota");
+    Args a(mask, py::str(dtype));
+    types::Value v = to_value(expr);
+    types::IndexVal idx;
+    if (auto* i = std::get_if<types::IndexVal>(&v)) idx = *i;
+    else if (auto* o = std::get_if<types::Other>(&v); o && o->is_int) idx.expr = ir::AffineExpr(static_cast<int64_t>(o->value));
+    else sema::fail(sema::err_unexpected_type_of_operand("expr", "expected an index expression of nl.arange values"));
+    return wrap_tensor(codegen::iota(b, idx, *a.op.dtype, a.op));
+  });
+  m.def("affine_select", [](py::handle pred, py::handle on_true, double on_false, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("nisa.affine_select");
+    Args a(mask, dtype);
+    types::Value p = to_value(pred);
+    auto* mp = std::get_if<types::MaskVal>(&p);
+    if (!mp) sema::fail(sema::err_unsupported_expression_in_mask("pred must be an affine comparison of index values"));
+    if (mp->dnf.size() == 1 && mp->dnf[0].size() > 1)
+      sema::fail(sema::err_unsupported_expression_in_mask(
+          "affine_select takes a single comparison; combine conditions with nl.where instead of '&'"));
+    return wrap_tensor(codegen::affine_select(b, *mp, tensor_of(on_true, "on_true_tile"), on_false, a.op));
+  });
+  m.def("where", [](py::handle cond, py::handle x, py::handle y, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("nl.where");
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::where(b, tensor_of(cond, "condition"), to_value(x), to_value(y), a.op));
+  });
+}
+
+}  // namespace nkic::py_bind

@@ -1,0 +1,37 @@
+"""Operators as values (DESIGN.md): nl.add, np.add, np.max, nl.exp, np.copy, ...
+passed as op= all map, through this one table, to the core's AluOp names."""
+import numpy as np
+
+_NUMPY = {
+    np.add: "add", np.subtract: "subtract", np.multiply: "multiply", np.divide: "divide",
+    np.true_divide: "divide", np.power: "power", np.maximum: "maximum", np.minimum: "minimum",
+    np.max: "maximum", np.amax: "maximum", np.min: "minimum", np.amin: "minimum", np.fmax: "maximum",
+    np.fmin: "minimum", np.mod: "mod", np.fmod: "fmod", np.equal: "equal", np.not_equal: "not_equal",
+    np.greater: "greater", np.greater_equal: "greater_equal", np.less: "less", np.less_equal: "less_equal",
+    np.logical_and: "logical_and", np.logical_or: "logical_or", np.logical_xor: "logical_xor",
+    np.logical_not: "logical_not", np.bitwise_and: "bitwise_and", np.bitwise_or: "bitwise_or",
+    np.bitwise_xor: "bitwise_xor", np.left_shift: "left_shift", np.right_shift: "right_shift",
+    np.invert: "invert", np.abs: "abs", np.absolute: "abs", np.negative: "negative", np.sign: "sign",
+    np.trunc: "trunc", np.floor: "floor", np.ceil: "ceil", np.exp: "exp", np.log: "log", np.sin: "sin",
+    np.cos: "cos", np.tan: "tan", np.tanh: "tanh", np.arctan: "arctan", np.sqrt: "sqrt", np.square: "square",
+    np.reciprocal: "reciprocal", np.copy: "bypass", np.sum: "add", np.prod: "multiply",
+}
+# nl APIs whose name differs from the AluOp they compute.
+_NL_ALIASES = {"copy": "bypass", "max": "maximum", "min": "minimum", "sum": "add", "prod": "multiply",
+               "all": "logical_and"}
+
+
+def op_name(op):
+    """The AluOp name of an operator value (nl.*, numpy ufunc or function, or a name)."""
+    if op is None:
+        return None
+    if isinstance(op, str):
+        return op
+    marker = getattr(op, "nki_func", None)
+    if isinstance(marker, str):
+        name = marker.rsplit(".", 1)[-1]
+        return _NL_ALIASES.get(name, name)
+    try:
+        return _NUMPY[op]
+    except (KeyError, TypeError):
+        raise TypeError(f"{op!r} is not an operator NKI knows (use an nl.* function or a numpy ufunc)") from None
