@@ -31,6 +31,12 @@ trace::TraceContext& ctx_for(const char* api) { return trace::TraceContext::nki_
 
 types::Other other_of(py::handle h) {
   types::Other o;
+  if (PyLong_CheckExact(h.ptr())) {  // the common case (indices, bounds) first
+    o.is_int = true;
+    o.value = static_cast<double>(PyLong_AsLongLong(h.ptr()));
+    o.type_name = "int";
+    return o;
+  }
   o.type_name = py_type_name(h);
   if (PyBool_Check(h.ptr()) || o.type_name == "bool_") {
     o.is_bool = true;

@@ -23,7 +23,10 @@ void KernelBuilder::fail(sema::Diagnostic d) const {
 std::string KernelBuilder::unique_name(std::string base) {
   if (base.empty()) base = "t";
   std::string name = base;
-  for (int n = 1; used_names_.count(name); ++n) name = base + "." + std::to_string(n);
+  // Resume numbering where the last tensor of this base stopped: names are never
+  // released, so this keeps tracing linear in the number of tensors.
+  int& n = next_suffix_[base];
+  while (used_names_.count(name)) name = base + "." + std::to_string(++n);
   used_names_.insert(name);
   return name;
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -78,6 +79,7 @@ class KernelBuilder {
   std::vector<std::shared_ptr<types::Region>> regions_;
   std::vector<bool> written_;
   std::unordered_set<std::string> used_names_;
+  std::unordered_map<std::string, int> next_suffix_;
   int next_region_ = 0;
 };
 
