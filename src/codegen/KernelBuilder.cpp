@@ -1,6 +1,7 @@
 #include "codegen/KernelBuilder.h"
 
 #include "sema/Bounds.h"
+#include "sema/OpTable.h"
 #include "sema/ErrorCatalog.h"
 
 namespace nkic::codegen {
@@ -113,6 +114,11 @@ void KernelBuilder::pop_region() {
 
 void KernelBuilder::check_live(const types::TensorVal& v) const {
   if (v.region && !v.region->open) fail(sema::err_local_variable_used_out_of_scope(tensor(v.tensor).name));
+}
+
+void KernelBuilder::check_operand(const char* operand, const types::TensorVal& v) const {
+  check_live(v);
+  sema::check_operand(cur_api, operand, tensor(v.tensor), v.shape, raiser());
 }
 
 }  // namespace nkic::codegen

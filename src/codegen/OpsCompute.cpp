@@ -13,11 +13,6 @@ using ir::Memory;
 
 namespace {
 
-void on_chip(KernelBuilder& b, const TensorVal& v, const char* operand) {
-  b.check_live(v);
-  sema::assert_memory(b.tensor(v.tensor).memory, {Memory::SBUF, Memory::PSUM}, operand, b.cur_api, b.raiser());
-}
-
 std::unique_ptr<ir::Instruction> make(ir::Opcode op, std::vector<int64_t> shape) {
   auto in = std::make_unique<ir::Instruction>();
   in->opcode = op;
@@ -38,7 +33,7 @@ sema::Diagnostic axis_error(const std::string& msg) {
 
 TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,
                  const OpArgs& args, bool negate) {
-  on_chip(b, x, "x");
+  b.check_operand("x", x);
   int64_t rank = static_cast<int64_t>(x.shape.size());
   std::vector<bool> reduced(rank, false);
   for (int64_t a : axes) {
@@ -111,17 +106,11 @@ TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, std::vector<ir::Affi
 
 std::string desc(const KernelBuilder& b, const TensorVal& v) { return b.tensor(v.tensor).name + sema::shape_str(v.shape); }
 
-void check_2d(KernelBuilder& b, const TensorVal& v, const char* operand) {
-  if (v.shape.size() != 2)
-    b.fail(sema::err_exceed_max_supported_dimension(desc(b, v), b.cur_api, 2));
-  on_chip(b, v, operand);
-}
-
 }  // namespace
 
 TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args) {
-  check_2d(b, stationary, "stationary");
-  check_2d(b, moving, "moving");
+  b.check_operand("stationary", stationary);
+  b.check_operand("moving", moving);
   int64_t k = stationary.shape[0], m = stationary.shape[1], n = moving.shape[1];
   check_matmul(b, k, m, moving.shape[0], n, desc(b, stationary), desc(b, moving));
   // stationary [K, M] on the [K, M, N] space reads grid (0, 1) as it is.
@@ -129,8 +118,8 @@ TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorV
 }
 
 TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool transpose_x, const OpArgs& args) {
-  check_2d(b, x, "x");
-  check_2d(b, y, "y");
+  b.check_operand("x", x);
+  b.check_operand("y", y);
   if (transpose_x) return nc_matmul(b, x, y, args);
   // x [M, K] @ y [K, N]: the stationary operand is x.T, read as x[i1, i0].
   int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
@@ -141,7 +130,7 @@ TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool 
 }
 
 TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
-  check_2d(b, x, "x");
+  b.check_operand("x", x);
   int64_t p = x.shape[0], f = x.shape[1];
   if (f > b.target().statebuf_num_partitions)
     b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, desc(b, x), b.cur_api, b.target().statebuf_num_partitions));
@@ -170,7 +159,7 @@ TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, c
 
 TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& on_true, double on_false,
                         const OpArgs& args) {
-  on_chip(b, on_true, "on_true_tile");
+  b.check_operand("on_true_tile", on_true);
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "affine_select"), on_true.shape,
                                args.dtype.value_or(b.tensor(on_true.tensor).dtype), Memory::SBUF);
   auto in = make(ir::Opcode::AffineSelect, on_true.shape);
@@ -184,14 +173,14 @@ TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& 
 }
 
 TensorVal where(KernelBuilder& b, const TensorVal& cond, const Value& x, const Value& y, const OpArgs& args) {
-  on_chip(b, cond, "condition");
+  b.check_operand("condition", cond);
   std::vector<int64_t> shape = cond.shape;
   ir::DType dt = ir::DType::float32;
   bool first = true;
   for (const Value* v : {&x, &y}) {
     ir::DType d;
     if (auto* t = std::get_if<TensorVal>(v)) {
-      on_chip(b, *t, v == &x ? "x" : "y");
+      b.check_operand(v == &x ? "x" : "y", *t);
       shape = types::broadcast_shapes(shape, t->shape);
       d = b.tensor(t->tensor).dtype;
     } else if (auto* o = std::get_if<types::Other>(v); o && o->numeric) {

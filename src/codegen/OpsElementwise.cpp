@@ -15,10 +15,8 @@ namespace {
 ir::DType operand_dtype(KernelBuilder& b, const Value& v, size_t i) {
   std::string name = i == 0 ? "x" : "y";
   if (auto* t = std::get_if<TensorVal>(&v)) {
-    b.check_live(*t);
-    const ir::TensorDecl& d = b.tensor(t->tensor);
-    sema::assert_memory(d.memory, {Memory::SBUF, Memory::PSUM}, name, b.cur_api, b.raiser());
-    return d.dtype;
+    b.check_operand(name.c_str(), *t);
+    return b.tensor(t->tensor).dtype;
   }
   if (auto* o = std::get_if<types::Other>(&v); o && o->numeric) return types::scalar_dtype(*o);
   std::string got = std::holds_alternative<types::IndexVal>(v) ? "an index expression (use nisa.iota to make it a tile)"

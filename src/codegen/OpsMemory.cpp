@@ -65,8 +65,8 @@ TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, i
 }
 
 TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
+  b.check_operand("src", src);
   const ir::TensorDecl& s = b.tensor(src.tensor);
-  sema::assert_memory(s.memory, {Memory::SharedHBM, Memory::PrivateHBM}, "src", b.cur_api, b.raiser());
   TensorVal dst = alloc_tensor(b, b.tensor_name("", s.name + "_tile"), src.shape, args.dtype.value_or(s.dtype), Memory::SBUF);
   auto in = instruction(ir::Opcode::Load, b, dst, src.shape);
   in->srcs.push_back(access_for(b, src, src.shape));
@@ -76,11 +76,10 @@ TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
 }
 
 void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpArgs& args) {
-  const ir::TensorDecl& d = b.tensor(dst.tensor);
-  sema::assert_memory(d.memory, {Memory::SharedHBM, Memory::PrivateHBM}, "dst", b.cur_api, b.raiser());
+  b.check_operand("dst", dst);
   std::unique_ptr<ir::Instruction> in;
   if (auto* v = std::get_if<TensorVal>(&value)) {
-    sema::assert_memory(b.tensor(v->tensor).memory, {Memory::SBUF, Memory::PSUM}, "value", b.cur_api, b.raiser());
+    b.check_operand("value", *v);
     check_fits(b, dst, *v);
     in = instruction(ir::Opcode::Store, b, dst, dst.shape);
     in->srcs.push_back(access_for(b, *v, dst.shape));

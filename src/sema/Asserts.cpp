@@ -10,19 +10,6 @@ void assert_par_dim(int64_t par_dim, ir::Memory m, const Target& t, const Raise&
   if (par_dim > limit) raise(err_num_partition_exceed_arch_limit(par_dim, limit));
 }
 
-void assert_memory(ir::Memory actual, std::initializer_list<ir::Memory> allowed,
-                   const std::string& operand, const std::string& api, const Raise& raise) {
-  std::string expected;
-  for (ir::Memory m : allowed) {
-    if (m == actual) return;
-    // The documented wording names HBM kinds collectively as 'hbm'.
-    std::string n = ir::is_hbm(m) ? "hbm" : ir::name(m);
-    if (expected.find(n) == std::string::npos) expected += (expected.empty() ? "" : "|") + n;
-  }
-  std::string got = ir::is_hbm(actual) ? "hbm" : ir::name(actual);
-  raise(err_unsupported_memory(operand, api, expected, got));
-}
-
 void assert_min_rank(const std::vector<int64_t>& shape, size_t min_rank, const std::string& what,
                      const Raise& raise) {
   if (shape.size() >= min_rank) return;

@@ -4,7 +4,6 @@
 #pragma once
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -18,9 +17,6 @@ using Raise = std::function<void(Diagnostic)>;
 
 // Partition family (Py_GT): par_dim > statebuf/psum_num_partitions fails.
 void assert_par_dim(int64_t par_dim, ir::Memory m, const Target& t, const Raise& raise);
-// Address-space family: the operand's memory must be one of `allowed`.
-void assert_memory(ir::Memory actual, std::initializer_list<ir::Memory> allowed,
-                   const std::string& operand, const std::string& api, const Raise& raise);
 // Shape family: on-chip tiles have at least 2 dims ("Insufficient rank").
 void assert_min_rank(const std::vector<int64_t>& shape, size_t min_rank, const std::string& what,
                      const Raise& raise);

@@ -1,0 +1,84 @@
+#include "sema/OpTable.h"
+
+#include <algorithm>
+
+#include "sema/ErrorCatalog.h"
+
+namespace nkic::sema {
+
+namespace {
+
+using D = ir::DType;
+const std::vector<D> kMatmulDtypes = {D::float8_e4m3, D::float8_e5m2, D::bfloat16, D::float16, D::tfloat32, D::float32};
+const std::vector<D> kSelectDtypes = {D::float32, D::float16, D::bfloat16, D::tfloat32, D::float8_e4m3, D::float8_e5m2,
+                                      D::int8, D::uint8, D::int16, D::uint16};
+
+const std::vector<OpSpec>& table() {
+  static const std::vector<OpSpec> ops = {
+      {"nl.load", {{"src", kHBM}}},
+      {"nl.store", {{"dst", kHBM}, {"value", kOnChip}}},
+      {"nl.load_transpose2d", {{"src", kHBM, {}, 2, 2}}},
+      {"nl.matmul", {{"x", kSBUF, kMatmulDtypes, 2, 2}, {"y", kSBUF, kMatmulDtypes, 2, 2}}},
+      {"nisa.nc_matmul", {{"stationary", kSBUF, kMatmulDtypes, 2, 2}, {"moving", kSBUF, kMatmulDtypes, 2, 2}}},
+      {"nl.transpose", {{"x", kOnChip, {}, 2, 2}}},
+      {"nisa.nc_transpose", {{"x", kOnChip, {}, 2, 2}}},
+      {"nisa.affine_select", {{"on_true_tile", kOnChip, kSelectDtypes, 2}}},
+      {"nl.where", {{"condition", kOnChip, {}, 2}, {"x", kOnChip, {}, 2}, {"y", kOnChip, {}, 2}}},
+  };
+  return ops;
+}
+
+std::string memories_str(uint8_t m) {
+  std::string s;
+  for (auto [bit, name] : {std::pair{kPSUM, "psum"}, std::pair{kSBUF, "sbuf"}, std::pair{kHBM, "hbm"}})
+    if (m & bit) s += (s.empty() ? "" : "|") + std::string(name);
+  return s;
+}
+
+uint8_t mask_of(ir::Memory m) {
+  switch (m) {
+    case ir::Memory::SharedHBM:
+    case ir::Memory::PrivateHBM: return kHBM;
+    case ir::Memory::SBUF: return kSBUF;
+    case ir::Memory::PSUM: return kPSUM;
+  }
+  return 0;
+}
+
+}  // namespace
+
+const OpSpec& op_spec(std::string_view api) {
+  static const OpSpec compute = {"", {}};
+  for (const OpSpec& op : table())
+    if (op.api == api) return op;
+  return compute;
+}
+
+void check_operand(std::string_view api, std::string_view operand, const ir::TensorDecl& t,
+                   const std::vector<int64_t>& view_shape, const Raise& raise) {
+  const OpSpec& op = op_spec(api);
+  static const OperandSpec on_chip_default = {"", kOnChip};
+  const OperandSpec* spec = &on_chip_default;
+  for (const OperandSpec& o : op.operands)
+    if (o.name == operand) spec = &o;
+  if (!(spec->memories & mask_of(t.memory))) {
+    std::string actual = ir::is_hbm(t.memory) ? "hbm" : ir::name(t.memory);
+    raise(err_unsupported_memory(operand, api, memories_str(spec->memories), actual));
+  }
+  if (!spec->dtypes.empty() && std::find(spec->dtypes.begin(), spec->dtypes.end(), t.dtype) == spec->dtypes.end()) {
+    std::string allowed;
+    for (ir::DType d : spec->dtypes) allowed += (allowed.empty() ? "" : ", ") + std::string(ir::name(d));
+    Diagnostic d;
+    d.code = "err_supported_operand_dtype";
+    d.kind = ErrorKind::Type;
+    d.message = "operand '" + std::string(operand) + "' of '" + std::string(api) + "' has dtype '" +
+                std::string(ir::name(t.dtype)) + "', which is not supported; expected one of {" + allowed + "}";
+    raise(d);
+  }
+  int rank = static_cast<int>(view_shape.size());
+  if (rank > spec->max_rank)
+    raise(err_exceed_max_supported_dimension(t.name + shape_str(view_shape), api, spec->max_rank));
+  if (rank < spec->min_rank) assert_min_rank(view_shape, spec->min_rank, std::string(operand), raise);
+}
+
+}  // namespace nkic::sema
