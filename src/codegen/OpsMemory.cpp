@@ -43,6 +43,8 @@ TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> 
   if (!ir::is_hbm(memory)) {
     sema::assert_min_rank(shape, 2, "on-chip tensor", b.raiser());
     sema::assert_par_dim(shape[0], memory, b.target(), b.raiser());
+    sema::assert_free_dim(shape, dtype, memory, b.target(), b.raiser());
+    if (memory == Memory::PSUM) sema::assert_dtype_psum(dtype, b.raiser());
   }
   for (int64_t d : shape)
     if (d <= 0) b.fail({"err_invalid_shape", "tensor shape " + sema::shape_str(shape) + " has a non-positive dimension",

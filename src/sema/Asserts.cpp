@@ -21,4 +21,32 @@ void assert_min_rank(const std::vector<int64_t>& shape, size_t min_rank, const s
   raise(d);
 }
 
+void assert_free_dim(const std::vector<int64_t>& shape, ir::DType dtype, ir::Memory m, const Target& t,
+                     const Raise& raise) {
+  if (ir::is_hbm(m)) return;
+  int64_t required = ir::size_of(dtype);
+  for (size_t d = 1; d < shape.size(); ++d) required *= shape[d];
+  bool psum = m == ir::Memory::PSUM;
+  int64_t capacity = psum ? t.psum_par_size_in_bytes * t.psum_num_banks : t.statebuf_par_size_in_bytes;
+  if (capacity < required) {
+    Diagnostic d;
+    d.code = psum ? "err_stack_overflow_psum" : "err_stack_overflow_sbuf";
+    d.message = "Size of free dimensions " + std::to_string(required) + " bytes per partition on " +
+                (psum ? "PSUM" : "SBUF") + " buffer exceeds the " + std::to_string(capacity) +
+                " bytes per partition of " + t.name;
+    d.hint = "tile the free dimension (loop over chunks) or use a narrower dtype";
+    raise(d);
+  }
+}
+
+void assert_dtype_psum(ir::DType dtype, const Raise& raise) {
+  if (dtype == ir::DType::float32 || dtype == ir::DType::int32) return;
+  Diagnostic d;
+  d.code = "err_supported_operand_dtype";
+  d.kind = ErrorKind::Type;
+  d.message = "a PSUM tensor must be float32 or int32 (the accumulator formats), got " + std::string(ir::name(dtype));
+  d.hint = "accumulate in float32 on PSUM and cast when copying to SBUF";
+  raise(d);
+}
+
 }  // namespace nkic::sema
