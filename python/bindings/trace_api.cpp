@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "codegen/Ops.h"
+#include "codegen/Range.h"
 #include "errors.h"
 #include "kernel_api.h"
 #include "sema/ErrorCatalog.h"
@@ -134,9 +135,25 @@ void bind_trace_api(py::module_& m) {
     return wrap_index(types::arange(start, stop));
   });
 
-  m.def("open_loop", [](const std::string& name, int64_t lb, int64_t ub, int64_t stride, bool sequential) {
-    return wrap_index(ctx().open_loop(name, lb, ub, stride, sequential ? ir::AxisType::Sequential : ir::AxisType::Affine));
+  m.def("normalize_range_args", [](const std::vector<int64_t>& args) {
+    codegen::RangeArgs r = codegen::normalize_range_args(args);
+    return py::make_tuple(r.lb, r.ub, r.stride, r.tripcount);
   });
+  m.def("open_loop", [](const std::string& name, int64_t lb, int64_t ub, int64_t stride, bool sequential,
+                        const std::vector<std::pair<std::string, std::string>>& directives) {
+    codegen::RangeArgs r = codegen::normalize_range_args({lb, ub, stride});
+    std::vector<codegen::LoopDirective> ds;
+    for (const auto& [kind, value] : directives) ds.push_back({kind, value});
+    return wrap_index(ctx().affine_range(name, r, sequential ? ir::AxisType::Sequential : ir::AxisType::Affine, ds));
+  });
+  m.def("raise_break_in_deferred_loop", [](const std::string& statement) {
+    sema::fail({"err_break_in_deferred_loop",
+                "'" + statement + "' inside an nl.affine_range / nl.sequential_range loop: the body is traced "
+                "once as one loop axis, so it cannot be left early",
+                sema::ErrorKind::Syntax, {}, {},
+                "restrict the work with mask= instead, or iterate with nl.static_range to unroll the loop in Python"});
+  });
+  m.def("num_instructions", [] { return ctx().builder().num_instructions(); });
   m.def("close_loop", [] {
     if (trace::TraceContext* c = trace::TraceContext::current()) c->close_loop();
   });

@@ -2,52 +2,63 @@
 and sequential_range defer to one loop axis whose body is traced once; a
 builtin range() becomes sequential_range unless the kernel asks to unroll it."""
 import operator
+import warnings
 
 from ._core import core
+
+# A static_range whose unrolled body emits more instructions than this warns.
+UNROLL_WARNING_THRESHOLD = {"instructions": 10000}
+
+# Ids (from the AST pre-pass) of the deferred loops being traced, innermost last.
+_deferred_stack = []
 
 
 def normalize_range_args(*args):
     """range-like arguments -> (lb, ub, stride, tripcount)."""
-    if not 1 <= len(args) <= 3:
-        raise TypeError(f"expected 1 to 3 range arguments, got {len(args)}")
     try:
         vals = [operator.index(a) for a in args]
     except TypeError:
-        raise TypeError("loop bounds must be Python integers known at trace time") from None
-    if len(vals) == 1:
-        lb, ub, stride = 0, vals[0], 1
-    elif len(vals) == 2:
-        lb, ub, stride = vals[0], vals[1], 1
-    else:
-        lb, ub, stride = vals
-    if stride == 0:
-        raise ValueError("range() arg 3 must not be zero")
-    return lb, ub, stride, len(range(lb, ub, stride))
+        raise TypeError("loop bounds must be Python integers known at trace time; a symbolic value "
+                        "(loop variable, program id) cannot bound a loop") from None
+    return core.normalize_range_args(vals)
 
 
-def _deferred(lb, ub, stride, tripcount, sequential, name):
+def _directives(kwargs):
+    ds = kwargs.get("directives") or ()
+    if not isinstance(ds, (list, tuple)):
+        ds = (ds,)
+    out = [(d.kind, d.value) for d in ds]
+    if kwargs.get("precise_schedule"):
+        out.append(("precise_schedule", "true"))
+    return out
+
+
+def _deferred(lb, ub, stride, tripcount, sequential, name, directives, loop_id):
     if tripcount == 0:
         return
     if tripcount == 1:  # the trivial loop: no axis, the variable is just lb
         yield lb
         return
-    var = core.open_loop(name, lb, ub, stride, sequential)
+    var = core.open_loop(name, lb, ub, stride, sequential, directives)
+    _deferred_stack.append(loop_id)
     try:
         yield var
     finally:
+        _deferred_stack.pop()
         core.close_loop()
 
 
 class _DeferredRange:
     """What nl.affine_range / nl.sequential_range return: one loop axis."""
-    __slots__ = ("bounds", "sequential")
+    __slots__ = ("bounds", "sequential", "directives")
 
-    def __init__(self, args, sequential):
+    def __init__(self, args, kwargs, sequential):
         self.bounds = normalize_range_args(*args)
         self.sequential = sequential
+        self.directives = _directives(kwargs)
 
-    def iterate(self, name):
-        return _deferred(*self.bounds, self.sequential, name)
+    def iterate(self, name, loop_id=None):
+        return _deferred(*self.bounds, self.sequential, name, self.directives, loop_id)
 
     def __iter__(self):
         return self.iterate("")
@@ -68,24 +79,49 @@ class _StaticRange:
         return len(self.range)
 
 
+def _unrolled(rng):
+    """Iterates a static_range, warning at the loop when the unroll grows large."""
+    file, line, _ = core.user_location()
+    start = core.num_instructions()
+    yield from rng
+    emitted = core.num_instructions() - start
+    limit = UNROLL_WARNING_THRESHOLD["instructions"]
+    if emitted > limit:
+        warnings.warn_explicit(
+            f"static_range unrolled {len(rng)} iterations into {emitted} instructions (more than {limit}); "
+            "nl.affine_range or nl.sequential_range keep one loop axis and trace the body once",
+            UserWarning, file or "<kernel>", line or 0)
+
+
 def affine_range(*args, **kwargs):
-    return _DeferredRange(args, sequential=False)
+    return _DeferredRange(args, kwargs, sequential=False)
 
 
 def sequential_range(*args, **kwargs):
-    return _DeferredRange(args, sequential=True)
+    return _DeferredRange(args, kwargs, sequential=True)
 
 
 def static_range(*args):
     return _StaticRange(args)
 
 
-def for_hook(iterable, name):
+def for_hook(iterable, name, loop_id=None):
     """Where the AST pre-pass sends every `for` loop of traced code."""
     if isinstance(iterable, _DeferredRange):
-        return iterable.iterate(name)
-    if type(iterable) is range and core.trace_active():
+        return iterable.iterate(name, loop_id)
+    if not core.trace_active():
+        return iterable
+    if isinstance(iterable, _StaticRange):
+        return _unrolled(iterable.range)
+    if type(iterable) is range:
         if core.unroll_builtin_range():
-            return iterable
-        return _deferred(iterable.start, iterable.stop, iterable.step, len(iterable), True, name)
+            return _unrolled(iterable)
+        return _deferred(iterable.start, iterable.stop, iterable.step, len(iterable), True, name, [], loop_id)
     return iterable
+
+
+def break_hook(loop_id, statement):
+    """`break`/`continue` of loop `loop_id`: a deferred loop's body is traced once,
+    so leaving it early has no meaning there."""
+    if _deferred_stack and _deferred_stack[-1] == loop_id and core.trace_active():
+        core.raise_break_in_deferred_loop(statement)

@@ -84,6 +84,7 @@ HOOKS = {
     "__nki_if__": core.eval_if_cnd,
     "__nki_cmp__": core.compare_nary,
     "__nki_for__": _loops.for_hook,
+    "__nki_break__": _loops.break_hook,
     "__nki_stmt_scope__": _STMT_SCOPE,
     "__nki_bind__": bind,
     "__nki_exception_block__": _ExceptionBlock,
@@ -107,10 +108,14 @@ def _previous(name, node):
 class _Rewriter(ast.NodeTransformer):
     def __init__(self):
         self.depth = 0  # nesting of function definitions; returns of depth 1 are hooked
+        self.loop_ids = []  # enclosing loops: an id per `for`, None per `while`
+        self.next_loop_id = 0
 
     def visit_FunctionDef(self, node):
         self.depth += 1
+        saved, self.loop_ids = self.loop_ids, []  # a nested def starts outside any loop
         self.generic_visit(node)
+        self.loop_ids = saved
         self.depth -= 1
         return node
 
@@ -171,11 +176,6 @@ class _Rewriter(ast.NodeTransformer):
         node.body = [ast.copy_location(ast.With(items=[item], body=node.body), node)]
         return node
 
-    def visit_While(self, node):
-        self.generic_visit(node)
-        node.test = _hook("__nki_if__", node.test, node.test)
-        return node
-
     def visit_IfExp(self, node):
         self.generic_visit(node)
         node.test = _hook("__nki_if__", node.test, node.test)
@@ -190,10 +190,32 @@ class _Rewriter(ast.NodeTransformer):
         return _hook("__nki_cmp__", node, ops, operands)
 
     def visit_For(self, node):
+        self.loop_ids.append(self.next_loop_id)
+        self.next_loop_id += 1
         self.generic_visit(node)
+        loop_id = self.loop_ids.pop()
         name = node.target.id if isinstance(node.target, ast.Name) else ""
-        node.iter = _hook("__nki_for__", node.iter, node.iter, ast.Constant(name))
+        node.iter = _hook("__nki_for__", node.iter, node.iter, ast.Constant(name), ast.Constant(loop_id))
         return node
+
+    def visit_While(self, node):
+        self.loop_ids.append(None)  # break/continue of a while loop are plain Python
+        self.generic_visit(node)
+        self.loop_ids.pop()
+        node.test = _hook("__nki_if__", node.test, node.test)
+        return node
+
+    def _loop_exit(self, node, statement):
+        if not self.loop_ids or self.loop_ids[-1] is None:
+            return node
+        check = ast.Expr(value=_hook("__nki_break__", node, ast.Constant(self.loop_ids[-1]), ast.Constant(statement)))
+        return [ast.copy_location(check, node), node]
+
+    def visit_Break(self, node):
+        return self._loop_exit(node, "break")
+
+    def visit_Continue(self, node):
+        return self._loop_exit(node, "continue")
 
 
 def _shift_columns(tree, indent):

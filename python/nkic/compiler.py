@@ -15,3 +15,27 @@ def _identity_decorator(func=None, **kwargs):
 skip_middle_end_transformations = _identity_decorator
 enable_stack_allocator = _identity_decorator
 force_auto_alloc = _identity_decorator
+
+
+class _Directive:
+    """A loop directive (affine_range(..., directives=[ncc.multi_buffer(2)]))."""
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind, value):
+        self.kind = kind
+        self.value = str(value)
+
+    def __repr__(self):
+        return f"{self.kind}({self.value})"
+
+
+def multi_buffer(factor=2):
+    return _Directive("multi_buffer", int(factor))
+
+
+def no_reorder():
+    return _Directive("no_reorder", "true")
+
+
+def pipeline_stages(n):
+    return _Directive("pipeline_stages", int(n))

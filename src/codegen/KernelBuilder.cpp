@@ -73,21 +73,24 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   for (const ir::Access& a : inst->srcs)
     sema::assert_access_in_bounds(*inst, a, tensor(a.tensor), range_of, raiser());
   written_[inst->dst.tensor] = true;
+  ++num_instructions_;
   inst->loc = location();
   inst->api = cur_api;
   blocks_.back()->push_back(std::move(inst));
   return static_cast<ir::Instruction&>(*blocks_.back()->back());
 }
 
-ir::Loop& KernelBuilder::open_loop(std::string name, int64_t lb, int64_t ub, int64_t stride,
-                                   ir::AxisType type) {
+ir::Loop& KernelBuilder::create_affine_axis_block(const AxisBlockArgs& args) {
+  if (args.insert_before != nullptr || args.parent != innermost_loop())
+    fail({"", "unexpected case in create affine axis block, insert before should be None", sema::ErrorKind::Assertion});
   auto loop = std::make_unique<ir::Loop>();
   loop->axis = kernel_->num_axes++;
-  loop->name = unique_name(name.empty() ? "i" : name);
-  loop->lb = lb;
-  loop->ub = ub;
-  loop->stride = stride;
-  loop->type = type;
+  loop->name = unique_name(args.loop_name_id.empty() ? "i" : args.loop_name_id);
+  loop->lb = args.lb;
+  loop->ub = args.ub;
+  loop->stride = args.stride;
+  loop->type = args.axis_type;
+  loop->attrs = args.attrs;
   loop->loc = location();
   ir::Loop* raw = loop.get();
   blocks_.back()->push_back(std::move(loop));

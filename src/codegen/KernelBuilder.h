@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "codegen/Range.h"
 #include "ir/IR.h"
 #include "sema/Diagnostic.h"
 #include "sema/Target.h"
@@ -55,8 +56,10 @@ class KernelBuilder {
   ir::Instruction& emit(std::unique_ptr<ir::Instruction> inst);
 
   // Opens a loop axis at the insertion point; its body becomes the insertion point.
-  ir::Loop& open_loop(std::string name, int64_t lb, int64_t ub, int64_t stride, ir::AxisType type);
+  ir::Loop& create_affine_axis_block(const AxisBlockArgs& args);
   void close_loop();
+  const ir::Loop* innermost_loop() const { return loop_stack_.empty() ? nullptr : loop_stack_.back(); }
+  int64_t num_instructions() const { return num_instructions_; }
   bool in_loop() const { return !loop_stack_.empty(); }
 
   // Allocation regions (seed 003 allocation_scope): tensors made while a region
@@ -83,6 +86,7 @@ class KernelBuilder {
   std::unordered_set<std::string> used_names_;
   std::unordered_map<std::string, int> next_suffix_;
   int next_region_ = 0;
+  int64_t num_instructions_ = 0;
 };
 
 }  // namespace nkic::codegen

@@ -96,10 +96,18 @@ int64_t TraceContext::num_programs(std::optional<int64_t> axis) const {
   return opts_.grid[*axis];
 }
 
-types::IndexVal TraceContext::open_loop(const std::string& name, int64_t lb, int64_t ub, int64_t stride,
-                                        ir::AxisType type) {
+types::IndexVal TraceContext::affine_range(const std::string& name, const codegen::RangeArgs& r, ir::AxisType type,
+                                           const std::vector<codegen::LoopDirective>& directives) {
+  codegen::AxisBlockArgs a;
+  a.loop_name_id = name;
+  a.lb = r.lb;
+  a.ub = r.ub;
+  a.stride = r.stride;
+  a.parent = builder_.innermost_loop();
+  a.axis_type = type;
+  a.attrs = codegen::extract_loop_directives(directives);
   push_scope(ScopeKind::Loop, name);
-  const ir::Loop& loop = builder_.open_loop(name, lb, ub, stride, type);
+  const ir::Loop& loop = builder_.create_affine_axis_block(a);
   types::IndexVal v;
   v.expr = ir::AffineExpr::var({ir::VarKind::Loop, loop.axis});
   return v;

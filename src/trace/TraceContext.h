@@ -75,8 +75,10 @@ class TraceContext final : public types::TensorOpSink {
   types::IndexVal program_id(int64_t axis);
   int64_t num_programs(std::optional<int64_t> axis) const;
 
-  // Deferred loops (seed 003 create_affine_axis_block): returns the loop variable.
-  types::IndexVal open_loop(const std::string& name, int64_t lb, int64_t ub, int64_t stride, ir::AxisType type);
+  // A deferred loop (seed 003 affine_range / sequential_range): opens one axis
+  // under a LoopScope and returns its induction variable.
+  types::IndexVal affine_range(const std::string& name, const codegen::RangeArgs& r, ir::AxisType type,
+                               const std::vector<codegen::LoopDirective>& directives);
   void close_loop();
 
   // Kernel parameters and outputs.

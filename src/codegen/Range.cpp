@@ -1,0 +1,43 @@
+#include "codegen/Range.h"
+
+#include <algorithm>
+#include <map>
+
+#include "sema/Diagnostic.h"
+
+namespace nkic::codegen {
+
+RangeArgs normalize_range_args(const std::vector<int64_t>& args) {
+  sema::Diagnostic d;
+  d.code = "err_invalid_range_args";
+  d.kind = sema::ErrorKind::Type;
+  if (args.empty() || args.size() > 3) {
+    d.message = "expected 1 to 3 range arguments (stop | start, stop | start, stop, step), got " +
+                std::to_string(args.size());
+    sema::fail(d);
+  }
+  RangeArgs r;
+  if (args.size() == 1) {
+    r.ub = args[0];
+  } else {
+    r.lb = args[0];
+    r.ub = args[1];
+    if (args.size() == 3) r.stride = args[2];
+  }
+  if (r.stride == 0) {
+    d.kind = sema::ErrorKind::Value;
+    d.message = "range() step must not be zero";
+    sema::fail(d);
+  }
+  if (r.stride > 0) r.tripcount = r.ub > r.lb ? (r.ub - r.lb + r.stride - 1) / r.stride : 0;
+  else r.tripcount = r.lb > r.ub ? (r.lb - r.ub - r.stride - 1) / -r.stride : 0;
+  return r;
+}
+
+std::vector<std::pair<std::string, std::string>> extract_loop_directives(const std::vector<LoopDirective>& ds) {
+  std::map<std::string, std::string> by_kind;  // the last directive of a kind wins; map keeps output stable
+  for (const LoopDirective& d : ds) by_kind[d.kind] = d.value;
+  return {by_kind.begin(), by_kind.end()};
+}
+
+}  // namespace nkic::codegen

@@ -1,0 +1,63 @@
+// What the simulator precomputes once per instruction: its accesses split for
+// execution, its operands and the compute path.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "ir/IR.h"
+#include "sim/AluEval.h"
+#include "sim/TensorMem.h"
+#include "sim/TileSpace.h"
+
+namespace nkic::sim {
+
+struct InstPlan {
+  // Elementwise: one result per point. Reduce: a fold of src0 into dst elements
+  // shared by several points. Matmul: the [K, M, N] product.
+  enum class Kind : uint8_t { Elementwise, Reduce, Matmul };
+  // Move: dst = cast(src0), exact between any two formats. Fill: dst = one
+  // encoded value. Float: the op in fp32. Int: the op exactly in int64.
+  enum class Path : uint8_t { Move, Fill, Float, Int };
+  // Select and AffineSelect pick operands[0] where the choice holds, else
+  // operands[1]; the choice is src0 != 0 (Tensor) or every condition form (Cond).
+  enum class Choice : uint8_t { None, Tensor, Cond };
+  struct Access {
+    int tensor = -1;
+    ir::DType dtype = ir::DType::float32;
+    SplitExpr flat;               // element offset
+    std::vector<SplitExpr> dims;  // index per tensor dimension
+  };
+  // A value the op reads: accesses[access], the exact value of forms[form], or
+  // `constant` when both are negative.
+  struct Operand {
+    int access = -1;
+    int form = -1;
+    double constant = 0.0;
+  };
+
+  Kind kind = Kind::Elementwise;
+  std::vector<Access> accesses;  // [0] is dst, then the srcs in order
+  std::vector<SplitExpr> constraints;
+  // Affine expressions tracked along the walk after the access offsets:
+  // AffineSelect's condition constraints (kinds in cond_kinds), or Iota's value.
+  std::vector<SplitExpr> forms;
+  std::vector<ir::CmpKind> cond_kinds;
+  Path path = Path::Move;
+  ir::AluOp op = ir::AluOp::bypass;
+  std::vector<Operand> operands;  // one per op argument
+  Choice choice = Choice::None;
+  std::vector<int> reads;  // accesses whose memory the instruction reads
+  IntFormat format;
+  bool accumulate = false;
+  bool negate = false;
+  std::array<std::byte, 4> fill{};
+};
+
+// Throws std::invalid_argument when the opcode cannot apply the instruction's op
+// or its accesses do not fit the opcode (a matmul operand on the wrong coords).
+std::unique_ptr<InstPlan> make_plan(const ir::Instruction& in, const std::vector<TensorMem>& mem);
+
+}  // namespace nkic::sim
