@@ -109,6 +109,9 @@ void bind_trace_api(py::module_& m) {
     const types::TensorVal& v = t.cast<const PyTensor&>().v;
     return v.region && v.region != ctx().builder().region();
   });
+  m.def("adopt_name", [](py::handle t, const std::string& name) {
+    ctx().builder().adopt_name(t.cast<const PyTensor&>().v.tensor, name);
+  });
   m.def("raise_annotation_shape_mismatch", [](py::handle t, std::vector<int64_t> expected) {
     const types::TensorVal& v = t.cast<const PyTensor&>().v;
     sema::fail(sema::err_annotation_shape_mismatch(ctx().builder().tensor(v.tensor).name, v.shape, expected));

@@ -51,6 +51,8 @@ def _shape_str(t):
 def bind(name, new, old):
     """`name = new` in traced code, where `name` held `old`: warns when a tensor
     is shadowed by a new object instead of being updated in place (seed 000)."""
+    if type(new) is core.NkiTensor and core.trace_active():
+        core.adopt_name(new, name)
     if (type(new) is core.NkiTensor and type(old) is core.NkiTensor and new is not old
             and core.trace_active() and core.is_tensor_live(old)):
         outer = core.is_outer_tensor(old)

@@ -32,6 +32,12 @@ std::string KernelBuilder::unique_name(std::string base) {
   return name;
 }
 
+void KernelBuilder::adopt_name(int id, const std::string& name) {
+  if (id != last_generated_name_ || name.empty()) return;
+  kernel_->tensors.at(id).name = unique_name(name);
+  last_generated_name_ = -1;
+}
+
 int KernelBuilder::add_tensor(std::string name, std::vector<int64_t> shape, ir::DType dtype,
                               ir::Memory memory, ir::Role role) {
   ir::TensorDecl t;
@@ -44,6 +50,8 @@ int KernelBuilder::add_tensor(std::string name, std::vector<int64_t> shape, ir::
   t.loc = location();
   kernel_->tensors.push_back(std::move(t));
   written_.push_back(false);
+  last_generated_name_ = next_name_generated_ ? kernel_->tensors.back().id : -1;
+  next_name_generated_ = false;
   return kernel_->tensors.back().id;
 }
 

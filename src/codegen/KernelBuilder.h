@@ -34,8 +34,12 @@ class KernelBuilder {
   std::string cur_api;    // e.g. "nl.load"; set by the tracer's nki_api_scope
   std::string name_hint;  // the variable the current call is assigned to ("x = nl.load(...)")
   // The name for a new tensor: the explicit name, else the assigned variable, else `fallback`.
-  std::string tensor_name(const std::string& explicit_name, const std::string& fallback) const {
-    return !explicit_name.empty() ? explicit_name : !name_hint.empty() ? name_hint : fallback;
+  // A fallback name marks the next tensor's name as generated (see adopt_name).
+  std::string tensor_name(const std::string& explicit_name, const std::string& fallback) {
+    if (!explicit_name.empty()) return explicit_name;
+    if (!name_hint.empty()) return name_hint;
+    next_name_generated_ = true;
+    return fallback;
   }
 
   // A diagnostic at the current location, attributed to the API in flight.
@@ -45,6 +49,9 @@ class KernelBuilder {
     return [this](sema::Diagnostic d) { fail(std::move(d)); };
   }
 
+  // `x = a + b`: the tensor an operator just created takes the variable's name,
+  // if its name was generated (not given by name= or the assignment already).
+  void adopt_name(int tensor, const std::string& name);
   int add_tensor(std::string name, std::vector<int64_t> shape, ir::DType dtype, ir::Memory memory,
                  ir::Role role);
   types::TensorVal full_view(int tensor) const;
@@ -87,6 +94,8 @@ class KernelBuilder {
   std::unordered_map<std::string, int> next_suffix_;
   int next_region_ = 0;
   int64_t num_instructions_ = 0;
+  int last_generated_name_ = -1;  // the newest tensor whose name came from its op
+  bool next_name_generated_ = false;
 };
 
 }  // namespace nkic::codegen

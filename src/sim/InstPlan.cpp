@@ -1,0 +1,193 @@
+#include "sim/InstPlan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "sim/Numerics.h"
+
+namespace nkic::sim {
+
+using ir::AluKind;
+using ir::AluOp;
+using ir::DType;
+using ir::Opcode;
+using Kind = InstPlan::Kind;
+using Path = InstPlan::Path;
+using Choice = InstPlan::Choice;
+using Operand = InstPlan::Operand;
+
+namespace {
+
+bool integral(double v) { return std::isfinite(v) && std::trunc(v) == v && std::fabs(v) < 0x1p63; }
+
+IntFormat format_of(DType t) {
+  if (ir::is_float(t)) return {32, true};
+  return {8 * ir::size_of(t), ir::info(t).is_signed};
+}
+
+[[noreturn]] void reject(const ir::Instruction& in, const std::string& why) {
+  throw std::invalid_argument(std::string("simulate: ") + ir::name(in.opcode) + " " + why);
+}
+
+// The ops a reduction folds with: associative ones, plus subtract (a - b - c ...).
+bool foldable(AluOp op) {
+  switch (op) {
+    case AluOp::add:
+    case AluOp::subtract:
+    case AluOp::multiply:
+    case AluOp::maximum:
+    case AluOp::minimum:
+    case AluOp::logical_and:
+    case AluOp::logical_or:
+    case AluOp::logical_xor:
+    case AluOp::bitwise_and:
+    case AluOp::bitwise_or:
+    case AluOp::bitwise_xor: return true;
+    default: return false;
+  }
+}
+
+// Matmul reads stationary on coords (K, M), moving on (K, N) and writes (M, N):
+// an access using the third coord has no place in the blocked kernel.
+void check_matmul_coords(const InstPlan& p, const ir::Instruction& in) {
+  static const char* const what[] = {"dst", "stationary", "moving"};
+  static const int unused[] = {0, 2, 1};
+  for (int e = 0; e < 3; ++e)
+    for (const SplitExpr& x : p.accesses[e].dims)
+      if (x.grid[unused[e]] != 0)
+        reject(in, std::string(what[e]) + " index uses iteration coordinate " +
+                       std::to_string(unused[e]));
+}
+
+// Operands, reads, kind and compute path, from the opcode, op and dtypes.
+void choose_path(InstPlan& p, const ir::Instruction& in) {
+  const Operand src0{1, -1, 0.0};
+  const auto imm = [&](size_t i) { return Operand{-1, -1, in.imms[i]}; };
+  switch (in.opcode) {
+    case Opcode::Load:
+    case Opcode::Store:
+    case Opcode::Copy: p.operands = {src0}; break;
+    case Opcode::Memset: p.operands = {imm(0)}; break;
+    case Opcode::Activation:
+    case Opcode::TensorReduce:
+      p.op = in.alu;
+      p.operands = {src0};
+      break;
+    case Opcode::TensorTensor:
+    case Opcode::TensorScalar: {
+      p.op = in.alu;
+      const bool tt = in.opcode == Opcode::TensorTensor;
+      const Operand second = tt ? Operand{2, -1, 0.0} : imm(0);
+      p.operands = !tt && in.reverse ? std::vector<Operand>{second, src0}
+                                     : std::vector<Operand>{src0, second};
+      break;
+    }
+    case Opcode::Matmul: p.operands = {src0, {2, -1, 0.0}}; break;
+    case Opcode::Select:
+      p.choice = Choice::Tensor;
+      p.operands = {{2, -1, 0.0}, in.srcs.size() == 3 ? Operand{3, -1, 0.0} : imm(0)};
+      break;
+    case Opcode::AffineSelect:
+      p.choice = Choice::Cond;
+      for (const ir::Constraint& c : in.cond) {
+        p.forms.push_back(SplitExpr::from(c.expr, static_cast<int>(in.shape.size())));
+        p.cond_kinds.push_back(c.kind);
+      }
+      p.operands = {src0, imm(0)};
+      break;
+    case Opcode::Iota:
+      p.forms.push_back(SplitExpr::from(in.value, static_cast<int>(in.shape.size())));
+      p.operands = {{-1, 0, 0.0}};
+      break;
+  }
+  if (in.opcode == Opcode::TensorReduce) {
+    p.kind = Kind::Reduce;
+    if (!foldable(p.op)) reject(in, "cannot fold with op " + std::string(ir::name(p.op)));
+  } else if (in.opcode == Opcode::Matmul) {
+    p.kind = Kind::Matmul;
+    check_matmul_coords(p, in);
+  } else if ((in.opcode == Opcode::Activation || in.opcode == Opcode::TensorTensor ||
+              in.opcode == Opcode::TensorScalar) &&
+             ir::info(p.op).arity != static_cast<int>(p.operands.size())) {
+    reject(in, "cannot apply " + std::to_string(ir::info(p.op).arity) + "-operand op " +
+                   std::string(ir::name(p.op)));
+  }
+
+  const DType dst = p.accesses[0].dtype;
+  const bool copy =
+      in.opcode == Opcode::Load || in.opcode == Opcode::Store || in.opcode == Opcode::Copy;
+  bool all_int = true;
+  bool have_format = false;
+  for (const Operand& o : p.operands) {
+    if (o.access < 0) {
+      all_int = all_int && (o.form >= 0 || integral(o.constant));
+      continue;
+    }
+    DType t = p.accesses[o.access].dtype;
+    all_int = all_int && ir::is_integer(t);
+    IntFormat f = format_of(t);
+    p.format = have_format
+                   ? IntFormat{std::max(p.format.bits, f.bits), p.format.is_signed || f.is_signed}
+                   : f;
+    have_format = true;
+  }
+  if (!in.accumulate && copy) {
+    p.path = Path::Move;
+  } else if (!in.accumulate && in.opcode == Opcode::Memset) {
+    p.path = Path::Fill;
+    store_element(dst, p.fill.data(), 0, in.imms[0]);
+  } else if (in.opcode == Opcode::Iota) {
+    // Exact values round once into the dst; only accumulation into a float
+    // dst goes through fp32, as every accumulation does.
+    p.path = in.accumulate && ir::is_float(dst) ? Path::Float : Path::Int;
+  } else if (in.opcode == Opcode::Matmul) {
+    p.path = Path::Float;
+  } else if (in.opcode == Opcode::TensorReduce) {
+    // The hardware folds in fp32; only bitwise folds need the integers' bits.
+    p.path = ir::info(p.op).kind == AluKind::Bitvec ? Path::Int : Path::Float;
+  } else {
+    switch (ir::info(p.op).kind) {
+      case AluKind::Bitvec: p.path = Path::Int; break;
+      case AluKind::Compare:
+      case AluKind::Logical: p.path = all_int ? Path::Int : Path::Float; break;
+      case AluKind::Arith: p.path = all_int && ir::is_integer(dst) ? Path::Int : Path::Float; break;
+      case AluKind::Activation: p.path = Path::Float; break;
+    }
+  }
+
+  for (const Operand& o : p.operands)
+    if (o.access >= 0) p.reads.push_back(o.access);
+  if (p.choice == Choice::Tensor) p.reads.push_back(1);
+  p.accumulate = in.accumulate;
+  p.negate = in.negate;
+  if (in.accumulate) p.reads.push_back(0);
+}
+
+}  // namespace
+
+std::unique_ptr<InstPlan> make_plan(const ir::Instruction& in, const std::vector<TensorMem>& mem) {
+  auto p = std::make_unique<InstPlan>();
+  const int rank = static_cast<int>(in.shape.size());
+  auto add_access = [&](const ir::Access& a) {
+    const TensorMem& t = mem[a.tensor];
+    InstPlan::Access ap;
+    ap.tensor = a.tensor;
+    ap.dtype = t.decl->dtype;
+    ap.flat = SplitExpr::from(0, rank);
+    for (size_t d = 0; d < a.index.size(); ++d) {
+      ap.dims.push_back(SplitExpr::from(a.index[d], rank));
+      ap.flat.add_scaled(ap.dims.back(), t.strides[d]);
+    }
+    p->accesses.push_back(std::move(ap));
+  };
+  add_access(in.dst);
+  for (const ir::Access& a : in.srcs) add_access(a);
+  for (const ir::Constraint& c : in.predicate)
+    p->constraints.push_back(SplitExpr::from(c.expr, rank));
+  choose_path(*p, in);
+  return p;
+}
+
+}  // namespace nkic::sim
