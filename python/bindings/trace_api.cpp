@@ -156,6 +156,12 @@ void bind_trace_api(py::module_& m) {
                 sema::ErrorKind::Syntax, {}, {},
                 "restrict the work with mask= instead, or iterate with nl.static_range to unroll the loop in Python"});
   });
+  m.def("is_traced", [](py::handle h) { return is_traced(h); });
+  m.def("raise_precedence_trap", [] {
+    sema::fail({"err_comparison_precedence",
+                "'&' and '|' bind tighter than comparisons: `a < b & c < d` is parsed as `a < (b & c) < d`",
+                sema::ErrorKind::Syntax, {}, {}, "parenthesise each comparison: (a < b) & (c < d)"});
+  });
   m.def("num_instructions", [] { return ctx().builder().num_instructions(); });
   m.def("close_loop", [] {
     if (trace::TraceContext* c = trace::TraceContext::current()) c->close_loop();

@@ -314,6 +314,8 @@ void bind_values(py::module_& m) {
       })
       .def("__getitem__", [](const PyTensor& self, py::handle key) {
         trace::TraceContext& ctx = ctx_for("tensor indexing");
+        if (py::isinstance<PyMask>(key))
+          return wrap_tensor(codegen::masked_view(ctx.builder(), self.v, key.cast<const PyMask&>().v));
         return wrap_tensor(codegen::subscript(ctx.builder(), self.v, index_key(key)));
       })
       .def("__setitem__", [](const PyTensor& self, py::handle key, py::handle value) {

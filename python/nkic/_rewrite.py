@@ -85,6 +85,7 @@ HOOKS = {
     "__nki_call_named__": core.call_named,
     "__nki_if__": core.eval_if_cnd,
     "__nki_cmp__": core.compare_nary,
+    "__nki_cmp_trap__": lambda left, rest: core.raise_precedence_trap() if core.is_traced(left) else rest(),
     "__nki_for__": _loops.for_hook,
     "__nki_break__": _loops.break_hook,
     "__nki_stmt_scope__": _STMT_SCOPE,
@@ -187,6 +188,16 @@ class _Rewriter(ast.NodeTransformer):
         self.generic_visit(node)
         if len(node.ops) < 2 or any(type(op) not in _CMP_NAMES for op in node.ops):
             return node
+        if any(isinstance(c, ast.BinOp) and isinstance(c.op, (ast.BitAnd, ast.BitOr)) for c in node.comparators[:-1]):
+            # `i < M & j < K` parses as `i < (M & j) < K`: check the left operand before
+            # evaluating the `&` so a traced index gets the precedence diagnostic.
+            rest = ast.Lambda(args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                                                 kw_defaults=[], kwarg=None, defaults=[]),
+                              body=self._chain(node))
+            return _hook("__nki_cmp_trap__", node, node.left, ast.copy_location(rest, node))
+        return self._chain(node)
+
+    def _chain(self, node):
         ops = ast.Tuple(elts=[ast.Constant(_CMP_NAMES[type(op)]) for op in node.ops], ctx=ast.Load())
         operands = ast.Tuple(elts=[node.left] + node.comparators, ctx=ast.Load())
         return _hook("__nki_cmp__", node, ops, operands)

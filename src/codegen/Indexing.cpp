@@ -4,6 +4,7 @@
 
 #include "sema/ErrorCatalog.h"
 #include "types/IndexAlgebra.h"
+#include "types/MaskAlgebra.h"
 
 namespace nkic::codegen {
 
@@ -140,6 +141,15 @@ types::TensorVal expand_dims_view(KernelBuilder& b, const types::TensorVal& t, i
   std::vector<ir::AffineExpr> subst;
   for (int64_t d = 0; d < rank; ++d) subst.push_back(ir::AffineExpr::grid(static_cast<int>(d < axis ? d : d + 1)));
   for (ir::AffineExpr& e : r.index) e = e.substitute_grid(subst);
+  return r;
+}
+
+types::TensorVal masked_view(KernelBuilder& b, const types::TensorVal& t, const types::MaskVal& mask) {
+  b.check_live(t);
+  ir::Predicate p = types::lower_mask(mask, t.shape.size());
+  types::TensorVal r = t;
+  for (const ir::Constraint& c : p)
+    r.operand_mask.push_back({c.expr, c.kind == ir::CmpKind::Eq ? types::Atom::Eq : types::Atom::Ge});
   return r;
 }
 

@@ -20,6 +20,8 @@ struct IndexItem {
 };
 
 types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const std::vector<IndexItem>& key);
+// t[mask]: the same view carrying an operand mask (NKI_API.md §6, matmul operands).
+types::TensorVal masked_view(KernelBuilder& b, const types::TensorVal& t, const types::MaskVal& mask);
 // t.broadcast_to(shape): numpy broadcasting as a view (no data moves).
 types::TensorVal broadcast_view(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& shape);
 // t.expand_dims(axis): a size-1 dimension inserted at `axis`, as a view.

@@ -84,23 +84,29 @@ void check_matmul(KernelBuilder& b, int64_t k_s, int64_t m, int64_t k_m, int64_t
     b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, m_name, b.cur_api, t.gemm_moving_fmax));
 }
 
-TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, std::vector<ir::AffineExpr> s_index, int64_t k, int64_t m,
-                      const TensorVal& mv, int64_t n, const OpArgs& args) {
+// `s_grid` maps the stationary view's grid onto [K, M, N] (x.T for nl.matmul swaps it).
+TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<ir::AffineExpr>& s_grid, int64_t k,
+                      int64_t m, const TensorVal& mv, int64_t n, const OpArgs& args) {
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "matmul"), {m, n}, ir::DType::float32, Memory::PSUM);
   auto in = make(ir::Opcode::Matmul, {k, m, n});
   in->dst.tensor = dst.tensor;
   in->dst.index = {ir::AffineExpr::grid(1), ir::AffineExpr::grid(2)};
-  ir::Access sa;
-  sa.tensor = s.tensor;
-  sa.index = std::move(s_index);
+  ir::Access sa = access_for(b, s, s.shape);
+  for (ir::AffineExpr& e : sa.index) e = e.substitute_grid(s_grid);
   in->srcs.push_back(std::move(sa));
   // moving [K, N] viewed on the [K, M, N] space: its grid (0, 1) -> (0, 2).
   ir::Access ma = access_for(b, mv, mv.shape);
   for (ir::AffineExpr& e : ma.index) e = e.substitute_grid({ir::AffineExpr::grid(0), ir::AffineExpr::grid(2)});
   in->srcs.push_back(std::move(ma));
   in->predicate = predicate_for(b, args, 3);
+  // Operand masks restrict K and M (stationary) or K and N (moving) of the [K, M, N] space.
+  auto add_operand_mask = [&](const TensorVal& v, const std::vector<ir::AffineExpr>& to_iter) {
+    for (const types::Atom& a : v.operand_mask)
+      in->predicate.push_back({a.expr.substitute_grid(to_iter), a.rel == types::Atom::Eq ? ir::CmpKind::Eq : ir::CmpKind::Ge});
+  };
+  add_operand_mask(s, s_grid);
+  add_operand_mask(mv, {ir::AffineExpr::grid(0), ir::AffineExpr::grid(2)});
   b.emit(std::move(in));
-  (void)k;
   return dst;
 }
 
@@ -114,7 +120,7 @@ TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorV
   int64_t k = stationary.shape[0], m = stationary.shape[1], n = moving.shape[1];
   check_matmul(b, k, m, moving.shape[0], n, desc(b, stationary), desc(b, moving));
   // stationary [K, M] on the [K, M, N] space reads grid (0, 1) as it is.
-  return emit_matmul(b, stationary, access_for(b, stationary, {k, m}).index, k, m, moving, n, args);
+  return emit_matmul(b, stationary, {ir::AffineExpr::grid(0), ir::AffineExpr::grid(1)}, k, m, moving, n, args);
 }
 
 TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool transpose_x, const OpArgs& args) {
@@ -124,9 +130,7 @@ TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool 
   // x [M, K] @ y [K, N]: the stationary operand is x.T, read as x[i1, i0].
   int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
   check_matmul(b, k, m, y.shape[0], n, desc(b, x), desc(b, y));
-  ir::Access xa = access_for(b, x, x.shape);
-  for (ir::AffineExpr& e : xa.index) e = e.substitute_grid({ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)});
-  return emit_matmul(b, x, xa.index, k, m, y, n, args);
+  return emit_matmul(b, x, {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)}, k, m, y, n, args);
 }
 
 TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {

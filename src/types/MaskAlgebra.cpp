@@ -57,7 +57,12 @@ MaskVal make(bool tile, std::vector<int64_t> shape, std::vector<Conjunction> dnf
       if (f == 0) dead = true;
       if (f < 0) kept.push_back(std::move(a));
     }
-    if (!dead) m.dnf.push_back(std::move(kept));
+    if (dead) continue;
+    if (kept.empty()) {  // an always-true disjunct absorbs the rest
+      m.dnf = {{}};
+      break;
+    }
+    m.dnf.push_back(std::move(kept));
   }
   if (m.always_true()) m.form = Form::AlwaysTrue;
   else if (m.always_false()) m.form = Form::AlwaysFalse;

@@ -41,20 +41,24 @@ struct IndexVal {
 
 // A view of an IR tensor: `index[d]` gives tensor dimension d as an affine
 // function of the view's Grid coordinates (one per entry of `shape`).
-struct TensorVal {
-  int tensor = -1;
-  std::vector<int64_t> shape;
-  std::vector<ir::AffineExpr> index;
-  std::shared_ptr<const Region> region;
-};
-
 // One comparison of an affine value with zero.
 struct Atom {
   enum Rel : uint8_t { Ge, Eq, Ne };
   ir::AffineExpr expr;
   Rel rel = Ge;
+  friend bool operator==(const Atom& a, const Atom& b) { return a.rel == b.rel && a.expr == b.expr; }
 };
 using Conjunction = std::vector<Atom>;
+
+struct TensorVal {
+  int tensor = -1;
+  std::vector<int64_t> shape;
+  std::vector<ir::AffineExpr> index;
+  std::shared_ptr<const Region> region;
+  // An operand mask written on the operand (`lhs[i_f < 64]`, matmul only), over
+  // the view's grid (left-aligned like every mask).
+  std::vector<Atom> operand_mask;
+};
 
 // Masks (over tile-index grids) and scalar predicates, in disjunctive normal
 // form: {} is AlwaysFalse, {{}} is AlwaysTrue. `form` is the seed's class name.
