@@ -14,7 +14,7 @@ namespace {
 
 ir::AluOp alu_of(const std::string& op) {
   if (auto a = ir::alu_op_from_name(op)) return *a;
-  sema::fail({"err_instruction_unsupported_op", "unsupported operator '" + op + "'", sema::ErrorKind::Value});
+  sema::fail(sema::err_instruction_unsupported_op(op));
 }
 
 types::TensorVal tensor_of(py::handle h, const char* what) {

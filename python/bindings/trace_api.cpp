@@ -27,7 +27,7 @@ ir::Memory memory_of(const std::string& name) {
   if (name == "psum") return ir::Memory::PSUM;
   if (name == "shared_hbm") return ir::Memory::SharedHBM;
   if (name == "private_hbm" || name == "hbm") return ir::Memory::PrivateHBM;
-  sema::fail({"err_unsupported_buffer", "unknown buffer '" + name + "'", sema::ErrorKind::Value});
+  sema::fail(sema::err_unsupported_buffer(name));
 }
 
 types::TensorVal tensor_arg(py::handle h, const char* what) {
@@ -150,17 +150,11 @@ void bind_trace_api(py::module_& m) {
     return wrap_index(ctx().affine_range(name, r, sequential ? ir::AxisType::Sequential : ir::AxisType::Affine, ds));
   });
   m.def("raise_break_in_deferred_loop", [](const std::string& statement) {
-    sema::fail({"err_break_in_deferred_loop",
-                "'" + statement + "' inside an nl.affine_range / nl.sequential_range loop: the body is traced "
-                "once as one loop axis, so it cannot be left early",
-                sema::ErrorKind::Syntax, {}, {},
-                "restrict the work with mask= instead, or iterate with nl.static_range to unroll the loop in Python"});
+    sema::fail(sema::err_break_in_deferred_loop(statement));
   });
   m.def("is_traced", [](py::handle h) { return is_traced(h); });
   m.def("raise_precedence_trap", [] {
-    sema::fail({"err_comparison_precedence",
-                "'&' and '|' bind tighter than comparisons: `a < b & c < d` is parsed as `a < (b & c) < d`",
-                sema::ErrorKind::Syntax, {}, {}, "parenthesise each comparison: (a < b) & (c < d)"});
+    sema::fail(sema::err_comparison_precedence());
   });
   m.def("num_instructions", [] { return ctx().builder().num_instructions(); });
   m.def("close_loop", [] {
@@ -202,7 +196,7 @@ void bind_trace_api(py::module_& m) {
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, dtype, ms);
     auto alu = ir::alu_op_from_name(op);
-    if (!alu) sema::fail({"err_instruction_unsupported_op", "unsupported operator '" + op + "'", sema::ErrorKind::Value});
+    if (!alu) sema::fail(sema::err_instruction_unsupported_op(op));
     std::vector<types::Value> vals;
     for (py::handle h : operands) vals.push_back(to_value(h));
     return from_value(codegen::elementwise(c.builder(), *alu, vals, a));

@@ -143,16 +143,7 @@ void add_type_system_ops(Cls& cls) {
                                                           "depends on a loop variable or program id"));
 }
 
-[[noreturn]] void symbolic_int_error(py::handle h) {
-  sema::Diagnostic d;
-  d.code = "err_symbolic_value_used_as_python_int";
-  d.kind = sema::ErrorKind::Type;
-  d.message = "a symbolic index value cannot be used where Python needs an int (list index, range(), "
-              "int()): its value is only known when the loop runs on the device";
-  d.hint = "iterate with nl.static_range to get Python ints, or keep the value symbolic (index "
-           "tensors with it, use it in masks)";
-  sema::fail(d);
-}
+[[noreturn]] void symbolic_int_error(py::handle) { sema::fail(sema::err_symbolic_value_used_as_python_int()); }
 
 std::vector<codegen::IndexItem> index_key(py::handle key) {
   std::vector<codegen::IndexItem> items;
@@ -354,8 +345,7 @@ void bind_values(py::module_& m) {
       .def("__index__", [](py::object self) -> int64_t { symbolic_int_error(self); })
       .def("__int__", [](py::object self) -> int64_t { symbolic_int_error(self); })
       .def("__setitem__", [](py::object, py::handle, py::handle) {
-        sema::fail({"err_cannot_assign_to_index", "'index' tensor does not support item assignment",
-                    sema::ErrorKind::Type, {}, {}, "materialise the index into a tile with nisa.iota first"});
+        sema::fail(sema::err_cannot_assign_to_index("index"));
       })
       .def_property_readonly("shape", [](const PyIndex& self) { return py::tuple(py::cast(self.v.shape)); })
       .def("__repr__", [](const PyIndex& self) {
@@ -373,8 +363,7 @@ void bind_values(py::module_& m) {
         truth_error(self);
       })
       .def("__setitem__", [](py::object, py::handle, py::handle) {
-        sema::fail({"err_cannot_assign_to_index", "'mask' tensor does not support item assignment",
-                    sema::ErrorKind::Type});
+        sema::fail(sema::err_cannot_assign_to_index("mask"));
       })
       .def("__repr__", [](const PyMask& self) {
         std::string s = std::string("<") + types::form_name(self.v.form);

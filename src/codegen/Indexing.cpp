@@ -13,13 +13,7 @@ using Kind = IndexItem::Kind;
 
 namespace {
 
-sema::Diagnostic index_error(std::string msg) {
-  sema::Diagnostic d;
-  d.code = "err_unsupported_index";
-  d.kind = sema::ErrorKind::Index;
-  d.message = std::move(msg);
-  return d;
-}
+sema::Diagnostic index_error(const std::string& msg) { return sema::err_unsupported_index(msg); }
 
 // Expand `...`, pad missing trailing dims with full slices.
 std::vector<IndexItem> normalise(const KernelBuilder& b, const types::TensorVal& t,

@@ -20,14 +20,7 @@ std::unique_ptr<ir::Instruction> make(ir::Opcode op, std::vector<int64_t> shape)
   return in;
 }
 
-sema::Diagnostic axis_error(const std::string& msg) {
-  sema::Diagnostic d;
-  d.code = "err_unsupported_reduce_axis";
-  d.kind = sema::ErrorKind::Value;
-  d.message = msg;
-  d.hint = "reduce over free axes (1, 2, ...); transpose first, or use nisa.tensor_partition_reduce, for the partition axis";
-  return d;
-}
+sema::Diagnostic axis_error(const std::string& msg) { return sema::err_unsupported_reduce_axis(msg); }
 
 }  // namespace
 

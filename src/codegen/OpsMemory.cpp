@@ -47,17 +47,14 @@ TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> 
     if (memory == Memory::PSUM) sema::assert_dtype_psum(dtype, b.raiser());
   }
   for (int64_t d : shape)
-    if (d <= 0) b.fail({"err_invalid_shape", "tensor shape " + sema::shape_str(shape) + " has a non-positive dimension",
-                        sema::ErrorKind::Value});
+    if (d <= 0) b.fail(sema::err_invalid_shape(shape));
   return b.full_view(b.add_tensor(b.tensor_name(name, "t"), std::move(shape), dtype, memory, ir::Role::Local));
 }
 
 TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype, Memory memory,
                double value) {
   if (ir::is_hbm(memory)) {
-    b.fail({"err_hbm_tensor_with_init_value_not_supported",
-            "HBM tensors cannot be created with an initial value", sema::ErrorKind::Syntax,
-            {}, {}, "create it with nl.ndarray(..., buffer=nl.shared_hbm) and write it with nl.store"});
+    b.fail(sema::err_hbm_tensor_with_init_value_not_supported());
   }
   TensorVal t = alloc_tensor(b, std::move(name), std::move(shape), dtype, memory);
   auto in = instruction(ir::Opcode::Memset, b, t, t.shape);

@@ -3,19 +3,15 @@
 #include <algorithm>
 #include <map>
 
-#include "sema/Diagnostic.h"
+#include "sema/ErrorCatalog.h"
 
 namespace nkic::codegen {
 
 RangeArgs normalize_range_args(const std::vector<int64_t>& args) {
-  sema::Diagnostic d;
-  d.code = "err_invalid_range_args";
-  d.kind = sema::ErrorKind::Type;
-  if (args.empty() || args.size() > 3) {
-    d.message = "expected 1 to 3 range arguments (stop | start, stop | start, stop, step), got " +
-                std::to_string(args.size());
-    sema::fail(d);
-  }
+  if (args.empty() || args.size() > 3)
+    sema::fail(sema::err_invalid_range_args(
+        "expected 1 to 3 range arguments (stop | start, stop | start, stop, step), got " + std::to_string(args.size()),
+        sema::ErrorKind::Type));
   RangeArgs r;
   if (args.size() == 1) {
     r.ub = args[0];
@@ -24,11 +20,7 @@ RangeArgs normalize_range_args(const std::vector<int64_t>& args) {
     r.ub = args[1];
     if (args.size() == 3) r.stride = args[2];
   }
-  if (r.stride == 0) {
-    d.kind = sema::ErrorKind::Value;
-    d.message = "range() step must not be zero";
-    sema::fail(d);
-  }
+  if (r.stride == 0) sema::fail(sema::err_invalid_range_args("range() step must not be zero", sema::ErrorKind::Value));
   if (r.stride > 0) r.tripcount = r.ub > r.lb ? (r.ub - r.lb + r.stride - 1) / r.stride : 0;
   else r.tripcount = r.lb > r.ub ? (r.lb - r.ub - r.stride - 1) / -r.stride : 0;
   return r;

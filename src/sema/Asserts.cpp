@@ -13,12 +13,7 @@ void assert_par_dim(int64_t par_dim, ir::Memory m, const Target& t, const Raise&
 void assert_min_rank(const std::vector<int64_t>& shape, size_t min_rank, const std::string& what,
                      const Raise& raise) {
   if (shape.size() >= min_rank) return;
-  Diagnostic d;
-  d.code = "err_insufficient_rank";
-  d.message = "Insufficient rank: " + what + " " + shape_str(shape) + " must have at least " +
-              std::to_string(min_rank) + " dimensions (partition and free)";
-  d.hint = "use a [N, 1] tile instead of [N]";
-  raise(d);
+  raise(err_insufficient_rank(what, shape, min_rank));
 }
 
 void assert_free_dim(const std::vector<int64_t>& shape, ir::DType dtype, ir::Memory m, const Target& t,
@@ -28,23 +23,13 @@ void assert_free_dim(const std::vector<int64_t>& shape, ir::DType dtype, ir::Mem
   for (size_t d = 1; d < shape.size(); ++d) required *= shape[d];
   bool psum = m == ir::Memory::PSUM;
   int64_t capacity = psum ? t.psum_par_size_in_bytes * t.psum_num_banks : t.statebuf_par_size_in_bytes;
-  if (capacity < required) {
-    Diagnostic d;
-    d.code = psum ? "err_stack_overflow_psum" : "err_stack_overflow_sbuf";
-    d.message = "Size of free dimensions " + std::to_string(required) + " bytes per partition on " +
-                (psum ? "PSUM" : "SBUF") + " buffer exceeds the " + std::to_string(capacity) +
-                " bytes per partition of " + t.name;
-    d.hint = "tile the free dimension (loop over chunks) or use a narrower dtype";
-    raise(d);
-  }
+  if (capacity < required) raise(err_stack_overflow(psum, required, capacity, t.name));
 }
 
 void assert_dtype_psum(ir::DType dtype, const Raise& raise) {
   if (dtype == ir::DType::float32 || dtype == ir::DType::int32) return;
-  Diagnostic d;
-  d.code = "err_supported_operand_dtype";
-  d.kind = ErrorKind::Type;
-  d.message = "a PSUM tensor must be float32 or int32 (the accumulator formats), got " + std::string(ir::name(dtype));
+  Diagnostic d = err_supported_operand_dtype(
+      "a PSUM tensor must be float32 or int32 (the accumulator formats), got " + std::string(ir::name(dtype)));
   d.hint = "accumulate in float32 on PSUM and cast when copying to SBUF";
   raise(d);
 }

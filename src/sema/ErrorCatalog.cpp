@@ -174,11 +174,8 @@ Diagnostic err_unsupported_dtype(std::string_view what) {
 }
 
 Diagnostic err_return_from_top_level() {
-  Diagnostic d = make("", "Returning value from top level nki kernel is not supported",
-                      ErrorKind::Syntax,
-                      "return only shared_hbm tensors (or a tuple of them) created with "
-                      "nl.ndarray(..., buffer=nl.shared_hbm)");
-  return d;
+  return make("", "Returning value from top level nki kernel is not supported", ErrorKind::Syntax,
+              "return only shared_hbm tensors (or a tuple of them) created with nl.ndarray(..., buffer=nl.shared_hbm)");
 }
 
 Diagnostic err_annotation_shape_mismatch(std::string_view tensor, const std::vector<int64_t>& shape,
@@ -212,6 +209,97 @@ Diagnostic err_exceed_max_supported_dimension(std::string_view operand, std::str
   return make("err_exceed_max_supported_dimension",
               "parameter '" + s(operand) + "' of '" + s(bare_api(api)) +
                   "' exceed max supported number of dimensions of " + std::to_string(max_dims));
+}
+
+Diagnostic err_tile_index_add_non_integer_scalar(std::string_view got, std::string_view op) {
+  return make("err_tile_index_add_non_integer_scalar",
+              "index expressions only combine with integers, got " + s(got) + " in '" + s(op) + "'",
+              ErrorKind::Type, "indices are affine in loop variables, nl.arange and nl.program_id; cast with int()");
+}
+
+Diagnostic err_unsupported_index(std::string_view message) {
+  return make("err_unsupported_index", s(message), ErrorKind::Index);
+}
+
+Diagnostic err_symbolic_value_used_as_python_int() {
+  return make("err_symbolic_value_used_as_python_int",
+              "a symbolic index value cannot be used where Python needs an int (list index, range(), int()): "
+              "its value is only known when the loop runs on the device",
+              ErrorKind::Type,
+              "iterate with nl.static_range to get Python ints, or keep the value symbolic (index tensors "
+              "with it, use it in masks)");
+}
+
+Diagnostic err_cannot_assign_to_index(std::string_view what) {
+  return make("err_cannot_assign_to_index", "'" + s(what) + "' tensor does not support item assignment",
+              ErrorKind::Type, "materialise the index into a tile with nisa.iota first");
+}
+
+Diagnostic err_comparison_precedence() {
+  return make("err_comparison_precedence",
+              "'&' and '|' bind tighter than comparisons: `a < b & c < d` is parsed as `a < (b & c) < d`",
+              ErrorKind::Syntax, "parenthesise each comparison: (a < b) & (c < d)");
+}
+
+Diagnostic err_break_in_deferred_loop(std::string_view statement) {
+  return make("err_break_in_deferred_loop",
+              "'" + s(statement) + "' inside an nl.affine_range / nl.sequential_range loop: the body is traced "
+              "once as one loop axis, so it cannot be left early",
+              ErrorKind::Syntax,
+              "restrict the work with mask= instead, or iterate with nl.static_range to unroll the loop in Python");
+}
+
+Diagnostic err_invalid_range_args(std::string_view message, ErrorKind kind) {
+  return make("err_invalid_range_args", s(message), kind);
+}
+
+Diagnostic err_incorrect_target_type(std::string_view name) {
+  return make("err_incorrect_target_type", "unknown platform_target '" + s(name) + "'", ErrorKind::Value,
+              "use one of inf1, trn1, inf2, trn2, trn3");
+}
+
+Diagnostic err_invalid_shape(const std::vector<int64_t>& shape) {
+  return make("err_invalid_shape", "tensor shape " + shape_str(shape) + " has a non-positive dimension",
+              ErrorKind::Value);
+}
+
+Diagnostic err_hbm_tensor_with_init_value_not_supported() {
+  return make("err_hbm_tensor_with_init_value_not_supported", "HBM tensors cannot be created with an initial value",
+              ErrorKind::Syntax, "create it with nl.ndarray(..., buffer=nl.shared_hbm) and write it with nl.store");
+}
+
+Diagnostic err_unsupported_buffer(std::string_view name) {
+  return make("err_unsupported_buffer", "unknown buffer '" + s(name) + "'", ErrorKind::Value,
+              "use nl.sbuf, nl.psum, nl.hbm, nl.private_hbm or nl.shared_hbm");
+}
+
+Diagnostic err_instruction_unsupported_op(std::string_view op) {
+  return make("err_instruction_unsupported_op", "unsupported operator '" + s(op) + "'", ErrorKind::Value);
+}
+
+Diagnostic err_unsupported_reduce_axis(std::string_view message) {
+  return make("err_unsupported_reduce_axis", s(message), ErrorKind::Value,
+              "reduce over free axes (1, 2, ...); transpose first, or use nisa.tensor_partition_reduce, for the "
+              "partition axis");
+}
+
+Diagnostic err_supported_operand_dtype(std::string_view message) {
+  return make("err_supported_operand_dtype", s(message), ErrorKind::Type);
+}
+
+Diagnostic err_insufficient_rank(std::string_view what, const std::vector<int64_t>& shape, size_t min_rank) {
+  return make("err_insufficient_rank",
+              "Insufficient rank: " + s(what) + " " + shape_str(shape) + " must have at least " +
+                  std::to_string(min_rank) + " dimensions (partition and free)",
+              ErrorKind::Syntax, "use a [N, 1] tile instead of [N]");
+}
+
+Diagnostic err_stack_overflow(bool psum, int64_t required, int64_t capacity, std::string_view target) {
+  return make(psum ? "err_stack_overflow_psum" : "err_stack_overflow_sbuf",
+              "Size of free dimensions " + std::to_string(required) + " bytes per partition on " +
+                  (psum ? "PSUM" : "SBUF") + " buffer exceeds the " + std::to_string(capacity) +
+                  " bytes per partition of " + s(target),
+              ErrorKind::Syntax, "tile the free dimension (loop over chunks) or use a narrower dtype");
 }
 
 }  // namespace nkic::sema

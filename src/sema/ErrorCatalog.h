@@ -46,4 +46,24 @@ Diagnostic err_size_of_dimension_exceed_arch_limit(int dim, std::string_view ope
                                                    int64_t limit);
 Diagnostic err_exceed_max_supported_dimension(std::string_view operand, std::string_view api, int64_t max_dims);
 
+// Indexing and index arithmetic.
+Diagnostic err_tile_index_add_non_integer_scalar(std::string_view got, std::string_view op);
+Diagnostic err_unsupported_index(std::string_view message);
+Diagnostic err_symbolic_value_used_as_python_int();
+Diagnostic err_cannot_assign_to_index(std::string_view what);  // what: "index" or "mask"
+Diagnostic err_comparison_precedence();
+// Tracing.
+Diagnostic err_break_in_deferred_loop(std::string_view statement);
+Diagnostic err_invalid_range_args(std::string_view message, ErrorKind kind);
+Diagnostic err_incorrect_target_type(std::string_view name);
+// Creation, operands and per-op rules.
+Diagnostic err_invalid_shape(const std::vector<int64_t>& shape);
+Diagnostic err_hbm_tensor_with_init_value_not_supported();
+Diagnostic err_unsupported_buffer(std::string_view name);
+Diagnostic err_instruction_unsupported_op(std::string_view op);
+Diagnostic err_unsupported_reduce_axis(std::string_view message);
+Diagnostic err_supported_operand_dtype(std::string_view message);
+Diagnostic err_insufficient_rank(std::string_view what, const std::vector<int64_t>& shape, size_t min_rank);
+Diagnostic err_stack_overflow(bool psum, int64_t required, int64_t capacity, std::string_view target);
+
 }  // namespace nkic::sema

@@ -68,12 +68,9 @@ void check_operand(std::string_view api, std::string_view operand, const ir::Ten
   if (!spec->dtypes.empty() && std::find(spec->dtypes.begin(), spec->dtypes.end(), t.dtype) == spec->dtypes.end()) {
     std::string allowed;
     for (ir::DType d : spec->dtypes) allowed += (allowed.empty() ? "" : ", ") + std::string(ir::name(d));
-    Diagnostic d;
-    d.code = "err_supported_operand_dtype";
-    d.kind = ErrorKind::Type;
-    d.message = "operand '" + std::string(operand) + "' of '" + std::string(api) + "' has dtype '" +
-                std::string(ir::name(t.dtype)) + "', which is not supported; expected one of {" + allowed + "}";
-    raise(d);
+    raise(err_supported_operand_dtype("operand '" + std::string(operand) + "' of '" + std::string(api) +
+                                      "' has dtype '" + std::string(ir::name(t.dtype)) +
+                                      "', which is not supported; expected one of {" + allowed + "}"));
   }
   int rank = static_cast<int>(view_shape.size());
   if (rank > spec->max_rank)

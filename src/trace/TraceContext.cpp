@@ -13,12 +13,7 @@ thread_local std::unique_ptr<TraceContext> global_ctx;
 
 const sema::Target& resolve_target(const std::string& name) {
   if (const sema::Target* t = sema::find_target(name)) return *t;
-  sema::Diagnostic d;
-  d.code = "err_incorrect_target_type";
-  d.kind = sema::ErrorKind::Value;
-  d.message = "unknown platform_target '" + name + "'";
-  d.hint = "use one of inf1, trn1, inf2, trn2, trn3";
-  sema::fail(d);
+  sema::fail(sema::err_incorrect_target_type(name));
 }
 }  // namespace
 

@@ -30,15 +30,9 @@ IndexVal index_constant(int64_t v) {
 }
 
 IndexVal index_from_other(const Other& o, const char* op) {
-  if (!o.numeric || !o.is_int) {
-    sema::Diagnostic d;
-    d.code = "err_tile_index_add_non_integer_scalar";
-    d.kind = sema::ErrorKind::Type;
-    d.message = std::string("index expressions only combine with integers, got ") +
-                (o.numeric ? "a non-integer number" : "'" + o.type_name + "'") + " in '" + op + "'";
-    d.hint = "indices are affine in loop variables, nl.arange and nl.program_id; cast with int()";
-    sema::fail(d);
-  }
+  if (!o.numeric || !o.is_int)
+    sema::fail(sema::err_tile_index_add_non_integer_scalar(
+        o.numeric ? "a non-integer number" : "'" + o.type_name + "'", op));
   return index_constant(static_cast<int64_t>(o.value));
 }
 
