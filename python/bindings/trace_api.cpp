@@ -185,6 +185,12 @@ void bind_trace_api(py::module_& m) {
     codegen::OpArgs a = op_args(mask, dtype, ms);
     return wrap_tensor(codegen::load(c.builder(), tensor_arg(src, "src"), a));
   });
+  m.def("load_transpose2d", [](py::handle src, py::handle mask, py::handle dtype) {
+    trace::TraceContext& c = ctx("nl.load_transpose2d");
+    std::optional<types::MaskVal> ms;
+    codegen::OpArgs a = op_args(mask, dtype, ms);
+    return wrap_tensor(codegen::load_transpose2d(c.builder(), tensor_arg(src, "src"), a));
+  });
   m.def("store", [](py::handle dst, py::handle value, py::handle mask) {
     trace::TraceContext& c = ctx("nl.store");
     std::optional<types::MaskVal> ms;

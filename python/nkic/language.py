@@ -126,6 +126,11 @@ def load(src, *, mask=None, dtype=None, **kwargs):
     return core.load(src, mask, None if dtype is None else _dtypes.dtype_name(dtype))
 
 
+@_api("nl.load_transpose2d")
+def load_transpose2d(src, *, mask=None, dtype=None, **kwargs):
+    return core.load_transpose2d(src, mask, None if dtype is None else _dtypes.dtype_name(dtype))
+
+
 @_api("nl.store")
 def store(dst, value, *, mask=None, **kwargs):
     core.store(dst, value, mask)

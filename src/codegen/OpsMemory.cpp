@@ -74,6 +74,19 @@ TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
   return dst;
 }
 
+TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
+  b.check_operand("src", src);
+  const ir::TensorDecl& s = b.tensor(src.tensor);
+  std::vector<int64_t> shape = {src.shape[1], src.shape[0]};
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", s.name + "_T"), shape, args.dtype.value_or(s.dtype), Memory::SBUF);
+  auto in = instruction(ir::Opcode::Load, b, dst, src.shape);
+  in->dst.index = {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)};
+  in->srcs.push_back(access_for(b, src, src.shape));
+  in->predicate = predicate_for(b, args, src.shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
 void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpArgs& args) {
   b.check_operand("dst", dst);
   std::unique_ptr<ir::Instruction> in;
