@@ -78,6 +78,11 @@ void bind_trace_api(py::module_& m) {
     o.trace_time_unroll_builtin_range = unroll_builtin_range;
     trace::TraceContext& c = trace::TraceContext::new_ctx(std::move(o));
     c.builder().location_provider = [] { return user_location(); };
+    c.builder().warning_handler = [](const sema::Diagnostic& d) {
+      py::module_::import("warnings").attr("warn_explicit")(
+          "[" + d.code + "] " + d.message, py::handle(PyExc_DeprecationWarning),
+          d.loc.file ? *d.loc.file : std::string("<kernel>"), d.loc.line);
+    };
   });
   m.def("trace_end", &trace::TraceContext::clear);
   m.def("raise_nested_kernel_with_spmd_grid", [] {
@@ -169,9 +174,10 @@ void bind_trace_api(py::module_& m) {
   m.def("finalize", [](py::object returned) { return wrap_kernel(ctx().finalize(returned_tensors(returned))); });
 
   m.def("ndarray", [](std::vector<int64_t> shape, const std::string& dtype, const std::string& buffer,
-                      const std::string& name) {
+                      const std::string& name, int partition_dim) {
     trace::TraceContext& c = ctx("nl.ndarray");
-    return wrap_tensor(codegen::alloc_tensor(c.builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer)));
+    return wrap_tensor(
+        codegen::alloc_tensor(c.builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer), partition_dim));
   });
   m.def("full", [](std::vector<int64_t> shape, double value, const std::string& dtype, const std::string& buffer,
                    const std::string& name, const std::string& api) {

@@ -2,6 +2,7 @@
 and sequential_range defer to one loop axis whose body is traced once; a
 builtin range() becomes sequential_range unless the kernel asks to unroll it."""
 import operator
+import threading
 import warnings
 
 from ._core import core
@@ -9,8 +10,16 @@ from ._core import core
 # A static_range whose unrolled body emits more instructions than this warns.
 UNROLL_WARNING_THRESHOLD = {"instructions": 10000}
 
-# Ids (from the AST pre-pass) of the deferred loops being traced, innermost last.
-_deferred_stack = []
+# Ids (from the AST pre-pass) of the deferred loops being traced, innermost
+# last; per thread, like the trace context itself.
+_state = threading.local()
+
+
+def _deferred_stack():
+    stack = getattr(_state, "deferred", None)
+    if stack is None:
+        stack = _state.deferred = []
+    return stack
 
 
 def normalize_range_args(*args):
@@ -40,11 +49,12 @@ def _deferred(lb, ub, stride, tripcount, sequential, name, directives, loop_id):
         yield lb
         return
     var = core.open_loop(name, lb, ub, stride, sequential, directives)
-    _deferred_stack.append(loop_id)
+    stack = _deferred_stack()
+    stack.append(loop_id)
     try:
         yield var
     finally:
-        _deferred_stack.pop()
+        stack.pop()
         core.close_loop()
 
 
@@ -123,5 +133,6 @@ def for_hook(iterable, name, loop_id=None):
 def break_hook(loop_id, statement):
     """`break`/`continue` of loop `loop_id`: a deferred loop's body is traced once,
     so leaving it early has no meaning there."""
-    if _deferred_stack and _deferred_stack[-1] == loop_id and core.trace_active():
+    stack = _deferred_stack()
+    if stack and stack[-1] == loop_id and core.trace_active():
         core.raise_break_in_deferred_loop(statement)

@@ -96,14 +96,21 @@ class tile_size:
     total_available_sbuf_size = 212984
 
 
-def par_dim(n):
-    """Marks the partition dimension in a shape; the leading dim is the default."""
-    return int(n)
+class par_dim(int):
+    """nl.par_dim(n): marks the partition dimension in a shape (the leading dim by default)."""
+
+
+def _partition_dim(shape):
+    """Which dimension of a shape is the partition dimension."""
+    if isinstance(shape, (int, np.integer)):
+        return 0
+    marked = [i for i, d in enumerate(shape) if isinstance(d, par_dim)]
+    return marked[0] if marked else 0
 
 
 @_api("nl.ndarray")
 def ndarray(shape, dtype, *, buffer=None, name="", **kwargs):
-    return core.ndarray(_shape(shape), _dtypes.dtype_name(dtype), _buffer_name(buffer), name)
+    return core.ndarray(_shape(shape), _dtypes.dtype_name(dtype), _buffer_name(buffer), name, _partition_dim(shape))
 
 
 @_api("nl.full")
@@ -119,6 +126,16 @@ def zeros(shape, dtype, *, buffer=None, name="", **kwargs):
 @_api("nl.ones")
 def ones(shape, dtype, *, buffer=None, name="", **kwargs):
     return core.full(_shape(shape), 1.0, _dtypes.dtype_name(dtype), _buffer_name(buffer), name, "nl.ones")
+
+
+@_api("nl.empty_like")
+def empty_like(a, dtype=None, *, buffer=None, name="", **kwargs):
+    return ndarray(a.shape, a.dtype if dtype is None else dtype, buffer=buffer or _tensor_buffer(a), name=name)
+
+
+@_api("nl.zeros_like")
+def zeros_like(a, dtype=None, *, buffer=None, name="", **kwargs):
+    return zeros(a.shape, a.dtype if dtype is None else dtype, buffer=buffer or _tensor_buffer(a), name=name)
 
 
 @_api("nl.load")

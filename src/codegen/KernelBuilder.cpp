@@ -127,9 +127,19 @@ void KernelBuilder::check_live(const types::TensorVal& v) const {
   if (v.region && !v.region->open) fail(sema::err_local_variable_used_out_of_scope(tensor(v.tensor).name));
 }
 
+void KernelBuilder::warn(sema::Diagnostic d) const {
+  if (!d.loc.known()) d.loc = location();
+  if (d.api.empty()) d.api = cur_api;
+  if (warning_handler) warning_handler(d);
+}
+
 void KernelBuilder::check_operand(const char* operand, const types::TensorVal& v) const {
   check_live(v);
-  sema::check_operand(cur_api, operand, tensor(v.tensor), v.shape, raiser());
+  const ir::TensorDecl& t = tensor(v.tensor);
+  // A tensor with block dims is a tile only once indexed down to its partition dim.
+  if (t.partition_dim > 0 && v.index[t.partition_dim].coeff({ir::VarKind::Grid, 0}) == 0)
+    fail(sema::err_failed_to_infer_tile_from_local_tensor(t.name));
+  sema::check_operand(cur_api, operand, t, v.shape, raiser());
 }
 
 }  // namespace nkic::codegen

@@ -44,6 +44,9 @@ class KernelBuilder {
 
   // A diagnostic at the current location, attributed to the API in flight.
   [[noreturn]] void fail(sema::Diagnostic d) const;
+  // A warning at the current location (the binding turns it into a Python warning).
+  void warn(sema::Diagnostic d) const;
+  std::function<void(const sema::Diagnostic&)> warning_handler;
   // The same, as the callback sema's assert families raise through.
   std::function<void(sema::Diagnostic)> raiser() const {
     return [this](sema::Diagnostic d) { fail(std::move(d)); };

@@ -26,8 +26,9 @@ ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vec
 ir::Predicate predicate_for(const KernelBuilder& b, const OpArgs& args, size_t rank);
 
 // Creation and memory (OpsMemory.cpp).
+// `partition_dim` > 0 declares deprecated block dimensions before the partition dim.
 TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype,
-                       ir::Memory memory);
+                       ir::Memory memory, int partition_dim = 0);
 TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype,
                ir::Memory memory, double value);
 TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args);

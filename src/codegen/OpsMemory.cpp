@@ -38,17 +38,22 @@ ir::Opcode copy_opcode(Memory dst, Memory src) {
 }  // namespace
 
 TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype,
-                       Memory memory) {
+                       Memory memory, int partition_dim) {
   if (memory == Memory::SharedHBM && !b.at_top_region()) b.fail(sema::err_shared_hbm_must_in_kernel_level());
-  if (!ir::is_hbm(memory)) {
-    sema::assert_min_rank(shape, 2, "on-chip tensor", b.raiser());
-    sema::assert_par_dim(shape[0], memory, b.target(), b.raiser());
-    sema::assert_free_dim(shape, dtype, memory, b.target(), b.raiser());
-    if (memory == Memory::PSUM) sema::assert_dtype_psum(dtype, b.raiser());
-  }
   for (int64_t d : shape)
     if (d <= 0) b.fail(sema::err_invalid_shape(shape));
-  return b.full_view(b.add_tensor(b.tensor_name(name, "t"), std::move(shape), dtype, memory, ir::Role::Local));
+  if (!ir::is_hbm(memory)) {
+    // Block dims [B.., P, F..] are deprecated: each block is a [P, F..] tile, checked as one.
+    std::vector<int64_t> tile(shape.begin() + std::min<size_t>(partition_dim, shape.size()), shape.end());
+    if (partition_dim > 0) b.warn(sema::warn_block_dimension_is_deprecated());
+    sema::assert_min_rank(tile, 2, "on-chip tensor", b.raiser());
+    sema::assert_par_dim(tile[0], memory, b.target(), b.raiser());
+    sema::assert_free_dim(tile, dtype, memory, b.target(), b.raiser());
+    if (memory == Memory::PSUM) sema::assert_dtype_psum(dtype, b.raiser());
+  }
+  int id = b.add_tensor(b.tensor_name(name, "t"), std::move(shape), dtype, memory, ir::Role::Local);
+  b.tensor_mut(id).partition_dim = partition_dim;
+  return b.full_view(id);
 }
 
 TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype, Memory memory,

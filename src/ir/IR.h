@@ -29,6 +29,7 @@ struct TensorDecl {
   Memory memory = Memory::SBUF;
   Role role = Role::Local;
   bool is_mutable = false;  // an input annotated nt.mutable_tensor
+  int partition_dim = 0;    // on-chip tensors: > 0 when deprecated block dims lead
   SourceLoc loc;
   int64_t num_elements() const;
 };

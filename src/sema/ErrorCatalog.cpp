@@ -302,4 +302,16 @@ Diagnostic err_stack_overflow(bool psum, int64_t required, int64_t capacity, std
               ErrorKind::Syntax, "tile the free dimension (loop over chunks) or use a narrower dtype");
 }
 
+Diagnostic err_failed_to_infer_tile_from_local_tensor(std::string_view tensor) {
+  return make("err_failed_to_infer_tile_from_local_tensor", "Failed to infer tile from tensor '" + s(tensor) + "'",
+              ErrorKind::Syntax, "index the block dimensions first, e.g. " + s(tensor) + "[i], to get a tile");
+}
+
+Diagnostic warn_block_dimension_is_deprecated() {
+  return make("warn_block_dimension_is_deprecated",
+              "Block dimension is deprecated: dimensions before the partition dimension (nl.par_dim) are blocks",
+              ErrorKind::Syntax,
+              "fold the blocks into the free dimensions ((128, 8, 512)) or declare the tensor inside the loop");
+}
+
 }  // namespace nkic::sema

@@ -64,6 +64,8 @@ Diagnostic err_instruction_unsupported_op(std::string_view op);
 Diagnostic err_unsupported_reduce_axis(std::string_view message);
 Diagnostic err_supported_operand_dtype(std::string_view message);
 Diagnostic err_insufficient_rank(std::string_view what, const std::vector<int64_t>& shape, size_t min_rank);
+Diagnostic err_failed_to_infer_tile_from_local_tensor(std::string_view tensor);
+Diagnostic warn_block_dimension_is_deprecated();
 Diagnostic err_stack_overflow(bool psum, int64_t required, int64_t capacity, std::string_view target);
 
 }  // namespace nkic::sema

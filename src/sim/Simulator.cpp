@@ -1,13 +1,11 @@
 #include "sim/Simulator.h"
 
-#include <cmath>
-#include <cstring>
 #include <memory>
+#include <optional>
 
 #include "ir/IRVisitor.h"
 #include "ir/Verifier.h"
-#include "sim/Convert.h"
-#include "sim/Numerics.h"
+#include "sim/RaceCheck.h"
 #include "sim/TileExec.h"
 
 namespace nkic::sim {
@@ -17,31 +15,16 @@ SimError::SimError(std::string code_, std::string msg, ir::SourceLoc loc_)
 
 namespace {
 
-// Fills fresh simulator-owned memory with values a correct kernel never reads:
-// NaN in float formats, 0x5A bytes in integer ones.
-void fill_fresh(const ir::TensorDecl& t, std::byte* data) {
-  const int64_t n = t.num_elements();
-  if (ir::is_integer(t.dtype)) {
-    std::memset(data, 0x5A, n * ir::size_of(t.dtype));
-    return;
-  }
-  std::byte nan[4];
-  store_element(t.dtype, nan, 0, NAN);
-  fill_elements(ir::size_of(t.dtype), nan, data, 0, 1, n);
-}
-
 // Runs the kernel body once per program instance; loops and instructions are
 // the visitor's two node kinds.
 class Executor final : public ir::IRVisitor {
  public:
   Executor(const ir::Kernel& k, const std::vector<void*>& bindings, const SimOptions& opts)
-      : k_(k),
-        mem_(k.tensors.size()),
-        tiles_(mem_, opts),
-        loop_(k.num_axes, 0),
-        pid_(k.grid.size(), 0) {
+      : k_(k), mem_(k.tensors.size()), loop_(k.num_axes, 0), pid_(k.grid.size(), 0) {
     if (bindings.size() > k.tensors.size())
       throw std::invalid_argument("simulate: more bindings than tensors");
+    if (opts.check_races) races_.emplace(mem_);
+    tiles_ = std::make_unique<TileExecutor>(mem_, opts, races_ ? &*races_ : nullptr);
     owned_.resize(k.tensors.size());
     for (size_t id = 0; id < k.tensors.size(); ++id) {
       const ir::TensorDecl& t = k.tensors[id];
@@ -58,7 +41,7 @@ class Executor final : public ir::IRVisitor {
           std::make_unique_for_overwrite<std::byte[]>(t.num_elements() * ir::size_of(t.dtype));
       m.data = owned_[id].get();
       if (t.memory == ir::Memory::SharedHBM) {
-        fill_fresh(t, m.data);
+        fill_fresh(m);
       } else {
         per_instance_.push_back(static_cast<int>(id));
         m.tracked = opts.check_uninitialized;
@@ -76,8 +59,9 @@ class Executor final : public ir::IRVisitor {
       }
       for (int id : per_instance_) {
         TensorMem& m = mem_[id];
-        fill_fresh(*m.decl, m.data);
+        m.pending_fill = true;
         if (m.tracked) m.written.assign(m.decl->num_elements(), 0);
+        if (races_) races_->fresh(id);
       }
       visit_block(k_.body);
     }
@@ -85,17 +69,26 @@ class Executor final : public ir::IRVisitor {
 
   void visit(const ir::Loop& l) override {
     int64_t& v = loop_[l.axis];
-    for (v = l.lb; l.stride > 0 ? v < l.ub : v > l.ub; v += l.stride) visit_block(l.body);
+    RaceCheck* races = races_ && l.type == ir::AxisType::Affine ? &*races_ : nullptr;
+    if (races) races->enter(l);
+    for (v = l.lb; l.stride > 0 ? v < l.ub : v > l.ub; v += l.stride) {
+      if (races) races->next_iteration();
+      visit_block(l.body);
+    }
+    if (races) races->leave();
   }
 
-  void visit(const ir::Instruction& in) override { tiles_.run(in, Env{loop_.data(), pid_.data()}); }
+  void visit(const ir::Instruction& in) override {
+    tiles_->run(in, Env{loop_.data(), pid_.data()});
+  }
 
  private:
   const ir::Kernel& k_;
   std::vector<TensorMem> mem_;
   std::vector<std::unique_ptr<std::byte[]>> owned_;
   std::vector<int> per_instance_;  // simulator-owned tensors that start fresh in each instance
-  TileExecutor tiles_;
+  std::optional<RaceCheck> races_;
+  std::unique_ptr<TileExecutor> tiles_;
   std::vector<int64_t> loop_, pid_;
 };
 

@@ -1,6 +1,7 @@
 // The CPU simulator: runs a kernel's IR with the numbers a NeuronCore would
 // produce (fp32 compute, one rounding to each destination format) and reports
-// what hardware would punish: out-of-bound accesses, reads of never-written memory.
+// what hardware would punish: out-of-bound accesses, reads of never-written
+// memory, affine_range iterations that depend on each other.
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -14,11 +15,17 @@ struct SimOptions {
   // Track which elements of on-chip and private HBM tensors each program
   // instance has written; reading any other element is an error.
   bool check_uninitialized = false;
+  // Report loop-carried dependencies in Affine loops (err_unexpected_output_dependencies):
+  // an iteration reading what another iteration of the same loop wrote, two
+  // iterations writing one HBM element, or a read after the loop of an on-chip
+  // element several iterations wrote (sim/RaceCheck.h). PSUM accumulation is exempt.
+  bool check_races = false;
 };
 
 // A simulation failure attributable to one instruction (out-of-bounds access,
-// read of never-written memory when checked). `loc` is the instruction's source
-// location; `code` is the NKI error code (err_*); what() is the message.
+// read of never-written memory when checked) or loop (a race, when checked).
+// `loc` is the instruction's or loop's source location; `code` is the NKI error
+// code (err_*); what() is the message.
 struct SimError : std::runtime_error {
   std::string code;
   ir::SourceLoc loc;

@@ -1,156 +1,31 @@
 #include "sim/TileExec.h"
 
 #include <algorithm>
-#include <array>
-#include <bit>
-#include <cmath>
 #include <cstring>
-#include <stdexcept>
 #include <string>
 
-#include "sim/AluEval.h"
-#include "sim/Convert.h"
-#include "sim/Numerics.h"
+#include "sim/InstPlan.h"
+#include "sim/RaceCheck.h"
 
 namespace nkic::sim {
 
-using ir::AluKind;
-using ir::AluOp;
-using ir::DType;
-using ir::Opcode;
-
-// Everything about one instruction that does not change between executions.
-struct InstPlan {
-  // Move: dst = cast(src0), exact between any two formats. Fill: dst = one
-  // encoded value. Float: the op in fp32. Int: the op exactly in int64.
-  enum class Path : uint8_t { Move, Fill, Float, Int };
-  struct Access {
-    int tensor = -1;
-    DType dtype = DType::float32;
-    SplitExpr flat;               // element offset
-    std::vector<SplitExpr> dims;  // index per tensor dimension
-  };
-  // A value the op reads: accesses[access], or `constant` when access < 0.
-  struct Operand {
-    int access = -1;
-    double constant = 0.0;
-  };
-
-  std::vector<Access> accesses;  // [0] is dst, then the srcs in order
-  std::vector<SplitExpr> constraints;
-  Path path = Path::Move;
-  AluOp op = AluOp::bypass;
-  std::vector<Operand> operands;  // one per op argument
-  std::vector<int> reads;         // accesses whose memory the op reads
-  IntFormat format;
-  bool accumulate = false;
-  std::array<std::byte, 4> fill{};
-};
-
-using Path = InstPlan::Path;
-using Operand = InstPlan::Operand;
 using AccessPlan = InstPlan::Access;
+using Kind = InstPlan::Kind;
 
 namespace {
-
-bool integral(double v) { return std::isfinite(v) && std::trunc(v) == v && std::fabs(v) < 0x1p63; }
-
-// Nearest integer, ties to even, NaN -> 0, saturated: a float value as an int64.
-int64_t to_int64(double v) {
-  if (v != v) return 0;
-  if (v >= 0x1p63) return INT64_MAX;
-  if (v <= -0x1p63) return INT64_MIN;
-  return static_cast<int64_t>(std::nearbyint(v));
-}
-
-IntFormat format_of(DType t) {
-  if (ir::is_float(t)) return {32, true};
-  return {8 * ir::size_of(t), ir::info(t).is_signed};
-}
-
 std::string range_str(int64_t lo, int64_t hi) {
   return "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
 }
-
-// The operands and the compute path of an instruction, from its opcode, op and dtypes.
-void choose_path(InstPlan& p, const ir::Instruction& in) {
-  const bool copy =
-      in.opcode == Opcode::Load || in.opcode == Opcode::Store || in.opcode == Opcode::Copy;
-  const Operand src0{1, 0.0};
-  switch (in.opcode) {
-    case Opcode::Load:
-    case Opcode::Store:
-    case Opcode::Copy: p.operands = {src0}; break;
-    case Opcode::Memset: p.operands = {{-1, in.imms[0]}}; break;
-    case Opcode::Activation:
-      p.op = in.alu;
-      p.operands = {src0};
-      break;
-    case Opcode::TensorTensor:
-    case Opcode::TensorScalar: {
-      p.op = in.alu;
-      const bool tt = in.opcode == Opcode::TensorTensor;
-      const Operand second = tt ? Operand{2, 0.0} : Operand{-1, in.imms[0]};
-      p.operands = !tt && in.reverse ? std::vector<Operand>{second, src0}
-                                     : std::vector<Operand>{src0, second};
-      break;
-    }
-    default:
-      throw std::logic_error(std::string("simulate: no simulator kernel for opcode ") +
-                             ir::name(in.opcode));
-  }
-  const bool uses_alu = in.opcode == Opcode::Activation || in.opcode == Opcode::TensorTensor ||
-                        in.opcode == Opcode::TensorScalar;
-  if (uses_alu && ir::info(p.op).arity != static_cast<int>(p.operands.size()))
-    throw std::invalid_argument(std::string("simulate: ") + ir::name(in.opcode) + " cannot apply " +
-                                std::to_string(ir::info(p.op).arity) + "-operand op " +
-                                std::string(ir::name(p.op)));
-
-  const DType dst = p.accesses[0].dtype;
-  if (!in.accumulate && copy) {
-    p.path = Path::Move;
-  } else if (!in.accumulate && in.opcode == Opcode::Memset) {
-    p.path = Path::Fill;
-    store_element(dst, p.fill.data(), 0, in.imms[0]);
-  } else {
-    bool all_int = true;
-    bool have_format = false;
-    for (const Operand& o : p.operands) {
-      if (o.access < 0) {
-        all_int = all_int && integral(o.constant);
-        continue;
-      }
-      DType t = p.accesses[o.access].dtype;
-      all_int = all_int && ir::is_integer(t);
-      IntFormat f = format_of(t);
-      p.format = have_format
-                     ? IntFormat{std::max(p.format.bits, f.bits), p.format.is_signed || f.is_signed}
-                     : f;
-      have_format = true;
-    }
-    switch (ir::info(p.op).kind) {
-      case AluKind::Bitvec: p.path = Path::Int; break;
-      case AluKind::Compare:
-      case AluKind::Logical: p.path = all_int ? Path::Int : Path::Float; break;
-      case AluKind::Arith: p.path = all_int && ir::is_integer(dst) ? Path::Int : Path::Float; break;
-      case AluKind::Activation: p.path = Path::Float; break;
-    }
-  }
-
-  for (const Operand& o : p.operands)
-    if (o.access >= 0) p.reads.push_back(o.access);
-  p.accumulate = in.accumulate;
-  if (in.accumulate) p.reads.push_back(0);
-}
-
 }  // namespace
 
-TileExecutor::TileExecutor(std::vector<TensorMem>& mem, const SimOptions& opts)
-    : mem_(mem), opts_(opts) {
+TileExecutor::TileExecutor(std::vector<TensorMem>& mem, const SimOptions& opts, RaceCheck* races)
+    : mem_(mem), opts_(opts), races_(races) {
   for (int i = 0; i < 4; ++i) {
     fbuf_[i].resize(kChunk);
     ibuf_[i].resize(kChunk);
   }
+  cbuf_.resize(kChunk);
+  mask_.resize(kChunk);
   for (int i = 0; i < 2; ++i) {
     fconst_[i].resize(kChunk);
     iconst_[i].resize(kChunk);
@@ -161,27 +36,7 @@ TileExecutor::~TileExecutor() = default;
 
 const InstPlan& TileExecutor::plan_for(const ir::Instruction& in) {
   std::unique_ptr<InstPlan>& slot = plans_[&in];
-  if (slot) return *slot;
-  auto p = std::make_unique<InstPlan>();
-  const int rank = static_cast<int>(in.shape.size());
-  auto add_access = [&](const ir::Access& a) {
-    const TensorMem& t = mem_[a.tensor];
-    AccessPlan ap;
-    ap.tensor = a.tensor;
-    ap.dtype = t.decl->dtype;
-    ap.flat = SplitExpr::from(0, rank);
-    for (size_t d = 0; d < a.index.size(); ++d) {
-      ap.dims.push_back(SplitExpr::from(a.index[d], rank));
-      ap.flat.add_scaled(ap.dims.back(), t.strides[d]);
-    }
-    p->accesses.push_back(std::move(ap));
-  };
-  add_access(in.dst);
-  for (const ir::Access& a : in.srcs) add_access(a);
-  for (const ir::Constraint& c : in.predicate)
-    p->constraints.push_back(SplitExpr::from(c.expr, rank));
-  choose_path(*p, in);
-  slot = std::move(p);
+  if (!slot) slot = make_plan(in, mem_);
   return *slot;
 }
 
@@ -191,27 +46,31 @@ void TileExecutor::run(const ir::Instruction& in, const Env& env) {
   check_bounds(p, in, env);
 
   const int n = static_cast<int>(p.accesses.size());
+  const int forms = n + static_cast<int>(p.forms.size());
   space_.reset(lo_, hi_);
   bases_.resize(n);
   for (int e = 0; e < n; ++e) {
     bases_[e] = p.accesses[e].flat.base(env);
     space_.add_form(bases_[e], p.accesses[e].flat.grid.data());
   }
-  for (auto [c, base] : multi_)
-    space_.add_cond(base, p.constraints[c].grid.data(), in.predicate[c].kind);
+  for (const SplitExpr& f : p.forms) space_.add_form(f.base(env), f.grid.data());
+  for (const MultiCond& c : multi_)
+    space_.add_cond(c.base, p.constraints[c.index].grid.data(), c.kind);
   space_.finish();
-  step_.resize(n);
-  off_.resize(n);
-  for (int e = 0; e < n; ++e) step_[e] = space_.row_step(e);
+  step_.resize(forms);
+  off_.resize(forms);
+  for (int e = 0; e < forms; ++e) step_[e] = space_.row_step(e);
 
+  fill_pending(p);
   if (opts_.check_uninitialized) check_reads(p, in);
-  bind_data(p);
-  space_.for_each_row([&](const int64_t* start, int64_t a, int64_t b) {
-    for (int64_t j = a; j < b; j += kChunk) {
-      for (int e = 0; e < n; ++e) off_[e] = start[e] + j * step_[e];
-      run_chunk(p, std::min(kChunk, b - j));
-    }
-  });
+  if (races_) race_reads(p);
+  switch (p.kind) {
+    case Kind::Elementwise: run_elementwise(p); break;
+    case Kind::Reduce: run_reduce(p); break;
+    case Kind::Matmul: run_matmul(p); break;
+  }
+  if (mem_[p.accesses[0].tensor].tracked) mark_written(p);
+  if (races_) race_writes(p);
 }
 
 bool TileExecutor::clamp_box(const InstPlan& p, const ir::Instruction& in, const Env& env) {
@@ -229,7 +88,7 @@ bool TileExecutor::clamp_box(const InstPlan& p, const ir::Instruction& in, const
       while (x.grid[k] == 0) ++k;
       clamp_range(x.grid[k], base, kind, lo_[k], hi_[k]);
     } else {
-      multi_.emplace_back(static_cast<int>(c), base);
+      multi_.push_back({static_cast<int>(c), base, kind});
     }
   }
   for (size_t k = 0; k < lo_.size(); ++k)
@@ -274,8 +133,8 @@ void TileExecutor::check_exact_bounds(const InstPlan& p, const ir::Instruction& 
   check_space_.reset(lo_, hi_);
   for (const AccessPlan& a : p.accesses)
     for (const SplitExpr& x : a.dims) check_space_.add_form(x.base(env), x.grid.data());
-  for (auto [c, base] : multi_)
-    check_space_.add_cond(base, p.constraints[c].grid.data(), in.predicate[c].kind);
+  for (const MultiCond& c : multi_)
+    check_space_.add_cond(c.base, p.constraints[c.index].grid.data(), c.kind);
   check_space_.finish();
   const int forms = check_space_.num_forms();
   std::vector<int64_t> mn(forms, INT64_MAX), mx(forms, INT64_MIN);
@@ -295,174 +154,134 @@ void TileExecutor::check_exact_bounds(const InstPlan& p, const ir::Instruction& 
   }
 }
 
+// Fresh memory gets its never-read pattern on first touch, unless this
+// instruction overwrites all of it first (most tiles: a load or an op writing
+// the whole tile), which makes the fill dead work.
+void TileExecutor::fill_pending(const InstPlan& p) {
+  for (size_t e = 0; e < p.accesses.size(); ++e) {
+    TensorMem& t = mem_[p.accesses[e].tensor];
+    if (!t.pending_fill) continue;
+    t.pending_fill = false;
+    if (e == 0 && overwrites_dst(p)) continue;
+    fill_fresh(t);
+  }
+}
+
+// True when every dst element is written and none of the dst is read: no
+// multi-var constraint, and each dst dim is a distinct Grid coord with
+// coefficient ±1 spanning the whole dim over the box (bounds are checked), or
+// a size-1 dim. Every opcode writes each point of its box (a reduction or
+// matmul point writes the dst element it maps to).
+bool TileExecutor::overwrites_dst(const InstPlan& p) const {
+  if (!multi_.empty()) return false;
+  const AccessPlan& dst = p.accesses[0];
+  for (int e : p.reads)
+    if (p.accesses[e].tensor == dst.tensor) return false;
+  const std::vector<int64_t>& shape = mem_[dst.tensor].decl->shape;
+  uint64_t used = 0;
+  for (size_t d = 0; d < dst.dims.size(); ++d) {
+    const SplitExpr& x = dst.dims[d];
+    if (x.num_grid_vars == 0) {
+      if (shape[d] != 1) return false;
+      continue;
+    }
+    if (x.num_grid_vars != 1) return false;
+    size_t k = 0;
+    while (x.grid[k] == 0) ++k;
+    if ((x.grid[k] != 1 && x.grid[k] != -1) || k >= 64 || (used >> k & 1)) return false;
+    used |= uint64_t{1} << k;
+    if (hi_[k] - lo_[k] != shape[d]) return false;
+  }
+  return true;
+}
+
+// Calls f(at, step, n) for rows of the elements access `e` touches at executed
+// points. A box coord that neither the access nor a multi-var constraint uses
+// only repeats those elements (a matmul operand's third coord, a reduction's
+// folded coord), so it is walked once.
+template <class F>
+void TileExecutor::for_each_access_row(const InstPlan& p, int e, F f) {
+  const SplitExpr& flat = p.accesses[e].flat;
+  access_hi_.assign(hi_.begin(), hi_.end());
+  bool collapsed = false;
+  for (size_t k = 0; k < lo_.size(); ++k) {
+    if (flat.grid[k] != 0 || hi_[k] - lo_[k] == 1) continue;
+    bool constrained = false;
+    for (const MultiCond& c : multi_) constrained |= p.constraints[c.index].grid[k] != 0;
+    if (constrained) continue;
+    access_hi_[k] = lo_[k] + 1;
+    collapsed = true;
+  }
+  RowSpace* walk = &space_;
+  int form = e;
+  if (collapsed) {
+    access_space_.reset(lo_, access_hi_);
+    access_space_.add_form(bases_[e], flat.grid.data());
+    for (const MultiCond& c : multi_)
+      access_space_.add_cond(c.base, p.constraints[c.index].grid.data(), c.kind);
+    access_space_.finish();
+    walk = &access_space_;
+    form = 0;
+  }
+  const int64_t step = walk->row_step(form);
+  walk->for_each_row([&](const int64_t* start, int64_t a, int64_t b) {
+    f(start[form] + a * step, step, step == 0 ? 1 : b - a);
+  });
+}
+
 void TileExecutor::check_reads(const InstPlan& p, const ir::Instruction& in) {
   for (int e : p.reads) {
     const TensorMem& t = mem_[p.accesses[e].tensor];
     if (!t.tracked) continue;
     const uint8_t* written = t.written.data();
-    const int64_t step = step_[e];
-    space_.for_each_row([&](const int64_t* start, int64_t a, int64_t b) {
-      for (int64_t j = a; j < b; ++j) {
-        int64_t at = start[e] + j * step;
+    for_each_access_row(p, e, [&](int64_t at, int64_t step, int64_t n) {
+      for (int64_t i = 0; i < n; ++i, at += step) {
         if (written[at]) continue;
-        std::string index;
-        for (size_t d = 0; d < t.strides.size(); ++d)
-          index += (d ? ", " : "") + std::to_string(at / t.strides[d] % t.decl->shape[d]);
         throw SimError("err_read_uninitialized_memory",
-                       "Read of uninitialized memory: element [" + index + "] of tensor `" +
-                           t.decl->name + "` was never written in this program instance",
+                       "Read of uninitialized memory: element " + element_str(t, at) +
+                           " of tensor `" + t.decl->name +
+                           "` was never written in this program instance",
                        in.loc);
       }
     });
   }
 }
 
-namespace {
-bool overlaps(const TensorMem& a, const TensorMem& b) {
-  const auto bytes = [](const TensorMem& t) {
-    return t.decl->num_elements() * ir::size_of(t.decl->dtype);
-  };
-  return a.data < b.data + bytes(b) && b.data < a.data + bytes(a);
-}
-}  // namespace
-
-// An operand whose memory overlaps the dst's (the same tensor, or bindings that
-// share memory) could see values this instruction already wrote. The hardware
-// reads a tile before writing it, so unless the operand reads exactly the points
-// it writes, it reads a copy taken before the instruction. Either way results
-// go through a buffer, never straight into the dst.
-void TileExecutor::bind_data(const InstPlan& p) {
-  const int n = static_cast<int>(p.accesses.size());
-  data_.resize(n);
-  for (int e = 0; e < n; ++e) data_[e] = mem_[p.accesses[e].tensor].data;
-  const AccessPlan& dst = p.accesses[0];
-  const TensorMem& dst_mem = mem_[dst.tensor];
-  dst_direct_ = true;
-  for (size_t k = 0; k < p.operands.size(); ++k) {
-    const int e = p.operands[k].access;
-    if (e < 0) continue;
-    const AccessPlan& a = p.accesses[e];
-    const TensorMem& t = mem_[a.tensor];
-    if (!overlaps(t, dst_mem)) continue;
-    dst_direct_ = false;
-    if (a.tensor == dst.tensor && bases_[e] == bases_[0] && a.flat.grid == dst.flat.grid) continue;
-    snapshot_[k].assign(t.data, t.data + t.decl->num_elements() * ir::size_of(t.decl->dtype));
-    data_[e] = snapshot_[k].data();
+// An accumulation's read of its own dst is the accumulation itself, which the
+// race check treats as order-independent.
+void TileExecutor::race_reads(const InstPlan& p) {
+  for (int e : p.reads) {
+    const int t = p.accesses[e].tensor;
+    if ((e == 0 && p.accumulate) || !races_->watches_reads(t)) continue;
+    for_each_access_row(p, e,
+                        [&](int64_t at, int64_t step, int64_t n) { races_->read(t, at, step, n); });
   }
 }
 
-void TileExecutor::run_chunk(const InstPlan& p, int64_t m) {
-  switch (p.path) {
-    case Path::Move: move_chunk(p, m); break;
-    case Path::Fill: {
-      const AccessPlan& dst = p.accesses[0];
-      fill_elements(ir::size_of(dst.dtype), p.fill.data(), data_[0], off_[0], step_[0], m);
-      break;
-    }
-    case Path::Float: float_chunk(p, m); break;
-    case Path::Int: int_chunk(p, m); break;
-  }
-  mark_written(p, m);
+void TileExecutor::race_writes(const InstPlan& p) {
+  const int t = p.accesses[0].tensor;
+  if (!races_->watches_writes(t)) return;
+  for_each_access_row(p, 0, [&](int64_t at, int64_t step, int64_t n) {
+    races_->write(t, at, step, n, p.accumulate);
+  });
 }
 
-void TileExecutor::move_chunk(const InstPlan& p, int64_t m) {
-  const DType to = p.accesses[0].dtype, from = p.accesses[1].dtype;
-  if (to == from) {
-    copy_elements(ir::size_of(to), data_[1], off_[1], step_[1], data_[0], off_[0], step_[0], m);
-  } else if (ir::is_float(from)) {
-    gather_float(from, data_[1], off_[1], step_[1], m, fbuf_[0].data());
-    scatter_float(to, data_[0], off_[0], step_[0], m, fbuf_[0].data());
-  } else {
-    gather_int(from, data_[1], off_[1], step_[1], m, ibuf_[0].data());
-    scatter_int(to, data_[0], off_[0], step_[0], m, ibuf_[0].data());
-  }
-}
-
-void TileExecutor::float_chunk(const InstPlan& p, int64_t m) {
-  const float* args[2] = {};
-  for (size_t k = 0; k < p.operands.size(); ++k) {
-    const Operand& o = p.operands[k];
-    const int slot = static_cast<int>(k);
-    if (o.access < 0) {
-      args[k] = const_floats(slot, static_cast<float>(o.constant), m);
-      continue;
-    }
-    const int e = o.access;
-    const DType t = p.accesses[e].dtype;
-    if (t == DType::float32 && step_[e] == 1) {
-      args[k] = reinterpret_cast<const float*>(data_[e]) + off_[e];
+void TileExecutor::mark_written(const InstPlan& p) {
+  uint8_t* w = mem_[p.accesses[0].tensor].written.data();
+  for_each_access_row(p, 0, [&](int64_t at, int64_t step, int64_t n) {
+    if (step == 1) {
+      std::memset(w + at, 1, n);
     } else {
-      gather_float(t, data_[e], off_[e], step_[e], m, fbuf_[k].data());
-      args[k] = fbuf_[k].data();
+      for (int64_t i = 0; i < n; ++i) w[at + i * step] = 1;
     }
-  }
-  const DType dt = p.accesses[0].dtype;
-  const bool direct = dt == DType::float32 && step_[0] == 1 && !p.accumulate && dst_direct_;
-  float* out = direct ? reinterpret_cast<float*>(data_[0]) + off_[0] : fbuf_[2].data();
-  if (p.operands.size() == 1)
-    eval_unary(p.op, args[0], out, m);
-  else
-    eval_binary(p.op, args[0], args[1], out, m);
-  if (p.accumulate) {
-    gather_float(dt, data_[0], off_[0], step_[0], m, fbuf_[3].data());
-    sim::accumulate(fbuf_[3].data(), out, m);
-  }
-  if (!direct) scatter_float(dt, data_[0], off_[0], step_[0], m, out);
+  });
 }
 
-void TileExecutor::int_chunk(const InstPlan& p, int64_t m) {
-  const int64_t* args[2] = {};
-  for (size_t k = 0; k < p.operands.size(); ++k) {
-    const Operand& o = p.operands[k];
-    if (o.access < 0) {
-      args[k] = const_ints(static_cast<int>(k), to_int64(o.constant), m);
-      continue;
-    }
-    const int e = o.access;
-    gather_int(p.accesses[e].dtype, data_[e], off_[e], step_[e], m, ibuf_[k].data());
-    args[k] = ibuf_[k].data();
-  }
-  int64_t* out = ibuf_[2].data();
-  if (p.operands.size() == 1)
-    eval_unary_int(p.op, args[0], out, m, p.format);
-  else
-    eval_binary_int(p.op, args[0], args[1], out, m, p.format);
-  const DType dt = p.accesses[0].dtype;
-  if (p.accumulate) {
-    gather_int(dt, data_[0], off_[0], step_[0], m, ibuf_[3].data());
-    accumulate_int(ibuf_[3].data(), out, m);
-  }
-  scatter_int(dt, data_[0], off_[0], step_[0], m, out);
-}
-
-const float* TileExecutor::const_floats(int slot, float v, int64_t m) {
-  const uint32_t bits = std::bit_cast<uint32_t>(v);
-  if (bits != fconst_bits_[slot] || fconst_len_[slot] < m) {
-    std::fill_n(fconst_[slot].data(), m, v);
-    fconst_bits_[slot] = bits;
-    fconst_len_[slot] = m;
-  }
-  return fconst_[slot].data();
-}
-
-const int64_t* TileExecutor::const_ints(int slot, int64_t v, int64_t m) {
-  if (v != iconst_val_[slot] || iconst_len_[slot] < m) {
-    std::fill_n(iconst_[slot].data(), m, v);
-    iconst_val_[slot] = v;
-    iconst_len_[slot] = m;
-  }
-  return iconst_[slot].data();
-}
-
-void TileExecutor::mark_written(const InstPlan& p, int64_t m) {
-  TensorMem& t = mem_[p.accesses[0].tensor];
-  if (!t.tracked) return;
-  uint8_t* w = t.written.data() + off_[0];
-  if (step_[0] == 1) {
-    std::memset(w, 1, m);
-  } else {
-    for (int64_t i = 0; i < m; ++i) w[i * step_[0]] = 1;
-  }
+// Reductions and matmuls read all their operands before writing the dst, so
+// they need no snapshot of an operand that shares the dst's memory.
+void TileExecutor::bind_direct(const InstPlan& p) {
+  data_.resize(p.accesses.size());
+  for (size_t e = 0; e < p.accesses.size(); ++e) data_[e] = mem_[p.accesses[e].tensor].data;
 }
 
 }  // namespace nkic::sim

@@ -244,6 +244,31 @@ TEST(Sim, UninitializedReadDetection) {
   EXPECT_NO_THROW(sim::simulate(b.k, bind(b.k, {{out, vo.data()}}), {.check_uninitialized = true}));
 }
 
+// Fresh memory is filled lazily, on first touch, and skipped when that first
+// touch overwrites the whole tensor: what is never written still reads as NaN.
+TEST(Sim, FreshMemoryPerInstanceWithLazyFill) {
+  KernelBuilder b;
+  b.k.grid = {2};
+  int out = b.hbm_out("out", {2, 4, 8}, DType::float32);
+  int out2 = b.hbm_out("out2", {2, 4, 8}, DType::float32);
+  int t = b.tensor("t", {4, 8}, DType::float32);
+  int u = b.tensor("u", {4, 8}, DType::float32);
+  // Instance 0 writes all of t; instance 1 only rows 0 and 1.
+  b.emit(Opcode::Memset, {4, 8}, at2(t), {}, AluOp::bypass, {1.0}).predicate = {eq(P(0))};
+  b.emit(Opcode::Memset, {4, 8}, at2(t), {}, AluOp::bypass, {2.0}).predicate = {
+      ge(P(0) - 1), ge(AffineExpr(1) - G(0))};
+  b.emit(Opcode::Store, {4, 8}, at(out, {P(0), G(0), G(1)}), {at2(t)});
+  // u's first touch reads it: in place, over all of it.
+  b.emit(Opcode::TensorScalar, {4, 8}, at2(u), {at2(u)}, AluOp::add, {1.0});
+  b.emit(Opcode::Store, {4, 8}, at(out2, {P(0), G(0), G(1)}), {at2(u)});
+  std::vector<float> vo(64), vo2(64);
+  sim::simulate(b.k, bind(b.k, {{out, vo.data()}, {out2, vo2.data()}}));
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(vo[i], 1.0f) << i;
+  for (int i = 32; i < 48; ++i) EXPECT_EQ(vo[i], 2.0f) << i;
+  for (int i = 48; i < 64; ++i) EXPECT_TRUE(std::isnan(vo[i])) << i;
+  for (int i = 0; i < 64; ++i) EXPECT_TRUE(std::isnan(vo2[i])) << i;
+}
+
 TEST(Sim, MalformedKernelIsRejected) {
   KernelBuilder b;
   int t = b.tensor("t", {4}, DType::float32);

@@ -1,0 +1,151 @@
+// Matmul over the iteration space [K, M, N]: dst(m, n) = sum over k of
+// stationary(k, m) * moving(k, n), in fp32 like the PE array: each product
+// rounds to fp32 and the sum adds them in increasing k, starting from +0. The
+// dst (PSUM) takes the sum, or adds it under `accumulate`, rounding once.
+//
+// The operands are decoded once into panels (MR columns of stationary, NR of
+// moving, each panel contiguous over k) and a register-blocked kernel computes
+// one MR x NR block of the product per pass over k. Under multi-var masks the
+// product is summed point by point instead, skipping masked-out points.
+#include <algorithm>
+
+#include "sim/AluEval.h"
+#include "sim/Convert.h"
+#include "sim/InstPlan.h"
+#include "sim/TileExec.h"
+
+namespace nkic::sim {
+
+namespace {
+
+constexpr int64_t kMR = 4;   // stationary columns (dst rows) per block
+constexpr int64_t kNR = 16;  // moving columns (dst columns) per block
+
+int64_t round_up(int64_t v, int64_t r) { return (v + r - 1) / r * r; }
+
+// Eight fp32 lanes: one AVX register, or two SSE ones in the default clone.
+typedef float f32x8 __attribute__((vector_size(32)));
+typedef float f32x8_unaligned __attribute__((vector_size(32), aligned(4), may_alias));
+constexpr int64_t kVecs = kNR / 8;
+
+// c[Mp x Np] = products of the panels. The block's kMR x kNR sums stay in
+// registers over the whole k loop. The AVX2 clone only widens the vectors (no
+// FMA: every product rounds before it is added, as on the hardware).
+__attribute__((target_clones("avx2", "default"))) void gemm_panels(const float* sp, const float* vp,
+                                                                   float* c, int64_t K,
+                                                                   int64_t mpanels,
+                                                                   int64_t npanels) {
+  const int64_t ldc = npanels * kNR;
+  for (int64_t nb = 0; nb < npanels; ++nb) {
+    for (int64_t mb = 0; mb < mpanels; ++mb) {
+      const float* s = sp + mb * K * kMR;
+      const float* v = vp + nb * K * kNR;
+      f32x8 acc[kMR][kVecs] = {};
+      for (int64_t k = 0; k < K; ++k, s += kMR, v += kNR) {
+        f32x8 row[kVecs];
+        for (int64_t j = 0; j < kVecs; ++j)
+          row[j] = *reinterpret_cast<const f32x8_unaligned*>(v + 8 * j);
+        for (int64_t i = 0; i < kMR; ++i) {
+          const f32x8 si = f32x8{} + s[i];
+          for (int64_t j = 0; j < kVecs; ++j) acc[i][j] += si * row[j];
+        }
+      }
+      float* out = c + mb * kMR * ldc + nb * kNR;
+      for (int64_t i = 0; i < kMR; ++i)
+        for (int64_t j = 0; j < kVecs; ++j)
+          *reinterpret_cast<f32x8_unaligned*>(out + i * ldc + 8 * j) = acc[i][j];
+    }
+  }
+}
+
+}  // namespace
+
+// Decodes access `e` over the box's k range and its `coord` range into panels of
+// `panel` columns: element (k, i) at [(i / panel) * K + k] * panel + i % panel,
+// zero-padded to whole panels.
+void TileExecutor::pack_operand(const InstPlan& p, int e, int coord, int64_t panel,
+                                std::vector<float>& out) {
+  const InstPlan::Access& a = p.accesses[e];
+  const int64_t K = hi_[0] - lo_[0], count = hi_[coord] - lo_[coord];
+  const int64_t gk = a.flat.grid[0], gi = a.flat.grid[coord];
+  out.assign(K * round_up(count, panel), 0.0f);
+  for (int64_t pb = 0; pb * panel < count; ++pb) {
+    const int64_t width = std::min(panel, count - pb * panel);
+    int64_t off = bases_[e] + gk * lo_[0] + gi * (lo_[coord] + pb * panel);
+    float* dst = out.data() + pb * K * panel;
+    for (int64_t k = 0; k < K; ++k, off += gk, dst += panel)
+      gather_float(a.dtype, data_[e], off, gi, width, dst);
+  }
+}
+
+void TileExecutor::run_matmul(const InstPlan& p) {
+  bind_direct(p);
+  const int64_t K = hi_[0] - lo_[0], M = hi_[1] - lo_[1], N = hi_[2] - lo_[2];
+  const int64_t Mp = round_up(M, kMR), Np = round_up(N, kNR);
+  pack_operand(p, 1, 1, kMR, mm_s_);
+  pack_operand(p, 2, 2, kNR, mm_v_);
+  mm_c_.resize(Mp * Np);
+  if (!multi_.empty()) return masked_product(p, Np);
+  gemm_panels(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / kMR, Np / kNR);
+  for (int64_t m = 0; m < M; ++m) store_matmul_row(p, m, 0, N, mm_c_.data() + m * Np);
+}
+
+// Walks the executed points in row-major order over (k, m, n), so each (m, n)
+// still sums its products in increasing k; stores the (m, n) that got any.
+void TileExecutor::masked_product(const InstPlan& p, int64_t ldc) {
+  const int64_t K = hi_[0] - lo_[0], M = hi_[1] - lo_[1], N = hi_[2] - lo_[2];
+  std::fill(mm_c_.begin(), mm_c_.end(), 0.0f);
+  mm_hit_.assign(mm_c_.size(), 0);
+  coord_space_.reset(lo_, hi_);
+  static const int64_t unit[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+  for (const auto& u : unit) coord_space_.add_form(0, u);
+  for (const MultiCond& c : multi_)
+    coord_space_.add_cond(c.base, p.constraints[c.index].grid.data(), c.kind);
+  coord_space_.finish();
+  const int64_t sk = coord_space_.row_step(0), sm = coord_space_.row_step(1),
+                sn = coord_space_.row_step(2);
+  const float* s = mm_s_.data();
+  const float* v = mm_v_.data();
+  coord_space_.for_each_row([&](const int64_t* start, int64_t a, int64_t b) {
+    for (int64_t j = a; j < b; ++j) {
+      const int64_t k = start[0] + j * sk - lo_[0], m = start[1] + j * sm - lo_[1],
+                    n = start[2] + j * sn - lo_[2];
+      const float sv = s[((m / kMR) * K + k) * kMR + m % kMR];
+      const float vv = v[((n / kNR) * K + k) * kNR + n % kNR];
+      mm_c_[m * ldc + n] += sv * vv;
+      mm_hit_[m * ldc + n] = 1;
+    }
+  });
+  for (int64_t m = 0; m < M; ++m) {
+    const uint8_t* hit = mm_hit_.data() + m * ldc;
+    for (int64_t n = 0; n < N;) {
+      if (!hit[n]) {
+        ++n;
+        continue;
+      }
+      int64_t end = n;
+      while (end < N && hit[end]) ++end;
+      store_matmul_row(p, m, n, end - n, mm_c_.data() + m * ldc + n);
+      n = end;
+    }
+  }
+}
+
+// Stores c[0..count) at dst (box row m, box columns n..), adding it to the
+// dst's values under `accumulate`.
+void TileExecutor::store_matmul_row(const InstPlan& p, int64_t m, int64_t n, int64_t count,
+                                    float* c) {
+  const InstPlan::Access& d = p.accesses[0];
+  const int64_t gm = d.flat.grid[1], gn = d.flat.grid[2];
+  const int64_t off = bases_[0] + gm * (lo_[1] + m) + gn * (lo_[2] + n);
+  for (int64_t j = 0; j < count; j += kChunk) {
+    const int64_t len = std::min(kChunk, count - j);
+    if (p.accumulate) {
+      gather_float(d.dtype, data_[0], off + j * gn, gn, len, fbuf_[3].data());
+      accumulate(fbuf_[3].data(), c + j, len);
+    }
+    scatter_float(d.dtype, data_[0], off + j * gn, gn, len, c + j);
+  }
+}
+
+}  // namespace nkic::sim
