@@ -23,7 +23,7 @@ py::tuple tensor_desc(const ir::TensorDecl& t) {
 // Raw addresses of C-contiguous numpy buffers, so user dtypes (bfloat16, fp8)
 // need no buffer-protocol support; the Python caller keeps the arrays alive.
 void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs,
-         bool check_uninitialized) {
+         bool check_uninitialized, bool check_races) {
   const ir::Kernel& k = *self.k;
   if (inputs.size() != k.inputs.size() || outputs.size() != k.outputs.size())
     throw py::value_error("simulate: wrong number of buffers");
@@ -32,6 +32,7 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
   for (size_t i = 0; i < outputs.size(); ++i) bindings[k.outputs[i]] = reinterpret_cast<void*>(outputs[i]);
   sim::SimOptions opts;
   opts.check_uninitialized = check_uninitialized;
+  opts.check_races = check_races;
   try {
     py::gil_scoped_release release;
     sim::simulate(k, bindings, opts);
@@ -83,7 +84,8 @@ void bind_kernel_api(py::module_& m) {
       .def("text", [](const PyKernel& s, bool locations) { return ir::print(*s.k, {locations}); },
            py::arg("locations") = true)
       .def("verify", [](const PyKernel& s) { return ir::verify(*s.k); })
-      .def("simulate", &run, py::arg("inputs"), py::arg("outputs"), py::arg("check_uninitialized") = false);
+      .def("simulate", &run, py::arg("inputs"), py::arg("outputs"), py::arg("check_uninitialized") = false,
+           py::arg("check_races") = false);
 }
 
 }  // namespace nkic::py_bind

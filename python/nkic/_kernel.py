@@ -103,14 +103,15 @@ class TraceKernel:
         finally:
             core.trace_end()
 
-    def run(self, grid, args, kwargs, check_uninitialized=False):
+    def run(self, grid, args, kwargs, check_uninitialized=False, check_races=False):
         if self.mode == "baremetal" or (self.mode == "auto" and not _notified.get("baremetal")):
             _notified["baremetal"] = True
             print("nkic: no Neuron hardware here; running the kernel on the nkic CPU simulator", file=sys.stderr)
         traced = self.trace(grid, args, kwargs)
         arrays = inspect.signature(self.func).bind(*args, **kwargs).arguments
         try:
-            return simulate_traced(traced, [arrays[n] for n in traced.array_params], check_uninitialized)
+            return simulate_traced(traced, [arrays[n] for n in traced.array_params], check_uninitialized,
+                                   check_races)
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None
 
@@ -142,7 +143,7 @@ class Launch:
         return self.kernel.run(self.grid, args, kwargs)
 
 
-def simulate_traced(traced, arrays, check_uninitialized=False):
+def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False):
     kernel = traced.ir
     inputs = [np.ascontiguousarray(a) for a in arrays]
     for (name, shape, dt), a in zip(kernel.inputs, inputs):
@@ -157,7 +158,7 @@ def simulate_traced(traced, arrays, check_uninitialized=False):
         else:
             outputs.append(np.empty(shape, dtype=_dtypes.numpy_dtype(dt)))
     kernel.simulate([a.__array_interface__["data"][0] for a in inputs],
-                    [a.__array_interface__["data"][0] for a in outputs], check_uninitialized)
+                    [a.__array_interface__["data"][0] for a in outputs], check_uninitialized, check_races)
     for o, i in aliased.items():
         np.copyto(arrays[i], outputs[o])
         outputs[o] = arrays[i]
@@ -190,14 +191,18 @@ def benchmark(kernel=None, **kwargs):
     return jit(kernel, mode="benchmark", **kwargs)
 
 
-def simulate_kernel(kernel, *args, check_uninitialized=False, **kwargs):
-    """Run `kernel` (or `kernel[grid]`) on the CPU simulator; numpy in, numpy out."""
+def simulate_kernel(kernel, *args, check_uninitialized=False, check_races=False, **kwargs):
+    """Run `kernel` (or `kernel[grid]`) on the CPU simulator; numpy in, numpy out.
+
+    check_uninitialized: report reads of on-chip memory no instruction wrote.
+    check_races: report affine_range iterations that depend on each other
+    (err_unexpected_output_dependencies); PSUM accumulation is exempt."""
     grid = None
     if isinstance(kernel, Launch):
         kernel, grid = kernel.kernel, kernel.grid
     if not isinstance(kernel, TraceKernel):
         kernel = TraceKernel(kernel, mode="simulation")
-    return kernel.run(grid, args, kwargs, check_uninitialized=check_uninitialized)
+    return kernel.run(grid, args, kwargs, check_uninitialized=check_uninitialized, check_races=check_races)
 
 
 def dont_trace(func=None):

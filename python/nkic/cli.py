@@ -122,7 +122,7 @@ def cmd_run(ns):
         import inspect
         bound = inspect.signature(k.func).bind(*args, **kwargs).arguments
         arrays = [bound[n] for n in traced.array_params]
-    outs = _kernel.simulate_traced(traced, arrays, ns.check_uninitialized)
+    outs = _kernel.simulate_traced(traced, arrays, ns.check_uninitialized, ns.check_races)
     t2 = time.perf_counter()
     print(f"{os.path.basename(path)}::{k.__name__}: traced {traced.ir.num_instructions()} instructions "
           f"in {1e3 * (t1 - t0):.2f} ms, simulated in {1e3 * (t2 - t1):.2f} ms")
@@ -182,6 +182,8 @@ def main(argv=None):
         if name == "run":
             sp.add_argument("--check-uninitialized", action="store_true",
                             help="report reads of memory no instruction wrote")
+            sp.add_argument("--check-races", action="store_true",
+                            help="report affine_range iterations that depend on each other")
     ns = p.parse_args(argv)
     try:
         return ns.fn(ns)
