@@ -48,6 +48,21 @@ codegen::KernelBuilder& builder(const std::string& api) { return trace::TraceCon
 }  // namespace
 
 void bind_ops_api(py::module_& m) {
+  m.def("reshape_view", [](py::handle t, std::vector<int64_t> shape) {
+    return wrap_tensor(codegen::reshape_view(builder("reshape"), tensor_of(t, "tensor"), std::move(shape)));
+  });
+  m.def("dtype_view", [](py::handle t, const std::string& dtype) {
+    auto d = ir::dtype_from_name(dtype);
+    if (!d) sema::fail(sema::err_unsupported_dtype("'" + dtype + "'"));
+    return wrap_tensor(codegen::dtype_view(builder("view"), tensor_of(t, "tensor"), *d));
+  });
+  m.def("shared_constant", [](std::vector<int64_t> shape, const std::string& dtype, std::vector<double> values,
+                              const std::string& api) {
+    codegen::KernelBuilder& b = builder(api);
+    auto d = ir::dtype_from_name(dtype);
+    if (!d) sema::fail(sema::err_unsupported_dtype("'" + dtype + "'"));
+    return wrap_tensor(codegen::shared_constant(b, std::move(shape), *d, std::move(values)));
+  });
   m.def("broadcast_view", [](py::handle t, std::vector<int64_t> shape) {
     return wrap_tensor(codegen::broadcast_view(builder("broadcast_to"), tensor_of(t, "src"), shape));
   });

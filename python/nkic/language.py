@@ -446,7 +446,40 @@ def _assert_shape(t, shape):
     return t
 
 
-core.NkiTensor.astype = _astype
-core.NkiTensor.broadcast_to = lambda t, shape: core.broadcast_view(t, [int(d) for d in shape])
-core.NkiTensor.expand_dims = lambda t, axis: expand_dims(t, axis)
-core.NkiTensor.assert_shape = _assert_shape
+def _broadcast_to(t, shape):
+    return core.broadcast_view(t, [int(d) for d in shape])
+
+
+def _expand_dims(t, axis):
+    return expand_dims(t, axis)
+
+
+@_api("nl.shared_constant")
+def shared_constant(constant, dtype=None, **kwargs):
+    values = np.asarray(constant)
+    name = _dtypes.dtype_name(values.dtype if dtype is None else dtype)
+    flat = values.astype(np.float64).ravel().tolist()
+    return core.shared_constant(list(values.shape), name, flat, "nl.shared_constant")
+
+
+@_api("nl.shared_identity_matrix")
+def shared_identity_matrix(n, dtype=uint8, **kwargs):
+    return core.shared_constant([int(n), int(n)], _dtypes.dtype_name(dtype), np.eye(int(n)).ravel().tolist(),
+                                "nl.shared_identity_matrix")
+
+
+def _reshape(t, *shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return core.reshape_view(t, [int(d) for d in shape])
+
+
+def _view(t, dtype):
+    return core.dtype_view(t, _dtypes.dtype_name(dtype))
+
+
+# Tensor methods are NKI APIs too: the dispatcher builds them, never inlines them.
+for _name, _method in (("astype", _astype), ("broadcast_to", _broadcast_to), ("expand_dims", _expand_dims),
+                       ("assert_shape", _assert_shape), ("reshape", _reshape), ("view", _view)):
+    _method.nki_func = "tensor." + _name
+    setattr(core.NkiTensor, _name, _method)

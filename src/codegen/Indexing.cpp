@@ -147,4 +147,45 @@ types::TensorVal masked_view(KernelBuilder& b, const types::TensorVal& t, const 
   return r;
 }
 
+namespace {
+
+// The alias both views create; only a whole tensor can be reinterpreted.
+types::TensorVal alias(KernelBuilder& b, const types::TensorVal& t, std::vector<int64_t> shape, ir::DType dtype,
+                       const char* what) {
+  b.check_live(t);
+  const ir::TensorDecl& base = b.tensor(t.tensor);
+  bool whole = t.shape == base.shape;
+  for (size_t d = 0; whole && d < t.index.size(); ++d) whole = t.index[d] == ir::AffineExpr::grid(static_cast<int>(d));
+  if (!whole)
+    b.fail(index_error(std::string(what) + " needs the whole tensor `" + base.name + "`, not an indexed view of it"));
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  if (n * ir::size_of(dtype) != base.num_elements() * ir::size_of(base.dtype))
+    b.fail(index_error(std::string("cannot ") + what + " `" + base.name + sema::shape_str(base.shape) + "` (" +
+                       std::string(ir::name(base.dtype)) + ") as " + sema::shape_str(shape) + " " +
+                       std::string(ir::name(dtype)) + ": the byte sizes differ"));
+  int root = base.alias_of >= 0 ? base.alias_of : t.tensor;
+  ir::TensorDecl copy = base;  // memory, role and mutability follow the base
+  int id = b.add_tensor(copy.name, std::move(shape), dtype, copy.memory, copy.role);
+  ir::TensorDecl& v = b.tensor_mut(id);
+  v.alias_of = root;
+  v.is_mutable = copy.is_mutable;
+  types::TensorVal r = b.full_view(id);
+  r.region = t.region;
+  return r;
+}
+
+}  // namespace
+
+types::TensorVal reshape_view(KernelBuilder& b, const types::TensorVal& t, std::vector<int64_t> shape) {
+  return alias(b, t, std::move(shape), b.tensor(t.tensor).dtype, "reshape");
+}
+
+types::TensorVal dtype_view(KernelBuilder& b, const types::TensorVal& t, ir::DType dtype) {
+  std::vector<int64_t> shape = t.shape;
+  int from = ir::size_of(b.tensor(t.tensor).dtype), to = ir::size_of(dtype);
+  if (!shape.empty() && (shape.back() * from) % to == 0) shape.back() = shape.back() * from / to;
+  return alias(b, t, std::move(shape), dtype, "view");
+}
+
 }  // namespace nkic::codegen

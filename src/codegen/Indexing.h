@@ -22,6 +22,10 @@ struct IndexItem {
 types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const std::vector<IndexItem>& key);
 // t[mask]: the same view carrying an operand mask (NKI_API.md §6, matmul operands).
 types::TensorVal masked_view(KernelBuilder& b, const types::TensorVal& t, const types::MaskVal& mask);
+// t.reshape(shape) / t.view(dtype): the same bytes under a new shape or dtype
+// (a new tensor aliasing the whole of `t`).
+types::TensorVal reshape_view(KernelBuilder& b, const types::TensorVal& t, std::vector<int64_t> shape);
+types::TensorVal dtype_view(KernelBuilder& b, const types::TensorVal& t, ir::DType dtype);
 // t.broadcast_to(shape): numpy broadcasting as a view (no data moves).
 types::TensorVal broadcast_view(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& shape);
 // t.expand_dims(axis): a size-1 dimension inserted at `axis`, as a view.

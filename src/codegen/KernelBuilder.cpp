@@ -81,6 +81,7 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   for (const ir::Access& a : inst->srcs)
     sema::assert_access_in_bounds(*inst, a, tensor(a.tensor), range_of, raiser());
   written_[inst->dst.tensor] = true;
+  if (dst.alias_of >= 0) written_[dst.alias_of] = true;
   ++num_instructions_;
   inst->loc = location();
   inst->api = cur_api;

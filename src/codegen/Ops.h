@@ -32,6 +32,8 @@ TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> 
 TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype,
                ir::Memory memory, double value);
 TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
+// nl.shared_constant: a read-only HBM tensor holding compile-time values (row-major).
+TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, std::vector<double> values);
 // HBM [N, M] -> SBUF [M, N]: a load whose destination access is transposed.
 TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
 void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpArgs& args);

@@ -68,6 +68,15 @@ TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, i
   return t;
 }
 
+TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, std::vector<double> values) {
+  for (int64_t d : shape)
+    if (d <= 0) b.fail(sema::err_invalid_shape(shape));
+  // Read-only: the Input role makes any store into it err_cannot_update_immutable_parameter.
+  int id = b.add_tensor(b.tensor_name("", "const"), std::move(shape), dtype, Memory::SharedHBM, ir::Role::Input);
+  b.tensor_mut(id).init = std::move(values);
+  return b.full_view(id);
+}
+
 TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
   b.check_operand("src", src);
   const ir::TensorDecl& s = b.tensor(src.tensor);

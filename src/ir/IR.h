@@ -3,6 +3,7 @@
 // visitors instead of switches (IRVisitor.h). The IR knows nothing of Python.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -30,6 +31,8 @@ struct TensorDecl {
   Role role = Role::Local;
   bool is_mutable = false;  // an input annotated nt.mutable_tensor
   int partition_dim = 0;    // on-chip tensors: > 0 when deprecated block dims lead
+  int alias_of = -1;        // a reshape/view: the same bytes as tensor `alias_of`
+  std::vector<double> init; // constant contents (nl.shared_constant), row-major
   SourceLoc loc;
   int64_t num_elements() const;
 };
@@ -129,7 +132,7 @@ struct Kernel {
   std::string name;
   SourceLoc loc;
   std::vector<int64_t> grid;  // SPMD launch grid; empty = one instance
-  std::vector<TensorDecl> tensors;
+  std::deque<TensorDecl> tensors;  // a deque: references stay valid as tensors are added
   std::vector<int> inputs;    // tensor ids, in parameter order
   std::vector<int> outputs;   // tensor ids, in return order
   int num_axes = 0;

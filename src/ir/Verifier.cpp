@@ -30,6 +30,14 @@ class Verifier : public IRVisitor {
       for (int64_t d : t.shape)
         if (d <= 0) err("tensor " + t.name + " has a non-positive dimension");
       if (!names_.insert(t.name).second) err("tensor name " + t.name + " is not unique");
+      if (t.alias_of >= static_cast<int>(i)) err("tensor " + t.name + " aliases a later tensor");
+      if (t.alias_of >= 0 && t.alias_of < static_cast<int>(i)) {
+        const TensorDecl& base = k_.tensors[t.alias_of];
+        if (t.num_elements() * size_of(t.dtype) != base.num_elements() * size_of(base.dtype))
+          err("tensor " + t.name + " aliases " + base.name + " with a different byte size");
+      }
+      if (!t.init.empty() && static_cast<int64_t>(t.init.size()) != t.num_elements())
+        err("tensor " + t.name + " has " + std::to_string(t.init.size()) + " initial values");
     }
     for (int id : k_.inputs) check_tensor_id(id, "input");
     for (int id : k_.outputs) {

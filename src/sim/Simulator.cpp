@@ -1,10 +1,12 @@
 #include "sim/Simulator.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 
 #include "ir/IRVisitor.h"
 #include "ir/Verifier.h"
+#include "sim/Numerics.h"
 #include "sim/RaceCheck.h"
 #include "sim/TileExec.h"
 
@@ -37,10 +39,17 @@ class Executor final : public ir::IRVisitor {
         m.data = static_cast<std::byte*>(bound);
         continue;
       }
+      if (t.alias_of >= 0) {  // a view of an earlier tensor's bytes: no storage of its own
+        m.data = mem_.at(t.alias_of).data;
+        aliased_.push_back(t.alias_of);
+        continue;
+      }
       owned_[id] =
           std::make_unique_for_overwrite<std::byte[]>(t.num_elements() * ir::size_of(t.dtype));
       m.data = owned_[id].get();
-      if (t.memory == ir::Memory::SharedHBM) {
+      if (!t.init.empty()) {
+        for (size_t i = 0; i < t.init.size(); ++i) store_element(t.dtype, m.data, static_cast<int64_t>(i), t.init[i]);
+      } else if (t.memory == ir::Memory::SharedHBM) {
         fill_fresh(m);
       } else {
         per_instance_.push_back(static_cast<int>(id));
@@ -59,7 +68,9 @@ class Executor final : public ir::IRVisitor {
       }
       for (int id : per_instance_) {
         TensorMem& m = mem_[id];
-        m.pending_fill = true;
+        // A tensor with views fills now: a write through a view must not be overwritten by a late fill.
+        m.pending_fill = std::find(aliased_.begin(), aliased_.end(), id) == aliased_.end();
+        if (!m.pending_fill) fill_fresh(m);
         if (m.tracked) m.written.assign(m.decl->num_elements(), 0);
         if (races_) races_->fresh(id);
       }
@@ -87,6 +98,7 @@ class Executor final : public ir::IRVisitor {
   std::vector<TensorMem> mem_;
   std::vector<std::unique_ptr<std::byte[]>> owned_;
   std::vector<int> per_instance_;  // simulator-owned tensors that start fresh in each instance
+  std::vector<int> aliased_;       // tensors some reshape/view shares memory with
   std::optional<RaceCheck> races_;
   std::unique_ptr<TileExecutor> tiles_;
   std::vector<int64_t> loop_, pid_;
