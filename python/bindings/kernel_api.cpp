@@ -2,6 +2,8 @@
 
 #include <pybind11/stl.h>
 
+#include <sstream>
+
 #include "errors.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
@@ -33,10 +35,16 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
   sim::SimOptions opts;
   opts.check_uninitialized = check_uninitialized;
   opts.check_races = check_races;
+  std::ostringstream printed;  // nl.device_print output, written to Python's stdout afterwards
+  opts.print_stream = &printed;
   try {
-    py::gil_scoped_release release;
-    sim::simulate(k, bindings, opts);
+    {
+      py::gil_scoped_release release;
+      sim::simulate(k, bindings, opts);
+    }
+    if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
   } catch (const sim::SimError& e) {
+    if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
     sema::Diagnostic d;
     d.code = e.code;
     d.message = e.what();

@@ -63,6 +63,17 @@ void bind_ops_api(py::module_& m) {
     if (!d) sema::fail(sema::err_unsupported_dtype("'" + dtype + "'"));
     return wrap_tensor(codegen::shared_constant(b, std::move(shape), *d, std::move(values)));
   });
+  m.def("rand", [](std::vector<int64_t> shape, const std::string& dtype, py::handle mask) {
+    codegen::KernelBuilder& b = builder("nl.rand");
+    Args a(mask, py::str(dtype));
+    return wrap_tensor(codegen::rand(b, std::move(shape), *a.op.dtype, a.op));
+  });
+  m.def("random_seed", [](double seed) { codegen::random_seed(builder("nl.random_seed"), seed); });
+  m.def("device_print", [](const std::string& prefix, py::handle x, py::handle mask) {
+    codegen::KernelBuilder& b = builder("nl.device_print");
+    Args a(mask, py::none());
+    codegen::device_print(b, prefix, tensor_of(x, "x"), a.op);
+  });
   m.def("broadcast_view", [](py::handle t, std::vector<int64_t> shape) {
     return wrap_tensor(codegen::broadcast_view(builder("broadcast_to"), tensor_of(t, "src"), shape));
   });

@@ -483,3 +483,27 @@ for _name, _method in (("astype", _astype), ("broadcast_to", _broadcast_to), ("e
                        ("assert_shape", _assert_shape), ("reshape", _reshape), ("view", _view)):
     _method.nki_func = "tensor." + _name
     setattr(core.NkiTensor, _name, _method)
+
+
+@_api("nl.rand")
+def rand(shape, dtype=float32, **kwargs):
+    return core.rand(_shape(shape), _dtypes.dtype_name(dtype), kwargs.get("mask"))
+
+
+@_api("nl.random_seed")
+def random_seed(seed, *, mask=None, **kwargs):
+    if isinstance(seed, core.NkiTensor):
+        raise TypeError("nl.random_seed: nkic takes the seed as a Python integer")
+    core.random_seed(float(int(seed)))
+
+
+@_api("nl.dropout")
+def dropout(x, rate, *, dtype=None, mask=None, **kwargs):
+    """Zeroes each element with probability `rate` (no rescaling)."""
+    keep = core.elementwise("greater_equal", (rand(x.shape, float32), float(rate)), mask, "uint8")
+    return core.where(keep, x, 0.0, mask, _dtype_arg(dtype) or core.tensor_info(x)[1])
+
+
+@_api("nl.device_print")
+def device_print(prefix, x, *, mask=None, **kwargs):
+    core.device_print(str(prefix), x, mask)

@@ -65,9 +65,6 @@ types::TensorVal KernelBuilder::full_view(int id) const {
 }
 
 ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
-  const ir::TensorDecl& dst = tensor(inst->dst.tensor);
-  if (dst.role == ir::Role::Input && !dst.is_mutable)
-    fail(sema::err_cannot_update_immutable_parameter(dst.name));
   sema::VarRange range_of = [this](ir::Var v) -> std::pair<int64_t, int64_t> {
     if (v.kind == ir::VarKind::ProgramId) return {0, kernel_->grid.at(v.id) - 1};
     for (const ir::Loop* l : loop_stack_)
@@ -77,11 +74,14 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
       }
     return {0, 0};
   };
-  sema::assert_access_in_bounds(*inst, inst->dst, dst, range_of, raiser());
-  for (const ir::Access& a : inst->srcs)
-    sema::assert_access_in_bounds(*inst, a, tensor(a.tensor), range_of, raiser());
-  written_[inst->dst.tensor] = true;
-  if (dst.alias_of >= 0) written_[dst.alias_of] = true;
+  if (inst->has_dst()) {
+    const ir::TensorDecl& dst = tensor(inst->dst.tensor);
+    if (dst.role == ir::Role::Input && !dst.is_mutable) fail(sema::err_cannot_update_immutable_parameter(dst.name));
+    sema::assert_access_in_bounds(*inst, inst->dst, dst, range_of, raiser());
+    written_[inst->dst.tensor] = true;
+    if (dst.alias_of >= 0) written_[dst.alias_of] = true;
+  }
+  for (const ir::Access& a : inst->srcs) sema::assert_access_in_bounds(*inst, a, tensor(a.tensor), range_of, raiser());
   ++num_instructions_;
   inst->loc = location();
   inst->api = cur_api;

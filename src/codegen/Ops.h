@@ -60,6 +60,11 @@ TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, c
 // nisa.affine_select: pred ? on_true : on_false_value, pred an affine comparison.
 TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& on_true, double on_false,
                         const OpArgs& args);
+// nl.rand: a tile of uniform [0, 1) values; nl.random_seed sets the state.
+TensorVal rand(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, const OpArgs& args);
+void random_seed(KernelBuilder& b, double seed);
+// nl.device_print: prints the tile when simulated.
+void device_print(KernelBuilder& b, const std::string& prefix, const TensorVal& x, const OpArgs& args);
 // nl.where: condition != 0 ? x : y (y a tensor or a number).
 TensorVal where(KernelBuilder& b, const TensorVal& cond, const Value& x, const Value& y, const OpArgs& args);
 

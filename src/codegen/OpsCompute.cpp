@@ -202,4 +202,28 @@ TensorVal where(KernelBuilder& b, const TensorVal& cond, const Value& x, const V
   return dst;
 }
 
+TensorVal rand(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, const OpArgs& args) {
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "rand"), shape, dtype, Memory::SBUF);
+  auto in = make(ir::Opcode::Rand, shape);
+  in->dst = access_for(b, dst, shape);
+  in->predicate = predicate_for(b, args, shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
+void random_seed(KernelBuilder& b, double seed) {
+  auto in = make(ir::Opcode::RandomSeed, {1});
+  in->imms = {seed};
+  b.emit(std::move(in));
+}
+
+void device_print(KernelBuilder& b, const std::string& prefix, const TensorVal& x, const OpArgs& args) {
+  b.check_live(x);
+  auto in = make(ir::Opcode::Print, x.shape);
+  in->srcs.push_back(access_for(b, x, x.shape));
+  in->text = prefix;
+  in->predicate = predicate_for(b, args, x.shape.size());
+  b.emit(std::move(in));
+}
+
 }  // namespace nkic::codegen

@@ -67,7 +67,10 @@ using Predicate = std::vector<Constraint>;
   X(Matmul)        /* iter [K, M, N]: dst(i1,i2) <- sum_i0 src0(i0,i1)*src1(i0,i2) */ \
   X(Select)        /* dst <- src0 != 0 ? src1 : src2 (src2 absent: imms[0]) */   \
   X(AffineSelect)  /* dst <- cond(point) ? src0 : imms[0] */                     \
-  X(Iota)          /* dst <- value(point), an affine expression */
+  X(Iota)          /* dst <- value(point), an affine expression */             \
+  X(Rand)          /* dst <- uniform [0, 1) from the random state */            \
+  X(RandomSeed)    /* random state <- imms[0]; no dst */                        \
+  X(Print)         /* prints src0 prefixed by `text`; no dst */
 
 enum class Opcode : uint8_t {
 #define NKIC_OPCODE_ENUM(n) n,
@@ -106,6 +109,8 @@ struct Instruction final : Stmt {
   bool negate = false;
   Predicate cond;            // AffineSelect: the per-point condition (not a mask)
   AffineExpr value;          // Iota: the value written at each point
+  std::string text;          // Print: the prefix
+  bool has_dst() const { return opcode != Opcode::RandomSeed && opcode != Opcode::Print; }
   Predicate predicate;
   std::string api;           // the NKI API that emitted it ("nl.load")
   SourceLoc loc;

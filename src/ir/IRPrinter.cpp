@@ -66,7 +66,9 @@ class Printer : public IRVisitor {
 
   void visit(const Instruction& in) override {
     pad();
-    os_ << access(in.dst) << (in.accumulate ? " += " : " = ") << opname(in) << "(";
+    if (in.has_dst()) os_ << access(in.dst) << (in.accumulate ? " += " : " = ");
+    os_ << opname(in) << "(";
+    if (in.opcode == Opcode::Print) os_ << '"' << in.text << "\", ";
     std::vector<std::string> operands;
     for (const Access& a : in.srcs) operands.push_back(access(a));
     if (in.opcode == Opcode::TensorScalar && !in.imms.empty()) {

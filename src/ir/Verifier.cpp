@@ -11,7 +11,9 @@ namespace {
 bool valid_src_count(Opcode op, size_t n) {
   switch (op) {
     case Opcode::Memset:
-    case Opcode::Iota: return n == 0;
+    case Opcode::Iota:
+    case Opcode::Rand:
+    case Opcode::RandomSeed: return n == 0;
     case Opcode::TensorTensor:
     case Opcode::Matmul: return n == 2;
     case Opcode::Select: return n == 2 || n == 3;
@@ -65,16 +67,17 @@ class Verifier : public IRVisitor {
     if (!valid_src_count(in.opcode, in.srcs.size()))
       err(where + ": wrong number of source operands");
     bool needs_imm = in.opcode == Opcode::Memset || in.opcode == Opcode::TensorScalar ||
-                     in.opcode == Opcode::AffineSelect || (in.opcode == Opcode::Select && in.srcs.size() == 2);
+                     in.opcode == Opcode::AffineSelect || in.opcode == Opcode::RandomSeed ||
+                     (in.opcode == Opcode::Select && in.srcs.size() == 2);
     if (needs_imm && in.imms.empty())
       err(where + ": missing immediate");
-    check_access(in, in.dst, where + " dst");
+    if (in.has_dst()) check_access(in, in.dst, where + " dst");
     for (const Access& a : in.srcs) check_access(in, a, where + " src");
     for (const Constraint& c : in.predicate) check_expr(in, c.expr, where + " mask");
     for (const Constraint& c : in.cond) check_expr(in, c.expr, where + " condition");
     check_expr(in, in.value, where + " value");
     if (in.opcode == Opcode::Matmul && in.shape.size() != 3) err(where + ": matmul iterates over [K, M, N]");
-    if (valid(in.dst.tensor)) {
+    if (in.has_dst() && valid(in.dst.tensor)) {
       Memory m = k_.tensor(in.dst.tensor).memory;
       if (in.opcode == Opcode::Store && !is_hbm(m)) err(where + ": store destination not in HBM");
       if (in.opcode == Opcode::Load && is_hbm(m)) err(where + ": load destination in HBM");

@@ -1,6 +1,7 @@
 #include "sim/Simulator.h"
 
 #include <algorithm>
+#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -8,6 +9,7 @@
 #include "ir/Verifier.h"
 #include "sim/Numerics.h"
 #include "sim/RaceCheck.h"
+#include "sim/SideEffects.h"
 #include "sim/TileExec.h"
 
 namespace nkic::sim {
@@ -22,7 +24,11 @@ namespace {
 class Executor final : public ir::IRVisitor {
  public:
   Executor(const ir::Kernel& k, const std::vector<void*>& bindings, const SimOptions& opts)
-      : k_(k), mem_(k.tensors.size()), loop_(k.num_axes, 0), pid_(k.grid.size(), 0) {
+      : k_(k),
+        mem_(k.tensors.size()),
+        side_(mem_, opts.print_stream ? *opts.print_stream : std::cout),
+        loop_(k.num_axes, 0),
+        pid_(k.grid.size(), 0) {
     if (bindings.size() > k.tensors.size())
       throw std::invalid_argument("simulate: more bindings than tensors");
     if (opts.check_races) races_.emplace(mem_);
@@ -90,6 +96,7 @@ class Executor final : public ir::IRVisitor {
   }
 
   void visit(const ir::Instruction& in) override {
+    if (SideEffects::handles(in.opcode)) return side_.run(in, loop_.data(), pid_.data());
     tiles_->run(in, Env{loop_.data(), pid_.data()});
   }
 
@@ -101,6 +108,7 @@ class Executor final : public ir::IRVisitor {
   std::vector<int> aliased_;       // tensors some reshape/view shares memory with
   std::optional<RaceCheck> races_;
   std::unique_ptr<TileExecutor> tiles_;
+  SideEffects side_;
   std::vector<int64_t> loop_, pid_;
 };
 

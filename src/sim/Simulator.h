@@ -3,6 +3,7 @@
 // what hardware would punish: out-of-bound accesses, reads of never-written
 // memory, affine_range iterations that depend on each other.
 #pragma once
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,6 +16,8 @@ struct SimOptions {
   // Track which elements of on-chip and private HBM tensors each program
   // instance has written; reading any other element is an error.
   bool check_uninitialized = false;
+  // Where nl.device_print output goes (std::cout when null).
+  std::ostream* print_stream = nullptr;
   // Report loop-carried dependencies in Affine loops (err_unexpected_output_dependencies):
   // an iteration reading what another iteration of the same loop wrote, two
   // iterations writing one HBM element, or a read after the loop of an on-chip
