@@ -68,15 +68,98 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
     return out
 
 
+class reduce_cmd(enum.IntEnum):
+    idle = 0
+    reset = 1
+    reduce = 2
+    reset_reduce = 3
+
+
+class dge_mode(enum.IntEnum):
+    none = 0
+    swdge = 1
+    hwdge = 2
+    unknown = 3
+
+
+class oob_mode(enum.IntEnum):
+    error = 0
+    skip = 1
+
+
+def _free_axes(t):
+    return list(range(1, len(t.shape)))
+
+
+def _reduce_into(res, op, t, mask, cmd=reduce_cmd.reset_reduce):
+    """Folds `t` over its free axes into the (P, 1) tile `res`; reduce_cmd.reduce
+    keeps accumulating into what `res` holds."""
+    r = core.reduce(core.cur_api(), op, t, _free_axes(t), True, False, mask, "float32")
+    if cmd == reduce_cmd.reduce:
+        r = core.elementwise(op, (res, r), mask, None)
+    res[...] = r
+
+
 @_api("nisa.activation")
-def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, mask=None,
-               dtype=None, **kwargs):
+def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
+               mask=None, dtype=None, **kwargs):
     x = data
     if not (isinstance(scale, (int, float)) and scale == 1.0):
         x = core.elementwise("multiply", (x, scale), mask, "float32")
     if bias is not None:
         x = core.elementwise("add", (x, bias), mask, "float32")
-    return core.elementwise(op_name(op), (x,), mask, _dtype_arg(dtype) or core.tensor_info(data)[1])
+    out = core.elementwise(op_name(op), (x,), mask, _dtype_arg(dtype) or core.tensor_info(data)[1])
+    if reduce_res is not None:
+        _reduce_into(reduce_res, op_name(reduce_op) or "add", out, mask, reduce_cmd)
+    return out
+
+
+@_api("nisa.activation_reduce")
+def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, mask=None, dtype=None, **kwargs):
+    return activation(op, data, bias=bias, scale=scale, reduce_op=reduce_op, reduce_res=reduce_res,
+                      reduce_cmd=reduce_cmd.reset_reduce, mask=mask, dtype=dtype)
+
+
+@_api("nisa.tensor_scalar_reduce")
+def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, mask=None,
+                         **kwargs):
+    out = core.elementwise(op_name(op0), (operand0, data) if reverse0 else (data, operand0), mask, _dtype_arg(dtype))
+    _reduce_into(reduce_res, op_name(reduce_op), out, mask)
+    return out
+
+
+@_api("nisa.scalar_tensor_tensor")
+def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None,
+                         mask=None, **kwargs):
+    t = core.elementwise(op_name(op0), (operand0, data) if reverse0 else (data, operand0), mask, None)
+    return core.elementwise(op_name(op1), (operand1, t) if reverse1 else (t, operand1), mask, _dtype_arg(dtype))
+
+
+@_api("nisa.tensor_copy_predicated")
+def tensor_copy_predicated(*, src, dst, predicate, mask=None, dtype=None, reverse_pred=False, **kwargs):
+    pred = core.elementwise("equal", (predicate, 0), mask, "uint8") if reverse_pred else predicate
+    dst[...] = core.where(pred, src, dst, mask, _dtype_arg(dtype) or core.tensor_info(dst)[1])
+
+
+@_api("nisa.tensor_partition_reduce")
+def tensor_partition_reduce(op, data, *, mask=None, dtype=None, **kwargs):
+    t = core.transpose("nisa.tensor_partition_reduce", data, mask, None)
+    r = core.reduce("nisa.tensor_partition_reduce", op_name(op), t, [1], True, False, mask, _dtype_arg(dtype))
+    return core.transpose("nisa.tensor_partition_reduce", r, mask, None)
+
+
+@_api("nisa.dma_copy")
+def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown,
+             **kwargs):
+    if dst_rmw_op is not None:
+        dst[...] = core.elementwise(op_name(dst_rmw_op), (dst, src), mask, core.tensor_info(dst)[1])
+    else:
+        dst[...] = src
+
+
+@_api("nisa.dma_transpose")
+def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.unknown, **kwargs):
+    return core.load_transpose2d(src, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.tensor_copy")
