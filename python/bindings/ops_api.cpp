@@ -63,6 +63,16 @@ void bind_ops_api(py::module_& m) {
     if (!d) sema::fail(sema::err_unsupported_dtype("'" + dtype + "'"));
     return wrap_tensor(codegen::shared_constant(b, std::move(shape), *d, std::move(values)));
   });
+  m.def("gather_flattened", [](py::handle data, py::handle indices, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("nl.gather_flattened");
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::gather_flattened(b, tensor_of(data, "data"), tensor_of(indices, "indices"), a.op));
+  });
+  m.def("atomic_rmw", [](py::handle dst, py::handle value, const std::string& op, py::handle mask) {
+    codegen::KernelBuilder& b = builder("nl.atomic_rmw");
+    Args a(mask, py::none());
+    codegen::atomic_rmw(b, tensor_of(dst, "dst"), to_value(value), alu_of(op), a.op);
+  });
   m.def("rand", [](std::vector<int64_t> shape, const std::string& dtype, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.rand");
     Args a(mask, py::str(dtype));

@@ -179,9 +179,11 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
         it.value = *i;
       } else if (auto* o = std::get_if<types::Other>(&v)) {
         it.value = types::index_from_other(*o, "index");
+      } else if (auto* t = std::get_if<types::TensorVal>(&v)) {
+        it.kind = codegen::IndexItem::Kind::Tensor;
+        it.tensor = std::make_shared<const types::TensorVal>(*t);
       } else {
-        sema::fail(sema::err_unexpected_type_of_operand("index", "a tensor or mask (indirect indexing needs an "
-                                                                 "index tile loaded into SBUF)"));
+        sema::fail(sema::err_unexpected_type_of_operand("index", "a mask (pass it as mask=)"));
       }
     }
     items.push_back(std::move(it));

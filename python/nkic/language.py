@@ -507,3 +507,13 @@ def dropout(x, rate, *, dtype=None, mask=None, **kwargs):
 @_api("nl.device_print")
 def device_print(prefix, x, *, mask=None, **kwargs):
     core.device_print(str(prefix), x, mask)
+
+
+@_api("nl.gather_flattened")
+def gather_flattened(data, indices, *, mask=None, dtype=None, **kwargs):
+    return core.gather_flattened(data, indices, mask, _dtype_arg(dtype))
+
+
+@_api("nl.atomic_rmw")
+def atomic_rmw(dst, value, op, *, mask=None, **kwargs):
+    core.atomic_rmw(dst, value, _op_name(op), mask)

@@ -53,14 +53,35 @@ ir::AffineExpr bound(const std::optional<IndexVal>& v, int64_t dflt, int64_t siz
   return v->expr;
 }
 
+// Indirect indexing reads an integer index tile in SBUF, on the partition (or
+// block) dimension of an HBM tensor (NKI_API.md §1.3).
+void check_indirect_index(KernelBuilder& b, const types::TensorVal& t, const types::TensorVal& idx, int dim) {
+  b.check_live(idx);
+  const ir::TensorDecl& base = b.tensor(t.tensor);
+  const ir::TensorDecl& index = b.tensor(idx.tensor);
+  if (!ir::is_hbm(base.memory))
+    b.fail(sema::err_tensor_index_not_supported(base.name, "indirect indexing needs an HBM tensor"));
+  if (dim != 0) b.fail(sema::err_indirect_indices_free_dim(base.name, dim));
+  if (index.memory != ir::Memory::SBUF) b.fail(sema::err_indirect_indices_sbuf(index.name));
+  if (!ir::is_integer(index.dtype))
+    b.fail(sema::err_tensor_index_not_supported(base.name, "the index tile `" + index.name + "` is not an integer tile"));
+  if (!idx.indirect.empty()) b.fail(index_error("an index tile cannot itself be indexed indirectly"));
+}
+
 }  // namespace
 
 types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const std::vector<IndexItem>& key) {
   b.check_live(t);
   const std::string& name = b.tensor(t.tensor).name;
   std::vector<IndexItem> items = normalise(b, t, key);
+  if (!t.indirect.empty()) b.fail(index_error("an indirectly indexed view of `" + name + "` cannot be indexed again"));
   bool advanced = false;
-  for (const IndexItem& it : items) {
+  for (size_t d = 0; d < items.size(); ++d) {
+    const IndexItem& it = items[d];
+    if (it.kind == Kind::Tensor) {
+      check_indirect_index(b, t, *it.tensor, static_cast<int>(d));
+      advanced = true;
+    }
     if (it.kind != Kind::Tile) continue;
     if (it.value.shape.size() == 1) b.fail(sema::err_1d_arange_not_supported(name));
     advanced = true;
@@ -76,9 +97,16 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   r.region = t.region;
   std::vector<ir::AffineExpr> view(t.shape.size());
   if (advanced) {
-    for (const IndexItem& it : items)
+    for (const IndexItem& it : items) {
       if (it.kind == Kind::Tile) r.shape = types::broadcast_shapes(r.shape, it.value.shape);
+      if (it.kind == Kind::Tensor) r.shape = types::broadcast_shapes(r.shape, it.tensor->shape);
+    }
     for (size_t d = 0; d < items.size(); ++d) {
+      if (items[d].kind == Kind::Tensor) {  // the value is read at run time; the affine part is 0
+        view[d] = ir::AffineExpr(0);
+        r.indirect.push_back({static_cast<int>(d), items[d].tensor});
+        continue;
+      }
       const IndexVal& v = items[d].value;
       view[d] = types::align_grid(v.expr.drop_broadcast_grid(v.shape), v.shape.size(), r.shape.size());
     }

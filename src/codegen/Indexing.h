@@ -11,9 +11,10 @@
 namespace nkic::codegen {
 
 struct IndexItem {
-  enum class Kind { Scalar, Slice, Tile, Ellipsis, NewAxis };
+  enum class Kind { Scalar, Slice, Tile, Tensor, Ellipsis, NewAxis };
   Kind kind = Kind::Scalar;
   types::IndexVal value;                        // Scalar / Tile
+  std::shared_ptr<const types::TensorVal> tensor;  // Tensor: an index tile (indirect indexing)
   std::optional<types::IndexVal> start, stop;   // Slice (absent = default)
   std::optional<int64_t> size;                  // Slice from nl.ds(start, size)
   int64_t step = 1;

@@ -11,6 +11,13 @@ ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vec
   a.index.reserve(v.index.size());
   for (const ir::AffineExpr& e : v.index)
     a.index.push_back(types::align_grid(e.drop_broadcast_grid(v.shape), v.shape.size(), iter.size()));
+  for (const TensorVal::Indirect& ind : v.indirect) {
+    // The index view shares the outer view's grid: broadcast it the same way.
+    TensorVal idx = *ind.index;
+    for (ir::AffineExpr& e : idx.index) e = types::align_grid(e.drop_broadcast_grid(idx.shape), idx.shape.size(), v.shape.size());
+    idx.shape = v.shape;
+    a.indirect.push_back({ind.dim, access_for(b, idx, iter)});
+  }
   return a;
 }
 

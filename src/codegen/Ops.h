@@ -60,6 +60,10 @@ TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, c
 // nisa.affine_select: pred ? on_true : on_false_value, pred an affine comparison.
 TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& on_true, double on_false,
                         const OpArgs& args);
+// nl.gather_flattened: out[p, j..] = data[p, flat(indices[p, j..])] over data's flattened free dims.
+TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const TensorVal& indices, const OpArgs& args);
+// nl.atomic_rmw: dst (indirectly indexed HBM) <- dst + value, in program order.
+void atomic_rmw(KernelBuilder& b, const TensorVal& dst, const Value& value, ir::AluOp op, const OpArgs& args);
 // nl.rand: a tile of uniform [0, 1) values; nl.random_seed sets the state.
 TensorVal rand(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, const OpArgs& args);
 void random_seed(KernelBuilder& b, double seed);

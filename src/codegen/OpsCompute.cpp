@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "codegen/Indexing.h"
 #include "codegen/Ops.h"
 #include "sema/Asserts.h"
 #include "sema/ErrorCatalog.h"
@@ -223,6 +224,47 @@ void device_print(KernelBuilder& b, const std::string& prefix, const TensorVal& 
   in->srcs.push_back(access_for(b, x, x.shape));
   in->text = prefix;
   in->predicate = predicate_for(b, args, x.shape.size());
+  b.emit(std::move(in));
+}
+
+TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const TensorVal& indices, const OpArgs& args) {
+  b.check_operand("data", data);
+  b.check_operand("indices", indices);
+  if (data.shape[0] != indices.shape[0])
+    b.fail(sema::err_num_partition_mismatch(desc(b, data), desc(b, indices), b.cur_api));
+  if (!ir::is_integer(b.tensor(indices.tensor).dtype))
+    b.fail(sema::err_supported_operand_dtype("'indices' of 'gather_flattened' must be an integer tile"));
+  int64_t free = 1;
+  for (size_t d = 1; d < data.shape.size(); ++d) free *= data.shape[d];
+  // Per partition, the free dims are one flat row: view data as [P, free] and
+  // index its dim 1 by the indices tile.
+  TensorVal flat = reshape_view(b, data, {data.shape[0], free});
+  TensorVal src = flat;
+  src.shape = indices.shape;
+  src.index = {ir::AffineExpr::grid(0), ir::AffineExpr(0)};
+  src.indirect.push_back({1, std::make_shared<const TensorVal>(indices)});
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "gather"), indices.shape,
+                               args.dtype.value_or(b.tensor(data.tensor).dtype), Memory::SBUF);
+  auto in = make(ir::Opcode::Copy, indices.shape);
+  in->dst = access_for(b, dst, indices.shape);
+  in->srcs.push_back(access_for(b, src, indices.shape));
+  in->predicate = predicate_for(b, args, indices.shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
+void atomic_rmw(KernelBuilder& b, const TensorVal& dst, const Value& value, ir::AluOp op, const OpArgs& args) {
+  b.check_operand("dst", dst);
+  if (op != ir::AluOp::add) b.fail(sema::err_atomic_rmw_add_only(ir::name(op)));
+  if (dst.indirect.empty()) b.fail(sema::err_atomic_rmw_dynamic_index(b.tensor(dst.tensor).name));
+  const auto* v = std::get_if<TensorVal>(&value);
+  if (!v) b.fail(sema::err_unexpected_type_of_operand("value", "a number; nl.atomic_rmw adds a tile"));
+  b.check_operand("value", *v);
+  auto in = make(ir::Opcode::Store, dst.shape);
+  in->dst = access_for(b, dst, dst.shape);
+  in->srcs.push_back(access_for(b, *v, dst.shape));
+  in->accumulate = true;
+  in->predicate = predicate_for(b, args, dst.shape.size());
   b.emit(std::move(in));
 }
 

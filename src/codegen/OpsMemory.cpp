@@ -90,6 +90,7 @@ TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
 
 TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
   b.check_operand("src", src);
+  if (!src.indirect.empty()) b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(b.cur_api));
   const ir::TensorDecl& s = b.tensor(src.tensor);
   std::vector<int64_t> shape = {src.shape[1], src.shape[0]};
   TensorVal dst = alloc_tensor(b, b.tensor_name("", s.name + "_T"), shape, args.dtype.value_or(s.dtype), Memory::SBUF);

@@ -40,9 +40,17 @@ struct TensorDecl {
 // Which element of `tensor` one point of an instruction's iteration space
 // touches: one affine expression per tensor dimension, over the instruction's
 // Grid coordinates, the enclosing loop variables and the program ids.
+struct IndirectIndex;
 struct Access {
   int tensor = -1;
   std::vector<AffineExpr> index;
+  // Indirect (runtime) indexing: dimension `dim` adds the value `index` reads
+  // at the same point (an integer tile in SBUF, e.g. data[idx_tile, i_f]).
+  std::vector<IndirectIndex> indirect;
+};
+struct IndirectIndex {
+  int dim = 0;
+  Access index;
 };
 
 // A mask constraint: `expr >= 0` (Ge) or `expr == 0` (Eq). A predicate is their

@@ -124,6 +124,10 @@ class Printer : public IRVisitor {
   std::string access(const Access& a) const {
     std::vector<std::string> idx;
     for (const AffineExpr& e : a.index) idx.push_back(expr(e));
+    for (const IndirectIndex& ind : a.indirect) {
+      std::string& s = idx.at(ind.dim);
+      s = access(ind.index) + (s == "0" ? "" : " + " + s);
+    }
     return k_.tensor(a.tensor).name + "[" + join(idx) + "]";
   }
   void collect_loop_names(const Block& b) {

@@ -94,6 +94,12 @@ class Verifier : public IRVisitor {
     if (a.index.size() != k_.tensor(a.tensor).shape.size())
       err(where + ": access rank differs from tensor rank");
     for (const AffineExpr& e : a.index) check_expr(in, e, where);
+    for (const IndirectIndex& ind : a.indirect) {
+      if (ind.dim < 0 || ind.dim >= static_cast<int>(a.index.size())) err(where + ": indirect dimension out of range");
+      check_access(in, ind.index, where + " indirect index");
+      if (valid(ind.index.tensor) && !is_integer(k_.tensor(ind.index.tensor).dtype))
+        err(where + ": indirect index tensor is not an integer tensor");
+    }
   }
   void check_expr(const Instruction& in, const AffineExpr& e, const std::string& where) {
     for (const Term& t : e.terms()) {

@@ -314,4 +314,38 @@ Diagnostic warn_block_dimension_is_deprecated() {
               "fold the blocks into the free dimensions ((128, 8, 512)) or declare the tensor inside the loop");
 }
 
+Diagnostic err_indirect_indices_free_dim(std::string_view tensor, int dim) {
+  return make("err_indirect_indices_free_dim",
+              "indirect indexing of tensor `" + s(tensor) + "` on free dimension " + std::to_string(dim) +
+                  " is not supported; only the partition (or block) dimension can be indexed by a tile",
+              ErrorKind::Syntax, "index the partition dimension with the index tile and the free dims with nl.arange");
+}
+
+Diagnostic err_indirect_indices_sbuf(std::string_view index) {
+  return make("err_indirect_indices_sbuf",
+              "the index tile `" + s(index) + "` of an indirect access must be in SBUF", ErrorKind::Syntax,
+              "load the indices with nl.load (or make them with nisa.iota) first");
+}
+
+Diagnostic err_tensor_index_not_supported(std::string_view tensor, std::string_view why) {
+  return make("err_tensor_index_not_supported", "cannot index tensor `" + s(tensor) + "` with a tensor: " + s(why),
+              ErrorKind::Syntax);
+}
+
+Diagnostic err_indirect_indices_are_not_supported_with_nki_api(std::string_view api) {
+  return make("err_indirect_indices_are_not_supported_with_nki_api",
+              "indirect indices are not supported by '" + s(bare_api(api)) + "'", ErrorKind::Syntax,
+              "load with nl.load (which supports indirect indices) and transpose on chip");
+}
+
+Diagnostic err_atomic_rmw_add_only(std::string_view op) {
+  return make("err_atomic_rmw_add_only", "nl.atomic_rmw only supports op=np.add, got '" + s(op) + "'", ErrorKind::Value);
+}
+
+Diagnostic err_atomic_rmw_dynamic_index(std::string_view tensor) {
+  return make("err_atomic_rmw_dynamic_index",
+              "the destination of nl.atomic_rmw must use indirect indexing, e.g. " + s(tensor) + "[idx_tile, i_f]",
+              ErrorKind::Syntax);
+}
+
 }  // namespace nkic::sema

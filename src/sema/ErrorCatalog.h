@@ -66,6 +66,12 @@ Diagnostic err_supported_operand_dtype(std::string_view message);
 Diagnostic err_insufficient_rank(std::string_view what, const std::vector<int64_t>& shape, size_t min_rank);
 Diagnostic err_failed_to_infer_tile_from_local_tensor(std::string_view tensor);
 Diagnostic warn_block_dimension_is_deprecated();
+Diagnostic err_indirect_indices_free_dim(std::string_view tensor, int dim);
+Diagnostic err_indirect_indices_sbuf(std::string_view index);
+Diagnostic err_tensor_index_not_supported(std::string_view tensor, std::string_view why);
+Diagnostic err_indirect_indices_are_not_supported_with_nki_api(std::string_view api);
+Diagnostic err_atomic_rmw_add_only(std::string_view op);
+Diagnostic err_atomic_rmw_dynamic_index(std::string_view tensor);
 Diagnostic err_stack_overflow(bool psum, int64_t required, int64_t capacity, std::string_view target);
 
 }  // namespace nkic::sema

@@ -7,6 +7,7 @@
 
 #include "ir/IRVisitor.h"
 #include "ir/Verifier.h"
+#include "sim/IndirectExec.h"
 #include "sim/Numerics.h"
 #include "sim/RaceCheck.h"
 #include "sim/SideEffects.h"
@@ -97,6 +98,7 @@ class Executor final : public ir::IRVisitor {
 
   void visit(const ir::Instruction& in) override {
     if (SideEffects::handles(in.opcode)) return side_.run(in, loop_.data(), pid_.data());
+    if (IndirectExec::handles(in)) return indirect_.run(in, loop_.data(), pid_.data());
     tiles_->run(in, Env{loop_.data(), pid_.data()});
   }
 
@@ -109,6 +111,7 @@ class Executor final : public ir::IRVisitor {
   std::optional<RaceCheck> races_;
   std::unique_ptr<TileExecutor> tiles_;
   SideEffects side_;
+  IndirectExec indirect_{mem_};
   std::vector<int64_t> loop_, pid_;
 };
 

@@ -58,6 +58,12 @@ struct TensorVal {
   // An operand mask written on the operand (`lhs[i_f < 64]`, matmul only), over
   // the view's grid (left-aligned like every mask).
   std::vector<Atom> operand_mask;
+  // Indirect indexing: tensor dim `dim` adds the values of the `index` view.
+  struct Indirect {
+    int dim;
+    std::shared_ptr<const TensorVal> index;
+  };
+  std::vector<Indirect> indirect;
 };
 
 // Masks (over tile-index grids) and scalar predicates, in disjunctive normal

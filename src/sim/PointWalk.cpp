@@ -1,0 +1,30 @@
+#include "sim/PointWalk.h"
+
+#include "sim/Numerics.h"
+#include "sim/Simulator.h"
+
+namespace nkic::sim {
+
+int64_t point_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
+                     const ValueOf& value_of) {
+  const TensorMem& t = mem.at(a.tensor);
+  std::vector<int64_t> idx(a.index.size());
+  for (size_t d = 0; d < a.index.size(); ++d) idx[d] = a.index[d].eval(value_of);
+  for (const ir::IndirectIndex& ind : a.indirect) {
+    const TensorMem& it = mem.at(ind.index.tensor);
+    idx[ind.dim] += static_cast<int64_t>(load_element(it.decl->dtype, it.data, point_offset(mem, in, ind.index, value_of)));
+  }
+  int64_t off = 0;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    if (idx[d] < 0 || idx[d] >= t.decl->shape[d])
+      throw SimError("err_tensor_access_out_of_bound",
+                     "Out-of-bound access for tensor `" + t.decl->name + "` on dimension " + std::to_string(d) +
+                         ": index " + std::to_string(idx[d]) + " exceed dimension size of " +
+                         std::to_string(t.decl->shape[d]),
+                     in.loc);
+    off += idx[d] * t.strides[d];
+  }
+  return off;
+}
+
+}  // namespace nkic::sim

@@ -1,0 +1,42 @@
+// Point-by-point execution helpers for the rare instructions that do not go
+// through the planned tile kernels (side effects, indirect accesses).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "ir/IR.h"
+#include "sim/TensorMem.h"
+
+namespace nkic::sim {
+
+using ValueOf = std::function<int64_t(ir::Var)>;
+
+// Calls f(value_of) for every point of the iteration space the predicate keeps, row-major.
+template <class F>
+void for_each_point(const ir::Instruction& in, const int64_t* loops, const int64_t* pids, F f) {
+  std::vector<int64_t> point(in.shape.size(), 0);
+  ValueOf value_of = [&](ir::Var v) -> int64_t {
+    switch (v.kind) {
+      case ir::VarKind::Grid: return point[v.id];
+      case ir::VarKind::Loop: return loops[v.id];
+      case ir::VarKind::ProgramId: return pids[v.id];
+    }
+    return 0;
+  };
+  while (true) {
+    bool keep = true;
+    for (const ir::Constraint& c : in.predicate) keep = keep && c.holds(c.expr.eval(value_of));
+    if (keep) f(value_of);
+    size_t d = point.size();
+    while (d > 0 && ++point[d - 1] == in.shape[d - 1]) point[--d] = 0;
+    if (d == 0) return;
+  }
+}
+
+// The element offset `a` touches at a point, reading indirect index values from
+// their tiles; throws SimError(err_tensor_access_out_of_bound) outside the tensor.
+int64_t point_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
+                     const ValueOf& value_of);
+
+}  // namespace nkic::sim
