@@ -25,40 +25,31 @@ struct Decision {
   trace::CallAction action;
   std::string api;  // the NKI API name for Builder
 };
-// Per-callee decisions, keyed by the callee (kept alive by the map).
-auto& decisions = *new std::unordered_map<PyObject*, std::pair<py::object, Decision>>();
-
+// The markers are read on every call, as the seed's gates do: a callee may be
+// tagged (or untagged) between two calls, and nothing keeps callees alive.
 Decision decide(py::handle func) {
   trace::CalleeTraits t;
   py::object marker = py::getattr(func, "nki_func", py::none());
-  t.nki_func = !marker.is_none() || py::hasattr(func, "nki_func");
+  t.nki_func = !marker.is_none();
   t.dont_trace = py::bool_(py::getattr(func, "__nki_dont_trace__", py::bool_(false)));
   t.trace_kernel = trace_kernel_cls && py::isinstance(func, trace_kernel_cls);
   bool is_function = PyFunction_Check(func.ptr());
   bool is_builtin = PyCFunction_Check(func.ptr());
   t.function_or_builtin = is_function || is_builtin;
-  py::object mod = py::getattr(func, "__module__", py::none());
-  if (mod && py::isinstance<py::str>(mod)) t.module = mod.cast<std::string>();
+  if (t.function_or_builtin) {
+    py::object mod = py::getattr(func, "__module__", py::none());
+    if (py::isinstance<py::str>(mod)) t.module = mod.cast<std::string>();
+  }
   Decision d{trace::dispatch(t, trace::default_excluded_modules()), ""};
   if (d.action == trace::CallAction::Builder)
-    d.api = py::isinstance<py::str>(marker) ? marker.cast<std::string>() : py::str(py::getattr(func, "__name__", py::str("?"))).cast<std::string>();
-  // Builtins, classes and other objects without Python source cannot be inlined.
-  if (d.action == trace::CallAction::Inline && !is_function && !PyMethod_Check(func.ptr()) &&
-      !py::hasattr(py::type::handle_of(func), "__call__"))
-    d.action = trace::CallAction::RunConcrete;
-  if (d.action == trace::CallAction::Inline && (is_builtin || PyType_Check(func.ptr())))
+    d.api = py::isinstance<py::str>(marker) ? marker.cast<std::string>()
+                                            : py::str(py::getattr(func, "__name__", py::str("?"))).cast<std::string>();
+  // Builtins, classes and objects without Python source cannot be inlined: they run as Python.
+  bool callable_object = !is_function && !PyMethod_Check(func.ptr()) && py::hasattr(py::type::handle_of(func), "__call__");
+  if (d.action == trace::CallAction::Inline &&
+      (is_builtin || PyType_Check(func.ptr()) || (!is_function && !PyMethod_Check(func.ptr()) && !callable_object)))
     d.action = trace::CallAction::RunConcrete;
   return d;
-}
-
-const Decision& cached_decision(py::handle func) {
-  // Bound methods are fresh objects on every access: decide without caching.
-  static Decision scratch;
-  if (PyMethod_Check(func.ptr())) return scratch = decide(func);
-  auto it = decisions.find(func.ptr());
-  if (it != decisions.end()) return it->second.second;
-  Decision d = decide(func);
-  return decisions.emplace(func.ptr(), std::make_pair(py::reinterpret_borrow<py::object>(func), d)).first->second.second;
 }
 
 [[noreturn]] void return_consistency_failed() {
@@ -77,7 +68,7 @@ bool has_nki_data(const py::args& args, const py::kwargs& kwargs) {
 py::object call(py::object func, py::args args, py::kwargs kwargs) {
   trace::TraceContext* ctx = trace::TraceContext::current();
   if (!ctx) return func(*args, **kwargs);
-  Decision d = cached_decision(func);
+  Decision d = decide(func);
   switch (d.action) {
     case trace::CallAction::Builder: {
       trace::TraceContext::ApiScope scope(*ctx, d.api);
@@ -105,7 +96,7 @@ py::object call_named(const std::string& name, py::object func, py::args args, p
   trace::TraceContext* ctx = trace::TraceContext::current();
   if (!ctx) return func(*args, **kwargs);
   // Only an op builder's own tensor takes the name, not every tensor of an inlined helper.
-  if (cached_decision(func).action != trace::CallAction::Builder) return call(func, args, kwargs);
+  if (decide(func).action != trace::CallAction::Builder) return call(func, args, kwargs);
   std::string saved = std::exchange(ctx->builder().name_hint, name);
   struct Restore {
     trace::TraceContext* c;
@@ -120,7 +111,7 @@ py::object call_named(const std::string& name, py::object func, py::args args, p
 bool eval_if_cnd(py::handle cnd) {
   // The seed's first test: any tensor (whatever its size) is device data.
   if (py::isinstance<PyTensor>(cnd))
-    sema::fail(sema::err_dynamic_control_flow_not_supported("a tensor", "is computed on the device"));
+    sema::fail(sema::err_dynamic_control_flow_not_supported("a tensor, whose values are computed on the device"));
   // A traced value's __bool__ raises the precise diagnostic; anything else is plain Python.
   int truth = PyObject_IsTrue(cnd.ptr());
   if (truth < 0) throw py::error_already_set();
@@ -168,7 +159,7 @@ void bind_dispatch(py::module_& m) {
   m.def("call_named", &call_named);
   m.def("eval_if_cnd", &eval_if_cnd);
   m.def("compare_nary", &compare_nary);
-  m.def("dispatch_action", [](py::object func) { return std::string(trace::name(cached_decision(func).action)); });
+  m.def("dispatch_action", [](py::object func) { return std::string(trace::name(decide(func).action)); });
 }
 
 }  // namespace nkic::py_bind

@@ -69,8 +69,11 @@ std::vector<types::TensorVal> returned_tensors(py::handle returned) {
 
 void bind_trace_api(py::module_& m) {
   m.def("trace_begin", [](const std::string& name, const std::string& target, std::vector<int64_t> grid,
-                          std::vector<int> cores, bool unroll_builtin_range) {
+                          std::vector<int> cores, bool unroll_builtin_range, bool legacy_outputs,
+                          const std::string& def_file, int def_line) {
     trace::TraceOptions o;
+    o.legacy_outputs = legacy_outputs;
+    o.def_loc = {ir::intern_file(def_file), def_line, 1};
     o.kernel_name = name;
     o.target = target;
     o.grid = std::move(grid);
@@ -117,9 +120,8 @@ void bind_trace_api(py::module_& m) {
   m.def("adopt_name", [](py::handle t, const std::string& name) {
     ctx().builder().adopt_name(t.cast<const PyTensor&>().v.tensor, name);
   });
-  m.def("raise_annotation_shape_mismatch", [](py::handle t, std::vector<int64_t> expected) {
-    const types::TensorVal& v = t.cast<const PyTensor&>().v;
-    sema::fail(sema::err_annotation_shape_mismatch(ctx().builder().tensor(v.tensor).name, v.shape, expected));
+  m.def("raise_annotation_shape_mismatch", [](py::handle t, std::vector<int64_t> expected, const std::string& name) {
+    sema::fail(sema::err_annotation_shape_mismatch(name, t.cast<const PyTensor&>().v.shape, expected));
   });
   m.def("is_nki_data", &is_nki_data);
   m.def("flags", [] {
@@ -146,6 +148,9 @@ void bind_trace_api(py::module_& m) {
   m.def("normalize_range_args", [](const std::vector<int64_t>& args) {
     codegen::RangeArgs r = codegen::normalize_range_args(args);
     return py::make_tuple(r.lb, r.ub, r.stride, r.tripcount);
+  });
+  m.def("raise_invalid_range_args", [](const std::string& msg) {
+    sema::fail(sema::err_invalid_range_args(msg, sema::ErrorKind::Type));
   });
   m.def("open_loop", [](const std::string& name, int64_t lb, int64_t ub, int64_t stride, bool sequential,
                         const std::vector<std::pair<std::string, std::string>>& directives) {
@@ -180,9 +185,10 @@ void bind_trace_api(py::module_& m) {
         codegen::alloc_tensor(c.builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer), partition_dim));
   });
   m.def("full", [](std::vector<int64_t> shape, double value, const std::string& dtype, const std::string& buffer,
-                   const std::string& name, const std::string& api) {
+                   const std::string& name, const std::string& api, int partition_dim) {
     trace::TraceContext& c = ctx(api.c_str());
-    return wrap_tensor(codegen::full(c.builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer), value));
+    return wrap_tensor(
+        codegen::full(c.builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer), value, partition_dim));
   });
   // Each builder resolves the context first: outside a kernel that is the error to report.
   m.def("load", [](py::handle src, py::handle mask, py::handle dtype) {

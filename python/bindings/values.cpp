@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "codegen/Indexing.h"
+#include "ir/IRPrinter.h"
 #include "codegen/Ops.h"
 #include "sema/ErrorCatalog.h"
 #include "trace/TraceContext.h"
@@ -124,23 +125,40 @@ void add_type_system_ops(Cls& cls) {
   cls.attr("__array_priority__") = 1000;
 }
 
+// Where a symbolic value comes from, for the diagnostic: its variables' kinds.
+std::string origin_of(bool loop, bool pid) {
+  return loop && pid ? "a loop variable and a program id (nl.program_id)"
+         : loop      ? "a loop variable (nl.affine_range / nl.sequential_range / range)"
+                     : "a program id (nl.program_id)";
+}
+
 [[noreturn]] void truth_error(py::handle h) {
   Value v = to_value(h);
   if (auto* t = std::get_if<types::TensorVal>(&v)) {
     int64_t n = 1;
     for (int64_t d : t->shape) n *= d;
     if (n > 1) sema::fail(sema::err_ambiguous_tensor_truth_value("a tensor of shape " + sema::shape_str(t->shape)));
-    sema::fail(sema::err_dynamic_control_flow_not_supported("a tensor element", "is computed on the device"));
+    sema::fail(sema::err_dynamic_control_flow_not_supported("a tensor element, whose value is computed on the device"));
   }
   if (auto* i = std::get_if<types::IndexVal>(&v)) {
     if (i->from_arange || !i->is_scalar()) sema::fail(sema::err_control_flow_condition_depending_on_arange());
     sema::fail(sema::err_dynamic_control_flow_not_supported(
-        "the symbolic index `" + i->expr.str() + "`", "(a loop variable or program id)"));
+        "the symbolic index `" + i->expr.str() + "` of " +
+        origin_of(i->expr.uses(ir::VarKind::Loop), i->expr.uses(ir::VarKind::ProgramId))));
   }
   const auto& m = std::get<types::MaskVal>(v);
   if (m.is_tile()) sema::fail(sema::err_control_flow_condition_depending_on_arange());
-  sema::fail(sema::err_dynamic_control_flow_not_supported(std::string("a ") + types::form_name(m.form),
-                                                          "depends on a loop variable or program id"));
+  bool loop = false, pid = false;
+  std::string text;
+  for (const types::Conjunction& c : m.dnf)
+    for (const types::Atom& a : c) {
+      loop = loop || a.expr.uses(ir::VarKind::Loop);
+      pid = pid || a.expr.uses(ir::VarKind::ProgramId);
+      ir::Constraint shown{a.expr, a.rel == types::Atom::Eq ? ir::CmpKind::Eq : ir::CmpKind::Ge};
+      text += (text.empty() ? "" : " & ") + ir::print_constraint(shown) + (a.rel == types::Atom::Ne ? " (negated)" : "");
+    }
+  sema::fail(sema::err_dynamic_control_flow_not_supported(std::string("a ") + types::form_name(m.form) + " `" + text +
+                                                          "` of " + origin_of(loop, pid)));
 }
 
 [[noreturn]] void symbolic_int_error(py::handle) { sema::fail(sema::err_symbolic_value_used_as_python_int()); }

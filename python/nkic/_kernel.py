@@ -32,9 +32,10 @@ def _user_traceback(tb):
 class _Traced:
     """A kernel traced for one set of argument shapes: its IR and parameter map."""
 
-    def __init__(self, ir, array_params):
+    def __init__(self, ir, array_params, in_place=False):
         self.ir = ir
         self.array_params = array_params  # names of the numpy-array parameters, in order
+        self.in_place = in_place          # parameters are written in place (legacy kernels)
 
 
 def _grid_spec(grid):
@@ -83,21 +84,24 @@ class TraceKernel:
         bound.apply_defaults()
         dims, cores = _grid_spec(grid)
         unroll = bool(self.options.get("trace_time_unroll_builtin_range", _options["trace_time_unroll_builtin_range"]))
-        core.trace_begin(self.__name__, self.target, dims, cores, unroll)
+        code = getattr(self.func, "__code__", None)
+        legacy = self.mode == "trace"  # @nki.trace run directly: outputs are written into parameters
+        core.trace_begin(self.__name__, self.target, dims, cores, unroll, legacy,
+                         code.co_filename if code else "", code.co_firstlineno if code else 0)
         try:
             array_params = []
             call_args = {}
             for name, value in bound.arguments.items():
                 if isinstance(value, np.ndarray):
                     annotation = sig.parameters[name].annotation
-                    mutable = getattr(annotation, "_nki_mutable", False)
+                    mutable = legacy or getattr(annotation, "_nki_mutable", False)
                     value = core.add_input(name, list(value.shape), _dtypes.dtype_name(value.dtype), mutable)
                     array_params.append(name)
                 call_args[name] = value
             fn = _rewrite.rewritten(self.func)
             bound.arguments.update(call_args)
             result = fn(*bound.args, **bound.kwargs)
-            return _Traced(core.finalize(result), array_params)
+            return _Traced(core.finalize(result), array_params, legacy)
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None
         finally:
@@ -145,7 +149,9 @@ class Launch:
 
 def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False):
     kernel = traced.ir
-    inputs = [np.ascontiguousarray(a) for a in arrays]
+    # Inputs are copies (kernels must not see caller aliasing), except for legacy
+    # kernels, which write their outputs into the caller's arrays.
+    inputs = [np.ascontiguousarray(a) if traced.in_place else np.array(a, order="C", copy=True) for a in arrays]
     for (name, shape, dt), a in zip(kernel.inputs, inputs):
         if tuple(a.shape) != tuple(shape) or _dtypes.dtype_name(a.dtype) != dt:
             raise ValueError(f"argument {name}: expected {dt}{list(shape)}, got {a.dtype}{list(a.shape)}")
@@ -162,6 +168,10 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
     for o, i in aliased.items():
         np.copyto(arrays[i], outputs[o])
         outputs[o] = arrays[i]
+    if traced.in_place:
+        for a, c in zip(arrays, inputs):
+            if c is not a:
+                np.copyto(a, c)
     if not outputs:
         return None
     return outputs[0] if len(outputs) == 1 else tuple(outputs)

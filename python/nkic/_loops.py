@@ -24,11 +24,14 @@ def _deferred_stack():
 
 def normalize_range_args(*args):
     """range-like arguments -> (lb, ub, stride, tripcount)."""
-    try:
-        vals = [operator.index(a) for a in args]
-    except TypeError:
-        raise TypeError("loop bounds must be Python integers known at trace time; a symbolic value "
-                        "(loop variable, program id) cannot bound a loop") from None
+    vals = []
+    for a in args:
+        try:
+            vals.append(operator.index(a))
+        except core.NKIError:
+            raise  # a symbolic index already says why it cannot be a Python int
+        except TypeError:
+            core.raise_invalid_range_args(f"loop bounds must be integers known at trace time, got {type(a).__name__}")
     return core.normalize_range_args(vals)
 
 

@@ -5,13 +5,18 @@ the loop hook, keeping the user's line and column numbers. Rewritten code is
 cached per code object."""
 import ast
 import inspect
+import itertools
 import textwrap
 import types
 import warnings
+import weakref
 
 from ._core import core
 from . import _loops
 
+# Loop ids are unique across every rewritten function: a helper's loop must not
+# share an id with the kernel loop it is called from.
+_LOOP_IDS = itertools.count()
 _CMP_NAMES = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
 
 
@@ -77,7 +82,7 @@ def annotate(name, annotation, value, old):
     """`name: nt.tensor[shape] = value`: the annotation's shape is checked."""
     shape = getattr(annotation, "shape", None)
     if shape is not None and type(value) is core.NkiTensor and tuple(value.shape) != tuple(shape):
-        core.raise_annotation_shape_mismatch(value, list(shape))
+        core.raise_annotation_shape_mismatch(value, list(shape), name)
     return bind(name, value, old)
 
 HOOKS = {
@@ -112,7 +117,6 @@ class _Rewriter(ast.NodeTransformer):
     def __init__(self):
         self.depth = 0  # nesting of function definitions; returns of depth 1 are hooked
         self.loop_ids = []  # enclosing loops: an id per `for`, None per `while`
-        self.next_loop_id = 0
 
     def visit_FunctionDef(self, node):
         self.depth += 1
@@ -203,8 +207,7 @@ class _Rewriter(ast.NodeTransformer):
         return _hook("__nki_cmp__", node, ops, operands)
 
     def visit_For(self, node):
-        self.loop_ids.append(self.next_loop_id)
-        self.next_loop_id += 1
+        self.loop_ids.append(next(_LOOP_IDS))
         self.generic_visit(node)
         loop_id = self.loop_ids.pop()
         name = node.target.id if isinstance(node.target, ast.Name) else ""
@@ -242,7 +245,7 @@ def _shift_columns(tree, indent):
 
 
 _code_cache = {}   # original code object -> rewritten code object (or None)
-_func_cache = {}   # id(original function) -> (function, rewritten function)
+_func_cache = weakref.WeakKeyDictionary()  # original function -> rewritten function
 
 
 def _rewrite_code(func):
@@ -284,9 +287,9 @@ def _rewrite_code(func):
 
 def rewritten(func):
     """`func` with its body rewritten for tracing (func itself if it has no source)."""
-    hit = _func_cache.get(id(func))
-    if hit is not None and hit[0] is func:
-        return hit[1]
+    hit = _func_cache.get(func)
+    if hit is not None:
+        return hit
     code = _rewrite_code(func)
     if code is None:
         new = func
@@ -299,7 +302,7 @@ def rewritten(func):
                 cells.append(func.__closure__[func.__code__.co_freevars.index(name)])
         new = types.FunctionType(code, func.__globals__, func.__name__, func.__defaults__, tuple(cells))
         new.__kwdefaults__ = func.__kwdefaults__
-    _func_cache[id(func)] = (func, new)
+    _func_cache[func] = new
     return new
 
 

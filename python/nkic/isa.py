@@ -8,6 +8,7 @@ from .language import _api
 
 
 class nc_version(enum.IntEnum):
+    gen1 = 1
     gen2 = 2
     gen3 = 3
     gen4 = 4
@@ -174,7 +175,7 @@ def reciprocal(data, *, dtype=None, mask=None, **kwargs):
 
 @_api("nisa.memset")
 def memset(shape, value, dtype, *, mask=None, engine=engine.unknown, **kwargs):
-    return core.full([int(d) for d in shape], float(value), _dtypes.dtype_name(dtype), "sbuf", "", "nisa.memset")
+    return core.full([int(d) for d in shape], float(value), _dtypes.dtype_name(dtype), "sbuf", "", "nisa.memset", 0)
 
 
 @_api("nisa.iota")

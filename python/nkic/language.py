@@ -115,17 +115,20 @@ def ndarray(shape, dtype, *, buffer=None, name="", **kwargs):
 
 @_api("nl.full")
 def full(shape, fill_value, dtype, *, buffer=None, name="", **kwargs):
-    return core.full(_shape(shape), float(fill_value), _dtypes.dtype_name(dtype), _buffer_name(buffer), name, "nl.full")
+    return core.full(_shape(shape), float(fill_value), _dtypes.dtype_name(dtype), _buffer_name(buffer), name, "nl.full",
+                     _partition_dim(shape))
 
 
 @_api("nl.zeros")
 def zeros(shape, dtype, *, buffer=None, name="", **kwargs):
-    return core.full(_shape(shape), 0.0, _dtypes.dtype_name(dtype), _buffer_name(buffer), name, "nl.zeros")
+    return core.full(_shape(shape), 0.0, _dtypes.dtype_name(dtype), _buffer_name(buffer), name, "nl.zeros",
+                     _partition_dim(shape))
 
 
 @_api("nl.ones")
 def ones(shape, dtype, *, buffer=None, name="", **kwargs):
-    return core.full(_shape(shape), 1.0, _dtypes.dtype_name(dtype), _buffer_name(buffer), name, "nl.ones")
+    return core.full(_shape(shape), 1.0, _dtypes.dtype_name(dtype), _buffer_name(buffer), name, "nl.ones",
+                     _partition_dim(shape))
 
 
 @_api("nl.empty_like")

@@ -50,6 +50,8 @@ int KernelBuilder::add_tensor(std::string name, std::vector<int64_t> shape, ir::
   t.loc = location();
   kernel_->tensors.push_back(std::move(t));
   written_.push_back(false);
+  first_write_.emplace_back();
+  last_writer_.push_back(nullptr);
   last_generated_name_ = next_name_generated_ ? kernel_->tensors.back().id : -1;
   next_name_generated_ = false;
   return kernel_->tensors.back().id;
@@ -72,21 +74,30 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
         int64_t last = l->lb + (l->tripcount() - 1) * l->stride;
         return {std::min(l->lb, last), std::max(l->lb, last)};
       }
-    return {0, 0};
+    // A loop variable outside its loop: the loop has finished, its value is gone.
+    fail(sema::err_local_variable_used_out_of_scope(loop_names_.at(v.id)));
   };
+  for (const ir::Constraint& c : inst->predicate)
+    for (const ir::Term& t : c.expr.terms())
+      if (t.var.kind == ir::VarKind::Loop) range_of(t.var);
   if (inst->has_dst()) {
     const ir::TensorDecl& dst = tensor(inst->dst.tensor);
     if (dst.role == ir::Role::Input && !dst.is_mutable) fail(sema::err_cannot_update_immutable_parameter(dst.name));
     sema::assert_access_in_bounds(*inst, inst->dst, dst, range_of, raiser());
-    written_[inst->dst.tensor] = true;
-    if (dst.alias_of >= 0) written_[dst.alias_of] = true;
+    for (int id : {inst->dst.tensor, dst.alias_of}) {
+      if (id < 0 || written_[id]) continue;
+      written_[id] = true;
+      first_write_[id] = location();
+    }
   }
   for (const ir::Access& a : inst->srcs) sema::assert_access_in_bounds(*inst, a, tensor(a.tensor), range_of, raiser());
   ++num_instructions_;
   inst->loc = location();
   inst->api = cur_api;
   blocks_.back()->push_back(std::move(inst));
-  return static_cast<ir::Instruction&>(*blocks_.back()->back());
+  auto& emitted = static_cast<ir::Instruction&>(*blocks_.back()->back());
+  if (emitted.has_dst()) last_writer_[emitted.dst.tensor] = &emitted;
+  return emitted;
 }
 
 ir::Loop& KernelBuilder::create_affine_axis_block(const AxisBlockArgs& args) {
@@ -102,6 +113,7 @@ ir::Loop& KernelBuilder::create_affine_axis_block(const AxisBlockArgs& args) {
   loop->attrs = args.attrs;
   loop->loc = location();
   ir::Loop* raw = loop.get();
+  loop_names_.push_back(raw->name);
   blocks_.back()->push_back(std::move(loop));
   blocks_.push_back(&raw->body);
   loop_stack_.push_back(raw);

@@ -61,6 +61,9 @@ class KernelBuilder {
   const ir::TensorDecl& tensor(int id) const { return kernel_->tensor(id); }
   ir::TensorDecl& tensor_mut(int id) { return kernel_->tensors.at(id); }
   bool written(int tensor) const { return written_.at(tensor); }
+  const ir::SourceLoc& first_write(int tensor) const { return first_write_.at(tensor); }
+  // The instruction that last wrote `tensor` (null if none yet).
+  const ir::Instruction* last_writer(int tensor) const { return last_writer_.at(tensor); }
 
   // Appends at the insertion point; records the write and checks immutability.
   ir::Instruction& emit(std::unique_ptr<ir::Instruction> inst);
@@ -91,8 +94,11 @@ class KernelBuilder {
   std::unique_ptr<ir::Kernel> kernel_;
   std::vector<ir::Block*> blocks_;
   std::vector<ir::Loop*> loop_stack_;
+  std::vector<std::string> loop_names_;  // by axis
   std::vector<std::shared_ptr<types::Region>> regions_;
   std::vector<bool> written_;
+  std::vector<ir::SourceLoc> first_write_;
+  std::vector<const ir::Instruction*> last_writer_;
   std::unordered_set<std::string> used_names_;
   std::unordered_map<std::string, int> next_suffix_;
   int next_region_ = 0;

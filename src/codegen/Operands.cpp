@@ -1,4 +1,5 @@
 #include "codegen/Ops.h"
+#include "sema/ErrorCatalog.h"
 #include "types/IndexAlgebra.h"
 #include "types/MaskAlgebra.h"
 
@@ -19,6 +20,10 @@ ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vec
     a.indirect.push_back({ind.dim, access_for(b, idx, iter)});
   }
   return a;
+}
+
+void check_fits(const KernelBuilder& b, const std::vector<int64_t>& dst, const std::vector<int64_t>& value) {
+  if (types::broadcast_shapes(dst, value) != dst) b.fail(sema::err_store_dst_shape_smaller_than_other_shape(dst, value));
 }
 
 ir::Predicate predicate_for(const KernelBuilder& b, const OpArgs& args, size_t rank) {

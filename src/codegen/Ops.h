@@ -24,13 +24,15 @@ struct OpArgs {
 // broadcast dims dropped) to the instruction's iteration space.
 ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vector<int64_t>& iter);
 ir::Predicate predicate_for(const KernelBuilder& b, const OpArgs& args, size_t rank);
+// A value assigned into `dst` must broadcast to exactly dst's shape.
+void check_fits(const KernelBuilder& b, const std::vector<int64_t>& dst, const std::vector<int64_t>& value);
 
 // Creation and memory (OpsMemory.cpp).
 // `partition_dim` > 0 declares deprecated block dimensions before the partition dim.
 TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype,
                        ir::Memory memory, int partition_dim = 0);
 TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype,
-               ir::Memory memory, double value);
+               ir::Memory memory, double value, int partition_dim = 0);
 TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
 // nl.shared_constant: a read-only HBM tensor holding compile-time values (row-major).
 TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, std::vector<double> values);

@@ -28,6 +28,13 @@ sema::Diagnostic axis_error(const std::string& msg) { return sema::err_unsupport
 TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,
                  const OpArgs& args, bool negate) {
   b.check_operand("x", x);
+  // Seed 004's reduce op set: arithmetic add/multiply/max/min, the bitvec ops, logical and/or.
+  static const ir::AluOp kReduceOps[] = {ir::AluOp::add,         ir::AluOp::multiply,    ir::AluOp::maximum,
+                                         ir::AluOp::minimum,     ir::AluOp::bitwise_and, ir::AluOp::bitwise_or,
+                                         ir::AluOp::bitwise_xor, ir::AluOp::logical_and, ir::AluOp::logical_or};
+  if (std::find(std::begin(kReduceOps), std::end(kReduceOps), op) == std::end(kReduceOps))
+    b.fail(sema::err_instruction_unsupported_op(ir::name(op)));
+  if (negate && ir::info(op).kind != ir::AluKind::Arith) b.fail(sema::err_reduce_unsupported_negate(ir::name(op)));
   int64_t rank = static_cast<int64_t>(x.shape.size());
   std::vector<bool> reduced(rank, false);
   for (int64_t a : axes) {
@@ -70,7 +77,7 @@ void check_matmul(KernelBuilder& b, int64_t k_s, int64_t m, int64_t k_m, int64_t
                   const std::string& m_name) {
   const sema::Target& t = b.target();
   if (k_s != k_m)
-    b.fail(sema::err_num_partition_mismatch(s_name, m_name, b.cur_api));
+    b.fail(sema::err_param_shape_incompatible_with_matmul("Number of partitions mismatch", s_name, m_name, b.cur_api));
   sema::assert_par_dim(k_s, Memory::SBUF, t, b.raiser());
   if (m > t.gemm_stationary_fmax)
     b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, s_name, b.cur_api, t.gemm_stationary_fmax));

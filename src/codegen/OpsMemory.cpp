@@ -18,15 +18,30 @@ std::unique_ptr<ir::Instruction> instruction(ir::Opcode op, const KernelBuilder&
   return in;
 }
 
-std::string view_str(const KernelBuilder& b, const TensorVal& v) {
-  return b.tensor(v.tensor).name + sema::shape_str(v.shape);
-}
-
-// A value assigned into `dst` must broadcast to exactly dst's shape.
-void check_fits(KernelBuilder& b, const TensorVal& dst, const TensorVal& src) {
-  std::vector<int64_t> s = types::broadcast_shapes(dst.shape, src.shape);
-  if (s != dst.shape)
-    b.fail(sema::err_store_dst_shape_smaller_than_other_shape(view_str(b, dst), view_str(b, src)));
+// The points of the view `v` its producing instruction wrote, as a predicate over
+// v's grid: the producer's mask constraints that speak only of output coordinates.
+// Constraints on coordinates the output folds away (a matmul's K) do not restrict it.
+ir::Predicate written_region(const KernelBuilder& b, const TensorVal& v) {
+  const ir::Instruction* p = b.last_writer(v.tensor);
+  if (!p || p->predicate.empty() || v.index != b.full_view(v.tensor).index) return {};
+  // Producer grid coordinate -> the output coordinate it writes (identity-like dst index).
+  std::vector<ir::AffineExpr> to_out(p->shape.size());
+  std::vector<bool> is_out(p->shape.size(), false);
+  for (size_t d = 0; d < p->dst.index.size(); ++d) {
+    const ir::AffineExpr& e = p->dst.index[d];
+    int g = e.single_grid_var();
+    if (g < 0 || e.coeff({ir::VarKind::Grid, g}) != 1 || e.constant() != 0 || e.terms().size() != 1) continue;
+    to_out[g] = ir::AffineExpr::grid(static_cast<int>(d));
+    is_out[g] = true;
+  }
+  ir::Predicate out;
+  for (const ir::Constraint& c : p->predicate) {
+    bool only_out = true;
+    for (const ir::Term& t : c.expr.terms())
+      if (t.var.kind == ir::VarKind::Grid) only_out = only_out && is_out[t.var.id];
+    if (only_out) out.push_back({c.expr.substitute_grid(to_out), c.kind});
+  }
+  return out;
 }
 
 ir::Opcode copy_opcode(Memory dst, Memory src) {
@@ -57,11 +72,11 @@ TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> 
 }
 
 TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype, Memory memory,
-               double value) {
+               double value, int partition_dim) {
   if (ir::is_hbm(memory)) {
     b.fail(sema::err_hbm_tensor_with_init_value_not_supported());
   }
-  TensorVal t = alloc_tensor(b, std::move(name), std::move(shape), dtype, memory);
+  TensorVal t = alloc_tensor(b, std::move(name), std::move(shape), dtype, memory, partition_dim);
   auto in = instruction(ir::Opcode::Memset, b, t, t.shape);
   in->imms = {value};
   b.emit(std::move(in));
@@ -107,7 +122,7 @@ void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpA
   std::unique_ptr<ir::Instruction> in;
   if (auto* v = std::get_if<TensorVal>(&value)) {
     b.check_operand("value", *v);
-    check_fits(b, dst, *v);
+    check_fits(b, dst.shape, v->shape);
     in = instruction(ir::Opcode::Store, b, dst, dst.shape);
     in->srcs.push_back(access_for(b, *v, dst.shape));
   } else if (auto* o = std::get_if<types::Other>(&value); o && o->numeric) {
@@ -125,10 +140,13 @@ void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool acc
   if (auto* v = std::get_if<TensorVal>(&value)) {
     // `t[...] = t[...]` after an in-place update re-assigns the same view: nothing to do.
     if (!accumulate && v->tensor == dst.tensor && v->index == dst.index && v->shape == dst.shape) return;
-    check_fits(b, dst, *v);
+    check_fits(b, dst.shape, v->shape);
     in = instruction(copy_opcode(b.tensor(dst.tensor).memory, b.tensor(v->tensor).memory), b, dst, dst.shape);
     in->srcs.push_back(access_for(b, *v, dst.shape));
     in->accumulate = accumulate;
+    // `dst[...] = op(..., mask=m)` writes only where op wrote (NKI_API.md §1.3):
+    // the copy carries the producer's mask, so dst keeps its values elsewhere.
+    if (v->shape == dst.shape) in->predicate = written_region(b, *v);
   } else if (auto* o = std::get_if<types::Other>(&value); o && o->numeric && !accumulate) {
     in = instruction(ir::Opcode::Memset, b, dst, dst.shape);
     in->imms = {o->value};

@@ -34,10 +34,10 @@ Diagnostic err_nki_api_outside_of_nki_kernel(std::string_view api) {
               "through nki.simulate_kernel");
 }
 
-Diagnostic err_dynamic_control_flow_not_supported(std::string_view what, std::string_view origin) {
+Diagnostic err_dynamic_control_flow_not_supported(std::string_view what) {
   return make("err_dynamic_control_flow_not_supported",
-              "dynamic control-flow depending on tensor value is not supported: the condition is " +
-                  s(what) + ", whose value " + s(origin) + " is only known on the device",
+              "dynamic control-flow depending on tensor value is not supported: the condition is " + s(what) +
+                  ", which is only known when the kernel runs on the device",
               ErrorKind::Syntax,
               "NKI traces the kernel once and evaluates Python `if`/`while` at trace time; select "
               "values with nl.where or nisa.affine_select, restrict work with mask=, or pass the "
@@ -92,7 +92,15 @@ Diagnostic err_num_partition_exceed_arch_limit(int64_t par, int64_t limit) {
 Diagnostic err_num_partition_mismatch(std::string_view a, std::string_view b, std::string_view api) {
   return make("err_num_partition_mismatch",
               "number of partitions (dimension 0 size of a tile) mismatch in parameters (" + s(a) +
-                  ", " + s(b) + ") of '" + s(api) + "'");
+                  ", " + s(b) + ") of '" + s(bare_api(api)) + "'");
+}
+
+Diagnostic err_param_shape_incompatible_with_matmul(std::string_view why, std::string_view stationary,
+                                                   std::string_view moving, std::string_view api) {
+  return make("err_param_shape_incompatible_with_matmul",
+              s(why) + ": parameters (" + s(stationary) + ", " + s(moving) + ") of '" + s(bare_api(api)) +
+                  "' are incompatible with a matmul",
+              ErrorKind::Syntax, "the contraction dimension is the partition dimension of both operands");
 }
 
 Diagnostic err_unsupported_memory(std::string_view operand, std::string_view api,
@@ -131,10 +139,13 @@ Diagnostic err_local_variable_used_out_of_scope(std::string_view tensor) {
               "declare the tensor before the block and update it in place with t[...] = ...");
 }
 
-Diagnostic err_store_dst_shape_smaller_than_other_shape(std::string_view dst, std::string_view src) {
+Diagnostic err_store_dst_shape_smaller_than_other_shape(const std::vector<int64_t>& dst,
+                                                        const std::vector<int64_t>& src) {
+  // The documented template names the destination 'a' and the value 'b'.
   return make("err_store_dst_shape_smaller_than_other_shape",
-              "Illegal assignment destination shape: shape of parameter " + s(dst) +
-                  " is smaller than other parameter shapes " + s(src));
+              "Illegal assignment destination shape in 'a = b': shape " + shape_str(dst) +
+                  " of parameter 'a' is smaller than other parameter shapes b" + shape_str(src),
+              ErrorKind::Syntax, "assign into a destination as large as the value, or index the value down");
 }
 
 Diagnostic err_param_shape_incompatible_with_numpy(std::string_view a, std::string_view b) {
@@ -190,6 +201,11 @@ Diagnostic err_mutable_parameter_not_returned(std::string_view tensor) {
               "Mutable kernel parameter not returned by `return` statement: '" + s(tensor) +
                   "' is written by the kernel",
               ErrorKind::Syntax, "return the mutable parameter, e.g. `return " + s(tensor) + "`");
+}
+
+Diagnostic err_kernel_has_no_output() {
+  return make("err_tensor_output_not_written_to", "the kernel has no output: it returns no tensor", ErrorKind::Syntax,
+              "create the output with nl.ndarray(..., buffer=nl.shared_hbm), store into it and return it");
 }
 
 Diagnostic err_nested_kernel_with_spmd_grid() {
@@ -346,6 +362,18 @@ Diagnostic err_atomic_rmw_dynamic_index(std::string_view tensor) {
   return make("err_atomic_rmw_dynamic_index",
               "the destination of nl.atomic_rmw must use indirect indexing, e.g. " + s(tensor) + "[idx_tile, i_f]",
               ErrorKind::Syntax);
+}
+
+Diagnostic err_reduce_unsupported_negate(std::string_view op) {
+  return make("err_reduce_unsupported_negate",
+              "negate=True only applies to arithmetic reduce operators, not '" + s(op) + "'", ErrorKind::Value);
+}
+
+Diagnostic err_tile_shape_mismatch(std::string_view a, std::string_view b, std::string_view api) {
+  return make("err_tile_shape_mismatch",
+              "number of elements per partition mismatch in parameters (" + s(a) + ", " + s(b) + ") of '" +
+                  s(bare_api(api)) + "'",
+              ErrorKind::Syntax, "'" + s(bare_api(api)) + "' does not broadcast; use nisa.tensor_scalar for a [P, 1] operand");
 }
 
 }  // namespace nkic::sema

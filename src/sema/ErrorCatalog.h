@@ -13,7 +13,8 @@ namespace nkic::sema {
 std::string shape_str(const std::vector<int64_t>& shape);  // "[128, 512]"
 
 Diagnostic err_nki_api_outside_of_nki_kernel(std::string_view api);
-Diagnostic err_dynamic_control_flow_not_supported(std::string_view what, std::string_view origin);
+// `what` says what the condition is and where its value comes from.
+Diagnostic err_dynamic_control_flow_not_supported(std::string_view what);
 Diagnostic err_control_flow_condition_depending_on_arange();
 Diagnostic err_ambiguous_tensor_truth_value(std::string_view what);
 Diagnostic err_1d_arange_not_supported(std::string_view tensor);
@@ -29,8 +30,10 @@ Diagnostic err_cannot_update_immutable_parameter(std::string_view tensor);
 Diagnostic err_tensor_output_not_written_to(std::string_view tensor);
 Diagnostic err_shared_hbm_must_in_kernel_level();
 Diagnostic err_local_variable_used_out_of_scope(std::string_view tensor);
-Diagnostic err_store_dst_shape_smaller_than_other_shape(std::string_view dst,
-                                                        std::string_view src);
+Diagnostic err_store_dst_shape_smaller_than_other_shape(const std::vector<int64_t>& dst,
+                                                        const std::vector<int64_t>& src);
+Diagnostic err_param_shape_incompatible_with_matmul(std::string_view why, std::string_view stationary,
+                                                   std::string_view moving, std::string_view api);
 Diagnostic err_param_shape_incompatible_with_numpy(std::string_view a, std::string_view b);
 Diagnostic err_unsupported_expression_in_mask(std::string_view why);
 Diagnostic err_non_affine_index_expression(std::string_view what);
@@ -41,6 +44,7 @@ Diagnostic err_return_from_top_level();
 Diagnostic err_annotation_shape_mismatch(std::string_view tensor, const std::vector<int64_t>& shape,
                                          const std::vector<int64_t>& expected);
 Diagnostic err_mutable_parameter_not_returned(std::string_view tensor);
+Diagnostic err_kernel_has_no_output();
 Diagnostic err_nested_kernel_with_spmd_grid();
 Diagnostic err_size_of_dimension_exceed_arch_limit(int dim, std::string_view operand, std::string_view api,
                                                    int64_t limit);
@@ -70,6 +74,8 @@ Diagnostic err_indirect_indices_free_dim(std::string_view tensor, int dim);
 Diagnostic err_indirect_indices_sbuf(std::string_view index);
 Diagnostic err_tensor_index_not_supported(std::string_view tensor, std::string_view why);
 Diagnostic err_indirect_indices_are_not_supported_with_nki_api(std::string_view api);
+Diagnostic err_tile_shape_mismatch(std::string_view a, std::string_view b, std::string_view api);
+Diagnostic err_reduce_unsupported_negate(std::string_view op);
 Diagnostic err_atomic_rmw_add_only(std::string_view op);
 Diagnostic err_atomic_rmw_dynamic_index(std::string_view tensor);
 Diagnostic err_stack_overflow(bool psum, int64_t required, int64_t capacity, std::string_view target);

@@ -24,6 +24,7 @@ const std::vector<OpSpec>& table() {
       {"nisa.nc_transpose", {{"x", kOnChip, {}, 2, 2}}},
       {"nisa.affine_select", {{"on_true_tile", kOnChip, kSelectDtypes, 2}}},
       {"nl.where", {{"condition", kOnChip, {}, 2}, {"x", kOnChip, {}, 2}, {"y", kOnChip, {}, 2}}},
+      {"nisa.tensor_tensor", {{"data1", kOnChip, {}, 2}, {"data2", kOnChip, {}, 2}}, false},
       {"nl.gather_flattened", {{"data", kSBUF, {}, 2}, {"indices", kSBUF, {}, 2, 4}}},
       {"nl.atomic_rmw", {{"dst", kHBM}, {"value", kOnChip}}},
   };

@@ -24,6 +24,7 @@ struct OperandSpec {
 struct OpSpec {
   std::string_view api;
   std::vector<OperandSpec> operands;
+  bool broadcast = true;  // false: tile operands need equal partitions and elements per partition
 };
 
 // The spec of `api`, or the default for compute APIs (every operand on-chip).

@@ -121,6 +121,10 @@ types::TensorVal TraceContext::add_input(const std::string& name, std::vector<in
   return builder_.full_view(id);
 }
 
+bool TraceContext::at_kernel_level() const {
+  return std::none_of(scopes_.begin(), scopes_.end(), [](const Scope& s) { return s.kind == ScopeKind::Function; });
+}
+
 void TraceContext::check_outputs(const std::vector<types::TensorVal>& returned) const {
   for (const types::TensorVal& v : returned) {
     const ir::TensorDecl& t = builder_.tensor(v.tensor);
@@ -142,11 +146,21 @@ std::unique_ptr<ir::Kernel> TraceContext::finalize(const std::vector<types::Tens
     if (t.role == ir::Role::Local) t.role = ir::Role::Output;
     k.outputs.push_back(v.tensor);
   }
+  bool wrote_input = false;
   for (int id : k.inputs) {
     const ir::TensorDecl& t = builder_.tensor(id);
     bool returned = std::find(k.outputs.begin(), k.outputs.end(), id) != k.outputs.end();
-    if (t.is_mutable && builder_.written(id) && !returned)
-      builder_.fail(sema::err_mutable_parameter_not_returned(t.name));
+    wrote_input = wrote_input || builder_.written(id);
+    if (t.is_mutable && builder_.written(id) && !returned && !opts_.legacy_outputs) {
+      sema::Diagnostic d = sema::err_mutable_parameter_not_returned(t.name);
+      d.loc = builder_.first_write(id);  // the kernel has returned: point at the write
+      builder_.fail(d);
+    }
+  }
+  if (k.outputs.empty() && !(opts_.legacy_outputs && wrote_input)) {
+    sema::Diagnostic d = sema::err_kernel_has_no_output();
+    d.loc = opts_.def_loc;
+    builder_.fail(d);
   }
   return builder_.finish();
 }

@@ -19,6 +19,10 @@ struct TraceOptions {
   std::vector<int64_t> grid;
   std::vector<int> grid_physical_cores;  // per grid dim: NeuronCores it spans (nl.nc), 1 otherwise
   bool trace_time_unroll_builtin_range = false;
+  // Legacy kernels (@nki.trace called directly) write their outputs into
+  // parameters in place: every input is mutable and no return is required.
+  bool legacy_outputs = false;
+  ir::SourceLoc def_loc;  // the kernel's `def` line
 };
 
 enum class ScopeKind { Kernel, Function, Stmt, Loop };
@@ -66,7 +70,8 @@ class TraceContext final : public types::TensorOpSink {
   void push_scope(ScopeKind kind, std::string name = "", ir::SourceLoc call_loc = {});
   void pop_scope();
   const std::vector<Scope>& scopes() const { return scopes_; }
-  bool at_kernel_level() const { return scopes_.size() == 1; }
+  // Seed: the current function scope is the kernel (if/loop scopes do not count).
+  bool at_kernel_level() const;
 
   // A tensor handed back from a helper lives on in the caller's region.
   types::TensorVal hoist(types::TensorVal v) const;
