@@ -119,6 +119,7 @@ void bind_ops_api(py::module_& m) {
     if (auto* i = std::get_if<types::IndexVal>(&v)) idx = *i;
     else if (auto* o = std::get_if<types::Other>(&v); o && o->is_int) idx.expr = ir::AffineExpr(static_cast<int64_t>(o->value));
     else sema::fail(sema::err_unexpected_type_of_operand("expr", "expected an index expression of nl.arange values"));
+    if (!idx.non_affine.empty()) sema::fail(sema::err_non_affine_index_expression(idx.non_affine));
     return wrap_tensor(codegen::iota(b, idx, *a.op.dtype, a.op));
   });
   m.def("affine_select", [](py::handle pred, py::handle on_true, double on_false, py::handle mask, py::handle dtype) {

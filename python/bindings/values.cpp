@@ -249,7 +249,7 @@ py::object wrap_tensor(types::TensorVal v) { return py::cast(PyTensor{std::move(
 
 py::object wrap_index(types::IndexVal v) {
   // A constant scalar index is just a Python int (e.g. program_id(0) of a 1-instance launch).
-  if (v.is_scalar() && v.expr.is_constant()) return py::int_(v.expr.constant());
+  if (v.is_scalar() && v.expr.is_constant() && v.non_affine.empty()) return py::int_(v.expr.constant());
   if (v.is_scalar()) {
     PyDynamicScalar s;
     s.v = std::move(v);

@@ -75,6 +75,10 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   const std::string& name = b.tensor(t.tensor).name;
   std::vector<IndexItem> items = normalise(b, t, key);
   if (!t.indirect.empty()) b.fail(index_error("an indirectly indexed view of `" + name + "` cannot be indexed again"));
+  for (const IndexItem& it : items) {
+    for (const IndexVal* v : {&it.value, it.start ? &*it.start : nullptr, it.stop ? &*it.stop : nullptr})
+      if (v && !v->non_affine.empty()) b.fail(sema::err_non_affine_index_expression(v->non_affine));
+  }
   bool advanced = false;
   for (size_t d = 0; d < items.size(); ++d) {
     const IndexItem& it = items[d];

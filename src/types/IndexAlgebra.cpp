@@ -37,8 +37,11 @@ IndexVal index_from_other(const Other& o, const char* op) {
 }
 
 namespace {
-[[noreturn]] void non_affine(const std::string& what) {
-  sema::fail(sema::err_non_affine_index_expression(what));
+// A value arithmetic cannot keep affine: it carries the reason instead.
+IndexVal non_affine(IndexVal r, const std::string& why) {
+  r.expr = ir::AffineExpr(0);
+  r.non_affine = why;
+  return r;
 }
 int64_t floordiv(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -50,6 +53,8 @@ IndexVal index_binop(IndexOp op, const IndexVal& a, const IndexVal& b) {
   IndexVal r;
   r.shape = broadcast_shapes(a.shape, b.shape);
   r.from_arange = a.from_arange || b.from_arange;
+  if (!a.non_affine.empty()) return non_affine(r, a.non_affine);
+  if (!b.non_affine.empty()) return non_affine(r, b.non_affine);
   ir::AffineExpr ea = align_grid(a.expr, a.shape.size(), r.shape.size());
   ir::AffineExpr eb = align_grid(b.expr, b.shape.size(), r.shape.size());
   switch (op) {
@@ -58,12 +63,12 @@ IndexVal index_binop(IndexOp op, const IndexVal& a, const IndexVal& b) {
     case IndexOp::mul:
       if (ea.is_constant()) r.expr = eb * ea.constant();
       else if (eb.is_constant()) r.expr = ea * eb.constant();
-      else non_affine("the product of two index values (" + ea.str() + ") * (" + eb.str() + ")");
+      else return non_affine(r, "the product of two index values (" + ea.str() + ") * (" + eb.str() + ")");
       break;
     case IndexOp::floordiv:
     case IndexOp::mod: {
       if (!eb.is_constant() || eb.constant() <= 0)
-        non_affine("'//' and '%' need a positive integer constant on the right");
+        return non_affine(r, "'//' and '%' need a positive integer constant on the right");
       int64_t c = eb.constant();
       if (ea.is_constant()) {
         int64_t q = floordiv(ea.constant(), c);
@@ -73,7 +78,7 @@ IndexVal index_binop(IndexOp op, const IndexVal& a, const IndexVal& b) {
       bool divisible = ea.constant() % c == 0;
       for (const ir::Term& t : ea.terms()) divisible = divisible && t.coeff % c == 0;
       if (!divisible)
-        non_affine("(" + ea.str() + (op == IndexOp::floordiv ? ") // " : ") % ") + std::to_string(c));
+        return non_affine(r, "(" + ea.str() + (op == IndexOp::floordiv ? ") // " : ") % ") + std::to_string(c));
       // Every coefficient divides by c: the quotient stays affine, the remainder is 0.
       ir::AffineExpr q(ea.constant() / c);
       for (const ir::Term& t : ea.terms()) q = q + ir::AffineExpr::var(t.var, t.coeff / c);

@@ -84,6 +84,14 @@ bool any_tile(const MaskVal& a, const MaskVal& b) { return a.is_tile() || b.is_t
 
 MaskVal compare_index(CmpOp op, const IndexVal& a, const IndexVal& b) {
   IndexVal d = index_binop(IndexOp::sub, a, b);  // a - b, broadcast
+  if (!d.non_affine.empty()) {
+    MaskVal m;
+    m.form = d.shape.empty() ? Form::ScalarPredicateIntersection : Form::TileMaskIntersection;
+    m.shape = d.shape;
+    m.dnf = {{}};
+    m.non_affine = d.non_affine;
+    return m;
+  }
   Atom atom;
   switch (op) {
     case CmpOp::eq: atom = {d.expr, Atom::Eq}; break;
@@ -108,7 +116,14 @@ MaskVal always(bool v) {
   return m;
 }
 
+// A combination keeps the first non-affine reason of its operands.
+static MaskVal keep_reason(MaskVal m, const MaskVal& a, const MaskVal& b) {
+  m.non_affine = !a.non_affine.empty() ? a.non_affine : b.non_affine;
+  return m;
+}
+
 MaskVal mask_and(const MaskVal& a, const MaskVal& b) {
+  if (!a.non_affine.empty() || !b.non_affine.empty()) return keep_reason(a, a, b);
   std::vector<int64_t> shape = broadcast_shapes(a.shape, b.shape);
   std::vector<Conjunction> da = aligned(a, shape.size()), db = aligned(b, shape.size()), out;
   for (const Conjunction& x : da)
@@ -122,6 +137,7 @@ MaskVal mask_and(const MaskVal& a, const MaskVal& b) {
 }
 
 MaskVal mask_or(const MaskVal& a, const MaskVal& b) {
+  if (!a.non_affine.empty() || !b.non_affine.empty()) return keep_reason(a, a, b);
   std::vector<int64_t> shape = broadcast_shapes(a.shape, b.shape);
   std::vector<Conjunction> out = aligned(a, shape.size()), db = aligned(b, shape.size());
   out.insert(out.end(), db.begin(), db.end());
@@ -129,6 +145,7 @@ MaskVal mask_or(const MaskVal& a, const MaskVal& b) {
 }
 
 MaskVal mask_not(const MaskVal& a) {
+  if (!a.non_affine.empty()) return a;
   // ~(c1 | c2 | ...) = ~c1 & ~c2 & ...; each ~ci is a disjunction of negated atoms.
   MaskVal result = always(true);
   result.shape = a.shape;
@@ -148,6 +165,7 @@ MaskVal mask_not(const MaskVal& a) {
 }
 
 ir::Predicate lower_mask(const MaskVal& m, size_t rank) {
+  if (!m.non_affine.empty()) sema::fail(sema::err_unsupported_expression_in_mask(m.non_affine + " is not affine"));
   if (m.always_true()) return {};
   if (m.dnf.size() != 1)
     sema::fail(sema::err_unsupported_expression_in_mask(

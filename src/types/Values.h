@@ -36,6 +36,9 @@ struct IndexVal {
   std::vector<int64_t> shape;
   ir::AffineExpr expr;
   bool from_arange = false;
+  // Set when arithmetic left the affine world (i % 3, i * j): why. The value
+  // then cannot index a tensor or form a mask; using it there is the error.
+  std::string non_affine;
   bool is_scalar() const { return shape.empty(); }
 };
 
@@ -77,6 +80,7 @@ struct MaskVal {
   Form form = Form::AlwaysTrue;
   std::vector<int64_t> shape;  // grid shape (tile masks); empty for predicates
   std::vector<Conjunction> dnf;
+  std::string non_affine;      // built from a non-affine index value: why (lowering rejects it)
   bool is_tile() const;
   bool always_true() const { return dnf.size() == 1 && dnf[0].empty(); }
   bool always_false() const { return dnf.empty(); }

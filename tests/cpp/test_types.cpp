@@ -254,7 +254,18 @@ TEST(IndexAlgebra, AffineArithmeticAndRejections) {
   IndexVal q = index_binop(IndexOp::floordiv, index_binop(IndexOp::mul, i, index_constant(4)), index_constant(2));
   EXPECT_EQ(q.expr, ir::AffineExpr::grid(0) * 2);
   EXPECT_EQ(index_binop(IndexOp::mod, index_constant(-7), index_constant(3)).expr, ir::AffineExpr(2));
-  EXPECT_THROW(index_binop(IndexOp::mul, i, l), sema::NkiError);
-  EXPECT_THROW(index_binop(IndexOp::mod, i, index_constant(4)), sema::NkiError);
+  // Non-affine results carry their reason; a mask built from them cannot lower.
+  EXPECT_EQ(index_binop(IndexOp::mul, i, l).non_affine, "the product of two index values (i0) * (L0)");
+  IndexVal m4 = index_binop(IndexOp::mod, i, index_constant(4));
+  EXPECT_EQ(m4.non_affine, "(i0) % 4");
+  EXPECT_EQ(index_binop(IndexOp::add, m4, index_constant(1)).non_affine, "(i0) % 4");
+  MaskVal bad = compare_index(CmpOp::lt, m4, index_constant(2));
+  try {
+    lower_mask(mask_and(bad, compare_index(CmpOp::lt, i, index_constant(3))), 2);
+    ADD_FAILURE() << "a non-affine mask lowered";
+  } catch (const sema::NkiError& e) {
+    EXPECT_EQ(e.diag().code, "err_unsupported_expression_in_mask");
+    EXPECT_NE(e.diag().message.find("(i0) % 4 is not affine"), std::string::npos);
+  }
   EXPECT_THROW(index_binop(IndexOp::add, i, reshape_index(arange(0, 3), {0, -1})), sema::NkiError);
 }
