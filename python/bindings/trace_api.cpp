@@ -152,12 +152,16 @@ void bind_trace_api(py::module_& m) {
   m.def("raise_invalid_range_args", [](const std::string& msg) {
     sema::fail(sema::err_invalid_range_args(msg, sema::ErrorKind::Type));
   });
-  m.def("open_loop", [](const std::string& name, int64_t lb, int64_t ub, int64_t stride, bool sequential,
+  m.def("open_loop", [](const std::string& name, int64_t lb, py::handle ub, int64_t stride, bool sequential,
                         const std::vector<std::pair<std::string, std::string>>& directives) {
-    codegen::RangeArgs r = codegen::normalize_range_args({lb, ub, stride});
     std::vector<codegen::LoopDirective> ds;
     for (const auto& [kind, value] : directives) ds.push_back({kind, value});
-    return wrap_index(ctx().affine_range(name, r, sequential ? ir::AxisType::Sequential : ir::AxisType::Affine, ds));
+    ir::AxisType type = sequential ? ir::AxisType::Sequential : ir::AxisType::Affine;
+    if (py::isinstance<PyTensor>(ub)) {  // a runtime bound: DynamicAxis
+      codegen::RangeArgs r{lb, lb, stride, -1};
+      return wrap_index(ctx().affine_range(name, r, type, ds, &ub.cast<const PyTensor&>().v));
+    }
+    return wrap_index(ctx().affine_range(name, codegen::normalize_range_args({lb, ub.cast<int64_t>(), stride}), type, ds));
   });
   m.def("raise_break_in_deferred_loop", [](const std::string& statement) {
     sema::fail(sema::err_break_in_deferred_loop(statement));

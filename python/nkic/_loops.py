@@ -61,16 +61,39 @@ def _deferred(lb, ub, stride, tripcount, sequential, name, directives, loop_id):
         core.close_loop()
 
 
+def _dynamic(lb, ub_tile, stride, sequential, name, directives, loop_id):
+    var = core.open_loop(name, lb, ub_tile, stride, sequential, directives)
+    stack = _deferred_stack()
+    stack.append(loop_id)
+    try:
+        yield var
+    finally:
+        stack.pop()
+        core.close_loop()
+
+
 class _DeferredRange:
-    """What nl.affine_range / nl.sequential_range return: one loop axis."""
-    __slots__ = ("bounds", "sequential", "directives")
+    """What nl.affine_range / nl.sequential_range return: one loop axis. An upper
+    bound held in a tile (read at run time) makes it a DynamicAxis."""
+    __slots__ = ("bounds", "sequential", "directives", "runtime_ub")
 
     def __init__(self, args, kwargs, sequential):
-        self.bounds = normalize_range_args(*args)
+        self.runtime_ub = None
+        if args and isinstance(args[-1 if len(args) < 3 else 1], core.NkiTensor):
+            ub_pos = 0 if len(args) == 1 else 1
+            self.runtime_ub = args[ub_pos]
+            lb = 0 if len(args) == 1 else operator.index(args[0])
+            stride = operator.index(args[2]) if len(args) == 3 else 1
+            self.bounds = (lb, None, stride, None)
+        else:
+            self.bounds = normalize_range_args(*args)
         self.sequential = sequential
         self.directives = _directives(kwargs)
 
     def iterate(self, name, loop_id=None):
+        if self.runtime_ub is not None:
+            lb, _, stride, _ = self.bounds
+            return _dynamic(lb, self.runtime_ub, stride, self.sequential, name, self.directives, loop_id)
         return _deferred(*self.bounds, self.sequential, name, self.directives, loop_id)
 
     def __iter__(self):

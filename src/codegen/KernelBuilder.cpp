@@ -67,12 +67,13 @@ types::TensorVal KernelBuilder::full_view(int id) const {
 }
 
 ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
-  sema::VarRange range_of = [this](ir::Var v) -> std::pair<int64_t, int64_t> {
-    if (v.kind == ir::VarKind::ProgramId) return {0, kernel_->grid.at(v.id) - 1};
+  sema::VarRange range_of = [this](ir::Var v) -> std::optional<std::pair<int64_t, int64_t>> {
+    if (v.kind == ir::VarKind::ProgramId) return std::pair<int64_t, int64_t>{0, kernel_->grid.at(v.id) - 1};
     for (const ir::Loop* l : loop_stack_)
       if (l->axis == v.id) {
+        if (l->dynamic_ub) return std::nullopt;
         int64_t last = l->lb + (l->tripcount() - 1) * l->stride;
-        return {std::min(l->lb, last), std::max(l->lb, last)};
+        return std::pair<int64_t, int64_t>{std::min(l->lb, last), std::max(l->lb, last)};
       }
     // A loop variable outside its loop: the loop has finished, its value is gone.
     fail(sema::err_local_variable_used_out_of_scope(loop_names_.at(v.id)));
@@ -110,6 +111,7 @@ ir::Loop& KernelBuilder::create_affine_axis_block(const AxisBlockArgs& args) {
   loop->ub = args.ub;
   loop->stride = args.stride;
   loop->type = args.axis_type;
+  loop->dynamic_ub = args.dynamic_ub;
   loop->attrs = args.attrs;
   loop->loc = location();
   ir::Loop* raw = loop.get();

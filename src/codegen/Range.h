@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,7 @@ struct AxisBlockArgs {
   const ir::Loop* parent = nullptr;        // the enclosing axis (null at kernel level)
   const ir::Stmt* insert_before = nullptr;  // must be null: axes are appended
   ir::AxisType axis_type = ir::AxisType::Affine;
+  std::optional<ir::Access> dynamic_ub;     // a runtime upper bound: the axis is a DynamicAxis
   std::vector<std::pair<std::string, std::string>> attrs;
 };
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -134,6 +135,9 @@ struct Loop final : Stmt {
   int axis = -1;  // Loop var id; axes are numbered 0.. in creation order
   std::string name;
   int64_t lb = 0, ub = 0, stride = 1;
+  // DynamicAxis (seed 003 has_runtime_value): the upper bound is read from this
+  // one-element access when the loop starts; `ub` is then unused.
+  std::optional<Access> dynamic_ub;
   AxisType type = AxisType::Affine;
   std::vector<std::pair<std::string, std::string>> attrs;  // loop directives
   Block body;

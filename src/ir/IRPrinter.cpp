@@ -54,8 +54,9 @@ class Printer : public IRVisitor {
 
   void visit(const Loop& l) override {
     pad();
-    os_ << "for " << l.name << " in " << (l.type == AxisType::Affine ? "affine" : "sequential")
-        << "_range(" << l.lb << ", " << l.ub << ", " << l.stride << ")";
+    os_ << "for " << l.name << " in " << (l.type == AxisType::Affine ? "affine" : "sequential") << "_range("
+        << l.lb << ", " << (l.dynamic_ub ? access(*l.dynamic_ub) : std::to_string(l.ub)) << ", " << l.stride << ")";
+    if (l.dynamic_ub) os_ << " DynamicAxis";
     for (const auto& [key, value] : l.attrs) os_ << " " << key << "=" << value;
     loc(l.loc);
     os_ << "\n";

@@ -55,6 +55,10 @@ class Verifier : public IRVisitor {
     if (l.axis < 0 || l.axis >= k_.num_axes) err("loop " + l.name + " has axis out of range");
     if (l.stride == 0) err("loop " + l.name + " has stride 0");
     if (!seen_axes_.insert(l.axis).second) err("loop axis " + std::to_string(l.axis) + " reused");
+    if (l.dynamic_ub) {
+      Instruction scalar;  // the bound is read outside any tile: no Grid coordinates
+      check_access(scalar, *l.dynamic_ub, "loop " + l.name + " bound");
+    }
     open_.insert(l.axis);
     visit_block(l.body);
     open_.erase(open_.find(l.axis));

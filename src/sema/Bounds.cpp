@@ -43,11 +43,18 @@ void assert_access_in_bounds(const ir::Instruction& in, const ir::Access& a, con
   for (size_t d = 0; d < a.index.size() && d < t.shape.size(); ++d) {
     const ir::AffineExpr& e = a.index[d];
     int64_t lo = e.constant(), hi = e.constant();
+    bool known = true;
     for (const ir::Term& term : e.terms()) {
-      auto [vlo, vhi] = term.var.kind == ir::VarKind::Grid ? grid[term.var.id] : range_of(term.var);
+      auto r = term.var.kind == ir::VarKind::Grid ? std::optional(grid[term.var.id]) : range_of(term.var);
+      if (!r) {
+        known = false;
+        break;
+      }
+      auto [vlo, vhi] = *r;
       lo += term.coeff * (term.coeff > 0 ? vlo : vhi);
       hi += term.coeff * (term.coeff > 0 ? vhi : vlo);
     }
+    if (!known) continue;
     // A mask constraint on this very expression bounds it exactly: `k - e >= 0` or `e - k >= 0`.
     for (const ir::Constraint& c : in.predicate) {
       if (c.kind != ir::CmpKind::Ge) continue;

@@ -3,6 +3,7 @@
 // loops and the launch grid, narrowed by the instruction's mask.
 #pragma once
 #include <functional>
+#include <optional>
 #include <utility>
 
 #include "ir/IR.h"
@@ -10,8 +11,9 @@
 
 namespace nkic::sema {
 
-// The [min, max] a loop variable or program id takes.
-using VarRange = std::function<std::pair<int64_t, int64_t>(ir::Var)>;
+// The [min, max] a loop variable or program id takes; nullopt when only known at
+// run time (a DynamicAxis), which leaves the accesses using it unchecked.
+using VarRange = std::function<std::optional<std::pair<int64_t, int64_t>>(ir::Var)>;
 
 void assert_access_in_bounds(const ir::Instruction& in, const ir::Access& a, const ir::TensorDecl& t,
                              const VarRange& range_of, const Raise& raise);

@@ -9,6 +9,7 @@
 #include "ir/Verifier.h"
 #include "sim/IndirectExec.h"
 #include "sim/Numerics.h"
+#include "sim/PointWalk.h"
 #include "sim/RaceCheck.h"
 #include "sim/SideEffects.h"
 #include "sim/TileExec.h"
@@ -87,13 +88,24 @@ class Executor final : public ir::IRVisitor {
 
   void visit(const ir::Loop& l) override {
     int64_t& v = loop_[l.axis];
+    const int64_t ub = l.dynamic_ub ? runtime_bound(*l.dynamic_ub) : l.ub;
     RaceCheck* races = races_ && l.type == ir::AxisType::Affine ? &*races_ : nullptr;
     if (races) races->enter(l);
-    for (v = l.lb; l.stride > 0 ? v < l.ub : v > l.ub; v += l.stride) {
+    for (v = l.lb; l.stride > 0 ? v < ub : v > ub; v += l.stride) {
       if (races) races->next_iteration();
       visit_block(l.body);
     }
     if (races) races->leave();
+  }
+
+  // A DynamicAxis bound: the element the access names, read now.
+  int64_t runtime_bound(const ir::Access& a) {
+    ir::Instruction scalar;
+    scalar.shape = {1};
+    int64_t off = point_offset(mem_, scalar, a, [this](ir::Var v) -> int64_t {
+      return v.kind == ir::VarKind::Loop ? loop_[v.id] : v.kind == ir::VarKind::ProgramId ? pid_[v.id] : 0;
+    });
+    return static_cast<int64_t>(load_element(mem_[a.tensor].decl->dtype, mem_[a.tensor].data, off));
   }
 
   void visit(const ir::Instruction& in) override {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "codegen/Ops.h"
+#include "ir/DType.h"
 #include "sema/ErrorCatalog.h"
 #include "types/IndexAlgebra.h"
 
@@ -92,7 +93,8 @@ int64_t TraceContext::num_programs(std::optional<int64_t> axis) const {
 }
 
 types::IndexVal TraceContext::affine_range(const std::string& name, const codegen::RangeArgs& r, ir::AxisType type,
-                                           const std::vector<codegen::LoopDirective>& directives) {
+                                           const std::vector<codegen::LoopDirective>& directives,
+                                           const types::TensorVal* runtime_ub) {
   codegen::AxisBlockArgs a;
   a.loop_name_id = name;
   a.lb = r.lb;
@@ -101,6 +103,17 @@ types::IndexVal TraceContext::affine_range(const std::string& name, const codege
   a.parent = builder_.innermost_loop();
   a.axis_type = type;
   a.attrs = codegen::extract_loop_directives(directives);
+  if (runtime_ub) {
+    builder_.check_live(*runtime_ub);
+    int64_t n = 1;
+    for (int64_t d : runtime_ub->shape) n *= d;
+    if (n != 1 || !ir::is_integer(builder_.tensor(runtime_ub->tensor).dtype))
+      builder_.fail(sema::err_invalid_range_args("a runtime loop bound must be a one-element integer tile, got " +
+                                                     std::string(ir::name(builder_.tensor(runtime_ub->tensor).dtype)) +
+                                                     sema::shape_str(runtime_ub->shape),
+                                                 sema::ErrorKind::Type));
+    a.dynamic_ub = codegen::access_for(builder_, *runtime_ub, std::vector<int64_t>(runtime_ub->shape.size(), 1));
+  }
   push_scope(ScopeKind::Loop, name);
   const ir::Loop& loop = builder_.create_affine_axis_block(a);
   types::IndexVal v;

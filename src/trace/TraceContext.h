@@ -82,8 +82,11 @@ class TraceContext final : public types::TensorOpSink {
 
   // A deferred loop (seed 003 affine_range / sequential_range): opens one axis
   // under a LoopScope and returns its induction variable.
+  // `runtime_ub`, when given, is a one-element tile holding the upper bound: the
+  // axis is then a DynamicAxis (seed 003 has_runtime_value), independent of `type`.
   types::IndexVal affine_range(const std::string& name, const codegen::RangeArgs& r, ir::AxisType type,
-                               const std::vector<codegen::LoopDirective>& directives);
+                               const std::vector<codegen::LoopDirective>& directives,
+                               const types::TensorVal* runtime_ub = nullptr);
   void close_loop();
 
   // Kernel parameters and outputs.
