@@ -3,6 +3,7 @@
 // pre-pass routes `if`/`while` conditions and chained comparisons to.
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <utility>
 
@@ -125,6 +126,21 @@ types::CmpOp cmp_op(const std::string& s) {
   return ops.at(s);
 }
 
+// One link of a chain: membership tests (the seed's in_ / not_in) are
+// operator.contains on Python values; comparisons go through the type system.
+types::Value compare_link(const std::string& op, py::handle a, py::handle b) {
+  if (op == "in" || op == "not_in") {
+    int r = PySequence_Contains(b.ptr(), a.ptr());
+    if (r < 0) throw py::error_already_set();
+    types::Other o;
+    o.is_bool = true;
+    o.value = (r == 1) == (op == "in");
+    o.type_name = "bool";
+    return o;
+  }
+  return trace::TraceContext::current()->type_system().compare(cmp_op(op), to_value(a), to_value(b));
+}
+
 py::object compare_nary(const std::vector<std::string>& ops, py::tuple operands) {
   bool traced = false;
   for (py::handle h : operands) traced = traced || is_traced(h);
@@ -133,19 +149,33 @@ py::object compare_nary(const std::vector<std::string>& ops, py::tuple operands)
     static const int py_ops[] = {Py_EQ, Py_NE, Py_LT, Py_LE, Py_GT, Py_GE};
     py::object result = py::bool_(true);
     for (size_t i = 0; i < ops.size(); ++i) {
-      PyObject* r = PyObject_RichCompare(operands[i].ptr(), operands[i + 1].ptr(),
-                                         py_ops[static_cast<int>(cmp_op(ops[i]))]);
+      PyObject* r;
+      if (ops[i] == "in" || ops[i] == "not_in") {
+        int c = PySequence_Contains(operands[i + 1].ptr(), operands[i].ptr());
+        if (c < 0) throw py::error_already_set();
+        r = Py_NewRef((c == 1) == (ops[i] == "in") ? Py_True : Py_False);
+      } else {
+        r = PyObject_RichCompare(operands[i].ptr(), operands[i + 1].ptr(), py_ops[static_cast<int>(cmp_op(ops[i]))]);
+      }
       if (!r) throw py::error_already_set();
       result = py::reinterpret_steal<py::object>(r);
       if (!py::bool_(result)) return result;
     }
     return result;
   }
-  std::vector<types::CmpOp> cops;
-  for (const std::string& s : ops) cops.push_back(cmp_op(s));
-  std::vector<types::Value> vals;
-  for (py::handle h : operands) vals.push_back(to_value(h));
-  return from_value(trace::TraceContext::current()->type_system().compare_nary(cops, vals));
+  // compare_nary: (a OP1 b) & (b OP2 c) & ..., each operand evaluated once.
+  types::NkiTypeSystem& ts = trace::TraceContext::current()->type_system();
+  bool membership = std::any_of(ops.begin(), ops.end(), [](const std::string& s) { return s == "in" || s == "not_in"; });
+  if (!membership) {
+    std::vector<types::CmpOp> cops;
+    for (const std::string& s : ops) cops.push_back(cmp_op(s));
+    std::vector<types::Value> vals;
+    for (py::handle h : operands) vals.push_back(to_value(h));
+    return from_value(ts.compare_nary(cops, vals));
+  }
+  std::vector<types::Value> links;
+  for (size_t i = 0; i < ops.size(); ++i) links.push_back(compare_link(ops[i], operands[i], operands[i + 1]));
+  return from_value(ts.logical_and_nary(links));
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ import types
 import numpy as np
 
 from ._core import core
-from . import _dtypes, _rewrite
+from . import _dtypes, _rewrite, _typehints
 
 _PKG_DIRS = tuple(os.path.dirname(os.path.abspath(p)) for p in (__file__,))
 
@@ -91,10 +91,11 @@ class TraceKernel:
         try:
             array_params = []
             call_args = {}
+            for param in sig.parameters.values():
+                _typehints.enumerate_all_types(param.annotation)  # string hints are rejected
             for name, value in bound.arguments.items():
                 if isinstance(value, np.ndarray):
-                    annotation = sig.parameters[name].annotation
-                    mutable = legacy or getattr(annotation, "_nki_mutable", False)
+                    mutable = legacy or _typehints.is_mutable(sig.parameters[name].annotation)
                     value = core.add_input(name, list(value.shape), _dtypes.dtype_name(value.dtype), mutable)
                     array_params.append(name)
                 call_args[name] = value

@@ -17,7 +17,8 @@ from . import _loops
 # Loop ids are unique across every rewritten function: a helper's loop must not
 # share an id with the kernel loop it is called from.
 _LOOP_IDS = itertools.count()
-_CMP_NAMES = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge"}
+_CMP_NAMES = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge",
+              ast.In: "in", ast.NotIn: "not_in"}
 
 
 class _StmtScope:

@@ -1,27 +1,17 @@
-"""nki.typing (nt): kernel annotations."""
+"""nki.typing (nt): kernel annotations. They are classes, so they compose with
+typing.Union / Optional like any type hint."""
 
 
-class _TensorType:
+class tensor:
     """nt.tensor[128, 512]: an annotation checked against the value's shape."""
+    shape = None
 
-    def __init__(self, shape=None, dtype=None):
-        self.shape = shape
-        self.dtype = dtype
-
-    def __getitem__(self, shape):
-        return _TensorType(shape if isinstance(shape, tuple) else (shape,))
-
-    def __repr__(self):
-        return f"nt.tensor{list(self.shape) if self.shape else ''}"
+    def __class_getitem__(cls, shape):
+        shape = shape if isinstance(shape, tuple) else (shape,)
+        name = f"{cls.__name__}[{', '.join(str(d) for d in shape)}]"
+        return type(name, (cls,), {"shape": shape, "__module__": cls.__module__})
 
 
-class _MutableTensor(_TensorType):
+class mutable_tensor(tensor):
     """nt.mutable_tensor: a kernel input the kernel may write (and must return)."""
     _nki_mutable = True
-
-    def __repr__(self):
-        return "nt.mutable_tensor"
-
-
-tensor = _TensorType()
-mutable_tensor = _MutableTensor()
