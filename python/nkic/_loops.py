@@ -45,12 +45,9 @@ def _directives(kwargs):
     return out
 
 
-def _deferred(lb, ub, stride, tripcount, sequential, name, directives, loop_id):
-    if tripcount == 0:
-        return
-    if tripcount == 1:  # the trivial loop: no axis, the variable is just lb
-        yield lb
-        return
+def _axis(lb, ub, stride, sequential, name, directives, loop_id):
+    """One loop axis: the body between open and close is traced once. `ub` is an
+    int, or a one-element tile read at run time (a DynamicAxis)."""
     var = core.open_loop(name, lb, ub, stride, sequential, directives)
     stack = _deferred_stack()
     stack.append(loop_id)
@@ -61,15 +58,12 @@ def _deferred(lb, ub, stride, tripcount, sequential, name, directives, loop_id):
         core.close_loop()
 
 
-def _dynamic(lb, ub_tile, stride, sequential, name, directives, loop_id):
-    var = core.open_loop(name, lb, ub_tile, stride, sequential, directives)
-    stack = _deferred_stack()
-    stack.append(loop_id)
-    try:
-        yield var
-    finally:
-        stack.pop()
-        core.close_loop()
+def _deferred(lb, ub, stride, tripcount, sequential, name, directives, loop_id):
+    if tripcount == 0:
+        return ()
+    if tripcount == 1:  # the trivial loop: no axis, the variable is just lb
+        return (lb,)
+    return _axis(lb, ub, stride, sequential, name, directives, loop_id)
 
 
 class _DeferredRange:
@@ -93,7 +87,7 @@ class _DeferredRange:
     def iterate(self, name, loop_id=None):
         if self.runtime_ub is not None:
             lb, _, stride, _ = self.bounds
-            return _dynamic(lb, self.runtime_ub, stride, self.sequential, name, self.directives, loop_id)
+            return _axis(lb, self.runtime_ub, stride, self.sequential, name, self.directives, loop_id)
         return _deferred(*self.bounds, self.sequential, name, self.directives, loop_id)
 
     def __iter__(self):

@@ -6,6 +6,7 @@
 """
 import argparse
 import importlib.util
+import inspect
 import os
 import re
 import sys
@@ -86,14 +87,24 @@ def _kernel_args(mod, kernel, arg_specs):
     return tuple(make()), {}
 
 
-def cmd_trace(ns):
+def _prepare(ns):
+    """The file's module, its kernel (retargeted by --target), arguments and grid."""
     path, kname = _split_target(ns.kernel)
     mod = _load_module(path)
     k = _find_kernel(mod, kname, path)
-    if ns.target:
+    if ns.target and ns.cmd != "check":
         k.target = ns.target
     args, kwargs = _kernel_args(mod, k, ns.arg)
     grid = _parse_grid(ns.grid) or getattr(mod, "GRID", None)
+    try:
+        inspect.signature(k.func).bind(*args, **kwargs)
+    except TypeError as e:
+        raise CliError(f"the arguments do not match {k.__name__}: {e}") from None
+    return path, mod, k, args, kwargs, grid
+
+
+def cmd_trace(ns):
+    path, mod, k, args, kwargs, grid = _prepare(ns)
     traced = k.trace(grid, args, kwargs)
     sys.stdout.write(traced.ir.text(not ns.no_locations))
     return 0
@@ -107,21 +118,12 @@ def _max_error(out, ref):
 
 
 def cmd_run(ns):
-    path, kname = _split_target(ns.kernel)
-    mod = _load_module(path)
-    k = _find_kernel(mod, kname, path)
-    if ns.target:
-        k.target = ns.target
-    args, kwargs = _kernel_args(mod, k, ns.arg)
-    grid = _parse_grid(ns.grid) or getattr(mod, "GRID", None)
+    path, mod, k, args, kwargs, grid = _prepare(ns)
     t0 = time.perf_counter()
     traced = k.trace(grid, args, kwargs)
     t1 = time.perf_counter()
-    arrays = [kwargs.get(n) if n in kwargs else None for n in traced.array_params]
-    if args:
-        import inspect
-        bound = inspect.signature(k.func).bind(*args, **kwargs).arguments
-        arrays = [bound[n] for n in traced.array_params]
+    bound = inspect.signature(k.func).bind(*args, **kwargs).arguments
+    arrays = [bound[n] for n in traced.array_params]
     outs = _kernel.simulate_traced(traced, arrays, ns.check_uninitialized, ns.check_races)
     t2 = time.perf_counter()
     print(f"{os.path.basename(path)}::{k.__name__}: traced {traced.ir.num_instructions()} instructions "
@@ -147,11 +149,7 @@ def cmd_run(ns):
 
 
 def cmd_check(ns):
-    path, kname = _split_target(ns.kernel)
-    mod = _load_module(path)
-    k = _find_kernel(mod, kname, path)
-    args, kwargs = _kernel_args(mod, k, ns.arg)
-    grid = _parse_grid(ns.grid) or getattr(mod, "GRID", None)
+    path, mod, k, args, kwargs, grid = _prepare(ns)
     targets = ["inf1", "trn1", "inf2", "trn2", "trn3"] if ns.target in (None, "all") else ns.target.split(",")
     failures = 0
     for t in targets:
