@@ -21,6 +21,15 @@ _NL_ALIASES = {"copy": "bypass", "max": "maximum", "min": "minimum", "sum": "add
                "all": "logical_and"}
 
 
+def nki_api(name):
+    """Marks a function as the NKI API `name`: the tracer's dispatcher treats a
+    call to it as an op builder (seed 000 gate 1)."""
+    def mark(fn):
+        fn.nki_func = name
+        return fn
+    return mark
+
+
 def op_name(op):
     """The AluOp name of an operator value (nl.*, numpy ufunc or function, or a name)."""
     if op is None:

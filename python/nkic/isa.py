@@ -3,8 +3,7 @@ import enum
 
 from ._core import core
 from . import _dtypes, language
-from ._ops import op_name
-from .language import _api
+from ._ops import nki_api as _api, op_name
 
 
 class nc_version(enum.IntEnum):

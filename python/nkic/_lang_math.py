@@ -1,0 +1,154 @@
+"""nl.* math: elementwise operators, comparisons, reductions, matmul and the
+composite APIs (softmax, rms_norm, mean, var), all built on the core's op builders."""
+import numpy as np
+
+from ._core import core
+from . import _dtypes
+from ._dtypes import bool_
+from ._ops import nki_api as _api
+
+def _elementwise(op, *operands, mask=None, dtype=None):
+    return core.elementwise(op, operands, mask, None if dtype is None else _dtypes.dtype_name(dtype))
+
+
+def _unary(name, op=None):
+    def fn(x, *, dtype=None, mask=None, **kwargs):
+        return _elementwise(op or name, x, mask=mask, dtype=dtype)
+    fn.__name__ = fn.__qualname__ = name
+    fn.nki_func = "nl." + name
+    return fn
+
+
+def _binary(name, op=None):
+    def fn(x, y, *, dtype=None, mask=None, **kwargs):
+        return _elementwise(op or name, x, y, mask=mask, dtype=dtype)
+    fn.__name__ = fn.__qualname__ = name
+    fn.nki_func = "nl." + name
+    return fn
+
+
+_UNARY = ["abs", "negative", "sign", "trunc", "floor", "ceil", "exp", "log", "sin", "cos", "tan", "tanh",
+          "arctan", "sqrt", "rsqrt", "reciprocal", "square", "sigmoid", "relu", "gelu", "gelu_dx",
+          "gelu_apprx_tanh", "gelu_apprx_sigmoid", "silu", "silu_dx", "erf", "erf_dx", "softplus", "mish",
+          "invert"]
+_BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "bitwise_and",
+           "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
+for _n in _UNARY:
+    globals()[_n] = _unary(_n)
+for _n in _BINARY:
+    globals()[_n] = _binary(_n)
+copy = _unary("copy", "bypass")
+
+
+@_api("nl.mod")
+def mod(x, y, dtype=None, mask=None, **kwargs):
+    return _elementwise("mod", x, y, mask=mask, dtype=dtype)
+
+
+@_api("nl.fmod")
+def fmod(x, y, dtype=None, mask=None, **kwargs):
+    return _elementwise("fmod", x, y, mask=mask, dtype=dtype)
+
+
+def _dtype_arg(dtype):
+    return None if dtype is None else _dtypes.dtype_name(dtype)
+
+
+def _axes(axis):
+    return [int(a) for a in axis] if isinstance(axis, (tuple, list)) else [int(axis)]
+
+
+def _reduction(name, op):
+    def fn(x, axis, *, dtype=None, mask=None, keepdims=False, **kwargs):
+        return core.reduce("nl." + name, op, x, _axes(axis), keepdims, False, mask, _dtype_arg(dtype))
+    fn.__name__ = fn.__qualname__ = name
+    fn.nki_func = "nl." + name
+    return fn
+
+
+sum = _reduction("sum", "add")  # noqa: A001
+max = _reduction("max", "maximum")  # noqa: A001
+min = _reduction("min", "minimum")  # noqa: A001
+prod = _reduction("prod", "multiply")
+
+
+@_api("nl.all")
+def all(x, axis, *, dtype=bool_, mask=None, **kwargs):  # noqa: A001
+    return core.reduce("nl.all", "logical_and", x, _axes(axis), False, False, mask, _dtype_arg(dtype))
+
+
+def _count(x, axis):
+    n = 1
+    for a in _axes(axis):
+        n *= x.shape[a]
+    return n
+
+
+@_api("nl.mean")
+def mean(x, axis, *, dtype=None, mask=None, keepdims=False, **kwargs):
+    # Integer inputs use fp32 intermediates and result (NKI_API.md §2.10).
+    acc = "float32" if dtype is None and not np.issubdtype(_dtypes.numpy_dtype(core.tensor_info(x)[1]), np.floating) \
+        else _dtype_arg(dtype)
+    s = core.reduce("nl.mean", "add", x, _axes(axis), keepdims, False, mask, acc)
+    return core.elementwise("multiply", (s, 1.0 / _count(x, axis)), mask, acc)
+
+
+@_api("nl.var")
+def var(x, axis, *, dtype=None, mask=None, **kwargs):
+    m = mean(x, axis, dtype=dtype, mask=mask, keepdims=True)
+    d = core.elementwise("subtract", (x, m), mask, _dtype_arg(dtype))
+    sq = core.elementwise("multiply", (d, d), mask, _dtype_arg(dtype))
+    return mean(sq, axis, dtype=dtype, mask=mask)
+
+
+@_api("nl.softmax")
+def softmax(x, axis, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
+    dt = _dtype_arg(compute_dtype or dtype)
+    axes = _axes(axis)
+    m = core.reduce("nl.softmax", "maximum", x, axes, True, False, mask, dt)
+    e = core.elementwise("exp", (core.elementwise("subtract", (x, m), mask, dt),), mask, dt)
+    s = core.reduce("nl.softmax", "add", e, axes, True, False, mask, dt)
+    return core.elementwise("divide", (e, s), mask, _dtype_arg(dtype))
+
+
+@_api("nl.rms_norm")
+def rms_norm(x, w, axis, n, epsilon=1e-06, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
+    dt = _dtype_arg(compute_dtype) or "float32"
+    sq = core.elementwise("multiply", (x, x), mask, dt)
+    ms = core.reduce("nl.rms_norm", "add", sq, _axes(axis), True, False, mask, dt)
+    ms = core.elementwise("multiply", (ms, 1.0 / n), mask, dt)
+    r = core.elementwise("rsqrt", (core.elementwise("add", (ms, float(epsilon)), mask, dt),), mask, dt)
+    return core.elementwise("multiply", (core.elementwise("multiply", (x, r), mask, dt), w), mask, _dtype_arg(dtype))
+
+
+@_api("nl.matmul")
+def matmul(x, y, *, transpose_x=False, mask=None, **kwargs):
+    return core.matmul(x, y, bool(transpose_x), mask)
+
+
+@_api("nl.transpose")
+def transpose(x, *, dtype=None, mask=None, **kwargs):
+    return core.transpose("nl.transpose", x, mask, _dtype_arg(dtype))
+
+
+@_api("nl.where")
+def where(condition, x, y, *, dtype=None, mask=None, **kwargs):
+    return core.where(condition, x, y, mask, _dtype_arg(dtype))
+
+
+def _comparison(name):
+    def fn(x, y, *, dtype=bool_, mask=None, **kwargs):
+        return _elementwise(name, x, y, mask=mask, dtype=dtype)
+    fn.__name__ = fn.__qualname__ = name
+    fn.nki_func = "nl." + name
+    return fn
+
+
+for _n in ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
+           "logical_or", "logical_xor"):
+    globals()[_n] = _comparison(_n)
+
+
+@_api("nl.logical_not")
+def logical_not(x, *, dtype=bool_, mask=None, **kwargs):
+    return _elementwise("logical_not", x, mask=mask, dtype=dtype)
