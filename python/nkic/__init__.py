@@ -1,6 +1,6 @@
 """nkic: an open, hardware-free front-end for NKI kernels (trace, check, simulate)."""
 from ._core import core as _core
-from ._kernel import (TraceKernel, baremetal, benchmark, dont_trace, jit, set_option,  # noqa: F401
+from ._kernel import (TraceKernel, baremetal, benchmark, dont_trace, jit, profile, set_option,  # noqa: F401
                       simulate_kernel, trace)
 from . import language, isa, typing, compiler  # noqa: F401
 

@@ -42,6 +42,14 @@ def dtype_name(dt):
     return name
 
 
+_FLOATS = {"float32", "float16", "bfloat16", "tfloat32", "float8_e4m3", "float8_e5m2"}
+
+
+def is_float(name):
+    """Whether the core dtype `name` is a floating-point format."""
+    return name in _FLOATS
+
+
 def from_name(name):
     """The nl dtype object the core's dtype name stands for."""
     return _BY_NAME[name]

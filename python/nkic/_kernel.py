@@ -199,7 +199,13 @@ def baremetal(kernel=None, **kwargs):
 
 
 def benchmark(kernel=None, **kwargs):
+    """@nki.benchmark: without hardware there is nothing to time; it runs the simulator."""
     return jit(kernel, mode="benchmark", **kwargs)
+
+
+def profile(func=None, **kwargs):
+    """@nki.profile: without hardware there is no profile; it runs the simulator."""
+    return jit(func, mode="profile", **kwargs)
 
 
 def simulate_kernel(kernel, *args, check_uninitialized=False, check_races=False, **kwargs):

@@ -84,31 +84,48 @@ def _count(x, axis):
     return n
 
 
+def _result_dtype(x, dtype):
+    """dtype=, else the input's float format; integer inputs give float32 (§2.10)."""
+    if dtype is not None:
+        return _dtype_arg(dtype)
+    name = core.tensor_info(x)[1]
+    return name if _dtypes.is_float(name) else "float32"
+
+
+def _mean(x, axis, mask, keepdims, out):
+    # The sum stays in fp32; the scaling rounds once into the result dtype.
+    s = core.reduce("nl.mean", "add", x, _axes(axis), keepdims, False, mask, "float32")
+    return core.elementwise("multiply", (s, np.float32(1.0 / _count(x, axis))), mask, out)
+
+
 @_api("nl.mean")
 def mean(x, axis, *, dtype=None, mask=None, keepdims=False, **kwargs):
-    # Integer inputs use fp32 intermediates and result (NKI_API.md §2.10).
-    acc = "float32" if dtype is None and not np.issubdtype(_dtypes.numpy_dtype(core.tensor_info(x)[1]), np.floating) \
-        else _dtype_arg(dtype)
-    s = core.reduce("nl.mean", "add", x, _axes(axis), keepdims, False, mask, acc)
-    return core.elementwise("multiply", (s, 1.0 / _count(x, axis)), mask, acc)
+    return _mean(x, axis, mask, keepdims, _result_dtype(x, dtype))
 
 
 @_api("nl.var")
 def var(x, axis, *, dtype=None, mask=None, **kwargs):
-    m = mean(x, axis, dtype=dtype, mask=mask, keepdims=True)
-    d = core.elementwise("subtract", (x, m), mask, _dtype_arg(dtype))
-    sq = core.elementwise("multiply", (d, d), mask, _dtype_arg(dtype))
-    return mean(sq, axis, dtype=dtype, mask=mask)
+    m = _mean(x, axis, mask, True, "float32")
+    d = core.elementwise("subtract", (x, m), mask, "float32")
+    sq = core.elementwise("multiply", (d, d), mask, "float32")
+    return _mean(sq, axis, mask, False, _result_dtype(x, dtype))
+
+
+def _composite_dtype(x, dtype, compute_dtype):
+    """softmax / rms_norm results: 'dtype and compute_dtype currently behave the
+    same' (§2.8), else the input's dtype."""
+    return _dtype_arg(dtype) or _dtype_arg(compute_dtype) or core.tensor_info(x)[1]
 
 
 @_api("nl.softmax")
 def softmax(x, axis, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
-    dt = _dtype_arg(compute_dtype or dtype)
+    # Intermediates in fp32 unless compute_dtype says otherwise; one rounding at the end.
+    dt = _dtype_arg(compute_dtype) or "float32"
     axes = _axes(axis)
     m = core.reduce("nl.softmax", "maximum", x, axes, True, False, mask, dt)
     e = core.elementwise("exp", (core.elementwise("subtract", (x, m), mask, dt),), mask, dt)
     s = core.reduce("nl.softmax", "add", e, axes, True, False, mask, dt)
-    return core.elementwise("divide", (e, s), mask, _dtype_arg(dtype))
+    return core.elementwise("divide", (e, s), mask, _composite_dtype(x, dtype, compute_dtype))
 
 
 @_api("nl.rms_norm")
@@ -116,9 +133,10 @@ def rms_norm(x, w, axis, n, epsilon=1e-06, *, dtype=None, compute_dtype=None, ma
     dt = _dtype_arg(compute_dtype) or "float32"
     sq = core.elementwise("multiply", (x, x), mask, dt)
     ms = core.reduce("nl.rms_norm", "add", sq, _axes(axis), True, False, mask, dt)
-    ms = core.elementwise("multiply", (ms, 1.0 / n), mask, dt)
+    ms = core.elementwise("multiply", (ms, np.float32(1.0 / n)), mask, dt)
     r = core.elementwise("rsqrt", (core.elementwise("add", (ms, float(epsilon)), mask, dt),), mask, dt)
-    return core.elementwise("multiply", (core.elementwise("multiply", (x, r), mask, dt), w), mask, _dtype_arg(dtype))
+    return core.elementwise("multiply", (core.elementwise("multiply", (x, r), mask, dt), w), mask,
+                            _composite_dtype(x, dtype, compute_dtype))
 
 
 @_api("nl.matmul")

@@ -58,13 +58,23 @@ def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=engine.unkn
     return core.elementwise(op_name(op), (data1, data2), mask, _dtype_arg(dtype))
 
 
+_BITVEC = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert"}
+
+
+def _fused_dtype(data, op):
+    """The first op's result in a fused pair: the engine keeps it in fp32, or, for
+    bitvec ops, in the data's integer bits; only the final result is rounded."""
+    return core.tensor_info(data)[1] if op in _BITVEC else "float32"
+
+
 @_api("nisa.tensor_scalar")
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *, dtype=None,
                   mask=None, engine=engine.unknown, **kwargs):
+    final = _dtype_arg(dtype) or core.tensor_info(data)[1]  # ISA results default to the data's dtype
     out = core.elementwise(op_name(op0), (operand0, data) if reverse0 else (data, operand0), mask,
-                           None if op1 is not None else _dtype_arg(dtype))
+                           _fused_dtype(data, op_name(op0)) if op1 is not None else final)
     if op1 is not None:
-        out = core.elementwise(op_name(op1), (operand1, out) if reverse1 else (out, operand1), mask, _dtype_arg(dtype))
+        out = core.elementwise(op_name(op1), (operand1, out) if reverse1 else (out, operand1), mask, final)
     return out
 
 
@@ -131,7 +141,8 @@ def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0
 @_api("nisa.scalar_tensor_tensor")
 def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None,
                          mask=None, **kwargs):
-    t = core.elementwise(op_name(op0), (operand0, data) if reverse0 else (data, operand0), mask, None)
+    t = core.elementwise(op_name(op0), (operand0, data) if reverse0 else (data, operand0), mask,
+                         _fused_dtype(data, op_name(op0)))
     return core.elementwise(op_name(op1), (operand1, t) if reverse1 else (t, operand1), mask, _dtype_arg(dtype))
 
 

@@ -148,11 +148,19 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
     // The hardware folds in fp32; only bitwise folds need the integers' bits.
     p.path = ir::info(p.op).kind == AluKind::Bitvec ? Path::Int : Path::Float;
   } else {
+    // NKI_API §3.2: engines cast arithmetic inputs to fp32; only integer add,
+    // subtract and multiply run exactly (GpSimd), and selections move values
+    // untouched. Bitvec ops work on the bits, in the width of an integer result.
+    const bool exact_int_op = p.op == ir::AluOp::add || p.op == ir::AluOp::subtract ||
+                              p.op == ir::AluOp::multiply || p.op == ir::AluOp::bypass;
     switch (ir::info(p.op).kind) {
-      case AluKind::Bitvec: p.path = Path::Int; break;
+      case AluKind::Bitvec:
+        p.path = Path::Int;
+        if (ir::is_integer(dst) && dst != DType::bool_) p.format = format_of(dst);
+        break;
       case AluKind::Compare:
-      case AluKind::Logical: p.path = all_int ? Path::Int : Path::Float; break;
-      case AluKind::Arith: p.path = all_int && ir::is_integer(dst) ? Path::Int : Path::Float; break;
+      case AluKind::Logical: p.path = Path::Float; break;
+      case AluKind::Arith: p.path = all_int && exact_int_op && ir::is_integer(dst) ? Path::Int : Path::Float; break;
       case AluKind::Activation: p.path = Path::Float; break;
     }
   }

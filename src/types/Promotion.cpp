@@ -48,6 +48,7 @@ DType promote(DType a, DType b) {
 }
 
 DType scalar_dtype(const Other& o) {
+  if (o.dtype) return *o.dtype;
   if (o.is_bool) return DType::uint8;
   if (o.is_int) return DType::int32;
   return DType::float32;

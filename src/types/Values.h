@@ -5,10 +5,12 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "ir/DType.h"
 #include "ir/Expr.h"
 
 namespace nkic::types {
@@ -25,6 +27,8 @@ struct Other {
   double value = 0;
   bool is_int = false;
   bool is_bool = false;
+  // A typed numpy scalar (np.float16(2)) keeps its dtype in promotion (§1.6).
+  std::optional<ir::DType> dtype;
   bool numeric = true;   // false: an object the type system cannot use
   std::string type_name;  // for "Unexpected type" messages
 };

@@ -2,7 +2,7 @@
 import sys
 
 import nkic
-from nkic import (NKIError, baremetal, benchmark, dont_trace, jit, simulate_kernel, tensor,  # noqa: F401
+from nkic import (NKIError, baremetal, benchmark, dont_trace, jit, profile, simulate_kernel, tensor,  # noqa: F401
                   trace)
 from nkic import compiler, isa, language, typing  # noqa: F401
 

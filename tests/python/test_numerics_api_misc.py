@@ -1,0 +1,394 @@
+"""Numerics of the data-movement and composite APIs, and output dtype promotion:
+
+  * casts: nl.copy(dtype=), tensor.astype, nisa.tensor_copy(dtype=),
+    nl.load(dtype=), nl.store into an HBM tensor of another dtype, and the
+    host-side nl.static_cast, over every (source, destination) dtype pair;
+  * nl.where (tile/tile, tile/scalar), nl.transpose / nisa.nc_transpose,
+    nl.matmul (both transpose_x forms) / nisa.nc_matmul, nl.softmax, nl.rms_norm;
+  * the promotion pairs of NKI_API.md §1.6, read off the kernel's output array.
+
+Model (§1.6): values decode to fp32 and round once to the destination
+(ints: nearest-even, saturating, NaN -> 0 -- nkic's documented conversion,
+src/sim/Numerics.h). Casts, where, transpose: exact (bit for bit). Matmul: the
+products of bf16/fp16/fp8 values are exact in fp32, fp32 products round once;
+the K-term fp32 accumulation (order undocumented) is bounded by
+gamma_K sum|a b| (gamma_(K+1) for fp32 operands), and is 0 when the operands
+are small integers. softmax / rms_norm: fp32 error bounds stated at each test,
+then one rounding to the output dtype (checked exactly by `within`).
+
+Integer -> integer casts use 32-bit values below 2^24 in magnitude: there the
+exact conversion and a conversion through fp32 agree (which of the two the
+engines do for e.g. int32 -> uint32 is not documented)."""
+import math
+
+import numpy as np
+import pytest
+
+from neuronxcc import nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+from test_numerics_api_ref import (ALL, FLOATS, INTS, U, assert_bits, dparams, dt_id, fmax, full_range, gamma,
+                                   is_float, promote, rnd, seed, to_f32, values, within)
+
+SHAPE = (128, 64)
+
+
+@nki.jit
+def unary_kernel(x, fn):
+    t = nl.load(x)
+    r = fn(t)
+    out = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=r)
+    return out
+
+
+@nki.jit
+def store_cast_kernel(x, dtype):
+    out = nl.ndarray(x.shape, dtype=dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(x))
+    return out
+
+
+@nki.jit
+def load_cast_kernel(x, dtype):
+    t = nl.load(x, dtype=dtype)
+    out = nl.ndarray(x.shape, dtype=t.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=t)
+    return out
+
+
+def cast_source(src, dst, rng):
+    """Values of dtype src that exercise dst: beyond its range, in its subnormal
+    range, ties at several scales, and (floats) +-0, +-inf, NaN."""
+    if not is_float(src):
+        if not is_float(dst) and np.dtype(src).itemsize == 4:
+            return values(src, SHAPE, rng, -2 ** 24, 2 ** 24)
+        return full_range(src, SHAPE, rng)
+    top = min(fmax(src), 1e6 if dst in INTS else 3e38)
+    mag = np.exp(rng.uniform(math.log(2.0 ** -30), math.log(top), SHAPE))
+    x = mag * rng.choice([-1.0, 1.0], SHAPE)
+    x[:, :8] = rng.integers(-300, 300, (SHAPE[0], 8)) + rng.choice([0.0, 0.5, 0.25], (SHAPE[0], 8))
+    x = x.astype(np.float32).astype(src)
+    x.reshape(-1)[:6] = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0], np.float32).astype(src)
+    return x
+
+
+def cast_expected(x, dst):
+    if not is_float(x.dtype.type) and not is_float(dst):
+        info = np.iinfo(dst)
+        return np.clip(x.astype(np.int64), info.min, info.max).astype(dst)
+    return rnd(to_f32(x), dst)
+
+
+CASTERS = {
+    "nl.copy": lambda x, dst: unary_kernel(x, fn=lambda t: nl.copy(t, dtype=dst)),
+    "astype": lambda x, dst: unary_kernel(x, fn=lambda t: t.astype(dst)),
+    "nisa.tensor_copy": lambda x, dst: unary_kernel(x, fn=lambda t: nisa.tensor_copy(t, dtype=dst)),
+    "nl.load(dtype=)": lambda x, dst: load_cast_kernel(x, dtype=dst),
+    "nl.store": lambda x, dst: store_cast_kernel(x, dtype=dst),
+}
+
+
+@pytest.mark.parametrize("how", sorted(CASTERS))
+@pytest.mark.parametrize("dst", dparams(ALL))
+@pytest.mark.parametrize("src", dparams(ALL))
+def test_cast(src, dst, how):
+    x = cast_source(src, dst, seed("cast", src, dst))
+    got = CASTERS[how](x, dst)
+    assert_bits(got, cast_expected(x, dst), f"{how} {np.dtype(src)} -> {np.dtype(dst)}")
+
+
+@pytest.mark.parametrize("dst", dparams(FLOATS))
+@pytest.mark.parametrize("src", dparams([np.float32, np.float16, nl.bfloat16]))
+def test_static_cast_floats(src, dst):
+    """nl.static_cast (host side, §2.3) rounds like the kernel casts."""
+    x = cast_source(src, dst, seed("static", src, dst))
+    with np.errstate(over="ignore"):  # numpy's cast warns on the values that become inf
+        got = nl.static_cast(x, dst)
+    assert_bits(got, rnd(to_f32(x), dst), f"nl.static_cast {np.dtype(src)} -> {np.dtype(dst)}")
+
+
+@pytest.mark.parametrize("dst", dparams(ALL))
+@pytest.mark.parametrize("src", dparams(INTS))
+def test_static_cast_integers(src, dst):
+    x = values(src, SHAPE, seed("static-int", src, dst), -2 ** 24, 2 ** 24)
+    info = np.iinfo(dst) if not is_float(dst) else None
+    if info is not None:  # in range: every conversion agrees
+        x = np.clip(x.astype(np.int64), info.min, info.max).astype(src)
+    with np.errstate(over="ignore"):  # beyond fp16's range: inf
+        got = nl.static_cast(x, dst)
+    assert_bits(got, cast_expected(x, dst), f"nl.static_cast {np.dtype(src)} -> {np.dtype(dst)}")
+
+
+@pytest.mark.parametrize("dst", dparams(INTS))
+@pytest.mark.parametrize("src", dparams(FLOATS))
+def test_static_cast_floats_to_integers(src, dst):
+    """Integral float values inside the destination's range convert exactly
+    (how a host-side cast rounds fractions or handles out-of-range values is
+    not specified for nl.static_cast)."""
+    info = np.iinfo(dst)
+    rng = seed("static-f2i", src, dst)
+    lim = min(float(info.max), 2.0 ** 24, fmax(src))
+    x = np.rint(rng.uniform(max(float(info.min), -lim), lim, SHAPE)).astype(np.float32).astype(src)
+    x = np.where(to_f32(x) > info.max, np.float32(0).astype(src), x)  # a value rounded up past the max
+    assert np.all(to_f32(x) == np.rint(to_f32(x)))
+    assert_bits(nl.static_cast(x, dst), cast_expected(x, dst), f"nl.static_cast {np.dtype(src)} -> {np.dtype(dst)}")
+
+
+# ------------------------------------------------------------------ where
+
+@nki.jit
+def where_kernel(c, a, b, scalar=None, dtype=None):
+    cond = nl.load(c)
+    x = nl.load(a)
+    y = nl.load(b) if scalar is None else scalar
+    r = nl.where(cond, x, y, dtype=dtype)
+    out = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=r)
+    return out
+
+
+@pytest.mark.parametrize("cdt", dparams([np.uint8, np.float32, nl.bfloat16]))
+@pytest.mark.parametrize("dt", dparams(ALL))
+def test_where_tiles(dt, cdt):
+    rng = seed("where", dt, cdt)
+    c = rng.choice([0.0, 1.0, -2.5, 3.0], SHAPE).astype(np.float32).astype(cdt)
+    a = full_range(dt, SHAPE, rng) if not is_float(dt) else values(dt, SHAPE, rng, -100, 100)
+    b = full_range(dt, SHAPE, rng) if not is_float(dt) else values(dt, SHAPE, rng, -100, 100)
+    got = where_kernel(c, a, b)
+    assert_bits(got, np.where(to_f32(c) != 0, a, b), f"nl.where({np.dtype(cdt)}, {np.dtype(dt)} x2)")
+
+
+@pytest.mark.parametrize("dt", dparams([np.float32, nl.bfloat16, np.float16, np.int32, np.int8]))
+def test_where_scalar_and_dtype(dt):
+    rng = seed("where-s", dt)
+    c = rng.integers(0, 2, SHAPE).astype(np.uint8)
+    a = values(dt, SHAPE, rng, -100, 100)
+    out = promote(dt, "float")
+    got = where_kernel(c, a, a, scalar=-0.3)  # y scalar (§2.8): a float promotes like any operand
+    assert_bits(got, rnd(np.where(c != 0, to_f32(a), np.float32(-0.3)), out), f"nl.where(c, {np.dtype(dt)}, -0.3)")
+    got = where_kernel(c, a, a, scalar=-0.3, dtype=nl.bfloat16)
+    assert_bits(got, rnd(np.where(c != 0, to_f32(a), np.float32(-0.3)), nl.bfloat16),
+                f"nl.where(c, {np.dtype(dt)}, -0.3, dtype=bf16)")
+
+
+# ------------------------------------------------------------------ transpose
+
+@pytest.mark.parametrize("fn", ["nl.transpose", "nisa.nc_transpose"])
+@pytest.mark.parametrize("dt", dparams(ALL))
+def test_transpose(dt, fn):
+    rng = seed("transpose", dt, fn)
+    x = full_range(dt, (128, 96), rng) if not is_float(dt) else values(dt, (128, 96), rng, -100, 100)
+    f = nl.transpose if fn == "nl.transpose" else nisa.nc_transpose
+    got = unary_kernel(x, fn=f)
+    assert_bits(got, np.ascontiguousarray(x.T), f"{fn} {np.dtype(dt)}")
+
+
+@pytest.mark.parametrize("dst", dparams([nl.bfloat16, nl.float8_e5m2, np.int16]))
+def test_transpose_dtype(dst):
+    x = values(np.float32, (64, 128), seed("transpose-dt", dst), -1000, 1000)
+    got = unary_kernel(x, fn=lambda t: nl.transpose(t, dtype=dst))
+    assert_bits(got, rnd(np.ascontiguousarray(x.T), dst), f"nl.transpose(dtype={np.dtype(dst)})")
+
+
+# ------------------------------------------------------------------ matmul
+
+@nki.jit
+def matmul_kernel(a, b, fn, out_dtype):
+    r = fn(nl.load(a), nl.load(b))
+    out = nl.ndarray(r.shape, dtype=out_dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.copy(r, dtype=out_dtype))
+    return out
+
+
+MATMUL_FORMS = {
+    "nc_matmul": lambda x, y: nisa.nc_matmul(x, y),              # stationary [K, M], moving [K, N]
+    "transpose_x": lambda x, y: nl.matmul(x, y, transpose_x=True),  # x [K, M]
+    "plain": lambda x, y: nl.matmul(x, y),                        # x [M, K]
+}
+MATMUL_DTYPES = [np.float32, nl.bfloat16, np.float16, nl.float8_e4m3, nl.float8_e5m2]
+
+
+@pytest.mark.parametrize("ints", [False, True], ids=["random", "small-int"])
+@pytest.mark.parametrize("out", dparams([np.float32, nl.bfloat16]))
+@pytest.mark.parametrize("form", ["nc_matmul", "transpose_x", "plain"])
+@pytest.mark.parametrize("dt", dparams(MATMUL_DTYPES))
+def test_matmul(dt, form, out, ints):
+    K, M, N = 128, 64, 96
+    rng = seed("matmul", dt, form, out, ints)
+    if ints:
+        s, mv = rng.integers(-4, 5, (K, M)), rng.integers(-4, 5, (K, N))
+    else:
+        lim = 2.0 if dt in (nl.float8_e4m3, nl.float8_e5m2) else 4.0
+        s, mv = rng.uniform(-lim, lim, (K, M)), rng.uniform(-lim, lim, (K, N))
+    s = s.astype(np.float32).astype(dt)
+    mv = mv.astype(np.float32).astype(dt)
+    a = np.ascontiguousarray(s.T) if form == "plain" else s  # nl.matmul(x, y) takes x as [M, K]
+    got = matmul_kernel(a, mv, fn=MATMUL_FORMS[form], out_dtype=out)
+    assert got.shape == (M, N)
+    s64, m64 = to_f32(s).astype(np.float64), to_f32(mv).astype(np.float64)
+    ref = s64.T @ m64
+    absum = np.abs(s64).T @ np.abs(m64)
+    if ints:
+        tol = 0.0  # every product and partial sum is an integer below 2^24
+    else:
+        tol = gamma(K + 1 if dt is np.float32 else K) * absum
+    within(got, ref, tol, out, f"{form} {np.dtype(dt)} -> {np.dtype(out)}")
+
+
+# ------------------------------------------------------------------ softmax, rms_norm
+
+def softmax_bound(x32, ref):
+    """fp32 softmax via m = max, e = exp(x - m), s = sum e, e / s: the rounding
+    of x - m (relative u|x - m| in e), exp (4 ulps <= 8u), the any-order sum
+    (gamma_D) and the division (u); +2u for second-order terms."""
+    x = x32.astype(np.float64)
+    d = x.shape[1]
+    delta = U * np.abs(x - x.max(axis=1, keepdims=True)) + 8 * U
+    return np.abs(ref) * (delta + delta.max(axis=1, keepdims=True) + gamma(d) + 3 * U)
+
+
+def softmax_ref(x32):
+    x = x32.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("dt", dparams([np.float32, nl.bfloat16, np.float16]))
+def test_softmax(dt):
+    """Default dtype: the input's (unary, §1.6); computed in fp32, rounded once."""
+    x = values(dt, SHAPE, seed("softmax", dt), -8, 8)
+    got = unary_kernel(x, fn=lambda t: nl.softmax(t, axis=1))
+    x32 = to_f32(x)
+    ref = softmax_ref(x32)
+    within(got, ref, softmax_bound(x32, ref), dt, f"nl.softmax({np.dtype(dt)})")
+
+
+@pytest.mark.parametrize("dt", dparams([nl.bfloat16, np.float16, nl.float8_e4m3]))
+def test_softmax_fp32_compute(dt):
+    """compute_dtype=float32 on narrow input: fp32 intermediates; the result is
+    float32 ('dtype and compute_dtype currently behave the same', §2.8)."""
+    x = values(dt, SHAPE, seed("softmax32", dt), -8, 8)
+    got = unary_kernel(x, fn=lambda t: nl.softmax(t, axis=1, compute_dtype=nl.float32))
+    x32 = to_f32(x)
+    ref = softmax_ref(x32)
+    within(got, ref, softmax_bound(x32, ref), np.float32, f"nl.softmax({np.dtype(dt)}, compute_dtype=f32)")
+
+
+@nki.jit
+def rms_norm_kernel(x, w, eps):
+    t = nl.load(x)
+    wt = nl.load(w)
+    r = nl.rms_norm(t, wt, axis=1, n=x.shape[1], epsilon=eps)
+    out = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=r)
+    return out
+
+
+@pytest.mark.parametrize("dt", dparams([np.float32, nl.bfloat16, np.float16]))
+def test_rms_norm(dt):
+    """x / sqrt(sum(x^2)/n + eps) * w (§2.8); output dtype = promoted(x, w)
+    (§1.6). fp32 bound: squares + sum (D u), scaling and eps (3u) give the mean
+    square a relative (D + 3) u, halved by the square root; rsqrt 4 ulps (8u);
+    two products (2u); +1u second order."""
+    rng = seed("rms", dt)
+    x = values(dt, SHAPE, rng, -3, 3)
+    w = values(dt, SHAPE, rng, 0.5, 2)
+    eps = 1e-3
+    got = rms_norm_kernel(x, w, eps=eps)
+    x64, w64 = to_f32(x).astype(np.float64), to_f32(w).astype(np.float64)
+    ref = x64 / np.sqrt((x64 * x64).sum(axis=1, keepdims=True) / SHAPE[1] + np.float32(eps)) * w64
+    tol = np.abs(ref) * ((SHAPE[1] + 3) / 2 + 11) * U
+    within(got, ref, tol, promote(dt, dt), f"nl.rms_norm({np.dtype(dt)})")
+
+
+# ------------------------------------------------------------------ promotion (§1.6)
+
+@nki.jit
+def add_kernel(a, b):
+    r = nl.add(nl.load(a), nl.load(b))
+    out = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=r)
+    return out
+
+
+@nki.jit
+def add_scalar_kernel(a, s):
+    r = nl.add(nl.load(a), s)
+    out = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=r)
+    return out
+
+
+PAIRS = [  # the documented pairs (§1.6), then the rest of the grid
+    (np.float32, nl.bfloat16), (np.float16, nl.bfloat16), (nl.float8_e4m3, np.float16),
+    (nl.float8_e4m3, nl.bfloat16), (nl.float8_e4m3, nl.float8_e5m2), (np.int32, np.float16),
+    (np.int16, np.int32), (np.uint8, np.uint16), (np.uint16, np.int32), (np.int8, np.uint8),
+    (np.int8, np.uint16), (np.int32, np.uint32),
+]
+PAIRS += [(a, b) for i, a in enumerate(ALL) for b in ALL[i + 1:] if (a, b) not in PAIRS and (b, a) not in PAIRS]
+
+
+@pytest.mark.parametrize("a_dt,b_dt", [pytest.param(a, b, id=f"{dt_id(a)}+{dt_id(b)}") for a, b in PAIRS])
+def test_promotion_pairs(a_dt, b_dt):
+    """Output dtype of nl.add is the §1.6 promotion, either operand order; the
+    value is the fp32 (or exact integer) sum rounded once to it."""
+    rng = seed("promote", a_dt, b_dt)
+    a, b = values(a_dt, SHAPE, rng, -100, 100), values(b_dt, SHAPE, rng, -100, 100)
+    out = promote(a_dt, b_dt)
+    for x, y in ((a, b), (b, a)):
+        got = add_kernel(x, y)
+        what = f"nl.add({np.dtype(x.dtype)}, {np.dtype(y.dtype)})"
+        assert got.dtype == np.dtype(out), (what, got.dtype, np.dtype(out))
+        if is_float(out):
+            assert_bits(got, rnd(to_f32(x) + to_f32(y), out), what)
+        else:
+            info = np.iinfo(out)
+            assert_bits(got, np.clip(x.astype(np.int64) + y.astype(np.int64), info.min, info.max).astype(out), what)
+
+
+SCALARS = [(np.int8, 2, np.int32), (np.float16, 1.2, np.float32), (nl.bfloat16, 1.2, np.float32),
+           (nl.float8_e4m3, 3, nl.float8_e4m3), (np.uint8, True, np.uint8), (np.int16, True, np.int16),
+           (np.float32, 7, np.float32), (np.uint16, 5, np.int32), (np.uint32, 5, np.float32),
+           (np.int32, 2.5, np.float32), (np.uint8, 0.5, np.float32)]
+
+
+@pytest.mark.parametrize("dt,s,out", [pytest.param(d, s, o, id=f"{dt_id(d)}+{s!r}") for d, s, o in SCALARS])
+def test_promotion_weak_scalars(dt, s, out):
+    """Python scalars are weakly typed: bool -> uint8, int -> int32, float ->
+    float32 (§1.6: (int8, 2) -> int32, (float16, 1.2) -> float32)."""
+    rng = seed("promote-s", dt, s)
+    a = values(dt, SHAPE, rng, 0, 100)
+    got = add_scalar_kernel(a, s=s)
+    what = f"nl.add({np.dtype(dt)}, {s!r})"
+    assert got.dtype == np.dtype(out), (what, got.dtype, np.dtype(out))
+    if is_float(out):
+        assert_bits(got, rnd(to_f32(a) + np.float32(s), out), what)
+    else:
+        assert_bits(got, np.clip(a.astype(np.int64) + int(s), np.iinfo(out).min, np.iinfo(out).max).astype(out), what)
+
+
+@pytest.mark.parametrize("a_dt,b_dt", [(np.int8, np.uint8), (np.int8, np.uint16), (np.int16, np.uint16)],
+                         ids=["i8|u8", "i8|u16", "i16|u16"])
+@pytest.mark.parametrize("op", ["bitwise_and", "bitwise_or", "bitwise_xor"])
+def test_mixed_signedness_bitwise(op, a_dt, b_dt):
+    """(int8, uint8) -> int16 etc. (§1.6): both operands' values fit the
+    promoted type, so the result is the op on their two's-complement bits in
+    that type -- e.g. int8 1 | uint8 200 = int16 201."""
+    rng = seed("mixbits", op, a_dt, b_dt)
+    a, b = full_range(a_dt, SHAPE, rng), full_range(b_dt, SHAPE, rng)
+    a.reshape(-1)[:3] = [1, -1, -128]
+    b.reshape(-1)[:3] = [200, 128, 255]
+    out = promote(a_dt, b_dt)
+    got = add_like_kernel(a, b, fn=getattr(nl, op))
+    expected = getattr(np, op)(a.astype(out), b.astype(out))
+    assert_bits(got, expected, f"nl.{op}({np.dtype(a_dt)}, {np.dtype(b_dt)})")
+
+
+@nki.jit
+def add_like_kernel(a, b, fn):
+    r = fn(nl.load(a), nl.load(b))
+    out = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=r)
+    return out
