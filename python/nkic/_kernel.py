@@ -55,6 +55,10 @@ class TraceKernel:
     """An NKI kernel (@nki.jit / @nki.trace): traced once per call into IR."""
 
     def __init__(self, func, mode="auto", platform_target=None, **options):
+        if isinstance(func, TraceKernel):  # re-decorated (nki.benchmark(...)(jit_kernel)): wrap the function
+            options = {**func.options, **options}
+            platform_target = platform_target or func.target
+            func = func.func
         self.func = func
         self.mode = mode
         self.target = platform_target or options.pop("target", None) or "trn2"

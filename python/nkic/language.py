@@ -22,7 +22,10 @@ for _it in (affine_range, sequential_range, static_range):
 
 
 class _Buffer:
-    """A memory kind (nl.sbuf, nl.psum, nl.shared_hbm, ...)."""
+    """A memory kind (nl.sbuf, nl.psum, nl.shared_hbm, ...). On-chip kinds also
+    serve ncc.sbuf / ncc.psum: direct allocation (alloc, mod_alloc) places a
+    tensor at chosen addresses, which changes no value the simulator computes,
+    so those allocators return the same memory kind."""
     __slots__ = ("name",)
 
     def __init__(self, name):
@@ -30,6 +33,15 @@ class _Buffer:
 
     def __repr__(self):
         return f"nl.{self.name}"
+
+    def auto_alloc(self):
+        return self
+
+    def alloc(self, func):
+        return self
+
+    def mod_alloc(self, **kwargs):
+        return self
 
 
 sbuf = _Buffer("sbuf")
@@ -209,7 +221,8 @@ core.NkiTensor.itemsize = property(lambda t: _dtypes.numpy_dtype(core.tensor_inf
 
 
 class _MGrid:
-    """nl.mgrid[0:128, 0:512]: one tile index per dimension (an open grid)."""
+    """nl.mgrid[0:128, 0:512]: one tile index per dimension, each over the whole
+    (dense) grid like numpy's mgrid, and varying along its own dimension only."""
 
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
@@ -219,7 +232,14 @@ class _MGrid:
                 raise TypeError("nl.mgrid takes slices start:stop without steps")
             idx = core.arange(int(s.start or 0), int(s.stop))
             grids.append(idx[(None,) * k + (slice(None),) + (None,) * (len(key) - k - 1)])
-        return _Grid(grids)
+        # 0 * g_j contributes g_j's extent, not its value: each index spans the full grid.
+        dense = []
+        for k, g in enumerate(grids):
+            for j, other in enumerate(grids):
+                if j != k:
+                    g = g + 0 * other
+            dense.append(g)
+        return _Grid(dense)
 
 
 class _Grid(tuple):
@@ -324,7 +344,9 @@ def shared_identity_matrix(n, dtype=uint8, **kwargs):
                                 "nl.shared_identity_matrix")
 
 
-def _reshape(t, *shape):
+def _reshape(t, *shape, **kwargs):
+    if "shape" in kwargs:
+        shape = kwargs["shape"]
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     return core.reshape_view(t, [int(d) for d in shape])

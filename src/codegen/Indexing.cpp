@@ -55,13 +55,14 @@ ir::AffineExpr bound(const std::optional<IndexVal>& v, int64_t dflt, int64_t siz
 
 // Indirect indexing reads an integer index tile in SBUF, on the partition (or
 // block) dimension of an HBM tensor (NKI_API.md §1.3).
-void check_indirect_index(KernelBuilder& b, const types::TensorVal& t, const types::TensorVal& idx, int dim) {
+void check_indirect_index(KernelBuilder& b, const types::TensorVal& t, const types::TensorVal& idx, int dim,
+                          int partition) {
   b.check_live(idx);
   const ir::TensorDecl& base = b.tensor(t.tensor);
   const ir::TensorDecl& index = b.tensor(idx.tensor);
   if (!ir::is_hbm(base.memory))
     b.fail(sema::err_tensor_index_not_supported(base.name, "indirect indexing needs an HBM tensor"));
-  if (dim != 0) b.fail(sema::err_indirect_indices_free_dim(base.name, dim));
+  if (dim > partition) b.fail(sema::err_indirect_indices_free_dim(base.name, dim));
   if (index.memory != ir::Memory::SBUF) b.fail(sema::err_indirect_indices_sbuf(index.name));
   if (!ir::is_integer(index.dtype))
     b.fail(sema::err_tensor_index_not_supported(base.name, "the index tile `" + index.name + "` is not an integer tile"));
@@ -80,10 +81,14 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
       if (v && !v->non_affine.empty()) b.fail(sema::err_non_affine_index_expression(v->non_affine));
   }
   bool advanced = false;
+  // The access's partition dim: the first tensor dim not fixed by a scalar index
+  // (dims before it are block dims, e.g. data[b, idx_tile, i_f]).
+  int partition = 0;
+  while (partition < static_cast<int>(items.size()) && items[partition].kind == Kind::Scalar) ++partition;
   for (size_t d = 0; d < items.size(); ++d) {
     const IndexItem& it = items[d];
     if (it.kind == Kind::Tensor) {
-      check_indirect_index(b, t, *it.tensor, static_cast<int>(d));
+      check_indirect_index(b, t, *it.tensor, static_cast<int>(d), partition);
       advanced = true;
     }
     if (it.kind != Kind::Tile) continue;

@@ -17,7 +17,7 @@ std::unique_ptr<ir::Kernel> KernelBuilder::finish() { return std::move(kernel_);
 
 void KernelBuilder::fail(sema::Diagnostic d) const {
   if (!d.loc.known()) d.loc = location();
-  if (d.api.empty()) d.api = cur_api;
+  if (d.api.empty()) d.api = api();
   sema::fail(std::move(d));
 }
 
@@ -94,7 +94,7 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   for (const ir::Access& a : inst->srcs) sema::assert_access_in_bounds(*inst, a, tensor(a.tensor), range_of, raiser());
   ++num_instructions_;
   inst->loc = location();
-  inst->api = cur_api;
+  inst->api = api();
   blocks_.back()->push_back(std::move(inst));
   auto& emitted = static_cast<ir::Instruction&>(*blocks_.back()->back());
   if (emitted.has_dst()) last_writer_[emitted.dst.tensor] = &emitted;
@@ -144,7 +144,7 @@ void KernelBuilder::check_live(const types::TensorVal& v) const {
 
 void KernelBuilder::warn(sema::Diagnostic d) const {
   if (!d.loc.known()) d.loc = location();
-  if (d.api.empty()) d.api = cur_api;
+  if (d.api.empty()) d.api = api();
   if (warning_handler) warning_handler(d);
 }
 
@@ -154,7 +154,7 @@ void KernelBuilder::check_operand(const char* operand, const types::TensorVal& v
   // A tensor with block dims is a tile only once indexed down to its partition dim.
   if (t.partition_dim > 0 && v.index[t.partition_dim].coeff({ir::VarKind::Grid, 0}) == 0)
     fail(sema::err_failed_to_infer_tile_from_local_tensor(t.name));
-  sema::check_operand(cur_api, operand, t, v.shape, raiser());
+  sema::check_operand(api(), operand, t, v.shape, raiser());
 }
 
 }  // namespace nkic::codegen

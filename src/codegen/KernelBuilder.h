@@ -32,6 +32,10 @@ class KernelBuilder {
   std::function<ir::SourceLoc()> location_provider;
   ir::SourceLoc location() const { return location_provider ? location_provider() : ir::SourceLoc{}; }
   std::string cur_api;    // e.g. "nl.load"; set by the tracer's nki_api_scope
+  // The API a builder named when it asked for the context: what is in flight
+  // when the call did not come through the dispatcher (no nki_api_scope).
+  std::string requested_api;
+  const std::string& api() const { return cur_api.empty() ? requested_api : cur_api; }
   std::string name_hint;  // the variable the current call is assigned to ("x = nl.load(...)")
   // The name for a new tensor: the explicit name, else the assigned variable, else `fallback`.
   // A fallback name marks the next tensor's name as generated (see adopt_name).

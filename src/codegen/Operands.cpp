@@ -22,8 +22,38 @@ ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vec
   return a;
 }
 
-void check_fits(const KernelBuilder& b, const std::vector<int64_t>& dst, const std::vector<int64_t>& value) {
-  if (types::broadcast_shapes(dst, value) != dst) b.fail(sema::err_store_dst_shape_smaller_than_other_shape(dst, value));
+namespace {
+std::vector<int64_t> squeezed(const std::vector<int64_t>& s) {
+  std::vector<int64_t> r;
+  for (int64_t d : s)
+    if (d != 1) r.push_back(d);
+  return r;
+}
+}  // namespace
+
+TensorVal fit_value(const KernelBuilder& b, const std::vector<int64_t>& dst, const TensorVal& value) {
+  // numpy broadcasting into dst's shape (never growing it).
+  bool broadcastable = dst.size() >= value.shape.size();
+  for (size_t i = 0; broadcastable && i < value.shape.size(); ++i) {
+    int64_t v = value.shape[value.shape.size() - 1 - i], d = dst[dst.size() - 1 - i];
+    broadcastable = v == d || v == 1;
+  }
+  if (broadcastable) return value;
+  // Same elements, differing only in size-1 dims ([64] = [64, 1]): the value is
+  // re-viewed on dst's grid, its non-unit dims taken in order.
+  if (squeezed(dst) != squeezed(value.shape))
+    b.fail(sema::err_store_dst_shape_smaller_than_other_shape(dst, value.shape));
+  std::vector<ir::AffineExpr> to_dst(value.shape.size(), ir::AffineExpr(0));
+  size_t k = 0;
+  for (size_t i = 0; i < value.shape.size(); ++i) {
+    if (value.shape[i] == 1) continue;
+    while (dst[k] == 1) ++k;
+    to_dst[i] = ir::AffineExpr::grid(static_cast<int>(k++));
+  }
+  TensorVal r = value;
+  r.shape = dst;
+  for (ir::AffineExpr& e : r.index) e = e.substitute_grid(to_dst);
+  return r;
 }
 
 ir::Predicate predicate_for(const KernelBuilder& b, const OpArgs& args, size_t rank) {

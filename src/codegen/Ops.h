@@ -24,8 +24,9 @@ struct OpArgs {
 // broadcast dims dropped) to the instruction's iteration space.
 ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vector<int64_t>& iter);
 ir::Predicate predicate_for(const KernelBuilder& b, const OpArgs& args, size_t rank);
-// A value assigned into `dst` must broadcast to exactly dst's shape.
-void check_fits(const KernelBuilder& b, const std::vector<int64_t>& dst, const std::vector<int64_t>& value);
+// A value assigned into a destination of shape `dst`, viewed on dst's grid: it
+// must broadcast to dst, or hold the same elements up to size-1 dims.
+TensorVal fit_value(const KernelBuilder& b, const std::vector<int64_t>& dst, const TensorVal& value);
 
 // Creation and memory (OpsMemory.cpp).
 // `partition_dim` > 0 declares deprecated block dimensions before the partition dim.

@@ -77,12 +77,12 @@ void check_matmul(KernelBuilder& b, int64_t k_s, int64_t m, int64_t k_m, int64_t
                   const std::string& m_name) {
   const sema::Target& t = b.target();
   if (k_s != k_m)
-    b.fail(sema::err_param_shape_incompatible_with_matmul("Number of partitions mismatch", s_name, m_name, b.cur_api));
+    b.fail(sema::err_param_shape_incompatible_with_matmul("Number of partitions mismatch", s_name, m_name, b.api()));
   sema::assert_par_dim(k_s, Memory::SBUF, t, b.raiser());
   if (m > t.gemm_stationary_fmax)
-    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, s_name, b.cur_api, t.gemm_stationary_fmax));
+    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, s_name, b.api(), t.gemm_stationary_fmax));
   if (n > t.gemm_moving_fmax)
-    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, m_name, b.cur_api, t.gemm_moving_fmax));
+    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, m_name, b.api(), t.gemm_moving_fmax));
 }
 
 // `s_grid` maps the stationary view's grid onto [K, M, N] (x.T for nl.matmul swaps it).
@@ -138,7 +138,7 @@ TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
   b.check_operand("x", x);
   int64_t p = x.shape[0], f = x.shape[1];
   if (f > b.target().statebuf_num_partitions)
-    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, desc(b, x), b.cur_api, b.target().statebuf_num_partitions));
+    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, desc(b, x), b.api(), b.target().statebuf_num_partitions));
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "transpose"), {f, p}, args.dtype.value_or(b.tensor(x.tensor).dtype),
                                Memory::SBUF);
   auto in = make(ir::Opcode::Copy, {p, f});
@@ -238,7 +238,7 @@ TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const Tensor
   b.check_operand("data", data);
   b.check_operand("indices", indices);
   if (data.shape[0] != indices.shape[0])
-    b.fail(sema::err_num_partition_mismatch(desc(b, data), desc(b, indices), b.cur_api));
+    b.fail(sema::err_num_partition_mismatch(desc(b, data), desc(b, indices), b.api()));
   if (!ir::is_integer(b.tensor(indices.tensor).dtype))
     b.fail(sema::err_supported_operand_dtype("'indices' of 'gather_flattened' must be an integer tile"));
   int64_t free = 1;

@@ -15,7 +15,7 @@ namespace {
 // engine can read: an on-chip tensor or a number.
 // The operand's name in the op table (data1, data2, ...), else x / y.
 std::string operand_name(const KernelBuilder& b, size_t i) {
-  const sema::OpSpec& spec = sema::op_spec(b.cur_api);
+  const sema::OpSpec& spec = sema::op_spec(b.api());
   if (i < spec.operands.size()) return std::string(spec.operands[i].name);
   return i == 0 ? "x" : "y";
 }
@@ -36,13 +36,13 @@ ir::DType operand_dtype(KernelBuilder& b, const Value& v, size_t i) {
 // Ops that do not broadcast (nisa.tensor_tensor): equal partitions and elements per partition.
 void check_same_tile_shape(KernelBuilder& b, const TensorVal& x, const TensorVal& y) {
   std::string a = operand_name(b, 0) + sema::shape_str(x.shape), c = operand_name(b, 1) + sema::shape_str(y.shape);
-  if (x.shape[0] != y.shape[0]) b.fail(sema::err_num_partition_mismatch(a, c, b.cur_api));
+  if (x.shape[0] != y.shape[0]) b.fail(sema::err_num_partition_mismatch(a, c, b.api()));
   auto per_partition = [](const TensorVal& t) {
     int64_t n = 1;
     for (size_t d = 1; d < t.shape.size(); ++d) n *= t.shape[d];
     return n;
   };
-  if (per_partition(x) != per_partition(y)) b.fail(sema::err_tile_shape_mismatch(a, c, b.cur_api));
+  if (per_partition(x) != per_partition(y)) b.fail(sema::err_tile_shape_mismatch(a, c, b.api()));
 }
 
 }  // namespace
@@ -59,7 +59,7 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& oper
     }
   }
   if (tensors.empty()) b.fail(sema::err_unexpected_type_of_operand("x", "no tensor operand"));
-  if (!sema::op_spec(b.cur_api).broadcast && tensors.size() == 2) check_same_tile_shape(b, *tensors[0], *tensors[1]);
+  if (!sema::op_spec(b.api()).broadcast && tensors.size() == 2) check_same_tile_shape(b, *tensors[0], *tensors[1]);
   ir::DType out = dtypes[0];
   for (size_t i = 1; i < dtypes.size(); ++i) out = types::promote(out, dtypes[i]);
   out = args.dtype.value_or(out);
@@ -94,9 +94,8 @@ void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const 
   in->alu = op;
   in->srcs.push_back(access_for(b, dst, dst.shape));
   if (auto* t = std::get_if<TensorVal>(&value)) {
-    check_fits(b, dst.shape, t->shape);
     in->opcode = ir::Opcode::TensorTensor;
-    in->srcs.push_back(access_for(b, *t, dst.shape));
+    in->srcs.push_back(access_for(b, fit_value(b, dst.shape, *t), dst.shape));
   } else {
     in->opcode = ir::Opcode::TensorScalar;
     in->imms = {std::get<types::Other>(value).value};

@@ -105,7 +105,7 @@ TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
 
 TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
   b.check_operand("src", src);
-  if (!src.indirect.empty()) b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(b.cur_api));
+  if (!src.indirect.empty()) b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(b.api()));
   const ir::TensorDecl& s = b.tensor(src.tensor);
   std::vector<int64_t> shape = {src.shape[1], src.shape[0]};
   TensorVal dst = alloc_tensor(b, b.tensor_name("", s.name + "_T"), shape, args.dtype.value_or(s.dtype), Memory::SBUF);
@@ -122,9 +122,8 @@ void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpA
   std::unique_ptr<ir::Instruction> in;
   if (auto* v = std::get_if<TensorVal>(&value)) {
     b.check_operand("value", *v);
-    check_fits(b, dst.shape, v->shape);
     in = instruction(ir::Opcode::Store, b, dst, dst.shape);
-    in->srcs.push_back(access_for(b, *v, dst.shape));
+    in->srcs.push_back(access_for(b, fit_value(b, dst.shape, *v), dst.shape));
   } else if (auto* o = std::get_if<types::Other>(&value); o && o->numeric) {
     in = instruction(ir::Opcode::Memset, b, dst, dst.shape);
     in->imms = {o->value};
@@ -140,9 +139,8 @@ void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool acc
   if (auto* v = std::get_if<TensorVal>(&value)) {
     // `t[...] = t[...]` after an in-place update re-assigns the same view: nothing to do.
     if (!accumulate && v->tensor == dst.tensor && v->index == dst.index && v->shape == dst.shape) return;
-    check_fits(b, dst.shape, v->shape);
     in = instruction(copy_opcode(b.tensor(dst.tensor).memory, b.tensor(v->tensor).memory), b, dst, dst.shape);
-    in->srcs.push_back(access_for(b, *v, dst.shape));
+    in->srcs.push_back(access_for(b, fit_value(b, dst.shape, *v), dst.shape));
     in->accumulate = accumulate;
     // `dst[...] = op(..., mask=m)` writes only where op wrote (NKI_API.md §1.3):
     // the copy carries the producer's mask, so dst keeps its values elsewhere.

@@ -1,6 +1,7 @@
 #include "sema/Bounds.h"
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "sema/ErrorCatalog.h"
@@ -9,62 +10,148 @@ namespace nkic::sema {
 
 namespace {
 
-// Grid coordinate ranges after the mask's single-coordinate constraints that
-// use no other variable (e.g. i1 <= 63).
-std::vector<std::pair<int64_t, int64_t>> grid_ranges(const ir::Instruction& in) {
-  std::vector<std::pair<int64_t, int64_t>> r;
-  for (int64_t n : in.shape) r.push_back({0, n - 1});
-  for (const ir::Constraint& c : in.predicate) {
-    if (c.expr.terms().size() != 1 || c.expr.terms()[0].var.kind != ir::VarKind::Grid) continue;
-    const ir::Term& t = c.expr.terms()[0];
-    auto& [lo, hi] = r[t.var.id];
-    int64_t k = c.expr.constant();
-    if (c.kind == ir::CmpKind::Eq) {
-      if (k % t.coeff == 0) lo = hi = -k / t.coeff;
-    } else if (t.coeff > 0) {  // coeff*i + k >= 0  ->  i >= ceil(-k / coeff)
-      int64_t b = -k >= 0 ? (-k + t.coeff - 1) / t.coeff : -((k) / t.coeff);
-      lo = std::max(lo, b);
-    } else {  // i <= floor(k / -coeff)
-      int64_t c2 = -t.coeff;
-      int64_t b = k >= 0 ? k / c2 : -((-k + c2 - 1) / c2);
-      hi = std::min(hi, b);
-    }
+using Range = std::pair<int64_t, int64_t>;
+
+// Narrows `r` (the range of the constraint's only variable) to where `coeff*v + k >= 0` / `== 0` holds.
+void narrow(Range& r, int64_t coeff, int64_t k, ir::CmpKind kind) {
+  auto& [lo, hi] = r;
+  if (kind == ir::CmpKind::Eq) {
+    if (k % coeff == 0) lo = std::max(lo, -k / coeff), hi = std::min(hi, -k / coeff);
+    else hi = lo - 1;  // no integer solution: nothing executes
+  } else if (coeff > 0) {  // v >= ceil(-k / coeff)
+    lo = std::max(lo, -k >= 0 ? (-k + coeff - 1) / coeff : -(k / coeff));
+  } else {  // v <= floor(k / -coeff)
+    int64_t c = -coeff;
+    hi = std::min(hi, k >= 0 ? k / c : -((-k + c - 1) / c));
   }
-  return r;
+}
+
+// The [lo, hi] of every index of `a` over the points the predicate keeps, with
+// the loop/pid variables in `fixed` set to values (the others span their ranges).
+// Constraints on a single variable narrow it; the others are ignored, which
+// only widens the ranges. Returns false when the predicate leaves nothing.
+bool index_ranges(const ir::Instruction& in, const ir::Access& a, const VarRange& range_of,
+                  const std::map<ir::Var, int64_t>& fixed, std::vector<Range>& out, bool& known) {
+  std::map<ir::Var, Range> ranges;
+  for (size_t k = 0; k < in.shape.size(); ++k) ranges[{ir::VarKind::Grid, static_cast<int32_t>(k)}] = {0, in.shape[k] - 1};
+  auto range = [&](ir::Var v) -> Range* {
+    auto it = ranges.find(v);
+    if (it != ranges.end()) return &it->second;
+    if (auto f = fixed.find(v); f != fixed.end()) return &(ranges[v] = {f->second, f->second});
+    auto r = range_of(v);
+    if (!r) return nullptr;
+    return &(ranges[v] = *r);
+  };
+  for (const ir::Constraint& c : in.predicate) {
+    ir::AffineExpr e = c.expr;
+    for (const auto& [v, value] : fixed) e = e - ir::AffineExpr::var(v, e.coeff(v)) + e.coeff(v) * value;
+    if (e.terms().empty()) {
+      if (!c.holds(e.constant())) return false;
+      continue;
+    }
+    if (e.terms().size() != 1) continue;
+    if (Range* r = range(e.terms()[0].var)) narrow(*r, e.terms()[0].coeff, e.constant(), c.kind);
+  }
+  for (const auto& [v, r] : ranges)
+    if (r.first > r.second) return false;
+  known = true;
+  out.clear();
+  for (const ir::AffineExpr& e : a.index) {
+    Range r{e.constant(), e.constant()};
+    for (const ir::Term& t : e.terms()) {
+      Range* vr = range(t.var);
+      if (!vr) {
+        known = false;
+        return true;
+      }
+      r.first += t.coeff * (t.coeff > 0 ? vr->first : vr->second);
+      r.second += t.coeff * (t.coeff > 0 ? vr->second : vr->first);
+    }
+    out.push_back(r);
+  }
+  return true;
+}
+
+// A mask constraint on the access expression itself bounds it exactly: `k - e >= 0` or `e - k >= 0`.
+void apply_direct_bounds(const ir::Instruction& in, const ir::AffineExpr& e, Range& r) {
+  for (const ir::Constraint& c : in.predicate) {
+    if (c.kind != ir::CmpKind::Ge) continue;
+    ir::AffineExpr upper = c.expr + e, lower = c.expr - e;
+    if (upper.is_constant()) r.second = std::min(r.second, upper.constant());
+    if (lower.is_constant()) r.first = std::max(r.first, -lower.constant());
+  }
+}
+
+bool in_bounds(const std::vector<Range>& rs, const ir::TensorDecl& t, size_t& bad) {
+  for (size_t d = 0; d < rs.size() && d < t.shape.size(); ++d)
+    if (rs[d].first < 0 || rs[d].second >= t.shape[d]) {
+      bad = d;
+      return false;
+    }
+  return true;
 }
 
 }  // namespace
 
 void assert_access_in_bounds(const ir::Instruction& in, const ir::Access& a, const ir::TensorDecl& t,
                              const VarRange& range_of, const Raise& raise) {
-  auto grid = grid_ranges(in);
-  for (const auto& [lo, hi] : grid)
-    if (lo > hi) return;  // the mask leaves nothing to execute
-  for (size_t d = 0; d < a.index.size() && d < t.shape.size(); ++d) {
-    const ir::AffineExpr& e = a.index[d];
-    int64_t lo = e.constant(), hi = e.constant();
-    bool known = true;
-    for (const ir::Term& term : e.terms()) {
-      auto r = term.var.kind == ir::VarKind::Grid ? std::optional(grid[term.var.id]) : range_of(term.var);
-      if (!r) {
-        known = false;
-        break;
-      }
-      auto [vlo, vhi] = *r;
-      lo += term.coeff * (term.coeff > 0 ? vlo : vhi);
-      hi += term.coeff * (term.coeff > 0 ? vhi : vlo);
-    }
-    if (!known) continue;
-    // A mask constraint on this very expression bounds it exactly: `k - e >= 0` or `e - k >= 0`.
-    for (const ir::Constraint& c : in.predicate) {
-      if (c.kind != ir::CmpKind::Ge) continue;
-      ir::AffineExpr upper = c.expr + e, lower = c.expr - e;
-      if (upper.is_constant()) hi = std::min(hi, upper.constant());
-      if (lower.is_constant()) lo = std::max(lo, -lower.constant());
-    }
-    if (lo < 0 || hi >= t.shape[d])
-      raise(err_tensor_access_out_of_bound(t.name, static_cast<int>(d), lo, hi, t.shape[d]));
+  std::vector<Range> rs;
+  bool known = false;
+  if (!index_ranges(in, a, range_of, {}, rs, known) || !known) return;
+  for (size_t d = 0; d < rs.size(); ++d) apply_direct_bounds(in, a.index[d], rs[d]);
+  for (const ir::IndirectIndex& ind : a.indirect) rs.at(ind.dim) = {0, 0};  // read at run time
+  size_t bad = 0;
+  if (in_bounds(rs, t, bad)) return;
+  // The box over-approximates when constraints tie loop variables to the
+  // access: enumerate the loop/pid values (when few) and check each exactly.
+  std::vector<ir::Var> vars;
+  auto collect = [&](const ir::AffineExpr& e) {
+    for (const ir::Term& term : e.terms())
+      if (term.var.kind != ir::VarKind::Grid && std::find(vars.begin(), vars.end(), term.var) == vars.end())
+        vars.push_back(term.var);
+  };
+  for (const ir::AffineExpr& e : a.index) collect(e);
+  for (const ir::Constraint& c : in.predicate) collect(c.expr);
+  int64_t combos = 1;
+  std::vector<Range> var_ranges;
+  for (ir::Var v : vars) {
+    auto r = range_of(v);
+    if (!r) return;
+    var_ranges.push_back(*r);
+    combos *= r->second - r->first + 1;
+    if (combos > 100000) break;
   }
+  Range worst = rs[bad];
+  if (!vars.empty() && combos <= 100000) {
+    std::map<ir::Var, int64_t> fixed;
+    for (size_t i = 0; i < vars.size(); ++i) fixed[vars[i]] = var_ranges[i].first;
+    bool any_bad = false;
+    while (true) {
+      std::vector<Range> exact;
+      bool k2 = false;
+      if (index_ranges(in, a, range_of, fixed, exact, k2) && k2) {
+        for (size_t d = 0; d < exact.size(); ++d) apply_direct_bounds(in, a.index[d], exact[d]);
+        for (const ir::IndirectIndex& ind : a.indirect) exact.at(ind.dim) = {0, 0};
+        size_t b2 = 0;
+        if (!in_bounds(exact, t, b2)) {
+          any_bad = true;
+          bad = b2;
+          worst = rs[b2];  // the message gives the range over the whole loop nest
+          break;
+        }
+      }
+      size_t i = 0;
+      for (; i < vars.size(); ++i) {
+        // Only loop values the loop actually takes matter; stepping by 1 over
+        // [min, max] is a superset for strided loops, which is conservative.
+        if (++fixed[vars[i]] <= var_ranges[i].second) break;
+        fixed[vars[i]] = var_ranges[i].first;
+      }
+      if (i == vars.size()) break;
+    }
+    if (!any_bad) return;
+  }
+  raise(err_tensor_access_out_of_bound(t.name, static_cast<int>(bad), worst.first, worst.second, t.shape[bad]));
 }
 
 }  // namespace nkic::sema

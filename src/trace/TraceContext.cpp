@@ -42,6 +42,7 @@ TraceContext* TraceContext::current() { return global_ctx.get(); }
 
 TraceContext& TraceContext::nki_ctx(const std::string& api) {
   if (!global_ctx) sema::fail(sema::err_nki_api_outside_of_nki_kernel(api));
+  global_ctx->builder_.requested_api = api;
   return *global_ctx;
 }
 

@@ -64,7 +64,7 @@ class TraceContext final : public types::TensorOpSink {
     TraceContext& ctx_;
     std::string saved_;
   };
-  const std::string& cur_api() const { return builder_.cur_api; }
+  const std::string& cur_api() const { return builder_.api(); }
 
   // The scope chain. Function, Stmt and Loop scopes open an allocation region.
   void push_scope(ScopeKind kind, std::string name = "", ir::SourceLoc call_loc = {});
