@@ -73,6 +73,11 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, py::none());
     codegen::atomic_rmw(b, tensor_of(dst, "dst"), to_value(value), alu_of(op), a.op);
   });
+  m.def("assign", [](py::handle dst, py::handle value, py::handle mask, bool accumulate) {
+    codegen::KernelBuilder& b = builder("nisa.dma_copy");
+    Args a(mask, py::none());
+    codegen::assign(b, tensor_of(dst, "dst"), to_value(value), accumulate, a.op);
+  });
   m.def("rand", [](std::vector<int64_t> shape, const std::string& dtype, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.rand");
     Args a(mask, py::str(dtype));

@@ -162,10 +162,9 @@ def tensor_partition_reduce(op, data, *, mask=None, dtype=None, **kwargs):
 @_api("nisa.dma_copy")
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown,
              **kwargs):
-    if dst_rmw_op is not None:
-        dst[...] = core.elementwise(op_name(dst_rmw_op), (dst, src), mask, core.tensor_info(dst)[1])
-    else:
-        dst[...] = src
+    if dst_rmw_op is not None and op_name(dst_rmw_op) != "add":
+        raise TypeError("nisa.dma_copy: dst_rmw_op supports np.add only")
+    core.assign(dst, src, mask, dst_rmw_op is not None)
 
 
 @_api("nisa.dma_transpose")

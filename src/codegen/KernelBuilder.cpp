@@ -1,5 +1,6 @@
 #include "codegen/KernelBuilder.h"
 
+#include "sema/Asserts.h"
 #include "sema/Bounds.h"
 #include "sema/OpTable.h"
 #include "sema/ErrorCatalog.h"
@@ -84,6 +85,9 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   if (inst->has_dst()) {
     const ir::TensorDecl& dst = tensor(inst->dst.tensor);
     if (dst.role == ir::Role::Input && !dst.is_mutable) fail(sema::err_cannot_update_immutable_parameter(dst.name));
+    // The PSUM accumulator formats (seed 004): an accumulation into PSUM needs fp32/int32;
+    // plain writes (transposes, copies) may hold other formats.
+    if (inst->accumulate && dst.memory == ir::Memory::PSUM) sema::assert_dtype_psum(dst.dtype, raiser());
     sema::assert_access_in_bounds(*inst, inst->dst, dst, range_of, raiser());
     for (int id : {inst->dst.tensor, dst.alias_of}) {
       if (id < 0 || written_[id]) continue;

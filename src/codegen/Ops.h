@@ -41,7 +41,8 @@ TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DTyp
 TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
 void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpArgs& args);
 // `dst[...] = value` (accumulate: `dst[...] += value`, a PSUM-style accumulation).
-void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate);
+// With a mask (nisa.dma_copy(mask=...)), only the masked points are written.
+void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args = {});
 
 // Elementwise math (OpsElementwise.cpp): one or two operands, tensors or scalars.
 Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& operands, const OpArgs& args);

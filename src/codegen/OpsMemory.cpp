@@ -64,7 +64,6 @@ TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> 
     sema::assert_min_rank(tile, 2, "on-chip tensor", b.raiser());
     sema::assert_par_dim(tile[0], memory, b.target(), b.raiser());
     sema::assert_free_dim(tile, dtype, memory, b.target(), b.raiser());
-    if (memory == Memory::PSUM) sema::assert_dtype_psum(dtype, b.raiser());
   }
   int id = b.add_tensor(b.tensor_name(name, "t"), std::move(shape), dtype, memory, ir::Role::Local);
   b.tensor_mut(id).partition_dim = partition_dim;
@@ -134,7 +133,7 @@ void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpA
   b.emit(std::move(in));
 }
 
-void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate) {
+void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args) {
   std::unique_ptr<ir::Instruction> in;
   if (auto* v = std::get_if<TensorVal>(&value)) {
     // `t[...] = t[...]` after an in-place update re-assigns the same view: nothing to do.
@@ -145,9 +144,11 @@ void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool acc
     // `dst[...] = op(..., mask=m)` writes only where op wrote (NKI_API.md §1.3):
     // the copy carries the producer's mask, so dst keeps its values elsewhere.
     if (v->shape == dst.shape) in->predicate = written_region(b, *v);
+    if (args.mask) in->predicate = predicate_for(b, args, dst.shape.size());
   } else if (auto* o = std::get_if<types::Other>(&value); o && o->numeric && !accumulate) {
     in = instruction(ir::Opcode::Memset, b, dst, dst.shape);
     in->imms = {o->value};
+    in->predicate = predicate_for(b, args, dst.shape.size());
   } else if (auto* o2 = std::get_if<types::Other>(&value); o2 && o2->numeric) {
     update_inplace(b, ir::AluOp::add, dst, value);
     return;

@@ -1,6 +1,7 @@
 #include "sim/Numerics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <bit>
 #include <cstring>
@@ -68,20 +69,12 @@ constexpr std::array<float, 256> make_fp8_table() {
 constexpr std::array<float, 256> kE4M3 = make_fp8_table<4, 3>();
 constexpr std::array<float, 256> kE5M2 = make_fp8_table<5, 2>();
 
-// Round to nearest integer, ties to even, for |v| < 2^52: adding 2^52 leaves
-// no fraction bits, so the FPU's default RNE does the rounding.
-inline double rne_integer(double v) {
-  const double a = v < 0 ? -v : v;
-  const double r = (a + 0x1p52) - 0x1p52;
-  return v < 0 ? -r : r;
-}
-
 template <class T>
 T saturate_int(double v) {
   if (v != v) return 0;
   constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
   constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-  return static_cast<T>(rne_integer(std::clamp(v, lo, hi)));
+  return static_cast<T>(std::trunc(std::clamp(v, lo, hi)));
 }
 
 template <class T>

@@ -114,15 +114,21 @@ def fix_psum_overflow(src):
 # ================================================================ family 3: dtype
 
 def k_psum_dtype(src):
+    # PSUM accumulates in fp32/int32 only; a bf16 PSUM tile may hold plain writes.
     out = nl.ndarray(src.shape, dtype=src.dtype, buffer=nl.shared_hbm)
-    acc = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.psum)  # ERR:psum_dtype
+    acc = nl.zeros((128, 512), dtype=nl.bfloat16, buffer=nl.psum)
+    t = nl.load(src, dtype=nl.bfloat16)
+    acc += nisa.nc_matmul(t[:, 0:128], t)  # ERR:psum_dtype
     return _copy(out, src)
 
 
 def fix_psum_dtype(src):
     out = nl.ndarray(src.shape, dtype=src.dtype, buffer=nl.shared_hbm)
-    acc = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
-    iacc = nl.ndarray((128, 512), dtype=nl.int32, buffer=nl.psum)
+    acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.psum)
+    t = nl.load(src, dtype=nl.bfloat16)
+    acc += nisa.nc_matmul(t[:, 0:128], t)
+    held = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.psum)
+    held[...] = nl.copy(t)
     return _copy(out, src)
 
 
@@ -458,7 +464,7 @@ CASES = {
     # ---- dtype family
     "psum_dtype": (k_psum_dtype, fix_psum_dtype, "err_supported_operand_dtype",
                    fragments("PSUM", "float32", "int32", "bfloat16"),
-                   [("psum_dtype", "nl.ndarray")]),
+                   [("psum_dtype", "acc +=")]),
     "matmul_dtype": (k_matmul_dtype, fix_matmul_dtype, "err_supported_operand_dtype",
                      fragments("stationary", "nc_matmul", "int32"),
                      [("matmul_dtype", "nisa.nc_matmul"), ("matmul_dtype", "t[:, 0:128]")]),
