@@ -105,7 +105,23 @@ void bind_trace_api(py::module_& m) {
   m.def("push_function_scope", [](const std::string& name) {
     ctx().push_scope(trace::ScopeKind::Function, name, user_location());
   });
-  m.def("push_stmt_scope", [] { ctx().push_scope(trace::ScopeKind::Stmt); });
+  // An `if` condition that is a scalar predicate over loop variables only (no
+  // program ids) selects a predicated scope; anything else goes to eval_if_cnd.
+  m.def("is_loop_predicate", [](py::handle cnd) {
+    if (!py::isinstance<PyMask>(cnd)) return false;
+    const types::MaskVal& m = cnd.cast<const PyMask&>().v;
+    if (m.is_tile() || m.always_true() || m.always_false() || !m.non_affine.empty()) return false;
+    for (const types::Conjunction& c : m.dnf)
+      for (const types::Atom& a : c)
+        if (a.expr.uses(ir::VarKind::ProgramId) || a.expr.uses(ir::VarKind::Grid)) return false;
+    return true;
+  });
+  m.def("push_predicated_scope", [](py::handle cnd, bool negate) {
+    ctx("if").push_predicated_scope(cnd.cast<const PyMask&>().v, negate);
+  });
+  m.def("pop_predicated_scope", [] {
+    if (trace::TraceContext* c = trace::TraceContext::current()) c->pop_predicated_scope();
+  });
   m.def("pop_scope", [] {
     if (trace::TraceContext* c = trace::TraceContext::current()) c->pop_scope();
   });

@@ -17,24 +17,58 @@ from . import _loops
 # Loop ids are unique across every rewritten function: a helper's loop must not
 # share an id with the kernel loop it is called from.
 _LOOP_IDS = itertools.count()
+_BRANCH_IDS = itertools.count()
 _CMP_NAMES = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge",
               ast.In: "in", ast.NotIn: "not_in"}
 
 
-class _StmtScope:
-    """`if`/`else` bodies are StmtScopes: tensors made inside die at the end."""
-    __slots__ = ()
+class _Branch:
+    """One `if` statement. A concrete condition picks one branch (eval_if_cnd);
+    a predicate over loop variables traces both branches, each predicated
+    (its body a StmtScope whose tensors die with it)."""
+    __slots__ = ("cond", "predicated", "taken")
+
+    def __init__(self, cond):
+        self.cond = cond
+        self.predicated = core.trace_active() and core.is_loop_predicate(cond)
+        self.taken = None if self.predicated else core.eval_if_cnd(cond)
+
+    def then(self):
+        return self.predicated or self.taken
+
+    def otherwise(self):
+        return self.predicated or not self.taken
+
+    def scope(self, negate):
+        return _PredicatedScope(self.cond, negate) if self.predicated else _NO_SCOPE
+
+
+class _PredicatedScope:
+    __slots__ = ("cond", "negate")
+
+    def __init__(self, cond, negate):
+        self.cond = cond
+        self.negate = negate
 
     def __enter__(self):
-        if core.trace_active():
-            core.push_stmt_scope()
+        core.push_predicated_scope(self.cond, self.negate)
 
     def __exit__(self, *exc):
-        core.pop_scope()
+        core.pop_predicated_scope()
         return False
 
 
-_STMT_SCOPE = _StmtScope()
+class _NoScope:
+    __slots__ = ()
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NO_SCOPE = _NoScope()
 
 
 class _ExceptionBlock:
@@ -94,7 +128,7 @@ HOOKS = {
     "__nki_cmp_trap__": lambda left, rest: core.raise_precedence_trap() if core.is_traced(left) else rest(),
     "__nki_for__": _loops.for_hook,
     "__nki_break__": _loops.break_hook,
-    "__nki_stmt_scope__": _STMT_SCOPE,
+    "__nki_branch__": _Branch,
     "__nki_bind__": bind,
     "__nki_exception_block__": _ExceptionBlock,
     "__nki_annotate__": annotate,
@@ -165,18 +199,27 @@ class _Rewriter(ast.NodeTransformer):
                       _previous(name, node))
         return ast.copy_location(ast.Assign(targets=[node.target], value=value), node)
 
-    def _scoped(self, body, node):
-        if not body:
-            return body
-        item = ast.withitem(context_expr=ast.Name(id="__nki_stmt_scope__", ctx=ast.Load()))
-        return [ast.copy_location(ast.With(items=[item], body=body), node)]
-
     def visit_If(self, node):
+        # if c: A else: B  ->  br = __nki_branch__(c)
+        #                      if br.then(): with br.scope(False): A
+        #                      if br.otherwise(): with br.scope(True): B
         self.generic_visit(node)
-        node.test = _hook("__nki_if__", node.test, node.test)
-        node.body = self._scoped(node.body, node)
-        node.orelse = self._scoped(node.orelse, node)
-        return node
+        name = f"__nki_branch_{next(_BRANCH_IDS)}"
+        out = [ast.copy_location(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
+                                            value=_hook("__nki_branch__", node.test, node.test)), node)]
+
+        def arm(method, negate, body):
+            test = ast.Call(func=ast.Attribute(value=ast.Name(id=name, ctx=ast.Load()), attr=method, ctx=ast.Load()),
+                            args=[], keywords=[])
+            scope = ast.Call(func=ast.Attribute(value=ast.Name(id=name, ctx=ast.Load()), attr="scope",
+                                                ctx=ast.Load()), args=[ast.Constant(negate)], keywords=[])
+            with_ = ast.With(items=[ast.withitem(context_expr=scope)], body=body)
+            return ast.copy_location(ast.If(test=ast.copy_location(test, node.test), body=[with_], orelse=[]), node)
+
+        out.append(arm("then", False, node.body))
+        if node.orelse:
+            out.append(arm("otherwise", True, node.orelse))
+        return out
 
     def visit_Try(self, node):
         self.generic_visit(node)

@@ -49,6 +49,7 @@ int KernelBuilder::add_tensor(std::string name, std::vector<int64_t> shape, ir::
   t.memory = memory;
   t.role = role;
   t.loc = location();
+  t.alloc_axis = loop_stack_.empty() ? -1 : loop_stack_.back()->axis;
   kernel_->tensors.push_back(std::move(t));
   written_.push_back(false);
   first_write_.emplace_back();
@@ -68,6 +69,7 @@ types::TensorVal KernelBuilder::full_view(int id) const {
 }
 
 ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
+  for (const ir::Predicate& p : region_predicates_) inst->predicate.insert(inst->predicate.end(), p.begin(), p.end());
   sema::VarRange range_of = [this](ir::Var v) -> std::optional<std::pair<int64_t, int64_t>> {
     if (v.kind == ir::VarKind::ProgramId) return std::pair<int64_t, int64_t>{0, kernel_->grid.at(v.id) - 1};
     for (const ir::Loop* l : loop_stack_)

@@ -86,6 +86,11 @@ class KernelBuilder {
   const std::shared_ptr<types::Region>& region() const { return regions_.back(); }
   bool at_top_region() const { return regions_.size() == 1; }
 
+  // Predicated regions (an `if` on a loop-variable predicate): every instruction
+  // emitted inside carries these constraints in addition to its own mask.
+  void push_region_predicate(ir::Predicate p) { region_predicates_.push_back(std::move(p)); }
+  void pop_region_predicate() { region_predicates_.pop_back(); }
+
   // The region check every operand passes (err_local_variable_used_out_of_scope).
   void check_live(const types::TensorVal& v) const;
   // Liveness plus the op table's memory/dtype/rank checks for `operand` of the API in flight.
@@ -99,6 +104,7 @@ class KernelBuilder {
   std::vector<ir::Block*> blocks_;
   std::vector<ir::Loop*> loop_stack_;
   std::vector<std::string> loop_names_;  // by axis
+  std::vector<ir::Predicate> region_predicates_;
   std::vector<std::shared_ptr<types::Region>> regions_;
   std::vector<bool> written_;
   std::vector<ir::SourceLoc> first_write_;

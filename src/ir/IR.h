@@ -33,6 +33,9 @@ struct TensorDecl {
   bool is_mutable = false;  // an input annotated nt.mutable_tensor
   int partition_dim = 0;    // on-chip tensors: > 0 when deprecated block dims lead
   int alias_of = -1;        // a reshape/view: the same bytes as tensor `alias_of`
+  // The innermost loop axis whose body declares the tensor (-1: the kernel
+  // body). On-chip tensors declared in a loop body are fresh in every iteration.
+  int alloc_axis = -1;
   std::vector<double> init; // constant contents (nl.shared_constant), row-major
   SourceLoc loc;
   int64_t num_elements() const;

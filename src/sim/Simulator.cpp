@@ -36,6 +36,7 @@ class Executor final : public ir::IRVisitor {
     if (opts.check_races) races_.emplace(mem_);
     tiles_ = std::make_unique<TileExecutor>(mem_, opts, races_ ? &*races_ : nullptr);
     owned_.resize(k.tensors.size());
+    per_iteration_.resize(k.num_axes);
     for (size_t id = 0; id < k.tensors.size(); ++id) {
       const ir::TensorDecl& t = k.tensors[id];
       TensorMem& m = mem_[id];
@@ -61,7 +62,9 @@ class Executor final : public ir::IRVisitor {
         fill_fresh(m);
       } else {
         per_instance_.push_back(static_cast<int>(id));
+        if (t.alloc_axis >= 0 && !ir::is_hbm(t.memory)) per_iteration_[t.alloc_axis].push_back(static_cast<int>(id));
         m.tracked = opts.check_uninitialized;
+        m.accumulator = t.memory == ir::Memory::PSUM;
       }
     }
   }
@@ -74,16 +77,19 @@ class Executor final : public ir::IRVisitor {
         pid_[a] = static_cast<int64_t>(rest % k_.grid[a]);
         rest /= k_.grid[a];
       }
-      for (int id : per_instance_) {
-        TensorMem& m = mem_[id];
-        // A tensor with views fills now: a write through a view must not be overwritten by a late fill.
-        m.pending_fill = std::find(aliased_.begin(), aliased_.end(), id) == aliased_.end();
-        if (!m.pending_fill) fill_fresh(m);
-        if (m.tracked) m.written.assign(m.decl->num_elements(), 0);
-        if (races_) races_->fresh(id);
-      }
+      for (int id : per_instance_) make_fresh(id);
       visit_block(k_.body);
     }
+  }
+
+  // A tensor (re)allocated: its memory holds the never-written pattern again.
+  void make_fresh(int id) {
+    TensorMem& m = mem_[id];
+    // A tensor with views fills now: a write through a view must not be overwritten by a late fill.
+    m.pending_fill = std::find(aliased_.begin(), aliased_.end(), id) == aliased_.end();
+    if (!m.pending_fill) fill_fresh(m);
+    if (m.tracked || m.accumulator) m.written.assign(m.decl->num_elements(), 0);
+    if (races_) races_->fresh(id);
   }
 
   void visit(const ir::Loop& l) override {
@@ -92,6 +98,7 @@ class Executor final : public ir::IRVisitor {
     RaceCheck* races = races_ && l.type == ir::AxisType::Affine ? &*races_ : nullptr;
     if (races) races->enter(l);
     for (v = l.lb; l.stride > 0 ? v < ub : v > ub; v += l.stride) {
+      for (int id : per_iteration_[l.axis]) make_fresh(id);
       if (races) races->next_iteration();
       visit_block(l.body);
     }
@@ -120,6 +127,7 @@ class Executor final : public ir::IRVisitor {
   std::vector<std::unique_ptr<std::byte[]>> owned_;
   std::vector<int> per_instance_;  // simulator-owned tensors that start fresh in each instance
   std::vector<int> aliased_;       // tensors some reshape/view shares memory with
+  std::vector<std::vector<int>> per_iteration_;  // by loop axis: on-chip tensors declared in its body
   std::optional<RaceCheck> races_;
   std::unique_ptr<TileExecutor> tiles_;
   SideEffects side_;

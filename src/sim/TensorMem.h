@@ -15,7 +15,11 @@ struct TensorMem {
   std::byte* data = nullptr;
   std::vector<int64_t> strides;  // row-major, in elements
   bool tracked = false;          // reads of never-written elements are errors
-  std::vector<uint8_t> written;  // one flag per element, when tracked
+  // PSUM: an accumulation into an element never written in this instance starts
+  // an accumulation group (the hardware writes instead of adding), so the
+  // written flags are kept for PSUM even when reads are not checked.
+  bool accumulator = false;
+  std::vector<uint8_t> written;  // one flag per element, when tracked or accumulator
   // Fresh per-instance memory not yet filled with the never-read pattern: the
   // fill waits for the first instruction touching the tensor, and is skipped
   // when that instruction overwrites every element without reading any.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/InstPlan.h"
+#include "sim/Numerics.h"
 #include "sim/RaceCheck.h"
 
 namespace nkic::sim {
@@ -62,6 +63,8 @@ void TileExecutor::run(const ir::Instruction& in, const Env& env) {
   for (int e = 0; e < forms; ++e) step_[e] = space_.row_step(e);
 
   fill_pending(p);
+  const TensorMem& dst = mem_[p.accesses[0].tensor];
+  if (p.accumulate && dst.accumulator) start_accumulation_groups(p);
   if (opts_.check_uninitialized) check_reads(p, in);
   if (races_) race_reads(p);
   switch (p.kind) {
@@ -69,7 +72,7 @@ void TileExecutor::run(const ir::Instruction& in, const Env& env) {
     case Kind::Reduce: run_reduce(p); break;
     case Kind::Matmul: run_matmul(p); break;
   }
-  if (mem_[p.accesses[0].tensor].tracked) mark_written(p);
+  if (dst.tracked || dst.accumulator) mark_written(p);
   if (races_) race_writes(p);
 }
 
@@ -226,6 +229,18 @@ void TileExecutor::for_each_access_row(const InstPlan& p, int e, F f) {
   const int64_t step = walk->row_step(form);
   walk->for_each_row([&](const int64_t* start, int64_t a, int64_t b) {
     f(start[form] + a * step, step, step == 0 ? 1 : b - a);
+  });
+}
+
+// Elements an accumulation reaches before anything wrote them start at zero.
+void TileExecutor::start_accumulation_groups(const InstPlan& p) {
+  TensorMem& t = mem_[p.accesses[0].tensor];
+  for_each_access_row(p, 0, [&](int64_t at, int64_t step, int64_t n) {
+    for (int64_t i = 0; i < n; ++i, at += step) {
+      if (t.written[at]) continue;
+      store_element(t.decl->dtype, t.data, at, 0.0);
+      t.written[at] = 1;
+    }
   });
 }
 

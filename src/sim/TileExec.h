@@ -49,6 +49,7 @@ class TileExecutor {
   void race_reads(const InstPlan& p);
   void race_writes(const InstPlan& p);
   void mark_written(const InstPlan& p);
+  void start_accumulation_groups(const InstPlan& p);
   void bind_direct(const InstPlan& p);
 
   // ElementwiseExec.cpp

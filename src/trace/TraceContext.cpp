@@ -6,6 +6,7 @@
 #include "ir/DType.h"
 #include "sema/ErrorCatalog.h"
 #include "types/IndexAlgebra.h"
+#include "types/MaskAlgebra.h"
 
 namespace nkic::trace {
 
@@ -68,6 +69,22 @@ void TraceContext::pop_scope() {
   if (scopes_.size() <= 1) return;
   scopes_.pop_back();
   builder_.pop_region();
+}
+
+void TraceContext::push_predicated_scope(const types::MaskVal& cond, bool negate) {
+  types::MaskVal m = negate ? types::mask_not(cond) : cond;
+  if (m.dnf.size() > 1)
+    builder_.fail(sema::err_unsupported_expression_in_mask(
+        "the else branch of a compound loop-variable condition is a disjunction; split the condition "
+        "into nested ifs"));
+  ir::Predicate p = types::lower_mask(m, 0);
+  push_scope(ScopeKind::Stmt, "if");
+  builder_.push_region_predicate(std::move(p));
+}
+
+void TraceContext::pop_predicated_scope() {
+  builder_.pop_region_predicate();
+  pop_scope();
 }
 
 types::TensorVal TraceContext::hoist(types::TensorVal v) const {

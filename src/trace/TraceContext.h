@@ -73,6 +73,13 @@ class TraceContext final : public types::TensorOpSink {
   // Seed: the current function scope is the kernel (if/loop scopes do not count).
   bool at_kernel_level() const;
 
+  // `if` on a predicate over loop variables (seed 000 if_scope, routed through
+  // predicates): the branch body is traced once, every instruction in it
+  // predicated on `cond` (or on its negation, for the else branch). The body is
+  // a StmtScope: tensors made inside do not outlive it.
+  void push_predicated_scope(const types::MaskVal& cond, bool negate);
+  void pop_predicated_scope();
+
   // A tensor handed back from a helper lives on in the caller's region.
   types::TensorVal hoist(types::TensorVal v) const;
 
