@@ -5,7 +5,7 @@ import numpy as np
 from ._core import core
 from . import _dtypes
 from ._dtypes import bool_
-from ._ops import nki_api as _api
+from ._ops import nki_api as _api, op_name as _op_name
 
 def _elementwise(op, *operands, mask=None, dtype=None):
     return core.elementwise(op, operands, mask, None if dtype is None else _dtypes.dtype_name(dtype))
@@ -170,3 +170,27 @@ for _n in ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal
 @_api("nl.logical_not")
 def logical_not(x, *, dtype=bool_, mask=None, **kwargs):
     return _elementwise("logical_not", x, mask=mask, dtype=dtype)
+
+
+class _LoopReduce:
+    """What nl.loop_reduce returns: assigned into a destination, it folds x into
+    it across the iterations of the loop (the first iteration writes x)."""
+    __slots__ = ("x", "op", "loop_var", "mask", "dtype")
+
+    def __init__(self, x, op, loop_var, mask, dtype):
+        self.x, self.op, self.loop_var, self.mask, self.dtype = x, op, loop_var, mask, dtype
+
+    def assign_into(self, dst):
+        x = self.x if self.dtype is None else core.elementwise("bypass", (self.x,), self.mask, _dtype_arg(self.dtype))
+        if isinstance(self.loop_var, int):  # a one-iteration loop has no axis: a plain write
+            dst[...] = x
+            return
+        core.loop_reduce(dst, x, self.op, self.loop_var, self.mask)
+
+
+@_api("nl.loop_reduce")
+def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
+    indices = loop_indices if isinstance(loop_indices, (tuple, list)) else (loop_indices,)
+    if len(indices) != 1:
+        raise TypeError("nl.loop_reduce: nkic reduces over one loop index; nest the reductions for more")
+    return _LoopReduce(x, _op_name(op), indices[0], mask, dtype)

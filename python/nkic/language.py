@@ -8,7 +8,7 @@ from ._dtypes import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float3
                       int32, tfloat32, uint8, uint16, uint32)
 from ._loops import affine_range, sequential_range, static_range  # noqa: F401
 from ._ops import nki_api as _api, op_name as _op_name
-from ._lang_math import (_axes, _dtype_arg, abs, add, all, arctan, bitwise_and, bitwise_or, bitwise_xor,  # noqa: F401,A004
+from ._lang_math import (_LoopReduce, _axes, _dtype_arg, loop_reduce, abs, add, all, arctan, bitwise_and, bitwise_or, bitwise_xor,  # noqa: F401,A004
                          ceil, copy, cos, divide, equal, erf, erf_dx, exp, floor, fmod, gelu, gelu_apprx_sigmoid,
                          gelu_apprx_tanh, gelu_dx, greater, greater_equal, invert, left_shift, less, less_equal,
                          log, logical_and, logical_not, logical_or, logical_xor, matmul, max, maximum, mean, min,
@@ -395,3 +395,16 @@ def gather_flattened(data, indices, *, mask=None, dtype=None, **kwargs):
 @_api("nl.atomic_rmw")
 def atomic_rmw(dst, value, op, *, mask=None, **kwargs):
     core.atomic_rmw(dst, value, _op_name(op), mask)
+
+
+_core_setitem = core.NkiTensor.__setitem__
+
+
+def _setitem(t, key, value):
+    if isinstance(value, _LoopReduce):  # dst[...] = nl.loop_reduce(...)
+        value.assign_into(t[key])
+        return
+    _core_setitem(t, key, value)
+
+
+core.NkiTensor.__setitem__ = _setitem

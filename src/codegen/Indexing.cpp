@@ -149,6 +149,10 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   }
   r.index.reserve(t.index.size());
   for (const ir::AffineExpr& e : t.index) r.index.push_back(e.substitute_grid(view));
+  // On-chip views stay tiles (at least [P, 1]): m[:, 0] of an SBUF tile is a [P, 1]
+  // column, as NKI kernels use it (unit dims appended; the index does not use them).
+  if (!ir::is_hbm(b.tensor(t.tensor).memory))
+    while (r.shape.size() < 2) r.shape.push_back(1);
   return r;
 }
 

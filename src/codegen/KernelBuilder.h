@@ -76,6 +76,12 @@ class KernelBuilder {
   ir::Loop& create_affine_axis_block(const AxisBlockArgs& args);
   void close_loop();
   const ir::Loop* innermost_loop() const { return loop_stack_.empty() ? nullptr : loop_stack_.back(); }
+  // The open loop of axis `axis`, or null when that loop is not being traced.
+  const ir::Loop* open_loop(int axis) const {
+    for (const ir::Loop* l : loop_stack_)
+      if (l->axis == axis) return l;
+    return nullptr;
+  }
   int64_t num_instructions() const { return num_instructions_; }
   bool in_loop() const { return !loop_stack_.empty(); }
 

@@ -275,4 +275,37 @@ void atomic_rmw(KernelBuilder& b, const TensorVal& dst, const Value& value, ir::
   b.emit(std::move(in));
 }
 
+void loop_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& x, ir::AluOp op,
+                 const types::IndexVal& loop_var, const OpArgs& args) {
+  b.check_operand("dst", dst);
+  b.check_operand("x", x);
+  const ir::Loop* loop = nullptr;
+  if (loop_var.is_scalar() && loop_var.expr.terms().size() == 1 && loop_var.expr.constant() == 0 &&
+      loop_var.expr.terms()[0].coeff == 1 && loop_var.expr.terms()[0].var.kind == ir::VarKind::Loop)
+    loop = b.open_loop(loop_var.expr.terms()[0].var.id);
+  if (!loop)
+    b.fail(sema::err_unexpected_type_of_operand("loop_indices", "an expression; pass the loop variables themselves"));
+  ir::AffineExpr iv = loop_var.expr - loop->lb;  // 0 in the first iteration
+  if (loop->stride < 0) iv = -iv;
+  TensorVal src = fit_value(b, dst.shape, x);
+  auto first = make(ir::Opcode::Copy, dst.shape);
+  first->dst = access_for(b, dst, dst.shape);
+  first->srcs.push_back(access_for(b, src, dst.shape));
+  first->predicate = predicate_for(b, args, dst.shape.size());
+  first->predicate.push_back({iv, ir::CmpKind::Eq});
+  b.emit(std::move(first));
+  auto rest = make(op == ir::AluOp::add ? ir::Opcode::Copy : ir::Opcode::TensorTensor, dst.shape);
+  rest->dst = access_for(b, dst, dst.shape);
+  if (op == ir::AluOp::add) {
+    rest->accumulate = true;
+  } else {
+    rest->alu = op;
+    rest->srcs.push_back(access_for(b, dst, dst.shape));
+  }
+  rest->srcs.push_back(access_for(b, src, dst.shape));
+  rest->predicate = predicate_for(b, args, dst.shape.size());
+  rest->predicate.push_back({iv - 1, ir::CmpKind::Ge});
+  b.emit(std::move(rest));
+}
+
 }  // namespace nkic::codegen

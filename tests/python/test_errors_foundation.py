@@ -172,10 +172,22 @@ def k_hbm_init_value(a):
 
 
 def k_if_scope(a):
+    # As in the NKI documentation's example: an `if` on the loop variable is a
+    # predicated scope, so `t` dies at the end of the branch.
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if i < 2:
+            t = nl.load(a[i * 32:(i + 1) * 32, :])
+        nl.store(out[i * 32:(i + 1) * 32, :], value=t)  # ERR:if_scope
+    return out
+
+
+def k_static_if_no_scope(a):
+    # A static `if` is not a scope: `t` outlives it.
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     if a.shape[0] == 128:
         t = nl.load(a)
-    nl.store(out, value=t)  # ERR:if_scope
+    nl.store(out, value=t)
     return out
 
 
@@ -358,6 +370,12 @@ def test_helper_error_points_at_helper_with_call_site_note():
     frames = traceback.extract_tb(e.__traceback__)
     first = next(i for i, f in enumerate(frames) if f.name == "k_helper")
     assert [f.name for f in frames[first:]] == ["k_helper", "load_rows"]
+
+
+def test_static_if_body_is_not_a_scope():
+    # The old if_scope kernel (a tensor made in a static `if`, used after it) is legal.
+    a = np.random.default_rng(0).random((128, 512), dtype=np.float32)
+    np.testing.assert_array_equal(run_kernel(k_static_if_no_scope, None, a), a)
 
 
 def test_errors_are_python_exception_kinds():

@@ -1,10 +1,17 @@
-"""Seed 000, item 2: static control flow (eval_if_cnd).
+"""Seed 000, item 2: static control flow (eval_if_cnd) and predicated `if`.
 
-`if`, `elif`, conditional expressions and `while` are evaluated while tracing:
-a concrete condition picks the branch and only that branch is traced (the IR
-has no instruction of the branch not taken); a `while` on a concrete condition
-unrolls. A tensor or ScalarPredicate condition is
-err_dynamic_control_flow_not_supported, a condition derived from
+`if`, `elif`, conditional expressions and `while` on a concrete condition are
+evaluated while tracing: the condition picks the branch and only that branch is
+traced (the IR has no instruction of the branch not taken); a `while` on a
+concrete condition unrolls. An `if`/`elif` whose condition is a scalar
+predicate over loop variables only (`if i < 2:` in nl.affine_range) is a
+predicated scope: both branches are traced once, every instruction of the
+then-branch carries the predicate and every instruction of the else-branch its
+negation (extra mask constraints on the loop variable). The else-branch of a
+compound predicate (a disjunction once negated) is
+err_unsupported_expression_in_mask. A tensor or program-id condition is
+err_dynamic_control_flow_not_supported, and so is a loop-variable predicate in
+a `while` or a conditional expression; a condition derived from
 nl.arange/nl.mgrid is err_control_flow_condition_depending_on_arange, and
 and/or/not/bool() of a multi-element tensor is err_ambiguous_tensor_truth_value.
 Each diagnostic says where the symbolic value came from and how to fix it."""
@@ -12,6 +19,7 @@ import numpy as np
 import pytest
 
 import _nkic
+import nkic
 from neuronxcc import nki
 import neuronxcc.nki.language as nl
 
@@ -181,11 +189,44 @@ def k_chained_concrete(a, lo, hi):
     return out
 
 
-def k_if_loop_var(a):
-    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+def k_ifexp_loop_var(a):
+    out = nl.ndarray((4, 128, 512), dtype=a.dtype, buffer=nl.shared_hbm)
     for i in nl.affine_range(4):
-        if i < 2:  # ERR:if_loop_var
-            nl.store(out, value=nl.load(a))
+        scale = 2.0 if i < 2 else 3.0  # ERR:ifexp_loop_var
+        nl.store(out[i], value=nl.multiply(nl.load(a), scale))
+    return out
+
+
+def k_while_loop_var(a):
+    out = nl.ndarray((4, 128, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        while i < 2:  # ERR:while_loop_var
+            nl.store(out[i], value=nl.load(a))
+    return out
+
+
+def k_if_loop_var_and_program_id(a):
+    out = nl.ndarray((4, 128, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if i < nl.program_id(0):  # ERR:if_loop_var_and_program_id
+            nl.store(out[i], value=nl.load(a))
+    return out
+
+
+def k_if_program_id_in_loop(a):
+    out = nl.ndarray((4, 128, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if nl.program_id(0) < 2:  # ERR:if_program_id_in_loop
+            nl.store(out[i], value=nl.load(a))
+    return out
+
+
+def k_if_arange_and_loop_var(a):
+    out = nl.ndarray((4, 128, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    for i in nl.affine_range(4):
+        if i_p + i < 64:  # ERR:if_arange_and_loop_var
+            nl.store(out[i], value=nl.load(a))
     return out
 
 
@@ -416,19 +457,49 @@ def test_program_id_comparison_is_a_scalar_predicate():
     assert not isinstance(seen[0], bool)
 
 
-def test_loop_variable_condition_is_dynamic_control_flow():
-    e = trace_error(k_if_loop_var, f32())
-    check_diag(e, M, "err_dynamic_control_flow_not_supported", [DYNAMIC, "loop variable"],
-               [("if_loop_var", "i < 2")])
+LOOP_VAR_CASES = {
+    # An `if` on a loop variable is predicated (see below); a conditional
+    # expression or a `while` still needs a bool at trace time.
+    "ifexp": (k_ifexp_loop_var, ("ifexp_loop_var", "i < 2")),
+    "while": (k_while_loop_var, ("while_loop_var", "i < 2")),
+}
+
+
+@pytest.mark.parametrize("case", list(LOOP_VAR_CASES))
+def test_loop_variable_condition_outside_if_is_dynamic_control_flow(case):
+    kernel, where = LOOP_VAR_CASES[case]
+    e = trace_error(kernel, f32())
+    check_diag(e, M, "err_dynamic_control_flow_not_supported", [DYNAMIC, "loop variable", "ScalarPredicate"],
+               [where])
+    assert "mask=" in e.hint or "nl.where" in e.hint, e.hint
+
+
+@pytest.mark.parametrize("kernel, where", [
+    (k_if_loop_var_and_program_id, ("if_loop_var_and_program_id", "i < nl.program_id(0)")),
+    (k_if_program_id_in_loop, ("if_program_id_in_loop", "nl.program_id(0) < 2")),
+], ids=["loop variable and program id", "program id inside a loop"])
+def test_if_on_a_program_id_is_not_predicated(kernel, where):
+    # Only predicates over loop variables alone become predicated scopes.
+    e = trace_error(kernel, f32(), grid=(4,))
+    check_diag(e, M, "err_dynamic_control_flow_not_supported", [DYNAMIC, "program id", "ScalarPredicate"],
+               [where])
+
+
+def test_if_on_tile_indices_and_a_loop_variable_is_an_arange_condition():
+    e = trace_error(k_if_arange_and_loop_var, f32())
+    check_diag(e, M, "err_control_flow_condition_depending_on_arange", [ARANGE], [("if_arange_and_loop_var",
+                                                                                   "i_p + i < 64")])
 
 
 def test_symbolic_condition_message_names_its_own_origin():
     # "where the symbolic value came from": a program-id condition is not blamed
     # on a loop variable, nor a loop-variable condition on the program id.
     pid = trace_error(k_if_program_id, f32(), grid=(4,)).message
-    loop = trace_error(k_if_loop_var, f32()).message
+    loop = trace_error(k_ifexp_loop_var, f32()).message
+    both = trace_error(k_if_loop_var_and_program_id, f32(), grid=(4,)).message
     assert "program" in pid and "loop variable" not in pid, pid
     assert "loop variable" in loop and "program" not in loop, loop
+    assert "loop variable" in both and "program id" in both, both
 
 
 ARANGE_CASES = {
@@ -472,3 +543,435 @@ def test_truth_value_of_multi_element_tensor_is_ambiguous(case):
 def test_short_circuit_skips_the_tensor_truth_test(flag):
     a = f32()
     np.testing.assert_allclose(simulate(k_and_python_first, a, flag), a)
+
+
+# ---------------------------------------------------------------- predicated if (loop-variable predicates)
+#
+# `if` on a scalar predicate over loop variables: both branches are traced once,
+# the then-branch predicated on the condition, the else-branch on its negation.
+
+MASK = "NKI mask expressions must be affine expressions of static loop indices"
+TRACED = []  # which branch bodies Python ran while tracing
+
+
+def k_pred_if_else(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if i < 2:
+            TRACED.append("then")
+            nl.store(out[i], value=nl.load(a[i]))
+        else:
+            TRACED.append("else")
+            nl.store(out[i], value=nl.load(b[i]))
+    return out
+
+
+def k_pred_if_only(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nl.store(out[i], value=nl.load(b[i]))
+        if i >= 1:
+            nl.store(out[i], value=nl.exp(nl.load(a[i])))
+    return out
+
+
+def k_pred_nested(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if i >= 1:
+            if i < 3:
+                nl.store(out[i], value=nl.load(a[i]))
+            else:
+                nl.store(out[i], value=nl.load(b[i]))
+        else:
+            nl.store(out[i], value=nl.exp(nl.load(a[i])))
+    return out
+
+
+def k_pred_elif(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if i < 1:
+            nl.store(out[i], value=nl.load(a[i]))
+        elif i < 3:
+            nl.store(out[i], value=nl.load(b[i]))
+        else:
+            nl.store(out[i], value=nl.exp(nl.load(b[i])))
+    return out
+
+
+def k_pred_eq(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nl.store(out[i], value=nl.load(b[i]))
+        if i == 2:
+            nl.store(out[i], value=nl.load(a[i]))
+    return out
+
+
+def k_pred_compound_then(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nl.store(out[i], value=nl.load(b[i]))
+        if (i >= 1) & (i < 3):
+            nl.store(out[i], value=nl.load(a[i]))
+    return out
+
+
+def k_pred_chained_then(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nl.store(out[i], value=nl.load(b[i]))
+        if 1 <= i < 3:
+            nl.store(out[i], value=nl.load(a[i]))
+    return out
+
+
+def k_pred_inner_loop(a, b):
+    # A predicate on the outer variable reaches the inner loop's instructions,
+    # and an inner `if` may compare both variables.
+    out = nl.ndarray((4, 4, 128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if i < 2:
+            for j in nl.affine_range(4):
+                nl.store(out[i, j], value=nl.load(a[j]))
+        else:
+            for j in nl.affine_range(4):
+                if j >= i:
+                    nl.store(out[i, j], value=nl.load(b[j]))
+                else:
+                    nl.store(out[i, j], value=nl.load(a[i]))
+    return out
+
+
+def k_pred_sequential(a, b):
+    out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 64), dtype=nl.float32)
+    for i in nl.sequential_range(4):
+        if i > 0:
+            acc[...] = nl.add(acc, nl.load(a[i]))
+        else:
+            acc[...] = nl.load(b[i])
+    nl.store(out, value=acc)
+    return out
+
+
+def k_pred_own_mask(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(64)[None, :]
+    for i in nl.affine_range(4):
+        nl.store(out[i], value=nl.load(b[i]))
+        if i < 2:
+            nl.store(out[i, i_p, i_f], value=nl.load(a[i, i_p, i_f]), mask=(i_p < 64))
+    return out
+
+
+def k_pred_bounds(a, b):
+    # a[i + 1] is out of bounds for i = 3 only, which the predicate excludes.
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if i < 3:
+            nl.store(out[i], value=nl.load(a[i + 1]))
+        else:
+            nl.store(out[i], value=nl.load(b[0]))
+    return out
+
+
+def k_unpredicated_bounds(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nl.store(out[i], value=nl.load(a[i + 1]))  # ERR:unpredicated_bounds
+    return out
+
+
+def k_pred_in_grid(a, b):
+    # A program id may index the data; only the condition must not use it.
+    out = nl.ndarray((2, 4, 128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    p = nl.program_id(0)
+    for i in nl.affine_range(4):
+        if i < 2:
+            nl.store(out[p, i], value=nl.load(a[i]))
+        else:
+            nl.store(out[p, i], value=nl.load(b[i]))
+    return out
+
+
+def k_static_range_if(a, b):
+    # A static_range variable is an int: the `if` is static, one branch per iteration.
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.static_range(4):
+        if i < 2:
+            nl.store(out[i], value=nl.load(a[i]))
+        else:
+            nl.store(out[i], value=nl.exp(nl.load(b[i])))
+    return out
+
+
+def k_pred_compound_else(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if (i >= 1) & (i < 3):  # ERR:pred_compound_else
+            nl.store(out[i], value=nl.load(a[i]))
+        else:
+            nl.store(out[i], value=nl.load(b[i]))
+    return out
+
+
+def k_pred_chained_else(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if 1 <= i < 3:  # ERR:pred_chained_else
+            nl.store(out[i], value=nl.load(a[i]))
+        else:
+            nl.store(out[i], value=nl.load(b[i]))
+    return out
+
+
+def k_pred_compound_elif(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if i < 1:
+            nl.store(out[i], value=nl.load(b[i]))
+        elif (i >= 1) & (i < 3):  # ERR:pred_compound_elif
+            nl.store(out[i], value=nl.load(a[i]))
+        else:
+            nl.store(out[i], value=nl.load(b[i]))
+    return out
+
+
+def k_pred_eq_else(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if i == 0:  # ERR:pred_eq_else
+            nl.store(out[i], value=nl.load(a[i]))
+        else:
+            nl.store(out[i], value=nl.load(b[i]))
+    return out
+
+
+def ab(shape=(4, 128, 64)):
+    return f32(shape, seed=1), f32(shape, seed=2)
+
+
+def loop_instructions(ir):
+    """(op, mask) of every instruction of the IR text; mask is None without one."""
+    found = []
+    for line in ir.splitlines():
+        line = line.strip()
+        if line.startswith(("kernel ", "tensor ", "for ")) or " = " not in line:
+            continue
+        op = line.split(" = ", 1)[1].split("(", 1)[0].split(".")[-1]
+        mask = line.split(" mask=(", 1)[1].rsplit(")", 1)[0] if " mask=(" in line else None
+        found.append((op, mask))
+    return found
+
+
+def test_predicated_if_runs_each_branch_where_its_condition_holds():
+    a, b = ab()
+    np.testing.assert_array_equal(simulate(k_pred_if_else, a, b), np.concatenate([a[:2], b[2:]]))
+
+
+def test_predicated_if_traces_both_branches_once():
+    a, b = ab()
+    TRACED.clear()
+    trace_ir(k_pred_if_else, a, b)
+    assert TRACED == ["then", "else"]
+
+
+def test_predicated_if_ir_has_both_branches_with_complementary_masks():
+    a, b = ab()
+    assert loop_instructions(trace_ir(k_pred_if_else, a, b)) == [
+        ("load", "i <= 1"), ("store", "i <= 1"),     # then: i < 2
+        ("load", "i >= 2"), ("store", "i >= 2"),     # else: not (i < 2)
+    ]
+
+
+def test_predicated_if_without_else():
+    a, b = ab()
+    assert loop_instructions(trace_ir(k_pred_if_only, a, b)) == [
+        ("load", None), ("store", None), ("load", "i >= 1"), ("exp", "i >= 1"), ("store", "i >= 1")]
+    np.testing.assert_allclose(simulate(k_pred_if_only, a, b), np.concatenate([b[:1], np.exp(a[1:])]),
+                               rtol=1e-6)
+
+
+def test_nested_predicated_ifs_combine_their_constraints():
+    a, b = ab()
+    assert loop_instructions(trace_ir(k_pred_nested, a, b)) == [
+        ("load", "i >= 1 & i <= 2"), ("store", "i >= 1 & i <= 2"),
+        ("load", "i >= 1 & i >= 3"), ("store", "i >= 1 & i >= 3"),
+        ("load", "i <= 0"), ("exp", "i <= 0"), ("store", "i <= 0"),
+    ]
+    np.testing.assert_allclose(simulate(k_pred_nested, a, b),
+                               np.concatenate([np.exp(a[:1]), a[1:3], b[3:]]), rtol=1e-6)
+
+
+def test_predicated_elif_chain():
+    a, b = ab()
+    masks = [m for _, m in loop_instructions(trace_ir(k_pred_elif, a, b))]
+    assert masks == ["i <= 0"] * 2 + ["i >= 1 & i <= 2"] * 2 + ["i >= 1 & i >= 3"] * 3
+    np.testing.assert_allclose(simulate(k_pred_elif, a, b),
+                               np.concatenate([a[:1], b[1:3], np.exp(b[3:])]), rtol=1e-6)
+
+
+def test_predicated_if_on_an_equality():
+    a, b = ab()
+    assert loop_instructions(trace_ir(k_pred_eq, a, b))[2:] == [("load", "i == 2"), ("store", "i == 2")]
+    np.testing.assert_array_equal(simulate(k_pred_eq, a, b), np.concatenate([b[:2], a[2:3], b[3:]]))
+
+
+@pytest.mark.parametrize("kernel", [k_pred_compound_then, k_pred_chained_then], ids=["&", "chained comparison"])
+def test_compound_predicate_without_else(kernel):
+    a, b = ab()
+    assert loop_instructions(trace_ir(kernel, a, b))[2:] == [("load", "i >= 1 & i <= 2"),
+                                                             ("store", "i >= 1 & i <= 2")]
+    np.testing.assert_array_equal(simulate(kernel, a, b), np.concatenate([b[:1], a[1:3], b[3:]]))
+
+
+def test_predicate_reaches_inner_loops_and_may_compare_loop_variables():
+    a, b = ab()
+    ir = trace_ir(k_pred_inner_loop, a, b)
+    masks = [m for _, m in loop_instructions(ir)]
+    assert masks[:2] == ["i <= 1"] * 2
+    assert all(m.startswith("i >= 2 & ") for m in masks[2:]), masks
+    ref = np.empty((4, 4, 128, 64), np.float32)
+    for i in range(4):
+        for j in range(4):
+            ref[i, j] = a[j] if i < 2 else (b[j] if j >= i else a[i])
+    np.testing.assert_array_equal(simulate(k_pred_inner_loop, a, b), ref)
+
+
+def test_predicated_if_in_a_sequential_loop():
+    a, b = ab()
+    np.testing.assert_allclose(simulate(k_pred_sequential, a, b), b[0] + a[1:].sum(axis=0), rtol=1e-6)
+
+
+def test_predicate_and_an_instruction_mask_combine():
+    a, b = ab()
+    assert loop_instructions(trace_ir(k_pred_own_mask, a, b))[3] == ("store", "i0 <= 63 & i <= 1")
+    ref = b.copy()
+    ref[:2, :64] = a[:2, :64]
+    np.testing.assert_array_equal(simulate(k_pred_own_mask, a, b), ref)
+
+
+def test_static_bounds_check_sees_the_predicate():
+    a, b = ab()
+    np.testing.assert_array_equal(simulate(k_pred_bounds, a, b), np.concatenate([a[1:], b[:1]]))
+    # Without the `if` the same access is out of bounds.
+    e = trace_error(k_unpredicated_bounds, a, b)
+    check_diag(e, M, "err_tensor_access_out_of_bound", "index range [1, 4]",
+               [("unpredicated_bounds", "nl.load"), ("unpredicated_bounds", "a[i + 1]")])
+
+
+def test_predicated_if_in_an_spmd_kernel():
+    a, b = ab()
+    out = simulate(k_pred_in_grid, a, b, grid=(2,))
+    for p in range(2):
+        np.testing.assert_array_equal(out[p], np.concatenate([a[:2], b[2:]]))
+
+
+def test_if_on_a_static_range_variable_stays_static():
+    a, b = ab()
+    ir = trace_ir(k_static_range_if, a, b)
+    assert "mask=" not in ir, ir
+    assert ir_ops(ir) == ["load", "store"] * 2 + ["load", "exp", "store"] * 2
+    np.testing.assert_allclose(simulate(k_static_range_if, a, b), np.concatenate([a[:2], np.exp(b[2:])]),
+                               rtol=1e-6)
+
+
+def k_pred_single_writer(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nl.store(out[i], value=nl.load(b[i]))
+    for i in nl.affine_range(4):
+        if i == 0:
+            nl.store(out[0], value=nl.load(a[i]))  # one iteration writes out[0]
+    return out
+
+
+def k_pred_two_writers(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nl.store(out[i], value=nl.load(b[i]))
+    for i in nl.affine_range(4):
+        if i < 2:
+            nl.store(out[0], value=nl.load(a[i]))  # two iterations write out[0]
+    return out
+
+
+def test_race_check_sees_the_predicate():
+    a, b = ab()
+    out = nki.simulate_kernel(nki.jit(k_pred_single_writer), a, b, check_races=True)
+    np.testing.assert_array_equal(out, np.concatenate([a[:1], b[1:]]))
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate_kernel(nki.jit(k_pred_two_writers), a, b, check_races=True)
+    assert info.value.code == "err_unexpected_output_dependencies"
+
+
+UNEXPRESSIBLE_ELSE_CASES = {
+    "&": (k_pred_compound_else, [("pred_compound_else", "if"), ("pred_compound_else", "(i >= 1) & (i < 3)")],
+          "else branch of a compound loop-variable condition"),
+    "chained comparison": (k_pred_chained_else, [("pred_chained_else", "if"), ("pred_chained_else", "1 <= i < 3")],
+                           "else branch of a compound loop-variable condition"),
+    "elif": (k_pred_compound_elif, [("pred_compound_elif", "elif"),
+                                    ("pred_compound_elif", "(i >= 1) & (i < 3)")],
+             "else branch of a compound loop-variable condition"),
+    # The complement of an equality is a `!=`, which no mask can express either.
+    "==": (k_pred_eq_else, [("pred_eq_else", "if"), ("pred_eq_else", "i == 0")], "'not equal'"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNEXPRESSIBLE_ELSE_CASES))
+def test_else_of_a_predicate_whose_negation_is_no_conjunction(case):
+    kernel, locs, why = UNEXPRESSIBLE_ELSE_CASES[case]
+    e = trace_error(kernel, *ab())
+    check_diag(e, M, "err_unsupported_expression_in_mask", [MASK, why], locs)
+
+
+# ---------------------------------------------------------------- known bugs (see the reasons)
+
+def k_pred_non_affine(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if i % 2 == 1:  # ERR:pred_non_affine
+            nl.store(out[i], value=nl.load(a[i]))
+        else:
+            nl.store(out[i], value=nl.exp(nl.load(a[i])))
+    return out
+
+
+def pick(t, i):
+    if i < 2:
+        return nl.exp(t)
+    else:
+        return nl.negative(t)
+
+
+def k_pred_return(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nl.store(out[i], value=pick(nl.load(a[i]), i))
+    return out
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "bug: a non-affine loop-variable predicate (i % 2 == 1) is neither predicated nor rejected; "
+    "Predicate.__bool__ (python/bindings/values.cpp) treats a MaskVal whose non_affine is set "
+    "(dnf {{}}) as always true, so eval_if_cnd silently takes the then-branch for every iteration"))
+def test_non_affine_loop_variable_condition_is_rejected():
+    e = trace_error(k_pred_non_affine, *ab())
+    assert e.code in ("err_dynamic_control_flow_not_supported", "err_unsupported_expression_in_mask"), e.code
+    assert (e.line, e.col) == M.loc("pred_non_affine", "i % 2 == 1")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "bug: `return` inside a predicated branch leaves the helper during the then-branch; the else "
+    "branch is never traced and the caller uses the then-branch's value in every iteration, "
+    "unpredicated (no diagnostic, wrong result)"))
+def test_return_inside_a_predicated_branch_is_not_silently_wrong():
+    a, b = ab()
+    try:
+        out = simulate(k_pred_return, a, b)
+    except nkic.NKIError:
+        return
+    np.testing.assert_allclose(out, np.concatenate([np.exp(a[:2]), -a[2:]]), rtol=1e-6)

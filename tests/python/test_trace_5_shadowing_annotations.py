@@ -2,8 +2,10 @@
 (annotate_object).
 
 Rebinding a name that holds a tensor of an enclosing scope to a different
-tensor inside a loop or if body (or rebinding it to a tensor of another dtype
-or shape) warns, at the user's line:
+tensor inside a loop body or a predicated if/else branch (an `if` on a
+loop-variable predicate), or rebinding it to a tensor of another dtype or shape,
+warns, at the user's line. A static `if` (concrete condition) is no scope of its
+own, so rebinding inside one to the same dtype and shape is silent:
   SyntaxWarning: shadowing local tensor '<dtype> <name>[shape]' with a new
   object, use '<name>[...] =' if you want to update the existing object
 `x: nt.tensor[128, 512] = value` checks the value's shape
@@ -38,25 +40,49 @@ def k_shadow_in_loop(a):
     return out
 
 
-def k_shadow_in_if(a, flag):
-    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+def k_shadow_in_if(a):
+    out = nl.ndarray((4, 128, 512), dtype=a.dtype, buffer=nl.shared_hbm)
     t = nl.load(a)
-    if flag:
-        t = nl.sqrt(t)  # ERR:shadow_in_if
-        nl.store(out, value=t)
-    else:
-        nl.store(out, value=t)
+    for i in nl.affine_range(4):
+        if i < 2:
+            t = nl.sqrt(t)  # ERR:shadow_in_if
+            nl.store(out[i], value=t)
+        else:
+            nl.store(out[i], value=nl.load(a))
     return out
 
 
-def k_shadow_in_else(a, flag):
-    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+def k_shadow_in_else(a):
+    out = nl.ndarray((4, 128, 512), dtype=a.dtype, buffer=nl.shared_hbm)
     acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(4):
+        if i < 2:
+            nl.store(out[i], value=acc)
+        else:
+            acc = nl.load(a)  # ERR:shadow_in_else
+            nl.store(out[i], value=acc)
+    return out
+
+
+def k_shadow_in_static_if_other_dtype(a, flag):
+    out = nl.ndarray(a.shape, dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    t = nl.load(a)
     if flag:
-        nl.store(out, value=acc)
+        t = nl.exp(t, dtype=nl.bfloat16)  # ERR:shadow_in_static_if_other_dtype
+    nl.store(out, value=t)
+    return out
+
+
+def k_rebind_in_static_if(a, flag):
+    # Same scope (a static `if` is none), same dtype and shape: no warning, and
+    # the new tensor is used after the `if`.
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    if flag:
+        t = nl.sqrt(t)
     else:
-        acc = nl.load(a)  # ERR:shadow_in_else
-        nl.store(out, value=acc)
+        t = nl.exp(t)
+    nl.store(out, value=t)
     return out
 
 
@@ -176,8 +202,10 @@ def trace_warnings(kernel, *args):
 
 SHADOW_CASES = {
     "affine loop": (k_shadow_in_loop, (), "shadow_in_loop", ("float32", "t", "[128, 512]")),
-    "if": (k_shadow_in_if, (True,), "shadow_in_if", ("float32", "t", "[128, 512]")),
-    "else": (k_shadow_in_else, (False,), "shadow_in_else", ("float32", "acc", "[128, 512]")),
+    "if": (k_shadow_in_if, (), "shadow_in_if", ("float32", "t", "[128, 512]")),
+    "else": (k_shadow_in_else, (), "shadow_in_else", ("float32", "acc", "[128, 512]")),
+    "static if, other dtype": (k_shadow_in_static_if_other_dtype, (True,), "shadow_in_static_if_other_dtype",
+                               ("float32", "t", "[128, 512]")),
     "sequential loop": (k_shadow_in_sequential_loop, (), "shadow_in_sequential_loop",
                         ("float32", "acc", "[128, 512]")),
     "other dtype": (k_shadow_other_dtype, (), "shadow_other_dtype", ("float32", "t", "[128, 512]")),
@@ -207,14 +235,31 @@ def test_shadowing_warning_with_pytest_warns():
 def test_shadowing_keeps_the_kernel_meaning():
     a = f32()
     with pytest.warns(SyntaxWarning):
-        out = simulate(k_shadow_in_if, a, True)
-    np.testing.assert_allclose(out, np.sqrt(a), rtol=1e-5)
+        out = simulate(k_shadow_in_if, a)
+    np.testing.assert_allclose(out, np.stack([np.sqrt(a)] * 2 + [a] * 2), rtol=1e-5)
+    with pytest.warns(SyntaxWarning):
+        out = simulate(k_shadow_in_else, a)
+    np.testing.assert_allclose(out, np.stack([np.zeros_like(a)] * 2 + [a] * 2))
+    with pytest.warns(SyntaxWarning):
+        out = simulate(k_shadow_in_static_if_other_dtype, a, True)
+    np.testing.assert_allclose(out.astype(np.float32), np.exp(a), rtol=1e-2)
 
 
 def test_no_warning_without_shadowing():
     a = f32()
     assert trace_warnings(k_no_shadowing, a) == []
-    assert trace_warnings(k_shadow_in_if, a, False) == []
+    assert trace_warnings(k_shadow_in_static_if_other_dtype, a, False) == []
+    assert trace_warnings(k_rebind_in_static_if, a, True) == []
+    assert trace_warnings(k_rebind_in_static_if, a, False) == []
+
+
+@pytest.mark.parametrize("flag, ref", [(True, np.sqrt), (False, np.exp)])
+def test_rebinding_in_a_static_if_is_a_same_scope_rebinding(flag, ref):
+    a = f32()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = simulate(k_rebind_in_static_if, a, flag)
+    np.testing.assert_allclose(out, ref(a), rtol=1e-6)
 
 
 ANNOTATION_CASES = {
