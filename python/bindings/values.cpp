@@ -291,6 +291,9 @@ py::object from_value(Value v) {
 }
 
 void bind_values(py::module_& m) {
+  m.def("logical_and", [](py::object a, py::object b) { return logical(types::LogicalOp::and_, a, b); });
+  m.def("logical_or", [](py::object a, py::object b) { return logical(types::LogicalOp::or_, a, b); });
+  m.def("logical_not", [](py::object a) { return logical_not(a); });
   auto tensor = py::class_<PyTensor>(m, "NkiTensor", py::dynamic_attr());
   add_type_system_ops(tensor);
   tensor
@@ -380,6 +383,9 @@ void bind_values(py::module_& m) {
   add_type_system_ops(mask);
   mask.def("__bool__", [](py::object self) -> bool {
         const types::MaskVal& v = self.cast<const PyMask&>().v;
+        if (!v.non_affine.empty())
+          sema::fail(sema::err_dynamic_control_flow_not_supported("a condition on " + v.non_affine +
+                                                                  ", which is not affine in the loop variables"));
         if (v.always_true() || v.always_false()) return v.always_true();
         truth_error(self);
       })

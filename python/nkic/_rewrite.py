@@ -105,6 +105,50 @@ def bind(name, new, old):
     return new
 
 
+def branch_return(branches, value):
+    """`return` inside an if: a predicated if traces both branches, so leaving
+    the function from one of them cannot be expressed."""
+    if any(b.predicated for b in branches):
+        core.raise_return_in_predicated_branch()
+    return value
+
+
+def _is_logical(v):
+    # Scalar predicates (loop variables) combine; a tile mask's truth value stays
+    # an error (NKI: combine masks with &, not `and`).
+    return isinstance(v, core.ScalarPredicate)
+
+
+def bool_and(first, *rest):
+    """`and` over traced scalar predicates combines them (seed 001 logical_and);
+    over plain values it is Python's `and`; tensors and tile masks have no truth value."""
+    acc = first
+    for thunk in rest:
+        if _is_logical(acc):
+            acc = core.logical_and(acc, thunk())
+        elif not acc:
+            return acc
+        else:
+            acc = thunk()
+    return acc
+
+
+def bool_or(first, *rest):
+    acc = first
+    for thunk in rest:
+        if _is_logical(acc):
+            acc = core.logical_or(acc, thunk())
+        elif acc:
+            return acc
+        else:
+            acc = thunk()
+    return acc
+
+
+def bool_not(value):
+    return core.logical_not(value) if _is_logical(value) else not value
+
+
 def kernel_return(value):
     """`return value` in traced code: at kernel level, only shared_hbm outputs
     may be returned; checked here so the diagnostic points at the return line."""
@@ -133,7 +177,15 @@ HOOKS = {
     "__nki_exception_block__": _ExceptionBlock,
     "__nki_annotate__": annotate,
     "__nki_return__": kernel_return,
+    "__nki_branch_return__": branch_return,
+    "__nki_and__": bool_and,
+    "__nki_or__": bool_or,
+    "__nki_not__": bool_not,
 }
+
+
+def _NO_ARGS():
+    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
 
 
 def _hook(name, node, *args):
@@ -151,13 +203,15 @@ def _previous(name, node):
 class _Rewriter(ast.NodeTransformer):
     def __init__(self):
         self.depth = 0  # nesting of function definitions; returns of depth 1 are hooked
+        self.branches = []  # names of the enclosing if statements' branch objects
         self.loop_ids = []  # enclosing loops: an id per `for`, None per `while`
 
     def visit_FunctionDef(self, node):
         self.depth += 1
-        saved, self.loop_ids = self.loop_ids, []  # a nested def starts outside any loop
+        saved = self.loop_ids, self.branches
+        self.loop_ids, self.branches = [], []  # a nested def starts outside any loop or if
         self.generic_visit(node)
-        self.loop_ids = saved
+        self.loop_ids, self.branches = saved
         self.depth -= 1
         return node
 
@@ -165,8 +219,25 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_Return(self, node):
         self.generic_visit(node)
+        if self.branches:  # a return inside an if: legal only when the if is static
+            names = ast.Tuple(elts=[ast.Name(id=b, ctx=ast.Load()) for b in self.branches], ctx=ast.Load())
+            node.value = _hook("__nki_branch_return__", node, names, node.value or ast.Constant(None))
         if self.depth == 1 and node.value is not None:
             node.value = _hook("__nki_return__", node, node.value)
+        return node
+
+    def visit_BoolOp(self, node):
+        # a and b and c -> __nki_and__(a, lambda: b, lambda: c): Python's short
+        # circuit on plain values, seed 001's logical_and/or over masks.
+        self.generic_visit(node)
+        hook = "__nki_and__" if isinstance(node.op, ast.And) else "__nki_or__"
+        thunks = [ast.copy_location(ast.Lambda(args=_NO_ARGS(), body=v), v) for v in node.values[1:]]
+        return _hook(hook, node, node.values[0], *thunks)
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not):
+            return _hook("__nki_not__", node, node.operand)
         return node
 
     def visit_Call(self, node):
@@ -203,8 +274,10 @@ class _Rewriter(ast.NodeTransformer):
         # if c: A else: B  ->  br = __nki_branch__(c)
         #                      if br.then(): with br.scope(False): A
         #                      if br.otherwise(): with br.scope(True): B
-        self.generic_visit(node)
         name = f"__nki_branch_{next(_BRANCH_IDS)}"
+        self.branches.append(name)
+        self.generic_visit(node)
+        self.branches.pop()
         out = [ast.copy_location(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())],
                                             value=_hook("__nki_branch__", node.test, node.test)), node)]
 

@@ -1,5 +1,7 @@
 #include "codegen/KernelBuilder.h"
 
+#include <cctype>
+
 #include "sema/Asserts.h"
 #include "sema/Bounds.h"
 #include "sema/OpTable.h"
@@ -79,7 +81,7 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
         return std::pair<int64_t, int64_t>{std::min(l->lb, last), std::max(l->lb, last)};
       }
     // A loop variable outside its loop: the loop has finished, its value is gone.
-    fail(sema::err_local_variable_used_out_of_scope(loop_names_.at(v.id)));
+    fail(sema::err_local_variable_used_out_of_scope(display_name(loop_names_.at(v.id))));
   };
   for (const ir::Constraint& c : inst->predicate)
     for (const ir::Term& t : c.expr.terms())
@@ -144,8 +146,17 @@ void KernelBuilder::pop_region() {
   regions_.pop_back();
 }
 
+std::string KernelBuilder::display_name(const std::string& name) {
+  // IR names of same-named tensors carry ".1", ".2", ...: the user wrote the base.
+  size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot + 1 == name.size()) return name;
+  for (size_t i = dot + 1; i < name.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return name;
+  return name.substr(0, dot);
+}
+
 void KernelBuilder::check_live(const types::TensorVal& v) const {
-  if (v.region && !v.region->open) fail(sema::err_local_variable_used_out_of_scope(tensor(v.tensor).name));
+  if (v.region && !v.region->open) fail(sema::err_local_variable_used_out_of_scope(display_name(tensor(v.tensor).name)));
 }
 
 void KernelBuilder::warn(sema::Diagnostic d) const {

@@ -97,6 +97,9 @@ class KernelBuilder {
   void push_region_predicate(ir::Predicate p) { region_predicates_.push_back(std::move(p)); }
   void pop_region_predicate() { region_predicates_.pop_back(); }
 
+  // A tensor's name as the user wrote it (IR names add ".1", ".2" to repeats).
+  static std::string display_name(const std::string& name);
+
   // The region check every operand passes (err_local_variable_used_out_of_scope).
   void check_live(const types::TensorVal& v) const;
   // Liveness plus the op table's memory/dtype/rank checks for `operand` of the API in flight.

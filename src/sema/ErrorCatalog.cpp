@@ -265,6 +265,13 @@ Diagnostic err_break_in_deferred_loop(std::string_view statement) {
               "restrict the work with mask= instead, or iterate with nl.static_range to unroll the loop in Python");
 }
 
+Diagnostic err_return_in_predicated_branch() {
+  return make("err_return_in_predicated_branch",
+              "'return' inside an `if` on a loop variable: both branches are traced, each predicated, so the "
+              "function cannot return from one of them",
+              ErrorKind::Syntax, "assign the result to a tensor declared before the if (t[...] = ...) and return after it");
+}
+
 Diagnostic err_invalid_range_args(std::string_view message, ErrorKind kind) {
   return make("err_invalid_range_args", s(message), kind);
 }

@@ -58,6 +58,7 @@ Diagnostic err_cannot_assign_to_index(std::string_view what);  // what: "index" 
 Diagnostic err_comparison_precedence();
 // Tracing.
 Diagnostic err_break_in_deferred_loop(std::string_view statement);
+Diagnostic err_return_in_predicated_branch();
 Diagnostic err_invalid_range_args(std::string_view message, ErrorKind kind);
 Diagnostic err_incorrect_target_type(std::string_view name);
 // Creation, operands and per-op rules.

@@ -71,8 +71,39 @@ void TraceContext::pop_scope() {
   builder_.pop_region();
 }
 
+namespace {
+// `L != v` for a loop variable L is `L >= v + 1` when v is L's first value and
+// `L <= v - 1` when it is its last (else branches of `if i == 0:`); a value
+// outside the loop's range makes the atom always true.
+void narrow_not_equal(types::MaskVal& m, const codegen::KernelBuilder& b) {
+  for (types::Conjunction& c : m.dnf) {
+    types::Conjunction kept;
+    for (types::Atom& a : c) {
+      const auto& t = a.expr.terms();
+      bool single_loop = a.rel == types::Atom::Ne && t.size() == 1 && t[0].var.kind == ir::VarKind::Loop;
+      const ir::Loop* loop = single_loop ? b.open_loop(t[0].var.id) : nullptr;
+      if (!loop) {
+        kept.push_back(a);
+        continue;
+      }
+      if (a.expr.constant() % t[0].coeff != 0) continue;  // L never takes that value: always true
+      int64_t v = -a.expr.constant() / t[0].coeff;  // the value L must differ from
+      int64_t last = loop->lb + (loop->tripcount() - 1) * loop->stride;
+      int64_t lo = std::min(loop->lb, last), hi = std::max(loop->lb, last);
+      ir::AffineExpr var = ir::AffineExpr::var(t[0].var);
+      if (v < lo || v > hi) continue;
+      if (v == lo) kept.push_back({var - (v + 1), types::Atom::Ge});
+      else if (v == hi) kept.push_back({ir::AffineExpr(v - 1) - var, types::Atom::Ge});
+      else kept.push_back(a);
+    }
+    c = std::move(kept);
+  }
+}
+}  // namespace
+
 void TraceContext::push_predicated_scope(const types::MaskVal& cond, bool negate) {
   types::MaskVal m = negate ? types::mask_not(cond) : cond;
+  narrow_not_equal(m, builder_);
   if (m.dnf.size() > 1)
     builder_.fail(sema::err_unsupported_expression_in_mask(
         "the else branch of a compound loop-variable condition is a disjunction; split the condition "

@@ -743,11 +743,35 @@ def k_pred_compound_elif(a, b):
 def k_pred_eq_else(a, b):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     for i in nl.affine_range(4):
-        if i == 0:  # ERR:pred_eq_else
+        if i == 2:  # ERR:pred_eq_else
             nl.store(out[i], value=nl.load(a[i]))
         else:
             nl.store(out[i], value=nl.load(b[i]))
     return out
+
+
+def k_pred_eq_first_else(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if i == 0:
+            nl.store(out[i], value=nl.load(a[i]))
+        else:
+            nl.store(out[i], value=nl.load(b[i]))
+        if i == 3:
+            nl.store(out[i, 0:1, 0:1], value=-1.0)
+        else:
+            nl.store(out[i, 0:1, 0:1], value=-2.0)
+    return out
+
+
+def test_else_of_equality_with_the_first_or_last_loop_value_is_a_bound():
+    """`i != first` is `i >= first + 1` and `i != last` is `i <= last - 1` over the loop's range."""
+    a, b = ab()
+    out = simulate(k_pred_eq_first_else, a, b)
+    expected = np.concatenate([a[:1], b[1:]])
+    expected[:3, 0, 0] = -2.0
+    expected[3, 0, 0] = -1.0
+    np.testing.assert_array_equal(out, expected)
 
 
 def ab(shape=(4, 128, 64)):
@@ -917,7 +941,7 @@ UNEXPRESSIBLE_ELSE_CASES = {
                                     ("pred_compound_elif", "(i >= 1) & (i < 3)")],
              "else branch of a compound loop-variable condition"),
     # The complement of an equality is a `!=`, which no mask can express either.
-    "==": (k_pred_eq_else, [("pred_eq_else", "if"), ("pred_eq_else", "i == 0")], "'not equal'"),
+    "==": (k_pred_eq_else, [("pred_eq_else", "if"), ("pred_eq_else", "i == 2")], "'not equal'"),
 }
 
 
@@ -954,24 +978,13 @@ def k_pred_return(a, b):
     return out
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: a non-affine loop-variable predicate (i % 2 == 1) is neither predicated nor rejected; "
-    "Predicate.__bool__ (python/bindings/values.cpp) treats a MaskVal whose non_affine is set "
-    "(dnf {{}}) as always true, so eval_if_cnd silently takes the then-branch for every iteration"))
 def test_non_affine_loop_variable_condition_is_rejected():
     e = trace_error(k_pred_non_affine, *ab())
     assert e.code in ("err_dynamic_control_flow_not_supported", "err_unsupported_expression_in_mask"), e.code
     assert (e.line, e.col) == M.loc("pred_non_affine", "i % 2 == 1")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: `return` inside a predicated branch leaves the helper during the then-branch; the else "
-    "branch is never traced and the caller uses the then-branch's value in every iteration, "
-    "unpredicated (no diagnostic, wrong result)"))
-def test_return_inside_a_predicated_branch_is_not_silently_wrong():
-    a, b = ab()
-    try:
-        out = simulate(k_pred_return, a, b)
-    except nkic.NKIError:
-        return
-    np.testing.assert_allclose(out, np.concatenate([np.exp(a[:2]), -a[2:]]), rtol=1e-6)
+def test_return_inside_a_predicated_branch_is_rejected():
+    e = trace_error(k_pred_return, *ab())
+    assert e.code == "err_return_in_predicated_branch", e.code
+    assert "both branches are traced" in e.message

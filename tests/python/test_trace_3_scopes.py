@@ -439,10 +439,6 @@ def test_documented_example_is_out_of_scope():
     assert "[...] =" in e.hint, e.hint
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "bug: the message names the IR tensor ('tmp.1': both branches create a tensor named tmp, the "
-    "second is renamed), not the Python variable; KernelBuilder::check_live passes "
-    "tensor(v.tensor).name to err_local_variable_used_out_of_scope"))
 def test_documented_example_names_the_python_variable():
     e = trace_error(k_documented_example, f32(), f32(seed=1))
     assert OUT_OF_SCOPE.format("tmp") in e.message, e.message
