@@ -119,6 +119,7 @@ void bind_trace_api(py::module_& m) {
   m.def("push_predicated_scope", [](py::handle cnd, bool negate) {
     ctx("if").push_predicated_scope(cnd.cast<const PyMask&>().v, negate);
   });
+  m.def("note_direct_allocation", [] { ctx("direct allocation").builder().direct_allocation = true; });
   m.def("raise_return_in_predicated_branch", [] { sema::fail(sema::err_return_in_predicated_branch()); });
   m.def("pop_predicated_scope", [] {
     if (trace::TraceContext* c = trace::TraceContext::current()) c->pop_predicated_scope();

@@ -26,22 +26,29 @@ class _Buffer:
     serve ncc.sbuf / ncc.psum: direct allocation (alloc, mod_alloc) places a
     tensor at chosen addresses, which changes no value the simulator computes,
     so those allocators return the same memory kind."""
-    __slots__ = ("name",)
+    __slots__ = ("name", "direct")
 
-    def __init__(self, name):
+    def __init__(self, name, direct=False):
         self.name = name
+        self.direct = direct  # a direct allocation (ncc.sbuf.alloc / mod_alloc)
 
     def __repr__(self):
         return f"nl.{self.name}"
 
     def auto_alloc(self):
-        return self
+        return _BUFFERS[self.name]
 
     def alloc(self, func):
-        return self
+        return _Buffer(self.name, direct=True)
 
     def mod_alloc(self, **kwargs):
-        return self
+        return _Buffer(self.name, direct=True)
+
+    def __eq__(self, other):  # `t.buffer is nl.psum` style checks see the memory kind
+        return isinstance(other, _Buffer) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
 
 
 sbuf = _Buffer("sbuf")
@@ -56,6 +63,8 @@ def _buffer_name(buffer):
     if buffer is None:
         return "sbuf"
     if isinstance(buffer, _Buffer):
+        if buffer.direct:
+            core.note_direct_allocation()
         return buffer.name
     raise TypeError(f"buffer= expects nl.sbuf, nl.psum, nl.hbm, nl.private_hbm or nl.shared_hbm, got {buffer!r}")
 

@@ -37,6 +37,7 @@ class KernelBuilder {
   std::string requested_api;
   const std::string& api() const { return cur_api.empty() ? requested_api : cur_api; }
   std::string name_hint;  // the variable the current call is assigned to ("x = nl.load(...)")
+  bool direct_allocation = false;  // some tensor was placed with ncc.sbuf/psum.alloc or mod_alloc
   // The name for a new tensor: the explicit name, else the assigned variable, else `fallback`.
   // A fallback name marks the next tensor's name as generated (see adopt_name).
   std::string tensor_name(const std::string& explicit_name, const std::string& fallback) {

@@ -128,6 +128,9 @@ TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool 
   b.check_operand("x", x);
   b.check_operand("y", y);
   if (transpose_x) return nc_matmul(b, x, y, args);
+  // Without transpose_x the hardware transposes x on the Tensor Engine into a
+  // hidden temporary, which a direct-allocation kernel has no place for.
+  if (b.direct_allocation) b.fail(sema::err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(b.api()));
   // x [M, K] @ y [K, N]: the stationary operand is x.T, read as x[i1, i0].
   int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
   check_matmul(b, k, m, y.shape[0], n, desc(b, x), desc(b, y));
@@ -136,6 +139,7 @@ TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool 
 
 TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
   b.check_operand("x", x);
+  if (b.direct_allocation) b.fail(sema::err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(b.api()));
   int64_t p = x.shape[0], f = x.shape[1];
   if (f > b.target().statebuf_num_partitions)
     b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, desc(b, x), b.api(), b.target().statebuf_num_partitions));

@@ -383,4 +383,13 @@ Diagnostic err_tile_shape_mismatch(std::string_view a, std::string_view b, std::
               ErrorKind::Syntax, "'" + s(bare_api(api)) + "' does not broadcast; use nisa.tensor_scalar for a [P, 1] operand");
 }
 
+Diagnostic err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(std::string_view api) {
+  return make("err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel",
+              "'" + s(bare_api(api)) + "' transposes on the Tensor Engine into a temporary, which is not allowed in "
+              "a kernel with directly allocated tensors",
+              ErrorKind::Syntax,
+              "declare your own identity tensor and call nisa.nc_matmul (is_transpose=True), or pass "
+              "transpose_x=True to nl.matmul with an already transposed operand");
+}
+
 }  // namespace nkic::sema

@@ -79,6 +79,7 @@ Diagnostic err_tile_shape_mismatch(std::string_view a, std::string_view b, std::
 Diagnostic err_reduce_unsupported_negate(std::string_view op);
 Diagnostic err_atomic_rmw_add_only(std::string_view op);
 Diagnostic err_atomic_rmw_dynamic_index(std::string_view tensor);
+Diagnostic err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(std::string_view api);
 Diagnostic err_stack_overflow(bool psum, int64_t required, int64_t capacity, std::string_view target);
 
 }  // namespace nkic::sema
