@@ -200,3 +200,45 @@ def affine_select(pred, on_true_tile, on_false_value, *, mask=None, dtype=None, 
 class fp32:
     """nisa.fp32.min: the most negative finite fp32."""
     min = language.fp32.min
+
+
+@_api("nisa.bn_stats")
+def bn_stats(data, *, mask=None, dtype=None, **kwargs):
+    """Per partition, over the free elements split into even and odd positions:
+    [count, mean, variance * count] of each half, as a [P, 6] tile (the layout
+    nisa.bn_aggr reads)."""
+    p = data.shape[0]
+    flat = data if len(data.shape) == 2 else data.reshape((p, -1))
+    n = flat.shape[1]
+    out = language.ndarray((p, 6), dtype=_dtype_arg(dtype) or "float32")
+    for k, half in enumerate((flat[:, 0:n:2], flat[:, 1:n:2])):
+        count = half.shape[1]
+        mean = language.mean(half, axis=1, keepdims=True, dtype="float32", mask=mask)
+        centered = core.elementwise("subtract", (half, mean), mask, "float32")
+        m2 = core.reduce("nisa.bn_stats", "add", core.elementwise("multiply", (centered, centered), mask, "float32"),
+                         [1], True, False, mask, "float32")
+        out[:, 3 * k:3 * k + 1] = float(count)
+        out[:, 3 * k + 1:3 * k + 2] = mean
+        out[:, 3 * k + 2:3 * k + 3] = m2
+    return out
+
+
+@_api("nisa.bn_aggr")
+def bn_aggr(data, *, mask=None, dtype=None, **kwargs):
+    """Combines bn_stats groups ([count, mean, variance * count] triples along
+    the free dim) into [mean, variance] per partition (Chan's parallel formula)."""
+    p, width = data.shape[0], data.shape[1]
+    counts, means, m2s = data[:, 0:width:3], data[:, 1:width:3], data[:, 2:width:3]
+    total = core.reduce("nisa.bn_aggr", "add", counts, [1], True, False, mask, "float32")
+    weighted = core.reduce("nisa.bn_aggr", "add", core.elementwise("multiply", (counts, means), mask, "float32"),
+                           [1], True, False, mask, "float32")
+    mean = core.elementwise("divide", (weighted, total), mask, "float32")
+    delta = core.elementwise("subtract", (means, mean), mask, "float32")
+    spread = core.elementwise("multiply", (counts, core.elementwise("multiply", (delta, delta), mask, "float32")),
+                              mask, "float32")
+    m2 = core.reduce("nisa.bn_aggr", "add", core.elementwise("add", (m2s, spread), mask, "float32"),
+                     [1], True, False, mask, "float32")
+    out = language.ndarray((p, 2), dtype=_dtype_arg(dtype) or core.tensor_info(data)[1])
+    out[:, 0:1] = mean
+    out[:, 1:2] = core.elementwise("divide", (m2, total), mask, "float32")
+    return out

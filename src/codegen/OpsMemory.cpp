@@ -91,9 +91,13 @@ TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DTyp
   return b.full_view(id);
 }
 
-TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
-  b.check_operand("src", src);
+TensorVal load(KernelBuilder& b, const TensorVal& access, const OpArgs& args) {
+  b.check_operand("src", access);
+  // An access whose integer index dropped the free dim (A[p0:p1, j]) loads into a
+  // [P, 1] tile; a tensor that is 1-D itself stays 1-D and fails err_insufficient_rank.
+  TensorVal src = access;
   const ir::TensorDecl& s = b.tensor(src.tensor);
+  if (src.shape.size() == 1 && s.shape.size() >= 2) src.shape.push_back(1);
   TensorVal dst = alloc_tensor(b, b.tensor_name("", s.name + "_tile"), src.shape, args.dtype.value_or(s.dtype), Memory::SBUF);
   auto in = instruction(ir::Opcode::Load, b, dst, src.shape);
   in->srcs.push_back(access_for(b, src, src.shape));

@@ -8,7 +8,7 @@
   * the promotion pairs of NKI_API.md §1.6, read off the kernel's output array.
 
 Model (§1.6): values decode to fp32 and round once to the destination
-(ints: nearest-even, saturating, NaN -> 0 -- nkic's documented conversion,
+(ints: toward zero, saturating, NaN -> 0 -- nkic's documented conversion,
 src/sim/Numerics.h). Casts, where, transpose: exact (bit for bit). Matmul: the
 products of bf16/fp16/fp8 values are exact in fp32, fp32 products round once;
 the K-term fp32 accumulation (order undocumented) is bounded by
@@ -392,3 +392,38 @@ def add_like_kernel(a, b, fn):
     out = nl.ndarray(r.shape, dtype=r.dtype, buffer=nl.shared_hbm)
     nl.store(out, value=r)
     return out
+
+
+def test_integer_index_load_is_a_column_tile():
+    """A[:, j] drops the free dim; the loaded tile is [P, 1], usable as a column operand."""
+    @nki.jit
+    def scale_by_column(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        col = nl.load(x[:, 3])
+        assert col.shape == (128, 1)
+        nl.store(out, value=nl.multiply(nl.load(x), col))
+        return out
+
+    x = np.random.default_rng(7).random((128, 16), np.float32)
+    assert np.array_equal(nki.simulate_kernel(scale_by_column, x), x * x[:, 3:4])
+
+
+@pytest.mark.parametrize("width", [2, 7, 512])
+def test_bn_stats_then_bn_aggr_is_mean_and_variance(width):
+    @nki.jit
+    def stats(x):
+        raw = nl.ndarray((128, 6), dtype=nl.float32, buffer=nl.shared_hbm)
+        agg = nl.ndarray((128, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+        s = nisa.bn_stats(nl.load(x))
+        nl.store(raw, value=s)
+        nl.store(agg, value=nisa.bn_aggr(s))
+        return raw, agg
+
+    x = np.random.default_rng(width).normal(-1.0, 3.0, (128, width)).astype(np.float32)
+    raw, agg = nki.simulate_kernel(stats, x)
+    for k, half in enumerate((x[:, 0::2], x[:, 1::2])):
+        assert np.array_equal(raw[:, 3 * k], np.full(128, half.shape[1], np.float32))
+        assert np.allclose(raw[:, 3 * k + 1], half.mean(1), rtol=1e-5, atol=1e-6)
+        assert np.allclose(raw[:, 3 * k + 2], half.var(1) * half.shape[1], rtol=1e-4, atol=1e-5)
+    assert np.allclose(agg[:, 0], x.mean(1), rtol=1e-5, atol=1e-6)
+    assert np.allclose(agg[:, 1], x.var(1), rtol=1e-4, atol=1e-6)
