@@ -92,12 +92,13 @@ TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DTyp
 }
 
 TensorVal load(KernelBuilder& b, const TensorVal& access, const OpArgs& args) {
-  b.check_operand("src", access);
-  // An access whose integer index dropped the free dim (A[p0:p1, j]) loads into a
-  // [P, 1] tile; a tensor that is 1-D itself stays 1-D and fails err_insufficient_rank.
+  // Integer indices that leave fewer than two dims (A[p0:p1, j], A[b, h]) load into a
+  // [P, 1] or [1, 1] tile; a whole 1-D tensor stays 1-D and fails err_insufficient_rank.
   TensorVal src = access;
   const ir::TensorDecl& s = b.tensor(src.tensor);
-  if (src.shape.size() == 1 && s.shape.size() >= 2) src.shape.push_back(1);
+  if (src.shape.size() < s.shape.size())
+    while (src.shape.size() < 2) src.shape.push_back(1);
+  b.check_operand("src", src);
   TensorVal dst = alloc_tensor(b, b.tensor_name("", s.name + "_tile"), src.shape, args.dtype.value_or(s.dtype), Memory::SBUF);
   auto in = instruction(ir::Opcode::Load, b, dst, src.shape);
   in->srcs.push_back(access_for(b, src, src.shape));

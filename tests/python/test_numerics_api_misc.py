@@ -427,3 +427,18 @@ def test_bn_stats_then_bn_aggr_is_mean_and_variance(width):
         assert np.allclose(raw[:, 3 * k + 2], half.var(1) * half.shape[1], rtol=1e-4, atol=1e-5)
     assert np.allclose(agg[:, 0], x.mean(1), rtol=1e-5, atol=1e-6)
     assert np.allclose(agg[:, 1], x.var(1), rtol=1e-4, atol=1e-6)
+
+
+def test_integer_indices_load_a_scalar_as_one_by_one_tile():
+    @nki.jit
+    def add_element(x, s):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        e = nl.load(s[1, 2])
+        assert e.shape == (1, 1)
+        assert nl.load(s[0]).shape == (3, 1)  # the remaining dim is the partition dim
+        nl.store(out, value=nl.add(nl.load(x), nl.broadcast_to(e, shape=x.shape)))
+        return out
+
+    x = np.random.default_rng(3).random((128, 8), np.float32)
+    s = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert np.array_equal(nki.simulate_kernel(add_element, x, s), x + s[1, 2])
