@@ -91,14 +91,24 @@ TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DTyp
   return b.full_view(id);
 }
 
+namespace {
+
+// Integer indices that leave fewer than two dims (A[p0:p1, j], A[b, h]) name a [P, 1]
+// or [1, 1] tile of an HBM tensor; a whole 1-D tensor stays 1-D and fails
+// err_insufficient_rank.
+TensorVal with_tile_rank(KernelBuilder& b, const TensorVal& access) {
+  TensorVal t = access;
+  if (t.shape.size() < b.tensor(t.tensor).shape.size())
+    while (t.shape.size() < 2) t.shape.push_back(1);
+  return t;
+}
+
+}  // namespace
+
 TensorVal load(KernelBuilder& b, const TensorVal& access, const OpArgs& args) {
-  // Integer indices that leave fewer than two dims (A[p0:p1, j], A[b, h]) load into a
-  // [P, 1] or [1, 1] tile; a whole 1-D tensor stays 1-D and fails err_insufficient_rank.
-  TensorVal src = access;
-  const ir::TensorDecl& s = b.tensor(src.tensor);
-  if (src.shape.size() < s.shape.size())
-    while (src.shape.size() < 2) src.shape.push_back(1);
+  TensorVal src = with_tile_rank(b, access);
   b.check_operand("src", src);
+  const ir::TensorDecl& s = b.tensor(src.tensor);
   TensorVal dst = alloc_tensor(b, b.tensor_name("", s.name + "_tile"), src.shape, args.dtype.value_or(s.dtype), Memory::SBUF);
   auto in = instruction(ir::Opcode::Load, b, dst, src.shape);
   in->srcs.push_back(access_for(b, src, src.shape));
@@ -121,7 +131,8 @@ TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& src, const OpArgs&
   return dst;
 }
 
-void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpArgs& args) {
+void store(KernelBuilder& b, const TensorVal& access, const Value& value, const OpArgs& args) {
+  TensorVal dst = with_tile_rank(b, access);
   b.check_operand("dst", dst);
   std::unique_ptr<ir::Instruction> in;
   if (auto* v = std::get_if<TensorVal>(&value)) {

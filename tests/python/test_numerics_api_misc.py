@@ -442,3 +442,17 @@ def test_integer_indices_load_a_scalar_as_one_by_one_tile():
     x = np.random.default_rng(3).random((128, 8), np.float32)
     s = np.arange(6, dtype=np.float32).reshape(2, 3)
     assert np.array_equal(nki.simulate_kernel(add_element, x, s), x + s[1, 2])
+
+
+def test_store_to_one_element_with_integer_indices():
+    @nki.jit
+    def row_sums(x):
+        out = nl.ndarray((2, 2), dtype=x.dtype, buffer=nl.shared_hbm)
+        for i in nl.static_range(2):
+            for j in nl.static_range(2):
+                t = nl.load(x[i, j])
+                nl.store(out[i, j], value=nl.sum(t, axis=1, keepdims=True))
+        return out
+
+    x = np.random.default_rng(5).random((2, 2, 1, 16), np.float32)
+    assert np.allclose(nki.simulate_kernel(row_sums, x), x.sum(axis=(2, 3)), rtol=1e-6)
