@@ -242,3 +242,24 @@ def bn_aggr(data, *, mask=None, dtype=None, **kwargs):
     out[:, 0:1] = mean
     out[:, 1:2] = core.elementwise("divide", (m2, total), mask, "float32")
     return out
+
+
+@_api("nisa.tensor_tensor_scan")
+def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, *, dtype=None, mask=None,
+                       **kwargs):
+    """Per partition, along the free elements: r[:, i] = op1(op0(data0[:, i], r[:, i-1]), data1[:, i])
+    with r[:, -1] = initial; kept in fp32 and rounded once into the result. One column step
+    per free element, as the engine walks them; `mask` (over the whole tile) applies to the
+    result, and a column's value only flows into later columns."""
+    p = data0.shape[0]
+    d0 = data0 if len(data0.shape) == 2 else data0.reshape((p, -1))
+    d1 = data1 if len(data1.shape) == 2 else data1.reshape((p, -1))
+    acc = language.ndarray(d0.shape, dtype="float32")
+    prev = initial
+    for i in range(d0.shape[1]):
+        a, b = d0[:, i:i + 1], d1[:, i:i + 1]
+        t = core.elementwise(op_name(op0), (prev, a) if reverse0 else (a, prev), None, "float32")
+        prev = core.elementwise(op_name(op1), (b, t) if reverse1 else (t, b), None, "float32")
+        acc[:, i:i + 1] = prev
+    out = core.elementwise("bypass", (acc,), mask, _dtype_arg(dtype) or core.tensor_info(data0)[1])
+    return out if out.shape == data0.shape else out.reshape(data0.shape)

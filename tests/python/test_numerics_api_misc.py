@@ -456,3 +456,54 @@ def test_store_to_one_element_with_integer_indices():
 
     x = np.random.default_rng(5).random((2, 2, 1, 16), np.float32)
     assert np.allclose(nki.simulate_kernel(row_sums, x), x.sum(axis=(2, 3)), rtol=1e-6)
+
+
+def _scan_ref(a, b, init, f0, f1):
+    r, out = init.astype(np.float32).copy(), np.zeros_like(a)
+    for i in range(a.shape[1]):
+        r = f1(f0(a[:, i], r), b[:, i])
+        out[:, i] = r
+    return out
+
+
+def test_tensor_tensor_scan_recurrences():
+    @nki.jit
+    def scans(a, b, init):
+        o = nl.ndarray((3,) + a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        ta, tb = nl.load(a), nl.load(b)
+        nl.store(o[0], value=nisa.tensor_tensor_scan(ta, tb, initial=0, op0=np.multiply, op1=np.add))
+        nl.store(o[1], value=nisa.tensor_tensor_scan(ta, tb, initial=nl.load(init), op0=np.subtract, op1=np.add,
+                                                     reverse0=True))
+        nl.store(o[2], value=nisa.tensor_tensor_scan(ta, tb, 1.5, np.maximum, np.subtract, reverse1=True))
+        return o
+
+    rng = np.random.default_rng(11)
+    a, b = rng.random((128, 24), np.float32), rng.random((128, 24), np.float32)
+    init = rng.random((128, 1), np.float32)
+    o = nki.simulate_kernel(scans, a, b, init)
+    assert np.array_equal(o[0], _scan_ref(a, b, np.zeros(128), lambda x, r: x * r, np.add))
+    assert np.array_equal(o[1], _scan_ref(a, b, init[:, 0], lambda x, r: r - x, np.add))
+    assert np.array_equal(o[2], _scan_ref(a, b, np.full(128, 1.5), np.maximum, lambda t, y: y - t))
+
+
+def test_tensor_tensor_scan_ragged_cumsum_carried_across_tiles():
+    """A cumulative sum over 600 columns in 256-wide tiles, rows and columns ragged;
+    the last column of each tile seeds the next tile's scan."""
+    @nki.jit
+    def cumsum(x):
+        y = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        n, m = x.shape
+        pi, fi = nl.mgrid[0:128, 0:256]
+        ones = nl.ones((128, 256), dtype=nl.float32)
+        for i in nl.affine_range((n + 127) // 128):
+            init = nl.zeros((128, 1), dtype=nl.float32)
+            for j in nl.sequential_range((m + 255) // 256):
+                mask = (i * 128 + pi < n) & (j * 256 + fi < m)
+                data = nl.load(x[i * 128 + pi, j * 256 + fi], mask=mask)
+                r = nisa.tensor_tensor_scan(ones, data, init, np.multiply, np.add, mask=mask)
+                nl.store(y[i * 128 + pi, j * 256 + fi], r, mask=mask)
+                init[:, :] = nl.copy(r[:, 255])
+        return y
+
+    x = np.random.default_rng(12).random((200, 600), np.float32)
+    assert np.allclose(nki.simulate_kernel(cumsum, x), np.cumsum(x, axis=1), rtol=1e-5)
