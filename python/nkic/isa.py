@@ -1,5 +1,6 @@
 """nki.isa (nisa): the instruction-level surface."""
 import enum
+import numpy as np
 
 from ._core import core
 from . import _dtypes, language
@@ -263,3 +264,45 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
         acc[:, i:i + 1] = prev
     out = core.elementwise("bypass", (acc,), mask, _dtype_arg(dtype) or core.tensor_info(data0)[1])
     return out if out.shape == data0.shape else out.reshape(data0.shape)
+
+
+@_api("nisa.dropout")
+def dropout(data, prob, *, mask=None, dtype=None, **kwargs):
+    """Zeroes each element with probability `prob` (a scalar or a [P, 1] tile), no rescaling."""
+    keep = core.elementwise("greater_equal", (language.rand(data.shape, "float32"), prob), mask, "uint8")
+    return core.where(keep, data, 0.0, mask, _dtype_arg(dtype) or core.tensor_info(data)[1])
+
+
+def _select_into(out, keep, on_true, on_false, reduce_res, reduce_op, cmd, mask):
+    """`out = keep ? on_true : on_false`, then the per-partition reduction into `reduce_res`
+    that reduce_cmd asks for (idle: none; reset: the accumulator restarts; reduce: it folds on)."""
+    out[...] = core.where(keep, on_true, on_false, mask, core.tensor_info(out)[1])
+    if reduce_res is not None and cmd != reduce_cmd.idle:
+        _reduce_into(reduce_res, op_name(reduce_op), out, mask,
+                     reduce_cmd.reduce if cmd == reduce_cmd.reduce else reduce_cmd.reset_reduce)
+    return out
+
+
+@_api("nisa.select_reduce")
+def select_reduce(*, dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=reduce_cmd.idle,
+                  reduce_op=np.amax, reverse_pred=False, mask=None, dtype=None, **kwargs):
+    keep = core.elementwise("equal", (predicate, 0), mask, "uint8") if reverse_pred else predicate
+    return _select_into(dst, keep, on_true, on_false, reduce_res, reduce_op, reduce_cmd, mask)
+
+
+@_api("nisa.range_select")
+def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=reduce_cmd.idle, reduce_res=None,
+                 reduce_op=np.amax, range_start=0, on_false_value=language.fp32.min, mask=None, dtype=None,
+                 **kwargs):
+    """Keeps on_true_tile[p, i] where comp_op0(range_start + i, bound0[p]) and
+    comp_op1(range_start + i, bound1[p]) hold (index i over the flattened free elements)."""
+    p = on_true_tile.shape[0]
+    flat = on_true_tile if len(on_true_tile.shape) == 2 else on_true_tile.reshape((p, -1))
+    idx = core.iota(0 * language.arange(p)[:, None] + language.arange(flat.shape[1])[None, :] + range_start,
+                    "float32", mask)
+    keep = core.elementwise("logical_and", (core.elementwise(op_name(comp_op0), (idx, bound0), mask, "uint8"),
+                                            core.elementwise(op_name(comp_op1), (idx, bound1), mask, "uint8")),
+                            mask, "uint8")
+    out = language.ndarray(flat.shape, dtype=_dtype_arg(dtype) or core.tensor_info(on_true_tile)[1])
+    _select_into(out, keep, flat, on_false_value, reduce_res, reduce_op, reduce_cmd, mask)
+    return out if out.shape == on_true_tile.shape else out.reshape(on_true_tile.shape)

@@ -507,3 +507,45 @@ def test_tensor_tensor_scan_ragged_cumsum_carried_across_tiles():
 
     x = np.random.default_rng(12).random((200, 600), np.float32)
     assert np.allclose(nki.simulate_kernel(cumsum, x), np.cumsum(x, axis=1), rtol=1e-5)
+
+
+def test_range_select_select_reduce_and_isa_dropout():
+    @nki.jit(platform_target="trn2")
+    def selects(x, lo, hi, pr):
+        o = nl.ndarray((4, 128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        r = nl.ndarray((3, 128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        tx = nl.load(x)
+        acc = nl.ndarray((128, 1), dtype=nl.float32)
+        nl.store(o[0], value=nisa.range_select(on_true_tile=tx, comp_op0=nl.greater_equal, comp_op1=nl.less,
+                                               bound0=nl.load(lo), bound1=nl.load(hi), range_start=2,
+                                               reduce_cmd=nisa.reduce_cmd.reset_reduce, reduce_res=acc))
+        nl.store(r[0], value=acc)
+        dst = nl.ndarray((128, 64), dtype=nl.float32)
+        acc2 = nl.ndarray((128, 1), dtype=nl.float32)
+        nisa.select_reduce(dst=dst, predicate=nl.load(pr), on_true=tx, on_false=-5.0,
+                           reduce_res=acc2, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+        nl.store(o[1], value=dst)
+        nl.store(r[1], value=acc2)
+        nisa.select_reduce(dst=dst, predicate=nl.load(pr), on_true=tx, on_false=nl.load(lo), reverse_pred=True,
+                           reduce_res=acc2, reduce_cmd=nisa.reduce_cmd.reduce, reduce_op=np.add)
+        nl.store(o[2], value=dst)
+        nl.store(r[2], value=acc2)
+        nl.store(o[3], value=nisa.dropout(tx, 0.5))
+        return o, r
+
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((128, 64)).astype(np.float32)
+    lo = rng.integers(0, 30, (128, 1)).astype(np.float32)
+    hi = lo + rng.integers(1, 30, (128, 1)).astype(np.float32)
+    pr = rng.integers(0, 2, (128, 64)).astype(np.uint8)
+    o, r = nki.simulate_kernel(selects, x, lo, hi, pr)
+    idx = 2 + np.arange(64)[None, :]
+    ref0 = np.where((idx >= lo) & (idx < hi), x, nl.fp32.min)
+    assert np.array_equal(o[0], ref0) and np.array_equal(r[0][:, 0], ref0.max(1))
+    ref1 = np.where(pr != 0, x, np.float32(-5.0))
+    assert np.array_equal(o[1], ref1) and np.array_equal(r[1][:, 0], ref1.max(1))
+    ref2 = np.where(pr == 0, x, lo)
+    assert np.array_equal(o[2], ref2)
+    assert np.allclose(r[2][:, 0], ref1.max(1) + ref2.sum(1, dtype=np.float32), rtol=1e-5)
+    dropped = o[3] == 0
+    assert np.array_equal(o[3][~dropped], x[~dropped]) and 0.4 < dropped.mean() < 0.6
