@@ -209,7 +209,7 @@ def bn_stats(data, *, mask=None, dtype=None, **kwargs):
     [count, mean, variance * count] of each half, as a [P, 6] tile (the layout
     nisa.bn_aggr reads)."""
     p = data.shape[0]
-    flat = data if len(data.shape) == 2 else data.reshape((p, -1))
+    flat = _flat2d(data)
     n = flat.shape[1]
     out = language.ndarray((p, 6), dtype=_dtype_arg(dtype) or "float32")
     for k, half in enumerate((flat[:, 0:n:2], flat[:, 1:n:2])):
@@ -252,9 +252,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     with r[:, -1] = initial; kept in fp32 and rounded once into the result. One column step
     per free element, as the engine walks them; `mask` (over the whole tile) applies to the
     result, and a column's value only flows into later columns."""
-    p = data0.shape[0]
-    d0 = data0 if len(data0.shape) == 2 else data0.reshape((p, -1))
-    d1 = data1 if len(data1.shape) == 2 else data1.reshape((p, -1))
+    d0, d1 = _flat2d(data0), _flat2d(data1)
     acc = language.ndarray(d0.shape, dtype="float32")
     prev = initial
     for i in range(d0.shape[1]):
@@ -296,13 +294,80 @@ def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd
                  **kwargs):
     """Keeps on_true_tile[p, i] where comp_op0(range_start + i, bound0[p]) and
     comp_op1(range_start + i, bound1[p]) hold (index i over the flattened free elements)."""
-    p = on_true_tile.shape[0]
-    flat = on_true_tile if len(on_true_tile.shape) == 2 else on_true_tile.reshape((p, -1))
-    idx = core.iota(0 * language.arange(p)[:, None] + language.arange(flat.shape[1])[None, :] + range_start,
-                    "float32", mask)
+    flat = _flat2d(on_true_tile)
+    idx = _free_index(flat, range_start, mask)
     keep = core.elementwise("logical_and", (core.elementwise(op_name(comp_op0), (idx, bound0), mask, "uint8"),
                                             core.elementwise(op_name(comp_op1), (idx, bound1), mask, "uint8")),
                             mask, "uint8")
     out = language.ndarray(flat.shape, dtype=_dtype_arg(dtype) or core.tensor_info(on_true_tile)[1])
     _select_into(out, keep, flat, on_false_value, reduce_res, reduce_op, reduce_cmd, mask)
     return out if out.shape == on_true_tile.shape else out.reshape(on_true_tile.shape)
+
+
+def _flat2d(t):
+    """t as [P, F]: the free dims flattened, as the engines walk them."""
+    return t if len(t.shape) == 2 else t.reshape((t.shape[0], int(np.prod(t.shape[1:]))))
+
+
+def _free_index(flat, start=0, mask=None):
+    """The fp32 tile of free positions start + i (exact below 2^24)."""
+    p, n = flat.shape
+    return core.iota(0 * language.arange(p)[:, None] + language.arange(n)[None, :] + start, "float32", mask)
+
+
+def _first_match(data, idx, val, mask):
+    """Per partition, the first free position where data == val ([P, 1], fp32; F when absent)."""
+    hit = core.elementwise("equal", (data, val), mask, "uint8")
+    return core.reduce(core.cur_api(), "minimum", core.where(hit, idx, float(data.shape[1]), mask, "float32"),
+                       [1], True, False, mask, "float32")
+
+
+def _take8(data, vals, replacement, mask):
+    """For each of the 8 columns of `vals` in turn: the first position still holding that value,
+    which then holds `replacement` (so equal values find successive positions).
+    Returns the updated data and the [P, 8] positions."""
+    work = language.ndarray(data.shape, dtype="float32")
+    work[...] = data
+    idx = _free_index(data, 0, mask)
+    found = language.ndarray((data.shape[0], 8), dtype="float32")
+    for k in range(8):
+        first = _first_match(work, idx, vals[:, k:k + 1], mask)
+        found[:, k:k + 1] = first
+        elsewhere = core.elementwise("not_equal", (idx, first), mask, "uint8")
+        work[...] = core.where(elsewhere, work, replacement, mask, "float32")
+    return work, found
+
+
+@_api("nisa.max8")
+def max8(*, src, mask=None, dtype=None, **kwargs):
+    """The 8 largest values per partition, descending (repeated values repeat)."""
+    flat = _flat2d(src)
+    out = language.ndarray((flat.shape[0], 8), dtype=_dtype_arg(dtype) or core.tensor_info(src)[1])
+    work = language.ndarray(flat.shape, dtype="float32")
+    work[...] = flat
+    idx = _free_index(flat, 0, mask)
+    for k in range(8):
+        top = core.reduce(core.cur_api(), "maximum", work, [1], True, False, mask, "float32")
+        out[:, k:k + 1] = top
+        elsewhere = core.elementwise("not_equal", (idx, _first_match(work, idx, top, mask)), mask, "uint8")
+        work[...] = core.where(elsewhere, work, -float("inf"), mask, "float32")
+    return out
+
+
+@_api("nisa.nc_find_index8")
+def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
+    """Per partition, the position of each of the 8 `vals` in `data` (equal values: successive
+    occurrences)."""
+    _, found = _take8(_flat2d(data), vals, float("nan"), mask)
+    return core.elementwise("bypass", (found,), None, _dtype_arg(dtype) or "uint32")
+
+
+@_api("nisa.nc_match_replace8")
+def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
+    """`data` with the first occurrence of each of the 8 `vals` replaced by `imm`; the positions
+    go to `dst_idx` when given."""
+    work, found = _take8(_flat2d(data), vals, float(imm), mask)
+    if dst_idx is not None:
+        dst_idx[...] = found
+    out = core.elementwise("bypass", (work,), None, _dtype_arg(dtype) or core.tensor_info(data)[1])
+    return out if out.shape == data.shape else out.reshape(data.shape)

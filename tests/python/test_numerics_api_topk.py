@@ -1,0 +1,72 @@
+"""nisa.max8, nisa.nc_find_index8 and nisa.nc_match_replace8 against numpy's
+stable descending sort: equal values take successive positions."""
+import numpy as np
+import pytest
+
+from neuronxcc import nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def top8(x):
+    v = nl.ndarray((128, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+    i = nl.ndarray((128, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+    r = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    ri = nl.ndarray((128, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+    tx = nl.load(x)
+    m = nisa.max8(src=tx)
+    nl.store(v, value=m)
+    nl.store(i, value=nisa.nc_find_index8(data=tx, vals=m))
+    idx = nl.ndarray((128, 8), dtype=nl.uint32)
+    nl.store(r, value=nisa.nc_match_replace8(data=tx, vals=m, imm=-1e9, dst_idx=idx))
+    nl.store(ri, value=idx)
+    return v, i, r, ri
+
+
+@pytest.mark.parametrize("shape,ties", [((128, 40), True), ((128, 64), False), ((128, 4, 9), True)])
+def test_top8_values_positions_and_replacement(shape, ties):
+    rng = np.random.default_rng(sum(shape))
+    x = (rng.integers(0, 20, shape) if ties else rng.standard_normal(shape)).astype(np.float32)
+    v, i, r, ri = nki.simulate_kernel(top8, x)
+    flat = x.reshape(128, -1)
+    order = np.argsort(-flat, axis=1, kind="stable")[:, :8]
+    assert np.array_equal(v, np.take_along_axis(flat, order, axis=1))
+    assert np.array_equal(i, order) and np.array_equal(ri, order)
+    replaced = flat.copy()
+    np.put_along_axis(replaced, order, np.float32(-1e9), axis=1)
+    assert np.array_equal(r.reshape(128, -1), replaced)
+
+
+def test_find_index8_of_given_values():
+    @nki.jit
+    def find(x, vals):
+        out = nl.ndarray((128, 8), dtype=nl.uint16, buffer=nl.shared_hbm)
+        nl.store(out, value=nisa.nc_find_index8(data=nl.load(x), vals=nl.load(vals), dtype=nl.uint16))
+        return out
+
+    rng = np.random.default_rng(21)
+    x = np.stack([rng.permutation(32) for _ in range(128)]).astype(np.float32)
+    pos = np.stack([rng.choice(32, 8, replace=False) for _ in range(128)])
+    vals = np.take_along_axis(x, pos, axis=1)
+    assert np.array_equal(nki.simulate_kernel(find, x, vals), pos)
+
+
+def test_scan_and_bn_stats_flatten_3d_free_dims():
+    @nki.jit
+    def k(a):
+        s = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        st = nl.ndarray((128, 2), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        nl.store(s, value=nisa.tensor_tensor_scan(t, t, 0.0, np.maximum, np.add))
+        nl.store(st, value=nisa.bn_aggr(nisa.bn_stats(t)))
+        return s, st
+
+    a = np.random.default_rng(22).random((128, 3, 5), np.float32)
+    s, st = nki.simulate_kernel(k, a)
+    flat, r, ref = a.reshape(128, 15), np.zeros(128, np.float32), np.zeros((128, 15), np.float32)
+    for i in range(15):
+        r = np.maximum(flat[:, i], r) + flat[:, i]
+        ref[:, i] = r
+    assert np.array_equal(s.reshape(128, 15), ref)
+    assert np.allclose(st, np.stack([flat.mean(1), flat.var(1)], axis=1), rtol=1e-4, atol=1e-6)
