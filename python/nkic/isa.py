@@ -371,3 +371,18 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, *
         dst_idx[...] = found
     out = core.elementwise("bypass", (work,), None, _dtype_arg(dtype) or core.tensor_info(data)[1])
     return out if out.shape == data.shape else out.reshape(data.shape)
+
+
+@_api("nisa.nc_stream_shuffle")
+def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None, **kwargs):
+    """Within each 32-partition quadrant, partition i of dst receives partition shuffle_mask[i]
+    of src (255: dst keeps it); the same 32-entry mask serves every quadrant."""
+    shuffle = [int(m) for m in shuffle_mask]
+    if len(shuffle) != 32:
+        raise ValueError(f"nisa.nc_stream_shuffle: shuffle_mask must have 32 entries, got {len(shuffle)}")
+    rows = max(src.shape[0], dst.shape[0])
+    for base in range(0, rows, 32):
+        for i, s in enumerate(shuffle):
+            d, s = base + i, base + s
+            if shuffle[i] != 255 and d < dst.shape[0] and s < src.shape[0]:
+                dst[d:d + 1] = src[s:s + 1]

@@ -70,3 +70,38 @@ def test_scan_and_bn_stats_flatten_3d_free_dims():
         ref[:, i] = r
     assert np.array_equal(s.reshape(128, 15), ref)
     assert np.allclose(st, np.stack([flat.mean(1), flat.var(1)], axis=1), rtol=1e-4, atol=1e-6)
+
+
+def test_stream_shuffle_within_quadrants():
+    shuffle = [31 - i if i % 3 else 255 for i in range(32)]
+
+    @nki.jit
+    def shuffled(x):
+        out = nl.ndarray((64, 16), dtype=x.dtype, buffer=nl.shared_hbm)
+        d = nl.full((64, 16), -1.0, dtype=nl.float32)
+        nisa.nc_stream_shuffle(src=nl.load(x), dst=d, shuffle_mask=shuffle)
+        nl.store(out, value=d)
+        return out
+
+    x = np.random.default_rng(23).random((64, 16), np.float32)
+    ref = np.full((64, 16), -1.0, np.float32)
+    for q in (0, 32):
+        for i, s in enumerate(shuffle):
+            if s != 255:
+                ref[q + i] = x[q + s]
+    assert np.array_equal(nki.simulate_kernel(shuffled, x), ref)
+
+
+def test_stream_shuffle_mask_needs_32_entries():
+    @nki.jit
+    def bad(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        nisa.nc_stream_shuffle(src=t, dst=t, shuffle_mask=list(range(16)))
+        nl.store(out, value=t)
+        return out
+
+    with pytest.raises(ValueError, match="shuffle_mask must have 32 entries, got 16") as info:
+        nki.simulate_kernel(bad, np.zeros((32, 4), np.float32))
+    assert any(e.path.name == "test_numerics_api_topk.py" and "nc_stream_shuffle" in str(e.statement)
+               for e in info.traceback)
