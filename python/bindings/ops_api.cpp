@@ -92,6 +92,12 @@ void bind_ops_api(py::module_& m) {
     return wrap_tensor(codegen::rand(b, std::move(shape), *a.op.dtype, a.op));
   });
   m.def("random_seed", [](double seed) { codegen::random_seed(builder("nl.random_seed"), seed); });
+  m.def("all_reduce", [](py::handle x, const std::string& op, std::vector<int64_t> axes, py::handle mask,
+                         py::handle dtype) {
+    codegen::KernelBuilder& b = builder("nl.all_reduce");
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::all_reduce(b, tensor_of(x, "x"), alu_of(op), axes, a.op));
+  });
   m.def("device_print", [](const std::string& prefix, py::handle x, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.device_print");
     Args a(mask, py::none());

@@ -391,6 +391,14 @@ def dropout(x, rate, *, dtype=None, mask=None, **kwargs):
     return core.where(keep, x, 0.0, mask, _dtype_arg(dtype) or core.tensor_info(x)[1])
 
 
+@_api("nl.all_reduce")
+def all_reduce(x, op, program_axes, *, dtype=None, mask=None, parallel_reduce=True, asynchronous=False, **kwargs):
+    """The fold of x with `op` over the SPMD programs whose ids differ only on `program_axes`;
+    every one of them receives the result."""
+    axes = [program_axes] if isinstance(program_axes, int) else [int(a) for a in program_axes]
+    return core.all_reduce(x, _op_name(op), axes, mask, _dtype_arg(dtype))
+
+
 @_api("nl.device_print")
 def device_print(prefix, x, *, mask=None, **kwargs):
     core.device_print(str(prefix), x, mask)

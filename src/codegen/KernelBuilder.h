@@ -3,6 +3,7 @@
 // flight and where the user's source currently is. Op builders (Ops*.cpp)
 // emit through it; the tracer drives it.
 #pragma once
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -85,6 +86,9 @@ class KernelBuilder {
   }
   int64_t num_instructions() const { return num_instructions_; }
   bool in_loop() const { return !loop_stack_.empty(); }
+  bool in_dynamic_loop() const {
+    return std::any_of(loop_stack_.begin(), loop_stack_.end(), [](const ir::Loop* l) { return l->dynamic_ub.has_value(); });
+  }
 
   // Allocation regions (seed 003 allocation_scope): tensors made while a region
   // is innermost belong to it and die with it.

@@ -75,6 +75,9 @@ void loop_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& x, ir:
 // nl.rand: a tile of uniform [0, 1) values; nl.random_seed sets the state.
 TensorVal rand(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, const OpArgs& args);
 void random_seed(KernelBuilder& b, double seed);
+// nl.all_reduce: the fold of x over the SPMD programs along `axes` of the launch grid.
+TensorVal all_reduce(KernelBuilder& b, const TensorVal& x, ir::AluOp op, const std::vector<int64_t>& axes,
+                     const OpArgs& args);
 // nl.device_print: prints the tile when simulated.
 void device_print(KernelBuilder& b, const std::string& prefix, const TensorVal& x, const OpArgs& args);
 // nl.where: condition != 0 ? x : y (y a tensor or a number).

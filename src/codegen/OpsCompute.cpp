@@ -238,6 +238,25 @@ void device_print(KernelBuilder& b, const std::string& prefix, const TensorVal& 
   b.emit(std::move(in));
 }
 
+TensorVal all_reduce(KernelBuilder& b, const TensorVal& x, ir::AluOp op, const std::vector<int64_t>& axes,
+                     const OpArgs& args) {
+  b.check_operand("x", x);
+  if (b.in_dynamic_loop())
+    b.fail(sema::err_dynamic_control_flow_not_supported(
+        "the trip count of an enclosing loop, read from a tensor (nl.all_reduce needs every program to "
+        "reach it the same number of times)"));
+  auto in = make(ir::Opcode::AllReduce, x.shape);
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "all_reduce"), x.shape,
+                               args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
+  in->dst = access_for(b, dst, x.shape);
+  in->srcs.push_back(access_for(b, x, x.shape));
+  in->alu = op;
+  in->imms.assign(axes.begin(), axes.end());
+  in->predicate = predicate_for(b, args, x.shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
 TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const TensorVal& indices, const OpArgs& args) {
   b.check_operand("data", data);
   b.check_operand("indices", indices);

@@ -82,7 +82,9 @@ using Predicate = std::vector<Constraint>;
   X(Iota)          /* dst <- value(point), an affine expression */             \
   X(Rand)          /* dst <- uniform [0, 1) from the random state */            \
   X(RandomSeed)    /* random state <- imms[0]; no dst */                        \
-  X(Print)         /* prints src0 prefixed by `text`; no dst */
+  X(Print)         /* prints src0 prefixed by `text`; no dst */                \
+  X(AllReduce)     /* dst <- alu-fold of src0 over the programs that differ only \
+                      on the launch-grid axes listed in imms */
 
 enum class Opcode : uint8_t {
 #define NKIC_OPCODE_ENUM(n) n,

@@ -115,7 +115,7 @@ class Printer : public IRVisitor {
     std::string n = ir::name(in.opcode);
     for (char& ch : n) ch = static_cast<char>(std::tolower(ch));
     if (in.opcode == Opcode::TensorTensor || in.opcode == Opcode::TensorScalar ||
-        in.opcode == Opcode::Activation || in.opcode == Opcode::TensorReduce)
+        in.opcode == Opcode::Activation || in.opcode == Opcode::TensorReduce || in.opcode == Opcode::AllReduce)
       n += "." + std::string(ir::name(in.alu));
     return n;
   }

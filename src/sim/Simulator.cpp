@@ -4,9 +4,11 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "ir/IRVisitor.h"
 #include "ir/Verifier.h"
+#include "sim/AluEval.h"
 #include "sim/IndirectExec.h"
 #include "sim/Numerics.h"
 #include "sim/PointWalk.h"
@@ -21,12 +23,19 @@ SimError::SimError(std::string code_, std::string msg, ir::SourceLoc loc_)
 
 namespace {
 
+// nl.all_reduce operands, [event][program] -> the values in point order. Programs
+// run one after another, so each pass serves every all_reduce from the previous
+// pass's operands; simulate() replays until the operands stop changing.
+using Exchange = std::vector<std::vector<std::vector<float>>>;
+
 // Runs the kernel body once per program instance; loops and instructions are
 // the visitor's two node kinds.
 class Executor final : public ir::IRVisitor {
  public:
-  Executor(const ir::Kernel& k, const std::vector<void*>& bindings, const SimOptions& opts)
+  Executor(const ir::Kernel& k, const std::vector<void*>& bindings, const SimOptions& opts,
+           const Exchange* served = nullptr)
       : k_(k),
+        served_(served),
         mem_(k.tensors.size()),
         side_(mem_, opts.print_stream ? *opts.print_stream : std::cout),
         loop_(k.num_axes, 0),
@@ -70,16 +79,25 @@ class Executor final : public ir::IRVisitor {
   }
 
   void run() {
-    const int64_t programs = k_.num_programs();
-    for (int64_t p = 0; p < programs; ++p) {
-      // Row-major: the last launch-grid axis varies fastest.
-      for (size_t a = k_.grid.size(), rest = p; a-- > 0;) {
-        pid_[a] = static_cast<int64_t>(rest % k_.grid[a]);
-        rest /= k_.grid[a];
-      }
+    for (program_ = 0; program_ < k_.num_programs(); ++program_) {
+      pid_ = program_ids(program_);
+      event_ = 0;
       for (int id : per_instance_) make_fresh(id);
       visit_block(k_.body);
     }
+  }
+
+  Exchange& operands() { return operands_; }
+  bool settled() const { return settled_; }
+
+  // Row-major: the last launch-grid axis varies fastest.
+  std::vector<int64_t> program_ids(int64_t p) const {
+    std::vector<int64_t> ids(k_.grid.size());
+    for (size_t a = k_.grid.size(); a-- > 0;) {
+      ids[a] = p % k_.grid[a];
+      p /= k_.grid[a];
+    }
+    return ids;
   }
 
   // A tensor (re)allocated: its memory holds the never-written pattern again.
@@ -116,13 +134,65 @@ class Executor final : public ir::IRVisitor {
   }
 
   void visit(const ir::Instruction& in) override {
+    if (in.opcode == ir::Opcode::AllReduce) return all_reduce(in);
     if (SideEffects::handles(in.opcode)) return side_.run(in, loop_.data(), pid_.data());
     if (IndirectExec::handles(in)) return indirect_.run(in, loop_.data(), pid_.data());
     tiles_->run(in, Env{loop_.data(), pid_.data()});
   }
 
  private:
+  void all_reduce(const ir::Instruction& in) {
+    const TensorMem& src = mem_[in.srcs[0].tensor];
+    std::vector<float> mine;
+    for_each_point(in, loop_.data(), pid_.data(), [&](const auto& value_of) {
+      mine.push_back(static_cast<float>(
+          load_element(src.decl->dtype, src.data, point_offset(mem_, in, in.srcs[0], value_of))));
+    });
+    const size_t e = event_++;
+    if (operands_.size() <= e) operands_.resize(e + 1, std::vector<std::vector<float>>(k_.num_programs()));
+    operands_[e][program_] = mine;
+    std::vector<float> result(mine.size(), 0.0f);
+    bool first = true;
+    for (int64_t q = 0; q < k_.num_programs(); ++q) {
+      const std::vector<float>* theirs = served_ && e < served_->size() ? &(*served_)[e][q] : nullptr;
+      if (!theirs || theirs->size() != mine.size()) {
+        settled_ = false;
+        break;
+      }
+      if (!same_group(in, q)) continue;
+      if (first) result = *theirs;
+      else eval_binary(in.alu, result.data(), theirs->data(), result.data(), static_cast<int64_t>(result.size()));
+      first = false;
+    }
+    TensorMem& dst = mem_[in.dst.tensor];
+    if (dst.pending_fill) {
+      fill_fresh(dst);
+      dst.pending_fill = false;
+    }
+    size_t i = 0;
+    for_each_point(in, loop_.data(), pid_.data(), [&](const auto& value_of) {
+      int64_t off = point_offset(mem_, in, in.dst, value_of);
+      store_element(dst.decl->dtype, dst.data, off, result[i++]);
+      if (dst.tracked) dst.written.at(off) = 1;
+    });
+  }
+
+  // Program q reduces with this one when their ids differ only on the instruction's axes.
+  bool same_group(const ir::Instruction& in, int64_t q) const {
+    std::vector<int64_t> theirs = program_ids(q);
+    for (size_t a = 0; a < theirs.size(); ++a)
+      if (theirs[a] != pid_[a] &&
+          std::find(in.imms.begin(), in.imms.end(), static_cast<double>(a)) == in.imms.end())
+        return false;
+    return true;
+  }
+
   const ir::Kernel& k_;
+  const Exchange* served_;
+  Exchange operands_;
+  bool settled_ = true;
+  int64_t program_ = 0;
+  size_t event_ = 0;
   std::vector<TensorMem> mem_;
   std::vector<std::unique_ptr<std::byte[]>> owned_;
   std::vector<int> per_instance_;  // simulator-owned tensors that start fresh in each instance
@@ -144,7 +214,35 @@ void simulate(const ir::Kernel& k, const std::vector<void*>& bindings, const Sim
     for (const std::string& p : problems) msg += "\n  " + p;
     throw std::invalid_argument(msg);
   }
-  Executor(k, bindings, opts).run();
+  struct FindsAllReduce final : ir::IRVisitor {
+    bool found = false;
+    void visit(const ir::Instruction& in) override { found |= in.opcode == ir::Opcode::AllReduce; }
+  } finder;
+  finder.visit_block(k.body);
+  if (!finder.found) return Executor(k, bindings, opts).run();
+  // Collectives: replay every program until each all_reduce sees the operands it
+  // serves. Bound arrays are restored before each pass; prints come from the last.
+  std::vector<std::vector<std::byte>> initial(bindings.size());
+  auto bytes_of = [&](size_t id) { return k.tensors[id].num_elements() * ir::size_of(k.tensors[id].dtype); };
+  for (size_t id = 0; id < bindings.size(); ++id)
+    if (bindings[id]) initial[id].assign(static_cast<std::byte*>(bindings[id]), static_cast<std::byte*>(bindings[id]) + bytes_of(id));
+  Exchange served;
+  for (size_t pass = 0;; ++pass) {
+    for (size_t id = 0; id < bindings.size(); ++id)
+      if (bindings[id]) std::copy(initial[id].begin(), initial[id].end(), static_cast<std::byte*>(bindings[id]));
+    std::ostringstream printed;
+    SimOptions quiet = opts;
+    quiet.print_stream = &printed;
+    Executor ex(k, bindings, quiet, &served);
+    ex.run();
+    if (ex.settled() && ex.operands() == served) {
+      (opts.print_stream ? *opts.print_stream : std::cout) << printed.str();
+      return;
+    }
+    // Pass n serves the first n all_reduce events right, so the operands settle in events + 1 passes.
+    if (pass > ex.operands().size() + 1) throw std::logic_error("simulate: nl.all_reduce operands do not settle");
+    served = std::move(ex.operands());
+  }
 }
 
 }  // namespace nkic::sim
