@@ -147,10 +147,14 @@ def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, 
     return core.elementwise(op_name(op1), (operand1, t) if reverse1 else (t, operand1), mask, _dtype_arg(dtype))
 
 
+def _predicate(predicate, reverse_pred, mask):
+    """The predicate tile, or its complement (zero elements) with reverse_pred."""
+    return core.elementwise("equal", (predicate, 0), mask, "uint8") if reverse_pred else predicate
+
+
 @_api("nisa.tensor_copy_predicated")
 def tensor_copy_predicated(*, src, dst, predicate, mask=None, dtype=None, reverse_pred=False, **kwargs):
-    pred = core.elementwise("equal", (predicate, 0), mask, "uint8") if reverse_pred else predicate
-    dst[...] = core.where(pred, src, dst, mask, _dtype_arg(dtype) or core.tensor_info(dst)[1])
+    dst[...] = core.where(_predicate(predicate, reverse_pred, mask), src, dst, mask, _dtype_arg(dtype) or core.tensor_info(dst)[1])
 
 
 @_api("nisa.tensor_partition_reduce")
@@ -261,14 +265,13 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
         prev = core.elementwise(op_name(op1), (b, t) if reverse1 else (t, b), None, "float32")
         acc[:, i:i + 1] = prev
     out = core.elementwise("bypass", (acc,), mask, _dtype_arg(dtype) or core.tensor_info(data0)[1])
-    return out if out.shape == data0.shape else out.reshape(data0.shape)
+    return _unflat(out, data0)
 
 
 @_api("nisa.dropout")
 def dropout(data, prob, *, mask=None, dtype=None, **kwargs):
-    """Zeroes each element with probability `prob` (a scalar or a [P, 1] tile), no rescaling."""
-    keep = core.elementwise("greater_equal", (language.rand(data.shape, "float32"), prob), mask, "uint8")
-    return core.where(keep, data, 0.0, mask, _dtype_arg(dtype) or core.tensor_info(data)[1])
+    """nl.dropout with `prob` a scalar or a [P, 1] tile."""
+    return language.dropout(data, prob, dtype=dtype, mask=mask)
 
 
 def _select_into(out, keep, on_true, on_false, reduce_res, reduce_op, cmd, mask):
@@ -284,8 +287,7 @@ def _select_into(out, keep, on_true, on_false, reduce_res, reduce_op, cmd, mask)
 @_api("nisa.select_reduce")
 def select_reduce(*, dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=reduce_cmd.idle,
                   reduce_op=np.amax, reverse_pred=False, mask=None, dtype=None, **kwargs):
-    keep = core.elementwise("equal", (predicate, 0), mask, "uint8") if reverse_pred else predicate
-    return _select_into(dst, keep, on_true, on_false, reduce_res, reduce_op, reduce_cmd, mask)
+    return _select_into(dst, _predicate(predicate, reverse_pred, mask), on_true, on_false, reduce_res, reduce_op, reduce_cmd, mask)
 
 
 @_api("nisa.range_select")
@@ -301,7 +303,7 @@ def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd
                             mask, "uint8")
     out = language.ndarray(flat.shape, dtype=_dtype_arg(dtype) or core.tensor_info(on_true_tile)[1])
     _select_into(out, keep, flat, on_false_value, reduce_res, reduce_op, reduce_cmd, mask)
-    return out if out.shape == on_true_tile.shape else out.reshape(on_true_tile.shape)
+    return _unflat(out, on_true_tile)
 
 
 def _flat2d(t):
@@ -322,43 +324,44 @@ def _first_match(data, idx, val, mask):
                        [1], True, False, mask, "float32")
 
 
-def _take8(data, vals, replacement, mask):
-    """For each of the 8 columns of `vals` in turn: the first position still holding that value,
-    which then holds `replacement` (so equal values find successive positions).
-    Returns the updated data and the [P, 8] positions."""
+def _take8(data, value_of, replacement, mask):
+    """8 times: the value value_of(work, k) ([P, 1]) is looked up, and the first position still
+    holding it then holds `replacement` (so equal values find successive positions).
+    Returns the updated data, the [P, 8] positions and the [P, 8] values taken."""
     work = language.ndarray(data.shape, dtype="float32")
     work[...] = data
     idx = _free_index(data, 0, mask)
     found = language.ndarray((data.shape[0], 8), dtype="float32")
+    taken = language.ndarray((data.shape[0], 8), dtype="float32")
     for k in range(8):
-        first = _first_match(work, idx, vals[:, k:k + 1], mask)
+        value = value_of(work, k)
+        taken[:, k:k + 1] = value
+        first = _first_match(work, idx, value, mask)
         found[:, k:k + 1] = first
         elsewhere = core.elementwise("not_equal", (idx, first), mask, "uint8")
         work[...] = core.where(elsewhere, work, replacement, mask, "float32")
-    return work, found
+    return work, found, taken
+
+
+def _unflat(out, like):
+    """A [P, F] result back in the shape of the tile it was computed from."""
+    return out if out.shape == like.shape else out.reshape(like.shape)
 
 
 @_api("nisa.max8")
 def max8(*, src, mask=None, dtype=None, **kwargs):
     """The 8 largest values per partition, descending (repeated values repeat)."""
-    flat = _flat2d(src)
-    out = language.ndarray((flat.shape[0], 8), dtype=_dtype_arg(dtype) or core.tensor_info(src)[1])
-    work = language.ndarray(flat.shape, dtype="float32")
-    work[...] = flat
-    idx = _free_index(flat, 0, mask)
-    for k in range(8):
-        top = core.reduce(core.cur_api(), "maximum", work, [1], True, False, mask, "float32")
-        out[:, k:k + 1] = top
-        elsewhere = core.elementwise("not_equal", (idx, _first_match(work, idx, top, mask)), mask, "uint8")
-        work[...] = core.where(elsewhere, work, -float("inf"), mask, "float32")
-    return out
+    def largest(work, k):
+        return core.reduce(core.cur_api(), "maximum", work, [1], True, False, mask, "float32")
+    _, _, taken = _take8(_flat2d(src), largest, -float("inf"), mask)
+    return core.elementwise("bypass", (taken,), None, _dtype_arg(dtype) or core.tensor_info(src)[1])
 
 
 @_api("nisa.nc_find_index8")
 def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
     """Per partition, the position of each of the 8 `vals` in `data` (equal values: successive
     occurrences)."""
-    _, found = _take8(_flat2d(data), vals, float("nan"), mask)
+    _, found, _ = _take8(_flat2d(data), lambda work, k: vals[:, k:k + 1], float("nan"), mask)
     return core.elementwise("bypass", (found,), None, _dtype_arg(dtype) or "uint32")
 
 
@@ -366,11 +369,10 @@ def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
 def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
     """`data` with the first occurrence of each of the 8 `vals` replaced by `imm`; the positions
     go to `dst_idx` when given."""
-    work, found = _take8(_flat2d(data), vals, float(imm), mask)
+    work, found, _ = _take8(_flat2d(data), lambda work, k: vals[:, k:k + 1], float(imm), mask)
     if dst_idx is not None:
         dst_idx[...] = found
-    out = core.elementwise("bypass", (work,), None, _dtype_arg(dtype) or core.tensor_info(data)[1])
-    return out if out.shape == data.shape else out.reshape(data.shape)
+    return _unflat(core.elementwise("bypass", (work,), None, _dtype_arg(dtype) or core.tensor_info(data)[1]), data)
 
 
 @_api("nisa.nc_stream_shuffle")

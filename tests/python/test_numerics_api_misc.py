@@ -549,3 +549,16 @@ def test_range_select_select_reduce_and_isa_dropout():
     assert np.allclose(r[2][:, 0], ref1.max(1) + ref2.sum(1, dtype=np.float32), rtol=1e-5)
     dropped = o[3] == 0
     assert np.array_equal(o[3][~dropped], x[~dropped]) and 0.4 < dropped.mean() < 0.6
+
+
+def test_isa_dropout_takes_a_probability_per_partition():
+    @nki.jit
+    def k(x, p):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nisa.dropout(nl.load(x), nl.load(p)))
+        return out
+
+    x = np.ones((128, 256), np.float32)
+    p = np.where(np.arange(128) < 64, 0.0, 1.0).astype(np.float32).reshape(128, 1)
+    out = nki.simulate_kernel(k, x, p)
+    assert np.array_equal(out[:64], x[:64]) and not out[64:].any()
