@@ -72,7 +72,10 @@ def test_all_reduce_under_a_runtime_bound_is_rejected():
     with pytest.raises(nkic.NKIError) as info:
         nki.simulate_kernel(k[2], np.ones((128, 4), np.float32), np.ones((1, 1), np.int32))
     text = str(info.value)
-    assert "[err_dynamic_control_flow_not_supported]" in text and "(in 'nl.all_reduce')" in text
+    assert "[err_dynamic_control_flow_not_supported] dynamic control-flow depending on tensor value is not " \
+           "supported: the condition is the trip count of an enclosing loop, read from a tensor (nl.all_reduce " \
+           "needs every program to reach it the same number of times)" in text
+    assert "(in 'nl.all_reduce')" in text
     lines, first = inspect.getsourcelines(test_all_reduce_under_a_runtime_bound_is_rejected)
     line = first + next(i for i, ln in enumerate(lines) if "t = nl.all_reduce(t" in ln)
     assert f"test_all_reduce.py:{line}:" in text
@@ -88,3 +91,19 @@ def test_trace_prints_the_collective_with_op_and_axes():
 
     text = k.trace((2, 2), (np.zeros((2, 2, 128, 4), np.float32),), {}).ir.text(False)
     assert "allreduce.maximum(" in text and ", 0, 1) iter=[128, 4]" in text
+
+
+def test_nan_operands_settle():
+    @nki.jit
+    def k(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        i = nl.program_id(0)
+        nl.store(out[i], value=nl.all_reduce(nl.load(x[i]), op=np.add, program_axes=[0]))
+        return out
+
+    x = np.ones((2, 128, 4), np.float32)
+    x[1, 5, 2] = np.nan
+    out = nki.simulate_kernel(k[2], x)
+    assert np.isnan(out[:, 5, 2]).all()
+    out[:, 5, 2] = 2.0
+    assert np.array_equal(out, np.full_like(x, 2.0))
