@@ -120,6 +120,16 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, py::none());
     return wrap_tensor(codegen::nc_matmul(b, tensor_of(stationary, "stationary"), tensor_of(moving, "moving"), a.op));
   });
+  m.def("quantize_mx", [](py::handle dst, py::handle src, py::handle dst_scale) {
+    codegen::KernelBuilder& b = builder("nisa.quantize_mx");
+    codegen::quantize_mx(b, tensor_of(dst, "dst"), tensor_of(src, "src"), tensor_of(dst_scale, "dst_scale"));
+  });
+  m.def("nc_matmul_mx", [](py::handle dst, py::handle stationary, py::handle moving, py::handle stationary_scale,
+                           py::handle moving_scale) {
+    codegen::KernelBuilder& b = builder("nisa.nc_matmul_mx");
+    codegen::nc_matmul_mx(b, tensor_of(dst, "dst"), tensor_of(stationary, "stationary"), tensor_of(moving, "moving"),
+                          tensor_of(stationary_scale, "stationary_scale"), tensor_of(moving_scale, "moving_scale"));
+  });
   m.def("matmul", [](py::handle x, py::handle y, bool transpose_x, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.matmul");
     Args a(mask, py::none());

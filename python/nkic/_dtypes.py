@@ -13,28 +13,41 @@ uint8, uint16, uint32 = np.uint8, np.uint16, np.uint32
 bool_ = np.bool_
 
 
-class _TFloat32:
-    """tfloat32: fp32 storage with a 10-bit mantissa; numpy sees float32 bits."""
-    name = "tfloat32"
-    itemsize = 4
+class _StoredDType:
+    """An NKI dtype numpy has no type for: it names the format and stores its
+    elements in a numpy type of the same size."""
+
+    def __init__(self, name, storage, doc):
+        self.name = name
+        self.storage = np.dtype(storage)
+        self.itemsize = self.storage.itemsize
+        self.__doc__ = doc
 
     def __repr__(self):
-        return "tfloat32"
+        return self.name
 
 
-tfloat32 = _TFloat32()
+tfloat32 = _StoredDType("tfloat32", np.float32, "fp32 storage with a 10-bit mantissa; numpy sees float32 bits.")
+# The microscaling (mx) dtypes: four fp8 (fp4) values packed in one element,
+# value j in byte (nibble) j; numpy sees the packed words as unsigned integers.
+float8_e4m3fn_x4 = _StoredDType("float8_e4m3fn_x4", np.uint32, "four float8_e4m3fn values (max 448, no inf).")
+float8_e5m2_x4 = _StoredDType("float8_e5m2_x4", np.uint32, "four float8_e5m2 values.")
+float4_e2m1fn_x4 = _StoredDType("float4_e2m1fn_x4", np.uint16, "four float4_e2m1fn values (max 6).")
+_STORED = {t.name: t for t in (tfloat32, float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4)}
 
 _BY_NAME = {
     "float32": float32, "float16": float16, "bfloat16": bfloat16, "tfloat32": tfloat32,
     "float8_e4m3": float8_e4m3, "float8_e5m2": float8_e5m2, "int8": int8, "int16": int16,
-    "int32": int32, "uint8": uint8, "uint16": uint16, "uint32": uint32, "bool": bool_,
+    "int32": int32, "uint8": uint8, "uint16": uint16, "uint32": uint32, "bool": bool_, **_STORED,
 }
 
 
 def dtype_name(dt):
     """The core's name for any dtype spelling (nl.*, np.*, np.dtype, 'float32')."""
-    if dt is tfloat32 or (isinstance(dt, str) and dt == "tfloat32"):
-        return "tfloat32"
+    if isinstance(dt, _StoredDType):
+        return dt.name
+    if isinstance(dt, str) and dt in _STORED:
+        return dt
     try:
         name = np.dtype(dt).name
     except TypeError:
@@ -42,7 +55,8 @@ def dtype_name(dt):
     return name
 
 
-_FLOATS = {"float32", "float16", "bfloat16", "tfloat32", "float8_e4m3", "float8_e5m2"}
+_FLOATS = {"float32", "float16", "bfloat16", "tfloat32", "float8_e4m3", "float8_e5m2", "float8_e4m3fn_x4",
+           "float8_e5m2_x4", "float4_e2m1fn_x4"}
 
 
 def is_float(name):
@@ -56,5 +70,6 @@ def from_name(name):
 
 
 def numpy_dtype(name):
-    """The numpy dtype that stores the core dtype `name` (tfloat32 as float32)."""
-    return np.dtype(np.float32 if name == "tfloat32" else _BY_NAME[name])
+    """The numpy dtype that stores the core dtype `name` (tfloat32 as float32,
+    the packed mx dtypes as unsigned words)."""
+    return _STORED[name].storage if name in _STORED else np.dtype(_BY_NAME[name])

@@ -443,6 +443,8 @@ def hoist(value):
         return tuple(hoist(v) for v in value)
     if isinstance(value, list):
         return [hoist(v) for v in value]
+    if isinstance(value, dict):
+        return {k: hoist(v) for k, v in value.items()}
     return value
 
 

@@ -42,6 +42,20 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
     return core.nc_matmul(stationary, moving, mask)
 
 
+@_api("nisa.nc_matmul_mx")
+def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None, tile_size=None,
+                 name=None, **kwargs):
+    """NeuronCore-v4+: dst (PSUM) += the dequantized stationary.T @ moving of two
+    packed mx tiles; tile_position/tile_size place the instruction only."""
+    core.nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale)
+
+
+@_api("nisa.quantize_mx")
+def quantize_mx(dst, src, dst_scale, name=None, **kwargs):
+    """NeuronCore-v4+: src (bf16/fp16) -> packed fp8 x4 dst and its E8M0 block scales."""
+    core.quantize_mx(dst, src, dst_scale)
+
+
 @_api("nisa.nc_transpose")
 def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
     return core.transpose("nisa.nc_transpose", data, mask, _dtype_arg(dtype))

@@ -5,7 +5,7 @@ import numpy as np
 from ._core import core
 from . import _dtypes
 from ._dtypes import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16,  # noqa: F401
-                      int32, tfloat32, uint8, uint16, uint32)
+                      int32, tfloat32, uint8, uint16, uint32, float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4)
 from ._loops import affine_range, sequential_range, static_range  # noqa: F401
 from ._ops import nki_api as _api, op_name as _op_name
 from ._lang_math import (_LoopReduce, _axes, _dtype_arg, loop_reduce, abs, add, all, arctan, bitwise_and, bitwise_or, bitwise_xor,  # noqa: F401,A004

@@ -86,6 +86,8 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   for (const ir::Constraint& c : inst->predicate)
     for (const ir::Term& t : c.expr.terms())
       if (t.var.kind == ir::VarKind::Loop) range_of(t.var);
+  sema::assert_packed_operands(*inst, [this](int id) -> const ir::TensorDecl& { return tensor(id); }, api(),
+                               raiser());
   if (inst->has_dst()) {
     const ir::TensorDecl& dst = tensor(inst->dst.tensor);
     if (dst.role == ir::Role::Input && !dst.is_mutable) fail(sema::err_cannot_update_immutable_parameter(dst.name));

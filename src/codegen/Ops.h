@@ -1,6 +1,7 @@
 // The op builders: each turns one nl.* / operator call into sema checks plus
 // IR instructions, at the insertion point of the KernelBuilder.
 #pragma once
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,11 @@ struct OpArgs {
   const MaskVal* mask = nullptr;
   std::optional<ir::DType> dtype;
 };
+
+// A new instruction of `op` over the iteration space `shape`.
+std::unique_ptr<ir::Instruction> make_instruction(ir::Opcode op, std::vector<int64_t> shape);
+// "name[128, 512]": a view as diagnostics show operands.
+std::string describe(const KernelBuilder& b, const TensorVal& v);
 
 // Where each operand of an instruction reads: the view aligned (numpy rules,
 // broadcast dims dropped) to the instruction's iteration space.
@@ -82,5 +88,13 @@ TensorVal all_reduce(KernelBuilder& b, const TensorVal& x, ir::AluOp op, const s
 void device_print(KernelBuilder& b, const std::string& prefix, const TensorVal& x, const OpArgs& args);
 // nl.where: condition != 0 ? x : y (y a tensor or a number).
 TensorVal where(KernelBuilder& b, const TensorVal& cond, const Value& x, const Value& y, const OpArgs& args);
+
+// Microscaling (OpsMx.cpp), NeuronCore-v4 and newer.
+// nisa.quantize_mx: src [P, F] (bf16/fp16) -> dst [P, F/4] (packed fp8 x4) and
+// one E8M0 scale per block of 8 partitions x 4 values in dst_scale.
+void quantize_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const TensorVal& dst_scale);
+// nisa.nc_matmul_mx: dst [M, N] (PSUM) += dequantized stationary [K, M].T @ moving [K, N].
+void nc_matmul_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& stationary, const TensorVal& moving,
+                  const TensorVal& stationary_scale, const TensorVal& moving_scale);
 
 }  // namespace nkic::codegen

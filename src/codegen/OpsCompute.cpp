@@ -12,14 +12,16 @@ namespace nkic::codegen {
 
 using ir::Memory;
 
-namespace {
-
-std::unique_ptr<ir::Instruction> make(ir::Opcode op, std::vector<int64_t> shape) {
+std::unique_ptr<ir::Instruction> make_instruction(ir::Opcode op, std::vector<int64_t> shape) {
   auto in = std::make_unique<ir::Instruction>();
   in->opcode = op;
   in->shape = std::move(shape);
   return in;
 }
+
+std::string describe(const KernelBuilder& b, const TensorVal& v) { return b.tensor(v.tensor).name + sema::shape_str(v.shape); }
+
+namespace {
 
 sema::Diagnostic axis_error(const std::string& msg) { return sema::err_unsupported_reduce_axis(msg); }
 
@@ -60,7 +62,7 @@ TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector
   }
   ir::DType dt = args.dtype.value_or(b.tensor(x.tensor).dtype);
   TensorVal dst = alloc_tensor(b, b.tensor_name("", std::string(ir::name(op))), out_shape, dt, Memory::SBUF);
-  auto in = make(ir::Opcode::TensorReduce, x.shape);
+  auto in = make_instruction(ir::Opcode::TensorReduce, x.shape);
   in->alu = op;
   in->negate = negate;
   in->dst.tensor = dst.tensor;
@@ -89,7 +91,7 @@ void check_matmul(KernelBuilder& b, int64_t k_s, int64_t m, int64_t k_m, int64_t
 TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<ir::AffineExpr>& s_grid, int64_t k,
                       int64_t m, const TensorVal& mv, int64_t n, const OpArgs& args) {
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "matmul"), {m, n}, ir::DType::float32, Memory::PSUM);
-  auto in = make(ir::Opcode::Matmul, {k, m, n});
+  auto in = make_instruction(ir::Opcode::Matmul, {k, m, n});
   in->dst.tensor = dst.tensor;
   in->dst.index = {ir::AffineExpr::grid(1), ir::AffineExpr::grid(2)};
   ir::Access sa = access_for(b, s, s.shape);
@@ -111,15 +113,13 @@ TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<ir
   return dst;
 }
 
-std::string desc(const KernelBuilder& b, const TensorVal& v) { return b.tensor(v.tensor).name + sema::shape_str(v.shape); }
-
 }  // namespace
 
 TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args) {
   b.check_operand("stationary", stationary);
   b.check_operand("moving", moving);
   int64_t k = stationary.shape[0], m = stationary.shape[1], n = moving.shape[1];
-  check_matmul(b, k, m, moving.shape[0], n, desc(b, stationary), desc(b, moving));
+  check_matmul(b, k, m, moving.shape[0], n, describe(b, stationary), describe(b, moving));
   // stationary [K, M] on the [K, M, N] space reads grid (0, 1) as it is.
   return emit_matmul(b, stationary, {ir::AffineExpr::grid(0), ir::AffineExpr::grid(1)}, k, m, moving, n, args);
 }
@@ -133,7 +133,7 @@ TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool 
   if (b.direct_allocation) b.fail(sema::err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(b.api()));
   // x [M, K] @ y [K, N]: the stationary operand is x.T, read as x[i1, i0].
   int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
-  check_matmul(b, k, m, y.shape[0], n, desc(b, x), desc(b, y));
+  check_matmul(b, k, m, y.shape[0], n, describe(b, x), describe(b, y));
   return emit_matmul(b, x, {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)}, k, m, y, n, args);
 }
 
@@ -142,10 +142,10 @@ TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
   if (b.direct_allocation) b.fail(sema::err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(b.api()));
   int64_t p = x.shape[0], f = x.shape[1];
   if (f > b.target().statebuf_num_partitions)
-    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, desc(b, x), b.api(), b.target().statebuf_num_partitions));
+    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, describe(b, x), b.api(), b.target().statebuf_num_partitions));
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "transpose"), {f, p}, args.dtype.value_or(b.tensor(x.tensor).dtype),
                                Memory::SBUF);
-  auto in = make(ir::Opcode::Copy, {p, f});
+  auto in = make_instruction(ir::Opcode::Copy, {p, f});
   in->dst.tensor = dst.tensor;
   in->dst.index = {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)};
   in->srcs.push_back(access_for(b, x, x.shape));
@@ -158,7 +158,7 @@ TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, c
   std::vector<int64_t> shape = expr.shape;
   while (shape.size() < 2) shape.push_back(1);
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "iota"), shape, dtype, Memory::SBUF);
-  auto in = make(ir::Opcode::Iota, shape);
+  auto in = make_instruction(ir::Opcode::Iota, shape);
   in->dst = access_for(b, dst, shape);
   in->value = types::align_grid(expr.expr.drop_broadcast_grid(expr.shape), expr.shape.size(), expr.shape.size());
   in->predicate = predicate_for(b, args, shape.size());
@@ -171,7 +171,7 @@ TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& 
   b.check_operand("on_true_tile", on_true);
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "affine_select"), on_true.shape,
                                args.dtype.value_or(b.tensor(on_true.tensor).dtype), Memory::SBUF);
-  auto in = make(ir::Opcode::AffineSelect, on_true.shape);
+  auto in = make_instruction(ir::Opcode::AffineSelect, on_true.shape);
   in->dst = access_for(b, dst, on_true.shape);
   in->srcs.push_back(access_for(b, on_true, on_true.shape));
   in->cond = types::lower_mask(pred, on_true.shape.size());
@@ -203,7 +203,7 @@ TensorVal where(KernelBuilder& b, const TensorVal& cond, const Value& x, const V
   if (!std::holds_alternative<TensorVal>(x))
     b.fail(sema::err_unexpected_type_of_operand("x", "a number; nl.where needs a tensor for x"));
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "where"), shape, args.dtype.value_or(dt), Memory::SBUF);
-  auto in = make(ir::Opcode::Select, shape);
+  auto in = make_instruction(ir::Opcode::Select, shape);
   in->dst = access_for(b, dst, shape);
   in->srcs.push_back(access_for(b, cond, shape));
   in->srcs.push_back(access_for(b, std::get<TensorVal>(x), shape));
@@ -216,7 +216,7 @@ TensorVal where(KernelBuilder& b, const TensorVal& cond, const Value& x, const V
 
 TensorVal rand(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, const OpArgs& args) {
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "rand"), shape, dtype, Memory::SBUF);
-  auto in = make(ir::Opcode::Rand, shape);
+  auto in = make_instruction(ir::Opcode::Rand, shape);
   in->dst = access_for(b, dst, shape);
   in->predicate = predicate_for(b, args, shape.size());
   b.emit(std::move(in));
@@ -224,14 +224,14 @@ TensorVal rand(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, co
 }
 
 void random_seed(KernelBuilder& b, double seed) {
-  auto in = make(ir::Opcode::RandomSeed, {1});
+  auto in = make_instruction(ir::Opcode::RandomSeed, {1});
   in->imms = {seed};
   b.emit(std::move(in));
 }
 
 void device_print(KernelBuilder& b, const std::string& prefix, const TensorVal& x, const OpArgs& args) {
   b.check_live(x);
-  auto in = make(ir::Opcode::Print, x.shape);
+  auto in = make_instruction(ir::Opcode::Print, x.shape);
   in->srcs.push_back(access_for(b, x, x.shape));
   in->text = prefix;
   in->predicate = predicate_for(b, args, x.shape.size());
@@ -245,7 +245,7 @@ TensorVal all_reduce(KernelBuilder& b, const TensorVal& x, ir::AluOp op, const s
     b.fail(sema::err_dynamic_control_flow_not_supported(
         "the trip count of an enclosing loop, read from a tensor (nl.all_reduce needs every program to "
         "reach it the same number of times)"));
-  auto in = make(ir::Opcode::AllReduce, x.shape);
+  auto in = make_instruction(ir::Opcode::AllReduce, x.shape);
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "all_reduce"), x.shape,
                                args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
   in->dst = access_for(b, dst, x.shape);
@@ -261,7 +261,7 @@ TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const Tensor
   b.check_operand("data", data);
   b.check_operand("indices", indices);
   if (data.shape[0] != indices.shape[0])
-    b.fail(sema::err_num_partition_mismatch(desc(b, data), desc(b, indices), b.api()));
+    b.fail(sema::err_num_partition_mismatch(describe(b, data), describe(b, indices), b.api()));
   if (!ir::is_integer(b.tensor(indices.tensor).dtype))
     b.fail(sema::err_supported_operand_dtype("'indices' of 'gather_flattened' must be an integer tile"));
   int64_t free = 1;
@@ -275,7 +275,7 @@ TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const Tensor
   src.indirect.push_back({1, std::make_shared<const TensorVal>(indices)});
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "gather"), indices.shape,
                                args.dtype.value_or(b.tensor(data.tensor).dtype), Memory::SBUF);
-  auto in = make(ir::Opcode::Copy, indices.shape);
+  auto in = make_instruction(ir::Opcode::Copy, indices.shape);
   in->dst = access_for(b, dst, indices.shape);
   in->srcs.push_back(access_for(b, src, indices.shape));
   in->predicate = predicate_for(b, args, indices.shape.size());
@@ -290,7 +290,7 @@ void atomic_rmw(KernelBuilder& b, const TensorVal& dst, const Value& value, ir::
   const auto* v = std::get_if<TensorVal>(&value);
   if (!v) b.fail(sema::err_unexpected_type_of_operand("value", "a number; nl.atomic_rmw adds a tile"));
   b.check_operand("value", *v);
-  auto in = make(ir::Opcode::Store, dst.shape);
+  auto in = make_instruction(ir::Opcode::Store, dst.shape);
   in->dst = access_for(b, dst, dst.shape);
   in->srcs.push_back(access_for(b, *v, dst.shape));
   in->accumulate = true;
@@ -311,13 +311,13 @@ void loop_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& x, ir:
   ir::AffineExpr iv = loop_var.expr - loop->lb;  // 0 in the first iteration
   if (loop->stride < 0) iv = -iv;
   TensorVal src = fit_value(b, dst.shape, x);
-  auto first = make(ir::Opcode::Copy, dst.shape);
+  auto first = make_instruction(ir::Opcode::Copy, dst.shape);
   first->dst = access_for(b, dst, dst.shape);
   first->srcs.push_back(access_for(b, src, dst.shape));
   first->predicate = predicate_for(b, args, dst.shape.size());
   first->predicate.push_back({iv, ir::CmpKind::Eq});
   b.emit(std::move(first));
-  auto rest = make(op == ir::AluOp::add ? ir::Opcode::Copy : ir::Opcode::TensorTensor, dst.shape);
+  auto rest = make_instruction(op == ir::AluOp::add ? ir::Opcode::Copy : ir::Opcode::TensorTensor, dst.shape);
   rest->dst = access_for(b, dst, dst.shape);
   if (op == ir::AluOp::add) {
     rest->accumulate = true;

@@ -13,10 +13,21 @@ constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
     {"int32", 4, false, true},      {"uint8", 1, false, false},
     {"uint16", 2, false, false},    {"uint32", 4, false, false},
     {"bool", 1, false, false},
+    {"float8_e4m3fn_x4", 4, true, true, 4}, {"float8_e5m2_x4", 4, true, true, 4},
+    {"float4_e2m1fn_x4", 2, true, true, 4},
 }};
 }  // namespace
 
 const DTypeInfo& info(DType t) { return kInfo[static_cast<int>(t)]; }
+
+int lane_max_exponent(DType packed) {
+  switch (packed) {
+    case DType::float8_e4m3fn_x4: return 8;
+    case DType::float8_e5m2_x4: return 15;
+    case DType::float4_e2m1fn_x4: return 2;
+    default: return 0;
+  }
+}
 
 std::optional<DType> dtype_from_name(std::string_view n) {
   if (n == "bool_") return DType::bool_;

@@ -9,14 +9,18 @@ namespace nkic::ir {
 enum class DType : uint8_t {
   float32, float16, bfloat16, tfloat32, float8_e4m3, float8_e5m2,
   int8, int16, int32, uint8, uint16, uint32, bool_,
+  // OCP Microscaling (mx) element formats packed four to a word: one element of
+  // these dtypes holds four fp8 (or fp4) values, lane j in byte (nibble) j.
+  float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4,
 };
-inline constexpr int kNumDTypes = 13;
+inline constexpr int kNumDTypes = 16;
 
 struct DTypeInfo {
   std::string_view name;  // the nl.* spelling, also the printer's
   int size;               // bytes per element
   bool is_float;
   bool is_signed;
+  int lanes = 1;          // values packed in one element (4 for the mx dtypes)
 };
 
 const DTypeInfo& info(DType t);
@@ -24,6 +28,10 @@ inline std::string_view name(DType t) { return info(t).name; }
 inline int size_of(DType t) { return info(t).size; }
 inline bool is_float(DType t) { return info(t).is_float; }
 inline bool is_integer(DType t) { return !info(t).is_float; }
+inline bool is_packed(DType t) { return info(t).lanes > 1; }
+// The exponent of the largest finite value of one lane of a packed dtype
+// (e4m3fn: 448 = 1.75 * 2^8, e5m2: 57344 = 1.75 * 2^15, e2m1: 6 = 1.5 * 2^2).
+int lane_max_exponent(DType packed);
 std::optional<DType> dtype_from_name(std::string_view n);
 
 }  // namespace nkic::ir

@@ -84,7 +84,15 @@ using Predicate = std::vector<Constraint>;
   X(RandomSeed)    /* random state <- imms[0]; no dst */                        \
   X(Print)         /* prints src0 prefixed by `text`; no dst */                \
   X(AllReduce)     /* dst <- alu-fold of src0 over the programs that differ only \
-                      on the launch-grid axes listed in imms */
+                      on the launch-grid axes listed in imms */ \
+  /* The mx ops iterate over [Q, 4, 8, 4, ...]: partition p = 32*g0 + 8*g1 + g2 \
+     of the data (quadrant, block of 8 in it, row), g3 the lane of a packed \
+     element; the block's E8M0 scale sits in row 32*g0 + g1 of the scale tile. */ \
+  X(MxScale)       /* iter [Q, 4, 8, 4, C]: dst (uint8) <- E8M0 scale of the src0 \
+                      values sharing each dst element; imms[0] = the lane emax */ \
+  X(MxQuantize)    /* iter [Q, 4, 8, 4, C]: lane g3 of dst <- src0 / 2^(src1 - 127) */ \
+  X(MatmulMx)      /* iter [Q, 4, 8, 4, M, N]: dst(m, n) += sum of dequantized \
+                      src0 (stationary) * src1 (moving); src2, src3 their scales */
 
 enum class Opcode : uint8_t {
 #define NKIC_OPCODE_ENUM(n) n,

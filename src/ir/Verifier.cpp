@@ -17,6 +17,8 @@ bool valid_src_count(Opcode op, size_t n) {
     case Opcode::TensorTensor:
     case Opcode::Matmul: return n == 2;
     case Opcode::Select: return n == 2 || n == 3;
+    case Opcode::MxQuantize: return n == 2;
+    case Opcode::MatmulMx: return n == 4;
     default: return n == 1;
   }
 }
@@ -70,7 +72,7 @@ class Verifier : public IRVisitor {
       if (d <= 0) err(where + ": iteration space has a non-positive dimension");
     if (!valid_src_count(in.opcode, in.srcs.size()))
       err(where + ": wrong number of source operands");
-    bool needs_imm = in.opcode == Opcode::Memset || in.opcode == Opcode::TensorScalar ||
+    bool needs_imm = in.opcode == Opcode::Memset || in.opcode == Opcode::TensorScalar || in.opcode == Opcode::MxScale ||
                      in.opcode == Opcode::AffineSelect || in.opcode == Opcode::RandomSeed ||
                      (in.opcode == Opcode::Select && in.srcs.size() == 2);
     if (needs_imm && in.imms.empty())
@@ -81,6 +83,7 @@ class Verifier : public IRVisitor {
     for (const Constraint& c : in.cond) check_expr(in, c.expr, where + " condition");
     check_expr(in, in.value, where + " value");
     if (in.opcode == Opcode::Matmul && in.shape.size() != 3) err(where + ": matmul iterates over [K, M, N]");
+    if (is_mx(in.opcode)) check_mx(in, where);
     if (in.has_dst() && valid(in.dst.tensor)) {
       Memory m = k_.tensor(in.dst.tensor).memory;
       if (in.opcode == Opcode::Store && !is_hbm(m)) err(where + ": store destination not in HBM");
@@ -90,6 +93,17 @@ class Verifier : public IRVisitor {
 
  private:
   bool valid(int id) const { return id >= 0 && id < static_cast<int>(k_.tensors.size()); }
+  static bool is_mx(Opcode op) { return op == Opcode::MxScale || op == Opcode::MxQuantize || op == Opcode::MatmulMx; }
+  void check_mx(const Instruction& in, const std::string& where) {
+    const size_t rank = in.opcode == Opcode::MatmulMx ? 6 : 5;
+    if (in.shape.size() != rank || in.shape[1] != 4 || in.shape[2] != 8 || in.shape[3] != 4)
+      return err(where + ": mx ops iterate over [Q, 4, 8, 4, ...]");
+    auto packed = [&](const Access& a) { return valid(a.tensor) && is_packed(k_.tensor(a.tensor).dtype); };
+    bool ok = in.opcode == Opcode::MxScale    ? !packed(in.dst)
+              : in.opcode == Opcode::MxQuantize ? packed(in.dst)
+                                                : in.srcs.size() == 4 && packed(in.srcs[0]) && packed(in.srcs[1]);
+    if (!ok) err(where + ": packed operands in the wrong places");
+  }
   void check_tensor_id(int id, const std::string& what) {
     if (!valid(id)) err(what + " refers to unknown tensor " + std::to_string(id));
   }

@@ -1,5 +1,7 @@
 #include "sema/Asserts.h"
 
+#include <algorithm>
+
 #include "sema/ErrorCatalog.h"
 
 namespace nkic::sema {
@@ -32,6 +34,34 @@ void assert_dtype_psum(ir::DType dtype, const Raise& raise) {
       "a PSUM tensor must be float32 or int32 (the accumulator formats), got " + std::string(ir::name(dtype)));
   d.hint = "accumulate in float32 on PSUM and cast when copying to SBUF";
   raise(d);
+}
+
+void assert_elements_per_partition(int64_t n, int64_t min_size, int64_t max_size, std::string_view operand,
+                                   std::string_view api, const Raise& raise) {
+  if (n < min_size || n > max_size) raise(err_elements_per_partition_mismatch(operand, api, n, min_size, max_size));
+}
+
+void assert_nc_version(const Target& t, int min_version, std::string_view api, const Raise& raise) {
+  if (t.nc_version < min_version) raise(err_api_not_supported_on_target(api, min_version, t.name, t.nc_version));
+}
+
+void assert_packed_operands(const ir::Instruction& in, const std::function<const ir::TensorDecl&(int)>& tensor,
+                            std::string_view api, const Raise& raise) {
+  using ir::Opcode;
+  std::vector<const ir::Access*> all;
+  if (in.has_dst()) all.push_back(&in.dst);
+  for (const ir::Access& a : in.srcs) all.push_back(&a);
+  const bool move = (in.opcode == Opcode::Load || in.opcode == Opcode::Store || in.opcode == Opcode::Copy) &&
+                    !in.accumulate &&
+                    std::all_of(all.begin(), all.end(), [&](const ir::Access* a) {
+                      return tensor(a->tensor).dtype == tensor(all.front()->tensor).dtype;
+                    });
+  for (size_t i = 0; i < all.size(); ++i) {
+    const ir::TensorDecl& t = tensor(all[i]->tensor);
+    if (!ir::is_packed(t.dtype) || move) continue;
+    const bool mx_operand = (in.opcode == Opcode::MxQuantize && i == 0) || (in.opcode == Opcode::MatmulMx && (i == 1 || i == 2));
+    if (!mx_operand) raise(err_packed_dtype_not_computable(t.name, ir::name(t.dtype), api));
+  }
 }
 
 }  // namespace nkic::sema

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/IR.h"
@@ -26,5 +27,20 @@ void assert_dtype_psum(ir::DType dtype, const Raise& raise);
 // Shape family: on-chip tiles have at least 2 dims ("Insufficient rank").
 void assert_min_rank(const std::vector<int64_t>& shape, size_t min_rank, const std::string& what,
                      const Raise& raise);
+
+// Element-count companions (seed 004), for ops with a fixed lane structure:
+// n outside [min_size, max_size] elements per partition fails.
+void assert_elements_per_partition(int64_t n, int64_t min_size, int64_t max_size, std::string_view operand,
+                                   std::string_view api, const Raise& raise);
+inline void assert_exact_elements(int64_t n, int64_t exact, std::string_view operand, std::string_view api,
+                                  const Raise& raise) {
+  assert_elements_per_partition(n, exact, exact, operand, api, raise);
+}
+// APIs of later NeuronCores (Py_LT): the target's nc_version < min_version fails.
+void assert_nc_version(const Target& t, int min_version, std::string_view api, const Raise& raise);
+// Packed mx dtypes carry four values per element: only raw moves (load, store,
+// copy without a cast) and the mx instructions may touch them.
+void assert_packed_operands(const ir::Instruction& in, const std::function<const ir::TensorDecl&(int)>& tensor,
+                            std::string_view api, const Raise& raise);
 
 }  // namespace nkic::sema

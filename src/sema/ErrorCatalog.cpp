@@ -392,4 +392,35 @@ Diagnostic err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(std::s
               "transpose_x=True to nl.matmul with an already transposed operand");
 }
 
+Diagnostic err_api_not_supported_on_target(std::string_view api, int min_version, std::string_view target,
+                                           int version) {
+  return make("err_api_not_supported_on_target",
+              "'" + s(api) + "' is available on NeuronCore-v" + std::to_string(min_version) +
+                  " and newer only; target '" + s(target) + "' is NeuronCore-v" + std::to_string(version),
+              ErrorKind::Value, "select a newer target with platform_target= (or --target) to use it");
+}
+
+Diagnostic err_elements_per_partition_mismatch(std::string_view operand, std::string_view api, int64_t n,
+                                               int64_t min_size, int64_t max_size) {
+  std::string must = min_size == max_size ? "exactly " + std::to_string(min_size)
+                                          : "between " + std::to_string(min_size) + " and " + std::to_string(max_size);
+  return make("err_elements_per_partition_mismatch",
+              "'" + s(operand) + "' of '" + s(bare_api(api)) + "' has " + std::to_string(n) +
+                  " elements per partition, but must have " + must,
+              ErrorKind::Value);
+}
+
+Diagnostic err_invalid_mx_packing(std::string_view rule, std::string_view detail) {
+  return make("err_invalid_mx_packing", s(rule), ErrorKind::Value, s(detail));
+}
+
+Diagnostic err_packed_dtype_not_computable(std::string_view tensor, std::string_view dtype, std::string_view api) {
+  return make("err_supported_operand_dtype",
+              "'" + s(bare_api(api)) + "' cannot compute on `" + s(tensor) + "` of packed mx dtype '" + s(dtype) +
+                  "'",
+              ErrorKind::Type,
+              "packed tensors are only moved unchanged (nl.load, nl.store, nisa.dma_copy, nisa.tensor_copy "
+              "without a dtype) or consumed by nisa.nc_matmul_mx; nisa.quantize_mx produces them");
+}
+
 }  // namespace nkic::sema

@@ -81,5 +81,15 @@ Diagnostic err_atomic_rmw_add_only(std::string_view op);
 Diagnostic err_atomic_rmw_dynamic_index(std::string_view tensor);
 Diagnostic err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(std::string_view api);
 Diagnostic err_stack_overflow(bool psum, int64_t required, int64_t capacity, std::string_view target);
+// An API of a later NeuronCore than the target's.
+Diagnostic err_api_not_supported_on_target(std::string_view api, int min_version, std::string_view target,
+                                           int version);
+// The element-count companions (seed 004): exact per-partition element counts.
+Diagnostic err_elements_per_partition_mismatch(std::string_view operand, std::string_view api, int64_t n,
+                                               int64_t min_size, int64_t max_size);
+// The mx packing rules of check_matmul_mx_low_level_shape (seed 004 texts).
+Diagnostic err_invalid_mx_packing(std::string_view rule, std::string_view detail);
+// A packed mx dtype reaching an instruction that would compute on its elements.
+Diagnostic err_packed_dtype_not_computable(std::string_view tensor, std::string_view dtype, std::string_view api);
 
 }  // namespace nkic::sema

@@ -10,6 +10,7 @@ namespace {
 
 using D = ir::DType;
 const std::vector<D> kMatmulDtypes = {D::float8_e4m3, D::float8_e5m2, D::bfloat16, D::float16, D::tfloat32, D::float32};
+const std::vector<D> kMxDtypes = {D::float8_e4m3fn_x4, D::float8_e5m2_x4, D::float4_e2m1fn_x4};
 const std::vector<D> kSelectDtypes = {D::float32, D::float16, D::bfloat16, D::tfloat32, D::float8_e4m3, D::float8_e5m2,
                                       D::int8, D::uint8, D::int16, D::uint16};
 
@@ -27,6 +28,16 @@ const std::vector<OpSpec>& table() {
       {"nisa.tensor_tensor", {{"data1", kOnChip, {}, 2}, {"data2", kOnChip, {}, 2}}, false},
       {"nl.gather_flattened", {{"data", kSBUF, {}, 2}, {"indices", kSBUF, {}, 2, 4}}},
       {"nl.atomic_rmw", {{"dst", kHBM}, {"value", kOnChip}}},
+      {"nisa.quantize_mx",
+       {{"src", kSBUF, {D::bfloat16, D::float16}, 2, 2},
+        {"dst", kSBUF, {D::float8_e4m3fn_x4, D::float8_e5m2_x4}, 2, 2},
+        {"dst_scale", kSBUF, {D::uint8}, 2, 2}}},
+      {"nisa.nc_matmul_mx",
+       {{"dst", kPSUM, {}, 2, 2},
+        {"stationary", kSBUF, kMxDtypes, 2, 2},
+        {"moving", kSBUF, kMxDtypes, 2, 2},
+        {"stationary_scale", kSBUF, {D::uint8}, 2, 2},
+        {"moving_scale", kSBUF, {D::uint8}, 2, 2}}},
   };
   return ops;
 }
@@ -68,6 +79,12 @@ void check_operand(std::string_view api, std::string_view operand, const ir::Ten
     std::string actual = ir::is_hbm(t.memory) ? "hbm" : ir::name(t.memory);
     raise(err_unsupported_memory(operand, api, memories_str(spec->memories), actual));
   }
+  // Packed mx tiles hold four values per element: they move unchanged, or feed
+  // the ops that declare them; computing on them is meaningless.
+  static const std::string_view kMoves[] = {"nl.load", "nl.store", "nisa.dma_copy", "nisa.tensor_copy", "nl.copy"};
+  if (ir::is_packed(t.dtype) && spec->dtypes.empty() &&
+      std::find(std::begin(kMoves), std::end(kMoves), api) == std::end(kMoves))
+    raise(err_packed_dtype_not_computable(t.name, ir::name(t.dtype), api));
   if (!spec->dtypes.empty() && std::find(spec->dtypes.begin(), spec->dtypes.end(), t.dtype) == spec->dtypes.end()) {
     std::string allowed;
     for (ir::DType d : spec->dtypes) allowed += (allowed.empty() ? "" : ", ") + std::string(ir::name(d));

@@ -21,10 +21,7 @@ void IndirectExec::run(const ir::Instruction& in, const int64_t* loops, const in
     throw std::invalid_argument(std::string("simulate: indirect indices on a ") + ir::name(in.opcode) +
                                 " instruction (only load, store and copy take them)");
   TensorMem& dst = mem_.at(in.dst.tensor);
-  if (dst.pending_fill) {
-    fill_fresh(dst);
-    dst.pending_fill = false;
-  }
+  ensure_filled(dst);
   ir::DType dt = dst.decl->dtype;
   for_each_point(in, loops, pids, [&](const ValueOf& value_of) {
     double v = in.imms.empty() ? 0.0 : in.imms[0];

@@ -130,6 +130,10 @@ double load_element(ir::DType t, const void* base, int64_t i) {
     case DType::uint16: return read<uint16_t>(base, i);
     case DType::uint32: return read<uint32_t>(base, i);
     case DType::bool_: return read<uint8_t>(base, i) != 0 ? 1.0 : 0.0;
+    // A packed mx element is four values, no single number: sim/MxNumerics reads its lanes.
+    case DType::float8_e4m3fn_x4:
+    case DType::float8_e5m2_x4:
+    case DType::float4_e2m1fn_x4: return NAN;
   }
   return 0.0;
 }
@@ -151,6 +155,9 @@ void store_element(ir::DType t, void* base, int64_t i, double v) {
     case DType::uint16: write(base, i, saturate_int<uint16_t>(v)); return;
     case DType::uint32: write(base, i, saturate_int<uint32_t>(v)); return;
     case DType::bool_: write(base, i, static_cast<uint8_t>(v != 0.0)); return;
+    case DType::float8_e4m3fn_x4:
+    case DType::float8_e5m2_x4:
+    case DType::float4_e2m1fn_x4: return;  // written lane by lane (sim/MxNumerics)
   }
 }
 

@@ -22,10 +22,7 @@ void SideEffects::run(const ir::Instruction& in, const int64_t* loops, const int
       return;
     case ir::Opcode::Rand: {
       TensorMem& t = mem_.at(in.dst.tensor);
-      if (t.pending_fill) {
-        fill_fresh(t);
-        t.pending_fill = false;
-      }
+      ensure_filled(t);
       for_each_point(in, loops, pids, [&](const auto& value_of) {
         int64_t off = point_offset(mem_, in, in.dst, value_of);
         store_element(t.decl->dtype, t.data, off, next_uniform());

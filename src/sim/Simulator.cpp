@@ -11,6 +11,7 @@
 #include "ir/Verifier.h"
 #include "sim/AluEval.h"
 #include "sim/IndirectExec.h"
+#include "sim/MxExec.h"
 #include "sim/Numerics.h"
 #include "sim/PointWalk.h"
 #include "sim/RaceCheck.h"
@@ -50,6 +51,7 @@ class Executor final : public ir::IRVisitor {
         served_(served),
         mem_(k.tensors.size()),
         side_(mem_, opts.print_stream ? *opts.print_stream : std::cout),
+        mx_(mem_, opts),
         loop_(k.num_axes, 0),
         pid_(k.grid.size(), 0) {
     if (bindings.size() > k.tensors.size())
@@ -149,6 +151,7 @@ class Executor final : public ir::IRVisitor {
     if (in.opcode == ir::Opcode::AllReduce) return all_reduce(in);
     if (SideEffects::handles(in.opcode)) return side_.run(in, loop_.data(), pid_.data());
     if (IndirectExec::handles(in)) return indirect_.run(in, loop_.data(), pid_.data());
+    if (MxExec::handles(in.opcode)) return mx_.run(in, loop_.data(), pid_.data());
     tiles_->run(in, Env{loop_.data(), pid_.data()});
   }
 
@@ -177,10 +180,7 @@ class Executor final : public ir::IRVisitor {
       first = false;
     }
     TensorMem& dst = mem_[in.dst.tensor];
-    if (dst.pending_fill) {
-      fill_fresh(dst);
-      dst.pending_fill = false;
-    }
+    ensure_filled(dst);
     size_t i = 0;
     for_each_point(in, loop_.data(), pid_.data(), [&](const auto& value_of) {
       int64_t off = point_offset(mem_, in, in.dst, value_of);
@@ -214,6 +214,7 @@ class Executor final : public ir::IRVisitor {
   std::unique_ptr<TileExecutor> tiles_;
   SideEffects side_;
   IndirectExec indirect_{mem_};
+  MxExec mx_;
   std::vector<int64_t> loop_, pid_;
 };
 

@@ -29,6 +29,8 @@ struct TensorMem {
 // Fills `t` with values a correct kernel never reads: NaN in float formats,
 // 0x5A bytes in integer ones.
 void fill_fresh(const TensorMem& t);
+// Fills `t` now if its fill is pending (instructions that run point by point).
+void ensure_filled(TensorMem& t);
 
 // "[3, 17]": the index of element `at` (a row-major offset) of `t`.
 std::string element_str(const TensorMem& t, int64_t at);

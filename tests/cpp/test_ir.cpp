@@ -308,6 +308,7 @@ TEST(IrDType, Info) {
     const char* name;
     int size;
     bool is_float, is_signed;
+    int lanes = 1;
   };
   const Want want[] = {
       {DType::float32, "float32", 4, true, true},
@@ -323,6 +324,9 @@ TEST(IrDType, Info) {
       {DType::uint16, "uint16", 2, false, false},
       {DType::uint32, "uint32", 4, false, false},
       {DType::bool_, "bool", 1, false, false},
+      {DType::float8_e4m3fn_x4, "float8_e4m3fn_x4", 4, true, true, 4},
+      {DType::float8_e5m2_x4, "float8_e5m2_x4", 4, true, true, 4},
+      {DType::float4_e2m1fn_x4, "float4_e2m1fn_x4", 2, true, true, 4},
   };
   ASSERT_EQ(std::size(want), static_cast<size_t>(kNumDTypes));
   for (const Want& w : want) {
@@ -332,7 +336,12 @@ TEST(IrDType, Info) {
     EXPECT_EQ(is_float(w.t), w.is_float);
     EXPECT_EQ(is_integer(w.t), !w.is_float);
     EXPECT_EQ(info(w.t).is_signed, w.is_signed);
+    EXPECT_EQ(info(w.t).lanes, w.lanes);
+    EXPECT_EQ(is_packed(w.t), w.lanes > 1);
   }
+  EXPECT_EQ(lane_max_exponent(DType::float8_e4m3fn_x4), 8);
+  EXPECT_EQ(lane_max_exponent(DType::float8_e5m2_x4), 15);
+  EXPECT_EQ(lane_max_exponent(DType::float4_e2m1fn_x4), 2);
 }
 
 TEST(IrDType, FromName) {

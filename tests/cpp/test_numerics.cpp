@@ -436,6 +436,7 @@ TEST(Numerics, LoadStoreEveryDTypeAtAnOffset) {
   const double samples[] = {0.0, 1.0, -1.0, 2.5, 100.0, -77.0, 3.0e9, -3.0e9, 0.1};
   for (int ti = 0; ti < nkic::ir::kNumDTypes; ++ti) {
     const DType t = static_cast<DType>(ti);
+    if (nkic::ir::is_packed(t)) continue;  // four values per element: MxNumerics tests their lanes
     alignas(8) unsigned char buf[8 * 4] = {};
     for (double v : samples) {
       store_element(t, buf, 3, v);
