@@ -4,6 +4,7 @@
 
 #include "codegen/Indexing.h"
 #include "codegen/Ops.h"
+#include "sema/Asserts.h"
 #include "sema/ErrorCatalog.h"
 #include "trace/TraceContext.h"
 #include "values.h"
@@ -119,6 +120,19 @@ void bind_ops_api(py::module_& m) {
     codegen::KernelBuilder& b = builder("nisa.nc_matmul");
     Args a(mask, py::none());
     return wrap_tensor(codegen::nc_matmul(b, tensor_of(stationary, "stationary"), tensor_of(moving, "moving"), a.op));
+  });
+  // The element-count companions for the ops the Python layer composes.
+  m.def("assert_elements_per_partition", [](py::handle t, const std::string& operand, int64_t min_size,
+                                            int64_t max_size) {
+    codegen::KernelBuilder& b = builder("");  // the API in flight is the composing nisa.* call
+    const types::TensorVal v = tensor_of(t, operand.c_str());
+    int64_t n = 1;
+    for (size_t d = 1; d < v.shape.size(); ++d) n *= v.shape[d];
+    sema::assert_elements_per_partition(n, min_size, max_size, operand, b.api(), b.raiser());
+  });
+  m.def("topk_elements", [] {
+    const sema::Target& t = trace::TraceContext::nki_ctx("").target();
+    return std::make_pair(t.topk_min_elements, t.topk_max_elements);
   });
   m.def("quantize_mx", [](py::handle dst, py::handle src, py::handle dst_scale) {
     codegen::KernelBuilder& b = builder("nisa.quantize_mx");

@@ -367,6 +367,7 @@ def max8(*, src, mask=None, dtype=None, **kwargs):
     """The 8 largest values per partition, descending (repeated values repeat)."""
     def largest(work, k):
         return core.reduce(core.cur_api(), "maximum", work, [1], True, False, mask, "float32")
+    core.assert_elements_per_partition(src, "src", *core.topk_elements())
     _, _, taken = _take8(_flat2d(src), largest, -float("inf"), mask)
     return core.elementwise("bypass", (taken,), None, _dtype_arg(dtype) or core.tensor_info(src)[1])
 
@@ -375,6 +376,7 @@ def max8(*, src, mask=None, dtype=None, **kwargs):
 def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
     """Per partition, the position of each of the 8 `vals` in `data` (equal values: successive
     occurrences)."""
+    core.assert_elements_per_partition(data, "data", *core.topk_elements())
     _, found, _ = _take8(_flat2d(data), lambda work, k: vals[:, k:k + 1], float("nan"), mask)
     return core.elementwise("bypass", (found,), None, _dtype_arg(dtype) or "uint32")
 
@@ -383,6 +385,7 @@ def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
 def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
     """`data` with the first occurrence of each of the 8 `vals` replaced by `imm`; the positions
     go to `dst_idx` when given."""
+    core.assert_elements_per_partition(data, "data", 1, core.topk_elements()[1])
     work, found, _ = _take8(_flat2d(data), lambda work, k: vals[:, k:k + 1], float(imm), mask)
     if dst_idx is not None:
         dst_idx[...] = found
@@ -394,6 +397,7 @@ def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None, **kwargs
     """Within each 32-partition quadrant, partition i of dst receives partition shuffle_mask[i]
     of src (255: dst keeps it); the same 32-entry mask serves every quadrant."""
     shuffle = [int(m) for m in shuffle_mask]
+    core.assert_elements_per_partition(dst, "dst", *[int(np.prod(src.shape[1:]))] * 2)
     if len(shuffle) != 32:
         raise ValueError(f"nisa.nc_stream_shuffle: shuffle_mask must have 32 entries, got {len(shuffle)}")
     rows = max(src.shape[0], dst.shape[0])
