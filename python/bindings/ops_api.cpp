@@ -134,6 +134,16 @@ void bind_ops_api(py::module_& m) {
     const sema::Target& t = trace::TraceContext::nki_ctx("").target();
     return std::make_pair(t.topk_min_elements, t.topk_max_elements);
   });
+  m.def("tensor_copy_dynamic_src", [](py::handle src, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("nisa.tensor_copy_dynamic_src");
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::tensor_copy_dynamic_src(b, tensor_of(src, "src"), a.op));
+  });
+  m.def("tensor_copy_dynamic_dst", [](py::handle dst, py::handle src, py::handle mask) {
+    codegen::KernelBuilder& b = builder("nisa.tensor_copy_dynamic_dst");
+    Args a(mask, py::none());
+    codegen::tensor_copy_dynamic_dst(b, tensor_of(dst, "dst"), tensor_of(src, "src"), a.op);
+  });
   m.def("quantize_mx", [](py::handle dst, py::handle src, py::handle dst_scale) {
     codegen::KernelBuilder& b = builder("nisa.quantize_mx");
     codegen::quantize_mx(b, tensor_of(dst, "dst"), tensor_of(src, "src"), tensor_of(dst_scale, "dst_scale"));

@@ -70,9 +70,30 @@ types::Other other_of(py::handle h) {
   return o;
 }
 
+// `index + tensor` (either order) or `... - index`: a runtime offset; the tensor
+// term keeps coefficient +1, as the hardware adds the value it reads.
+py::object runtime_offset(IndexOp op, const char* sym, const Value& a, const Value& b) {
+  const auto* ta = std::get_if<types::TensorVal>(&a);
+  const types::TensorVal& t = ta ? *ta : std::get<types::TensorVal>(b);
+  const Value& other = ta ? b : a;
+  if (op == IndexOp::sub && !ta)
+    sema::fail(sema::err_unexpected_type_of_operand(sym, "a tensor subtracted in an index expression (a runtime "
+                                                         "offset is added: write `i + off`)"));
+  types::IndexVal affine;
+  if (auto* i = std::get_if<types::IndexVal>(&other)) affine = *i;
+  else affine = types::index_from_other(std::get<types::Other>(other), sym);
+  types::IndexVal minus_one;
+  minus_one.expr = ir::AffineExpr(-1);
+  if (op == IndexOp::sub) affine = types::index_binop(IndexOp::mul, affine, minus_one);
+  return py::cast(PyRuntimeOffset{affine, t});
+}
+
 // Binary index arithmetic: both operands as index values (Python ints allowed).
 py::object index_arith(IndexOp op, const char* sym, py::handle a, py::handle b) {
   Value va = to_value(a), vb = to_value(b);
+  if ((op == IndexOp::add || op == IndexOp::sub) &&
+      (std::holds_alternative<types::TensorVal>(va) != std::holds_alternative<types::TensorVal>(vb)))
+    return runtime_offset(op, sym, va, vb);
   auto as_index = [&](const Value& v) -> types::IndexVal {
     if (auto* i = std::get_if<types::IndexVal>(&v)) return *i;
     if (auto* o = std::get_if<types::Other>(&v)) return types::index_from_other(*o, sym);
@@ -185,6 +206,11 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
       it.start = bound(start);
       it.stop = bound(stop);
       if (!step.is_none()) it.step = step.cast<int64_t>();
+    } else if (py::isinstance<PyRuntimeOffset>(k)) {
+      const PyRuntimeOffset& r = k.cast<const PyRuntimeOffset&>();
+      it.kind = codegen::IndexItem::Kind::Tensor;
+      it.tensor = std::make_shared<const types::TensorVal>(r.tensor);
+      it.value = r.affine;
     } else if (py::hasattr(k, "_nki_ds")) {  // nl.ds(start, size)
       it.kind = codegen::IndexItem::Kind::Slice;
       Value s = to_value(k.attr("start"));
@@ -297,9 +323,15 @@ void bind_values(py::module_& m) {
   auto tensor = py::class_<PyTensor>(m, "NkiTensor", py::dynamic_attr());
   add_type_system_ops(tensor);
   tensor
-      .def("__add__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::add, "nl.add", a, b); })
+      .def("__add__", [](py::object a, py::object b) {
+        if (py::isinstance<PyIndex>(b)) return index_arith(IndexOp::add, "+", a, b);
+        return tensor_arith(ir::AluOp::add, "nl.add", a, b);
+      })
       .def("__radd__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::add, "nl.add", b, a); })
-      .def("__sub__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::subtract, "nl.subtract", a, b); })
+      .def("__sub__", [](py::object a, py::object b) {
+        if (py::isinstance<PyIndex>(b)) return index_arith(IndexOp::sub, "-", a, b);
+        return tensor_arith(ir::AluOp::subtract, "nl.subtract", a, b);
+      })
       .def("__rsub__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::subtract, "nl.subtract", b, a); })
       .def("__mul__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::multiply, "nl.multiply", a, b); })
       .def("__rmul__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::multiply, "nl.multiply", b, a); })
@@ -376,6 +408,19 @@ void bind_values(py::module_& m) {
         return "<" + std::string(self.v.is_scalar() ? "DynamicScalar " : "TileIndex ") + self.v.expr.str() +
                (self.v.is_scalar() ? "" : " shape=" + sema::shape_str(self.v.shape)) + ">";
       });
+  auto shift = [](const PyRuntimeOffset& self, py::handle k, IndexOp op, const char* sym) {
+    Value v = to_value(k);
+    types::IndexVal i;
+    if (auto* iv = std::get_if<types::IndexVal>(&v)) i = *iv;
+    else if (auto* o = std::get_if<types::Other>(&v)) i = types::index_from_other(*o, sym);
+    else sema::fail(sema::err_unexpected_type_of_operand(sym, "a second tensor in a runtime offset"));
+    return PyRuntimeOffset{types::index_binop(op, self.affine, i), self.tensor};
+  };
+  py::class_<PyRuntimeOffset>(m, "RuntimeOffset")
+      .def("__add__", [shift](const PyRuntimeOffset& s, py::handle k) { return shift(s, k, IndexOp::add, "+"); })
+      .def("__radd__", [shift](const PyRuntimeOffset& s, py::handle k) { return shift(s, k, IndexOp::add, "+"); })
+      .def("__sub__", [shift](const PyRuntimeOffset& s, py::handle k) { return shift(s, k, IndexOp::sub, "-"); })
+      .def("__repr__", [](const PyRuntimeOffset& s) { return "<RuntimeOffset " + s.affine.expr.str() + " + tensor>"; });
   py::class_<PyDynamicScalar, PyIndex>(m, "DynamicScalar");
   py::class_<PyTileIndex, PyIndex>(m, "TileIndex").def("__getitem__", &reshape_tile_index);
 

@@ -15,6 +15,12 @@ struct PyIndex { types::IndexVal v; };  // base of DynamicScalar and TileIndex
 struct PyDynamicScalar : PyIndex {};
 struct PyTileIndex : PyIndex {};
 struct PyMask { types::MaskVal v; };    // base of every mask / predicate class
+// `i_f + off[0, j]`: an index plus a value read from an SBUF tile at run time,
+// usable only as a subscript (nisa.tensor_copy_dynamic_src/dst, indirect DMA).
+struct PyRuntimeOffset {
+  types::IndexVal affine;
+  types::TensorVal tensor;
+};
 
 types::Value to_value(py::handle h);
 py::object from_value(types::Value v);

@@ -196,6 +196,18 @@ def tensor_copy(src, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
     return core.elementwise("bypass", (src,), mask, _dtype_arg(dtype))
 
 
+@_api("nisa.tensor_copy_dynamic_src")
+def tensor_copy_dynamic_src(src, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+    """A copy of `src`, an on-chip view at a runtime offset: `x[i_p, i_f + off[0, j]]`."""
+    return core.tensor_copy_dynamic_src(src, mask, _dtype_arg(dtype))
+
+
+@_api("nisa.tensor_copy_dynamic_dst")
+def tensor_copy_dynamic_dst(*, dst, src, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+    """Copies `src` into `dst`, an on-chip view at a runtime offset."""
+    core.tensor_copy_dynamic_dst(dst, src, mask)
+
+
 @_api("nisa.reciprocal")
 def reciprocal(data, *, dtype=None, mask=None, **kwargs):
     return core.elementwise("reciprocal", (data,), mask, _dtype_arg(dtype))

@@ -53,16 +53,18 @@ ir::AffineExpr bound(const std::optional<IndexVal>& v, int64_t dflt, int64_t siz
   return v->expr;
 }
 
-// Indirect indexing reads an integer index tile in SBUF, on the partition (or
-// block) dimension of an HBM tensor (NKI_API.md §1.3).
+// Indirect indexing reads an integer index tile in SBUF (NKI_API.md §1.3): on
+// the partition (or block) dimension of an HBM tensor, or as a runtime offset
+// on a free dimension of an on-chip tensor (nisa.tensor_copy_dynamic_src/dst).
 void check_indirect_index(KernelBuilder& b, const types::TensorVal& t, const types::TensorVal& idx, int dim,
                           int partition) {
   b.check_live(idx);
   const ir::TensorDecl& base = b.tensor(t.tensor);
   const ir::TensorDecl& index = b.tensor(idx.tensor);
-  if (!ir::is_hbm(base.memory))
-    b.fail(sema::err_tensor_index_not_supported(base.name, "indirect indexing needs an HBM tensor"));
-  if (dim > partition) b.fail(sema::err_indirect_indices_free_dim(base.name, dim));
+  if (!ir::is_hbm(base.memory) && dim <= base.partition_dim)
+    b.fail(sema::err_tensor_index_not_supported(
+        base.name, "a runtime index into an on-chip tensor offsets a free dimension, not the partition dimension"));
+  if (ir::is_hbm(base.memory) && dim > partition) b.fail(sema::err_indirect_indices_free_dim(base.name, dim));
   if (index.memory != ir::Memory::SBUF) b.fail(sema::err_indirect_indices_sbuf(index.name));
   if (!ir::is_integer(index.dtype))
     b.fail(sema::err_tensor_index_not_supported(base.name, "the index tile `" + index.name + "` is not an integer tile"));
@@ -107,16 +109,13 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   std::vector<ir::AffineExpr> view(t.shape.size());
   if (advanced) {
     for (const IndexItem& it : items) {
-      if (it.kind == Kind::Tile) r.shape = types::broadcast_shapes(r.shape, it.value.shape);
+      if (it.kind == Kind::Tile || it.kind == Kind::Tensor) r.shape = types::broadcast_shapes(r.shape, it.value.shape);
       if (it.kind == Kind::Tensor) r.shape = types::broadcast_shapes(r.shape, it.tensor->shape);
     }
     for (size_t d = 0; d < items.size(); ++d) {
-      if (items[d].kind == Kind::Tensor) {  // the value is read at run time; the affine part is 0
-        view[d] = ir::AffineExpr(0);
-        r.indirect.push_back({static_cast<int>(d), items[d].tensor});
-        continue;
-      }
       const IndexVal& v = items[d].value;
+      if (items[d].kind == Kind::Tensor)  // the tensor's value is read at run time and added
+        r.indirect.push_back({static_cast<int>(d), items[d].tensor});
       view[d] = types::align_grid(v.expr.drop_broadcast_grid(v.shape), v.shape.size(), r.shape.size());
     }
   } else {

@@ -46,6 +46,11 @@ TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DTyp
 // HBM [N, M] -> SBUF [M, N]: a load whose destination access is transposed.
 TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
 void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpArgs& args);
+// nisa.tensor_copy_dynamic_src: a copy of `src`, an on-chip view at a runtime
+// free-dim offset (`x[i_p, i_f + off[0, j]]`), into a new SBUF tile.
+TensorVal tensor_copy_dynamic_src(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
+// nisa.tensor_copy_dynamic_dst: `src` copied into `dst`, an on-chip view at a runtime offset.
+void tensor_copy_dynamic_dst(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const OpArgs& args);
 // `dst[...] = value` (accumulate: `dst[...] += value`, a PSUM-style accumulation).
 // With a mask (nisa.dma_copy(mask=...)), only the masked points are written.
 void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args = {});

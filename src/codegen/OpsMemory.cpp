@@ -151,6 +151,10 @@ void store(KernelBuilder& b, const TensorVal& access, const Value& value, const 
 
 void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args) {
   std::unique_ptr<ir::Instruction> in;
+  auto on_chip_dynamic = [&](const TensorVal& t) { return !t.indirect.empty() && !ir::is_hbm(b.tensor(t.tensor).memory); };
+  const auto* v0 = std::get_if<TensorVal>(&value);
+  if (on_chip_dynamic(dst) || (v0 && on_chip_dynamic(*v0)))
+    b.fail(sema::err_copy_dynamic_indirect_indices_not_natively_supported(b.tensor(dst.tensor).name));
   if (auto* v = std::get_if<TensorVal>(&value)) {
     // `t[...] = t[...]` after an in-place update re-assigns the same view: nothing to do.
     if (!accumulate && v->tensor == dst.tensor && v->index == dst.index && v->shape == dst.shape) return;
@@ -173,6 +177,29 @@ void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool acc
         "value", "an index or mask; only tensors and numbers can be assigned (materialise an index "
                  "with nisa.iota)"));
   }
+  b.emit(std::move(in));
+}
+
+TensorVal tensor_copy_dynamic_src(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
+  b.check_operand("src", src);
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "dynamic_copy"), src.shape,
+                               args.dtype.value_or(b.tensor(src.tensor).dtype), Memory::SBUF);
+  auto in = instruction(ir::Opcode::Copy, b, dst, src.shape);
+  in->srcs.push_back(access_for(b, src, src.shape));
+  in->predicate = predicate_for(b, args, src.shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
+void tensor_copy_dynamic_dst(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const OpArgs& args) {
+  b.check_operand("dst", dst);
+  b.check_operand("src", src);
+  // Same partitions and elements per partition (the value may differ in unit dims);
+  // the copy casts to dst's dtype.
+  TensorVal value = fit_value(b, dst.shape, src);
+  auto in = instruction(ir::Opcode::Copy, b, dst, dst.shape);
+  in->srcs.push_back(access_for(b, value, dst.shape));
+  in->predicate = predicate_for(b, args, dst.shape.size());
   b.emit(std::move(in));
 }
 

@@ -355,10 +355,16 @@ Diagnostic err_tensor_index_not_supported(std::string_view tensor, std::string_v
               ErrorKind::Syntax);
 }
 
-Diagnostic err_indirect_indices_are_not_supported_with_nki_api(std::string_view api) {
+Diagnostic err_indirect_indices_are_not_supported_with_nki_api(std::string_view api, std::string_view hint) {
   return make("err_indirect_indices_are_not_supported_with_nki_api",
-              "indirect indices are not supported by '" + s(bare_api(api)) + "'", ErrorKind::Syntax,
-              "load with nl.load (which supports indirect indices) and transpose on chip");
+              "indirect indices are not supported by '" + s(bare_api(api)) + "'", ErrorKind::Syntax, s(hint));
+}
+
+Diagnostic err_copy_dynamic_indirect_indices_not_natively_supported(std::string_view lhs) {
+  return make("err_copy_dynamic_indirect_indices_not_natively_supported",
+              "cannot copy a tensor with indirect memory reference access to `" + s(lhs) + "`", ErrorKind::Syntax,
+              "copy on chip at a runtime offset with nisa.tensor_copy_dynamic_src (offset source) or "
+              "nisa.tensor_copy_dynamic_dst (offset destination)");
 }
 
 Diagnostic err_atomic_rmw_add_only(std::string_view op) {

@@ -74,7 +74,9 @@ Diagnostic warn_block_dimension_is_deprecated();
 Diagnostic err_indirect_indices_free_dim(std::string_view tensor, int dim);
 Diagnostic err_indirect_indices_sbuf(std::string_view index);
 Diagnostic err_tensor_index_not_supported(std::string_view tensor, std::string_view why);
-Diagnostic err_indirect_indices_are_not_supported_with_nki_api(std::string_view api);
+Diagnostic err_indirect_indices_are_not_supported_with_nki_api(
+    std::string_view api, std::string_view hint = "load with nl.load (which supports indirect indices) and transpose on chip");
+Diagnostic err_copy_dynamic_indirect_indices_not_natively_supported(std::string_view lhs);
 Diagnostic err_tile_shape_mismatch(std::string_view a, std::string_view b, std::string_view api);
 Diagnostic err_reduce_unsupported_negate(std::string_view op);
 Diagnostic err_atomic_rmw_add_only(std::string_view op);
