@@ -130,6 +130,10 @@ void bind_ops_api(py::module_& m) {
     for (size_t d = 1; d < v.shape.size(); ++d) n *= v.shape[d];
     sema::assert_elements_per_partition(n, min_size, max_size, operand, b.api(), b.raiser());
   });
+  // An operand of the composing nisa.* call against the op table.
+  m.def("check_operand", [](py::handle t, const std::string& operand) {
+    builder("").check_operand(operand.c_str(), tensor_of(t, operand.c_str()));
+  });
   m.def("topk_elements", [] {
     const sema::Target& t = trace::TraceContext::nki_ctx("").target();
     return std::make_pair(t.topk_min_elements, t.topk_max_elements);

@@ -102,6 +102,8 @@ void bind_trace_api(py::module_& m) {
     return kinds;
   });
 
+  // ncc.allocation_scope(): an SBUF/PSUM lifetime region (seed 003) of its own.
+  m.def("push_allocation_scope", [] { ctx("ncc.allocation_scope").push_scope(trace::ScopeKind::Stmt, "allocation_scope"); });
   m.def("push_function_scope", [](const std::string& name) {
     ctx().push_scope(trace::ScopeKind::Function, name, user_location());
   });

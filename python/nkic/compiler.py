@@ -1,5 +1,8 @@
 """nki.compiler (ncc): allocation control and kernel decorators. nkic's
 simulator has no allocator, so these keep the kernel's meaning unchanged."""
+import contextlib
+
+from ._core import core
 from . import language as _nl
 
 sbuf = _nl.sbuf
@@ -15,6 +18,17 @@ def _identity_decorator(func=None, **kwargs):
 skip_middle_end_transformations = _identity_decorator
 enable_stack_allocator = _identity_decorator
 force_auto_alloc = _identity_decorator
+
+
+@contextlib.contextmanager
+def allocation_scope():
+    """`with ncc.allocation_scope():` on-chip tensors created in the block live until its end;
+    using one afterwards is err_local_variable_used_out_of_scope."""
+    core.push_allocation_scope()
+    try:
+        yield
+    finally:
+        core.pop_scope()
 
 
 class _Directive:

@@ -28,6 +28,7 @@ const std::vector<OpSpec>& table() {
       {"nisa.tensor_tensor", {{"data1", kOnChip, {}, 2}, {"data2", kOnChip, {}, 2}}, false},
       {"nl.gather_flattened", {{"data", kSBUF, {}, 2}, {"indices", kSBUF, {}, 2, 4}}},
       {"nl.atomic_rmw", {{"dst", kHBM}, {"value", kOnChip}}},
+      {"nisa.sequence_bounds", {{"segment_ids", kOnChip, {D::float32, D::int32}, 2, 2}}},
       {"nisa.quantize_mx",
        {{"src", kSBUF, {D::bfloat16, D::float16}, 2, 2},
         {"dst", kSBUF, {D::float8_e4m3fn_x4, D::float8_e5m2_x4}, 2, 2},

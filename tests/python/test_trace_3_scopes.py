@@ -546,3 +546,44 @@ def test_shared_hbm_in_static_if_and_else_is_fine(negate):
 def test_private_hbm_in_a_loop_is_fine():
     a = f32()
     np.testing.assert_allclose(simulate(k_hbm_in_loop, a), a)
+
+
+# ---------------------------------------------------------------- ncc.allocation_scope
+
+import nkic  # noqa: E402
+import neuronxcc.nki.compiler as ncc  # noqa: E402
+
+
+def k_allocation_scope(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    acc = nl.zeros(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    with ncc.allocation_scope():
+        t = nl.load(x)
+        acc[...] = nl.add(acc, t)
+    nl.store(out, acc)
+    return out
+
+
+def k_allocation_scope_escape(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    with ncc.allocation_scope():
+        t = nl.load(x)
+    nl.store(out, t)  # ERR:alloc_scope_escape
+    return out
+
+
+def test_allocation_scope_block_runs_and_its_tensors_die_at_its_end():
+    x = f32((4, 8))
+    np.testing.assert_array_equal(simulate(k_allocation_scope, x), x)
+    e = trace_error(k_allocation_scope_escape, x)
+    check_diag(e, M, "err_local_variable_used_out_of_scope", OUT_OF_SCOPE.format("t"),
+               [("alloc_scope_escape", "nl.store")], api="nl.store")
+
+
+def test_allocation_scope_outside_a_kernel():
+    with pytest.raises(nkic.NKIError) as info:
+        with ncc.allocation_scope():
+            pass
+    assert info.value.code == "err_nki_api_outside_of_nki_kernel"
+    assert "'ncc.allocation_scope'" in info.value.message
+
