@@ -79,13 +79,17 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, py::none());
     codegen::assign(b, tensor_of(dst, "dst"), to_value(value), accumulate, a.op);
   });
-  m.def("loop_reduce", [](py::handle dst, py::handle x, const std::string& op, py::handle loop_var, py::handle mask) {
+  m.def("loop_reduce", [](py::handle dst, py::handle x, const std::string& op, py::list loop_vars, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.loop_reduce");
     Args a(mask, py::none());
-    types::Value lv = to_value(loop_var);
-    auto* iv = std::get_if<types::IndexVal>(&lv);
-    if (!iv) sema::fail(sema::err_unexpected_type_of_operand("loop_indices", "not a loop variable"));
-    codegen::loop_reduce(b, tensor_of(dst, "dst"), tensor_of(x, "x"), alu_of(op), *iv, a.op);
+    std::vector<types::IndexVal> ivs;
+    for (py::handle h : loop_vars) {
+      types::Value lv = to_value(h);
+      auto* iv = std::get_if<types::IndexVal>(&lv);
+      if (!iv) sema::fail(sema::err_unexpected_type_of_operand("loop_indices", "not a loop variable"));
+      ivs.push_back(*iv);
+    }
+    codegen::loop_reduce(b, tensor_of(dst, "dst"), tensor_of(x, "x"), alu_of(op), ivs, a.op);
   });
   m.def("rand", [](std::vector<int64_t> shape, const std::string& dtype, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.rand");

@@ -140,6 +140,14 @@ void bind_trace_api(py::module_& m) {
   m.def("adopt_name", [](py::handle t, const std::string& name) {
     ctx().builder().adopt_name(t.cast<const PyTensor&>().v.tensor, name);
   });
+  // Argument checks of the Python layer, raised as catalog diagnostics at the user's line.
+  m.def("raise_unsupported_buffer", [](const std::string& what) { sema::fail(sema::err_unsupported_buffer(what)); });
+  m.def("raise_unsupported_dtype", [](const std::string& what) { sema::fail(sema::err_unsupported_dtype(what)); });
+  m.def("raise_unsupported_op", [](const std::string& op) { sema::fail(sema::err_instruction_unsupported_op(op)); });
+  m.def("raise_unsupported_index", [](const std::string& why) { sema::fail(sema::err_unsupported_index(why)); });
+  m.def("raise_unexpected_operand", [](const std::string& operand, const std::string& got) {
+    sema::fail(sema::err_unexpected_type_of_operand(operand, got));
+  });
   m.def("raise_annotation_shape_mismatch", [](py::handle t, std::vector<int64_t> expected, const std::string& name) {
     sema::fail(sema::err_annotation_shape_mismatch(name, t.cast<const PyTensor&>().v.shape, expected));
   });

@@ -49,10 +49,9 @@ def dtype_name(dt):
     if isinstance(dt, str) and dt in _STORED:
         return dt
     try:
-        name = np.dtype(dt).name
+        return np.dtype(dt).name
     except TypeError:
-        raise TypeError(f"{dt!r} is not a dtype") from None
-    return name
+        core.raise_unsupported_dtype(f"{dt!r}: not a dtype")
 
 
 _FLOATS = {"float32", "float16", "bfloat16", "tfloat32", "float8_e4m3", "float8_e5m2", "float8_e4m3fn_x4",

@@ -174,23 +174,23 @@ def logical_not(x, *, dtype=bool_, mask=None, **kwargs):
 
 class _LoopReduce:
     """What nl.loop_reduce returns: assigned into a destination, it folds x into
-    it across the iterations of the loop (the first iteration writes x)."""
-    __slots__ = ("x", "op", "loop_var", "mask", "dtype")
+    it across the iterations of the loops (the first iteration of their nest writes x)."""
+    __slots__ = ("x", "op", "loop_vars", "mask", "dtype")
 
-    def __init__(self, x, op, loop_var, mask, dtype):
-        self.x, self.op, self.loop_var, self.mask, self.dtype = x, op, loop_var, mask, dtype
+    def __init__(self, x, op, loop_vars, mask, dtype):
+        self.x, self.op, self.loop_vars, self.mask, self.dtype = x, op, loop_vars, mask, dtype
 
     def assign_into(self, dst):
         x = self.x if self.dtype is None else core.elementwise("bypass", (self.x,), self.mask, _dtype_arg(self.dtype))
-        if isinstance(self.loop_var, int):  # a one-iteration loop has no axis: a plain write
+        # A one-iteration loop has no axis: its index is a plain int, always in its first iteration.
+        loop_vars = [v for v in self.loop_vars if not isinstance(v, int)]
+        if not loop_vars:
             dst[...] = x
             return
-        core.loop_reduce(dst, x, self.op, self.loop_var, self.mask)
+        core.loop_reduce(dst, x, self.op, loop_vars, self.mask)
 
 
 @_api("nl.loop_reduce")
 def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
     indices = loop_indices if isinstance(loop_indices, (tuple, list)) else (loop_indices,)
-    if len(indices) != 1:
-        raise TypeError("nl.loop_reduce: nkic reduces over one loop index; nest the reductions for more")
-    return _LoopReduce(x, _op_name(op), indices[0], mask, dtype)
+    return _LoopReduce(x, _op_name(op), list(indices), mask, dtype)

@@ -2,6 +2,8 @@
 passed as op= all map, through this one table, to the core's AluOp names."""
 import numpy as np
 
+from ._core import core
+
 _NUMPY = {
     np.add: "add", np.subtract: "subtract", np.multiply: "multiply", np.divide: "divide",
     np.true_divide: "divide", np.power: "power", np.maximum: "maximum", np.minimum: "minimum",
@@ -43,4 +45,4 @@ def op_name(op):
     try:
         return _NUMPY[op]
     except (KeyError, TypeError):
-        raise TypeError(f"{op!r} is not an operator NKI knows (use an nl.* function or a numpy ufunc)") from None
+        core.raise_unsupported_op(getattr(op, "__name__", repr(op)))

@@ -182,7 +182,7 @@ def tensor_partition_reduce(op, data, *, mask=None, dtype=None, **kwargs):
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown,
              **kwargs):
     if dst_rmw_op is not None and op_name(dst_rmw_op) != "add":
-        raise TypeError("nisa.dma_copy: dst_rmw_op supports np.add only")
+        core.raise_unsupported_op(op_name(dst_rmw_op))
     core.assign(dst, src, mask, dst_rmw_op is not None)
 
 
@@ -452,7 +452,8 @@ def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None, **kwargs
     shuffle = [int(m) for m in shuffle_mask]
     core.assert_elements_per_partition(dst, "dst", *[int(np.prod(src.shape[1:]))] * 2)
     if len(shuffle) != 32:
-        raise ValueError(f"nisa.nc_stream_shuffle: shuffle_mask must have 32 entries, got {len(shuffle)}")
+        core.raise_unexpected_operand("shuffle_mask", f"{len(shuffle)} entries; it names a source partition (or 255) "
+                                      "for each of the 32 partitions of a quadrant")
     rows = max(src.shape[0], dst.shape[0])
     for base in range(0, rows, 32):
         for i, s in enumerate(shuffle):

@@ -66,7 +66,7 @@ def _buffer_name(buffer):
         if buffer.direct:
             core.note_direct_allocation()
         return buffer.name
-    raise TypeError(f"buffer= expects nl.sbuf, nl.psum, nl.hbm, nl.private_hbm or nl.shared_hbm, got {buffer!r}")
+    core.raise_unsupported_buffer(buffer if isinstance(buffer, str) else repr(buffer))
 
 
 def _shape(shape):
@@ -238,7 +238,7 @@ class _MGrid:
         grids = []
         for k, s in enumerate(key):
             if not isinstance(s, slice) or s.step not in (None, 1):
-                raise TypeError("nl.mgrid takes slices start:stop without steps")
+                core.raise_unsupported_index("nl.mgrid takes slices start:stop without steps")
             idx = core.arange(int(s.start or 0), int(s.stop))
             grids.append(idx[(None,) * k + (slice(None),) + (None,) * (len(key) - k - 1)])
         # 0 * g_j contributes g_j's extent, not its value: each index spans the full grid.
@@ -380,7 +380,7 @@ def rand(shape, dtype=float32, **kwargs):
 @_api("nl.random_seed")
 def random_seed(seed, *, mask=None, **kwargs):
     if isinstance(seed, core.NkiTensor):
-        raise TypeError("nl.random_seed: nkic takes the seed as a Python integer")
+        core.raise_unexpected_operand("seed", "a tile; nkic takes the seed as a Python integer")
     core.random_seed(float(int(seed)))
 
 

@@ -79,10 +79,10 @@ TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& 
 TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const TensorVal& indices, const OpArgs& args);
 // nl.atomic_rmw: dst (indirectly indexed HBM) <- dst + value, in program order.
 void atomic_rmw(KernelBuilder& b, const TensorVal& dst, const Value& value, ir::AluOp op, const OpArgs& args);
-// nl.loop_reduce assigned into `dst`: the first iteration of the loop of
-// `loop_var` writes x, later ones fold x into dst with `op`.
+// nl.loop_reduce assigned into `dst`: the first iteration of the nest of the
+// loops of `loop_vars` writes x, every later one folds x into dst with `op`.
 void loop_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& x, ir::AluOp op,
-                 const types::IndexVal& loop_var, const OpArgs& args);
+                 const std::vector<types::IndexVal>& loop_vars, const OpArgs& args);
 // nl.rand: a tile of uniform [0, 1) values; nl.random_seed sets the state.
 TensorVal rand(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, const OpArgs& args);
 void random_seed(KernelBuilder& b, double seed);

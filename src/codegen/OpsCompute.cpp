@@ -299,36 +299,44 @@ void atomic_rmw(KernelBuilder& b, const TensorVal& dst, const Value& value, ir::
 }
 
 void loop_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& x, ir::AluOp op,
-                 const types::IndexVal& loop_var, const OpArgs& args) {
+                 const std::vector<types::IndexVal>& loop_vars, const OpArgs& args) {
   b.check_operand("dst", dst);
   b.check_operand("x", x);
-  const ir::Loop* loop = nullptr;
-  if (loop_var.is_scalar() && loop_var.expr.terms().size() == 1 && loop_var.expr.constant() == 0 &&
-      loop_var.expr.terms()[0].coeff == 1 && loop_var.expr.terms()[0].var.kind == ir::VarKind::Loop)
-    loop = b.open_loop(loop_var.expr.terms()[0].var.id);
-  if (!loop)
-    b.fail(sema::err_unexpected_type_of_operand("loop_indices", "an expression; pass the loop variables themselves"));
-  ir::AffineExpr iv = loop_var.expr - loop->lb;  // 0 in the first iteration
-  if (loop->stride < 0) iv = -iv;
+  // Per loop, the iteration number (0 in its first iteration).
+  std::vector<ir::AffineExpr> ivs;
+  for (const types::IndexVal& lv : loop_vars) {
+    const ir::Loop* loop = nullptr;
+    if (lv.is_scalar() && lv.expr.terms().size() == 1 && lv.expr.constant() == 0 && lv.expr.terms()[0].coeff == 1 &&
+        lv.expr.terms()[0].var.kind == ir::VarKind::Loop)
+      loop = b.open_loop(lv.expr.terms()[0].var.id);
+    if (!loop)
+      b.fail(sema::err_unexpected_type_of_operand("loop_indices", "an expression; pass the loop variables themselves"));
+    ivs.push_back(loop->stride < 0 ? ir::AffineExpr(loop->lb) - lv.expr : lv.expr - loop->lb);
+  }
   TensorVal src = fit_value(b, dst.shape, x);
   auto first = make_instruction(ir::Opcode::Copy, dst.shape);
   first->dst = access_for(b, dst, dst.shape);
   first->srcs.push_back(access_for(b, src, dst.shape));
   first->predicate = predicate_for(b, args, dst.shape.size());
-  first->predicate.push_back({iv, ir::CmpKind::Eq});
+  for (const ir::AffineExpr& iv : ivs) first->predicate.push_back({iv, ir::CmpKind::Eq});
   b.emit(std::move(first));
-  auto rest = make_instruction(op == ir::AluOp::add ? ir::Opcode::Copy : ir::Opcode::TensorTensor, dst.shape);
-  rest->dst = access_for(b, dst, dst.shape);
-  if (op == ir::AluOp::add) {
-    rest->accumulate = true;
-  } else {
-    rest->alu = op;
-    rest->srcs.push_back(access_for(b, dst, dst.shape));
+  // Every later iteration folds: one instruction per loop k, for the iterations
+  // where the loops before k are in their first iteration and loop k is not.
+  for (size_t k = 0; k < ivs.size(); ++k) {
+    auto rest = make_instruction(op == ir::AluOp::add ? ir::Opcode::Copy : ir::Opcode::TensorTensor, dst.shape);
+    rest->dst = access_for(b, dst, dst.shape);
+    if (op == ir::AluOp::add) {
+      rest->accumulate = true;
+    } else {
+      rest->alu = op;
+      rest->srcs.push_back(access_for(b, dst, dst.shape));
+    }
+    rest->srcs.push_back(access_for(b, src, dst.shape));
+    rest->predicate = predicate_for(b, args, dst.shape.size());
+    for (size_t j = 0; j < k; ++j) rest->predicate.push_back({ivs[j], ir::CmpKind::Eq});
+    rest->predicate.push_back({ivs[k] - 1, ir::CmpKind::Ge});
+    b.emit(std::move(rest));
   }
-  rest->srcs.push_back(access_for(b, src, dst.shape));
-  rest->predicate = predicate_for(b, args, dst.shape.size());
-  rest->predicate.push_back({iv - 1, ir::CmpKind::Ge});
-  b.emit(std::move(rest));
 }
 
 }  // namespace nkic::codegen

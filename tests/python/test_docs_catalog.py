@@ -37,13 +37,7 @@ NOT_CODES = {
 }
 
 # Codes no kernel can raise, each with the reason; keep this list minimal.
-CANNOT_BE_TRIGGERED = {
-    # Raised by the core when it gets a buffer name it does not know. The Python
-    # layer (nkic.language._buffer_name) accepts only the nl.sbuf / nl.psum /
-    # nl.hbm / nl.private_hbm / nl.shared_hbm objects and raises a plain
-    # TypeError for anything else, so the core only ever sees valid names.
-    "err_unsupported_buffer",
-}
+CANNOT_BE_TRIGGERED = set()
 
 
 def grep_codes():

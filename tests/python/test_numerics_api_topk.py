@@ -3,6 +3,8 @@ stable descending sort: equal values take successive positions."""
 import numpy as np
 import pytest
 
+import nkic
+
 from neuronxcc import nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
@@ -101,7 +103,10 @@ def test_stream_shuffle_mask_needs_32_entries():
         nl.store(out, value=t)
         return out
 
-    with pytest.raises(ValueError, match="shuffle_mask must have 32 entries, got 16") as info:
+    with pytest.raises(nkic.NKIError) as info:
         nki.simulate_kernel(bad, np.zeros((32, 4), np.float32))
-    assert any(e.path.name == "test_numerics_api_topk.py" and "nc_stream_shuffle" in str(e.statement)
-               for e in info.traceback)
+    e = info.value
+    assert e.code == "err_unexpected_type_of_operand" and e.api == "nisa.nc_stream_shuffle"
+    assert "'shuffle_mask': got 16 entries" in e.message
+    with open(__file__) as f:
+        assert e.file.endswith("test_numerics_api_topk.py") and "nc_stream_shuffle" in f.read().splitlines()[e.line - 1]
