@@ -58,11 +58,16 @@ Decision decide(py::handle func) {
   throw py::error_already_set();
 }
 
+// Tile indices count as inputs too: NKI 2.24's index values are index tensors
+// (err_cannot_assign_to_index: "'index' tensor ..."), and helpers that turn an
+// nl.arange/nl.mgrid index into a mask (public kernels' tile-mask helpers) pass.
+bool is_nki_input(py::handle a) { return is_nki_data(a) || py::isinstance<PyTileIndex>(a); }
+
 bool has_nki_data(const py::args& args, const py::kwargs& kwargs) {
   for (py::handle a : args)
-    if (is_nki_data(a)) return true;
+    if (is_nki_input(a)) return true;
   for (auto kv : kwargs)
-    if (is_nki_data(kv.second)) return true;
+    if (is_nki_input(kv.second)) return true;
   return false;
 }
 

@@ -68,6 +68,11 @@ def from_name(name):
     return _BY_NAME[name]
 
 
+def sizeinbytes(dtype):
+    """Bytes per element of an NKI dtype (neuronxcc.nki.language.constants.sizeinbytes)."""
+    return numpy_dtype(dtype_name(dtype)).itemsize
+
+
 def numpy_dtype(name):
     """The numpy dtype that stores the core dtype `name` (tfloat32 as float32,
     the packed mx dtypes as unsigned words)."""

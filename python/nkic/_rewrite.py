@@ -440,7 +440,8 @@ def hoist(value):
     if isinstance(value, core.NkiTensor):
         return core.hoist(value)
     if isinstance(value, tuple):
-        return tuple(hoist(v) for v in value)
+        items = [hoist(v) for v in value]
+        return type(value)._make(items) if hasattr(value, "_fields") else tuple(items)  # keep NamedTuples
     if isinstance(value, list):
         return [hoist(v) for v in value]
     if isinstance(value, dict):

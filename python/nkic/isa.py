@@ -70,10 +70,20 @@ def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdi
 
 @_api("nisa.tensor_tensor")
 def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=engine.unknown, **kwargs):
-    return core.elementwise(op_name(op), (data1, data2), mask, _dtype_arg(dtype))
+    return core.elementwise(op_name(op), _operands(op_name(op), data1, data2), mask, _dtype_arg(dtype))
 
 
 _BITVEC = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert"}
+# One-operand ops the ISA's tensor ops take in an op slot (NKI_API.md §3.2): they read
+# the data and ignore the slot's operand.
+_ONE_OPERAND = {"abs", "rsqrt", "reciprocal"}
+
+
+def _operands(op, data, operand, reverse=False):
+    """What op `op` reads in a tensor op slot: (data, operand), swapped with reverse."""
+    if op in _ONE_OPERAND:
+        return (data,)
+    return (operand, data) if reverse else (data, operand)
 
 
 def _fused_dtype(data, op):
@@ -86,10 +96,10 @@ def _fused_dtype(data, op):
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *, dtype=None,
                   mask=None, engine=engine.unknown, **kwargs):
     final = _dtype_arg(dtype) or core.tensor_info(data)[1]  # ISA results default to the data's dtype
-    out = core.elementwise(op_name(op0), (operand0, data) if reverse0 else (data, operand0), mask,
+    out = core.elementwise(op_name(op0), _operands(op_name(op0), data, operand0, reverse0), mask,
                            _fused_dtype(data, op_name(op0)) if op1 is not None else final)
     if op1 is not None:
-        out = core.elementwise(op_name(op1), (operand1, out) if reverse1 else (out, operand1), mask, final)
+        out = core.elementwise(op_name(op1), _operands(op_name(op1), out, operand1, reverse1), mask, final)
     return out
 
 
@@ -148,7 +158,7 @@ def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, 
 @_api("nisa.tensor_scalar_reduce")
 def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, mask=None,
                          **kwargs):
-    out = core.elementwise(op_name(op0), (operand0, data) if reverse0 else (data, operand0), mask, _dtype_arg(dtype))
+    out = core.elementwise(op_name(op0), _operands(op_name(op0), data, operand0, reverse0), mask, _dtype_arg(dtype))
     _reduce_into(reduce_res, op_name(reduce_op), out, mask)
     return out
 
@@ -156,9 +166,9 @@ def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0
 @_api("nisa.scalar_tensor_tensor")
 def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None,
                          mask=None, **kwargs):
-    t = core.elementwise(op_name(op0), (operand0, data) if reverse0 else (data, operand0), mask,
+    t = core.elementwise(op_name(op0), _operands(op_name(op0), data, operand0, reverse0), mask,
                          _fused_dtype(data, op_name(op0)))
-    return core.elementwise(op_name(op1), (operand1, t) if reverse1 else (t, operand1), mask, _dtype_arg(dtype))
+    return core.elementwise(op_name(op1), _operands(op_name(op1), t, operand1, reverse1), mask, _dtype_arg(dtype))
 
 
 def _predicate(predicate, reverse_pred, mask):

@@ -59,6 +59,8 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& oper
     }
   }
   if (tensors.empty()) b.fail(sema::err_unexpected_type_of_operand("x", "no tensor operand"));
+  // A one-operand op in a two-operand slot (nisa.tensor_tensor(op=nl.exp)) has no meaning.
+  if (operands.size() != static_cast<size_t>(ir::info(op).arity)) b.fail(sema::err_instruction_unsupported_op(ir::name(op)));
   if (!sema::op_spec(b.api()).broadcast && tensors.size() == 2) check_same_tile_shape(b, *tensors[0], *tensors[1]);
   ir::DType out = dtypes[0];
   for (size_t i = 1; i < dtypes.size(); ++i) out = types::promote(out, dtypes[i]);

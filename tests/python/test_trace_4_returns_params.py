@@ -11,6 +11,7 @@ written is err_tensor_output_not_written_to; launching a grid inside a kernel is
 err_nested_kernel_with_spmd_grid. Python scalars, tuples and objects passed as
 kernel arguments are compile-time constants."""
 import dataclasses
+import typing
 
 import numpy as np
 import pytest
@@ -443,3 +444,36 @@ def test_python_arguments_values_reach_the_simulation():
     out = simulate(k_constants, a, 4.0, (64, 256), cfg, bias=1.0, square=True)
     expected = np.square(np.sqrt(a[:64, :256]) * 2.0) + 1.0
     np.testing.assert_allclose(out, expected, rtol=1e-5)
+
+
+class _Pair(typing.NamedTuple):
+    first: object
+    scale: float
+
+
+def make_pair(a):
+    return _Pair(nl.exp(nl.load(a)), 2.0)
+
+
+def k_helper_returns_namedtuple(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    p = make_pair(a)
+    assert isinstance(p, _Pair)
+    nl.store(out, value=nl.multiply(p.first, p.scale))
+    return out
+
+
+def make_dict(a):
+    return {"t": nl.exp(nl.load(a))}
+
+
+def k_helper_returns_dict(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=make_dict(a)["t"])
+    return out
+
+
+def test_helper_namedtuples_and_dicts_keep_their_type_and_tensors():
+    a = f32()
+    np.testing.assert_allclose(simulate(k_helper_returns_namedtuple, a), 2 * np.exp(a), rtol=1e-5)
+    np.testing.assert_allclose(simulate(k_helper_returns_dict, a), np.exp(a), rtol=1e-5)
