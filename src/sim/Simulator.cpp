@@ -60,13 +60,18 @@ class Executor final : public ir::IRVisitor {
     tiles_ = std::make_unique<TileExecutor>(mem_, opts, races_ ? &*races_ : nullptr);
     owned_.resize(k.tensors.size());
     per_iteration_.resize(k.num_axes);
+    // A bound view (a returned reshape of an output) lends its buffer to the tensor it views.
+    std::vector<void*> bound_to(bindings);
+    bound_to.resize(k.tensors.size(), nullptr);
+    for (size_t id = 0; id < k.tensors.size(); ++id)
+      if (int root = k.tensors[id].alias_of; bound_to[id] && root >= 0 && !bound_to[root]) bound_to[root] = bound_to[id];
     for (size_t id = 0; id < k.tensors.size(); ++id) {
       const ir::TensorDecl& t = k.tensors[id];
       TensorMem& m = mem_[id];
       m.decl = &t;
       m.strides.assign(t.shape.size(), 1);
       for (size_t d = t.shape.size(); d-- > 1;) m.strides[d - 1] = m.strides[d] * t.shape[d];
-      void* bound = id < bindings.size() ? bindings[id] : nullptr;
+      void* bound = bound_to[id];
       if (bound) {
         m.data = static_cast<std::byte*>(bound);
         continue;

@@ -191,7 +191,9 @@ void TraceContext::check_outputs(const std::vector<types::TensorVal>& returned) 
   for (const types::TensorVal& v : returned) {
     const ir::TensorDecl& t = builder_.tensor(v.tensor);
     if (t.memory != ir::Memory::SharedHBM) builder_.fail(sema::err_return_from_top_level());
-    if (t.role != ir::Role::Input && !builder_.written(v.tensor)) {
+    // A returned reshape/view is written when the tensor it views is.
+    bool written = builder_.written(v.tensor) || (t.alias_of >= 0 && builder_.written(t.alias_of));
+    if (t.role != ir::Role::Input && !written) {
       // Point at the output's creation: by now the kernel body has finished.
       sema::Diagnostic d = sema::err_tensor_output_not_written_to(t.name);
       d.loc = t.loc;

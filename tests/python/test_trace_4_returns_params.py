@@ -477,3 +477,16 @@ def test_helper_namedtuples_and_dicts_keep_their_type_and_tensors():
     a = f32()
     np.testing.assert_allclose(simulate(k_helper_returns_namedtuple, a), 2 * np.exp(a), rtol=1e-5)
     np.testing.assert_allclose(simulate(k_helper_returns_dict, a), np.exp(a), rtol=1e-5)
+
+
+def k_returns_reshaped_output(a):
+    flat = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(flat, value=nl.exp(nl.load(a.reshape((128, 64)))))
+    return flat.reshape((2, 64, 64))
+
+
+def test_returning_a_reshape_of_a_written_output():
+    a = f32((2, 64, 64))
+    out = simulate(k_returns_reshaped_output, a)
+    assert out.shape == (2, 64, 64)
+    np.testing.assert_allclose(out, np.exp(a), rtol=1e-5)
