@@ -74,9 +74,10 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, py::none());
     codegen::atomic_rmw(b, tensor_of(dst, "dst"), to_value(value), alu_of(op), a.op);
   });
-  m.def("assign", [](py::handle dst, py::handle value, py::handle mask, bool accumulate) {
+  m.def("assign", [](py::handle dst, py::handle value, py::handle mask, bool accumulate, bool oob_skip) {
     codegen::KernelBuilder& b = builder("nisa.dma_copy");
     Args a(mask, py::none());
+    a.op.oob_skip = oob_skip;
     codegen::assign(b, tensor_of(dst, "dst"), to_value(value), accumulate, a.op);
   });
   m.def("loop_reduce", [](py::handle dst, py::handle x, const std::string& op, py::list loop_vars, py::handle mask) {

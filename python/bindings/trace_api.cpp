@@ -223,10 +223,11 @@ void bind_trace_api(py::module_& m) {
         codegen::full(c.builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer), value, partition_dim));
   });
   // Each builder resolves the context first: outside a kernel that is the error to report.
-  m.def("load", [](py::handle src, py::handle mask, py::handle dtype) {
+  m.def("load", [](py::handle src, py::handle mask, py::handle dtype, bool oob_skip) {
     trace::TraceContext& c = ctx("nl.load");
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, dtype, ms);
+    a.oob_skip = oob_skip;
     return wrap_tensor(codegen::load(c.builder(), tensor_arg(src, "src"), a));
   });
   m.def("load_transpose2d", [](py::handle src, py::handle mask, py::handle dtype) {
@@ -235,10 +236,11 @@ void bind_trace_api(py::module_& m) {
     codegen::OpArgs a = op_args(mask, dtype, ms);
     return wrap_tensor(codegen::load_transpose2d(c.builder(), tensor_arg(src, "src"), a));
   });
-  m.def("store", [](py::handle dst, py::handle value, py::handle mask) {
+  m.def("store", [](py::handle dst, py::handle value, py::handle mask, bool oob_skip) {
     trace::TraceContext& c = ctx("nl.store");
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, py::none(), ms);
+    a.oob_skip = oob_skip;
     codegen::store(c.builder(), tensor_arg(dst, "dst"), to_value(value), a);
   });
   m.def("elementwise", [](const std::string& op, py::tuple operands, py::handle mask, py::handle dtype) {

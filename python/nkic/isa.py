@@ -193,7 +193,7 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error, d
              **kwargs):
     if dst_rmw_op is not None and op_name(dst_rmw_op) != "add":
         core.raise_unsupported_op(op_name(dst_rmw_op))
-    core.assign(dst, src, mask, dst_rmw_op is not None)
+    core.assign(dst, src, mask, dst_rmw_op is not None, int(oob_mode) == 1)  # 1: oob_mode.skip (the arg shadows the enum)
 
 
 @_api("nisa.dma_transpose")

@@ -162,9 +162,14 @@ def zeros_like(a, dtype=None, *, buffer=None, name="", **kwargs):
     return zeros(a.shape, a.dtype if dtype is None else dtype, buffer=buffer or _tensor_buffer(a), name=name)
 
 
+def _oob_skip(kwargs):
+    """oob_mode.skip (passed as mode= or oob_mode=): indirect accesses out of bounds are dropped."""
+    return int(kwargs.get("mode", kwargs.get("oob_mode", 0))) == 1
+
+
 @_api("nl.load")
 def load(src, *, mask=None, dtype=None, **kwargs):
-    return core.load(src, mask, None if dtype is None else _dtypes.dtype_name(dtype))
+    return core.load(src, mask, None if dtype is None else _dtypes.dtype_name(dtype), _oob_skip(kwargs))
 
 
 @_api("nl.load_transpose2d")
@@ -174,7 +179,7 @@ def load_transpose2d(src, *, mask=None, dtype=None, **kwargs):
 
 @_api("nl.store")
 def store(dst, value, *, mask=None, **kwargs):
-    core.store(dst, value, mask)
+    core.store(dst, value, mask, _oob_skip(kwargs))
 
 
 @_api("nl.arange")

@@ -19,6 +19,7 @@ using types::Value;
 struct OpArgs {
   const MaskVal* mask = nullptr;
   std::optional<ir::DType> dtype;
+  bool oob_skip = false;  // oob_mode.skip: indirect accesses out of bounds are dropped
 };
 
 // A new instruction of `op` over the iteration space `shape`.

@@ -113,6 +113,7 @@ TensorVal load(KernelBuilder& b, const TensorVal& access, const OpArgs& args) {
   auto in = instruction(ir::Opcode::Load, b, dst, src.shape);
   in->srcs.push_back(access_for(b, src, src.shape));
   in->predicate = predicate_for(b, args, src.shape.size());
+  in->oob_skip = args.oob_skip;
   b.emit(std::move(in));
   return dst;
 }
@@ -146,6 +147,7 @@ void store(KernelBuilder& b, const TensorVal& access, const Value& value, const 
     b.fail(sema::err_unexpected_type_of_operand("value", "an index or mask"));
   }
   in->predicate = predicate_for(b, args, dst.shape.size());
+  in->oob_skip = args.oob_skip;
   b.emit(std::move(in));
 }
 
@@ -158,6 +160,16 @@ void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool acc
   if (auto* v = std::get_if<TensorVal>(&value)) {
     // `t[...] = t[...]` after an in-place update re-assigns the same view: nothing to do.
     if (!accumulate && v->tensor == dst.tensor && v->index == dst.index && v->shape == dst.shape) return;
+    // `t[...] = nl.load(x[idx], mode=oob_mode.skip)`: the load writes t itself, so the
+    // points it skips keep t's values (a copy of its temporary would not know them).
+    const ir::Instruction* p = b.last_writer(v->tensor);
+    if (!accumulate && p && p->opcode == ir::Opcode::Load && p->oob_skip && p->shape == dst.shape &&
+        v->index == b.full_view(v->tensor).index && v->shape == dst.shape) {
+      auto load = std::make_unique<ir::Instruction>(*p);
+      load->dst = access_for(b, dst, dst.shape);
+      b.emit(std::move(load));
+      return;
+    }
     in = instruction(copy_opcode(b.tensor(dst.tensor).memory, b.tensor(v->tensor).memory), b, dst, dst.shape);
     in->srcs.push_back(access_for(b, fit_value(b, dst.shape, *v), dst.shape));
     in->accumulate = accumulate;
@@ -177,6 +189,7 @@ void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool acc
         "value", "an index or mask; only tensors and numbers can be assigned (materialise an index "
                  "with nisa.iota)"));
   }
+  in->oob_skip = args.oob_skip;
   b.emit(std::move(in));
 }
 

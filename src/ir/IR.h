@@ -126,6 +126,7 @@ struct Instruction final : Stmt {
   std::vector<double> imms;
   bool reverse = false;      // TensorScalar: scalar is the left operand
   bool accumulate = false;   // dst <- dst + result (PSUM accumulation, `+=`)
+  bool oob_skip = false;     // indirect accesses out of bounds skip the point (oob_mode.skip)
   // TensorReduce: the fold starts from the first element; with `accumulate` it
   // starts from dst's current value. `negate` multiplies the result by -1.
   bool negate = false;

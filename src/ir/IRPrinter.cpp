@@ -82,6 +82,7 @@ class Printer : public IRVisitor {
     if (in.opcode == Opcode::Iota) operands.push_back(expr(in.value));
     os_ << join(operands) << ")";
     if (in.negate) os_ << " negate";
+    if (in.oob_skip) os_ << " oob=skip";
     if (!in.cond.empty()) {
       std::vector<std::string> cs;
       for (const Constraint& c : in.cond) cs.push_back(constraint(c));

@@ -27,9 +27,12 @@ void IndirectExec::run(const ir::Instruction& in, const int64_t* loops, const in
     double v = in.imms.empty() ? 0.0 : in.imms[0];
     if (!in.srcs.empty()) {
       const TensorMem& src = mem_.at(in.srcs[0].tensor);
-      v = load_element(src.decl->dtype, src.data, point_offset(mem_, in, in.srcs[0], value_of));
+      const int64_t at = point_offset(mem_, in, in.srcs[0], value_of);
+      if (at < 0) return;  // skipped out-of-bound read: dst keeps its value
+      v = load_element(src.decl->dtype, src.data, at);
     }
     int64_t off = point_offset(mem_, in, in.dst, value_of);
+    if (off < 0) return;  // skipped out-of-bound write
     if (in.accumulate) v = static_cast<float>(load_element(dt, dst.data, off)) + static_cast<float>(v);
     store_element(dt, dst.data, off, v);
     if (dst.tracked) dst.written.at(off) = 1;

@@ -16,6 +16,7 @@ int64_t point_offset(const std::vector<TensorMem>& mem, const ir::Instruction& i
   }
   int64_t off = 0;
   for (size_t d = 0; d < idx.size(); ++d) {
+    if ((idx[d] < 0 || idx[d] >= t.decl->shape[d]) && in.oob_skip) return -1;
     if (idx[d] < 0 || idx[d] >= t.decl->shape[d])
       throw SimError("err_tensor_access_out_of_bound",
                      "Out-of-bound access for tensor `" + t.decl->name + "` on dimension " + std::to_string(d) +

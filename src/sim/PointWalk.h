@@ -35,7 +35,8 @@ void for_each_point(const ir::Instruction& in, const int64_t* loops, const int64
 }
 
 // The element offset `a` touches at a point, reading indirect index values from
-// their tiles; throws SimError(err_tensor_access_out_of_bound) outside the tensor.
+// their tiles; outside the tensor it throws SimError(err_tensor_access_out_of_bound),
+// or returns -1 when the instruction skips out-of-bound points (oob_mode.skip).
 int64_t point_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
                      const ValueOf& value_of);
 

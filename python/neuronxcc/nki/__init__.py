@@ -10,7 +10,10 @@ from nkic import compiler, isa, language, typing  # noqa: F401
 for _name in ("language", "isa", "typing", "compiler"):
     sys.modules[__name__ + "." + _name] = getattr(nkic, _name)
 
-# The one private submodule public kernels import: language.constants.sizeinbytes.
-_constants = types.ModuleType(__name__ + ".language.constants")
-_constants.sizeinbytes = nkic._dtypes.sizeinbytes
-sys.modules[_constants.__name__] = _constants
+# Submodules public kernels import names from: language.constants (sizeinbytes) and
+# isa.constants (oob_mode, dge_mode).
+for _sub, _names in (("language.constants", {"sizeinbytes": nkic._dtypes.sizeinbytes}),
+                     ("isa.constants", {"oob_mode": nkic.isa.oob_mode, "dge_mode": nkic.isa.dge_mode})):
+    _module = types.ModuleType(f"{__name__}.{_sub}")
+    _module.__dict__.update(_names)
+    sys.modules[_module.__name__] = _module
