@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "sema/ErrorCatalog.h"
 #include "trace/TraceContext.h"
 
 namespace nkic::py_bind {
@@ -134,6 +135,13 @@ void bind_errors(py::module_& m) {
       if (p) std::rethrow_exception(p);
     } catch (const sema::NkiError& e) {
       raise_diagnostic(e.diag());
+    } catch (const py::error_already_set&) {
+      throw;
+    } catch (const py::builtin_exception&) {
+      throw;
+    } catch (const std::exception& e) {
+      // A defect of nkic itself: still a diagnostic at the user's line, never C++ text alone.
+      raise_diagnostic(sema::err_internal(e.what()));
     }
   });
   m.def("register_user_code", &register_user_code);

@@ -48,7 +48,8 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
     sema::Diagnostic d;
     d.code = e.code;
     d.message = e.what();
-    d.kind = sema::ErrorKind::Runtime;
+    // An out-of-bound index is an IndexError, as the same check at trace time is.
+    d.kind = e.code == "err_tensor_access_out_of_bound" ? sema::ErrorKind::Index : sema::ErrorKind::Runtime;
     d.loc = e.loc;
     raise_diagnostic(d);
     throw py::error_already_set();

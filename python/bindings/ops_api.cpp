@@ -121,10 +121,16 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, dtype);
     return wrap_tensor(codegen::reduce(b, alu_of(op), tensor_of(x, "x"), std::move(axes), keepdims, a.op, negate));
   });
-  m.def("nc_matmul", [](py::handle stationary, py::handle moving, py::handle mask) {
+  m.def("partition_reduce", [](const std::string& op, py::handle data, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("nisa.tensor_partition_reduce");
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::partition_reduce(b, alu_of(op), tensor_of(data, "data"), a.op));
+  });
+  m.def("nc_matmul", [](py::handle stationary, py::handle moving, py::handle mask, bool double_row) {
     codegen::KernelBuilder& b = builder("nisa.nc_matmul");
     Args a(mask, py::none());
-    return wrap_tensor(codegen::nc_matmul(b, tensor_of(stationary, "stationary"), tensor_of(moving, "moving"), a.op));
+    const types::TensorVal s = tensor_of(stationary, "stationary"), mv = tensor_of(moving, "moving");
+    return wrap_tensor(double_row ? codegen::nc_matmul_double_row(b, s, mv, a.op) : codegen::nc_matmul(b, s, mv, a.op));
   });
   // The element-count companions for the ops the Python layer composes.
   m.def("assert_elements_per_partition", [](py::handle t, const std::string& operand, int64_t min_size,
@@ -136,6 +142,7 @@ void bind_ops_api(py::module_& m) {
     sema::assert_elements_per_partition(n, min_size, max_size, operand, b.api(), b.raiser());
   });
   // An operand of the composing nisa.* call against the op table.
+  m.def("engine_accumulator", [] { return wrap_tensor(builder("").engine_accumulator()); });
   m.def("check_operand", [](py::handle t, const std::string& operand) {
     builder("").check_operand(operand.c_str(), tensor_of(t, operand.c_str()));
   });

@@ -114,14 +114,14 @@ def branch_return(branches, value):
 
 
 def _is_logical(v):
-    # Scalar predicates (loop variables) combine; a tile mask's truth value stays
-    # an error (NKI: combine masks with &, not `and`).
-    return isinstance(v, core.ScalarPredicate)
+    # Scalar predicates and tile masks combine (the official examples write
+    # `mask=(ix < n and iy < m)`); a tensor's truth value stays an error.
+    return isinstance(v, core.Predicate)
 
 
 def bool_and(first, *rest):
-    """`and` over traced scalar predicates combines them (seed 001 logical_and);
-    over plain values it is Python's `and`; tensors and tile masks have no truth value."""
+    """`and` over traced predicates and masks combines them (seed 001 logical_and);
+    over plain values it is Python's `and`; tensors have no truth value."""
     acc = first
     for thunk in rest:
         if _is_logical(acc):

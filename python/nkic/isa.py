@@ -39,7 +39,7 @@ def _dtype_arg(dtype):
 @_api("nisa.nc_matmul")
 def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
               tile_position=(), tile_size=(), mask=None, **kwargs):
-    return core.nc_matmul(stationary, moving, mask)
+    return core.nc_matmul(stationary, moving, mask, kwargs.get("perf_mode") == "double_row_gen3")
 
 
 @_api("nisa.nc_matmul_mx")
@@ -127,12 +127,17 @@ def _free_axes(t):
 
 
 def _reduce_into(res, op, t, mask, cmd=reduce_cmd.reset_reduce):
-    """Folds `t` over its free axes into the (P, 1) tile `res`; reduce_cmd.reduce
-    keeps accumulating into what `res` holds."""
-    r = core.reduce(core.cur_api(), op, t, _free_axes(t), True, False, mask, "float32")
-    if cmd == reduce_cmd.reduce:
-        r = core.elementwise(op, (res, r), mask, None)
-    res[...] = r
+    """The engine's reduce accumulator, one fp32 register per partition kept across
+    instructions: reset_reduce restarts it with `t` folded over its free axes,
+    reduce folds that into it, reset zeroes it; `res` (P, 1), when given, receives it."""
+    acc = core.engine_accumulator()[0:t.shape[0], :]
+    if cmd == reduce_cmd.reset:
+        acc[...] = 0.0
+    else:
+        r = core.reduce(core.cur_api(), op, t, _free_axes(t), True, False, mask, "float32")
+        acc[...] = core.elementwise(op, (acc, r), mask, "float32") if cmd == reduce_cmd.reduce else r
+    if res is not None:
+        res[...] = acc
 
 
 @_api("nisa.activation")
@@ -144,7 +149,7 @@ def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=Non
     if bias is not None:
         x = core.elementwise("add", (x, bias), mask, "float32")
     out = core.elementwise(op_name(op), (x,), mask, _dtype_arg(dtype) or core.tensor_info(data)[1])
-    if reduce_res is not None:
+    if reduce_res is not None or reduce_cmd != type(reduce_cmd).idle:
         _reduce_into(reduce_res, op_name(reduce_op) or "add", out, mask, reduce_cmd)
     return out
 
@@ -183,9 +188,7 @@ def tensor_copy_predicated(*, src, dst, predicate, mask=None, dtype=None, revers
 
 @_api("nisa.tensor_partition_reduce")
 def tensor_partition_reduce(op, data, *, mask=None, dtype=None, **kwargs):
-    t = core.transpose("nisa.tensor_partition_reduce", data, mask, None)
-    r = core.reduce("nisa.tensor_partition_reduce", op_name(op), t, [1], True, False, mask, _dtype_arg(dtype))
-    return core.transpose("nisa.tensor_partition_reduce", r, mask, None)
+    return core.partition_reduce(op_name(op), data, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.dma_copy")
@@ -355,9 +358,8 @@ def _select_into(out, keep, on_true, on_false, reduce_res, reduce_op, cmd, mask)
     """`out = keep ? on_true : on_false`, then the per-partition reduction into `reduce_res`
     that reduce_cmd asks for (idle: none; reset: the accumulator restarts; reduce: it folds on)."""
     out[...] = core.where(keep, on_true, on_false, mask, core.tensor_info(out)[1])
-    if reduce_res is not None and cmd != reduce_cmd.idle:
-        _reduce_into(reduce_res, op_name(reduce_op), out, mask,
-                     reduce_cmd.reduce if cmd == reduce_cmd.reduce else reduce_cmd.reset_reduce)
+    if cmd != reduce_cmd.idle:
+        _reduce_into(reduce_res, op_name(reduce_op), out, mask, cmd)
     return out
 
 
@@ -464,6 +466,9 @@ def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None, **kwargs
     if len(shuffle) != 32:
         core.raise_unexpected_operand("shuffle_mask", f"{len(shuffle)} entries; it names a source partition (or 255) "
                                       "for each of the 32 partitions of a quadrant")
+    # The engine reads every source partition before writing: an in-place shuffle
+    # (src and dst the same tile) must not see its own writes.
+    src = core.elementwise("bypass", (src,), None, None)
     rows = max(src.shape[0], dst.shape[0])
     for base in range(0, rows, 32):
         for i, s in enumerate(shuffle):

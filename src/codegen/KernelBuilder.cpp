@@ -61,6 +61,17 @@ int KernelBuilder::add_tensor(std::string name, std::vector<int64_t> shape, ir::
   return kernel_->tensors.back().id;
 }
 
+types::TensorVal KernelBuilder::engine_accumulator() {
+  if (accumulator_ < 0) {
+    accumulator_ = add_tensor("reduce_accumulator", {target().statebuf_num_partitions, 1}, ir::DType::float32,
+                              ir::Memory::SBUF, ir::Role::Local);
+    tensor_mut(accumulator_).alloc_axis = -1;  // not fresh per loop iteration: a register
+  }
+  types::TensorVal v = full_view(accumulator_);
+  v.region = regions_.front();
+  return v;
+}
+
 types::TensorVal KernelBuilder::full_view(int id) const {
   types::TensorVal v;
   v.tensor = id;

@@ -96,6 +96,9 @@ class KernelBuilder {
   void pop_region();
   const std::shared_ptr<types::Region>& region() const { return regions_.back(); }
   bool at_top_region() const { return regions_.size() == 1; }
+  // The engines' reduce accumulator (reduce_cmd): one fp32 register per
+  // partition that lives across instructions, as a kernel-lifetime [P, 1] tile.
+  types::TensorVal engine_accumulator();
 
   // Predicated regions (an `if` on a loop-variable predicate): every instruction
   // emitted inside carries these constraints in addition to its own mask.
@@ -120,6 +123,7 @@ class KernelBuilder {
   std::vector<std::string> loop_names_;  // by axis
   std::vector<ir::Predicate> region_predicates_;
   std::vector<std::shared_ptr<types::Region>> regions_;
+  int accumulator_ = -1;
   std::vector<bool> written_;
   std::vector<ir::SourceLoc> first_write_;
   std::vector<const ir::Instruction*> last_writer_;

@@ -65,8 +65,14 @@ void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const 
 // Folds `x` with `op` over the free axes `axes` (never 0, the partition axis).
 TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,
                  const OpArgs& args, bool negate = false);
+// nisa.tensor_partition_reduce: `x` [P, F...] folded over its partitions into [1, F...].
+TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args);
 // nisa.nc_matmul: stationary [K, M], moving [K, N] -> PSUM fp32 [M, N] = stationary.T @ moving.
 TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args);
+// nisa.nc_matmul(perf_mode="double_row_gen3"), NeuronCore-v3+: fp8 stationary [K, 2, M] and
+// moving [K, 2, N], contracted over K and the pair dim (256 rows) -> PSUM fp32 [M, N].
+TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
+                               const OpArgs& args);
 // nl.matmul: x @ y (x.T @ y with transpose_x); x's transpose is folded into its access pattern.
 TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool transpose_x, const OpArgs& args);
 // Partition <-> free transpose of a 2-D tile: a copy with a permuted access.

@@ -27,16 +27,52 @@ sema::Diagnostic axis_error(const std::string& msg) { return sema::err_unsupport
 
 }  // namespace
 
-TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,
-                 const OpArgs& args, bool negate) {
-  b.check_operand("x", x);
-  // Seed 004's reduce op set: arithmetic add/multiply/max/min, the bitvec ops, logical and/or.
+namespace {
+
+// Seed 004's reduce op set: arithmetic add/multiply/max/min, the bitvec ops,
+// logical and/or; `negate` only with the arithmetic ones.
+void check_reduce_op(KernelBuilder& b, ir::AluOp op, bool negate) {
   static const ir::AluOp kReduceOps[] = {ir::AluOp::add,         ir::AluOp::multiply,    ir::AluOp::maximum,
                                          ir::AluOp::minimum,     ir::AluOp::bitwise_and, ir::AluOp::bitwise_or,
                                          ir::AluOp::bitwise_xor, ir::AluOp::logical_and, ir::AluOp::logical_or};
   if (std::find(std::begin(kReduceOps), std::end(kReduceOps), op) == std::end(kReduceOps))
     b.fail(sema::err_instruction_unsupported_op(ir::name(op)));
   if (negate && ir::info(op).kind != ir::AluKind::Arith) b.fail(sema::err_reduce_unsupported_negate(ir::name(op)));
+}
+
+// The fold of `x` into a new SBUF tile of `out_shape`: dst element at `dst_index`
+// (over x's grid) gathers every point that maps to it.
+TensorVal emit_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> out_shape,
+                      std::vector<ir::AffineExpr> dst_index, const OpArgs& args, bool negate) {
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", std::string(ir::name(op))), std::move(out_shape),
+                               args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
+  auto in = make_instruction(ir::Opcode::TensorReduce, x.shape);
+  in->alu = op;
+  in->negate = negate;
+  in->dst.tensor = dst.tensor;
+  in->dst.index = std::move(dst_index);
+  in->srcs.push_back(access_for(b, x, x.shape));
+  in->predicate = predicate_for(b, args, x.shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
+}  // namespace
+
+TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args) {
+  b.check_operand("data", x);
+  check_reduce_op(b, op, false);
+  std::vector<int64_t> out_shape = x.shape;
+  out_shape[0] = 1;
+  std::vector<ir::AffineExpr> dst_index = {ir::AffineExpr(0)};  // every partition folds into row 0
+  for (size_t d = 1; d < x.shape.size(); ++d) dst_index.push_back(ir::AffineExpr::grid(static_cast<int>(d)));
+  return emit_reduce(b, op, x, std::move(out_shape), std::move(dst_index), args, false);
+}
+
+TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,
+                 const OpArgs& args, bool negate) {
+  b.check_operand("x", x);
+  check_reduce_op(b, op, negate);
   int64_t rank = static_cast<int64_t>(x.shape.size());
   std::vector<bool> reduced(rank, false);
   for (int64_t a : axes) {
@@ -60,17 +96,7 @@ TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector
     out_shape.push_back(1);
     dst_index.push_back(ir::AffineExpr(0));
   }
-  ir::DType dt = args.dtype.value_or(b.tensor(x.tensor).dtype);
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", std::string(ir::name(op))), out_shape, dt, Memory::SBUF);
-  auto in = make_instruction(ir::Opcode::TensorReduce, x.shape);
-  in->alu = op;
-  in->negate = negate;
-  in->dst.tensor = dst.tensor;
-  in->dst.index = dst_index;
-  in->srcs.push_back(access_for(b, x, x.shape));
-  in->predicate = predicate_for(b, args, x.shape.size());
-  b.emit(std::move(in));
-  return dst;
+  return emit_reduce(b, op, x, std::move(out_shape), std::move(dst_index), args, negate);
 }
 
 namespace {
@@ -87,19 +113,25 @@ void check_matmul(KernelBuilder& b, int64_t k_s, int64_t m, int64_t k_m, int64_t
     b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, m_name, b.api(), t.gemm_moving_fmax));
 }
 
-// `s_grid` maps the stationary view's grid onto [K, M, N] (x.T for nl.matmul swaps it).
-TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<ir::AffineExpr>& s_grid, int64_t k,
-                      int64_t m, const TensorVal& mv, int64_t n, const OpArgs& args) {
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", "matmul"), {m, n}, ir::DType::float32, Memory::PSUM);
+using ir::AffineExpr;
+// moving [K, N] on the [K, M, N] space: its grid (0, 1) -> (0, 2).
+const std::vector<AffineExpr> kMovingGrid = {AffineExpr::grid(0), AffineExpr::grid(2)};
+
+// `s_grid` / `m_grid` map the operand views' grids onto [K, M, N] (x.T for
+// nl.matmul swaps stationary's). Into a new PSUM tile, or accumulating into `into`.
+TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<AffineExpr>& s_grid, int64_t k,
+                      int64_t m, const TensorVal& mv, const std::vector<AffineExpr>& m_grid, int64_t n,
+                      const OpArgs& args, const TensorVal* into = nullptr) {
+  TensorVal dst = into ? *into : alloc_tensor(b, b.tensor_name("", "matmul"), {m, n}, ir::DType::float32, Memory::PSUM);
   auto in = make_instruction(ir::Opcode::Matmul, {k, m, n});
+  in->accumulate = into != nullptr;
   in->dst.tensor = dst.tensor;
   in->dst.index = {ir::AffineExpr::grid(1), ir::AffineExpr::grid(2)};
   ir::Access sa = access_for(b, s, s.shape);
   for (ir::AffineExpr& e : sa.index) e = e.substitute_grid(s_grid);
   in->srcs.push_back(std::move(sa));
-  // moving [K, N] viewed on the [K, M, N] space: its grid (0, 1) -> (0, 2).
   ir::Access ma = access_for(b, mv, mv.shape);
-  for (ir::AffineExpr& e : ma.index) e = e.substitute_grid({ir::AffineExpr::grid(0), ir::AffineExpr::grid(2)});
+  for (ir::AffineExpr& e : ma.index) e = e.substitute_grid(m_grid);
   in->srcs.push_back(std::move(ma));
   in->predicate = predicate_for(b, args, 3);
   // Operand masks restrict K and M (stationary) or K and N (moving) of the [K, M, N] space.
@@ -108,7 +140,7 @@ TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<ir
       in->predicate.push_back({a.expr.substitute_grid(to_iter), a.rel == types::Atom::Eq ? ir::CmpKind::Eq : ir::CmpKind::Ge});
   };
   add_operand_mask(s, s_grid);
-  add_operand_mask(mv, {ir::AffineExpr::grid(0), ir::AffineExpr::grid(2)});
+  add_operand_mask(mv, m_grid);
   b.emit(std::move(in));
   return dst;
 }
@@ -121,7 +153,33 @@ TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorV
   int64_t k = stationary.shape[0], m = stationary.shape[1], n = moving.shape[1];
   check_matmul(b, k, m, moving.shape[0], n, describe(b, stationary), describe(b, moving));
   // stationary [K, M] on the [K, M, N] space reads grid (0, 1) as it is.
-  return emit_matmul(b, stationary, {ir::AffineExpr::grid(0), ir::AffineExpr::grid(1)}, k, m, moving, n, args);
+  return emit_matmul(b, stationary, {AffineExpr::grid(0), AffineExpr::grid(1)}, k, m, moving, kMovingGrid, n, args);
+}
+
+TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
+                               const OpArgs& args) {
+  sema::assert_nc_version(b.target(), 3, "nisa.nc_matmul(perf_mode='double_row_gen3')", b.raiser());
+  static const std::vector<ir::DType> kFp8 = {ir::DType::float8_e4m3, ir::DType::float8_e5m2};
+  for (const auto& [name, v] : {std::pair{"stationary", &stationary}, std::pair{"moving", &moving}}) {
+    const ir::TensorDecl& t = b.tensor(v->tensor);
+    if (t.memory != Memory::SBUF) b.fail(sema::err_unsupported_memory(name, b.api(), "sbuf", ir::name(t.memory)));
+    if (std::find(kFp8.begin(), kFp8.end(), t.dtype) == kFp8.end())
+      b.fail(sema::err_supported_operand_dtype("operand '" + std::string(name) + "' of double_row_gen3 'nisa.nc_matmul' has dtype '" +
+                                               std::string(ir::name(t.dtype)) + "'; expected one of {float8_e4m3, float8_e5m2}"));
+    if (v->shape.size() != 3 || v->shape[1] != 2)
+      b.fail(sema::err_param_shape_incompatible_with_matmul("double_row_gen3 operands are [K, 2, F]", describe(b, stationary),
+                                                             describe(b, moving), b.api()));
+  }
+  int64_t k = stationary.shape[0], m = stationary.shape[2], n = moving.shape[2];
+  check_matmul(b, k, m, moving.shape[0], n, describe(b, stationary), describe(b, moving));
+  // The contraction runs over the partitions and the pair dim: one product per pair row, accumulated.
+  TensorVal dst;
+  for (int64_t row = 0; row < 2; ++row) {
+    std::vector<AffineExpr> s_grid = {AffineExpr::grid(0), AffineExpr(row), AffineExpr::grid(1)};
+    std::vector<AffineExpr> m_grid = {AffineExpr::grid(0), AffineExpr(row), AffineExpr::grid(2)};
+    dst = emit_matmul(b, stationary, s_grid, k, m, moving, m_grid, n, args, row ? &dst : nullptr);
+  }
+  return dst;
 }
 
 TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool transpose_x, const OpArgs& args) {
@@ -134,7 +192,7 @@ TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool 
   // x [M, K] @ y [K, N]: the stationary operand is x.T, read as x[i1, i0].
   int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
   check_matmul(b, k, m, y.shape[0], n, describe(b, x), describe(b, y));
-  return emit_matmul(b, x, {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)}, k, m, y, n, args);
+  return emit_matmul(b, x, {AffineExpr::grid(1), AffineExpr::grid(0)}, k, m, y, kMovingGrid, n, args);
 }
 
 TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {

@@ -186,7 +186,7 @@ Diagnostic err_unsupported_dtype(std::string_view what) {
 
 Diagnostic err_return_from_top_level() {
   return make("", "Returning value from top level nki kernel is not supported", ErrorKind::Syntax,
-              "return only shared_hbm tensors (or a tuple of them) created with nl.ndarray(..., buffer=nl.shared_hbm)");
+              "return only HBM tensors (or a tuple of them), e.g. created with nl.ndarray(..., buffer=nl.shared_hbm)");
 }
 
 Diagnostic err_annotation_shape_mismatch(std::string_view tensor, const std::vector<int64_t>& shape,
@@ -427,6 +427,11 @@ Diagnostic err_packed_dtype_not_computable(std::string_view tensor, std::string_
               ErrorKind::Type,
               "packed tensors are only moved unchanged (nl.load, nl.store, nisa.dma_copy, nisa.tensor_copy "
               "without a dtype) or consumed by nisa.nc_matmul_mx; nisa.quantize_mx produces them");
+}
+
+Diagnostic err_internal(std::string_view what) {
+  return make("err_internal", "internal error in nkic while handling this line (" + s(what) + ")",
+              ErrorKind::Runtime, "this is a defect of nkic, not of the kernel: please report it with the kernel");
 }
 
 }  // namespace nkic::sema

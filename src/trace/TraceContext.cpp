@@ -190,7 +190,8 @@ bool TraceContext::at_kernel_level() const {
 void TraceContext::check_outputs(const std::vector<types::TensorVal>& returned) const {
   for (const types::TensorVal& v : returned) {
     const ir::TensorDecl& t = builder_.tensor(v.tensor);
-    if (t.memory != ir::Memory::SharedHBM) builder_.fail(sema::err_return_from_top_level());
+    // Outputs live in HBM; the official examples also return nl.hbm (private) tensors.
+    if (!ir::is_hbm(t.memory)) builder_.fail(sema::err_return_from_top_level());
     // A returned reshape/view is written when the tensor it views is.
     bool written = builder_.written(v.tensor) || (t.alias_of >= 0 && builder_.written(t.alias_of));
     if (t.role != ir::Role::Input && !written) {

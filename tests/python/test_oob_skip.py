@@ -59,6 +59,7 @@ def test_without_skip_an_out_of_bound_index_is_an_error():
     with pytest.raises(nkic.NKIError) as info:
         gather(DATA, IDX, False)
     assert info.value.code == "err_tensor_access_out_of_bound"
+    assert isinstance(info.value, IndexError)  # as the same check at trace time
     assert "index 20 exceed dimension size of 16" in info.value.message
 
 
