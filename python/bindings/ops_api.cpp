@@ -126,6 +126,13 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, dtype);
     return wrap_tensor(codegen::partition_reduce(b, alu_of(op), tensor_of(data, "data"), a.op));
   });
+  m.def("local_gather", [](py::handle src, py::handle index, int64_t num_elem, std::optional<int64_t> num_valid,
+                           py::handle mask) {
+    codegen::KernelBuilder& b = builder("nisa.local_gather");
+    Args a(mask, py::none());
+    return wrap_tensor(codegen::local_gather(b, tensor_of(src, "src_buffer"), tensor_of(index, "index"), num_elem,
+                                             num_valid, a.op));
+  });
   m.def("nc_matmul", [](py::handle stationary, py::handle moving, py::handle mask, bool double_row) {
     codegen::KernelBuilder& b = builder("nisa.nc_matmul");
     Args a(mask, py::none());

@@ -457,6 +457,14 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, *
     return _unflat(core.elementwise("bypass", (work,), None, _dtype_arg(dtype) or core.tensor_info(data)[1]), data)
 
 
+@_api("nisa.local_gather")
+def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, *, mask=None, **kwargs):
+    """Per 16-partition GpSimd core: the core's uint16 indices, flattened partition-first,
+    each gather num_elem_per_idx elements of every partition's flattened free dims."""
+    return core.local_gather(src_buffer, index, int(num_elem_per_idx),
+                             None if num_valid_indices is None else int(num_valid_indices), mask)
+
+
 @_api("nisa.nc_stream_shuffle")
 def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None, **kwargs):
     """Within each 32-partition quadrant, partition i of dst receives partition shuffle_mask[i]

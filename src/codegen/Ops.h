@@ -84,6 +84,11 @@ TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& 
                         const OpArgs& args);
 // nl.gather_flattened: out[p, j..] = data[p, flat(indices[p, j..])] over data's flattened free dims.
 TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const TensorVal& indices, const OpArgs& args);
+// nisa.local_gather: per GpSimd core (16 partitions), the core's flattened
+// indices (partition-first) pick num_elem_per_idx elements of each partition's
+// flattened free dims; result [P, ceil(valid/16), 16, num_elem_per_idx].
+TensorVal local_gather(KernelBuilder& b, const TensorVal& src_buffer, const TensorVal& index, int64_t num_elem_per_idx,
+                       std::optional<int64_t> num_valid_indices, const OpArgs& args);
 // nl.atomic_rmw: dst (indirectly indexed HBM) <- dst + value, in program order.
 void atomic_rmw(KernelBuilder& b, const TensorVal& dst, const Value& value, ir::AluOp op, const OpArgs& args);
 // nl.loop_reduce assigned into `dst`: the first iteration of the nest of the

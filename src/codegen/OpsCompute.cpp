@@ -315,32 +315,6 @@ TensorVal all_reduce(KernelBuilder& b, const TensorVal& x, ir::AluOp op, const s
   return dst;
 }
 
-TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const TensorVal& indices, const OpArgs& args) {
-  b.check_operand("data", data);
-  b.check_operand("indices", indices);
-  if (data.shape[0] != indices.shape[0])
-    b.fail(sema::err_num_partition_mismatch(describe(b, data), describe(b, indices), b.api()));
-  if (!ir::is_integer(b.tensor(indices.tensor).dtype))
-    b.fail(sema::err_supported_operand_dtype("'indices' of 'gather_flattened' must be an integer tile"));
-  int64_t free = 1;
-  for (size_t d = 1; d < data.shape.size(); ++d) free *= data.shape[d];
-  // Per partition, the free dims are one flat row: view data as [P, free] and
-  // index its dim 1 by the indices tile.
-  TensorVal flat = reshape_view(b, data, {data.shape[0], free});
-  TensorVal src = flat;
-  src.shape = indices.shape;
-  src.index = {ir::AffineExpr::grid(0), ir::AffineExpr(0)};
-  src.indirect.push_back({1, std::make_shared<const TensorVal>(indices)});
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", "gather"), indices.shape,
-                               args.dtype.value_or(b.tensor(data.tensor).dtype), Memory::SBUF);
-  auto in = make_instruction(ir::Opcode::Copy, indices.shape);
-  in->dst = access_for(b, dst, indices.shape);
-  in->srcs.push_back(access_for(b, src, indices.shape));
-  in->predicate = predicate_for(b, args, indices.shape.size());
-  b.emit(std::move(in));
-  return dst;
-}
-
 void atomic_rmw(KernelBuilder& b, const TensorVal& dst, const Value& value, ir::AluOp op, const OpArgs& args) {
   b.check_operand("dst", dst);
   if (op != ir::AluOp::add) b.fail(sema::err_atomic_rmw_add_only(ir::name(op)));

@@ -27,6 +27,7 @@ const std::vector<OpSpec>& table() {
       {"nisa.affine_select", {{"on_true_tile", kOnChip, kSelectDtypes, 2}}},
       {"nl.where", {{"condition", kOnChip, {}, 2}, {"x", kOnChip, {}, 2}, {"y", kOnChip, {}, 2}}},
       {"nisa.tensor_tensor", {{"data1", kOnChip, {}, 2}, {"data2", kOnChip, {}, 2}}, false},
+      {"nisa.local_gather", {{"src_buffer", kSBUF, {}, 2}, {"index", kSBUF, {D::uint16}, 2, 2}}},
       {"nl.gather_flattened", {{"data", kSBUF, {}, 2}, {"indices", kSBUF, {}, 2, 4}}},
       {"nl.atomic_rmw", {{"dst", kHBM}, {"value", kOnChip}}},
       {"nisa.sequence_bounds", {{"segment_ids", kOnChip, {D::float32, D::int32}, 2, 2}}},

@@ -23,6 +23,9 @@ struct Target {
   // (max8, nc_find_index8: 8..16384; nc_match_replace8: up to 16384).
   int64_t topk_min_elements = 8;
   int64_t topk_max_elements = 16384;
+  // GpSimd: partitions each of its cores serves, and local_gather's index budget per core.
+  int64_t gpsimd_partitions_per_core = 16;
+  int64_t local_gather_max_indices = 4096;
   int max_num_physical_cores = 1;           // logical NeuronCore size (nl.nc)
 };
 

@@ -1,0 +1,94 @@
+// Gathers by runtime indices within SBUF: nl.gather_flattened (per partition,
+// along its flattened free dims) and nisa.local_gather (per GpSimd core, with
+// the core's indices shared by its 16 partitions).
+#include <algorithm>
+#include <optional>
+
+#include "codegen/Indexing.h"
+#include "codegen/Ops.h"
+#include "sema/ErrorCatalog.h"
+
+namespace nkic::codegen {
+
+using ir::AffineExpr;
+using ir::Memory;
+
+namespace {
+
+// `t` as [P, F]: its free dims as one flat row per partition (a whole-tensor view).
+TensorVal flat_rows(KernelBuilder& b, const TensorVal& t) {
+  int64_t free = 1;
+  for (size_t d = 1; d < t.shape.size(); ++d) free *= t.shape[d];
+  return reshape_view(b, t, {t.shape[0], free});
+}
+
+}  // namespace
+
+TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const TensorVal& indices, const OpArgs& args) {
+  b.check_operand("data", data);
+  b.check_operand("indices", indices);
+  if (data.shape[0] != indices.shape[0])
+    b.fail(sema::err_num_partition_mismatch(describe(b, data), describe(b, indices), b.api()));
+  if (!ir::is_integer(b.tensor(indices.tensor).dtype))
+    b.fail(sema::err_supported_operand_dtype("'indices' of 'gather_flattened' must be an integer tile"));
+  // Per partition, the free dims are one flat row, indexed by the indices tile.
+  TensorVal src = flat_rows(b, data);
+  src.shape = indices.shape;
+  src.index = {ir::AffineExpr::grid(0), ir::AffineExpr(0)};
+  src.indirect.push_back({1, std::make_shared<const TensorVal>(indices)});
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "gather"), indices.shape,
+                               args.dtype.value_or(b.tensor(data.tensor).dtype), Memory::SBUF);
+  auto in = make_instruction(ir::Opcode::Copy, indices.shape);
+  in->dst = access_for(b, dst, indices.shape);
+  in->srcs.push_back(access_for(b, src, indices.shape));
+  in->predicate = predicate_for(b, args, indices.shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
+TensorVal local_gather(KernelBuilder& b, const TensorVal& src_buffer, const TensorVal& index, int64_t num_elem_per_idx,
+                       std::optional<int64_t> num_valid_indices, const OpArgs& args) {
+  b.check_operand("src_buffer", src_buffer);
+  b.check_operand("index", index);
+  const int64_t core = b.target().gpsimd_partitions_per_core, p = src_buffer.shape[0];
+  if (index.shape[0] != p) b.fail(sema::err_num_partition_mismatch(describe(b, src_buffer), describe(b, index), b.api()));
+  if (p % core != 0)
+    b.fail(sema::err_unexpected_type_of_operand(
+        "src_buffer", describe(b, src_buffer) + ": its partitions must be a multiple of " + std::to_string(core) +
+                          " (each GpSimd core serves " + std::to_string(core) + " partitions)"));
+  static const int64_t kElems[] = {1, 2, 4, 8, 16, 32};
+  if (std::find(std::begin(kElems), std::end(kElems), num_elem_per_idx) == std::end(kElems))
+    b.fail(sema::err_unexpected_type_of_operand("num_elem_per_idx",
+                                                std::to_string(num_elem_per_idx) + "; it is one of 1, 2, 4, 8, 16, 32"));
+  // Each core flattens its partitions' indices partition-first: index v is
+  // index[core + v % 16, v / 16], and gathers num_elem_per_idx elements from it.
+  const int64_t per_core = core * index.shape[1];
+  const int64_t valid = num_valid_indices.value_or(per_core);
+  if (valid < 1 || valid > std::min(per_core, b.target().local_gather_max_indices))
+    b.fail(sema::err_unexpected_type_of_operand(
+        "num_valid_indices", std::to_string(valid) + "; a core has " + std::to_string(per_core) +
+                                 " indices and gathers at most " + std::to_string(b.target().local_gather_max_indices)));
+  const int64_t rows = (valid + core - 1) / core;
+  TensorVal flat = flat_rows(b, src_buffer);
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "local_gather"), {p, rows, core, num_elem_per_idx},
+                               b.tensor(src_buffer.tensor).dtype, Memory::SBUF);
+  // Grid [cores, partition in core, k, j, element]: v = k * 16 + j.
+  const std::vector<int64_t> space = {p / core, core, rows, core, num_elem_per_idx};
+  const AffineExpr c = AffineExpr::grid(0), r = AffineExpr::grid(1), k = AffineExpr::grid(2), j = AffineExpr::grid(3),
+                   e = AffineExpr::grid(4);
+  auto in = make_instruction(ir::Opcode::Copy, space);
+  in->dst.tensor = dst.tensor;
+  in->dst.index = {c * core + r, k, j, e};
+  ir::Access src = access_for(b, flat, flat.shape);
+  for (AffineExpr& x : src.index) x = x.substitute_grid({c * core + r, e});
+  ir::Access idx = access_for(b, index, index.shape);
+  for (AffineExpr& x : idx.index) x = x.substitute_grid({c * core + j, k});
+  src.indirect.push_back({1, std::move(idx)});
+  in->srcs.push_back(std::move(src));
+  in->predicate = predicate_for(b, args, space.size());
+  in->predicate.push_back({AffineExpr(valid - 1) - k * core - j, ir::CmpKind::Ge});  // v < num_valid_indices
+  b.emit(std::move(in));
+  return dst;
+}
+
+}  // namespace nkic::codegen
