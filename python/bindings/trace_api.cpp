@@ -199,6 +199,8 @@ void bind_trace_api(py::module_& m) {
     sema::fail(sema::err_comparison_precedence());
   });
   m.def("num_instructions", [] { return ctx().builder().num_instructions(); });
+  m.def("open_while_loop", [](py::handle cond) { ctx("while").open_while_loop(tensor_arg(cond, "cond")); });
+  m.def("close_while_loop", [](py::handle cond) { ctx("while").close_while_loop(tensor_arg(cond, "cond")); });
   m.def("close_loop", [] {
     if (trace::TraceContext* c = trace::TraceContext::current()) c->close_loop();
   });

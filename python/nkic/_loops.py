@@ -1,6 +1,7 @@
 """Loop iterators (seed 003): static_range unrolls at trace time; affine_range
 and sequential_range defer to one loop axis whose body is traced once; a
 builtin range() becomes sequential_range unless the kernel asks to unroll it."""
+import math
 import operator
 import threading
 import warnings
@@ -148,6 +149,35 @@ def for_hook(iterable, name, loop_id=None):
             return _unrolled(iterable)
         return _deferred(iterable.start, iterable.stop, iterable.step, len(iterable), True, name, [], loop_id)
     return iterable
+
+
+class WhileLoop:
+    """One execution of a `while` statement in traced code. A plain condition keeps
+    Python's loop. A runtime one (a one-element tile, 2.25 do-while form) opens a
+    loop axis entered unconditionally, traces the body once, and closes it with the
+    condition's binding after the body, which the device tests after each iteration."""
+    __slots__ = ("loop_id", "state")
+
+    def __init__(self, loop_id):
+        self.loop_id, self.state = loop_id, "start"
+
+    def test(self, condition):
+        if self.state == "static":
+            return core.eval_if_cnd(condition())
+        if self.state == "start":
+            value = condition()
+            runtime = core.trace_active() and isinstance(value, core.NkiTensor) and math.prod(value.shape) == 1
+            if not runtime:  # plain values loop in Python; a whole tile has no truth value
+                self.state = "static"
+                return core.eval_if_cnd(value)
+            core.open_while_loop(value)
+            _deferred_stack().append(self.loop_id)
+            self.state = "body"
+            return True
+        _deferred_stack().pop()  # the body has been traced: its condition closes the loop
+        self.state = "done"
+        core.close_while_loop(condition())
+        return False
 
 
 def break_hook(loop_id, statement):

@@ -171,6 +171,7 @@ HOOKS = {
     "__nki_cmp__": core.compare_nary,
     "__nki_cmp_trap__": lambda left, rest: core.raise_precedence_trap() if core.is_traced(left) else rest(),
     "__nki_for__": _loops.for_hook,
+    "__nki_while__": _loops.WhileLoop,
     "__nki_break__": _loops.break_hook,
     "__nki_branch__": _Branch,
     "__nki_bind__": bind,
@@ -332,11 +333,20 @@ class _Rewriter(ast.NodeTransformer):
         return node
 
     def visit_While(self, node):
-        self.loop_ids.append(None)  # break/continue of a while loop are plain Python
+        # while t: ... -> __nki_w = __nki_while__(id); while __nki_w.test(lambda: t): ...
+        # (plain Python for plain conditions, a do-while loop axis for runtime ones)
+        loop_id = next(_LOOP_IDS)
+        self.loop_ids.append(loop_id)
         self.generic_visit(node)
         self.loop_ids.pop()
-        node.test = _hook("__nki_if__", node.test, node.test)
-        return node
+        state = f"__nki_while_{loop_id}"
+        init = ast.Assign(targets=[ast.Name(id=state, ctx=ast.Store())],
+                          value=_hook("__nki_while__", node, ast.Constant(loop_id)))
+        test = ast.copy_location(ast.Lambda(args=_NO_ARGS(), body=node.test), node.test)
+        node.test = ast.copy_location(
+            ast.Call(func=ast.Attribute(value=ast.Name(id=state, ctx=ast.Load()), attr="test", ctx=ast.Load()),
+                     args=[test], keywords=[]), node.test)
+        return [ast.copy_location(init, node), node]
 
     def _loop_exit(self, node, statement):
         if not self.loop_ids or self.loop_ids[-1] is None:

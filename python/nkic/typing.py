@@ -1,5 +1,9 @@
 """nki.typing (nt): kernel annotations. They are classes, so they compose with
-typing.Union / Optional like any type hint."""
+typing.Union / Optional like any type hint. nt.scalar makes runtime scalars."""
+import numpy as np
+
+from ._core import core
+from ._ops import nki_api
 
 
 class tensor:
@@ -15,3 +19,16 @@ class tensor:
 class mutable_tensor(tensor):
     """nt.mutable_tensor: a kernel input the kernel may write (and must return)."""
     _nki_mutable = True
+
+
+@nki_api("nt.scalar")
+def scalar(value):
+    """nt.scalar(x): a runtime scalar, the one-element tile a do-while condition or a
+    runtime loop bound reads. A Python bool or number becomes a constant [1, 1] tile
+    (uint8, int32 or float32); a one-element tile is itself."""
+    if isinstance(value, core.NkiTensor):
+        if int(np.prod(value.shape)) != 1:
+            core.raise_unexpected_operand("scalar", f"a tile of shape {tuple(value.shape)}; a runtime scalar is one element")
+        return value
+    dtype = "uint8" if isinstance(value, (bool, np.bool_)) else "int32" if isinstance(value, (int, np.integer)) else "float32"
+    return core.full([1, 1], float(value), dtype, "sbuf", "", "nt.scalar", 0)

@@ -77,6 +77,8 @@ class KernelBuilder {
   // Opens a loop axis at the insertion point; its body becomes the insertion point.
   ir::Loop& create_affine_axis_block(const AxisBlockArgs& args);
   void close_loop();
+  // Makes the innermost loop a do-while loop repeating while `cond` reads nonzero.
+  void set_while_condition(ir::Access cond) { loop_stack_.back()->while_cond = std::move(cond); }
   const ir::Loop* innermost_loop() const { return loop_stack_.empty() ? nullptr : loop_stack_.back(); }
   // The open loop of axis `axis`, or null when that loop is not being traced.
   const ir::Loop* open_loop(int axis) const {
@@ -87,7 +89,9 @@ class KernelBuilder {
   int64_t num_instructions() const { return num_instructions_; }
   bool in_loop() const { return !loop_stack_.empty(); }
   bool in_dynamic_loop() const {
-    return std::any_of(loop_stack_.begin(), loop_stack_.end(), [](const ir::Loop* l) { return l->dynamic_ub.has_value(); });
+    return std::any_of(loop_stack_.begin(), loop_stack_.end(), [](const ir::Loop* l) {
+      return l->dynamic_ub.has_value() || l->while_cond.has_value();
+    });
   }
 
   // Allocation regions (seed 003 allocation_scope): tensors made while a region

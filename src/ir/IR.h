@@ -152,6 +152,9 @@ struct Loop final : Stmt {
   // DynamicAxis (seed 003 has_runtime_value): the upper bound is read from this
   // one-element access when the loop starts; `ub` is then unused.
   std::optional<Access> dynamic_ub;
+  // A do-while loop (2.25): after every iteration the loop repeats while this
+  // one-element access reads nonzero; lb/ub/stride only count iterations.
+  std::optional<Access> while_cond;
   AxisType type = AxisType::Affine;
   std::vector<std::pair<std::string, std::string>> attrs;  // loop directives
   Block body;

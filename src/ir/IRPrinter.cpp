@@ -54,6 +54,15 @@ class Printer : public IRVisitor {
 
   void visit(const Loop& l) override {
     pad();
+    if (l.while_cond) {
+      os_ << "do " << l.name << " while " << access(*l.while_cond);
+      loc(l.loc);
+      os_ << "\n";
+      ++indent_;
+      visit_block(l.body);
+      --indent_;
+      return;
+    }
     os_ << "for " << l.name << " in " << (l.type == AxisType::Affine ? "affine" : "sequential") << "_range("
         << l.lb << ", " << (l.dynamic_ub ? access(*l.dynamic_ub) : std::to_string(l.ub)) << ", " << l.stride << ")";
     if (l.dynamic_ub) os_ << " DynamicAxis";

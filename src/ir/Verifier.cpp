@@ -61,6 +61,10 @@ class Verifier : public IRVisitor {
       Instruction scalar;  // the bound is read outside any tile: no Grid coordinates
       check_access(scalar, *l.dynamic_ub, "loop " + l.name + " bound");
     }
+    if (l.while_cond) {
+      Instruction scalar;
+      check_access(scalar, *l.while_cond, "loop " + l.name + " condition");
+    }
     open_.insert(l.axis);
     visit_block(l.body);
     open_.erase(open_.find(l.axis));

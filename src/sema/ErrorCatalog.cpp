@@ -434,4 +434,11 @@ Diagnostic err_internal(std::string_view what) {
               ErrorKind::Runtime, "this is a defect of nkic, not of the kernel: please report it with the kernel");
 }
 
+Diagnostic err_while_loop_requires_unconditional_entry() {
+  return make("err_while_loop_requires_unconditional_entry",
+              "Traditional while loops are not supported - use do-while pattern instead", ErrorKind::Value,
+              "enter unconditionally and test at the end: cond = scalar(True); while cond: ...; cond = <runtime "
+              "condition>");
+}
+
 }  // namespace nkic::sema

@@ -83,6 +83,8 @@ Diagnostic err_atomic_rmw_add_only(std::string_view op);
 Diagnostic err_atomic_rmw_dynamic_index(std::string_view tensor);
 Diagnostic err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(std::string_view api);
 Diagnostic err_stack_overflow(bool psum, int64_t required, int64_t capacity, std::string_view target);
+// `while` on a runtime condition that is not known true on entry (2.25 do-while rule).
+Diagnostic err_while_loop_requires_unconditional_entry();
 // A defect of nkic (an internal invariant broke), reported at the user's line.
 Diagnostic err_internal(std::string_view what);
 // An API of a later NeuronCore than the target's.

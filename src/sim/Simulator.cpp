@@ -130,6 +130,7 @@ class Executor final : public ir::IRVisitor {
   }
 
   void visit(const ir::Loop& l) override {
+    if (l.while_cond) return do_while(l);
     int64_t& v = loop_[l.axis];
     const int64_t ub = l.dynamic_ub ? runtime_bound(*l.dynamic_ub) : l.ub;
     RaceCheck* races = races_ && l.type == ir::AxisType::Affine ? &*races_ : nullptr;
@@ -140,6 +141,23 @@ class Executor final : public ir::IRVisitor {
       visit_block(l.body);
     }
     if (races) races->leave();
+  }
+
+  // A do-while loop: the body runs, then repeats while its condition reads nonzero.
+  // A condition that never clears would hang the simulation: it is an error.
+  static constexpr int64_t kMaxWhileIterations = int64_t{1} << 20;
+  void do_while(const ir::Loop& l) {
+    int64_t& v = loop_[l.axis];
+    v = 0;
+    do {
+      if (v == kMaxWhileIterations)
+        throw SimError("err_while_loop_does_not_terminate",
+                       "the while loop ran " + std::to_string(v) + " iterations without its condition becoming zero",
+                       l.loc);
+      for (int id : per_iteration_[l.axis]) make_fresh(id);
+      visit_block(l.body);
+      ++v;
+    } while (runtime_bound(*l.while_cond) != 0);
   }
 
   // A DynamicAxis bound: the element the access names, read now.

@@ -170,6 +170,43 @@ types::IndexVal TraceContext::affine_range(const std::string& name, const codege
   return v;
 }
 
+namespace {
+bool single_element(const types::TensorVal& t) {
+  int64_t n = 1;
+  for (int64_t d : t.shape) n *= d;
+  return n == 1;
+}
+}  // namespace
+
+void TraceContext::open_while_loop(const types::TensorVal& cond) {
+  builder_.check_live(cond);
+  // Entry is unconditional only when the condition is a constant nonzero value
+  // (scalar(True)): its one writer so far filled it with that constant.
+  const ir::Instruction* w = builder_.last_writer(cond.tensor);
+  bool constant_true = single_element(cond) && w && w->opcode == ir::Opcode::Memset && w->predicate.empty() &&
+                       w->imms.at(0) != 0;
+  if (!constant_true) builder_.fail(sema::err_while_loop_requires_unconditional_entry());
+  codegen::AxisBlockArgs a;
+  a.loop_name_id = "w";
+  a.ub = 1;
+  a.parent = builder_.innermost_loop();
+  a.axis_type = ir::AxisType::Sequential;
+  push_scope(ScopeKind::Loop, "while");
+  builder_.create_affine_axis_block(a);
+  // Marked as a while loop from the start (the body's collectives check it); the
+  // condition read after each iteration is set when the body has been traced.
+  builder_.set_while_condition(codegen::access_for(builder_, cond, std::vector<int64_t>(cond.shape.size(), 1)));
+}
+
+void TraceContext::close_while_loop(const types::TensorVal& end_cond) {
+  builder_.check_live(end_cond);
+  if (!single_element(end_cond))
+    builder_.fail(sema::err_unexpected_type_of_operand(
+        "while condition", "a tile of shape " + sema::shape_str(end_cond.shape) + "; it is one element (scalar(...))"));
+  builder_.set_while_condition(codegen::access_for(builder_, end_cond, std::vector<int64_t>(end_cond.shape.size(), 1)));
+  close_loop();
+}
+
 void TraceContext::close_loop() {
   builder_.close_loop();
   pop_scope();

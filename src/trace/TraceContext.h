@@ -95,6 +95,11 @@ class TraceContext final : public types::TensorOpSink {
                                const std::vector<codegen::LoopDirective>& directives,
                                const types::TensorVal* runtime_ub = nullptr);
   void close_loop();
+  // `while cond:` on a runtime condition (2.25): a do-while loop. `cond` must be
+  // a one-element tile known to be nonzero on entry (scalar(True)); the loop
+  // repeats while `end_cond`, the condition's binding after the body, is nonzero.
+  void open_while_loop(const types::TensorVal& cond);
+  void close_while_loop(const types::TensorVal& end_cond);
 
   // Kernel parameters and outputs.
   types::TensorVal add_input(const std::string& name, std::vector<int64_t> shape, ir::DType dtype, bool is_mutable);
