@@ -149,6 +149,14 @@ void bind_ops_api(py::module_& m) {
     sema::assert_elements_per_partition(n, min_size, max_size, operand, b.api(), b.raiser());
   });
   // An operand of the composing nisa.* call against the op table.
+  m.def("check_activation_operands", [](py::handle data, py::handle bias, py::handle scale) {
+    codegen::KernelBuilder& b = builder("");
+    auto opt = [](py::handle h, const char* what) {
+      return py::isinstance<PyTensor>(h) ? std::optional<types::TensorVal>(tensor_of(h, what)) : std::nullopt;
+    };
+    std::optional<types::TensorVal> bt = opt(bias, "bias"), st = opt(scale, "scale");
+    codegen::check_activation_operands(b, tensor_of(data, "data"), bt ? &*bt : nullptr, st ? &*st : nullptr);
+  });
   m.def("engine_accumulator", [] { return wrap_tensor(builder("").engine_accumulator()); });
   m.def("check_operand", [](py::handle t, const std::string& operand) {
     builder("").check_operand(operand.c_str(), tensor_of(t, operand.c_str()));

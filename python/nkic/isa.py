@@ -143,6 +143,7 @@ def _reduce_into(res, op, t, mask, cmd=reduce_cmd.reset_reduce):
 @_api("nisa.activation")
 def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
                mask=None, dtype=None, **kwargs):
+    core.check_activation_operands(data, bias, scale)
     x = data
     if not (isinstance(scale, (int, float)) and scale == 1.0):
         x = core.elementwise("multiply", (x, scale), mask, "float32")

@@ -61,6 +61,10 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& oper
 // `dst op= value` in place.
 void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const Value& value);
 
+// nisa.activation's bias and scale operands (tiles, when not numbers) and the
+// direct-allocation rule that an activation names its bias.
+void check_activation_operands(KernelBuilder& b, const TensorVal& data, const TensorVal* bias, const TensorVal* scale);
+
 // Compute (OpsCompute.cpp).
 // Folds `x` with `op` over the free axes `axes` (never 0, the partition axis).
 TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,

@@ -66,6 +66,10 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& oper
   for (size_t i = 1; i < dtypes.size(); ++i) out = types::promote(out, dtypes[i]);
   out = args.dtype.value_or(out);
 
+  // nl.exp & co. run as activation instructions, which an allocated kernel must give a bias.
+  if (b.direct_allocation && operands.size() == 1 && ir::info(op).kind == ir::AluKind::Activation &&
+      b.api().rfind("nl.", 0) == 0)
+    b.fail(sema::err_bias_tensor_must_be_specified_in_allocation(b.api()));
   TensorVal dst = alloc_tensor(b, b.tensor_name("", std::string(ir::name(op))), shape, out, Memory::SBUF);
   auto in = std::make_unique<ir::Instruction>();
   in->shape = shape;
@@ -85,6 +89,24 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& oper
   }
   b.emit(std::move(in));
   return dst;
+}
+
+void check_activation_operands(KernelBuilder& b, const TensorVal& data, const TensorVal* bias, const TensorVal* scale) {
+  using D = ir::DType;
+  if (bias) {
+    D t = b.tensor(bias->tensor).dtype;
+    if (t != D::float32 && t != D::float16 && t != D::bfloat16) b.fail(sema::err_activation_bias_invalid_type(ir::name(t)));
+  } else if (b.direct_allocation) {
+    b.fail(sema::err_bias_tensor_must_be_specified_in_allocation(b.api()));
+  }
+  if (scale) {
+    D t = b.tensor(scale->tensor).dtype;
+    if (t != D::float32) b.fail(sema::err_activation_scale_invalid_type(ir::name(t)));
+    int64_t per_partition = 1;
+    for (size_t d = 1; d < scale->shape.size(); ++d) per_partition *= scale->shape[d];
+    if (scale->shape.empty() || scale->shape[0] != data.shape[0] || per_partition != 1)
+      b.fail(sema::err_activation_scale_scalar_or_vector(scale->shape));
+  }
 }
 
 void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const Value& value) {

@@ -72,9 +72,10 @@ TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> 
 
 TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype, Memory memory,
                double value, int partition_dim) {
-  if (ir::is_hbm(memory)) {
-    b.fail(sema::err_hbm_tensor_with_init_value_not_supported());
-  }
+  if (ir::is_hbm(memory)) b.fail(sema::err_hbm_tensor_with_init_value_not_supported());
+  // nl.zeros / ones / full create a tensor with a value; nisa.memset is an instruction.
+  if (b.direct_allocation && b.api().rfind("nl.", 0) == 0)
+    b.fail(sema::err_tensor_creation_on_scratchpad_with_init_value_not_supported());
   TensorVal t = alloc_tensor(b, std::move(name), std::move(shape), dtype, memory, partition_dim);
   auto in = instruction(ir::Opcode::Memset, b, t, t.shape);
   in->imms = {value};

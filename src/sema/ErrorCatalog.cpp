@@ -441,4 +441,39 @@ Diagnostic err_while_loop_requires_unconditional_entry() {
               "condition>");
 }
 
+Diagnostic err_activation_bias_invalid_type(std::string_view dtype) {
+  return make("err_activation_bias_invalid_type",
+              "Bias parameter of activation or activation_reduce must be a vector of type float32, float16, or "
+              "bfloat16, got " + s(dtype),
+              ErrorKind::Type);
+}
+
+Diagnostic err_activation_scale_invalid_type(std::string_view dtype) {
+  return make("err_activation_scale_invalid_type",
+              "Scale parameter of activation or activation_reduce must be a scalar or vector of type float32, got " +
+                  s(dtype),
+              ErrorKind::Type);
+}
+
+Diagnostic err_activation_scale_scalar_or_vector(const std::vector<int64_t>& shape) {
+  return make("err_activation_scale_scalar_or_vector",
+              "Scale parameter of activation must be either a scalar value or a 1D vector spanning the partition "
+              "dimension, got a tile of shape " + shape_str(shape),
+              ErrorKind::Value);
+}
+
+Diagnostic err_bias_tensor_must_be_specified_in_allocation(std::string_view api) {
+  return make("err_bias_tensor_must_be_specified_in_allocation",
+              "Bias tensor of an activation op must be specified in allocated NKI kernels", ErrorKind::Syntax,
+              s(api).rfind("nl.", 0) == 0
+                  ? "'" + s(api) + "' runs as an activation: call nisa.activation with a bias tile instead"
+                  : "pass bias= (e.g. a zero [P, 1] float32 tile)");
+}
+
+Diagnostic err_tensor_creation_on_scratchpad_with_init_value_not_supported() {
+  return make("err_tensor_creation_on_scratchpad_with_init_value_not_supported",
+              "Creating SBUF/PSUM tensor with init value is not supported in allocated NKI kernels", ErrorKind::Syntax,
+              "create it with nl.ndarray and fill it with nisa.memset or an assignment");
+}
+
 }  // namespace nkic::sema

@@ -83,6 +83,12 @@ Diagnostic err_atomic_rmw_add_only(std::string_view op);
 Diagnostic err_atomic_rmw_dynamic_index(std::string_view tensor);
 Diagnostic err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(std::string_view api);
 Diagnostic err_stack_overflow(bool psum, int64_t required, int64_t capacity, std::string_view target);
+// nisa.activation operands and direct-allocation kernels (NKI_API.md §7.1).
+Diagnostic err_activation_bias_invalid_type(std::string_view dtype);
+Diagnostic err_activation_scale_invalid_type(std::string_view dtype);
+Diagnostic err_activation_scale_scalar_or_vector(const std::vector<int64_t>& shape);
+Diagnostic err_bias_tensor_must_be_specified_in_allocation(std::string_view api);
+Diagnostic err_tensor_creation_on_scratchpad_with_init_value_not_supported();
 // `while` on a runtime condition that is not known true on entry (2.25 do-while rule).
 Diagnostic err_while_loop_requires_unconditional_entry();
 // A defect of nkic (an internal invariant broke), reported at the user's line.
