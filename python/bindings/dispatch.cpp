@@ -9,6 +9,7 @@
 
 #include "errors.h"
 #include "sema/ErrorCatalog.h"
+#include "sema/OpTable.h"
 #include "trace/Dispatch.h"
 #include "trace/TraceContext.h"
 #include "values.h"
@@ -78,6 +79,7 @@ py::object call(py::object func, py::args args, py::kwargs kwargs) {
   switch (d.action) {
     case trace::CallAction::Builder: {
       trace::TraceContext::ApiScope scope(*ctx, d.api);
+      sema::check_api_target(d.api, ctx->target(), ctx->builder().raiser());
       return func(*args, **kwargs);
     }
     case trace::CallAction::RunConcrete:

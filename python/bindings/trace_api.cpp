@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "kernel_api.h"
 #include "sema/ErrorCatalog.h"
+#include "sema/OpTable.h"
 #include "trace/TraceContext.h"
 #include "types/IndexAlgebra.h"
 #include "values.h"
@@ -143,6 +144,13 @@ void bind_trace_api(py::module_& m) {
   // Argument checks of the Python layer, raised as catalog diagnostics at the user's line.
   m.def("raise_unsupported_buffer", [](const std::string& what) { sema::fail(sema::err_unsupported_buffer(what)); });
   m.def("raise_unsupported_dtype", [](const std::string& what) { sema::fail(sema::err_unsupported_dtype(what)); });
+  m.def("check_hwdge", [] {
+    trace::TraceContext& c = ctx();
+    sema::check_hwdge(c.cur_api(), c.target(), c.builder().raiser());
+  });
+  m.def("raise_operand_cannot_be_none", [](const std::string& operand) {
+    sema::fail(sema::err_operand_cannot_be_none(operand));
+  });
   m.def("raise_unsupported_op", [](const std::string& op) { sema::fail(sema::err_instruction_unsupported_op(op)); });
   m.def("raise_unsupported_index", [](const std::string& why) { sema::fail(sema::err_unsupported_index(why)); });
   m.def("raise_unexpected_operand", [](const std::string& operand, const std::string& got) {

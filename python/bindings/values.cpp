@@ -183,7 +183,27 @@ std::string origin_of(bool loop, bool pid) {
                                                           "` of " + origin_of(loop, pid)));
 }
 
-[[noreturn]] void symbolic_int_error(py::handle) { sema::fail(sema::err_symbolic_value_used_as_python_int()); }
+// A traced value where Python needs a number. Inside an NKI API call that is a
+// constant slot (a shape, an axis, a bound: seed 004's assert_constant_value);
+// in the user's own Python (a list index, range()) it is a symbolic value.
+[[noreturn]] void symbolic_int_error(py::handle h) {
+  Value v = to_value(h);
+  if (auto* t = std::get_if<types::TensorVal>(&v))
+    sema::fail(sema::err_expected_constant_value(
+        "a tile of shape " + sema::shape_str(t->shape),
+        "tile values are computed on the device (a one-element tile can bound nl.sequential_range or a "
+        "while loop)"));
+  const types::IndexVal& i = std::get<types::IndexVal>(v);
+  trace::TraceContext* ctx = trace::TraceContext::current();
+  // Named APIs (nl.*, nisa.*, tensor methods) have constant slots; subscripts and
+  // operators in flight do not.
+  if (!ctx || ctx->builder().cur_api.find('.') == std::string::npos)
+    sema::fail(sema::err_symbolic_value_used_as_python_int());
+  std::string why = !i.is_scalar() ? "an index tile (nl.arange, nl.mgrid) stands for many values"
+                                   : "its value comes from " + origin_of(i.expr.uses(ir::VarKind::Loop),
+                                                                         i.expr.uses(ir::VarKind::ProgramId));
+  sema::fail(sema::err_expected_constant_value("the index expression `" + i.expr.str() + "`", why));
+}
 
 std::vector<codegen::IndexItem> index_key(py::handle key) {
   std::vector<codegen::IndexItem> items;
@@ -372,6 +392,9 @@ void bind_values(py::module_& m) {
         codegen::assign(ctx.builder(), dst, to_value(value), false);
       })
       .def("__bool__", [](py::object self) -> bool { truth_error(self); })
+      .def("__index__", [](py::object self) -> int64_t { symbolic_int_error(self); })
+      .def("__int__", [](py::object self) -> int64_t { symbolic_int_error(self); })
+      .def("__float__", [](py::object self) -> double { symbolic_int_error(self); })
       .def_property_readonly("shape", [](const PyTensor& self) { return py::tuple(py::cast(self.v.shape)); })
       .def_property_readonly("ndim", [](const PyTensor& self) { return self.v.shape.size(); })
       .def_property_readonly("tensor_id", [](const PyTensor& self) { return self.v.tensor; })
@@ -400,6 +423,7 @@ void bind_values(py::module_& m) {
       .def("__bool__", [](py::object self) -> bool { truth_error(self); })
       .def("__index__", [](py::object self) -> int64_t { symbolic_int_error(self); })
       .def("__int__", [](py::object self) -> int64_t { symbolic_int_error(self); })
+      .def("__float__", [](py::object self) -> double { symbolic_int_error(self); })
       .def("__setitem__", [](py::object, py::handle, py::handle) {
         sema::fail(sema::err_cannot_assign_to_index("index"));
       })

@@ -32,10 +32,13 @@ def nki_api(name):
     return mark
 
 
-def op_name(op):
-    """The AluOp name of an operator value (nl.*, numpy ufunc or function, or a name)."""
+def op_name(op, slot="op"):
+    """The AluOp name of an operator value (nl.*, numpy ufunc or function, or a name).
+    None is an error for the required op argument `slot`, or None when `slot` is None."""
     if op is None:
-        return None
+        if slot is None:
+            return None
+        core.raise_operand_cannot_be_none(slot)
     if isinstance(op, str):
         return op
     marker = getattr(op, "nki_func", None)

@@ -86,20 +86,22 @@ def _operands(op, data, operand, reverse=False):
     return (operand, data) if reverse else (data, operand)
 
 
-def _fused_dtype(data, op):
-    """The first op's result in a fused pair: the engine keeps it in fp32, or, for
-    bitvec ops, in the data's integer bits; only the final result is rounded."""
-    return core.tensor_info(data)[1] if op in _BITVEC else "float32"
+def _fused_dtype(data, op0, op1):
+    """The first op's result in a fused pair: the engine keeps it in fp32, or, when
+    either op is a bitvec op, in the data's integer bits; only the final result is rounded."""
+    return core.tensor_info(data)[1] if {op0, op1} & _BITVEC else "float32"
 
 
 @_api("nisa.tensor_scalar")
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *, dtype=None,
                   mask=None, engine=engine.unknown, **kwargs):
     final = _dtype_arg(dtype) or core.tensor_info(data)[1]  # ISA results default to the data's dtype
-    out = core.elementwise(op_name(op0), _operands(op_name(op0), data, operand0, reverse0), mask,
-                           _fused_dtype(data, op_name(op0)) if op1 is not None else final)
-    if op1 is not None:
-        out = core.elementwise(op_name(op1), _operands(op_name(op1), out, operand1, reverse1), mask, final)
+    first = op_name(op0, "op0")
+    second = op_name(op1, None)
+    out = core.elementwise(first, _operands(first, data, operand0, reverse0), mask,
+                           _fused_dtype(data, first, second) if second is not None else final)
+    if second is not None:
+        out = core.elementwise(second, _operands(second, out, operand1, reverse1), mask, final)
     return out
 
 
@@ -151,7 +153,7 @@ def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=Non
         x = core.elementwise("add", (x, bias), mask, "float32")
     out = core.elementwise(op_name(op), (x,), mask, _dtype_arg(dtype) or core.tensor_info(data)[1])
     if reduce_res is not None or reduce_cmd != type(reduce_cmd).idle:
-        _reduce_into(reduce_res, op_name(reduce_op) or "add", out, mask, reduce_cmd)
+        _reduce_into(reduce_res, op_name(reduce_op, None) or "add", out, mask, reduce_cmd)
     return out
 
 
@@ -164,17 +166,18 @@ def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, 
 @_api("nisa.tensor_scalar_reduce")
 def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, mask=None,
                          **kwargs):
-    out = core.elementwise(op_name(op0), _operands(op_name(op0), data, operand0, reverse0), mask, _dtype_arg(dtype))
-    _reduce_into(reduce_res, op_name(reduce_op), out, mask)
+    first = op_name(op0, "op0")
+    out = core.elementwise(first, _operands(first, data, operand0, reverse0), mask, _dtype_arg(dtype))
+    _reduce_into(reduce_res, op_name(reduce_op, "reduce_op"), out, mask)
     return out
 
 
 @_api("nisa.scalar_tensor_tensor")
 def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None,
                          mask=None, **kwargs):
-    t = core.elementwise(op_name(op0), _operands(op_name(op0), data, operand0, reverse0), mask,
-                         _fused_dtype(data, op_name(op0)))
-    return core.elementwise(op_name(op1), _operands(op_name(op1), t, operand1, reverse1), mask, _dtype_arg(dtype))
+    first, second = op_name(op0, "op0"), op_name(op1, "op1")
+    t = core.elementwise(first, _operands(first, data, operand0, reverse0), mask, _fused_dtype(data, first, second))
+    return core.elementwise(second, _operands(second, t, operand1, reverse1), mask, _dtype_arg(dtype))
 
 
 def _predicate(predicate, reverse_pred, mask):
@@ -192,9 +195,15 @@ def tensor_partition_reduce(op, data, *, mask=None, dtype=None, **kwargs):
     return core.partition_reduce(op_name(op), data, mask, _dtype_arg(dtype))
 
 
+def _check_dge(mode):
+    if mode == dge_mode.hwdge:
+        core.check_hwdge()
+
+
 @_api("nisa.dma_copy")
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown,
              **kwargs):
+    _check_dge(dge_mode)
     if dst_rmw_op is not None and op_name(dst_rmw_op) != "add":
         core.raise_unsupported_op(op_name(dst_rmw_op))
     core.assign(dst, src, mask, dst_rmw_op is not None, int(oob_mode) == 1)  # 1: oob_mode.skip (the arg shadows the enum)
@@ -202,6 +211,7 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error, d
 
 @_api("nisa.dma_transpose")
 def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.unknown, **kwargs):
+    _check_dge(dge_mode)
     return core.load_transpose2d(src, mask, _dtype_arg(dtype))
 
 
@@ -301,8 +311,8 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     prev = initial
     for i in range(d0.shape[1]):
         a, b = d0[:, i:i + 1], d1[:, i:i + 1]
-        t = core.elementwise(op_name(op0), (prev, a) if reverse0 else (a, prev), None, "float32")
-        prev = core.elementwise(op_name(op1), (b, t) if reverse1 else (t, b), None, "float32")
+        t = core.elementwise(op_name(op0, "op0"), (prev, a) if reverse0 else (a, prev), None, "float32")
+        prev = core.elementwise(op_name(op1, "op1"), (b, t) if reverse1 else (t, b), None, "float32")
         acc[:, i:i + 1] = prev
     out = core.elementwise("bypass", (acc,), mask, _dtype_arg(dtype) or core.tensor_info(data0)[1])
     return _unflat(out, data0)
@@ -360,7 +370,7 @@ def _select_into(out, keep, on_true, on_false, reduce_res, reduce_op, cmd, mask)
     that reduce_cmd asks for (idle: none; reset: the accumulator restarts; reduce: it folds on)."""
     out[...] = core.where(keep, on_true, on_false, mask, core.tensor_info(out)[1])
     if cmd != reduce_cmd.idle:
-        _reduce_into(reduce_res, op_name(reduce_op), out, mask, cmd)
+        _reduce_into(reduce_res, op_name(reduce_op, "reduce_op"), out, mask, cmd)
     return out
 
 
@@ -378,8 +388,8 @@ def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd
     comp_op1(range_start + i, bound1[p]) hold (index i over the flattened free elements)."""
     flat = _flat2d(on_true_tile)
     idx = _free_index(flat, range_start, mask)
-    keep = core.elementwise("logical_and", (core.elementwise(op_name(comp_op0), (idx, bound0), mask, "uint8"),
-                                            core.elementwise(op_name(comp_op1), (idx, bound1), mask, "uint8")),
+    keep = core.elementwise("logical_and", (core.elementwise(op_name(comp_op0, "comp_op0"), (idx, bound0), mask, "uint8"),
+                                            core.elementwise(op_name(comp_op1, "comp_op1"), (idx, bound1), mask, "uint8")),
                             mask, "uint8")
     out = language.ndarray(flat.shape, dtype=_dtype_arg(dtype) or core.tensor_info(on_true_tile)[1])
     _select_into(out, keep, flat, on_false_value, reduce_res, reduce_op, reduce_cmd, mask)

@@ -31,13 +31,16 @@ namespace {
 
 // Seed 004's reduce op set: arithmetic add/multiply/max/min, the bitvec ops,
 // logical and/or; `negate` only with the arithmetic ones.
-void check_reduce_op(KernelBuilder& b, ir::AluOp op, bool negate) {
+void check_reduce_op(KernelBuilder& b, ir::AluOp op, const TensorVal& x, bool negate, bool partition) {
   static const ir::AluOp kReduceOps[] = {ir::AluOp::add,         ir::AluOp::multiply,    ir::AluOp::maximum,
                                          ir::AluOp::minimum,     ir::AluOp::bitwise_and, ir::AluOp::bitwise_or,
                                          ir::AluOp::bitwise_xor, ir::AluOp::logical_and, ir::AluOp::logical_or};
   if (std::find(std::begin(kReduceOps), std::end(kReduceOps), op) == std::end(kReduceOps))
     b.fail(sema::err_instruction_unsupported_op(ir::name(op)));
   if (negate && ir::info(op).kind != ir::AluKind::Arith) b.fail(sema::err_reduce_unsupported_negate(ir::name(op)));
+  ir::DType t = b.tensor(x.tensor).dtype;
+  if (ir::info(op).kind == ir::AluKind::Bitvec && ir::is_float(t))
+    b.fail(sema::err_reduce_bitvec_op_invalid_dtype(ir::name(op), ir::name(t), partition));
 }
 
 // The fold of `x` into a new SBUF tile of `out_shape`: dst element at `dst_index`
@@ -61,7 +64,7 @@ TensorVal emit_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::v
 
 TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args) {
   b.check_operand("data", x);
-  check_reduce_op(b, op, false);
+  check_reduce_op(b, op, x, false, true);
   std::vector<int64_t> out_shape = x.shape;
   out_shape[0] = 1;
   std::vector<ir::AffineExpr> dst_index = {ir::AffineExpr(0)};  // every partition folds into row 0
@@ -72,7 +75,7 @@ TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, c
 TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,
                  const OpArgs& args, bool negate) {
   b.check_operand("x", x);
-  check_reduce_op(b, op, negate);
+  check_reduce_op(b, op, x, negate, false);
   int64_t rank = static_cast<int64_t>(x.shape.size());
   std::vector<bool> reduced(rank, false);
   for (int64_t a : axes) {

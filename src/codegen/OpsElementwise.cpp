@@ -62,6 +62,10 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& oper
   // A one-operand op in a two-operand slot (nisa.tensor_tensor(op=nl.exp)) has no meaning.
   if (operands.size() != static_cast<size_t>(ir::info(op).arity)) b.fail(sema::err_instruction_unsupported_op(ir::name(op)));
   if (!sema::op_spec(b.api()).broadcast && tensors.size() == 2) check_same_tile_shape(b, *tensors[0], *tensors[1]);
+  if (ir::info(op).kind == ir::AluKind::Bitvec)
+    for (size_t i = 0; i < dtypes.size(); ++i)
+      if (ir::is_float(dtypes[i]))
+        b.fail(sema::err_bitvec_operand_must_be_integer(ir::name(op), operand_name(b, i), ir::name(dtypes[i])));
   ir::DType out = dtypes[0];
   for (size_t i = 1; i < dtypes.size(); ++i) out = types::promote(out, dtypes[i]);
   out = args.dtype.value_or(out);

@@ -9,7 +9,6 @@ namespace nkic::codegen {
 
 namespace {
 
-constexpr int kMxVersion = 4;     // NeuronCore-v4 (nisa.nc_version.gen4)
 constexpr int64_t kQuadrant = 32; // SBUF partitions per quadrant
 constexpr int64_t kBlockRows = 8; // an mx block: 8 partitions x 4 values of one packed column
 constexpr int64_t kLanes = 4;
@@ -44,7 +43,6 @@ void check_scale_tile(KernelBuilder& b, const char* name, const TensorVal& scale
 }  // namespace
 
 void quantize_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const TensorVal& dst_scale) {
-  sema::assert_nc_version(b.target(), kMxVersion, b.api(), b.raiser());
   b.check_operand("src", src);
   b.check_operand("dst", dst);
   b.check_operand("dst_scale", dst_scale);
@@ -76,7 +74,6 @@ void quantize_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, c
 
 void nc_matmul_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& stationary, const TensorVal& moving,
                   const TensorVal& stationary_scale, const TensorVal& moving_scale) {
-  sema::assert_nc_version(b.target(), kMxVersion, b.api(), b.raiser());
   b.check_operand("dst", dst);
   b.check_operand("stationary", stationary);
   b.check_operand("moving", moving);

@@ -42,7 +42,7 @@ void assert_elements_per_partition(int64_t n, int64_t min_size, int64_t max_size
 }
 
 void assert_nc_version(const Target& t, int min_version, std::string_view api, const Raise& raise) {
-  if (t.nc_version < min_version) raise(err_api_not_supported_on_target(api, min_version, t.name, t.nc_version));
+  if (t.nc_version < min_version) raise(err_min_arch_support_for_inst(api, min_version, t.name, t.nc_version));
 }
 
 void assert_packed_operands(const ir::Instruction& in, const std::function<const ir::TensorDecl&(int)>& tensor,

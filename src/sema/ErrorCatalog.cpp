@@ -398,12 +398,45 @@ Diagnostic err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(std::s
               "transpose_x=True to nl.matmul with an already transposed operand");
 }
 
-Diagnostic err_api_not_supported_on_target(std::string_view api, int min_version, std::string_view target,
-                                           int version) {
-  return make("err_api_not_supported_on_target",
+Diagnostic err_min_arch_support_for_inst(std::string_view api, int min_version, std::string_view target,
+                                         int version) {
+  return make("err_min_arch_support_for_inst",
               "'" + s(api) + "' is available on NeuronCore-v" + std::to_string(min_version) +
                   " and newer only; target '" + s(target) + "' is NeuronCore-v" + std::to_string(version),
               ErrorKind::Value, "select a newer target with platform_target= (or --target) to use it");
+}
+
+Diagnostic err_min_arch_support_for_hwdge(std::string_view api, std::string_view target, int version) {
+  return make("err_min_arch_support_for_hwdge",
+              "dge_mode=hwdge in '" + s(api) + "' needs hardware DGE, which target '" + s(target) +
+                  "' (NeuronCore-v" + std::to_string(version) + ") does not have",
+              ErrorKind::Value, "use dge_mode=nisa.dge_mode.swdge (or leave it unknown) on this target");
+}
+
+Diagnostic err_expected_constant_value(std::string_view what, std::string_view why) {
+  return make("err_expected_constant_value",
+              "expected a compile-time constant value, but got " + s(what) + ": " + s(why), ErrorKind::Value,
+              "shapes, sizes, axes, immediate values and nl.*_range bounds are fixed when the kernel is "
+              "traced; pass a Python number (nl.static_range yields Python ints), or an operand that "
+              "takes a tile");
+}
+
+Diagnostic err_operand_cannot_be_none(std::string_view operand) {
+  return make("err_operand_cannot_be_none", "operand '" + s(operand) + "' cannot be None", ErrorKind::Type);
+}
+
+Diagnostic err_bitvec_operand_must_be_integer(std::string_view op, std::string_view operand, std::string_view dtype) {
+  return make("err_bitvec_operand_must_be_integer",
+              "bitvec operator '" + s(op) + "' works on integer bit patterns, but operand '" + s(operand) +
+                  "' is " + s(dtype),
+              ErrorKind::Type, "bitcast the tile to an integer dtype (t.view(nl.int32)) or use an arithmetic operator");
+}
+
+Diagnostic err_reduce_bitvec_op_invalid_dtype(std::string_view op, std::string_view dtype, bool partition) {
+  return make(partition ? "err_par_reduce_bitvec_op_invalid_dtype" : "err_reduce_bitvec_op_invalid_dtype",
+              std::string(partition ? "partition reduction" : "reduction") + " with bitvec operator '" + s(op) +
+                  "' needs an integer input, but the data is " + s(dtype),
+              ErrorKind::Type, "reduce integer tiles with bitvec operators, float tiles with add/max/min/multiply");
 }
 
 Diagnostic err_elements_per_partition_mismatch(std::string_view operand, std::string_view api, int64_t n,

@@ -94,8 +94,15 @@ Diagnostic err_while_loop_requires_unconditional_entry();
 // A defect of nkic (an internal invariant broke), reported at the user's line.
 Diagnostic err_internal(std::string_view what);
 // An API of a later NeuronCore than the target's.
-Diagnostic err_api_not_supported_on_target(std::string_view api, int min_version, std::string_view target,
-                                           int version);
+Diagnostic err_min_arch_support_for_inst(std::string_view api, int min_version, std::string_view target,
+                                         int version);
+Diagnostic err_min_arch_support_for_hwdge(std::string_view api, std::string_view target, int version);
+// `what` names the non-constant value, `why` says why it is only known at run time.
+Diagnostic err_expected_constant_value(std::string_view what, std::string_view why);
+Diagnostic err_operand_cannot_be_none(std::string_view operand);
+Diagnostic err_bitvec_operand_must_be_integer(std::string_view op, std::string_view operand, std::string_view dtype);
+// err_reduce_bitvec_op_invalid_dtype, or err_par_reduce_... for a partition reduction.
+Diagnostic err_reduce_bitvec_op_invalid_dtype(std::string_view op, std::string_view dtype, bool partition);
 // The element-count companions (seed 004): exact per-partition element counts.
 Diagnostic err_elements_per_partition_mismatch(std::string_view operand, std::string_view api, int64_t n,
                                                int64_t min_size, int64_t max_size);

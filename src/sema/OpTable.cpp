@@ -31,16 +31,21 @@ const std::vector<OpSpec>& table() {
       {"nl.gather_flattened", {{"data", kSBUF, {}, 2}, {"indices", kSBUF, {}, 2, 4}}},
       {"nl.atomic_rmw", {{"dst", kHBM}, {"value", kOnChip}}},
       {"nisa.sequence_bounds", {{"segment_ids", kOnChip, {D::float32, D::int32}, 2, 2}}},
+      {"nisa.range_select", {}, true, 3},
       {"nisa.quantize_mx",
        {{"src", kSBUF, {D::bfloat16, D::float16}, 2, 2},
         {"dst", kSBUF, {D::float8_e4m3fn_x4, D::float8_e5m2_x4}, 2, 2},
-        {"dst_scale", kSBUF, {D::uint8}, 2, 2}}},
+        {"dst_scale", kSBUF, {D::uint8}, 2, 2}},
+       true,
+       4},
       {"nisa.nc_matmul_mx",
        {{"dst", kPSUM, {}, 2, 2},
         {"stationary", kSBUF, kMxDtypes, 2, 2},
         {"moving", kSBUF, kMxDtypes, 2, 2},
         {"stationary_scale", kSBUF, {D::uint8}, 2, 2},
-        {"moving_scale", kSBUF, {D::uint8}, 2, 2}}},
+        {"moving_scale", kSBUF, {D::uint8}, 2, 2}},
+       true,
+       4},
   };
   return ops;
 }
@@ -99,6 +104,14 @@ void check_operand(std::string_view api, std::string_view operand, const ir::Ten
   if (rank > spec->max_rank)
     raise(err_exceed_max_supported_dimension(t.name + shape_str(view_shape), api, spec->max_rank));
   if (rank < spec->min_rank) assert_min_rank(view_shape, spec->min_rank, std::string(operand), raise);
+}
+
+void check_api_target(std::string_view api, const Target& target, const Raise& raise) {
+  if (int v = op_spec(api).min_nc_version) assert_nc_version(target, v, api, raise);
+}
+
+void check_hwdge(std::string_view api, const Target& target, const Raise& raise) {
+  if (!target.has_hwdge) raise(err_min_arch_support_for_hwdge(api, target.name, target.nc_version));
 }
 
 }  // namespace nkic::sema

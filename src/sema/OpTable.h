@@ -8,6 +8,7 @@
 
 #include "ir/IR.h"
 #include "sema/Asserts.h"
+#include "sema/Target.h"
 
 namespace nkic::sema {
 
@@ -25,6 +26,7 @@ struct OpSpec {
   std::string_view api;
   std::vector<OperandSpec> operands;
   bool broadcast = true;  // false: tile operands need equal partitions and elements per partition
+  int min_nc_version = 0;  // the first NeuronCore generation with this API
 };
 
 // The spec of `api`, or the default for compute APIs (every operand on-chip).
@@ -33,5 +35,10 @@ const OpSpec& op_spec(std::string_view api);
 // Checks one operand (its tensor's declaration and the view's shape) against the table.
 void check_operand(std::string_view api, std::string_view operand, const ir::TensorDecl& t,
                    const std::vector<int64_t>& view_shape, const Raise& raise);
+
+// err_min_arch_support_for_inst when `api` is newer than the target.
+void check_api_target(std::string_view api, const Target& target, const Raise& raise);
+// err_min_arch_support_for_hwdge when the target has no hardware DGE.
+void check_hwdge(std::string_view api, const Target& target, const Raise& raise);
 
 }  // namespace nkic::sema

@@ -11,6 +11,7 @@ Target make(std::string name, int gen, int64_t sbuf_bytes, int64_t psum_partitio
   t.statebuf_par_size_in_bytes = sbuf_bytes;
   t.psum_num_partitions = psum_partitions;
   t.max_num_physical_cores = cores;
+  t.has_hwdge = gen >= 3;  // NKI_API.md: HWDGE needs NeuronCore-v3+
   return t;
 }
 }  // namespace

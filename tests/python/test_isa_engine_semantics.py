@@ -55,7 +55,7 @@ def test_double_row_matmul_contracts_partitions_and_pairs():
 def test_double_row_matmul_needs_neuroncore_v3_and_fp8():
     a = np.ones((128, 2, 16), nl.float8_e5m2)
     e = trace_error(nki.jit(double_row, platform_target="trn1"), a, a)
-    check_diag(e, M, "err_api_not_supported_on_target",
+    check_diag(e, M, "err_min_arch_support_for_inst",
                "'nisa.nc_matmul(perf_mode='double_row_gen3')' is available on NeuronCore-v3 and newer only",
                [("double_row", "nisa.")])
     f = np.ones((128, 2, 16), nl.bfloat16)

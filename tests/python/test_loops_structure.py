@@ -848,12 +848,15 @@ def test_symbolic_loop_variable_used_as_python_int(fn, marker):
 
 @pytest.mark.parametrize("it", [nl.affine_range, nl.sequential_range, nl.static_range])
 def test_symbolic_loop_variable_as_an_nki_range_bound(it):
-    # nl.*_range(i) needs Python ints just as range(i) does: the same
-    # diagnostic, at the user's loop, not a bare TypeError from inside nkic.
+    # An nl.*_range bound is a constant slot of an NKI API (seed 004's
+    # assert_constant_value), reported at the user's loop, not a bare TypeError.
     with pytest.raises(nkic.NKIError) as info:
         trace(k_nki_range_bound_of_loop_var, A, it=it)
     e = info.value
-    assert e.code == "err_symbolic_value_used_as_python_int"
+    assert e.code == "err_expected_constant_value"
+    assert e.message == ("expected a compile-time constant value, but got the index expression `L0`: its value "
+                         "comes from a loop variable (nl.affine_range / nl.sequential_range / range)")
+    assert e.api == "nl." + it.__name__
     assert os.path.realpath(e.file) == THIS_FILE
     assert e.line == marker_line("nki_range_of_var")
 
@@ -871,7 +874,8 @@ def test_program_id_as_a_loop_bound(it):
     with pytest.raises(nkic.NKIError) as info:
         nki.jit(k_program_id_bound).trace((2,), (A,), {"it": it})
     e = info.value
-    assert e.code == "err_symbolic_value_used_as_python_int"
+    # builtin range is the user's Python; nl.*_range bounds are API constants
+    assert e.code == ("err_symbolic_value_used_as_python_int" if it is range else "err_expected_constant_value")
     assert e.line == marker_line("pid_bound")
 
 

@@ -322,7 +322,7 @@ def e_mm_psum_stationary(src):
 
 Q, MM = "nisa.quantize_mx", "nisa.nc_matmul_mx"
 ERRORS = {  # marker: (kernel, target, code, message fragments, api)
-    "on_trn2": (e_on_trn2, "trn2", "err_api_not_supported_on_target",
+    "on_trn2": (e_on_trn2, "trn2", "err_min_arch_support_for_inst",
                 "'nisa.quantize_mx' is available on NeuronCore-v4 and newer only; target 'trn2' is NeuronCore-v3", Q),
     "src_48": (e_src_48, "trn3", "err_invalid_mx_packing", "quantize_mx src must access a multiple of 32 partitions.", Q),
     "src_free_62": (e_src_free_62, "trn3", "err_invalid_mx_packing",
@@ -373,7 +373,7 @@ def test_mx_error_code_message_and_location(case):
 def test_mx_apis_need_neuroncore_v4(target, fn):
     args = (bf16((32, 8), 0), nl.float8_e4m3fn_x4) if fn is k_quantize else (bf16((32, 8), 0), bf16((32, 8), 1))
     e = trace_error(nki.jit(fn, platform_target=target), *args)
-    assert e.code == "err_api_not_supported_on_target" and "NeuronCore-v4" in e.message
+    assert e.code == "err_min_arch_support_for_inst" and "NeuronCore-v4" in e.message
     assert nki.jit(fn, platform_target="trn3").trace(None, args, {}) is not None
 
 

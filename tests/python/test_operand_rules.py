@@ -1,0 +1,218 @@
+"""Operand rules beyond shape, memory and dtype sets: bitvec operators need integer
+operands (err_bitvec_operand_must_be_integer, err_reduce_/err_par_reduce_bitvec_op_invalid_dtype),
+operator arguments cannot be None (err_operand_cannot_be_none), constant slots of an
+API take no traced values (seed 004's assert_constant_value: err_expected_constant_value),
+and APIs or modes newer than the target (err_min_arch_support_for_inst / _hwdge).
+Each error case checks code, message, API and the user's line:col; each rule has a
+legal neighbour that must run and compute the right numbers."""
+import numpy as np
+import pytest
+
+from neuronxcc import nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+from nki_test_util import Markers, check_diag, trace_error
+
+M = Markers(__file__)
+XF = np.random.default_rng(0).random((128, 64), dtype=np.float32)
+XI = np.random.default_rng(1).integers(0, 1 << 20, size=(128, 64)).astype(np.int32)
+
+
+def _kernel(body):
+    def k(x):
+        out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+        r = body(nl.load(x))  # ERR:body_call
+        nl.store(out[:, 0:r.shape[1]], value=r)
+        return out
+    return k
+
+
+def bitand_float(t):
+    return nl.bitwise_and(t, t)  # ERR:bitand_float
+
+
+def shift_float_scalar(t):
+    return nisa.tensor_scalar(t, np.left_shift, 1.5)  # ERR:shift_float_scalar
+
+
+def xor_tensor_tensor(t):
+    return nisa.tensor_tensor(t, t, op=nl.bitwise_xor)  # ERR:xor_tensor_tensor
+
+
+def reduce_or_float(t):
+    return nisa.tensor_reduce(np.bitwise_or, t, axis=1, keepdims=True)  # ERR:reduce_or_float
+
+
+def par_reduce_and_float(t):
+    return nisa.tensor_partition_reduce(np.bitwise_and, t)  # ERR:par_reduce_and_float
+
+
+def activation_none(t):
+    return nisa.activation(op=None, data=t)  # ERR:activation_none
+
+
+def tensor_scalar_op0_none(t):
+    return nisa.tensor_scalar(t, None, 2.0)  # ERR:tensor_scalar_op0_none
+
+
+def tensor_tensor_op_none(t):
+    return nisa.tensor_tensor(t, t, op=None)  # ERR:tensor_tensor_op_none
+
+
+def memset_tile_value(t):
+    return nisa.memset((128, 64), value=t[0:1, 0:1], dtype=nl.float32)  # ERR:memset_tile_value
+
+
+def ndarray_tile_shape(t):
+    s = nl.ndarray((128, t[0:1, 0:1]), dtype=nl.float32, buffer=nl.sbuf)  # ERR:ndarray_tile_shape
+    return t
+
+
+def reduce_tile_axis(t):
+    return nisa.tensor_reduce(np.add, t, axis=t[0:1, 0:1])  # ERR:reduce_tile_axis
+
+
+def full_loop_value(t):
+    for i in nl.affine_range(2):
+        f = nl.full((128, 64), i, dtype=nl.float32)  # ERR:full_loop_value
+    return t
+
+
+def arange_loop_bound(t):
+    for i in nl.affine_range(2):
+        r = nl.arange(i)  # ERR:arange_loop_bound
+    return t
+
+
+CASES = {
+    "bitand_float": (bitand_float, XF, "err_bitvec_operand_must_be_integer",
+                     "bitvec operator 'bitwise_and' works on integer bit patterns, but operand 'x' is float32",
+                     "nl.bitwise_and"),
+    "shift_float_scalar": (shift_float_scalar, XI, "err_bitvec_operand_must_be_integer",
+                           "bitvec operator 'left_shift' works on integer bit patterns, but operand 'y' is float32",
+                           "nisa.tensor_scalar"),
+    "xor_tensor_tensor": (xor_tensor_tensor, XF, "err_bitvec_operand_must_be_integer",
+                          "bitvec operator 'bitwise_xor' works on integer bit patterns, but operand 'data1' is "
+                          "float32", "nisa.tensor_tensor"),
+    "reduce_or_float": (reduce_or_float, XF, "err_reduce_bitvec_op_invalid_dtype",
+                        "reduction with bitvec operator 'bitwise_or' needs an integer input, but the data is float32",
+                        "nisa.tensor_reduce"),
+    "par_reduce_and_float": (par_reduce_and_float, XF, "err_par_reduce_bitvec_op_invalid_dtype",
+                             "partition reduction with bitvec operator 'bitwise_and' needs an integer input, but the "
+                             "data is float32", "nisa.tensor_partition_reduce"),
+    "activation_none": (activation_none, XF, "err_operand_cannot_be_none", "operand 'op' cannot be None",
+                        "nisa.activation"),
+    "tensor_scalar_op0_none": (tensor_scalar_op0_none, XF, "err_operand_cannot_be_none",
+                               "operand 'op0' cannot be None", "nisa.tensor_scalar"),
+    "tensor_tensor_op_none": (tensor_tensor_op_none, XF, "err_operand_cannot_be_none", "operand 'op' cannot be None",
+                              "nisa.tensor_tensor"),
+    "memset_tile_value": (memset_tile_value, XF, "err_expected_constant_value",
+                          "expected a compile-time constant value, but got a tile of shape [1, 1]: tile values are "
+                          "computed on the device", "nisa.memset"),
+    "ndarray_tile_shape": (ndarray_tile_shape, XF, "err_expected_constant_value",
+                           "but got a tile of shape [1, 1]", "nl.ndarray"),
+    "reduce_tile_axis": (reduce_tile_axis, XF, "err_expected_constant_value", "but got a tile of shape [1, 1]",
+                         "nisa.tensor_reduce"),
+    "full_loop_value": (full_loop_value, XF, "err_expected_constant_value",
+                        "expected a compile-time constant value, but got the index expression `L0`: its value comes "
+                        "from a loop variable", "nl.full"),
+    "arange_loop_bound": (arange_loop_bound, XF, "err_expected_constant_value",
+                          "but got the index expression `L0`", "nl.arange"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_code_message_and_location(case):
+    body, x, code, message, api = CASES[case]
+    e = trace_error(_kernel(body), x)
+    check_diag(e, M, code, message, [(case, api)], notes=[("body_call", "body", body.__name__)], api=api)
+
+
+def test_a_traced_value_in_the_users_own_python_stays_symbolic():
+    # Outside an API call, a loop variable used as a Python int (a list index) is
+    # not an API constant slot: the loop-variable diagnostic names what happened.
+    def k(x):
+        out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+        cols = [0, 32]
+        for i in nl.affine_range(2):
+            c = cols[i]  # ERR:list_index_symbolic
+            nl.store(out[:, c:c + 32], value=nl.load(x[:, c:c + 32]))
+        return out
+    e = trace_error(k, XF)
+    check_diag(e, M, "err_symbolic_value_used_as_python_int", "cannot be used where Python needs an int",
+               [("list_index_symbolic", "cols[i]")])
+
+
+@nki.jit
+def integer_bits(x):
+    out = nl.ndarray((6, 128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    nl.store(out[0], value=nl.bitwise_and(t, 0xFF))
+    nl.store(out[1], value=nisa.tensor_scalar(t, np.right_shift, 4))
+    nl.store(out[2], value=nisa.tensor_tensor(t, t, op=nl.bitwise_xor))
+    # an arithmetic op fused with a bitvec op keeps the integer bits between them
+    nl.store(out[3], value=nisa.tensor_scalar(t, np.add, 1, op1=np.bitwise_and, operand1=0xF0))
+    nl.store(out[4, :, 0:1], value=nisa.tensor_reduce(np.bitwise_or, t, axis=1, keepdims=True))
+    nl.store(out[5, 0:1, :], value=nisa.tensor_partition_reduce(np.bitwise_xor, t))
+    return out
+
+
+def test_bitvec_operators_on_integer_tiles():
+    got = integer_bits(XI)
+    np.testing.assert_array_equal(got[0], XI & 0xFF)
+    np.testing.assert_array_equal(got[1], XI >> 4)
+    np.testing.assert_array_equal(got[2], np.zeros_like(XI))
+    np.testing.assert_array_equal(got[3], (XI + 1) & 0xF0)
+    np.testing.assert_array_equal(got[4, :, 0:1], np.bitwise_or.reduce(XI, axis=1, keepdims=True))
+    np.testing.assert_array_equal(got[5, 0:1, :], np.bitwise_xor.reduce(XI, axis=0, keepdims=True))
+
+
+def k_range_select(x):
+    out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    lo = nisa.memset((128, 1), 8.0, dtype=nl.float32)
+    hi = nisa.memset((128, 1), 16.0, dtype=nl.float32)
+    r = nisa.range_select(on_true_tile=t, comp_op0=np.greater_equal, comp_op1=np.less,  # ERR:range_select
+                          bound0=lo, bound1=hi, on_false_value=0.0)
+    nl.store(out, value=r)
+    return out
+
+
+def k_hwdge_copy(x):
+    out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=x, dge_mode=nisa.dge_mode.hwdge)  # ERR:hwdge_copy
+    return out
+
+
+def k_hwdge_transpose(x):
+    out = nl.ndarray((64, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nisa.dma_transpose(x, dge_mode=nisa.dge_mode.hwdge))  # ERR:hwdge_transpose
+    return out
+
+
+@pytest.mark.parametrize("target", ["inf1", "trn1", "inf2"])
+def test_range_select_needs_neuroncore_v3(target):
+    e = trace_error(nki.jit(k_range_select, platform_target=target), XF)
+    version = 1 if target == "inf1" else 2
+    check_diag(e, M, "err_min_arch_support_for_inst",
+               f"'nisa.range_select' is available on NeuronCore-v3 and newer only; target '{target}' is "
+               f"NeuronCore-v{version}", [("range_select", "nisa.")], api="nisa.range_select")
+
+
+@pytest.mark.parametrize("case,api", [("hwdge_copy", "nisa.dma_copy"), ("hwdge_transpose", "nisa.dma_transpose")])
+def test_hwdge_needs_neuroncore_v3(case, api):
+    fn = {"hwdge_copy": k_hwdge_copy, "hwdge_transpose": k_hwdge_transpose}[case]
+    e = trace_error(nki.jit(fn, platform_target="trn1"), XF)
+    check_diag(e, M, "err_min_arch_support_for_hwdge",
+               f"dge_mode=hwdge in '{api}' needs hardware DGE, which target 'trn1' (NeuronCore-v2) does not have",
+               [(case, "nisa.")], api=api)
+
+
+@pytest.mark.parametrize("target", ["trn2", "trn3"])
+def test_range_select_and_hwdge_on_neuroncore_v3_and_newer(target):
+    col = np.arange(64, dtype=np.float32)
+    np.testing.assert_array_equal(nki.jit(k_range_select, platform_target=target)(XF),
+                                  np.where((col >= 8) & (col < 16), XF, 0.0))
+    np.testing.assert_array_equal(nki.jit(k_hwdge_copy, platform_target=target)(XF), XF)
+    np.testing.assert_array_equal(nki.jit(k_hwdge_transpose, platform_target=target)(XF), XF.T)
