@@ -147,6 +147,11 @@ def for_hook(iterable, name, loop_id=None):
     if type(iterable) is range:
         if core.unroll_builtin_range():
             return _unrolled(iterable)
+        # A helper's range is the helper's own Python (public kernels compute
+        # compile-time ints in helpers with range, break and list lookups);
+        # only the kernel body's range is a sequential_range axis.
+        if not core.at_kernel_level():
+            return iterable
         return _deferred(iterable.start, iterable.stop, iterable.step, len(iterable), True, name, [], loop_id)
     return iterable
 

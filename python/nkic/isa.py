@@ -407,23 +407,28 @@ def _free_index(flat, start=0, mask=None):
     return core.iota(0 * language.arange(p)[:, None] + language.arange(n)[None, :] + start, "float32", mask)
 
 
+# What an unmatched slot of the top-8 instructions holds: 2^32 in fp32, which the
+# saturating conversion turns into the all-ones index of any unsigned result.
+_NOT_FOUND = 2.0 ** 32
+
+
 def _first_match(data, idx, val, mask):
-    """Per partition, the first free position where data == val ([P, 1], fp32; F when absent)."""
+    """Per partition, the first free position where data == val ([P, 1], fp32; _NOT_FOUND when absent)."""
     hit = core.elementwise("equal", (data, val), mask, "uint8")
-    return core.reduce(core.cur_api(), "minimum", core.where(hit, idx, float(data.shape[1]), mask, "float32"),
+    return core.reduce(core.cur_api(), "minimum", core.where(hit, idx, _NOT_FOUND, mask, "float32"),
                        [1], True, False, mask, "float32")
 
 
-def _take8(data, value_of, replacement, mask):
-    """8 times: the value value_of(work, k) ([P, 1]) is looked up, and the first position still
-    holding it then holds `replacement` (so equal values find successive positions).
+def _take8(data, value_of, replacement, mask, order=range(8)):
+    """For k in `order`: the value value_of(work, k) ([P, 1]) is looked up, and the first position
+    still holding it then holds `replacement` (so equal values find successive positions).
     Returns the updated data, the [P, 8] positions and the [P, 8] values taken."""
     work = language.ndarray(data.shape, dtype="float32")
     work[...] = data
     idx = _free_index(data, 0, mask)
     found = language.ndarray((data.shape[0], 8), dtype="float32")
     taken = language.ndarray((data.shape[0], 8), dtype="float32")
-    for k in range(8):
+    for k in order:
         value = value_of(work, k)
         taken[:, k:k + 1] = value
         first = _first_match(work, idx, value, mask)
@@ -451,7 +456,7 @@ def max8(*, src, mask=None, dtype=None, **kwargs):
 @_api("nisa.nc_find_index8")
 def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
     """Per partition, the position of each of the 8 `vals` in `data` (equal values: successive
-    occurrences)."""
+    occurrences; absent values: all ones)."""
     core.assert_elements_per_partition(data, "data", *core.topk_elements())
     _, found, _ = _take8(_flat2d(data), lambda work, k: vals[:, k:k + 1], float("nan"), mask)
     return core.elementwise("bypass", (found,), None, _dtype_arg(dtype) or "uint32")
@@ -462,7 +467,9 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, *
     """`data` with the first occurrence of each of the 8 `vals` replaced by `imm`; the positions
     go to `dst_idx` when given."""
     core.assert_elements_per_partition(data, "data", 1, core.topk_elements()[1])
-    work, found, _ = _take8(_flat2d(data), lambda work, k: vals[:, k:k + 1], float(imm), mask)
+    # The engine walks vals from the last to the first: of equal vals, the last takes the
+    # first occurrence (the Neuron SDK documents this tie-break).
+    work, found, _ = _take8(_flat2d(data), lambda work, k: vals[:, k:k + 1], float(imm), mask, range(7, -1, -1))
     if dst_idx is not None:
         dst_idx[...] = found
     return _unflat(core.elementwise("bypass", (work,), None, _dtype_arg(dtype) or core.tensor_info(data)[1]), data)

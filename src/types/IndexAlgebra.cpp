@@ -92,7 +92,9 @@ IndexVal index_binop(IndexOp op, const IndexVal& a, const IndexVal& b) {
 IndexVal arange(int64_t start, int64_t stop) {
   IndexVal r;
   r.shape = {std::max<int64_t>(stop - start, 0)};
-  r.expr = ir::AffineExpr::grid(0) + start;
+  // A one-element arange is its start everywhere it is broadcast to (numpy's
+  // rule), not a coordinate of the grid it joins.
+  r.expr = r.shape[0] == 1 ? ir::AffineExpr(start) : ir::AffineExpr::grid(0) + start;
   r.from_arange = true;
   return r;
 }

@@ -167,9 +167,10 @@ MaskVal mask_not(const MaskVal& a) {
 ir::Predicate lower_mask(const MaskVal& m, size_t rank) {
   if (!m.non_affine.empty()) sema::fail(sema::err_unsupported_expression_in_mask(m.non_affine + " is not affine"));
   if (m.always_true()) return {};
-  if (m.dnf.size() != 1)
-    sema::fail(sema::err_unsupported_expression_in_mask(
-        m.always_false() ? "the mask is always false" : "'logical or' (|) is not supported in masks"));
+  // An affine mask that no iteration satisfies (`j + 1 < n` with n == 1) is
+  // legal: the instruction touches nothing.
+  if (m.always_false()) return {{ir::AffineExpr(-1), ir::CmpKind::Ge}};
+  if (m.dnf.size() != 1) sema::fail(sema::err_unsupported_expression_in_mask("'logical or' (|) is not supported in masks"));
   if (m.shape.size() > rank)
     sema::fail(sema::err_unsupported_expression_in_mask(
         "the mask's index grid has " + std::to_string(m.shape.size()) +

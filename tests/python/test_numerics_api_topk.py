@@ -1,5 +1,7 @@
 """nisa.max8, nisa.nc_find_index8 and nisa.nc_match_replace8 against numpy's
-stable descending sort: equal values take successive positions."""
+stable descending sort: equal values take successive positions (nc_match_replace8
+walks its vals from the last to the first, so of equal vals the last takes the
+first occurrence); an absent value's index is all ones."""
 import numpy as np
 import pytest
 
@@ -26,6 +28,19 @@ def top8(x):
     return v, i, r, ri
 
 
+def reverse_matches(flat, vals):
+    """nc_match_replace8's positions: vals from the last to the first, each taking the first
+    occurrence not taken yet."""
+    out = np.zeros(vals.shape, np.int64)
+    for p in range(flat.shape[0]):
+        taken = set()
+        for k in range(7, -1, -1):
+            j = next(j for j in range(flat.shape[1]) if flat[p, j] == vals[p, k] and j not in taken)
+            taken.add(j)
+            out[p, k] = j
+    return out
+
+
 @pytest.mark.parametrize("shape,ties", [((128, 40), True), ((128, 64), False), ((128, 4, 9), True)])
 def test_top8_values_positions_and_replacement(shape, ties):
     rng = np.random.default_rng(sum(shape))
@@ -34,7 +49,7 @@ def test_top8_values_positions_and_replacement(shape, ties):
     flat = x.reshape(128, -1)
     order = np.argsort(-flat, axis=1, kind="stable")[:, :8]
     assert np.array_equal(v, np.take_along_axis(flat, order, axis=1))
-    assert np.array_equal(i, order) and np.array_equal(ri, order)
+    assert np.array_equal(i, order) and np.array_equal(ri, reverse_matches(flat, v))
     replaced = flat.copy()
     np.put_along_axis(replaced, order, np.float32(-1e9), axis=1)
     assert np.array_equal(r.reshape(128, -1), replaced)
@@ -52,6 +67,37 @@ def test_find_index8_of_given_values():
     pos = np.stack([rng.choice(32, 8, replace=False) for _ in range(128)])
     vals = np.take_along_axis(x, pos, axis=1)
     assert np.array_equal(nki.simulate_kernel(find, x, vals), pos)
+
+
+@pytest.mark.parametrize("dtype,ones", [(nl.uint32, 0xFFFFFFFF), (nl.uint16, 0xFFFF)])
+def test_find_index8_of_absent_values_is_all_ones(dtype, ones):
+    @nki.jit
+    def find(x, vals):
+        out = nl.ndarray((128, 8), dtype=dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nisa.nc_find_index8(data=nl.load(x), vals=nl.load(vals), dtype=dtype))
+        return out
+
+    x = np.tile(np.arange(16, dtype=np.float32), (128, 1))
+    vals = np.tile(np.array([3, 100, 7, -1, 7, 15, 0.5, 0], np.float32), (128, 1))
+    want = np.tile(np.array([3, ones, 7, ones, ones, 15, ones, 0]), (128, 1))  # a repeated 7 finds no second 7
+    assert np.array_equal(nki.simulate_kernel(find, x, vals), want)
+
+
+def test_match_replace8_pairs_equal_vals_from_the_last():
+    @nki.jit
+    def replace(x, vals):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        where = nl.ndarray((128, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+        idx = nl.ndarray((128, 8), dtype=nl.uint32)
+        nl.store(out, value=nisa.nc_match_replace8(data=nl.load(x), vals=nl.load(vals), imm=0.0, dst_idx=idx))
+        nl.store(where, value=idx)
+        return out, where
+
+    x = np.tile(np.array([1, 2, 3, 4, 8, 8, 8, 8, 8, 8, 8], np.float32), (128, 1))
+    vals = np.tile(np.array([3, 8, 8, 8, 8, 8, 8, 8], np.float32), (128, 1))
+    out, where = nki.simulate_kernel(replace, x, vals)
+    assert where[0].tolist() == [2, 10, 9, 8, 7, 6, 5, 4]
+    assert out[0].tolist() == [1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0]
 
 
 def test_scan_and_bn_stats_flatten_3d_free_dims():
