@@ -88,12 +88,27 @@ py::object runtime_offset(IndexOp op, const char* sym, const Value& a, const Val
   return py::cast(PyRuntimeOffset{affine, t});
 }
 
+py::object tensor_arith(ir::AluOp op, const char* api, py::handle a, py::handle b);
+
 // Binary index arithmetic: both operands as index values (Python ints allowed).
 py::object index_arith(IndexOp op, const char* sym, py::handle a, py::handle b) {
   Value va = to_value(a), vb = to_value(b);
-  if ((op == IndexOp::add || op == IndexOp::sub) &&
-      (std::holds_alternative<types::TensorVal>(va) != std::holds_alternative<types::TensorVal>(vb)))
-    return runtime_offset(op, sym, va, vb);
+  const types::TensorVal* t = std::get_if<types::TensorVal>(&va);
+  if (!t) t = std::get_if<types::TensorVal>(&vb);
+  if (t && !(std::holds_alternative<types::TensorVal>(va) && std::holds_alternative<types::TensorVal>(vb))) {
+    // One element read at run time offsets an index (`i_f + off[0, j]`); a whole
+    // tile makes it a tensor operation (`t + i * 8`).
+    int64_t n = 1;
+    for (int64_t d : t->shape) n *= d;
+    if (n == 1 && (op == IndexOp::add || op == IndexOp::sub)) return runtime_offset(op, sym, va, vb);
+    switch (op) {
+      case IndexOp::add: return tensor_arith(ir::AluOp::add, "nl.add", a, b);
+      case IndexOp::sub: return tensor_arith(ir::AluOp::subtract, "nl.subtract", a, b);
+      case IndexOp::mul: return tensor_arith(ir::AluOp::multiply, "nl.multiply", a, b);
+      case IndexOp::mod: return tensor_arith(ir::AluOp::mod, "nl.mod", a, b);
+      case IndexOp::floordiv: break;  // no tensor floor division: the index error below
+    }
+  }
   auto as_index = [&](const Value& v) -> types::IndexVal {
     if (auto* i = std::get_if<types::IndexVal>(&v)) return *i;
     if (auto* o = std::get_if<types::Other>(&v)) return types::index_from_other(*o, sym);
@@ -383,6 +398,9 @@ void bind_values(py::module_& m) {
         trace::TraceContext& ctx = ctx_for("tensor indexing");
         if (py::isinstance<PyMask>(key))
           return wrap_tensor(codegen::masked_view(ctx.builder(), self.v, key.cast<const PyMask&>().v));
+        // An operand mask that folded to a Python bool (`rhs[n < N]` in a one-iteration loop).
+        if (PyBool_Check(key.ptr()))
+          return wrap_tensor(codegen::masked_view(ctx.builder(), self.v, types::always(key.ptr() == Py_True)));
         return wrap_tensor(codegen::subscript(ctx.builder(), self.v, index_key(key)));
       })
       .def("__setitem__", [](const PyTensor& self, py::handle key, py::handle value) {

@@ -6,7 +6,17 @@ from ._core import core
 from ._ops import nki_api
 
 
-class tensor:
+class _TensorType(type):
+    """Traced tensors are instances of nt.tensor (of nt.tensor[shape] when the shape
+    matches): kernels test their arguments with isinstance(x, nt.tensor)."""
+
+    def __instancecheck__(cls, obj):
+        if isinstance(obj, core.NkiTensor):
+            return cls.shape is None or tuple(obj.shape) == tuple(cls.shape)
+        return super().__instancecheck__(obj)
+
+
+class tensor(metaclass=_TensorType):
     """nt.tensor[128, 512]: an annotation checked against the value's shape."""
     shape = None
 

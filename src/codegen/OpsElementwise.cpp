@@ -45,9 +45,28 @@ void check_same_tile_shape(KernelBuilder& b, const TensorVal& x, const TensorVal
   if (per_partition(x) != per_partition(y)) b.fail(sema::err_tile_shape_mismatch(a, c, b.api()));
 }
 
+// Seed 001: a tensor operand makes the operation a tensor operation, so an index
+// operand (a loop variable, `t + i * 8`; an nl.arange tile) is materialised as
+// an int32 tile: a scalar index as one column over the tensor's partitions.
+std::vector<Value> materialise_indices(KernelBuilder& b, const std::vector<Value>& operands) {
+  const TensorVal* first = nullptr;
+  for (const Value& v : operands)
+    if (!first) first = std::get_if<TensorVal>(&v);
+  std::vector<Value> out = operands;
+  if (!first) return out;
+  for (Value& v : out)
+    if (auto* i = std::get_if<types::IndexVal>(&v)) {
+      types::IndexVal column = *i;
+      if (column.is_scalar()) column.shape = {first->shape[0], 1};
+      v = iota(b, column, ir::DType::int32, {});
+    }
+  return out;
+}
+
 }  // namespace
 
-Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& operands, const OpArgs& args) {
+Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& given, const OpArgs& args) {
+  const std::vector<Value> operands = materialise_indices(b, given);
   std::vector<ir::DType> dtypes;
   std::vector<const TensorVal*> tensors;
   std::vector<int64_t> shape;

@@ -88,3 +88,59 @@ def shifted_static_mask(x):
 
 def test_an_always_false_mask_accesses_nothing():
     assert np.array_equal(shifted_static_mask(X), X)
+
+
+@nki.jit
+def add_iteration_value(x):
+    out = nl.ndarray((128, 3, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x[:, 0:64])
+    for i in nl.affine_range(3):
+        nl.store(out[:, i, :], value=t + i * 8)   # a loop variable joins a tile as a tensor operand
+    col = nl.arange(64)[None, :]
+    u = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(u, value=t * col - col)               # so does an nl.arange index tile
+    return out, u
+
+
+def test_loop_variables_and_index_tiles_as_tensor_operands():
+    out, u = add_iteration_value(X)
+    x = X[:, 0:64]
+    np.testing.assert_array_equal(out, np.stack([x, x + 8, x + 16], axis=1))
+    col = np.arange(64, dtype=np.float32)
+    np.testing.assert_array_equal(u, x * col - col)
+
+
+@nki.jit
+def single_iteration_operand_mask(a, b):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    at, bt = nl.load(a), nl.load(b)
+    acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+    for n in nl.affine_range(1):      # one iteration: n is the int 0 and `n < 2` the bool True
+        acc[...] += nisa.nc_matmul(at, bt[n < 2])
+    nl.store(out, value=nl.copy(acc))
+    return out
+
+
+def test_an_operand_mask_that_folded_to_a_python_bool():
+    a = np.random.default_rng(1).random((128, 128), dtype=np.float32)
+    np.testing.assert_allclose(single_iteration_operand_mask(a, X), a.T @ X, rtol=1e-4)
+
+
+@nki.jit
+def checks_argument_types(x):
+    import neuronxcc.nki.typing as nt
+    assert isinstance(x, nt.tensor) and isinstance(x, nt.tensor[128, 512]) and not isinstance(x, nt.tensor[128, 64])
+    assert not isinstance(np.zeros(3), nt.tensor)
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(x))
+    return out
+
+
+def test_kernel_arguments_are_nt_tensor_instances():
+    assert np.array_equal(checks_argument_types(X), X)
+
+
+def test_constants_submodules_import_as_modules():
+    import neuronxcc.nki.isa.constants as isa_constants
+    import neuronxcc.nki.language.constants as constants
+    assert constants.sizeinbytes(nl.bfloat16) == 2 and isa_constants.oob_mode is nisa.oob_mode

@@ -17,3 +17,6 @@ for _sub, _names in (("language.constants", {"sizeinbytes": nkic._dtypes.sizeinb
     _module = types.ModuleType(f"{__name__}.{_sub}")
     _module.__dict__.update(_names)
     sys.modules[_module.__name__] = _module
+    # `import neuronxcc.nki.language.constants as c` reads it as an attribute of its parent.
+    _parent, _leaf = _sub.split(".")
+    setattr(getattr(nkic, _parent), _leaf, _module)
