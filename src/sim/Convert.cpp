@@ -46,7 +46,7 @@ inline void scatter_as(void* data, int64_t off, int64_t stride, int64_t n, const
   }
 }
 
-// Rounded to nearest-even (the engines' float-to-integer conversion), NaN -> 0,
+// Truncated toward zero (as NKI's numpy-based simulator casts), NaN -> 0,
 // saturated to T's range. Every bound of a type up to 64 bits is exact or
 // rounds outward in double, so the comparisons decide saturation correctly.
 template <class T>
@@ -56,7 +56,7 @@ inline T round_saturate(double v) {
   constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
   if (v <= lo) return std::numeric_limits<T>::min();
   if (v >= hi) return std::numeric_limits<T>::max();
-  return static_cast<T>(std::nearbyint(v));
+  return static_cast<T>(std::trunc(v));
 }
 
 template <class T>

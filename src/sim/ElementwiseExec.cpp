@@ -18,12 +18,12 @@ using Path = InstPlan::Path;
 
 namespace {
 
-// Rounded to nearest-even, NaN -> 0, saturated: a float value as an int64.
+// Truncated toward zero, NaN -> 0, saturated: a float value as an int64.
 int64_t to_int64(double v) {
   if (v != v) return 0;
   if (v >= 0x1p63) return INT64_MAX;
   if (v <= -0x1p63) return INT64_MIN;
-  return static_cast<int64_t>(std::nearbyint(v));
+  return static_cast<int64_t>(std::trunc(v));
 }
 
 bool overlaps(const TensorMem& a, const TensorMem& b) {

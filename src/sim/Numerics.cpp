@@ -74,7 +74,7 @@ T saturate_int(double v) {
   if (v != v) return 0;
   constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
   constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-  return static_cast<T>(std::nearbyint(std::clamp(v, lo, hi)));
+  return static_cast<T>(std::trunc(std::clamp(v, lo, hi)));
 }
 
 template <class T>

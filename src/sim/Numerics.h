@@ -25,8 +25,8 @@ float round_tf32(float v);
 // Float formats decode exactly to double; integers convert exactly.
 double load_element(ir::DType t, const void* base, int64_t i);
 // Store `v` converted to `t`: float formats round v (as float32 first) to
-// nearest-even; integer formats round to nearest-even too, as the engines'
-// converters do, and saturate to the format's range (NaN -> 0); bool stores v != 0.
+// nearest-even; integer formats truncate toward zero, as NKI's own simulator's
+// numpy casts do, and saturate to the format's range (NaN -> 0); bool stores v != 0.
 void store_element(ir::DType t, void* base, int64_t i, double v);
 // The value `v` takes after a round trip through `t` (store then load).
 double round_to(ir::DType t, double v);

@@ -370,20 +370,19 @@ T stored(DType t, double v) {
   return out;
 }
 
-// Float-to-integer conversion rounds to nearest, ties to even, as the engines
-// convert (numpy's astype truncates; nl.floor(i / w, dtype=nl.int32) is exact
-// either way).
-TEST(Numerics, IntegerStoresRoundToNearestEven) {
+// Float-to-integer conversion truncates toward zero, as NKI's numpy-based
+// simulator does (kernels rely on it, e.g. nl.floor(i / w, dtype=nl.int32)).
+TEST(Numerics, IntegerStoresTruncateTowardZero) {
   EXPECT_EQ(stored<int32_t>(DType::int32, 2.5), 2);
-  EXPECT_EQ(stored<int32_t>(DType::int32, 3.5), 4);
+  EXPECT_EQ(stored<int32_t>(DType::int32, 3.5), 3);
   EXPECT_EQ(stored<int32_t>(DType::int32, -2.5), -2);
-  EXPECT_EQ(stored<int32_t>(DType::int32, -3.5), -4);
-  EXPECT_EQ(stored<int32_t>(DType::int32, 2.4999999), 2);
+  EXPECT_EQ(stored<int32_t>(DType::int32, -3.5), -3);
+  EXPECT_EQ(stored<int32_t>(DType::int32, 2.9999999), 2);
   EXPECT_EQ(stored<int32_t>(DType::int32, -0.5), 0);
-  EXPECT_EQ(stored<int16_t>(DType::int16, 1.5), 2);
+  EXPECT_EQ(stored<int16_t>(DType::int16, 1.5), 1);
   EXPECT_EQ(stored<uint8_t>(DType::uint8, 254.5), 254);
-  EXPECT_EQ(stored<uint8_t>(DType::uint8, 253.9), 254);
-  EXPECT_EQ(stored<uint32_t>(DType::uint32, 4294967293.5), 4294967294u);
+  EXPECT_EQ(stored<uint8_t>(DType::uint8, 253.9), 253);
+  EXPECT_EQ(stored<uint32_t>(DType::uint32, 4294967294.5), 4294967294u);
 }
 
 TEST(Numerics, IntegerStoresSaturate) {

@@ -175,9 +175,9 @@ TEST(SimNumerics, IntegerPathIsExactAndSaturates) {
   EXPECT_EQ(run_alu(AluOp::add, DType::int32, a, b),
             (std::vector<int32_t>{16777219, 2147483647, -2147483647 - 1, 9, -5, 1 << 21}));
   EXPECT_EQ(run_alu(AluOp::multiply, DType::int32, a, b)[5], 2147483647);
-  // Division computes in fp32 and rounds the quotient to nearest-even into the integer result.
-  EXPECT_EQ(run_alu(AluOp::divide, DType::int32, a, b)[3], 4);
-  EXPECT_EQ(run_alu(AluOp::divide, DType::int32, a, b)[4], -4);
+  // Division computes in fp32 and truncates the quotient into the integer result.
+  EXPECT_EQ(run_alu(AluOp::divide, DType::int32, a, b)[3], 3);
+  EXPECT_EQ(run_alu(AluOp::divide, DType::int32, a, b)[4], -3);
 
   const std::vector<int8_t> c = {100, -100, 50, -128};
   const std::vector<int8_t> d = {100, 100, 20, 1};
@@ -186,7 +186,7 @@ TEST(SimNumerics, IntegerPathIsExactAndSaturates) {
   EXPECT_EQ(run_alu(AluOp::multiply, DType::int8, c, d),
             (std::vector<int8_t>{127, -128, 127, -128}));
 
-  // Float to integer stores round to nearest-even and saturate; NaN becomes 0.
+  // Float to integer stores truncate toward zero and saturate; NaN becomes 0.
   KernelBuilder k;
   int x = k.hbm_in("x", {6}, DType::float32);
   int o = k.hbm_out("o", {6}, DType::int8);
@@ -194,7 +194,7 @@ TEST(SimNumerics, IntegerPathIsExactAndSaturates) {
   std::vector<float> vx = {2.5f, 3.5f, -2.5f, 300.0f, -1e9f, NAN};
   std::vector<int8_t> vo(6);
   sim::simulate(k.k, bind(k.k, {{x, vx.data()}, {o, vo.data()}}));
-  EXPECT_EQ(vo, (std::vector<int8_t>{2, 4, -2, 127, -128, 0}));
+  EXPECT_EQ(vo, (std::vector<int8_t>{2, 3, -2, 127, -128, 0}));
 }
 
 TEST(SimNumerics, BitwiseOpsWrapInOperandFormat) {

@@ -5,9 +5,9 @@ The hardware model the references implement (NKI_API.md §1.6, §3.2, §3.4):
 engines decode every operand to fp32, compute in fp32, and round the fp32 result
 once to the destination dtype. Float destinations round to nearest, ties to even
 (bf16/fp8 through nkic's numpy dtypes, fp16 through numpy). Integer destinations
-round to nearest, ties to even, saturated to the format's range, NaN -> 0 (the
-engines' conversion, which nkic specifies in src/sim/Numerics.h; NKI_API.md is
-silent, the Neuron SDK's later simulator release notes state it).
+truncate toward zero, saturated to the format's range, NaN -> 0 (the conversion
+nkic specifies in src/sim/Numerics.h, matching NKI's numpy-based simulator;
+NKI_API.md is silent).
 
 Tolerances (`within`): when the fp32 result r satisfies |r - f(x)| <= tol, with
 f(x) the exact value in float64, rounding being monotonic gives
@@ -105,7 +105,7 @@ def rnd(v, dt):
             return v32.astype(dt)
         info = np.iinfo(dt)
         w = np.where(np.isnan(v32), 0.0, v32.astype(np.float64))
-        return np.rint(np.clip(w, info.min, info.max)).astype(dt)
+        return np.trunc(np.clip(w, info.min, info.max)).astype(dt)
 
 
 def sat(v, dt):
@@ -229,8 +229,8 @@ def test_rnd_float_formats_ties_to_even():
 
 def test_rnd_integer_formats():
     v = np.array([2.5, 3.5, -2.5, 1e10, -1e10, np.nan, np.inf, -np.inf, 0.49999997])
-    assert rnd(v, np.int8).tolist() == [2, 4, -2, 127, -128, 0, 127, -128, 0]
-    assert rnd(v, np.uint16).tolist() == [2, 4, 0, 65535, 0, 0, 65535, 0, 0]
+    assert rnd(v, np.int8).tolist() == [2, 3, -2, 127, -128, 0, 127, -128, 0]
+    assert rnd(v, np.uint16).tolist() == [2, 3, 0, 65535, 0, 0, 65535, 0, 0]
     # Through fp32 first: 2^31 - 1 is 2^31 in fp32, then saturates.
     assert rnd(np.array([2.0 ** 31 - 1, 16777217.0]), np.int32).tolist() == [2 ** 31 - 1, 16777216]
 
