@@ -94,12 +94,11 @@ TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DTyp
 
 namespace {
 
-// Integer indices that leave fewer than two dims (A[p0:p1, j], A[b, h]) name a [P, 1]
-// or [1, 1] tile of an HBM tensor; a whole 1-D tensor stays 1-D and fails
-// err_insufficient_rank.
+// An HBM view of fewer than two dims (A[p0:p1, j], A[b, h], a 1-D vector or its
+// slice) moves as a [P, 1] or [1, 1] tile: its one dim is the partition dim.
 TensorVal with_tile_rank(KernelBuilder& b, const TensorVal& access) {
   TensorVal t = access;
-  if (t.shape.size() < b.tensor(t.tensor).shape.size())
+  if (ir::is_hbm(b.tensor(t.tensor).memory))
     while (t.shape.size() < 2) t.shape.push_back(1);
   return t;
 }

@@ -144,3 +144,21 @@ def test_constants_submodules_import_as_modules():
     import neuronxcc.nki.isa.constants as isa_constants
     import neuronxcc.nki.language.constants as constants
     assert constants.sizeinbytes(nl.bfloat16) == 2 and isa_constants.oob_mode is nisa.oob_mode
+
+
+@nki.jit
+def vector_add(a, b, bias):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    biased = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    s = nl.add(nl.load(a), nl.load(b))            # 1-D vectors load as [128, 1] tiles
+    assert s.shape == (128, 1)
+    nl.store(out, value=s)
+    nl.store(biased, value=nisa.tensor_scalar(nl.load(bias[0:128, 0:64]), np.add, nl.load(a[0:128])))
+    return out, biased
+
+
+def test_one_dimensional_vectors_move_as_column_tiles():
+    a, b = X[:, 0].copy(), X[:, 1].copy()
+    out, biased = vector_add(a, b, X)
+    np.testing.assert_array_equal(out, a + b)
+    np.testing.assert_array_equal(biased, X[:, 0:64] + a[:, None])
