@@ -124,12 +124,12 @@ const std::vector<AffineExpr> kMovingGrid = {AffineExpr::grid(0), AffineExpr::gr
 // nl.matmul swaps stationary's). Into a new PSUM tile, or accumulating into `into`.
 TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<AffineExpr>& s_grid, int64_t k,
                       int64_t m, const TensorVal& mv, const std::vector<AffineExpr>& m_grid, int64_t n,
-                      const OpArgs& args, const TensorVal* into = nullptr) {
+                      const OpArgs& args, const TensorVal* into = nullptr, bool accumulate = true) {
   TensorVal dst = into ? *into : alloc_tensor(b, b.tensor_name("", "matmul"), {m, n}, ir::DType::float32, Memory::PSUM);
   auto in = make_instruction(ir::Opcode::Matmul, {k, m, n});
-  in->accumulate = into != nullptr;
-  in->dst.tensor = dst.tensor;
-  in->dst.index = {ir::AffineExpr::grid(1), ir::AffineExpr::grid(2)};
+  in->accumulate = into != nullptr && accumulate;
+  in->dst = access_for(b, dst, dst.shape);  // the dst view's grid (0, 1) is (1, 2) of [K, M, N]
+  for (ir::AffineExpr& e : in->dst.index) e = e.substitute_grid({AffineExpr::grid(1), AffineExpr::grid(2)});
   ir::Access sa = access_for(b, s, s.shape);
   for (ir::AffineExpr& e : sa.index) e = e.substitute_grid(s_grid);
   in->srcs.push_back(std::move(sa));
@@ -148,11 +148,53 @@ TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<Af
   return dst;
 }
 
+// The [P, F] view of `v` ([P, d1, ..., F]) at `outer` (a position of d1, ...).
+TensorVal free_row(const TensorVal& v, const std::vector<int64_t>& outer) {
+  std::vector<AffineExpr> subst = {AffineExpr::grid(0)};
+  for (int64_t i : outer) subst.push_back(AffineExpr(i));
+  subst.push_back(AffineExpr::grid(1));
+  TensorVal r = v;
+  r.shape = {v.shape.front(), v.shape.back()};
+  for (AffineExpr& e : r.index) e = e.substitute_grid(subst);
+  for (types::Atom& a : r.operand_mask) a.expr = a.expr.substitute_grid(subst);
+  return r;
+}
+
+// A moving operand with several free dims ([K, d1, ..., N]) streams them
+// flattened (public conv kernels rely on it): the result is [M, d1, ..., N], one
+// matmul per row of the outer free dims.
+TensorVal nc_matmul_free_dims(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
+                              const OpArgs& args) {
+  int64_t k = stationary.shape[0], m = stationary.shape[1], n = 1;
+  for (size_t d = 1; d < moving.shape.size(); ++d) n *= moving.shape[d];
+  check_matmul(b, k, m, moving.shape[0], n, describe(b, stationary), describe(b, moving));
+  if (args.mask || !moving.indirect.empty())
+    b.fail(sema::err_param_shape_incompatible_with_matmul(
+        "a moving operand with several free dims takes no mask= and no indirect index", describe(b, stationary),
+        describe(b, moving), b.api()));
+  std::vector<int64_t> shape = moving.shape;
+  shape[0] = m;
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "matmul"), shape, ir::DType::float32, Memory::PSUM);
+  std::vector<int64_t> outer(moving.shape.size() - 2, 0);
+  for (bool more = true; more;) {
+    TensorVal row = free_row(dst, outer);
+    emit_matmul(b, stationary, {AffineExpr::grid(0), AffineExpr::grid(1)}, k, m, free_row(moving, outer), kMovingGrid,
+                moving.shape.back(), args, &row, false);
+    more = false;  // the next position of the outer dims, last dim fastest
+    for (size_t d = outer.size(); d-- > 0 && !more;) {
+      more = ++outer[d] < moving.shape[d + 1];
+      if (!more) outer[d] = 0;
+    }
+  }
+  return dst;
+}
+
 }  // namespace
 
 TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args) {
   b.check_operand("stationary", stationary);
   b.check_operand("moving", moving);
+  if (moving.shape.size() > 2) return nc_matmul_free_dims(b, stationary, moving, args);
   int64_t k = stationary.shape[0], m = stationary.shape[1], n = moving.shape[1];
   check_matmul(b, k, m, moving.shape[0], n, describe(b, stationary), describe(b, moving));
   // stationary [K, M] on the [K, M, N] space reads grid (0, 1) as it is.

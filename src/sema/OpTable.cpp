@@ -21,7 +21,7 @@ const std::vector<OpSpec>& table() {
       {"nl.load_transpose2d", {{"src", kHBM, {}, 2, 2}}},
       {"nisa.dma_transpose", {{"src", kHBM | kOnChip, {}, 2, 2}}},
       {"nl.matmul", {{"x", kSBUF, kMatmulDtypes, 2, 2}, {"y", kSBUF, kMatmulDtypes, 2, 2}}},
-      {"nisa.nc_matmul", {{"stationary", kSBUF, kMatmulDtypes, 2, 2}, {"moving", kSBUF, kMatmulDtypes, 2, 2}}},
+      {"nisa.nc_matmul", {{"stationary", kSBUF, kMatmulDtypes, 2, 2}, {"moving", kSBUF, kMatmulDtypes, 2, 4}}},
       {"nl.transpose", {{"x", kOnChip, {}, 2, 2}}},
       {"nisa.nc_transpose", {{"x", kOnChip, {}, 2, 2}}},
       {"nisa.affine_select", {{"on_true_tile", kOnChip, kSelectDtypes, 2}}},

@@ -162,3 +162,21 @@ def test_one_dimensional_vectors_move_as_column_tiles():
     out, biased = vector_add(a, b, X)
     np.testing.assert_array_equal(out, a + b)
     np.testing.assert_array_equal(biased, X[:, 0:64] + a[:, None])
+
+
+@nki.jit
+def conv_like_matmul(w, img):
+    out = nl.ndarray((128, 2, 3, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    wt, it = nl.load(w), nl.load(img)
+    acc = nl.zeros((128, 2, 3, 64), nl.float32, buffer=nl.psum)
+    for r in nl.affine_range(2):
+        acc[...] += nisa.nc_matmul(wt, it)       # moving [K, 2, 3, 64]: free dims flattened
+    nl.store(out, value=nl.copy(acc))
+    return out
+
+
+def test_nc_matmul_moving_operand_with_several_free_dims():
+    rng = np.random.default_rng(2)
+    w = rng.random((128, 128), dtype=np.float32)
+    img = rng.random((128, 2, 3, 64), dtype=np.float32)
+    np.testing.assert_allclose(conv_like_matmul(w, img), 2 * np.einsum("km,kabn->mabn", w, img), rtol=1e-4)

@@ -85,6 +85,10 @@ def arange_loop_bound(t):
     return t
 
 
+def matmul_free_dims_mask(t):
+    return nisa.nc_matmul(t, t.reshape((128, 2, 32)), mask=(nl.arange(64)[:, None] < 32))  # ERR:matmul_free_dims_mask
+
+
 CASES = {
     "bitand_float": (bitand_float, XF, "err_bitvec_operand_must_be_integer",
                      "bitvec operator 'bitwise_and' works on integer bit patterns, but operand 'x' is float32",
@@ -119,6 +123,9 @@ CASES = {
                         "from a loop variable", "nl.full"),
     "arange_loop_bound": (arange_loop_bound, XF, "err_expected_constant_value",
                           "but got the index expression `L0`", "nl.arange"),
+    "matmul_free_dims_mask": (matmul_free_dims_mask, XF, "err_param_shape_incompatible_with_matmul",
+                              "a moving operand with several free dims takes no mask= and no indirect index",
+                              "nisa.nc_matmul"),
 }
 
 
