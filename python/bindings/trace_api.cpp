@@ -217,7 +217,14 @@ void bind_trace_api(py::module_& m) {
     return wrap_tensor(ctx().add_input(name, std::move(shape), dtype_of(dtype), is_mutable));
   });
   m.def("at_kernel_level", [] { return ctx().at_kernel_level(); });
-  m.def("check_kernel_return", [](py::object returned) { ctx().check_outputs(returned_tensors(returned)); });
+  m.def("kernel_return", [](py::object returned) -> py::object {
+    std::vector<types::TensorVal> outs = ctx().kernel_outputs(returned_tensors(returned));
+    if (returned.is_none()) return returned;
+    if (!py::isinstance<py::tuple>(returned) && !py::isinstance<py::list>(returned)) return wrap_tensor(outs[0]);
+    py::list l;
+    for (const types::TensorVal& v : outs) l.append(wrap_tensor(v));
+    return py::isinstance<py::tuple>(returned) ? py::object(py::tuple(l)) : py::object(l);
+  });
   m.def("finalize", [](py::object returned) { return wrap_kernel(ctx().finalize(returned_tensors(returned))); });
 
   m.def("ndarray", [](std::vector<int64_t> shape, const std::string& dtype, const std::string& buffer,

@@ -150,10 +150,11 @@ def bool_not(value):
 
 
 def kernel_return(value):
-    """`return value` in traced code: at kernel level, only shared_hbm outputs
-    may be returned; checked here so the diagnostic points at the return line."""
+    """`return value` in traced code: at kernel level the returned tensors become the
+    kernel's outputs (an on-chip tile is stored into a new HBM output), checked here so
+    the diagnostic points at the return line."""
     if core.trace_active() and core.at_kernel_level():
-        core.check_kernel_return(value)
+        return core.kernel_return(value)
     return value
 
 

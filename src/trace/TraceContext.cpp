@@ -240,8 +240,26 @@ void TraceContext::check_outputs(const std::vector<types::TensorVal>& returned) 
   }
 }
 
-std::unique_ptr<ir::Kernel> TraceContext::finalize(const std::vector<types::TensorVal>& returned) {
+std::vector<types::TensorVal> TraceContext::kernel_outputs(std::vector<types::TensorVal> returned) {
+  // A returned on-chip tile (an official range_select example returns one; NKI's
+  // simulator hands it back) leaves through an HBM output stored at the return.
+  for (types::TensorVal& v : returned) {
+    const ir::TensorDecl& t = builder_.tensor(v.tensor);
+    if (ir::is_hbm(t.memory)) continue;
+    std::string name = t.name + "_returned";
+    ir::DType dtype = t.dtype;
+    types::TensorVal out = builder_.full_view(
+        builder_.add_tensor(std::move(name), v.shape, dtype, ir::Memory::SharedHBM, ir::Role::Local));
+    ApiScope scope(*this, "nl.store");
+    codegen::store(builder_, out, v, {});
+    v = out;
+  }
   check_outputs(returned);
+  return returned;
+}
+
+std::unique_ptr<ir::Kernel> TraceContext::finalize(const std::vector<types::TensorVal>& given) {
+  std::vector<types::TensorVal> returned = kernel_outputs(given);
   ir::Kernel& k = builder_.kernel();
   for (const types::TensorVal& v : returned) {
     ir::TensorDecl& t = builder_.tensor_mut(v.tensor);

@@ -106,6 +106,9 @@ class TraceContext final : public types::TensorOpSink {
   // The return contract: shared_hbm tensors only, each written (or a mutable input).
   void check_outputs(const std::vector<types::TensorVal>& returned) const;
   // Registers the returned tensors as kernel outputs and finishes the IR.
+  // The kernel's outputs for the tensors it returns: HBM tensors as they are, an
+  // on-chip tile through a new HBM output it is stored into. Checks them.
+  std::vector<types::TensorVal> kernel_outputs(std::vector<types::TensorVal> returned);
   std::unique_ptr<ir::Kernel> finalize(const std::vector<types::TensorVal>& returned);
 
   bool has_collectives = false;

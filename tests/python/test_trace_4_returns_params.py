@@ -1,8 +1,9 @@
 """Seed 000, item 4: kernel returns and parameters.
 
 Returning shared_hbm tensors (one, or a tuple) registers the kernel outputs,
-which simulate returns in that order; returning anything else is "Returning
-value from top level nki kernel is not supported". Tensors a helper returns are
+which simulate returns in that order; a returned on-chip tile is stored into a
+new HBM output at the return (NKI's simulator returns tiles too); returning
+anything else is "Returning value from top level nki kernel is not supported". Tensors a helper returns are
 hoisted into the caller. Storing into an input is
 err_cannot_update_immutable_parameter unless it is annotated nt.mutable_tensor,
 which must then be returned (err_mutable_parameter_not_returned); a returned
@@ -53,8 +54,8 @@ def k_return_int(a):
 
 
 def k_return_sbuf(a):
-    t = nl.load(a)
-    return t  # ERR:return_sbuf
+    t = nl.exp(nl.load(a))
+    return t
 
 
 def k_return_tuple_with_int(a):
@@ -74,7 +75,7 @@ def k_return_in_branch(a, flag):
     t = nl.load(a)
     nl.store(out, value=t)
     if flag:
-        return t  # ERR:return_in_branch
+        return t, out
     return out
 
 
@@ -290,12 +291,9 @@ def test_tuple_of_outputs_in_return_order(swap):
 
 RETURN_CASES = {
     "int": (k_return_int, (), [("return_int", "return"), ("return_int", "3")]),
-    "sbuf tile": (k_return_sbuf, (), [("return_sbuf", "return"), ("return_sbuf", "t")]),
     "tuple with int": (k_return_tuple_with_int, (), [("return_tuple_with_int", "return"),
                                                       ("return_tuple_with_int", "out, 3")]),
     "str": (k_return_str, (), [("return_str", "return"), ("return_str", '"out"')]),
-    "sbuf tile in a branch": (k_return_in_branch, (True,), [("return_in_branch", "return"),
-                                                             ("return_in_branch", "t")]),
 }
 
 
@@ -304,6 +302,14 @@ def test_returning_anything_else_is_an_error(case):
     kernel, extra, locs = RETURN_CASES[case]
     e = trace_error(kernel, f32(), *extra)
     check_diag(e, M, "", RETURNING, locs)
+
+
+def test_returned_on_chip_tiles_become_outputs():
+    a = f32()
+    np.testing.assert_allclose(simulate(k_return_sbuf, a), np.exp(a), rtol=1e-6)
+    t, out = simulate(k_return_in_branch, a, True)
+    assert np.array_equal(t, a) and np.array_equal(out, a)
+    assert np.array_equal(simulate(k_return_in_branch, a, False), a)
 
 
 def test_helper_returned_tensors_are_hoisted():
