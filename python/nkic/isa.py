@@ -187,7 +187,18 @@ def _predicate(predicate, reverse_pred, mask):
 
 @_api("nisa.tensor_copy_predicated")
 def tensor_copy_predicated(*, src, dst, predicate, mask=None, dtype=None, reverse_pred=False, **kwargs):
+    src, predicate = _like(src, dst), _like(predicate, dst)
     dst[...] = core.where(_predicate(predicate, reverse_pred, mask), src, dst, mask, _dtype_arg(dtype) or core.tensor_info(dst)[1])
+
+
+def _like(t, dst):
+    """`t` in dst's shape when only the split of their free elements differs (the engines
+    walk free elements flat): [128, 64] against a [128, 2, 32] dst."""
+    if not isinstance(t, core.NkiTensor) or tuple(t.shape) == tuple(dst.shape) or t.shape[0] != dst.shape[0]:
+        return t
+    if int(np.prod(t.shape)) != int(np.prod(dst.shape)):
+        return t
+    return t.reshape(tuple(dst.shape))
 
 
 @_api("nisa.tensor_partition_reduce")
@@ -377,6 +388,7 @@ def _select_into(out, keep, on_true, on_false, reduce_res, reduce_op, cmd, mask)
 @_api("nisa.select_reduce")
 def select_reduce(*, dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=reduce_cmd.idle,
                   reduce_op=np.amax, reverse_pred=False, mask=None, dtype=None, **kwargs):
+    predicate, on_true = _like(predicate, dst), _like(on_true, dst)
     return _select_into(dst, _predicate(predicate, reverse_pred, mask), on_true, on_false, reduce_res, reduce_op, reduce_cmd, mask)
 
 

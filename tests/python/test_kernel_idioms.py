@@ -180,3 +180,23 @@ def test_nc_matmul_moving_operand_with_several_free_dims():
     w = rng.random((128, 128), dtype=np.float32)
     img = rng.random((128, 2, 3, 64), dtype=np.float32)
     np.testing.assert_allclose(conv_like_matmul(w, img), 2 * np.einsum("km,kabn->mabn", w, img), rtol=1e-4)
+
+
+@nki.jit
+def predicated_across_ranks(x):
+    out = nl.ndarray((2, 128, 2, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x[:, 0:64])                        # [128, 64]
+    dst = nl.zeros((128, 2, 32), dtype=nl.float32)
+    nisa.tensor_copy_predicated(src=t, dst=dst, predicate=nl.greater(t, 0.5))
+    nl.store(out[0], value=dst)
+    sel = nl.ndarray((128, 2, 32), dtype=nl.float32)
+    nisa.select_reduce(dst=sel, predicate=nl.greater(t, 0.5), on_true=t, on_false=-1.0)
+    nl.store(out[1], value=sel)
+    return out
+
+
+def test_predicated_copies_between_tiles_of_equal_free_size():
+    got = predicated_across_ranks(X)
+    x = X[:, 0:64]
+    np.testing.assert_array_equal(got[0].reshape(128, 64), np.where(x > 0.5, x, 0.0))
+    np.testing.assert_array_equal(got[1].reshape(128, 64), np.where(x > 0.5, x, -1.0))
