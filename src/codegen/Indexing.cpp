@@ -195,7 +195,9 @@ types::TensorVal alias(KernelBuilder& b, const types::TensorVal& t, std::vector<
   b.check_live(t);
   const ir::TensorDecl& base = b.tensor(t.tensor);
   bool whole = t.shape == base.shape;
-  for (size_t d = 0; whole && d < t.index.size(); ++d) whole = t.index[d] == ir::AffineExpr::grid(static_cast<int>(d));
+  // A one-element dim is whole when it reads its only index (nl.arange(1) is the constant 0).
+  for (size_t d = 0; whole && d < t.index.size(); ++d)
+    whole = t.index[d] == ir::AffineExpr::grid(static_cast<int>(d)) || (t.shape[d] == 1 && t.index[d] == ir::AffineExpr(0));
   if (!whole)
     b.fail(index_error(std::string(what) + " needs the whole tensor `" + base.name + "`, not an indexed view of it"));
   int64_t n = 1;
