@@ -33,16 +33,40 @@ ir::DType operand_dtype(KernelBuilder& b, const Value& v, size_t i) {
   b.fail(sema::err_unexpected_type_of_operand(name, got));
 }
 
-// Ops that do not broadcast (nisa.tensor_tensor): equal partitions and elements per partition.
-void check_same_tile_shape(KernelBuilder& b, const TensorVal& x, const TensorVal& y) {
-  std::string a = operand_name(b, 0) + sema::shape_str(x.shape), c = operand_name(b, 1) + sema::shape_str(y.shape);
-  if (x.shape[0] != y.shape[0]) b.fail(sema::err_num_partition_mismatch(a, c, b.api()));
-  auto per_partition = [](const TensorVal& t) {
-    int64_t n = 1;
-    for (size_t d = 1; d < t.shape.size(); ++d) n *= t.shape[d];
-    return n;
-  };
-  if (per_partition(x) != per_partition(y)) b.fail(sema::err_tile_shape_mismatch(a, c, b.api()));
+int64_t free_elements(const TensorVal& t) {
+  int64_t n = 1;
+  for (size_t d = 1; d < t.shape.size(); ++d) n *= t.shape[d];
+  return n;
+}
+
+// Tile operands share their partitions: nisa.tensor_tensor always (equal elements
+// per partition too), other ISA ops when neither is a one-partition broadcast.
+// One element per partition ([P, 1], [P, 1, 1]) broadcasts along every free dim of
+// the other operand, as (P, 1) operands do (public kernels add [P, 1] biases with
+// tensor_tensor); numpy's right alignment would pair it with the wrong dims.
+void align_tile_operands(KernelBuilder& b, std::vector<Value>& operands) {
+  std::vector<TensorVal*> tiles;
+  std::vector<size_t> slots;
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (auto* t = std::get_if<TensorVal>(&operands[i])) tiles.push_back(t), slots.push_back(i);
+  if (tiles.size() < 2) return;
+  const bool strict = !sema::op_spec(b.api()).broadcast;
+  const bool isa = b.api().rfind("nisa.", 0) == 0;
+  if (tiles.size() == 2) {
+    const TensorVal &x = *tiles[0], &y = *tiles[1];
+    std::string a = operand_name(b, slots[0]) + sema::shape_str(x.shape);
+    std::string c = operand_name(b, slots[1]) + sema::shape_str(y.shape);
+    if (x.shape[0] != y.shape[0] && (strict || (isa && x.shape[0] > 1 && y.shape[0] > 1)))
+      b.fail(sema::err_num_partition_mismatch(a, c, b.api()));
+    int64_t fx = free_elements(x), fy = free_elements(y);
+    if (strict && fx != fy && fx != 1 && fy != 1) b.fail(sema::err_tile_shape_mismatch(a, c, b.api()));
+  }
+  const TensorVal* widest = tiles[0];
+  for (const TensorVal* t : tiles)
+    if (t->shape.size() > widest->shape.size()) widest = t;
+  for (TensorVal* t : tiles)
+    if (t->shape.size() < widest->shape.size() && free_elements(*t) == 1 && t->shape[0] == widest->shape[0])
+      t->shape.resize(widest->shape.size(), 1);
 }
 
 // Seed 001: a tensor operand makes the operation a tensor operation, so an index
@@ -66,7 +90,8 @@ std::vector<Value> materialise_indices(KernelBuilder& b, const std::vector<Value
 }  // namespace
 
 Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& given, const OpArgs& args) {
-  const std::vector<Value> operands = materialise_indices(b, given);
+  std::vector<Value> operands = materialise_indices(b, given);
+  align_tile_operands(b, operands);
   std::vector<ir::DType> dtypes;
   std::vector<const TensorVal*> tensors;
   std::vector<int64_t> shape;
@@ -80,7 +105,6 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& give
   if (tensors.empty()) b.fail(sema::err_unexpected_type_of_operand("x", "no tensor operand"));
   // A one-operand op in a two-operand slot (nisa.tensor_tensor(op=nl.exp)) has no meaning.
   if (operands.size() != static_cast<size_t>(ir::info(op).arity)) b.fail(sema::err_instruction_unsupported_op(ir::name(op)));
-  if (!sema::op_spec(b.api()).broadcast && tensors.size() == 2) check_same_tile_shape(b, *tensors[0], *tensors[1]);
   if (ir::info(op).kind == ir::AluKind::Bitvec)
     for (size_t i = 0; i < dtypes.size(); ++i)
       if (ir::is_float(dtypes[i]))

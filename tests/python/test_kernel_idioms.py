@@ -200,3 +200,24 @@ def test_predicated_copies_between_tiles_of_equal_free_size():
     x = X[:, 0:64]
     np.testing.assert_array_equal(got[0].reshape(128, 64), np.where(x > 0.5, x, 0.0))
     np.testing.assert_array_equal(got[1].reshape(128, 64), np.where(x > 0.5, x, -1.0))
+
+
+@nki.jit
+def column_broadcasts(x, col):
+    out = nl.ndarray((3, 128, 2, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x[:, 0:64]).reshape((128, 2, 32))
+    c = nl.load(col)                                # [128, 1]
+    nl.store(out[0], value=nisa.tensor_tensor(t, c, op=nl.add))
+    nl.store(out[1], value=nisa.tensor_scalar(t, np.multiply, c))
+    nl.store(out[2], value=nl.subtract(t, c))
+    return out
+
+
+def test_a_column_per_partition_meets_every_free_element():
+    col = np.random.default_rng(3).random((128, 1), dtype=np.float32)
+    got = column_broadcasts(X, col)
+    t = X[:, 0:64].reshape(128, 2, 32)
+    c = col[:, :, None]
+    np.testing.assert_array_equal(got[0], t + c)
+    np.testing.assert_array_equal(got[1], t * c)
+    np.testing.assert_array_equal(got[2], t - c)

@@ -89,6 +89,18 @@ def matmul_free_dims_mask(t):
     return nisa.nc_matmul(t, t.reshape((128, 2, 32)), mask=(nl.arange(64)[:, None] < 32))  # ERR:matmul_free_dims_mask
 
 
+def tt_partition_64(t):
+    return nisa.tensor_tensor(t, t[0:64, :], op=nl.add)  # ERR:tt_partition_64
+
+
+def ts_partition_64(t):
+    return nisa.tensor_scalar(t, np.add, t[0:64, 0:1])  # ERR:ts_partition_64
+
+
+def tt_free_half(t):
+    return nisa.tensor_tensor(t, t[:, 0:32], op=nl.add)  # ERR:tt_free_half
+
+
 CASES = {
     "bitand_float": (bitand_float, XF, "err_bitvec_operand_must_be_integer",
                      "bitvec operator 'bitwise_and' works on integer bit patterns, but operand 'x' is float32",
@@ -123,6 +135,14 @@ CASES = {
                         "from a loop variable", "nl.full"),
     "arange_loop_bound": (arange_loop_bound, XF, "err_expected_constant_value",
                           "but got the index expression `L0`", "nl.arange"),
+    "tt_partition_64": (tt_partition_64, XF, "err_num_partition_mismatch",
+                        "number of partitions (dimension 0 size of a tile) mismatch in parameters (data1[128, 64], "
+                        "data2[64, 64]) of 'tensor_tensor'", "nisa.tensor_tensor"),
+    "ts_partition_64": (ts_partition_64, XF, "err_num_partition_mismatch",
+                        "mismatch in parameters (x[128, 64], y[64, 1]) of 'tensor_scalar'", "nisa.tensor_scalar"),
+    "tt_free_half": (tt_free_half, XF, "err_tile_shape_mismatch",
+                     "number of elements per partition mismatch in parameters (data1[128, 64], data2[128, 32]) of "
+                     "'tensor_tensor'", "nisa.tensor_tensor"),
     "matmul_free_dims_mask": (matmul_free_dims_mask, XF, "err_param_shape_incompatible_with_matmul",
                               "a moving operand with several free dims takes no mask= and no indirect index",
                               "nisa.nc_matmul"),
