@@ -1,5 +1,7 @@
 #include "errors.h"
 
+#include <pybind11/stl.h>
+
 #include <unordered_map>
 
 #include "sema/ErrorCatalog.h"
@@ -35,6 +37,33 @@ ir::SourceLoc frame_loc(PyFrameObject* f, PyCodeObject* co, const CodeInfo& info
 }
 
 PyObject* exception_class(sema::ErrorKind k) { return exc_by_kind.at(static_cast<int>(k)); }
+
+// Directories whose frames are never the user's (nkic's packages, Python's stdlib).
+auto& internal_dirs = *new std::vector<std::string>();
+
+// Outside traced code (an nl.* call at module level, a decorator argument, a
+// kernel call's arguments): the innermost frame that is not nkic's or Python's.
+ir::SourceLoc caller_location() {
+  ir::SourceLoc loc;
+  PyFrameObject* f = PyEval_GetFrame();
+  Py_XINCREF(f);
+  while (f && !loc.known()) {
+    PyCodeObject* co = PyFrame_GetCode(f);
+    std::string file = py::str(py::handle(co->co_filename));
+    Py_DECREF(co);
+    bool internal = file.empty() || file[0] == '<';
+    for (const std::string& dir : internal_dirs) internal = internal || file.rfind(dir, 0) == 0;
+    if (!internal) {
+      loc.file = ir::intern_file(file);
+      loc.line = PyFrame_GetLineNumber(f);
+    }
+    PyFrameObject* back = PyFrame_GetBack(f);
+    Py_DECREF(f);
+    f = back;
+  }
+  Py_XDECREF(f);
+  return loc;
+}
 
 }  // namespace
 
@@ -80,7 +109,7 @@ void raise_diagnostic(sema::Diagnostic d) {
   if (d.notes.empty()) {
     std::vector<sema::Note> notes;
     ir::SourceLoc here = user_location(&notes);
-    if (!d.loc.known()) d.loc = here;
+    if (!d.loc.known()) d.loc = here.known() ? here : caller_location();
     // Call-site notes belong to the diagnostic when it points at the innermost user frame.
     if (here.file == d.loc.file && here.line == d.loc.line) d.notes = std::move(notes);
   }
@@ -145,6 +174,7 @@ void bind_errors(py::module_& m) {
     }
   });
   m.def("register_user_code", &register_user_code);
+  m.def("set_internal_dirs", [](std::vector<std::string> dirs) { internal_dirs = std::move(dirs); });
   m.def("user_location", []() {
     ir::SourceLoc l = user_location();
     return py::make_tuple(l.file ? *l.file : std::string(), l.line, l.col);

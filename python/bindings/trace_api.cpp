@@ -214,7 +214,9 @@ void bind_trace_api(py::module_& m) {
   });
 
   m.def("add_input", [](const std::string& name, std::vector<int64_t> shape, const std::string& dtype, bool is_mutable) {
-    return wrap_tensor(ctx().add_input(name, std::move(shape), dtype_of(dtype), is_mutable));
+    std::optional<ir::DType> dt = ir::dtype_from_name(dtype);
+    if (!dt) sema::fail(sema::err_unsupported_dtype("'" + dtype + "' of the kernel argument '" + name + "'"));
+    return wrap_tensor(ctx().add_input(name, std::move(shape), *dt, is_mutable));
   });
   m.def("at_kernel_level", [] { return ctx().at_kernel_level(); });
   m.def("kernel_return", [](py::object returned) -> py::object {

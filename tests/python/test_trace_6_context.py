@@ -264,3 +264,19 @@ def test_context_is_cleared_after_a_trace_and_after_a_failed_trace():
         nl.exp(f32())
     assert info.value.code == "err_nki_api_outside_of_nki_kernel"
     assert "'nl.exp'" in info.value.message
+
+
+def test_diagnostics_outside_traced_code_point_at_the_callers_line():
+    # No kernel frame exists: the innermost frame outside nkic and the stdlib is the user's.
+    import inspect
+    line = inspect.currentframe().f_lineno + 1
+    with pytest.raises(nkic.NKIError) as info: nl.zeros((128, 64), dtype=nl.float32)  # noqa: E701
+    assert info.value.code == "err_nki_api_outside_of_nki_kernel"
+    assert info.value.file == __file__ and info.value.line == line
+    line = inspect.currentframe().f_lineno + 1
+    with pytest.raises(nkic.NKIError) as info: nki.jit(k_grid, platform_target="trn4")(f32())  # noqa: E701
+    assert info.value.code == "err_incorrect_target_type" and info.value.line == line
+    line = inspect.currentframe().f_lineno + 1
+    with pytest.raises(nkic.NKIError) as info: nki.jit(k_grid)(np.ones((128, 512), np.int64))  # noqa: E701
+    assert info.value.code == "err_unsupported_dtype" and info.value.line == line
+    assert info.value.message == "unsupported dtype 'int64' of the kernel argument 'a'"
