@@ -72,6 +72,37 @@ bool has_nki_data(const py::args& args, const py::kwargs& kwargs) {
   return false;
 }
 
+// numpy / math / builtins (any callable without Python source) handed a traced
+// value (np.exp(tile), len(i)) fail with a TypeError: say so at the user's line.
+void host_call_failed(const py::error_already_set& e, py::handle func, const py::args& args, const py::kwargs& kwargs) {
+  if (!is_plain_type_error(e)) return;
+  // The seed's builtin_range: range() in traced code takes the loop iterators' arguments.
+  if (func.ptr() == reinterpret_cast<PyObject*>(&PyRange_Type))
+    sema::fail(sema::err_invalid_range_args(
+        "loop bounds must be integers known at trace time (" + py::str(e.value()).cast<std::string>() + ")",
+        sema::ErrorKind::Type));
+  if (!has_nki_data(args, kwargs)) return;
+  std::string name = py::str(py::getattr(func, "__name__", func));
+  sema::fail(sema::err_unexpected_type_of_operand(
+      "x", "a traced tile or index passed to '" + name + "', which computes on host values; use the nl.* / nisa.* API (" +
+               std::string(e.what()) + ")"));
+}
+
+// A TypeError out of an API call: when the arguments do not even bind to its
+// signature (a missing operand, a keyword-only argument passed by position), the
+// user's call is at fault: err_unsupported_args with Python's reason.
+void explain_bad_arguments(py::handle func, const std::string& api, const py::args& args, const py::kwargs& kwargs) {
+  try {
+    py::module_::import("inspect").attr("signature")(func).attr("bind")(*args, **kwargs);
+  } catch (py::error_already_set& bind) {
+    if (bind.matches(PyExc_TypeError)) {
+      sema::Diagnostic d = sema::err_unsupported_args(api, py::str(bind.value()).cast<std::string>());
+      d.api = api;  // raised after the API's scope has closed
+      sema::fail(d);
+    }
+  }
+}
+
 py::object call(py::object func, py::args args, py::kwargs kwargs) {
   trace::TraceContext* ctx = trace::TraceContext::current();
   if (!ctx) return func(*args, **kwargs);
@@ -80,17 +111,34 @@ py::object call(py::object func, py::args args, py::kwargs kwargs) {
     case trace::CallAction::Builder: {
       trace::TraceContext::ApiScope scope(*ctx, d.api);
       sema::check_api_target(d.api, ctx->target(), ctx->builder().raiser());
-      return func(*args, **kwargs);
+      try {
+        return func(*args, **kwargs);
+      } catch (py::error_already_set& e) {
+        if (is_plain_type_error(e)) explain_bad_arguments(func, d.api, args, kwargs);
+        throw;
+      }
     }
     case trace::CallAction::RunConcrete:
     case trace::CallAction::Library:
-      return func(*args, **kwargs);
+      try {
+        return func(*args, **kwargs);
+      } catch (py::error_already_set& e) {
+        host_call_failed(e, func, args, kwargs);
+        throw;
+      }
     case trace::CallAction::NestedKernel:
       return func.attr("_trace_nested")(*args, **kwargs);
     case trace::CallAction::Inline:
       break;
   }
-  py::object result = inliner(func, args, kwargs);
+  py::object result;
+  try {
+    result = inliner(func, args, kwargs);
+  } catch (py::error_already_set& e) {
+    if (!PyFunction_Check(func.ptr()) && !PyMethod_Check(func.ptr())) host_call_failed(e, func, args, kwargs);
+    else if (is_plain_type_error(e)) explain_bad_arguments(func, py::str(py::getattr(func, "__qualname__", func)), args, kwargs);
+    throw;
+  }
   // The seed's return-consistency check: a plain `assert`, not a diagnostic. A
   // bound method's object is one of its inputs.
   bool bound_data = PyMethod_Check(func.ptr()) && is_nki_data(PyMethod_GET_SELF(func.ptr()));

@@ -136,6 +136,10 @@ void raise_diagnostic(sema::Diagnostic d) {
   PyErr_SetObject(cls, exc.ptr());
 }
 
+bool is_plain_type_error(const py::error_already_set& e) {
+  return e.matches(PyExc_TypeError) && !PyObject_IsInstance(e.value().ptr(), exc_base);
+}
+
 void bind_errors(py::module_& m) {
   exc_base = PyErr_NewExceptionWithDoc("nkic.NKIError", "An NKI diagnostic: code, message, location.",
                                        PyExc_Exception, nullptr);

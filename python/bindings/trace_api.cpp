@@ -151,6 +151,9 @@ void bind_trace_api(py::module_& m) {
   m.def("raise_operand_cannot_be_none", [](const std::string& operand) {
     sema::fail(sema::err_operand_cannot_be_none(operand));
   });
+  m.def("raise_unsupported_args", [](const std::string& api, const std::string& why) {
+    sema::fail(sema::err_unsupported_args(api, why));
+  });
   m.def("raise_unsupported_op", [](const std::string& op) { sema::fail(sema::err_instruction_unsupported_op(op)); });
   m.def("raise_unsupported_index", [](const std::string& why) { sema::fail(sema::err_unsupported_index(why)); });
   m.def("raise_unexpected_operand", [](const std::string& operand, const std::string& got) {

@@ -90,6 +90,12 @@ py::object runtime_offset(IndexOp op, const char* sym, const Value& a, const Val
 
 py::object tensor_arith(ir::AluOp op, const char* api, py::handle a, py::handle b);
 
+[[noreturn]] void unsupported_operator(const char* op, const char* hint) {
+  sema::Diagnostic d = sema::err_instruction_unsupported_op(op);
+  d.hint = hint;
+  sema::fail(d);
+}
+
 // Binary index arithmetic: both operands as index values (Python ints allowed).
 py::object index_arith(IndexOp op, const char* sym, py::handle a, py::handle b) {
   Value va = to_value(a), vb = to_value(b);
@@ -376,6 +382,17 @@ void bind_values(py::module_& m) {
       .def("__lshift__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::left_shift, "nl.left_shift", a, b); })
       .def("__rshift__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::right_shift, "nl.right_shift", a, b); })
       .def("__neg__", [](py::object a) { return tensor_arith(ir::AluOp::multiply, "nl.negative", a, py::int_(-1)); })
+      .def("__pow__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::power, "nl.power", a, b); })
+      .def("__rpow__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::power, "nl.power", b, a); })
+      .def("__mod__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::mod, "nl.mod", a, b); })
+      .def("__rmod__", [](py::object a, py::object b) { return tensor_arith(ir::AluOp::mod, "nl.mod", b, a); })
+      // No single instruction computes these: name the APIs that do.
+      .def("__floordiv__", [](py::object, py::object) -> py::object {
+        unsupported_operator("//", "write nl.floor(nl.divide(x, y))");
+      })
+      .def("__matmul__", [](py::object, py::object) -> py::object {
+        unsupported_operator("@", "write nl.matmul(x, y) or nisa.nc_matmul(stationary, moving)");
+      })
       .def("__iadd__", [](py::object self, py::object v) {
         trace::TraceContext& ctx = ctx_for("+=");
         trace::TraceContext::ApiScope scope(ctx, "+=");

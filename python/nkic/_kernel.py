@@ -38,7 +38,7 @@ class _Traced:
         self.in_place = in_place          # parameters are written in place (legacy kernels)
 
 
-def _grid_spec(grid):
+def _grid_spec(name, grid):
     if grid is None:
         return [], []
     if not isinstance(grid, tuple):
@@ -46,6 +46,8 @@ def _grid_spec(grid):
     dims, cores = [], []
     for g in grid:
         n = getattr(g, "size", g)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            core.raise_unsupported_args(name, f"the launch grid {grid!r} needs positive integer sizes, got {n!r}")
         dims.append(int(n))
         cores.append(int(getattr(g, "physical_cores", 1)))
     return dims, cores
@@ -84,9 +86,12 @@ class TraceKernel:
 
     def trace(self, grid, args, kwargs):
         sig = inspect.signature(self.func)
-        bound = sig.bind(*args, **kwargs)
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            core.raise_unsupported_args(self.__name__, str(e))
         bound.apply_defaults()
-        dims, cores = _grid_spec(grid)
+        dims, cores = _grid_spec(self.__name__, grid)
         unroll = bool(self.options.get("trace_time_unroll_builtin_range", _options["trace_time_unroll_builtin_range"]))
         code = getattr(self.func, "__code__", None)
         legacy = self.mode == "trace"  # @nki.trace run directly: outputs are written into parameters

@@ -430,6 +430,7 @@ def rewritten(func):
                 cells.append(func.__closure__[func.__code__.co_freevars.index(name)])
         new = types.FunctionType(code, func.__globals__, func.__name__, func.__defaults__, tuple(cells))
         new.__kwdefaults__ = func.__kwdefaults__
+        new.__qualname__ = func.__qualname__  # Python's own messages name the user's function
     _func_cache[func] = new
     return new
 

@@ -370,6 +370,19 @@ def _view(t, dtype):
     return core.dtype_view(t, _dtypes.dtype_name(dtype))
 
 
+def _len(t):
+    return t.shape[0]
+
+
+def _iter(t):
+    """`for row in t`: the views t[0], t[1], ... along the first dim, as numpy iterates."""
+    return (t[i] for i in range(t.shape[0]))
+
+
+core.NkiTensor.__len__ = _len
+core.NkiTensor.__iter__ = _iter
+
+
 # Tensor methods are NKI APIs too: the dispatcher builds them, never inlines them.
 for _name, _method in (("astype", _astype), ("broadcast_to", _broadcast_to), ("expand_dims", _expand_dims),
                        ("assert_shape", _assert_shape), ("reshape", _reshape), ("view", _view)):

@@ -421,6 +421,11 @@ Diagnostic err_expected_constant_value(std::string_view what, std::string_view w
               "takes a tile");
 }
 
+Diagnostic err_unsupported_args(std::string_view api, std::string_view why) {
+  return make("err_unsupported_args", "unsupported arguments to '" + s(api) + "': " + s(why), ErrorKind::Type,
+              "see the API's signature in docs/language.md; keyword-only arguments must be named");
+}
+
 Diagnostic err_operand_cannot_be_none(std::string_view operand) {
   return make("err_operand_cannot_be_none", "operand '" + s(operand) + "' cannot be None", ErrorKind::Type);
 }
