@@ -151,6 +151,32 @@ void bind_trace_api(py::module_& m) {
   m.def("raise_operand_cannot_be_none", [](const std::string& operand) {
     sema::fail(sema::err_operand_cannot_be_none(operand));
   });
+  m.def("raise_invalid_shape", [](const std::string& why) { sema::fail(sema::err_invalid_shape(why)); });
+  m.def("raise_unsupported_memory", [](const std::string& operand, const std::string& expected, const std::string& actual) {
+    trace::TraceContext& c = ctx();
+    c.builder().fail(sema::err_unsupported_memory(operand, c.cur_api(), expected, actual));
+  });
+  m.def("assert_nc_version", [](int min_version, const std::string& what) {
+    trace::TraceContext& c = ctx();
+    sema::assert_nc_version(c.target(), min_version, what, c.builder().raiser());
+  });
+  m.def("check_arch_limit", [](py::handle t, const std::string& operand, const std::string& limit) {
+    // A Target limit: "bn_stats_fmax" on the flattened free size, "vector_transpose_max" on every dim.
+    trace::TraceContext& c = ctx();
+    types::TensorVal v = tensor_arg(t, operand.c_str());
+    auto fail = [&](size_t dim, int64_t max) {
+      c.builder().fail(sema::err_size_of_dimension_exceed_arch_limit(static_cast<int>(dim), operand + sema::shape_str(v.shape),
+                                                                     c.cur_api(), max));
+    };
+    if (limit == "bn_stats_fmax") {
+      int64_t n = 1;
+      for (size_t d = 1; d < v.shape.size(); ++d) n *= v.shape[d];
+      if (n > c.target().bn_stats_fmax) fail(1, c.target().bn_stats_fmax);
+      return;
+    }
+    for (size_t d = 0; d < v.shape.size(); ++d)
+      if (v.shape[d] > c.target().vector_transpose_max) fail(d, c.target().vector_transpose_max);
+  });
   m.def("raise_unsupported_args", [](const std::string& api, const std::string& why) {
     sema::fail(sema::err_unsupported_args(api, why));
   });

@@ -264,6 +264,10 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
         it.kind = i->is_scalar() ? codegen::IndexItem::Kind::Scalar : codegen::IndexItem::Kind::Tile;
         it.value = *i;
       } else if (auto* o = std::get_if<types::Other>(&v)) {
+        if (!o->numeric || !o->is_int)
+          sema::fail(sema::err_unsupported_index(
+              "a tensor index is an int, a slice, nl.ds, an nl.arange / nl.mgrid index expression or an index "
+              "tile, not " + (o->numeric ? "the number " + py::str(k).cast<std::string>() : "a '" + o->type_name + "'")));
         it.value = types::index_from_other(*o, "index");
       } else if (auto* t = std::get_if<types::TensorVal>(&v)) {
         it.kind = codegen::IndexItem::Kind::Tensor;

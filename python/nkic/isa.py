@@ -39,6 +39,8 @@ def _dtype_arg(dtype):
 @_api("nisa.nc_matmul")
 def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
               tile_position=(), tile_size=(), mask=None, **kwargs):
+    if tuple(tile_size) == (32, 32):
+        core.assert_nc_version(3, "nisa.nc_matmul(tile_size=(32, 32))")  # NC-v2 tiles the PE array in halves only
     return core.nc_matmul(stationary, moving, mask, kwargs.get("perf_mode") == "double_row_gen3")
 
 
@@ -58,6 +60,8 @@ def quantize_mx(dst, src, dst_scale, name=None, **kwargs):
 
 @_api("nisa.nc_transpose")
 def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+    if engine == vector_engine:
+        core.check_arch_limit(data, "data", "vector_transpose_max")
     return core.transpose("nisa.nc_transpose", data, mask, _dtype_arg(dtype))
 
 
@@ -70,7 +74,28 @@ def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdi
 
 @_api("nisa.tensor_tensor")
 def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=engine.unknown, **kwargs):
-    return core.elementwise(op_name(op), _operands(op_name(op), data1, data2), mask, _dtype_arg(dtype))
+    name = op_name(op)
+    _one_psum_input(("data1", data1), ("data2", data2))
+    if name == "power" or engine == gpsimd_engine:
+        _no_psum(("data1", data1), ("data2", data2))
+    return core.elementwise(name, _operands(name, data1, data2), mask, _dtype_arg(dtype))
+
+
+def _in_psum(t):
+    return isinstance(t, core.NkiTensor) and core.tensor_info(t)[2] == "psum"
+
+
+def _one_psum_input(*operands):
+    """NKI_API §3.4: an engine reads at most one of its tile inputs from PSUM."""
+    if sum(_in_psum(t) for _, t in operands) > 1:
+        core.raise_unsupported_memory(operands[-1][0], "sbuf", "psum")
+
+
+def _no_psum(*operands):
+    """GpSimd (power, engine=gpsimd_engine) cannot access PSUM."""
+    for name, t in operands:
+        if _in_psum(t):
+            core.raise_unsupported_memory(name, "sbuf", "psum")
 
 
 _BITVEC = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert"}
@@ -98,6 +123,9 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
     final = _dtype_arg(dtype) or core.tensor_info(data)[1]  # ISA results default to the data's dtype
     first = op_name(op0, "op0")
     second = op_name(op1, None)
+    if second is not None and (first in _BITVEC) != (second in _BITVEC):
+        # NKI_API §3.4: a fused pair is two bitvec ops (integer bits) or two arithmetic ones (fp32)
+        core.raise_unsupported_op(f"{first} with {second}")
     out = core.elementwise(first, _operands(first, data, operand0, reverse0), mask,
                            _fused_dtype(data, first, second) if second is not None else final)
     if second is not None:
@@ -132,6 +160,8 @@ def _reduce_into(res, op, t, mask, cmd=reduce_cmd.reset_reduce):
     """The engine's reduce accumulator, one fp32 register per partition kept across
     instructions: reset_reduce restarts it with `t` folded over its free axes,
     reduce folds that into it, reset zeroes it; `res` (P, 1), when given, receives it."""
+    if op != "add" and core.cur_api() in ("nisa.activation", "nisa.activation_reduce"):
+        core.assert_nc_version(3, f"nisa.activation(reduce_op={op})")  # NC-v2's activation reduces with add only
     acc = core.engine_accumulator()[0:t.shape[0], :]
     if cmd == reduce_cmd.reset:
         acc[...] = 0.0
@@ -176,6 +206,7 @@ def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0
 def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None,
                          mask=None, **kwargs):
     first, second = op_name(op0, "op0"), op_name(op1, "op1")
+    _one_psum_input(("data", data), ("operand1", operand1))
     t = core.elementwise(first, _operands(first, data, operand0, reverse0), mask, _fused_dtype(data, first, second))
     return core.elementwise(second, _operands(second, t, operand1, reverse1), mask, _dtype_arg(dtype))
 
@@ -228,6 +259,8 @@ def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.un
 
 @_api("nisa.tensor_copy")
 def tensor_copy(src, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+    if engine == gpsimd_engine:
+        _no_psum(("src", src))
     return core.elementwise("bypass", (src,), mask, _dtype_arg(dtype))
 
 
@@ -273,6 +306,7 @@ def bn_stats(data, *, mask=None, dtype=None, **kwargs):
     """Per partition, over the free elements split into even and odd positions:
     [count, mean, variance * count] of each half, as a [P, 6] tile (the layout
     nisa.bn_aggr reads)."""
+    core.check_arch_limit(data, "data", "bn_stats_fmax")
     p = data.shape[0]
     flat = _flat2d(data)
     n = flat.shape[1]
@@ -317,6 +351,10 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     with r[:, -1] = initial; kept in fp32 and rounded once into the result. One column step
     per free element, as the engine walks them; `mask` (over the whole tile) applies to the
     result, and a column's value only flows into later columns."""
+    for op in (op0, op1):
+        if op_name(op) in _BITVEC:
+            core.raise_unsupported_op(op_name(op))  # NKI_API §3.4: the scan takes arithmetic operators only
+    _one_psum_input(("data0", data0), ("data1", data1))
     d0, d1 = _flat2d(data0), _flat2d(data1)
     acc = language.ndarray(d0.shape, dtype="float32")
     prev = initial

@@ -72,7 +72,15 @@ def _buffer_name(buffer):
 def _shape(shape):
     if isinstance(shape, (int, np.integer)):
         return [int(shape)]
-    return [int(d) for d in shape]
+    return [_whole(d, "dimension") for d in shape]
+
+
+def _whole(value, what):
+    """int(value); a fractional number is an invalid shape (int() would drop the fraction),
+    and a traced value raises err_expected_constant_value from its __index__."""
+    if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+        core.raise_invalid_shape(f"{what} {value!r} is not an integer")
+    return int(value)
 
 
 class nc:
@@ -185,8 +193,8 @@ def store(dst, value, *, mask=None, **kwargs):
 @_api("nl.arange")
 def arange(*args):
     if len(args) == 1:
-        return core.arange(0, int(args[0]))
-    return core.arange(int(args[0]), int(args[1]))
+        return core.arange(0, _whole(args[0], "nl.arange bound"))
+    return core.arange(_whole(args[0], "nl.arange bound"), _whole(args[1], "nl.arange bound"))
 
 
 class ds:
@@ -201,6 +209,8 @@ class ds:
 
 @_api("nl.program_id")
 def program_id(axis):
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        core.raise_unexpected_operand("axis", f"{type(axis).__name__} {axis!r}; it is an int naming a launch-grid dim")
     return core.program_id(int(axis))
 
 

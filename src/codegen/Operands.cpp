@@ -5,6 +5,15 @@
 
 namespace nkic::codegen {
 
+void reject_operand(KernelBuilder& b, const std::string& operand, const Value& v) {
+  if (auto* o = std::get_if<types::Other>(&v); o && o->type_name == "NoneType") b.fail(sema::err_operand_cannot_be_none(operand));
+  std::string got = std::holds_alternative<types::IndexVal>(v) ? "an index expression (use nisa.iota to make it a tile)"
+                    : std::holds_alternative<types::MaskVal>(v) ? "a mask (pass it as mask=)"
+                    : std::holds_alternative<TensorVal>(v)      ? "a tensor"
+                                                                : "'" + std::get<types::Other>(v).type_name + "'";
+  b.fail(sema::err_unexpected_type_of_operand(operand, got));
+}
+
 ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vector<int64_t>& iter) {
   b.check_live(v);
   ir::Access a;

@@ -27,6 +27,10 @@ std::unique_ptr<ir::Instruction> make_instruction(ir::Opcode op, std::vector<int
 // "name[128, 512]": a view as diagnostics show operands.
 std::string describe(const KernelBuilder& b, const TensorVal& v);
 
+// Raises the diagnostic for `v` where an instruction needs a tile or a number:
+// None, an index expression, a mask or an object of no NKI meaning.
+[[noreturn]] void reject_operand(KernelBuilder& b, const std::string& operand, const Value& v);
+
 // Where each operand of an instruction reads: the view aligned (numpy rules,
 // broadcast dims dropped) to the instruction's iteration space.
 ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vector<int64_t>& iter);

@@ -298,7 +298,7 @@ TensorVal where(KernelBuilder& b, const TensorVal& cond, const Value& x, const V
     } else if (auto* o = std::get_if<types::Other>(v); o && o->numeric) {
       d = types::scalar_dtype(*o);
     } else {
-      b.fail(sema::err_unexpected_type_of_operand(v == &x ? "x" : "y", "an index or mask"));
+      reject_operand(b, v == &x ? "x" : "y", *v);
     }
     dt = first ? d : types::promote(dt, d);
     first = false;

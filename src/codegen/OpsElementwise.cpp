@@ -27,10 +27,7 @@ ir::DType operand_dtype(KernelBuilder& b, const Value& v, size_t i) {
     return b.tensor(t->tensor).dtype;
   }
   if (auto* o = std::get_if<types::Other>(&v); o && o->numeric) return types::scalar_dtype(*o);
-  std::string got = std::holds_alternative<types::IndexVal>(v) ? "an index expression (use nisa.iota to make it a tile)"
-                    : std::holds_alternative<types::MaskVal>(v) ? "a mask (pass it as mask=)"
-                                                                 : "'" + std::get<types::Other>(v).type_name + "'";
-  b.fail(sema::err_unexpected_type_of_operand(name, got));
+  reject_operand(b, name, v);
 }
 
 int64_t free_elements(const TensorVal& t) {

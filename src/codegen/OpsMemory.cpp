@@ -144,7 +144,7 @@ void store(KernelBuilder& b, const TensorVal& access, const Value& value, const 
     in = instruction(ir::Opcode::Memset, b, dst, dst.shape);
     in->imms = {o->value};
   } else {
-    b.fail(sema::err_unexpected_type_of_operand("value", "an index or mask"));
+    reject_operand(b, "value", value);
   }
   in->predicate = predicate_for(b, args, dst.shape.size());
   in->oob_skip = args.oob_skip;
@@ -185,9 +185,7 @@ void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool acc
     update_inplace(b, ir::AluOp::add, dst, value);
     return;
   } else {
-    b.fail(sema::err_unexpected_type_of_operand(
-        "value", "an index or mask; only tensors and numbers can be assigned (materialise an index "
-                 "with nisa.iota)"));
+    reject_operand(b, "value", value);
   }
   in->oob_skip = args.oob_skip;
   b.emit(std::move(in));

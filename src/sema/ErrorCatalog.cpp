@@ -286,6 +286,10 @@ Diagnostic err_invalid_shape(const std::vector<int64_t>& shape) {
               ErrorKind::Value);
 }
 
+Diagnostic err_invalid_shape(std::string_view why) {
+  return make("err_invalid_shape", "invalid tensor shape: " + s(why), ErrorKind::Value);
+}
+
 Diagnostic err_hbm_tensor_with_init_value_not_supported() {
   return make("err_hbm_tensor_with_init_value_not_supported", "HBM tensors cannot be created with an initial value",
               ErrorKind::Syntax, "create it with nl.ndarray(..., buffer=nl.shared_hbm) and write it with nl.store");

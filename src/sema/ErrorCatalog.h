@@ -63,6 +63,7 @@ Diagnostic err_invalid_range_args(std::string_view message, ErrorKind kind);
 Diagnostic err_incorrect_target_type(std::string_view name);
 // Creation, operands and per-op rules.
 Diagnostic err_invalid_shape(const std::vector<int64_t>& shape);
+Diagnostic err_invalid_shape(std::string_view why);
 Diagnostic err_hbm_tensor_with_init_value_not_supported();
 Diagnostic err_unsupported_buffer(std::string_view name);
 Diagnostic err_instruction_unsupported_op(std::string_view op);

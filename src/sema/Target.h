@@ -19,6 +19,7 @@ struct Target {
   int64_t gemm_stationary_fmax = 128;
   int64_t gemm_moving_fmax = 512;
   int64_t bn_stats_fmax = 512;
+  int64_t vector_transpose_max = 32;  // nc_transpose on the Vector Engine: at most 32 x 32
   // Elements per partition the Vector Engine's top-8 instructions accept
   // (max8, nc_find_index8: 8..16384; nc_match_replace8: up to 16384).
   int64_t topk_min_elements = 8;

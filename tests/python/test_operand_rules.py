@@ -131,6 +131,69 @@ def helper_missing_keyword(t):
     return scaled(t)  # ERR:helper_missing_keyword
 
 
+def _psum(t):
+    p = nl.ndarray(t.shape, dtype=nl.float32, buffer=nl.psum)
+    p[...] = t
+    return p
+
+
+def tt_both_psum(t):
+    a, b = _psum(t), _psum(t)
+    return nisa.tensor_tensor(a, b, op=nl.add)  # ERR:tt_both_psum
+
+
+def power_psum(t):
+    a = _psum(t)
+    return nisa.tensor_tensor(a, t, op=nl.power)  # ERR:power_psum
+
+
+def gpsimd_copy_psum(t):
+    a = _psum(t)
+    return nisa.tensor_copy(a, engine=nisa.gpsimd_engine)  # ERR:gpsimd_copy_psum
+
+
+def vector_transpose_64(t):
+    return nisa.nc_transpose(t, engine=nisa.vector_engine)  # ERR:vector_transpose_64
+
+
+def bn_stats_wide(t):
+    w = nl.ndarray((128, 1024), dtype=nl.float32)
+    w[:, 0:64] = t
+    return nisa.bn_stats(w[:, 0:1024])  # ERR:bn_stats_wide
+
+
+def ts_mixed_ops(t):
+    return nisa.tensor_scalar(t, np.add, 1.0, op1=np.bitwise_and, operand1=3)  # ERR:ts_mixed_ops
+
+
+def scan_bitvec(t):
+    return nisa.tensor_tensor_scan(t, t, 0, np.bitwise_or, np.add)  # ERR:scan_bitvec
+
+
+def fractional_dim(t):
+    s = nl.ndarray((128, 64 / 3), dtype=nl.float32)  # ERR:fractional_dim
+    return t
+
+
+def pid_str(t):
+    p = nl.program_id("0")  # ERR:pid_str
+    return t
+
+
+def none_operand(t):
+    return nl.multiply(None, 2.0)  # ERR:none_operand
+
+
+def list_index(t):
+    return t[:, [0, 2, 5]]  # ERR:list_index
+
+
+def store_none(t):
+    h = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.hbm)
+    nl.store(h, value=None)  # ERR:store_none
+    return t
+
+
 CASES = {
     "bitand_float": (bitand_float, XF, "err_bitvec_operand_must_be_integer",
                      "bitvec operator 'bitwise_and' works on integer bit patterns, but operand 'x' is float32",
@@ -185,6 +248,29 @@ CASES = {
     "floordiv_tiles": (floordiv_tiles, XF, "err_instruction_unsupported_op", "unsupported operator '//'", "t // 2"),
     "helper_missing_keyword": (helper_missing_keyword, XF, "err_unsupported_args",
                                "unsupported arguments to 'scaled': missing a required argument: 'scale'", "scaled"),
+    "tt_both_psum": (tt_both_psum, XF, "err_unsupported_memory",
+                     "Expected operand 'data2' of 'tensor_tensor' to be in address space 'sbuf', but got a tile in "
+                     "'psum' instead.", "nisa.tensor_tensor"),
+    "power_psum": (power_psum, XF, "err_unsupported_memory",
+                   "Expected operand 'data1' of 'tensor_tensor' to be in address space 'sbuf'", "nisa.tensor_tensor"),
+    "gpsimd_copy_psum": (gpsimd_copy_psum, XF, "err_unsupported_memory",
+                         "Expected operand 'src' of 'tensor_copy' to be in address space 'sbuf'", "nisa.tensor_copy"),
+    "vector_transpose_64": (vector_transpose_64, XF, "err_size_of_dimension_exceed_arch_limit",
+                            "size of dimension 0 in 'data[128, 64]' of 'nc_transpose' exceed architecture limitation "
+                            "of 32", "nisa.nc_transpose"),
+    "bn_stats_wide": (bn_stats_wide, XF, "err_size_of_dimension_exceed_arch_limit",
+                      "size of dimension 1 in 'data[128, 1024]' of 'bn_stats' exceed architecture limitation of 512",
+                      "nisa.bn_stats"),
+    "ts_mixed_ops": (ts_mixed_ops, XF, "err_instruction_unsupported_op", "unsupported operator 'add with bitwise_and'",
+                     "nisa.tensor_scalar"),
+    "scan_bitvec": (scan_bitvec, XF, "err_instruction_unsupported_op", "unsupported operator 'bitwise_or'",
+                    "nisa.tensor_tensor_scan"),
+    "fractional_dim": (fractional_dim, XF, "err_invalid_shape", "invalid tensor shape: dimension 21.33", "nl.ndarray"),
+    "pid_str": (pid_str, XF, "err_unexpected_type_of_operand", "unexpected type of operand 'axis': got str '0'",
+                "nl.program_id"),
+    "none_operand": (none_operand, XF, "err_operand_cannot_be_none", "operand 'x' cannot be None", "nl.multiply"),
+    "list_index": (list_index, XF, "err_unsupported_index", "a tensor index is an int, a slice, nl.ds", "t["),
+    "store_none": (store_none, XF, "err_operand_cannot_be_none", "operand 'value' cannot be None", "nl.store"),
     "matmul_free_dims_mask": (matmul_free_dims_mask, XF, "err_param_shape_incompatible_with_matmul",
                               "a moving operand with several free dims takes no mask= and no indirect index",
                               "nisa.nc_matmul"),
@@ -250,8 +336,8 @@ def integer_bits(x):
     nl.store(out[0], value=nl.bitwise_and(t, 0xFF))
     nl.store(out[1], value=nisa.tensor_scalar(t, np.right_shift, 4))
     nl.store(out[2], value=nisa.tensor_tensor(t, t, op=nl.bitwise_xor))
-    # an arithmetic op fused with a bitvec op keeps the integer bits between them
-    nl.store(out[3], value=nisa.tensor_scalar(t, np.add, 1, op1=np.bitwise_and, operand1=0xF0))
+    # two fused bitvec ops keep the integer bits between them
+    nl.store(out[3], value=nisa.tensor_scalar(t, np.right_shift, 4, op1=np.bitwise_and, operand1=0xF0))
     nl.store(out[4, :, 0:1], value=nisa.tensor_reduce(np.bitwise_or, t, axis=1, keepdims=True))
     nl.store(out[5, 0:1, :], value=nisa.tensor_partition_reduce(np.bitwise_xor, t))
     return out
@@ -262,7 +348,7 @@ def test_bitvec_operators_on_integer_tiles():
     np.testing.assert_array_equal(got[0], XI & 0xFF)
     np.testing.assert_array_equal(got[1], XI >> 4)
     np.testing.assert_array_equal(got[2], np.zeros_like(XI))
-    np.testing.assert_array_equal(got[3], (XI + 1) & 0xF0)
+    np.testing.assert_array_equal(got[3], (XI >> 4) & 0xF0)
     np.testing.assert_array_equal(got[4, :, 0:1], np.bitwise_or.reduce(XI, axis=1, keepdims=True))
     np.testing.assert_array_equal(got[5, 0:1, :], np.bitwise_xor.reduce(XI, axis=0, keepdims=True))
 
@@ -288,6 +374,32 @@ def k_hwdge_transpose(x):
     out = nl.ndarray((64, 128), dtype=x.dtype, buffer=nl.shared_hbm)
     nl.store(out, value=nisa.dma_transpose(x, dge_mode=nisa.dge_mode.hwdge))  # ERR:hwdge_transpose
     return out
+
+
+def k_activation_max_reduce(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    res = nl.ndarray((128, 1), dtype=nl.float32)
+    nl.store(out, value=nisa.activation_reduce(op=nl.exp, data=nl.load(x), reduce_op=np.max,  # ERR:act_max
+                                               reduce_res=res))
+    return out
+
+
+def k_pe_quarter_tiles(x):
+    out = nl.ndarray((32, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x[0:32, 0:32])
+    nl.store(out, value=nisa.nc_matmul(t, t, tile_position=(0, 0), tile_size=(32, 32)))  # ERR:pe_quarter
+    return out
+
+
+@pytest.mark.parametrize("case,fn,what", [
+    ("act_max", k_activation_max_reduce, "nisa.activation(reduce_op=maximum)"),
+    ("pe_quarter", k_pe_quarter_tiles, "nisa.nc_matmul(tile_size=(32, 32))")])
+def test_neuroncore_v2_limits(case, fn, what):
+    e = trace_error(nki.jit(fn, platform_target="trn1"), XF)
+    check_diag(e, M, "err_min_arch_support_for_inst",
+               f"'{what}' is available on NeuronCore-v3 and newer only; target 'trn1' is NeuronCore-v2",
+               [(case, "nisa.")])
+    nki.jit(fn, platform_target="trn2")(XF)  # legal from NeuronCore-v3 on
 
 
 @pytest.mark.parametrize("target", ["inf1", "trn1", "inf2"])
