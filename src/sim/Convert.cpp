@@ -196,6 +196,14 @@ void scatter_int(DType t, void* data, int64_t off, int64_t stride, int64_t n, co
   }
 }
 
+void scatter_int_wrapped(DType t, void* data, int64_t off, int64_t stride, int64_t n, const int64_t* in) {
+  if (!ir::is_integer(t) || t == DType::bool_) return scatter_int(t, data, off, stride, n, in);
+  with_int_type(t, [&](auto tag) {
+    using T = decltype(tag);
+    scatter_as<T>(data, off, stride, n, in, [](int64_t v) { return static_cast<T>(v); });
+  });
+}
+
 namespace {
 template <class T>
 void copy_typed(const void* src, int64_t soff, int64_t sstride, void* dst, int64_t doff,

@@ -23,6 +23,10 @@ void scatter_float(ir::DType t, void* data, int64_t off, int64_t stride, int64_t
 // Integers saturate; float formats round the exact value to nearest-even.
 void scatter_int(ir::DType t, void* data, int64_t off, int64_t stride, int64_t n,
                  const int64_t* in);
+// Into integer format `t` of the source's width, keeping the bits: a DMA between
+// int32 and uint32 reinterprets (NxD's find_index stores uint32 0xFFFFFFFF as -1).
+void scatter_int_wrapped(ir::DType t, void* data, int64_t off, int64_t stride, int64_t n,
+                         const int64_t* in);
 
 // Same-dtype transfers: raw element copies and fills of one encoded value.
 void copy_elements(int elem_size, const void* src, int64_t soff, int64_t sstride, void* dst,

@@ -98,7 +98,8 @@ void TileExecutor::move_chunk(const InstPlan& p, int64_t m) {
     scatter_float(to, data_[0], off_[0], step_[0], m, fbuf_[0].data());
   } else {
     gather_int(from, data_[1], off_[1], step_[1], m, ibuf_[0].data());
-    scatter_int(to, data_[0], off_[0], step_[0], m, ibuf_[0].data());
+    const bool same_width = ir::is_integer(to) && ir::size_of(to) == ir::size_of(from);
+    (p.dma && same_width ? scatter_int_wrapped : scatter_int)(to, data_[0], off_[0], step_[0], m, ibuf_[0].data());
   }
 }
 

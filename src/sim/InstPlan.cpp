@@ -135,6 +135,7 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
   }
   if (!in.accumulate && copy) {
     p.path = Path::Move;
+    p.dma = in.opcode != Opcode::Copy;
   } else if (!in.accumulate && in.opcode == Opcode::Memset) {
     p.path = Path::Fill;
     store_element(dst, p.fill.data(), 0, in.imms[0]);

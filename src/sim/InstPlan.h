@@ -53,6 +53,7 @@ struct InstPlan {
   IntFormat format;
   bool accumulate = false;
   bool negate = false;
+  bool dma = false;  // a load or store: same-width integer conversions keep the bits
   std::array<std::byte, 4> fill{};
 };
 

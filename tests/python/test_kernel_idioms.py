@@ -221,3 +221,17 @@ def test_a_column_per_partition_meets_every_free_element():
     np.testing.assert_array_equal(got[0], t + c)
     np.testing.assert_array_equal(got[1], t * c)
     np.testing.assert_array_equal(got[2], t - c)
+
+
+@nki.jit
+def not_found_as_minus_one(x, vals):
+    out = nl.ndarray((128, 8), dtype=nl.int32, buffer=nl.shared_hbm)
+    nl.store(out, value=nisa.nc_find_index8(data=nl.load(x), vals=nl.load(vals)))   # uint32 into int32
+    return out
+
+
+def test_a_store_between_signed_and_unsigned_keeps_the_bits():
+    x = np.tile(np.arange(16, dtype=np.float32), (128, 1))
+    vals = np.tile(np.array([3, 100, 7, -1, 8, 15, 0.5, 0], np.float32), (128, 1))
+    want = np.tile(np.array([3, -1, 7, -1, 8, 15, -1, 0], np.int32), (128, 1))
+    np.testing.assert_array_equal(not_found_as_minus_one(x, vals), want)

@@ -74,8 +74,12 @@ def cast_source(src, dst, rng):
     return x
 
 
-def cast_expected(x, dst):
+def cast_expected(x, dst, how=""):
     if not is_float(x.dtype.type) and not is_float(dst):
+        # A DMA (load/store) between signed and unsigned of one width keeps the bits.
+        if how in ("nl.load(dtype=)", "nl.store") and np.dtype(dst).itemsize == x.dtype.itemsize and dst is not np.bool_ \
+                and x.dtype != np.bool_:
+            return x.view(dst)
         info = np.iinfo(dst)
         return np.clip(x.astype(np.int64), info.min, info.max).astype(dst)
     return rnd(to_f32(x), dst)
@@ -96,7 +100,7 @@ CASTERS = {
 def test_cast(src, dst, how):
     x = cast_source(src, dst, seed("cast", src, dst))
     got = CASTERS[how](x, dst)
-    assert_bits(got, cast_expected(x, dst), f"{how} {np.dtype(src)} -> {np.dtype(dst)}")
+    assert_bits(got, cast_expected(x, dst, how), f"{how} {np.dtype(src)} -> {np.dtype(dst)}")
 
 
 @pytest.mark.parametrize("dst", dparams(FLOATS))
