@@ -34,8 +34,13 @@ class _Traced:
 
     def __init__(self, ir, array_params, in_place=False):
         self.ir = ir
-        self.array_params = array_params  # names of the numpy-array parameters, in order
+        # The numpy-array parameters, in order: a name, or (name, i) for item i of a tuple argument.
+        self.array_params = array_params
         self.in_place = in_place          # parameters are written in place (legacy kernels)
+
+    def arrays(self, bound):
+        """The kernel's input arrays out of its bound arguments."""
+        return [bound[p] if isinstance(p, str) else bound[p[0]][p[1]] for p in self.array_params]
 
 
 def _grid_spec(name, grid):
@@ -107,6 +112,14 @@ class TraceKernel:
                     mutable = legacy or _typehints.is_mutable(sig.parameters[name].annotation)
                     value = core.add_input(name, list(value.shape), _dtypes.dtype_name(value.dtype), mutable)
                     array_params.append(name)
+                elif isinstance(value, (tuple, list)) and any(isinstance(v, np.ndarray) for v in value):
+                    # A tuple of arrays (a KV cache `past=(k, v)`): each array is an input.
+                    items = list(value)
+                    for i, v in enumerate(items):
+                        if isinstance(v, np.ndarray):
+                            items[i] = core.add_input(f"{name}_{i}", list(v.shape), _dtypes.dtype_name(v.dtype), legacy)
+                            array_params.append((name, i))
+                    value = type(value)(items)
                 call_args[name] = value
             fn = _rewrite.rewritten(self.func)
             bound.arguments.update(call_args)
@@ -124,8 +137,7 @@ class TraceKernel:
         traced = self.trace(grid, args, kwargs)
         arrays = inspect.signature(self.func).bind(*args, **kwargs).arguments
         try:
-            return simulate_traced(traced, [arrays[n] for n in traced.array_params], check_uninitialized,
-                                   check_races)
+            return simulate_traced(traced, traced.arrays(arrays), check_uninitialized, check_races)
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None
 

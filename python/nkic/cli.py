@@ -123,7 +123,7 @@ def cmd_run(ns):
     traced = k.trace(grid, args, kwargs)
     t1 = time.perf_counter()
     bound = inspect.signature(k.func).bind(*args, **kwargs).arguments
-    arrays = [bound[n] for n in traced.array_params]
+    arrays = traced.arrays(bound)
     outs = _kernel.simulate_traced(traced, arrays, ns.check_uninitialized, ns.check_races)
     t2 = time.perf_counter()
     print(f"{os.path.basename(path)}::{k.__name__}: traced {traced.ir.num_instructions()} instructions "

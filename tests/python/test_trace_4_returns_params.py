@@ -496,3 +496,17 @@ def test_returning_a_reshape_of_a_written_output():
     out = simulate(k_returns_reshaped_output, a)
     assert out.shape == (2, 64, 64)
     np.testing.assert_allclose(out, np.exp(a), rtol=1e-5)
+
+
+@nki.jit
+def k_tuple_of_arrays(q, past):
+    k, v = past
+    out = nl.ndarray(q.shape, dtype=q.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.add(nl.load(q), nl.multiply(nl.load(k), nl.load(v))))
+    return out
+
+
+def test_arrays_inside_a_tuple_argument_are_kernel_inputs():
+    q, k, v = f32(seed=1), f32(seed=2), f32(seed=3)
+    np.testing.assert_allclose(k_tuple_of_arrays(q, (k, v)), q + k * v, rtol=1e-6)
+    np.testing.assert_allclose(k_tuple_of_arrays(q, [v, k]), q + k * v, rtol=1e-6)
