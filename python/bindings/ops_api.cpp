@@ -155,6 +155,7 @@ void bind_ops_api(py::module_& m) {
       return py::isinstance<PyTensor>(h) ? std::optional<types::TensorVal>(tensor_of(h, what)) : std::nullopt;
     };
     std::optional<types::TensorVal> bt = opt(bias, "bias"), st = opt(scale, "scale");
+    if (!st && !PyNumber_Check(scale.ptr())) b.fail(sema::err_activation_scale_invalid_type(py_type_name(scale)));
     codegen::check_activation_operands(b, tensor_of(data, "data"), bt ? &*bt : nullptr, st ? &*st : nullptr);
   });
   m.def("engine_accumulator", [] { return wrap_tensor(builder("").engine_accumulator()); });
@@ -202,7 +203,9 @@ void bind_ops_api(py::module_& m) {
     types::IndexVal idx;
     if (auto* i = std::get_if<types::IndexVal>(&v)) idx = *i;
     else if (auto* o = std::get_if<types::Other>(&v); o && o->is_int) idx.expr = ir::AffineExpr(static_cast<int64_t>(o->value));
-    else sema::fail(sema::err_unexpected_type_of_operand("expr", "expected an index expression of nl.arange values"));
+    else
+      sema::fail(sema::err_unexpected_type_of_operand(
+          "expr", py_type_name(expr) + " where an index expression of nl.arange values (or an int) is expected"));
     if (!idx.non_affine.empty()) sema::fail(sema::err_non_affine_index_expression(idx.non_affine));
     return wrap_tensor(codegen::iota(b, idx, *a.op.dtype, a.op));
   });

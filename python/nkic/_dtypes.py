@@ -48,6 +48,8 @@ def dtype_name(dt):
         return dt.name
     if isinstance(dt, str) and dt in _STORED:
         return dt
+    if dt is None:  # np.dtype(None) would be float64
+        core.raise_unsupported_dtype("None: a dtype is required here")
     try:
         return np.dtype(dt).name
     except TypeError:

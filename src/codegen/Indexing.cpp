@@ -150,8 +150,14 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   for (const ir::AffineExpr& e : t.index) r.index.push_back(e.substitute_grid(view));
   // On-chip views stay tiles (at least [P, 1]): m[:, 0] of an SBUF tile is a [P, 1]
   // column, as NKI kernels use it (unit dims appended; the index does not use them).
-  if (!ir::is_hbm(b.tensor(t.tensor).memory))
+  if (!ir::is_hbm(b.tensor(t.tensor).memory)) {
     while (r.shape.size() < 2) r.shape.push_back(1);
+    // NKI_API §1.3: an on-chip access walks consecutive partitions (free dims may stride).
+    for (const ir::Term& term : r.index[0].terms())
+      if (term.var.kind == ir::VarKind::Grid && std::abs(term.coeff) > 1)
+        b.fail(index_error("flexible striding is not allowed on the partition dim of `" + name + "` (stride " +
+                           std::to_string(term.coeff) + "); stride the free dims, or move the data with a DMA"));
+  }
   return r;
 }
 

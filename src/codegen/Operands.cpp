@@ -50,8 +50,15 @@ TensorVal fit_value(const KernelBuilder& b, const std::vector<int64_t>& dst, con
   if (broadcastable) return value;
   // Same elements, differing only in size-1 dims ([64] = [64, 1]): the value is
   // re-viewed on dst's grid, its non-unit dims taken in order.
-  if (squeezed(dst) != squeezed(value.shape))
+  if (squeezed(dst) != squeezed(value.shape)) {
+    // The documented error is for a destination smaller than the value; a value
+    // that is smaller (and does not broadcast) is a broadcast failure.
+    bool dst_smaller = dst.size() < value.shape.size();
+    for (size_t i = 0; !dst_smaller && i < value.shape.size(); ++i)
+      dst_smaller = dst[dst.size() - 1 - i] < value.shape[value.shape.size() - 1 - i];
+    if (!dst_smaller) b.fail(sema::err_param_shape_incompatible_with_numpy(sema::shape_str(value.shape), sema::shape_str(dst)));
     b.fail(sema::err_store_dst_shape_smaller_than_other_shape(dst, value.shape));
+  }
   std::vector<ir::AffineExpr> to_dst(value.shape.size(), ir::AffineExpr(0));
   size_t k = 0;
   for (size_t i = 0; i < value.shape.size(); ++i) {

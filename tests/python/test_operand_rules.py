@@ -188,6 +188,29 @@ def list_index(t):
     return t[:, [0, 2, 5]]  # ERR:list_index
 
 
+def partition_stride(t):
+    return nl.copy(t[0:128:2, :])  # ERR:partition_stride
+
+
+def iota_of_tile(t):
+    return nisa.iota(t, dtype=nl.int32)  # ERR:iota_of_tile
+
+
+def scale_text(t):
+    return nisa.activation(op=nl.exp, data=t, scale="2.0")  # ERR:scale_text
+
+
+def no_dtype(t):
+    s = nl.ndarray((128, 64), dtype=None)  # ERR:no_dtype
+    return t
+
+
+def copy_smaller_value(t):
+    h = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.hbm)
+    nisa.dma_copy(dst=h, src=t[:, 0:32])  # ERR:copy_smaller_value
+    return t
+
+
 def store_none(t):
     h = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.hbm)
     nl.store(h, value=None)  # ERR:store_none
@@ -270,6 +293,18 @@ CASES = {
                 "nl.program_id"),
     "none_operand": (none_operand, XF, "err_operand_cannot_be_none", "operand 'x' cannot be None", "nl.multiply"),
     "list_index": (list_index, XF, "err_unsupported_index", "a tensor index is an int, a slice, nl.ds", "t["),
+    "partition_stride": (partition_stride, XF, "err_unsupported_index",
+                         "flexible striding is not allowed on the partition dim of `x_tile` (stride 2)", "t["),
+    "iota_of_tile": (iota_of_tile, XF, "err_unexpected_type_of_operand",
+                     "unexpected type of operand 'expr': got NkiTensor where an index expression", "nisa.iota"),
+    "scale_text": (scale_text, XF, "err_activation_scale_invalid_type",
+                   "Scale parameter of activation or activation_reduce must be a scalar or vector of type float32, got "
+                   "str", "nisa.activation"),
+    "no_dtype": (no_dtype, XF, "err_unsupported_dtype", "unsupported dtype None: a dtype is required here",
+                 "nl.ndarray"),
+    "copy_smaller_value": (copy_smaller_value, XF, "err_param_shape_incompatible_with_numpy",
+                           "operands could not be broadcast together with shapes [128, 32] [128, 64]",
+                           "nisa.dma_copy"),
     "store_none": (store_none, XF, "err_operand_cannot_be_none", "operand 'value' cannot be None", "nl.store"),
     "matmul_free_dims_mask": (matmul_free_dims_mask, XF, "err_param_shape_incompatible_with_matmul",
                               "a moving operand with several free dims takes no mask= and no indirect index",
