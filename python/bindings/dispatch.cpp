@@ -75,13 +75,13 @@ bool has_nki_data(const py::args& args, const py::kwargs& kwargs) {
 // numpy / math / builtins (any callable without Python source) handed a traced
 // value (np.exp(tile), len(i)) fail with a TypeError: say so at the user's line.
 void host_call_failed(const py::error_already_set& e, py::handle func, const py::args& args, const py::kwargs& kwargs) {
-  if (!is_plain_type_error(e)) return;
   // The seed's builtin_range: range() in traced code takes the loop iterators' arguments.
-  if (func.ptr() == reinterpret_cast<PyObject*>(&PyRange_Type))
+  if (func.ptr() == reinterpret_cast<PyObject*>(&PyRange_Type) && (is_plain_type_error(e) || e.matches(PyExc_ValueError)))
     sema::fail(sema::err_invalid_range_args(
-        "loop bounds must be integers known at trace time (" + py::str(e.value()).cast<std::string>() + ")",
-        sema::ErrorKind::Type));
-  if (!has_nki_data(args, kwargs)) return;
+        "loop bounds must be integers known at trace time, with a nonzero step (" +
+            py::str(e.value()).cast<std::string>() + ")",
+        e.matches(PyExc_ValueError) ? sema::ErrorKind::Value : sema::ErrorKind::Type));
+  if (!is_plain_type_error(e) || !has_nki_data(args, kwargs)) return;
   std::string name = py::str(py::getattr(func, "__name__", func));
   sema::fail(sema::err_unexpected_type_of_operand(
       "x", "a traced tile or index passed to '" + name + "', which computes on host values; use the nl.* / nisa.* API (" +
@@ -219,7 +219,7 @@ py::object compare_nary(const std::vector<std::string>& ops, py::tuple operands)
     return result;
   }
   // compare_nary: (a OP1 b) & (b OP2 c) & ..., each operand evaluated once.
-  types::NkiTypeSystem& ts = trace::TraceContext::current()->type_system();
+  types::NkiTypeSystem& ts = trace::TraceContext::nki_ctx("comparison").type_system();
   bool membership = std::any_of(ops.begin(), ops.end(), [](const std::string& s) { return s == "in" || s == "not_in"; });
   if (!membership) {
     std::vector<types::CmpOp> cops;

@@ -124,10 +124,37 @@ Value NkiTypeSystem::logical_or_nary(const std::vector<Value>& operands) {
   return acc;
 }
 
+namespace {
+Other concrete_compare(CmpOp op, double a, double b) {
+  Other r;
+  r.is_bool = true;
+  r.type_name = "bool";
+  switch (op) {
+    case CmpOp::eq: r.value = a == b; break;
+    case CmpOp::ne: r.value = a != b; break;
+    case CmpOp::lt: r.value = a < b; break;
+    case CmpOp::le: r.value = a <= b; break;
+    case CmpOp::gt: r.value = a > b; break;
+    case CmpOp::ge: r.value = a >= b; break;
+  }
+  return r;
+}
+}  // namespace
+
 Value NkiTypeSystem::compare_nary(const std::vector<CmpOp>& ops, const std::vector<Value>& operands) {
   std::vector<Value> links;
   links.reserve(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) links.push_back(compare(ops[i], operands[i], operands[i + 1]));
+  for (size_t i = 0; i < ops.size(); ++i) {
+    // A link of two plain numbers (`1 < 2` in `1 < 2 < i_f`) is Python's bool;
+    // logical_and_nary promotes it to AlwaysTrue / AlwaysFalse.
+    const auto* a = std::get_if<Other>(&operands[i]);
+    const auto* b = std::get_if<Other>(&operands[i + 1]);
+    if (a && b && a->numeric && b->numeric) {
+      links.push_back(concrete_compare(ops[i], a->value, b->value));
+      continue;
+    }
+    links.push_back(compare(ops[i], operands[i], operands[i + 1]));
+  }
   return logical_and_nary(links);
 }
 

@@ -235,3 +235,19 @@ def test_a_store_between_signed_and_unsigned_keeps_the_bits():
     vals = np.tile(np.array([3, 100, 7, -1, 8, 15, 0.5, 0], np.float32), (128, 1))
     want = np.tile(np.array([3, -1, 7, -1, 8, 15, -1, 0], np.int32), (128, 1))
     np.testing.assert_array_equal(not_found_as_minus_one(x, vals), want)
+
+
+@nki.jit
+def chained_with_constant_prefix(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.zeros(x.shape, dtype=x.dtype))
+    i_p, i_f = nl.mgrid[0:128, 0:64]
+    nl.store(out[i_p, i_f], value=nl.load(x[i_p, i_f]), mask=1 < 2 < i_f)       # True & (2 < i_f)
+    nl.store(out[i_p, i_f], value=nl.load(x[i_p, i_f]), mask=3 < 2 < i_f)       # never
+    return out
+
+
+def test_a_chained_comparison_whose_first_link_is_plain_numbers():
+    x = X[:, 0:64].copy()
+    want = np.where(np.arange(64) > 2, x, 0.0)
+    np.testing.assert_array_equal(chained_with_constant_prefix(x), want)

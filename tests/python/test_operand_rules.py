@@ -119,6 +119,12 @@ def float_range(t):
     return t
 
 
+def zero_step_range(t):
+    for i in range(0, 4, 0):  # ERR:zero_step_range
+        pass
+    return t
+
+
 def floordiv_tiles(t):
     return t // 2  # ERR:floordiv_tiles
 
@@ -268,6 +274,9 @@ CASES = {
                       "got a traced tile or index passed to 'exp', which computes on host values", "np.exp"),
     "float_range": (float_range, XF, "err_invalid_range_args",
                     "loop bounds must be integers known at trace time", "range"),
+    "zero_step_range": (zero_step_range, XF, "err_invalid_range_args",
+                        "loop bounds must be integers known at trace time, with a nonzero step (range() arg 3 must "
+                        "not be zero)", "range"),
     "floordiv_tiles": (floordiv_tiles, XF, "err_instruction_unsupported_op", "unsupported operator '//'", "t // 2"),
     "helper_missing_keyword": (helper_missing_keyword, XF, "err_unsupported_args",
                                "unsupported arguments to 'scaled': missing a required argument: 'scale'", "scaled"),
