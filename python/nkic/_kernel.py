@@ -50,7 +50,7 @@ def _grid_spec(name, grid):
         grid = (grid,)
     dims, cores = [], []
     for g in grid:
-        n = getattr(g, "size", g)
+        n = g if isinstance(g, (int, np.integer)) else getattr(g, "size", g)  # numpy ints have a .size too
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             core.raise_unsupported_args(name, f"the launch grid {grid!r} needs positive integer sizes, got {n!r}")
         dims.append(int(n))

@@ -280,3 +280,15 @@ def test_diagnostics_outside_traced_code_point_at_the_callers_line():
     with pytest.raises(nkic.NKIError) as info: nki.jit(k_grid)(np.ones((128, 512), np.int64))  # noqa: E701
     assert info.value.code == "err_unsupported_dtype" and info.value.line == line
     assert info.value.message == "unsupported dtype 'int64' of the kernel argument 'a'"
+
+
+def test_a_launch_grid_of_numpy_integers():
+    @nki.jit
+    def rows(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        i = nl.program_id(0)
+        nl.store(out[i * 64:(i + 1) * 64, :], value=nl.load(a[i * 64:(i + 1) * 64, :]))
+        return out
+    a = f32((128, 64))
+    np.testing.assert_array_equal(rows[np.int64(2)](a), a)
+    np.testing.assert_array_equal(rows[np.int32(2), 1](a), a)
