@@ -126,7 +126,8 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
         view[d] = bound(it.value, 0, size);
         continue;
       }
-      ir::AffineExpr start = bound(it.start, 0, size);
+      // nl.ds(start, size) is not a Python slice: a negative start stays negative (out of bounds).
+      ir::AffineExpr start = it.size && it.start ? it.start->expr : bound(it.start, 0, size);
       int64_t extent;
       if (it.size) {
         extent = *it.size;

@@ -217,6 +217,12 @@ def copy_smaller_value(t):
     return t
 
 
+def ds_negative_start(t):
+    h = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.hbm)
+    nl.store(h, value=t)
+    return nl.load(h[:, nl.ds(-8, 32)])  # ERR:ds_negative_start
+
+
 def store_none(t):
     h = nl.ndarray(t.shape, dtype=t.dtype, buffer=nl.hbm)
     nl.store(h, value=None)  # ERR:store_none
@@ -314,6 +320,9 @@ CASES = {
     "copy_smaller_value": (copy_smaller_value, XF, "err_param_shape_incompatible_with_numpy",
                            "operands could not be broadcast together with shapes [128, 32] [128, 64]",
                            "nisa.dma_copy"),
+    "ds_negative_start": (ds_negative_start, XF, "err_tensor_access_out_of_bound",
+                          "Out-of-bound access for tensor `h` on dimension 1: index range [-8, 23] exceed dimension "
+                          "size of 64", "nl.load"),
     "store_none": (store_none, XF, "err_operand_cannot_be_none", "operand 'value' cannot be None", "nl.store"),
     "matmul_free_dims_mask": (matmul_free_dims_mask, XF, "err_param_shape_incompatible_with_matmul",
                               "a moving operand with several free dims takes no mask= and no indirect index",
