@@ -60,7 +60,8 @@ def quantize_mx(dst, src, dst_scale, name=None, **kwargs):
 
 @_api("nisa.nc_transpose")
 def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
-    if engine == vector_engine and len(data.shape) == 2:  # other ranks fail the transpose's own rank check
+    data = _flat2d(data)  # several free axes collapse into one
+    if engine == vector_engine:
         core.check_arch_limit(data, "data", "vector_transpose_max")
     return core.transpose("nisa.nc_transpose", data, mask, _dtype_arg(dtype))
 
@@ -197,7 +198,8 @@ def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, 
 def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, mask=None,
                          **kwargs):
     first = op_name(op0, "op0")
-    out = core.elementwise(first, _operands(first, data, operand0, reverse0), mask, _dtype_arg(dtype))
+    out = core.elementwise(first, _operands(first, data, operand0, reverse0), mask,
+                           _dtype_arg(dtype) or core.tensor_info(data)[1])  # ISA results keep the data's dtype
     _reduce_into(reduce_res, op_name(reduce_op, "reduce_op"), out, mask)
     return out
 
@@ -218,6 +220,8 @@ def _predicate(predicate, reverse_pred, mask):
 
 @_api("nisa.tensor_copy_predicated")
 def tensor_copy_predicated(*, src, dst, predicate, mask=None, dtype=None, reverse_pred=False, **kwargs):
+    if not isinstance(src, core.NkiTensor):  # a scalar src is copied where the predicate holds
+        src = memset(tuple(dst.shape), src, core.tensor_info(dst)[1])
     src, predicate = _like(src, dst), _like(predicate, dst)
     dst[...] = core.where(_predicate(predicate, reverse_pred, mask), src, dst, mask, _dtype_arg(dtype) or core.tensor_info(dst)[1])
 
@@ -310,7 +314,7 @@ def bn_stats(data, *, mask=None, dtype=None, **kwargs):
     p = data.shape[0]
     flat = _flat2d(data)
     n = flat.shape[1]
-    out = language.ndarray((p, 6), dtype=_dtype_arg(dtype) or "float32")
+    out = language.ndarray((p, 6), dtype=_dtype_arg(dtype) or core.tensor_info(data)[1])  # fp32 results cast back
     for k, half in enumerate((flat[:, 0:n:2], flat[:, 1:n:2])):
         count = half.shape[1]
         mean = language.mean(half, axis=1, keepdims=True, dtype="float32", mask=mask)
@@ -508,6 +512,7 @@ def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
     """Per partition, the position of each of the 8 `vals` in `data` (equal values: successive
     occurrences; absent values: all ones)."""
     core.assert_elements_per_partition(data, "data", *core.topk_elements())
+    vals = _flat2d(vals)
     _, found, _ = _take8(_flat2d(data), lambda work, k: vals[:, k:k + 1], float("nan"), mask)
     return core.elementwise("bypass", (found,), None, _dtype_arg(dtype) or "uint32")
 
@@ -519,6 +524,7 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, *
     core.assert_elements_per_partition(data, "data", 1, core.topk_elements()[1])
     # The engine walks vals from the last to the first: of equal vals, the last takes the
     # first occurrence (the Neuron SDK documents this tie-break).
+    vals = _flat2d(vals)
     work, found, _ = _take8(_flat2d(data), lambda work, k: vals[:, k:k + 1], float(imm), mask, range(7, -1, -1))
     if dst_idx is not None:
         dst_idx[...] = found

@@ -251,3 +251,40 @@ def test_a_chained_comparison_whose_first_link_is_plain_numbers():
     x = X[:, 0:64].copy()
     want = np.where(np.arange(64) > 2, x, 0.0)
     np.testing.assert_array_equal(chained_with_constant_prefix(x), want)
+
+
+@nki.jit
+def documented_isa_forms(x):
+    stats = nl.ndarray((128, 6), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    scaled = nl.ndarray((128, 64), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    where = nl.ndarray((128, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+    trans = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    filled = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x, dtype=nl.bfloat16)
+    s = nisa.bn_stats(t)                            # fp32 statistics cast back to the input's dtype
+    assert s.dtype == nl.bfloat16
+    nl.store(stats, value=s)
+    red = nl.ndarray((128, 1), dtype=nl.float32)
+    r = nisa.tensor_scalar_reduce(data=t, op0=np.multiply, operand0=2.0, reduce_op=np.add, reduce_res=red)
+    assert r.dtype == nl.bfloat16                   # defaults to the data's dtype, as tensor_scalar does
+    nl.store(scaled, value=r)
+    f = nl.load(x)
+    vals = nl.copy(f[:, 0:8]).reshape((128, 1, 8))  # 3-D vals
+    nl.store(where, value=nisa.nc_find_index8(data=f, vals=vals))
+    nl.store(trans, value=nisa.nc_transpose(f.reshape((128, 2, 32))))     # free axes collapse into one
+    dst = nl.zeros((128, 64), dtype=nl.float32)
+    nisa.tensor_copy_predicated(src=3.0, dst=dst, predicate=nl.greater(f, 0.5))   # a scalar src
+    nl.store(filled, value=dst)
+    return stats, scaled, where, trans, filled
+
+
+def test_documented_forms_of_isa_instructions():
+    stats, scaled, where, trans, filled = documented_isa_forms(X[:, 0:64].copy())
+    x = X[:, 0:64]
+    xb = x.astype(nl.bfloat16).astype(np.float32)
+    assert stats.dtype == nl.bfloat16 and scaled.dtype == nl.bfloat16
+    np.testing.assert_allclose(stats[:, 1].astype(np.float32), xb[:, 0::2].mean(axis=1), rtol=1e-2)
+    np.testing.assert_array_equal(scaled.astype(np.float32), (2 * xb).astype(nl.bfloat16).astype(np.float32))
+    np.testing.assert_array_equal(where, np.tile(np.arange(8), (128, 1)))
+    np.testing.assert_array_equal(trans, x.T)
+    np.testing.assert_array_equal(filled, np.where(x > 0.5, 3.0, 0.0))
