@@ -232,6 +232,9 @@ void bind_trace_api(py::module_& m) {
     sema::fail(sema::err_break_in_deferred_loop(statement));
   });
   m.def("is_traced", [](py::handle h) { return is_traced(h); });
+  m.def("is_scalar_predicate", [](py::handle h) {
+    return py::isinstance<PyMask>(h) && !h.cast<const PyMask&>().v.is_tile();
+  });
   m.def("raise_precedence_trap", [] {
     sema::fail(sema::err_comparison_precedence());
   });

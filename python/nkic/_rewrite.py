@@ -105,6 +105,21 @@ def bind(name, new, old):
     return new
 
 
+def ifexp_test(condition):
+    """The test of `a if c else b`. A predicate over loop variables or program ids
+    is an object NKI's tracer finds true (only `if` statements check for it), so
+    the first branch is taken for every iteration, as neuronx-cc compiles it;
+    public kernels rely on that (`state if i > 0 else 0` on a zeroed state)."""
+    if core.trace_active() and core.is_scalar_predicate(condition):
+        file, line, _ = core.user_location()
+        warnings.warn_explicit(
+            "the condition of this conditional expression is a predicate over loop variables or program ids; "
+            "NKI takes its first branch for every iteration. For a per-iteration choice write an `if` statement "
+            "or pass the predicate as mask=", UserWarning, file or "<kernel>", line or 0)
+        return True
+    return core.eval_if_cnd(condition)
+
+
 def branch_return(branches, value):
     """`return` inside an if: a predicated if traces both branches, so leaving
     the function from one of them cannot be expressed."""
@@ -169,6 +184,7 @@ HOOKS = {
     "__nki_call__": core.call,
     "__nki_call_named__": core.call_named,
     "__nki_if__": core.eval_if_cnd,
+    "__nki_ifexp__": ifexp_test,
     "__nki_cmp__": core.compare_nary,
     "__nki_cmp_trap__": lambda left, rest: core.raise_precedence_trap() if core.is_traced(left) else rest(),
     "__nki_for__": _loops.for_hook,
@@ -304,7 +320,7 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_IfExp(self, node):
         self.generic_visit(node)
-        node.test = _hook("__nki_if__", node.test, node.test)
+        node.test = _hook("__nki_ifexp__", node.test, node.test)
         return node
 
     def visit_Compare(self, node):

@@ -423,7 +423,6 @@ def test_tensor_condition_is_dynamic_control_flow(case):
 PREDICATE_CASES = {
     "if": (k_if_program_id, ("if_program_id", "nl.program_id(0) < 2")),
     "elif": (k_elif_program_id, ("elif_program_id", "nl.program_id(0) < 2")),
-    "ifexp": (k_ifexp_program_id, ("ifexp_program_id", "nl.program_id(0) < 2")),
     "while": (k_while_program_id, ("while_program_id", "nl.program_id(0) < 2")),
     "chained comparison": (k_chained_program_id, ("chained_program_id", "0 < nl.program_id(0) < 2")),
 }
@@ -460,7 +459,6 @@ def test_program_id_comparison_is_a_scalar_predicate():
 LOOP_VAR_CASES = {
     # An `if` on a loop variable is predicated (see below); a conditional
     # expression or a `while` still needs a bool at trace time.
-    "ifexp": (k_ifexp_loop_var, ("ifexp_loop_var", "i < 2")),
     "while": (k_while_loop_var, ("while_loop_var", "i < 2")),
 }
 
@@ -491,11 +489,24 @@ def test_if_on_tile_indices_and_a_loop_variable_is_an_arange_condition():
                                                                                    "i_p + i < 64")])
 
 
+@pytest.mark.parametrize("kernel,grid", [(k_ifexp_loop_var, None), (k_ifexp_program_id, (4,))])
+def test_a_conditional_expression_on_a_predicate_takes_its_first_branch(kernel, grid):
+    # NKI's tracer finds a predicate object true outside `if` statements: the first
+    # branch, for every iteration and program, with a warning at the user's line.
+    a = f32()
+    with pytest.warns(UserWarning, match="NKI takes its first branch for every iteration") as seen:
+        got = simulate(kernel, a, grid=grid)
+    marker = "ifexp_loop_var" if grid is None else "ifexp_program_id"
+    assert seen[0].lineno == M.line(marker)
+    want = np.stack([2 * a] * 4) if grid is None else 2 * a
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 def test_symbolic_condition_message_names_its_own_origin():
     # "where the symbolic value came from": a program-id condition is not blamed
     # on a loop variable, nor a loop-variable condition on the program id.
     pid = trace_error(k_if_program_id, f32(), grid=(4,)).message
-    loop = trace_error(k_ifexp_loop_var, f32()).message
+    loop = trace_error(k_while_loop_var, f32()).message
     both = trace_error(k_if_loop_var_and_program_id, f32(), grid=(4,)).message
     assert "program" in pid and "loop variable" not in pid, pid
     assert "loop variable" in loop and "program" not in loop, loop
