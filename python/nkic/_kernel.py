@@ -168,6 +168,10 @@ class Launch:
             core.raise_nested_kernel_with_spmd_grid()
         return self.kernel.run(self.grid, args, kwargs)
 
+    def __getitem__(self, grid):
+        core.raise_unsupported_args(self.kernel.__name__, f"the launch grid is given once, as kernel[{self.grid!r}]; "
+                                    f"got a second one, {grid!r}")
+
 
 def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False):
     kernel = traced.ir

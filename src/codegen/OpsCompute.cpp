@@ -136,7 +136,9 @@ TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<Af
   ir::Access ma = access_for(b, mv, mv.shape);
   for (ir::AffineExpr& e : ma.index) e = e.substitute_grid(m_grid);
   in->srcs.push_back(std::move(ma));
-  in->predicate = predicate_for(b, args, 3);
+  // mask= names the result's [M, N] grid, which is (1, 2) of the [K, M, N] space.
+  in->predicate = predicate_for(b, args, 2);
+  for (ir::Constraint& c : in->predicate) c.expr = c.expr.substitute_grid({AffineExpr::grid(1), AffineExpr::grid(2)});
   // Operand masks restrict K and M (stationary) or K and N (moving) of the [K, M, N] space.
   auto add_operand_mask = [&](const TensorVal& v, const std::vector<ir::AffineExpr>& to_iter) {
     for (const types::Atom& a : v.operand_mask)
@@ -348,6 +350,17 @@ TensorVal all_reduce(KernelBuilder& b, const TensorVal& x, ir::AluOp op, const s
     b.fail(sema::err_dynamic_control_flow_not_supported(
         "the trip count of an enclosing loop, read from a tensor (nl.all_reduce needs every program to "
         "reach it the same number of times)"));
+  const int64_t ndim = static_cast<int64_t>(b.kernel().grid.size());
+  for (int64_t a : axes)
+    if (a < 0 || a >= std::max<int64_t>(ndim, 1)) b.fail(sema::err_program_id_axis_out_of_bounds(a, ndim));
+  // Every program of a group contributes: a mask that differs between programs
+  // would leave the collective waiting for operands that never come.
+  if (args.mask)
+    for (const types::Conjunction& c : args.mask->dnf)
+      for (const types::Atom& atom : c)
+        if (atom.expr.uses(ir::VarKind::ProgramId))
+          b.fail(sema::err_unsupported_expression_in_mask(
+              "nl.all_reduce's mask cannot depend on nl.program_id: every program of the group contributes"));
   auto in = make_instruction(ir::Opcode::AllReduce, x.shape);
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "all_reduce"), x.shape,
                                args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);

@@ -201,8 +201,8 @@ void TraceContext::open_while_loop(const types::TensorVal& cond) {
 void TraceContext::close_while_loop(const types::TensorVal& end_cond) {
   builder_.check_live(end_cond);
   if (!single_element(end_cond))
-    builder_.fail(sema::err_unexpected_type_of_operand(
-        "while condition", "a tile of shape " + sema::shape_str(end_cond.shape) + "; it is one element (scalar(...))"));
+    builder_.fail(sema::err_ambiguous_tensor_truth_value("a tensor of shape " + sema::shape_str(end_cond.shape) +
+                                                         " (a do-while condition is one element)"));
   builder_.set_while_condition(codegen::access_for(builder_, end_cond, std::vector<int64_t>(end_cond.shape.size(), 1)));
   close_loop();
 }

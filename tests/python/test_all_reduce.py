@@ -107,3 +107,26 @@ def test_nan_operands_settle():
     assert np.isnan(out[:, 5, 2]).all()
     out[:, 5, 2] = 2.0
     assert np.array_equal(out, np.full_like(x, 2.0))
+
+
+def test_program_axes_and_masks_that_cannot_work_are_diagnosed():
+    def k(x, axes, masked):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        pid = nl.program_id(0)
+        t = nl.load(x[pid])
+        nl.store(out[pid], value=nl.all_reduce(t, op=np.add, program_axes=axes,
+                                               mask=(pid == 0) if masked else None))
+        return out
+
+    x = np.ones((2, 128, 64), np.float32)
+    with pytest.raises(nkic.NKIError) as info:
+        nki.jit(k)[2](x, [1], False)
+    assert info.value.code == "err_program_id_axis_out_of_bounds"
+    assert info.value.message == "program_id axis 1 is out of bounds for a launch grid of 1 dimension(s)"
+    with pytest.raises(nkic.NKIError) as info:
+        nki.jit(k)[2](x, [0], True)
+    assert info.value.code == "err_unsupported_expression_in_mask"
+    assert "nl.all_reduce's mask cannot depend on nl.program_id" in info.value.message
+    with pytest.raises(nkic.NKIError) as info:
+        nki.jit(k)[2][2](x, [0], False)
+    assert info.value.code == "err_unsupported_args" and "the launch grid is given once" in info.value.message

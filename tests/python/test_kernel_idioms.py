@@ -288,3 +288,21 @@ def test_documented_forms_of_isa_instructions():
     np.testing.assert_array_equal(where, np.tile(np.arange(8), (128, 1)))
     np.testing.assert_array_equal(trans, x.T)
     np.testing.assert_array_equal(filled, np.where(x > 0.5, 3.0, 0.0))
+
+
+@nki.jit
+def masked_matmul_rows(a, b):
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.zeros((128, 512), dtype=nl.float32))
+    i_m, i_n = nl.mgrid[0:128, 0:512]
+    c = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+    c[i_m, i_n] = nisa.nc_matmul(nl.load(a), nl.load(b), mask=(i_m < 32))   # mask= names the result grid
+    nl.store(out[i_m, i_n], value=nl.copy(c[i_m, i_n]), mask=(i_m < 32))
+    return out
+
+
+def test_an_instruction_mask_on_a_matmul_restricts_its_result_rows():
+    a = np.random.default_rng(4).random((128, 128), dtype=np.float32)
+    got = masked_matmul_rows(a, X)
+    np.testing.assert_allclose(got[:32], (a.T @ X)[:32], rtol=1e-4)
+    assert not got[32:].any()

@@ -134,3 +134,18 @@ def bad_scalar(a):
 def test_scalar_of_a_tile_needs_one_element():
     e = trace_error(bad_scalar, np.zeros((4, 4), np.float32))
     check_diag(e, M, "err_unexpected_type_of_operand", "a runtime scalar is one element", [("bad_scalar", "scalar(")])
+
+
+def rebound_condition(x):
+    out = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.shared_hbm)
+    big = nl.load(x)
+    cond = scalar(True)
+    while cond:
+        cond = nl.less(big, 10)  # ERR:rebound_condition
+    nl.store(out, value=nl.zeros((1, 1), dtype=nl.int32))
+    return out
+
+
+def test_a_do_while_condition_rebound_to_a_whole_tile_has_no_truth_value():
+    e = trace_error(rebound_condition, np.zeros((4, 4), np.float32))
+    assert e.code == "err_ambiguous_tensor_truth_value" and "a tensor of shape [4, 4]" in e.message
