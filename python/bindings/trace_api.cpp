@@ -81,6 +81,12 @@ void bind_trace_api(py::module_& m) {
     o.grid_physical_cores = std::move(cores);
     o.trace_time_unroll_builtin_range = unroll_builtin_range;
     trace::TraceContext& c = trace::TraceContext::new_ctx(std::move(o));
+    const sema::Target& t = c.target();
+    for (int n : c.opts().grid_physical_cores)
+      if (n > t.max_num_physical_cores) {
+        trace::TraceContext::clear();  // the trace never began
+        sema::fail(sema::err_multi_cores_spmd_not_supported(n, t.name, t.max_num_physical_cores));
+      }
     c.builder().location_provider = [] { return user_location(); };
     c.builder().warning_handler = [](const sema::Diagnostic& d) {
       py::module_::import("warnings").attr("warn_explicit")(

@@ -430,6 +430,14 @@ Diagnostic err_unsupported_args(std::string_view api, std::string_view why) {
               "see the API's signature in docs/language.md; keyword-only arguments must be named");
 }
 
+Diagnostic err_multi_cores_spmd_not_supported(int cores, std::string_view target, int max_cores) {
+  return make("err_multi_cores_spmd_not_supported",
+              "a launch-grid dim over " + std::to_string(cores) + " physical NeuronCores (nl.nc(" +
+                  std::to_string(cores) + ")) is not supported on target '" + s(target) +
+                  "': its logical NeuronCore spans " + std::to_string(max_cores) + " physical core(s)",
+              ErrorKind::Value, "launch over nl.nc(2) on trn2 / trn3, or drop nl.nc on trn1 / inf2");
+}
+
 Diagnostic err_operand_cannot_be_none(std::string_view operand) {
   return make("err_operand_cannot_be_none", "operand '" + s(operand) + "' cannot be None", ErrorKind::Type);
 }

@@ -292,3 +292,16 @@ def test_a_launch_grid_of_numpy_integers():
     a = f32((128, 64))
     np.testing.assert_array_equal(rows[np.int64(2)](a), a)
     np.testing.assert_array_equal(rows[np.int32(2), 1](a), a)
+
+
+@pytest.mark.parametrize("target,cores,limit", [("trn1", 2, 1), ("inf2", 2, 1), ("trn2", 3, 2)])
+def test_a_grid_over_more_cores_than_the_target_has(target, cores, limit):
+    import inspect
+    kernel = nki.jit(k_grid, platform_target=target)
+    line = inspect.currentframe().f_lineno + 1
+    with pytest.raises(nkic.NKIError) as info: kernel[nl.spmd_dim(nl.nc(cores))](f32())  # noqa: E701
+    e = info.value
+    assert e.code == "err_multi_cores_spmd_not_supported" and e.line == line and e.file == __file__
+    assert e.message == (f"a launch-grid dim over {cores} physical NeuronCores (nl.nc({cores})) is not supported on "
+                         f"target '{target}': its logical NeuronCore spans {limit} physical core(s)")
+    assert not _nkic.trace_active()
