@@ -183,6 +183,14 @@ void bind_trace_api(py::module_& m) {
     for (size_t d = 0; d < v.shape.size(); ++d)
       if (v.shape[d] > c.target().vector_transpose_max) fail(d, c.target().vector_transpose_max);
   });
+  m.def("check_partition_only_mask", [](py::handle mask, const std::string& why) {
+    // A mask that may only select partitions: no free-dim (grid var >= 1) term.
+    if (mask.is_none() || !py::isinstance<PyMask>(mask)) return;
+    for (const types::Conjunction& c : mask.cast<const PyMask&>().v.dnf)
+      for (const types::Atom& a : c)
+        for (const ir::Term& t : a.expr.terms())
+          if (t.var.kind == ir::VarKind::Grid && t.var.id >= 1) sema::fail(sema::err_unsupported_expression_in_mask(why));
+  });
   m.def("raise_unsupported_args", [](const std::string& api, const std::string& why) {
     sema::fail(sema::err_unsupported_args(api, why));
   });

@@ -311,6 +311,7 @@ def bn_stats(data, *, mask=None, dtype=None, **kwargs):
     [count, mean, variance * count] of each half, as a [P, 6] tile (the layout
     nisa.bn_aggr reads)."""
     core.check_arch_limit(data, "data", "bn_stats_fmax")
+    core.check_partition_only_mask(mask, "nisa.bn_stats's mask cannot restrict the free (reduce) dims")
     p = data.shape[0]
     flat = _flat2d(data)
     n = flat.shape[1]

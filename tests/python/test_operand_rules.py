@@ -168,6 +168,10 @@ def bn_stats_wide(t):
     return nisa.bn_stats(w[:, 0:1024])  # ERR:bn_stats_wide
 
 
+def bn_stats_free_mask(t):
+    return nisa.bn_stats(t, mask=(nl.arange(64)[None, :] < 32))  # ERR:bn_stats_free_mask
+
+
 def ts_mixed_ops(t):
     return nisa.tensor_scalar(t, np.add, 1.0, op1=np.bitwise_and, operand1=3)  # ERR:ts_mixed_ops
 
@@ -299,6 +303,8 @@ CASES = {
     "bn_stats_wide": (bn_stats_wide, XF, "err_size_of_dimension_exceed_arch_limit",
                       "size of dimension 1 in 'data[128, 1024]' of 'bn_stats' exceed architecture limitation of 512",
                       "nisa.bn_stats"),
+    "bn_stats_free_mask": (bn_stats_free_mask, XF, "err_unsupported_expression_in_mask",
+                           "nisa.bn_stats's mask cannot restrict the free (reduce) dims", "nisa.bn_stats"),
     "ts_mixed_ops": (ts_mixed_ops, XF, "err_instruction_unsupported_op", "unsupported operator 'add with bitwise_and'",
                      "nisa.tensor_scalar"),
     "scan_bitvec": (scan_bitvec, XF, "err_instruction_unsupported_op", "unsupported operator 'bitwise_or'",
