@@ -188,8 +188,8 @@ void bind_trace_api(py::module_& m) {
     if (mask.is_none() || !py::isinstance<PyMask>(mask)) return;
     for (const types::Conjunction& c : mask.cast<const PyMask&>().v.dnf)
       for (const types::Atom& a : c)
-        for (const ir::Term& t : a.expr.terms())
-          if (t.var.kind == ir::VarKind::Grid && t.var.id >= 1) sema::fail(sema::err_unsupported_expression_in_mask(why));
+        for (ir::Var v : a.expr.vars())
+          if (v.kind == ir::VarKind::Grid && v.id >= 1) sema::fail(sema::err_unsupported_expression_in_mask(why));
   });
   m.def("raise_unsupported_args", [](const std::string& api, const std::string& why) {
     sema::fail(sema::err_unsupported_args(api, why));

@@ -154,6 +154,9 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   if (!ir::is_hbm(b.tensor(t.tensor).memory)) {
     while (r.shape.size() < 2) r.shape.push_back(1);
     // NKI_API §1.3: an on-chip access walks consecutive partitions (free dims may stride).
+    if (r.index[0].divs_use(ir::VarKind::Grid))
+      b.fail(index_error("the partition dim of `" + name + "` is indexed by '//' or '%' of a tile index (" +
+                         r.index[0].str() + "); an on-chip access walks consecutive partitions"));
     for (const ir::Term& term : r.index[0].terms())
       if (term.var.kind == ir::VarKind::Grid && std::abs(term.coeff) > 1)
         b.fail(index_error("flexible striding is not allowed on the partition dim of `" + name + "` (stride " +

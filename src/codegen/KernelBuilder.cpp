@@ -95,8 +95,8 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
     fail(sema::err_local_variable_used_out_of_scope(display_name(loop_names_.at(v.id))));
   };
   for (const ir::Constraint& c : inst->predicate)
-    for (const ir::Term& t : c.expr.terms())
-      if (t.var.kind == ir::VarKind::Loop) range_of(t.var);
+    for (ir::Var v : c.expr.vars())
+      if (v.kind == ir::VarKind::Loop) range_of(v);
   sema::assert_packed_operands(*inst, [this](int id) -> const ir::TensorDecl& { return tensor(id); }, api(),
                                raiser());
   if (inst->has_dst()) {

@@ -396,8 +396,8 @@ void loop_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& x, ir:
   std::vector<ir::AffineExpr> ivs;
   for (const types::IndexVal& lv : loop_vars) {
     const ir::Loop* loop = nullptr;
-    if (lv.is_scalar() && lv.expr.terms().size() == 1 && lv.expr.constant() == 0 && lv.expr.terms()[0].coeff == 1 &&
-        lv.expr.terms()[0].var.kind == ir::VarKind::Loop)
+    if (lv.is_scalar() && lv.expr.is_affine() && lv.expr.terms().size() == 1 && lv.expr.constant() == 0 &&
+        lv.expr.terms()[0].coeff == 1 && lv.expr.terms()[0].var.kind == ir::VarKind::Loop)
       loop = b.open_loop(lv.expr.terms()[0].var.id);
     if (!loop)
       b.fail(sema::err_unexpected_type_of_operand("loop_indices", "an expression; pass the loop variables themselves"));

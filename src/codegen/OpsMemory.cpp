@@ -30,15 +30,15 @@ ir::Predicate written_region(const KernelBuilder& b, const TensorVal& v) {
   for (size_t d = 0; d < p->dst.index.size(); ++d) {
     const ir::AffineExpr& e = p->dst.index[d];
     int g = e.single_grid_var();
-    if (g < 0 || e.coeff({ir::VarKind::Grid, g}) != 1 || e.constant() != 0 || e.terms().size() != 1) continue;
+    if (g < 0 || e != ir::AffineExpr::grid(g)) continue;
     to_out[g] = ir::AffineExpr::grid(static_cast<int>(d));
     is_out[g] = true;
   }
   ir::Predicate out;
   for (const ir::Constraint& c : p->predicate) {
     bool only_out = true;
-    for (const ir::Term& t : c.expr.terms())
-      if (t.var.kind == ir::VarKind::Grid) only_out = only_out && is_out[t.var.id];
+    for (ir::Var v : c.expr.vars())
+      if (v.kind == ir::VarKind::Grid) only_out = only_out && is_out[v.id];
     if (only_out) out.push_back({c.expr.substitute_grid(to_out), c.kind});
   }
   return out;

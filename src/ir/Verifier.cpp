@@ -124,17 +124,19 @@ class Verifier : public IRVisitor {
     }
   }
   void check_expr(const Instruction& in, const AffineExpr& e, const std::string& where) {
-    for (const Term& t : e.terms()) {
-      switch (t.var.kind) {
+    for (const DivTerm& d : e.divs())
+      if (d.den <= 0) err(where + ": floor division by a non-positive constant");
+    for (Var v : e.vars()) {
+      switch (v.kind) {
         case VarKind::Grid:
-          if (t.var.id < 0 || t.var.id >= static_cast<int>(in.shape.size()))
+          if (v.id < 0 || v.id >= static_cast<int>(in.shape.size()))
             err(where + ": grid coordinate outside the iteration space");
           break;
         case VarKind::Loop:
-          if (!open_.count(t.var.id)) err(where + ": loop variable used outside its loop");
+          if (!open_.count(v.id)) err(where + ": loop variable used outside its loop");
           break;
         case VarKind::ProgramId:
-          if (t.var.id < 0 || t.var.id >= static_cast<int>(k_.grid.size()))
+          if (v.id < 0 || v.id >= static_cast<int>(k_.grid.size()))
             err(where + ": program id axis outside the launch grid");
           break;
       }

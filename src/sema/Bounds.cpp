@@ -43,13 +43,15 @@ bool index_ranges(const ir::Instruction& in, const ir::Access& a, const VarRange
     return &(ranges[v] = *r);
   };
   for (const ir::Constraint& c : in.predicate) {
-    ir::AffineExpr e = c.expr;
-    for (const auto& [v, value] : fixed) e = e - ir::AffineExpr::var(v, e.coeff(v)) + e.coeff(v) * value;
-    if (e.terms().empty()) {
+    ir::AffineExpr e = c.expr.map_vars([&fixed](ir::Var v) {
+      auto f = fixed.find(v);
+      return f != fixed.end() ? ir::AffineExpr(f->second) : ir::AffineExpr::var(v);
+    });
+    if (e.is_constant()) {
       if (!c.holds(e.constant())) return false;
       continue;
     }
-    if (e.terms().size() != 1) continue;
+    if (e.terms().size() != 1 || !e.is_affine()) continue;
     if (Range* r = range(e.terms()[0].var)) narrow(*r, e.terms()[0].coeff, e.constant(), c.kind);
   }
   for (const auto& [v, r] : ranges)
@@ -57,17 +59,12 @@ bool index_ranges(const ir::Instruction& in, const ir::Access& a, const VarRange
   known = true;
   out.clear();
   for (const ir::AffineExpr& e : a.index) {
-    Range r{e.constant(), e.constant()};
-    for (const ir::Term& t : e.terms()) {
-      Range* vr = range(t.var);
-      if (!vr) {
+    for (ir::Var v : e.vars())
+      if (!range(v)) {
         known = false;
         return true;
       }
-      r.first += t.coeff * (t.coeff > 0 ? vr->first : vr->second);
-      r.second += t.coeff * (t.coeff > 0 ? vr->second : vr->first);
-    }
-    out.push_back(r);
+    out.push_back(e.bounds([&](ir::Var v) { return *range(v); }));
   }
   return true;
 }
@@ -106,9 +103,8 @@ void assert_access_in_bounds(const ir::Instruction& in, const ir::Access& a, con
   // access: enumerate the loop/pid values (when few) and check each exactly.
   std::vector<ir::Var> vars;
   auto collect = [&](const ir::AffineExpr& e) {
-    for (const ir::Term& term : e.terms())
-      if (term.var.kind != ir::VarKind::Grid && std::find(vars.begin(), vars.end(), term.var) == vars.end())
-        vars.push_back(term.var);
+    for (ir::Var v : e.vars())
+      if (v.kind != ir::VarKind::Grid && std::find(vars.begin(), vars.end(), v) == vars.end()) vars.push_back(v);
   };
   for (const ir::AffineExpr& e : a.index) collect(e);
   for (const ir::Constraint& c : in.predicate) collect(c.expr);

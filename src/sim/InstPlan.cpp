@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/Numerics.h"
+#include "sim/Simulator.h"
 
 namespace nkic::sim {
 
@@ -196,6 +197,19 @@ std::unique_ptr<InstPlan> make_plan(const ir::Instruction& in, const std::vector
   for (const ir::Constraint& c : in.predicate)
     p->constraints.push_back(SplitExpr::from(c.expr, rank));
   choose_path(*p, in);
+  auto collect = [&](const SplitExpr& x) {
+    for (const ir::DivTerm& d : x.divs)
+      if (d.num.uses(ir::VarKind::Grid)) p->grid_divs.push_back(d);
+  };
+  for (const InstPlan::Access& a : p->accesses) collect(a.flat);
+  for (const SplitExpr& x : p->constraints) collect(x);
+  for (const SplitExpr& x : p->forms) collect(x);
+  // A reduction or matmul folds over its whole box at once: sub-boxes would not.
+  if (!p->grid_divs.empty() && p->kind != InstPlan::Kind::Elementwise)
+    throw SimError("err_non_affine_index_expression",
+                   "'//' or '%' of a tile index (nl.arange) on an operand of a reduction or matmul is not "
+                   "supported: index with an affine expression of nl.arange instead",
+                   in.loc);
   return p;
 }
 

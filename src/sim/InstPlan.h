@@ -55,6 +55,9 @@ struct InstPlan {
   bool negate = false;
   bool dma = false;  // a load or store: same-width integer conversions keep the bits
   std::array<std::byte, 4> fill{};
+  // Floor-divisions over Grid coords anywhere in the plan: execution splits the
+  // box into sub-boxes on which each is constant.
+  std::vector<ir::DivTerm> grid_divs;
 };
 
 // Throws std::invalid_argument when the opcode cannot apply the instruction's op

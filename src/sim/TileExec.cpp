@@ -43,6 +43,64 @@ const InstPlan& TileExecutor::plan_for(const ir::Instruction& in) {
 
 void TileExecutor::run(const ir::Instruction& in, const Env& env) {
   const InstPlan& p = plan_for(in);
+  const size_t rank = in.shape.size();
+  box_lo_.assign(rank, 0);
+  box_hi_.assign(in.shape.begin(), in.shape.end());
+  if (p.grid_divs.empty()) return run_box(p, in, env);
+  split_box(p, in, env);
+  sub_.assign(rank, 0);
+  Env at = env;
+  at.grid = box_lo_.data();
+  for (;;) {
+    for (size_t k = 0; k < rank; ++k) {
+      box_lo_[k] = cuts_[k][sub_[k]];
+      box_hi_[k] = cuts_[k][sub_[k] + 1];
+    }
+    run_box(p, in, at);
+    size_t k = rank;
+    for (; k > 0; --k) {
+      if (++sub_[k - 1] + 1 < cuts_[k - 1].size()) break;
+      sub_[k - 1] = 0;
+    }
+    if (k == 0) return;
+  }
+}
+
+void TileExecutor::split_box(const InstPlan& p, const ir::Instruction& in, const Env& env) {
+  const size_t rank = in.shape.size();
+  cuts_.assign(rank, {});
+  for (size_t k = 0; k < rank; ++k) cuts_[k] = {0, in.shape[k]};
+  Env origin = env;
+  origin.grid = nullptr;  // Grid coords read as 0
+  for (const ir::DivTerm& d : p.grid_divs) {
+    std::vector<int> coords;
+    for (ir::Var v : d.num.vars())
+      if (v.kind == ir::VarKind::Grid) coords.push_back(v.id);
+    if (coords.size() != 1 || d.num.divs_use(ir::VarKind::Grid)) {
+      // Not a function of one coord with a fixed step: unit sub-boxes.
+      for (int k : coords)
+        for (int64_t g = 1; g < in.shape[k]; ++g) cuts_[k].push_back(g);
+      continue;
+    }
+    // floor((a*g + r) / den) changes value where a*g + r crosses a multiple of den.
+    const int k = coords[0];
+    const int64_t a = d.num.coeff({ir::VarKind::Grid, k}), n = in.shape[k];
+    const int64_t r = d.num.eval([&origin](ir::Var v) { return origin.value(v); });
+    int64_t q = ir::floor_div(r, d.den);
+    for (;;) {
+      int64_t next = a > 0 ? -ir::floor_div(r - (q + 1) * d.den, a) : ir::floor_div(r - q * d.den, -a) + 1;
+      if (next >= n) break;
+      cuts_[k].push_back(next);
+      q = ir::floor_div(a * next + r, d.den);
+    }
+  }
+  for (std::vector<int64_t>& c : cuts_) {
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+  }
+}
+
+void TileExecutor::run_box(const InstPlan& p, const ir::Instruction& in, const Env& env) {
   if (!clamp_box(p, in, env)) return;
   check_bounds(p, in, env);
 
@@ -77,8 +135,8 @@ void TileExecutor::run(const ir::Instruction& in, const Env& env) {
 }
 
 bool TileExecutor::clamp_box(const InstPlan& p, const ir::Instruction& in, const Env& env) {
-  lo_.assign(in.shape.size(), 0);
-  hi_.assign(in.shape.begin(), in.shape.end());
+  lo_ = box_lo_;
+  hi_ = box_hi_;
   multi_.clear();
   for (size_t c = 0; c < p.constraints.size(); ++c) {
     const SplitExpr& x = p.constraints[c];

@@ -36,6 +36,11 @@ class TileExecutor {
 
  private:
   const InstPlan& plan_for(const ir::Instruction& in);
+  // Executes the points of the box [box_lo_, box_hi_).
+  void run_box(const InstPlan& p, const ir::Instruction& in, const Env& env);
+  // cuts_[k]: the boundaries along Grid coord k of sub-boxes on which every
+  // floor-division of the plan is constant.
+  void split_box(const InstPlan& p, const ir::Instruction& in, const Env& env);
   // Applies the predicate's constraints with at most one Grid var to the box
   // [lo_, hi_) and collects the others in multi_; false if nothing executes.
   bool clamp_box(const InstPlan& p, const ir::Instruction& in, const Env& env);
@@ -82,6 +87,9 @@ class TileExecutor {
   std::unordered_map<const ir::Instruction*, std::unique_ptr<InstPlan>> plans_;
 
   // Per-execution state, kept to reuse its storage.
+  std::vector<int64_t> box_lo_, box_hi_;
+  std::vector<std::vector<int64_t>> cuts_;
+  std::vector<size_t> sub_;
   std::vector<int64_t> lo_, hi_;
   // The predicate's constraints over several Grid vars, with their base values.
   struct MultiCond {

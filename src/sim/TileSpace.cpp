@@ -3,16 +3,24 @@
 namespace nkic::sim {
 
 namespace {
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
+using ir::floor_div;
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 }  // namespace
+
+int64_t Env::value(ir::Var v) const {
+  switch (v.kind) {
+    case ir::VarKind::Loop: return loop[v.id];
+    case ir::VarKind::ProgramId: return pid[v.id];
+    case ir::VarKind::Grid: return grid ? grid[v.id] : 0;
+  }
+  return 0;
+}
 
 SplitExpr SplitExpr::from(const ir::AffineExpr& e, int rank) {
   SplitExpr s;
   s.constant = e.constant();
+  s.divs = e.divs();
+  s.grid_divs = e.divs_use(ir::VarKind::Grid);
   s.grid.assign(rank, 0);
   for (const ir::Term& t : e.terms()) {
     if (t.var.kind == ir::VarKind::Grid) {
@@ -29,12 +37,16 @@ int64_t SplitExpr::base(const Env& env) const {
   int64_t v = constant;
   for (const ir::Term& t : outer)
     v += t.coeff * (t.var.kind == ir::VarKind::Loop ? env.loop[t.var.id] : env.pid[t.var.id]);
+  for (const ir::DivTerm& d : divs)
+    v += d.coeff * floor_div(d.num.eval([&env](ir::Var x) { return env.value(x); }), d.den);
   return v;
 }
 
 void SplitExpr::add_scaled(const SplitExpr& o, int64_t k) {
   constant += o.constant * k;
   for (const ir::Term& t : o.outer) outer.push_back({t.var, t.coeff * k});
+  for (const ir::DivTerm& d : o.divs) divs.push_back({d.num, d.den, d.coeff * k});
+  grid_divs = grid_divs || o.grid_divs;
   num_grid_vars = 0;
   for (size_t i = 0; i < grid.size(); ++i) {
     grid[i] += o.grid[i] * k;

@@ -14,16 +14,23 @@ namespace nkic::sim {
 struct Env {
   const int64_t* loop = nullptr;  // by loop axis
   const int64_t* pid = nullptr;   // by launch-grid axis
+  // The origin of a sub-box on which every floor-division over Grid coords is
+  // constant (those divisions are evaluated there); null when there are none.
+  const int64_t* grid = nullptr;
+  int64_t value(ir::Var v) const;
 };
 
 // An affine expression split for execution: its Grid coefficients are fixed for
-// the instruction, while the constant plus its Loop and ProgramId terms form a
-// base evaluated once per execution.
+// the instruction, while the constant plus its Loop and ProgramId terms (and
+// its floor-divisions) form a base evaluated once per execution. A floor-
+// division over Grid coords is constant only on a sub-box (Env::grid).
 struct SplitExpr {
   int64_t constant = 0;
   std::vector<ir::Term> outer;  // Loop and ProgramId terms
   std::vector<int64_t> grid;    // coefficient per Grid coordinate
   int num_grid_vars = 0;
+  std::vector<ir::DivTerm> divs;
+  bool grid_divs = false;  // some division reads a Grid coord
 
   // `rank` is the instruction's iteration-space rank (Grid ids are below it).
   static SplitExpr from(const ir::AffineExpr& e, int rank);

@@ -72,28 +72,37 @@ void TraceContext::pop_scope() {
 }
 
 namespace {
-// `L != v` for a loop variable L is `L >= v + 1` when v is L's first value and
-// `L <= v - 1` when it is its last (else branches of `if i == 0:`); a value
-// outside the loop's range makes the atom always true.
+// `e != 0` over loop variables becomes `e >= 1` when e's least value is 0 and
+// `e <= -1` when its greatest is (else branches of `if i == 0:` and of
+// `if i % 2 == 0:`); an e that is never 0 makes the atom always true. A single
+// loop variable also skips the values its stride never reaches.
 void narrow_not_equal(types::MaskVal& m, const codegen::KernelBuilder& b) {
+  auto loop_range = [&b](ir::Var v) -> ir::AffineExpr::OptRange {
+    const ir::Loop* loop = v.kind == ir::VarKind::Loop ? b.open_loop(v.id) : nullptr;
+    if (!loop || loop->dynamic_ub) return std::nullopt;
+    int64_t last = loop->lb + (loop->tripcount() - 1) * loop->stride;
+    return std::pair<int64_t, int64_t>{std::min(loop->lb, last), std::max(loop->lb, last)};
+  };
   for (types::Conjunction& c : m.dnf) {
     types::Conjunction kept;
     for (types::Atom& a : c) {
-      const auto& t = a.expr.terms();
-      bool single_loop = a.rel == types::Atom::Ne && t.size() == 1 && t[0].var.kind == ir::VarKind::Loop;
-      const ir::Loop* loop = single_loop ? b.open_loop(t[0].var.id) : nullptr;
-      if (!loop) {
+      std::vector<ir::Var> vars = a.expr.vars();
+      bool ranged = a.rel == types::Atom::Ne && !vars.empty();
+      for (ir::Var v : vars) ranged = ranged && loop_range(v).has_value();
+      if (!ranged) {
         kept.push_back(a);
         continue;
       }
-      if (a.expr.constant() % t[0].coeff != 0) continue;  // L never takes that value: always true
-      int64_t v = -a.expr.constant() / t[0].coeff;  // the value L must differ from
-      int64_t last = loop->lb + (loop->tripcount() - 1) * loop->stride;
-      int64_t lo = std::min(loop->lb, last), hi = std::max(loop->lb, last);
-      ir::AffineExpr var = ir::AffineExpr::var(t[0].var);
-      if (v < lo || v > hi) continue;
-      if (v == lo) kept.push_back({var - (v + 1), types::Atom::Ge});
-      else if (v == hi) kept.push_back({ir::AffineExpr(v - 1) - var, types::Atom::Ge});
+      const auto& t = a.expr.terms();
+      if (a.expr.is_affine() && t.size() == 1) {
+        const ir::Loop* loop = b.open_loop(t[0].var.id);
+        int64_t off = a.expr.constant() - loop->lb * t[0].coeff;  // e at L = lb + k*stride
+        if (off % (t[0].coeff * loop->stride) != 0) continue;     // L never takes that value
+      }
+      auto [lo, hi] = a.expr.bounds([&](ir::Var v) { return *loop_range(v); });
+      if (lo > 0 || hi < 0) continue;
+      if (lo == 0) kept.push_back({a.expr - 1, types::Atom::Ge});
+      else if (hi == 0) kept.push_back({ir::AffineExpr(-1) - a.expr, types::Atom::Ge});
       else kept.push_back(a);
     }
     c = std::move(kept);

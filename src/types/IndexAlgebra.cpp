@@ -43,10 +43,6 @@ IndexVal non_affine(IndexVal r, const std::string& why) {
   r.non_affine = why;
   return r;
 }
-int64_t floordiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
 }  // namespace
 
 IndexVal index_binop(IndexOp op, const IndexVal& a, const IndexVal& b) {
@@ -67,22 +63,17 @@ IndexVal index_binop(IndexOp op, const IndexVal& a, const IndexVal& b) {
       break;
     case IndexOp::floordiv:
     case IndexOp::mod: {
+      // Quasi-affine: floor division and modulo by a positive constant only.
       if (!eb.is_constant() || eb.constant() <= 0)
-        return non_affine(r, "'//' and '%' need a positive integer constant on the right");
+        return non_affine(r, "(" + ea.str() + (op == IndexOp::floordiv ? ") // (" : ") % (") + eb.str() +
+                                 "), a division by a value that is not a positive integer constant");
       int64_t c = eb.constant();
-      if (ea.is_constant()) {
-        int64_t q = floordiv(ea.constant(), c);
-        r.expr = op == IndexOp::floordiv ? ir::AffineExpr(q) : ir::AffineExpr(ea.constant() - q * c);
-        break;
-      }
-      bool divisible = ea.constant() % c == 0;
-      for (const ir::Term& t : ea.terms()) divisible = divisible && t.coeff % c == 0;
-      if (!divisible)
-        return non_affine(r, "(" + ea.str() + (op == IndexOp::floordiv ? ") // " : ") % ") + std::to_string(c));
-      // Every coefficient divides by c: the quotient stays affine, the remainder is 0.
-      ir::AffineExpr q(ea.constant() / c);
-      for (const ir::Term& t : ea.terms()) q = q + ir::AffineExpr::var(t.var, t.coeff / c);
-      r.expr = op == IndexOp::floordiv ? q : ir::AffineExpr(0);
+      r.expr = op == IndexOp::floordiv ? ir::AffineExpr::floordiv(ea, c) : ir::AffineExpr::mod(ea, c);
+      // Grid coordinates range over the index's shape: (i_p + 128*k) // 128 is k.
+      r.expr = r.expr.fold_constant_divs([&r](ir::Var v) -> ir::AffineExpr::OptRange {
+        if (v.kind != ir::VarKind::Grid || v.id >= static_cast<int>(r.shape.size())) return std::nullopt;
+        return std::pair<int64_t, int64_t>{0, r.shape[v.id] - 1};
+      });
       break;
     }
   }

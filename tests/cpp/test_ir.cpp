@@ -300,6 +300,66 @@ TEST(IrAffineExpr, Str) {
   EXPECT_EQ((g(0) + lv(1, 2) - 1).str(names), "i0 + 2*k1 - 1");
 }
 
+// Quasi-affine terms: floor(num / den) with den > 0, `%` as x - den*floor(x / den).
+TEST(IrAffineExpr, FloorDivisionSimplifies) {
+  // Multiples of the divisor leave the division; constants evaluate.
+  EXPECT_EQ(AffineExpr::floordiv(g(0, 4) + lv(0, 6) + 8, 2), g(0, 2) + lv(0, 3) + 4);
+  EXPECT_EQ(AffineExpr::floordiv(AffineExpr(-7), 2), AffineExpr(-4));
+  EXPECT_EQ(AffineExpr::mod(AffineExpr(-7), 3), AffineExpr(2));
+  EXPECT_EQ(AffineExpr::floordiv(lv(0) + 2, 2), AffineExpr::floordiv(lv(0), 2) + 1);
+  // (i + 2) % 2 is i % 2; nested divisions fold into one.
+  EXPECT_EQ(AffineExpr::mod(lv(0) + 2, 2), AffineExpr::mod(lv(0), 2));
+  EXPECT_EQ(AffineExpr::floordiv(AffineExpr::floordiv(lv(0), 2), 3), AffineExpr::floordiv(lv(0), 6));
+  EXPECT_EQ(AffineExpr::floordiv(g(1), 1), g(1));
+  // Sums of equal divisions merge, and cancel to nothing.
+  AffineExpr q = AffineExpr::floordiv(g(0), 4);
+  EXPECT_EQ((q + q).divs().size(), 1u);
+  EXPECT_TRUE((q - q).is_constant());
+  EXPECT_FALSE(q.is_affine());
+  EXPECT_TRUE(q.uses(VarKind::Grid));
+  EXPECT_EQ(q.coeff(G(0)), 0);  // not a linear coefficient
+  EXPECT_EQ(q.vars(), (std::vector<Var>{G(0)}));
+  EXPECT_EQ(q.single_grid_var(), 0);
+}
+
+TEST(IrAffineExpr, FloorDivisionEvalAndStr) {
+  AffineExpr m = AffineExpr::mod(lv(0) + g(1, 3), 5);
+  for (int64_t l : {-6, -1, 0, 4, 9})
+    for (int64_t i : {0, 1, 7}) {
+      int64_t x = l + 3 * i, r = ((x % 5) + 5) % 5;
+      EXPECT_EQ(m.eval([&](Var v) { return v.kind == VarKind::Loop ? l : i; }), r) << l << " " << i;
+    }
+  EXPECT_EQ(AffineExpr::mod(lv(0), 2).str(), "L0 - 2*((L0) // 2)");
+  EXPECT_EQ((AffineExpr::floordiv(g(0), 64) + 1).str(), "((i0) // 64) + 1");
+}
+
+TEST(IrAffineExpr, FloorDivisionSubstitutes) {
+  AffineExpr e = AffineExpr::floordiv(g(0) + g(1, 2), 4);
+  // i0 -> 4*i1, i1 -> 2: floor((4*i1 + 4) / 4) = i1 + 1, affine again.
+  EXPECT_EQ(e.substitute_grid({g(1, 4), AffineExpr(2)}), g(1) + 1);
+  EXPECT_EQ(e.shift_grid(1), AffineExpr::floordiv(g(1) + g(2, 2), 4));
+  EXPECT_EQ(e.drop_broadcast_grid({1, 8}), AffineExpr::floordiv(g(1, 2), 4));
+}
+
+TEST(IrAffineExpr, BoundsKeepModuloTight) {
+  auto range = [](int64_t hi) { return [hi](Var) { return std::pair<int64_t, int64_t>{0, hi}; }; };
+  // i % 64 over [0, 255] is [0, 63], not the interval sum [-192, 255].
+  EXPECT_EQ(AffineExpr::mod(g(0), 64).bounds(range(255)), (std::pair<int64_t, int64_t>{0, 63}));
+  // 2*(i % 48) + i // 48 over [0, 95] is [0, 95].
+  AffineExpr mix = AffineExpr::mod(g(0), 48) * 2 + AffineExpr::floordiv(g(0), 48);
+  EXPECT_EQ(mix.bounds(range(95)), (std::pair<int64_t, int64_t>{0, 95}));
+  // Within one period the remainder is exact.
+  EXPECT_EQ(AffineExpr::mod(g(0) + 8, 64).bounds(range(15)), (std::pair<int64_t, int64_t>{8, 23}));
+  EXPECT_EQ(AffineExpr::floordiv(g(0), 4).bounds(range(15)), (std::pair<int64_t, int64_t>{0, 3}));
+  // Divisions that are constant over the ranges fold away.
+  AffineExpr f = (AffineExpr::floordiv(g(0), 128) + lv(0)).fold_constant_divs(
+      [](Var v) -> AffineExpr::OptRange {
+        if (v.kind != VarKind::Grid) return std::nullopt;
+        return std::pair<int64_t, int64_t>{0, 127};
+      });
+  EXPECT_EQ(f, lv(0));
+}
+
 // ---------------------------------------------------------------- DType
 
 TEST(IrDType, Info) {

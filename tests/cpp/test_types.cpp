@@ -256,16 +256,24 @@ TEST(IndexAlgebra, AffineArithmeticAndRejections) {
   EXPECT_EQ(index_binop(IndexOp::mod, index_constant(-7), index_constant(3)).expr, ir::AffineExpr(2));
   // Non-affine results carry their reason; a mask built from them cannot lower.
   EXPECT_EQ(index_binop(IndexOp::mul, i, l).non_affine, "the product of two index values (i0) * (L0)");
-  IndexVal m4 = index_binop(IndexOp::mod, i, index_constant(4));
-  EXPECT_EQ(m4.non_affine, "(i0) % 4");
-  EXPECT_EQ(index_binop(IndexOp::add, m4, index_constant(1)).non_affine, "(i0) % 4");
-  MaskVal bad = compare_index(CmpOp::lt, m4, index_constant(2));
+  IndexVal by_var = index_binop(IndexOp::mod, i, l);
+  EXPECT_EQ(by_var.non_affine, "(i0) % (L0), a division by a value that is not a positive integer constant");
+  EXPECT_EQ(index_binop(IndexOp::add, by_var, index_constant(1)).non_affine, by_var.non_affine);
+  MaskVal bad = compare_index(CmpOp::lt, by_var, index_constant(2));
   try {
     lower_mask(mask_and(bad, compare_index(CmpOp::lt, i, index_constant(3))), 2);
     ADD_FAILURE() << "a non-affine mask lowered";
   } catch (const sema::NkiError& e) {
     EXPECT_EQ(e.diag().code, "err_unsupported_expression_in_mask");
-    EXPECT_NE(e.diag().message.find("(i0) % 4 is not affine"), std::string::npos);
+    EXPECT_NE(e.diag().message.find("not a positive integer constant is not affine"), std::string::npos);
   }
+  // Quasi-affine: `%` and `//` by a positive constant stay exact expressions.
+  IndexVal m4 = index_binop(IndexOp::mod, i, index_constant(4));
+  EXPECT_TRUE(m4.non_affine.empty());
+  EXPECT_EQ(m4.expr, ir::AffineExpr::mod(ir::AffineExpr::grid(0), 4));
+  EXPECT_EQ(m4.expr.eval([](ir::Var) { return 11; }), 3);
+  // A quotient that is constant over the tile's extent folds: (i0 + 128*L0) // 128 is L0.
+  IndexVal blk = index_binop(IndexOp::floordiv, e, index_constant(128));
+  EXPECT_EQ(blk.expr, ir::AffineExpr::var({ir::VarKind::Loop, 0}));
   EXPECT_THROW(index_binop(IndexOp::add, i, reshape_index(arange(0, 3), {0, -1})), sema::NkiError);
 }

@@ -968,7 +968,17 @@ def test_else_of_a_predicate_whose_negation_is_no_conjunction(case):
 def k_pred_non_affine(a, b):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     for i in nl.affine_range(4):
-        if i % 2 == 1:  # ERR:pred_non_affine
+        if i * i == 1:  # ERR:pred_non_affine
+            nl.store(out[i], value=nl.load(a[i]))
+        else:
+            nl.store(out[i], value=nl.exp(nl.load(a[i])))
+    return out
+
+
+def k_pred_quasi_affine(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        if i % 2 == 1:
             nl.store(out[i], value=nl.load(a[i]))
         else:
             nl.store(out[i], value=nl.exp(nl.load(a[i])))
@@ -992,7 +1002,14 @@ def k_pred_return(a, b):
 def test_non_affine_loop_variable_condition_is_rejected():
     e = trace_error(k_pred_non_affine, *ab())
     assert e.code in ("err_dynamic_control_flow_not_supported", "err_unsupported_expression_in_mask"), e.code
-    assert (e.line, e.col) == M.loc("pred_non_affine", "i % 2 == 1")
+    assert (e.line, e.col) == M.loc("pred_non_affine", "i * i == 1")
+
+
+def test_quasi_affine_loop_variable_condition_is_a_predicated_branch():
+    a, b = ab()
+    out = nki.simulate_kernel(nki.jit(k_pred_quasi_affine), a, b)
+    odd = (np.arange(a.shape[0]) % 2 == 1).reshape((-1,) + (1,) * (a.ndim - 1))
+    np.testing.assert_allclose(out, np.where(odd, a, np.exp(a)), rtol=1e-6)
 
 
 def test_return_inside_a_predicated_branch_is_rejected():
