@@ -133,11 +133,11 @@ void bind_ops_api(py::module_& m) {
     return wrap_tensor(codegen::local_gather(b, tensor_of(src, "src_buffer"), tensor_of(index, "index"), num_elem,
                                              num_valid, a.op));
   });
-  m.def("nc_matmul", [](py::handle stationary, py::handle moving, py::handle mask, bool double_row) {
+  m.def("nc_matmul", [](py::handle stationary, py::handle moving, py::handle mask, bool double_row, bool is_transpose) {
     codegen::KernelBuilder& b = builder("nisa.nc_matmul");
     Args a(mask, py::none());
     const types::TensorVal s = tensor_of(stationary, "stationary"), mv = tensor_of(moving, "moving");
-    return wrap_tensor(double_row ? codegen::nc_matmul_double_row(b, s, mv, a.op) : codegen::nc_matmul(b, s, mv, a.op));
+    return wrap_tensor(double_row ? codegen::nc_matmul_double_row(b, s, mv, a.op) : codegen::nc_matmul(b, s, mv, a.op, is_transpose));
   });
   // The element-count companions for the ops the Python layer composes.
   m.def("assert_elements_per_partition", [](py::handle t, const std::string& operand, int64_t min_size,

@@ -41,7 +41,7 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
               tile_position=(), tile_size=(), mask=None, **kwargs):
     if tuple(tile_size) == (32, 32):
         core.assert_nc_version(3, "nisa.nc_matmul(tile_size=(32, 32))")  # NC-v2 tiles the PE array in halves only
-    return core.nc_matmul(stationary, moving, mask, kwargs.get("perf_mode") == "double_row_gen3")
+    return core.nc_matmul(stationary, moving, mask, kwargs.get("perf_mode") == "double_row_gen3", bool(is_transpose))
 
 
 @_api("nisa.nc_matmul_mx")

@@ -76,7 +76,9 @@ TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector
 // nisa.tensor_partition_reduce: `x` [P, F...] folded over its partitions into [1, F...].
 TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args);
 // nisa.nc_matmul: stationary [K, M], moving [K, N] -> PSUM fp32 [M, N] = stationary.T @ moving.
-TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args);
+// `is_transpose`: a Tensor-Engine transpose (moving is the identity), whose result may land in bf16 PSUM.
+TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args,
+                    bool is_transpose = false);
 // nisa.nc_matmul(perf_mode="double_row_gen3"), NeuronCore-v3+: fp8 stationary [K, 2, M] and
 // moving [K, 2, N], contracted over K and the pair dim (256 rows) -> PSUM fp32 [M, N].
 TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,

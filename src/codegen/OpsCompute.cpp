@@ -124,10 +124,12 @@ const std::vector<AffineExpr> kMovingGrid = {AffineExpr::grid(0), AffineExpr::gr
 // nl.matmul swaps stationary's). Into a new PSUM tile, or accumulating into `into`.
 TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<AffineExpr>& s_grid, int64_t k,
                       int64_t m, const TensorVal& mv, const std::vector<AffineExpr>& m_grid, int64_t n,
-                      const OpArgs& args, const TensorVal* into = nullptr, bool accumulate = true) {
+                      const OpArgs& args, const TensorVal* into = nullptr, bool accumulate = true,
+                      bool transpose = false) {
   TensorVal dst = into ? *into : alloc_tensor(b, b.tensor_name("", "matmul"), {m, n}, ir::DType::float32, Memory::PSUM);
   auto in = make_instruction(ir::Opcode::Matmul, {k, m, n});
   in->accumulate = into != nullptr && accumulate;
+  in->transpose = transpose;
   in->dst = access_for(b, dst, dst.shape);  // the dst view's grid (0, 1) is (1, 2) of [K, M, N]
   for (ir::AffineExpr& e : in->dst.index) e = e.substitute_grid({AffineExpr::grid(1), AffineExpr::grid(2)});
   ir::Access sa = access_for(b, s, s.shape);
@@ -166,7 +168,7 @@ TensorVal free_row(const TensorVal& v, const std::vector<int64_t>& outer) {
 // flattened (public conv kernels rely on it): the result is [M, d1, ..., N], one
 // matmul per row of the outer free dims.
 TensorVal nc_matmul_free_dims(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
-                              const OpArgs& args) {
+                              const OpArgs& args, bool is_transpose) {
   int64_t k = stationary.shape[0], m = stationary.shape[1], n = 1;
   for (size_t d = 1; d < moving.shape.size(); ++d) n *= moving.shape[d];
   check_matmul(b, k, m, moving.shape[0], n, describe(b, stationary), describe(b, moving));
@@ -181,7 +183,7 @@ TensorVal nc_matmul_free_dims(KernelBuilder& b, const TensorVal& stationary, con
   for (bool more = true; more;) {
     TensorVal row = free_row(dst, outer);
     emit_matmul(b, stationary, {AffineExpr::grid(0), AffineExpr::grid(1)}, k, m, free_row(moving, outer), kMovingGrid,
-                moving.shape.back(), args, &row, false);
+                moving.shape.back(), args, &row, false, is_transpose);
     more = false;  // the next position of the outer dims, last dim fastest
     for (size_t d = outer.size(); d-- > 0 && !more;) {
       more = ++outer[d] < moving.shape[d + 1];
@@ -193,14 +195,16 @@ TensorVal nc_matmul_free_dims(KernelBuilder& b, const TensorVal& stationary, con
 
 }  // namespace
 
-TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args) {
+TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args,
+                    bool is_transpose) {
   b.check_operand("stationary", stationary);
   b.check_operand("moving", moving);
-  if (moving.shape.size() > 2) return nc_matmul_free_dims(b, stationary, moving, args);
+  if (moving.shape.size() > 2) return nc_matmul_free_dims(b, stationary, moving, args, is_transpose);
   int64_t k = stationary.shape[0], m = stationary.shape[1], n = moving.shape[1];
   check_matmul(b, k, m, moving.shape[0], n, describe(b, stationary), describe(b, moving));
   // stationary [K, M] on the [K, M, N] space reads grid (0, 1) as it is.
-  return emit_matmul(b, stationary, {AffineExpr::grid(0), AffineExpr::grid(1)}, k, m, moving, kMovingGrid, n, args);
+  return emit_matmul(b, stationary, {AffineExpr::grid(0), AffineExpr::grid(1)}, k, m, moving, kMovingGrid, n, args,
+                     nullptr, true, is_transpose);
 }
 
 TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
