@@ -196,6 +196,16 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, dtype);
     return wrap_tensor(codegen::transpose(b, tensor_of(x, "x"), a.op));
   });
+  m.def("check_bn_stats", [](py::handle data, py::handle mask) {
+    codegen::KernelBuilder& b = builder("nisa.bn_stats");
+    Args a(mask, py::none());
+    codegen::check_bn_stats(b, tensor_of(data, "data"), a.op);
+  });
+  m.def("vector_transpose", [](py::handle x, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("nisa.nc_transpose");
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::vector_transpose(b, tensor_of(x, "data"), a.op));
+  });
   m.def("iota", [](py::handle expr, const std::string& dtype, py::handle mask) {
     codegen::KernelBuilder& b = builder("nisa.iota");
     Args a(mask, py::str(dtype));

@@ -87,6 +87,16 @@ TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, co
 TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool transpose_x, const OpArgs& args);
 // Partition <-> free transpose of a 2-D tile: a copy with a permuted access.
 TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args);
+// nisa.nc_transpose on the Vector Engine, whose data moves only inside a 32 x 32
+// block of one partition quadrant: a tile up to 32 x 32 is transposed ([P, F] ->
+// [F, P]); a larger one whose dims are multiples of 32 has each block transposed
+// in place ([P, F] -> [P, F]).
+TensorVal vector_transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args);
+// nisa.bn_stats's limits: at most bn_stats_fmax free elements. A mask that, over
+// the traced extent, may leave free (reduce) elements out is a known issue of
+// neuronx-cc (NKI_API.md §8), warned about; the statistics then cover the masked
+// elements only, as the instruction shrunk to them does.
+void check_bn_stats(KernelBuilder& b, const TensorVal& data, const OpArgs& args);
 // nisa.iota: materialise an index expression into an SBUF tile.
 TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args);
 // nisa.affine_select: pred ? on_true : on_false_value, pred an affine comparison.

@@ -263,6 +263,66 @@ TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
   return dst;
 }
 
+TensorVal vector_transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
+  b.check_operand("data", x);
+  const int64_t q = b.target().vector_transpose_max, p = x.shape[0], f = x.shape[1];
+  const bool whole = p <= q && f <= q;
+  if (!whole && (p % q != 0 || f % q != 0)) {
+    // Blocks must tile the data: name a dim that breaks them (else the one too large).
+    const int dim = p % q != 0 && p > q ? 0 : f % q != 0 && f > q ? 1 : p > q ? 0 : 1;
+    b.fail(sema::err_size_of_dimension_exceed_arch_limit(dim, "data" + sema::shape_str(x.shape), b.api(), q));
+  }
+  const int64_t bp = std::min(p, q), bf = std::min(f, q);
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "transpose"), whole ? std::vector<int64_t>{f, p} : x.shape,
+                               args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
+  const ir::Predicate mask = predicate_for(b, args, 2);
+  const ir::Access src = access_for(b, x, x.shape);
+  for (int64_t r = 0; r < p; r += bp)
+    for (int64_t c = 0; c < f; c += bf) {
+      // Block (r, c) of the data: its point (i0, i1) lands at (r + i1, c + i0).
+      const std::vector<AffineExpr> at = {AffineExpr::grid(0) + AffineExpr(r), AffineExpr::grid(1) + AffineExpr(c)};
+      auto in = make_instruction(ir::Opcode::Copy, {bp, bf});
+      in->dst.tensor = dst.tensor;
+      in->dst.index = {AffineExpr::grid(1) + AffineExpr(r), AffineExpr::grid(0) + AffineExpr(c)};
+      ir::Access a = src;
+      for (AffineExpr& e : a.index) e = e.substitute_grid(at);
+      in->srcs.push_back(std::move(a));
+      for (const ir::Constraint& k : mask) in->predicate.push_back({k.expr.substitute_grid(at), k.kind});
+      b.emit(std::move(in));
+    }
+  return dst;
+}
+
+void check_bn_stats(KernelBuilder& b, const TensorVal& data, const OpArgs& args) {
+  int64_t n = 1;
+  for (size_t d = 1; d < data.shape.size(); ++d) n *= data.shape[d];
+  if (n > b.target().bn_stats_fmax)
+    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, "data" + sema::shape_str(data.shape), b.api(),
+                                                         b.target().bn_stats_fmax));
+  for (const ir::Constraint& c : predicate_for(b, args, data.shape.size())) {
+    // The constraint's range over the data's grid and the loops / programs being traced.
+    bool free = false, known = true;
+    int64_t lo = c.expr.constant(), hi = lo;
+    for (const ir::Term& t : c.expr.terms()) {
+      std::optional<std::pair<int64_t, int64_t>> r;
+      if (t.var.kind == ir::VarKind::Grid) {
+        free = free || t.var.id >= 1;
+        r = std::pair<int64_t, int64_t>{0, data.shape.at(t.var.id) - 1};
+      } else {
+        r = b.var_range(t.var);
+      }
+      if (!r) {
+        known = false;
+        continue;
+      }
+      lo += t.coeff * (t.coeff > 0 ? r->first : r->second);
+      hi += t.coeff * (t.coeff > 0 ? r->second : r->first);
+    }
+    const bool always = known && (c.kind == ir::CmpKind::Ge ? lo >= 0 : lo == 0 && hi == 0);
+    if (free && !always) return b.warn(sema::warn_bn_stats_mask_on_reduce_dims());
+  }
+}
+
 TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args) {
   std::vector<int64_t> shape = expr.shape;
   while (shape.size() < 2) shape.push_back(1);
