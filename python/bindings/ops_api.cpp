@@ -133,11 +133,11 @@ void bind_ops_api(py::module_& m) {
     return wrap_tensor(codegen::local_gather(b, tensor_of(src, "src_buffer"), tensor_of(index, "index"), num_elem,
                                              num_valid, a.op));
   });
-  m.def("nc_matmul", [](py::handle stationary, py::handle moving, py::handle mask, bool double_row) {
+  m.def("nc_matmul", [](py::handle stationary, py::handle moving, py::handle mask, bool double_row, bool is_transpose) {
     codegen::KernelBuilder& b = builder("nisa.nc_matmul");
     Args a(mask, py::none());
     const types::TensorVal s = tensor_of(stationary, "stationary"), mv = tensor_of(moving, "moving");
-    return wrap_tensor(double_row ? codegen::nc_matmul_double_row(b, s, mv, a.op) : codegen::nc_matmul(b, s, mv, a.op));
+    return wrap_tensor(double_row ? codegen::nc_matmul_double_row(b, s, mv, a.op) : codegen::nc_matmul(b, s, mv, a.op, is_transpose));
   });
   // The element-count companions for the ops the Python layer composes.
   m.def("assert_elements_per_partition", [](py::handle t, const std::string& operand, int64_t min_size,
@@ -195,6 +195,16 @@ void bind_ops_api(py::module_& m) {
     codegen::KernelBuilder& b = builder(api);
     Args a(mask, dtype);
     return wrap_tensor(codegen::transpose(b, tensor_of(x, "x"), a.op));
+  });
+  m.def("check_bn_stats", [](py::handle data, py::handle mask) {
+    codegen::KernelBuilder& b = builder("nisa.bn_stats");
+    Args a(mask, py::none());
+    codegen::check_bn_stats(b, tensor_of(data, "data"), a.op);
+  });
+  m.def("vector_transpose", [](py::handle x, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("nisa.nc_transpose");
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::vector_transpose(b, tensor_of(x, "data"), a.op));
   });
   m.def("iota", [](py::handle expr, const std::string& dtype, py::handle mask) {
     codegen::KernelBuilder& b = builder("nisa.iota");

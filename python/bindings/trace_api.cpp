@@ -90,7 +90,8 @@ void bind_trace_api(py::module_& m) {
     c.builder().location_provider = [] { return user_location(); };
     c.builder().warning_handler = [](const sema::Diagnostic& d) {
       py::module_::import("warnings").attr("warn_explicit")(
-          "[" + d.code + "] " + d.message, py::handle(PyExc_DeprecationWarning),
+          "[" + d.code + "] " + d.message,
+          py::handle(d.code.find("deprecated") != std::string::npos ? PyExc_DeprecationWarning : PyExc_UserWarning),
           d.loc.file ? *d.loc.file : std::string("<kernel>"), d.loc.line);
     };
   });
@@ -165,31 +166,6 @@ void bind_trace_api(py::module_& m) {
   m.def("assert_nc_version", [](int min_version, const std::string& what) {
     trace::TraceContext& c = ctx();
     sema::assert_nc_version(c.target(), min_version, what, c.builder().raiser());
-  });
-  m.def("check_arch_limit", [](py::handle t, const std::string& operand, const std::string& limit) {
-    // A Target limit: "bn_stats_fmax" on the flattened free size, "vector_transpose_max" on every dim.
-    trace::TraceContext& c = ctx();
-    types::TensorVal v = tensor_arg(t, operand.c_str());
-    auto fail = [&](size_t dim, int64_t max) {
-      c.builder().fail(sema::err_size_of_dimension_exceed_arch_limit(static_cast<int>(dim), operand + sema::shape_str(v.shape),
-                                                                     c.cur_api(), max));
-    };
-    if (limit == "bn_stats_fmax") {
-      int64_t n = 1;
-      for (size_t d = 1; d < v.shape.size(); ++d) n *= v.shape[d];
-      if (n > c.target().bn_stats_fmax) fail(1, c.target().bn_stats_fmax);
-      return;
-    }
-    for (size_t d = 0; d < v.shape.size(); ++d)
-      if (v.shape[d] > c.target().vector_transpose_max) fail(d, c.target().vector_transpose_max);
-  });
-  m.def("check_partition_only_mask", [](py::handle mask, const std::string& why) {
-    // A mask that may only select partitions: no free-dim (grid var >= 1) term.
-    if (mask.is_none() || !py::isinstance<PyMask>(mask)) return;
-    for (const types::Conjunction& c : mask.cast<const PyMask&>().v.dnf)
-      for (const types::Atom& a : c)
-        for (ir::Var v : a.expr.vars())
-          if (v.kind == ir::VarKind::Grid && v.id >= 1) sema::fail(sema::err_unsupported_expression_in_mask(why));
   });
   m.def("raise_unsupported_args", [](const std::string& api, const std::string& why) {
     sema::fail(sema::err_unsupported_args(api, why));

@@ -41,7 +41,7 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
               tile_position=(), tile_size=(), mask=None, **kwargs):
     if tuple(tile_size) == (32, 32):
         core.assert_nc_version(3, "nisa.nc_matmul(tile_size=(32, 32))")  # NC-v2 tiles the PE array in halves only
-    return core.nc_matmul(stationary, moving, mask, kwargs.get("perf_mode") == "double_row_gen3")
+    return core.nc_matmul(stationary, moving, mask, kwargs.get("perf_mode") == "double_row_gen3", bool(is_transpose))
 
 
 @_api("nisa.nc_matmul_mx")
@@ -62,7 +62,7 @@ def quantize_mx(dst, src, dst_scale, name=None, **kwargs):
 def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
     data = _flat2d(data)  # several free axes collapse into one
     if engine == vector_engine:
-        core.check_arch_limit(data, "data", "vector_transpose_max")
+        return core.vector_transpose(data, mask, _dtype_arg(dtype))
     return core.transpose("nisa.nc_transpose", data, mask, _dtype_arg(dtype))
 
 
@@ -309,20 +309,29 @@ class fp32:
 def bn_stats(data, *, mask=None, dtype=None, **kwargs):
     """Per partition, over the free elements split into even and odd positions:
     [count, mean, variance * count] of each half, as a [P, 6] tile (the layout
-    nisa.bn_aggr reads)."""
-    core.check_arch_limit(data, "data", "bn_stats_fmax")
-    core.check_partition_only_mask(mask, "nisa.bn_stats's mask cannot restrict the free (reduce) dims")
+    nisa.bn_aggr reads). Elements `mask` leaves out take no part (docs/masks.md,
+    "Masks on nisa.bn_stats")."""
+    core.check_bn_stats(data, mask)
     p = data.shape[0]
-    flat = _flat2d(data)
-    n = flat.shape[1]
+    # Each element's value and a 0/1 weight; both 0 where the mask leaves it out.
+    vals, weight = memset(data.shape, 0.0, "float32"), memset(data.shape, 0.0, "float32")
+    vals[...] = core.elementwise("bypass", (data,), mask, "float32")
+    weight[...] = core.elementwise("add", (weight, 1.0), mask, "float32")
+    vals, weight = _flat2d(vals), _flat2d(weight)
+    n = vals.shape[1]
     out = language.ndarray((p, 6), dtype=_dtype_arg(dtype) or core.tensor_info(data)[1])  # fp32 results cast back
-    for k, half in enumerate((flat[:, 0:n:2], flat[:, 1:n:2])):
-        count = half.shape[1]
-        mean = language.mean(half, axis=1, keepdims=True, dtype="float32", mask=mask)
-        centered = core.elementwise("subtract", (half, mean), mask, "float32")
-        m2 = core.reduce("nisa.bn_stats", "add", core.elementwise("multiply", (centered, centered), mask, "float32"),
-                         [1], True, False, mask, "float32")
-        out[:, 3 * k:3 * k + 1] = float(count)
+    for k in range(2):
+        x, w = vals[:, k:n:2], weight[:, k:n:2]
+        count = core.reduce("nisa.bn_stats", "add", w, [1], True, False, None, "float32")
+        total = core.reduce("nisa.bn_stats", "add", x, [1], True, False, None, "float32")
+        # An empty half (every element masked out) has mean 0, not 0 / 0.
+        mean = core.elementwise("divide", (total, core.elementwise("maximum", (count, 1.0), None, "float32")),
+                                None, "float32")
+        centered = core.elementwise("multiply", (core.elementwise("subtract", (x, mean), None, "float32"), w),
+                                    None, "float32")
+        m2 = core.reduce("nisa.bn_stats", "add", core.elementwise("multiply", (centered, centered), None, "float32"),
+                         [1], True, False, None, "float32")
+        out[:, 3 * k:3 * k + 1] = count
         out[:, 3 * k + 1:3 * k + 2] = mean
         out[:, 3 * k + 2:3 * k + 3] = m2
     return out

@@ -56,6 +56,7 @@ int KernelBuilder::add_tensor(std::string name, std::vector<int64_t> shape, ir::
   written_.push_back(false);
   first_write_.emplace_back();
   last_writer_.push_back(nullptr);
+  last_write_mask_.emplace_back();
   last_generated_name_ = next_name_generated_ ? kernel_->tensors.back().id : -1;
   next_name_generated_ = false;
   return kernel_->tensors.back().id;
@@ -82,17 +83,13 @@ types::TensorVal KernelBuilder::full_view(int id) const {
 }
 
 ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
+  ir::Predicate own_mask = inst->predicate;
   for (const ir::Predicate& p : region_predicates_) inst->predicate.insert(inst->predicate.end(), p.begin(), p.end());
-  sema::VarRange range_of = [this](ir::Var v) -> std::optional<std::pair<int64_t, int64_t>> {
-    if (v.kind == ir::VarKind::ProgramId) return std::pair<int64_t, int64_t>{0, kernel_->grid.at(v.id) - 1};
-    for (const ir::Loop* l : loop_stack_)
-      if (l->axis == v.id) {
-        if (l->dynamic_ub) return std::nullopt;
-        int64_t last = l->lb + (l->tripcount() - 1) * l->stride;
-        return std::pair<int64_t, int64_t>{std::min(l->lb, last), std::max(l->lb, last)};
-      }
+  sema::VarRange range_of = [this](ir::Var v) {
     // A loop variable outside its loop: the loop has finished, its value is gone.
-    fail(sema::err_local_variable_used_out_of_scope(display_name(loop_names_.at(v.id))));
+    if (v.kind == ir::VarKind::Loop && !open_loop(v.id))
+      fail(sema::err_local_variable_used_out_of_scope(display_name(loop_names_.at(v.id))));
+    return var_range(v);
   };
   for (const ir::Constraint& c : inst->predicate)
     for (ir::Var v : c.expr.vars())
@@ -118,8 +115,19 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   inst->api = api();
   blocks_.back()->push_back(std::move(inst));
   auto& emitted = static_cast<ir::Instruction&>(*blocks_.back()->back());
-  if (emitted.has_dst()) last_writer_[emitted.dst.tensor] = &emitted;
+  if (emitted.has_dst()) {
+    last_writer_[emitted.dst.tensor] = &emitted;
+    last_write_mask_[emitted.dst.tensor] = std::move(own_mask);
+  }
   return emitted;
+}
+
+std::optional<std::pair<int64_t, int64_t>> KernelBuilder::var_range(ir::Var v) const {
+  if (v.kind == ir::VarKind::ProgramId) return std::pair<int64_t, int64_t>{0, kernel_->grid.at(v.id) - 1};
+  const ir::Loop* l = open_loop(v.id);
+  if (!l || l->dynamic_ub) return std::nullopt;
+  int64_t last = l->lb + (l->tripcount() - 1) * l->stride;
+  return std::pair<int64_t, int64_t>{std::min(l->lb, last), std::max(l->lb, last)};
 }
 
 ir::Loop& KernelBuilder::create_affine_axis_block(const AxisBlockArgs& args) {

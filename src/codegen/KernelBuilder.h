@@ -70,6 +70,9 @@ class KernelBuilder {
   const ir::SourceLoc& first_write(int tensor) const { return first_write_.at(tensor); }
   // The instruction that last wrote `tensor` (null if none yet).
   const ir::Instruction* last_writer(int tensor) const { return last_writer_.at(tensor); }
+  // That write's own mask: its predicate without the predicates of the `if`
+  // regions it was emitted in (those guard the write, not the tile's contents).
+  const ir::Predicate& last_write_mask(int tensor) const { return last_write_mask_.at(tensor); }
 
   // Appends at the insertion point; records the write and checks immutability.
   ir::Instruction& emit(std::unique_ptr<ir::Instruction> inst);
@@ -86,6 +89,9 @@ class KernelBuilder {
       if (l->axis == axis) return l;
     return nullptr;
   }
+  // The [min, max] of a program id or of the variable of an open loop; nullopt for a
+  // loop bounded at run time or not being traced.
+  std::optional<std::pair<int64_t, int64_t>> var_range(ir::Var v) const;
   int64_t num_instructions() const { return num_instructions_; }
   bool in_loop() const { return !loop_stack_.empty(); }
   bool in_dynamic_loop() const {
@@ -131,6 +137,7 @@ class KernelBuilder {
   std::vector<bool> written_;
   std::vector<ir::SourceLoc> first_write_;
   std::vector<const ir::Instruction*> last_writer_;
+  std::vector<ir::Predicate> last_write_mask_;
   std::unordered_set<std::string> used_names_;
   std::unordered_map<std::string, int> next_suffix_;
   int next_region_ = 0;

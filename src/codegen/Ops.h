@@ -76,7 +76,9 @@ TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector
 // nisa.tensor_partition_reduce: `x` [P, F...] folded over its partitions into [1, F...].
 TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args);
 // nisa.nc_matmul: stationary [K, M], moving [K, N] -> PSUM fp32 [M, N] = stationary.T @ moving.
-TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args);
+// `is_transpose`: a Tensor-Engine transpose (moving is the identity), whose result may land in bf16 PSUM.
+TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args,
+                    bool is_transpose = false);
 // nisa.nc_matmul(perf_mode="double_row_gen3"), NeuronCore-v3+: fp8 stationary [K, 2, M] and
 // moving [K, 2, N], contracted over K and the pair dim (256 rows) -> PSUM fp32 [M, N].
 TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
@@ -85,6 +87,16 @@ TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, co
 TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool transpose_x, const OpArgs& args);
 // Partition <-> free transpose of a 2-D tile: a copy with a permuted access.
 TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args);
+// nisa.nc_transpose on the Vector Engine, whose data moves only inside a 32 x 32
+// block of one partition quadrant: a tile up to 32 x 32 is transposed ([P, F] ->
+// [F, P]); a larger one whose dims are multiples of 32 has each block transposed
+// in place ([P, F] -> [P, F]).
+TensorVal vector_transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args);
+// nisa.bn_stats's limits: at most bn_stats_fmax free elements. A mask that, over
+// the traced extent, may leave free (reduce) elements out is a known issue of
+// neuronx-cc (NKI_API.md §8), warned about; the statistics then cover the masked
+// elements only, as the instruction shrunk to them does.
+void check_bn_stats(KernelBuilder& b, const TensorVal& data, const OpArgs& args);
 // nisa.iota: materialise an index expression into an SBUF tile.
 TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args);
 // nisa.affine_select: pred ? on_true : on_false_value, pred an affine comparison.

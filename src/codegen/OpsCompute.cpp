@@ -124,10 +124,12 @@ const std::vector<AffineExpr> kMovingGrid = {AffineExpr::grid(0), AffineExpr::gr
 // nl.matmul swaps stationary's). Into a new PSUM tile, or accumulating into `into`.
 TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<AffineExpr>& s_grid, int64_t k,
                       int64_t m, const TensorVal& mv, const std::vector<AffineExpr>& m_grid, int64_t n,
-                      const OpArgs& args, const TensorVal* into = nullptr, bool accumulate = true) {
+                      const OpArgs& args, const TensorVal* into = nullptr, bool accumulate = true,
+                      bool transpose = false) {
   TensorVal dst = into ? *into : alloc_tensor(b, b.tensor_name("", "matmul"), {m, n}, ir::DType::float32, Memory::PSUM);
   auto in = make_instruction(ir::Opcode::Matmul, {k, m, n});
   in->accumulate = into != nullptr && accumulate;
+  in->transpose = transpose;
   in->dst = access_for(b, dst, dst.shape);  // the dst view's grid (0, 1) is (1, 2) of [K, M, N]
   for (ir::AffineExpr& e : in->dst.index) e = e.substitute_grid({AffineExpr::grid(1), AffineExpr::grid(2)});
   ir::Access sa = access_for(b, s, s.shape);
@@ -166,7 +168,7 @@ TensorVal free_row(const TensorVal& v, const std::vector<int64_t>& outer) {
 // flattened (public conv kernels rely on it): the result is [M, d1, ..., N], one
 // matmul per row of the outer free dims.
 TensorVal nc_matmul_free_dims(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
-                              const OpArgs& args) {
+                              const OpArgs& args, bool is_transpose) {
   int64_t k = stationary.shape[0], m = stationary.shape[1], n = 1;
   for (size_t d = 1; d < moving.shape.size(); ++d) n *= moving.shape[d];
   check_matmul(b, k, m, moving.shape[0], n, describe(b, stationary), describe(b, moving));
@@ -181,7 +183,7 @@ TensorVal nc_matmul_free_dims(KernelBuilder& b, const TensorVal& stationary, con
   for (bool more = true; more;) {
     TensorVal row = free_row(dst, outer);
     emit_matmul(b, stationary, {AffineExpr::grid(0), AffineExpr::grid(1)}, k, m, free_row(moving, outer), kMovingGrid,
-                moving.shape.back(), args, &row, false);
+                moving.shape.back(), args, &row, false, is_transpose);
     more = false;  // the next position of the outer dims, last dim fastest
     for (size_t d = outer.size(); d-- > 0 && !more;) {
       more = ++outer[d] < moving.shape[d + 1];
@@ -193,14 +195,16 @@ TensorVal nc_matmul_free_dims(KernelBuilder& b, const TensorVal& stationary, con
 
 }  // namespace
 
-TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args) {
+TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args,
+                    bool is_transpose) {
   b.check_operand("stationary", stationary);
   b.check_operand("moving", moving);
-  if (moving.shape.size() > 2) return nc_matmul_free_dims(b, stationary, moving, args);
+  if (moving.shape.size() > 2) return nc_matmul_free_dims(b, stationary, moving, args, is_transpose);
   int64_t k = stationary.shape[0], m = stationary.shape[1], n = moving.shape[1];
   check_matmul(b, k, m, moving.shape[0], n, describe(b, stationary), describe(b, moving));
   // stationary [K, M] on the [K, M, N] space reads grid (0, 1) as it is.
-  return emit_matmul(b, stationary, {AffineExpr::grid(0), AffineExpr::grid(1)}, k, m, moving, kMovingGrid, n, args);
+  return emit_matmul(b, stationary, {AffineExpr::grid(0), AffineExpr::grid(1)}, k, m, moving, kMovingGrid, n, args,
+                     nullptr, true, is_transpose);
 }
 
 TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
@@ -257,6 +261,59 @@ TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
   in->predicate = predicate_for(b, args, 2);
   b.emit(std::move(in));
   return dst;
+}
+
+TensorVal vector_transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
+  b.check_operand("data", x);
+  const int64_t q = b.target().vector_transpose_max, p = x.shape[0], f = x.shape[1];
+  const bool whole = p <= q && f <= q;
+  if (!whole && (p % q != 0 || f % q != 0)) {
+    // Blocks must tile the data: name a dim that breaks them (else the one too large).
+    const int dim = p % q != 0 && p > q ? 0 : f % q != 0 && f > q ? 1 : p > q ? 0 : 1;
+    b.fail(sema::err_size_of_dimension_exceed_arch_limit(dim, "data" + sema::shape_str(x.shape), b.api(), q));
+  }
+  const int64_t bp = std::min(p, q), bf = std::min(f, q);
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "transpose"), whole ? std::vector<int64_t>{f, p} : x.shape,
+                               args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
+  const ir::Predicate mask = predicate_for(b, args, 2);
+  const ir::Access src = access_for(b, x, x.shape);
+  for (int64_t r = 0; r < p; r += bp)
+    for (int64_t c = 0; c < f; c += bf) {
+      // Block (r, c) of the data: its point (i0, i1) lands at (r + i1, c + i0).
+      const std::vector<AffineExpr> at = {AffineExpr::grid(0) + AffineExpr(r), AffineExpr::grid(1) + AffineExpr(c)};
+      auto in = make_instruction(ir::Opcode::Copy, {bp, bf});
+      in->dst.tensor = dst.tensor;
+      in->dst.index = {AffineExpr::grid(1) + AffineExpr(r), AffineExpr::grid(0) + AffineExpr(c)};
+      ir::Access a = src;
+      for (AffineExpr& e : a.index) e = e.substitute_grid(at);
+      in->srcs.push_back(std::move(a));
+      for (const ir::Constraint& k : mask) in->predicate.push_back({k.expr.substitute_grid(at), k.kind});
+      b.emit(std::move(in));
+    }
+  return dst;
+}
+
+void check_bn_stats(KernelBuilder& b, const TensorVal& data, const OpArgs& args) {
+  int64_t n = 1;
+  for (size_t d = 1; d < data.shape.size(); ++d) n *= data.shape[d];
+  if (n > b.target().bn_stats_fmax)
+    b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, "data" + sema::shape_str(data.shape), b.api(),
+                                                         b.target().bn_stats_fmax));
+  for (const ir::Constraint& c : predicate_for(b, args, data.shape.size())) {
+    // The constraint's range over the data's grid and the loops / programs being traced.
+    auto range = [&](ir::Var v) -> ir::AffineExpr::OptRange {
+      if (v.kind == ir::VarKind::Grid) return std::pair<int64_t, int64_t>{0, data.shape.at(v.id) - 1};
+      return b.var_range(v);
+    };
+    bool free = false, known = true;
+    for (ir::Var v : c.expr.vars()) {
+      free = free || (v.kind == ir::VarKind::Grid && v.id >= 1);
+      known = known && range(v).has_value();
+    }
+    auto [lo, hi] = known ? c.expr.bounds([&](ir::Var v) { return *range(v); }) : std::pair<int64_t, int64_t>{0, 0};
+    const bool always = known && (c.kind == ir::CmpKind::Ge ? lo >= 0 : lo == 0 && hi == 0);
+    if (free && !always) return b.warn(sema::warn_bn_stats_mask_on_reduce_dims());
+  }
 }
 
 TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args) {

@@ -20,10 +20,12 @@ std::unique_ptr<ir::Instruction> instruction(ir::Opcode op, const KernelBuilder&
 
 // The points of the view `v` its producing instruction wrote, as a predicate over
 // v's grid: the producer's mask constraints that speak only of output coordinates.
-// Constraints on coordinates the output folds away (a matmul's K) do not restrict it.
+// Constraints on coordinates the output folds away (a matmul's K) do not restrict it,
+// nor do the producer's `if` regions or loops that have ended: they guarded that write.
 ir::Predicate written_region(const KernelBuilder& b, const TensorVal& v) {
   const ir::Instruction* p = b.last_writer(v.tensor);
-  if (!p || p->predicate.empty() || v.index != b.full_view(v.tensor).index) return {};
+  const ir::Predicate& mask = b.last_write_mask(v.tensor);
+  if (!p || mask.empty() || v.index != b.full_view(v.tensor).index) return {};
   // Producer grid coordinate -> the output coordinate it writes (identity-like dst index).
   std::vector<ir::AffineExpr> to_out(p->shape.size());
   std::vector<bool> is_out(p->shape.size(), false);
@@ -35,10 +37,12 @@ ir::Predicate written_region(const KernelBuilder& b, const TensorVal& v) {
     is_out[g] = true;
   }
   ir::Predicate out;
-  for (const ir::Constraint& c : p->predicate) {
+  for (const ir::Constraint& c : mask) {
     bool only_out = true;
-    for (ir::Var v : c.expr.vars())
+    for (ir::Var v : c.expr.vars()) {
       if (v.kind == ir::VarKind::Grid) only_out = only_out && is_out[v.id];
+      if (v.kind == ir::VarKind::Loop) only_out = only_out && b.open_loop(v.id) != nullptr;
+    }
     if (only_out) out.push_back({c.expr.substitute_grid(to_out), c.kind});
   }
   return out;
@@ -163,6 +167,11 @@ void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool acc
     // `t[...] = nl.load(x[idx], mode=oob_mode.skip)`: the load writes t itself, so the
     // points it skips keep t's values (a copy of its temporary would not know them).
     const ir::Instruction* p = b.last_writer(v->tensor);
+    // `acc[...] = nc_matmul(...)`: the Tensor Engine writes acc itself, so acc must be
+    // an accumulator format (seed 004); a Tensor-Engine transpose may land in bf16.
+    const ir::TensorDecl& d = b.tensor(dst.tensor);
+    if (d.memory == Memory::PSUM && p && p->opcode == ir::Opcode::Matmul)
+      sema::assert_dtype_psum(d.dtype, b.raiser(), p->transpose);
     if (!accumulate && p && p->opcode == ir::Opcode::Load && p->oob_skip && p->shape == dst.shape &&
         v->index == b.full_view(v->tensor).index && v->shape == dst.shape) {
       auto load = std::make_unique<ir::Instruction>(*p);

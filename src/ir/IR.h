@@ -130,6 +130,7 @@ struct Instruction final : Stmt {
   // TensorReduce: the fold starts from the first element; with `accumulate` it
   // starts from dst's current value. `negate` multiplies the result by -1.
   bool negate = false;
+  bool transpose = false;    // Matmul: a Tensor-Engine transpose (is_transpose); its PSUM dst may be bf16
   Predicate cond;            // AffineSelect: the per-point condition (not a mask)
   AffineExpr value;          // Iota: the value written at each point
   std::string text;          // Print: the prefix

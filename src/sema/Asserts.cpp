@@ -28,10 +28,13 @@ void assert_free_dim(const std::vector<int64_t>& shape, ir::DType dtype, ir::Mem
   if (capacity < required) raise(err_stack_overflow(psum, required, capacity, t.name));
 }
 
-void assert_dtype_psum(ir::DType dtype, const Raise& raise) {
+void assert_dtype_psum(ir::DType dtype, const Raise& raise, bool transpose) {
   if (dtype == ir::DType::float32 || dtype == ir::DType::int32) return;
+  if (transpose && dtype == ir::DType::bfloat16) return;
   Diagnostic d = err_supported_operand_dtype(
-      "a PSUM tensor must be float32 or int32 (the accumulator formats), got " + std::string(ir::name(dtype)));
+      std::string(transpose ? "a PSUM tensor receiving a Tensor-Engine transpose must be float32, int32 or bfloat16"
+                            : "a PSUM tensor must be float32 or int32 (the accumulator formats)") +
+      ", got " + std::string(ir::name(dtype)));
   d.hint = "accumulate in float32 on PSUM and cast when copying to SBUF";
   raise(d);
 }

@@ -334,6 +334,13 @@ Diagnostic err_failed_to_infer_tile_from_local_tensor(std::string_view tensor) {
               ErrorKind::Syntax, "index the block dimensions first, e.g. " + s(tensor) + "[i], to get a tile");
 }
 
+Diagnostic warn_bn_stats_mask_on_reduce_dims() {
+  return make("warn_bn_stats_mask_on_reduce_dims",
+              "nisa.bn_stats's mask leaves out elements of the free (reduce) dims, a known issue of neuronx-cc "
+              "(bn_stats mask cannot contain reduce-dim indices); the statistics cover the masked elements only",
+              ErrorKind::Syntax, "mask only the partitions, or slice the data to the elements to reduce");
+}
+
 Diagnostic warn_block_dimension_is_deprecated() {
   return make("warn_block_dimension_is_deprecated",
               "Block dimension is deprecated: dimensions before the partition dimension (nl.par_dim) are blocks",

@@ -72,6 +72,7 @@ Diagnostic err_supported_operand_dtype(std::string_view message);
 Diagnostic err_insufficient_rank(std::string_view what, const std::vector<int64_t>& shape, size_t min_rank);
 Diagnostic err_failed_to_infer_tile_from_local_tensor(std::string_view tensor);
 Diagnostic warn_block_dimension_is_deprecated();
+Diagnostic warn_bn_stats_mask_on_reduce_dims();
 Diagnostic err_indirect_indices_free_dim(std::string_view tensor, int dim);
 Diagnostic err_indirect_indices_sbuf(std::string_view index);
 Diagnostic err_tensor_index_not_supported(std::string_view tensor, std::string_view why);

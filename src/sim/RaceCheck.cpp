@@ -72,7 +72,7 @@ bool RaceCheck::running(int64_t execution) const {
 // The slow paths below remember the last stamp (or execution) they looked up:
 // the elements of one row were mostly written by one instruction execution.
 
-void RaceCheck::read(int tensor, int64_t start, int64_t step, int64_t n) {
+void RaceCheck::read(int tensor, int64_t start, int64_t step, int64_t n, bool accumulation) {
   const Marks& m = marks_[tensor];
   if (!levels_.empty() && !m.stamp.empty()) {
     // Stamps older than the outermost execution or from the current innermost
@@ -85,7 +85,7 @@ void RaceCheck::read(int tensor, int64_t start, int64_t step, int64_t n) {
         if (stamp[at] == seen) continue;
         seen = stamp[at];
         const int level = conflict(seen);
-        if (level >= 0) report_read(level, seen, tensor, at);
+        if (level >= 0) report_read(level, seen, tensor, at, accumulation);
       }
     }
   }
@@ -100,6 +100,10 @@ void RaceCheck::read(int tensor, int64_t start, int64_t step, int64_t n) {
 }
 
 void RaceCheck::write(int tensor, int64_t start, int64_t step, int64_t n, bool accumulating) {
+  if (accumulating && mem_[tensor].decl->memory != ir::Memory::PSUM) {
+    read(tensor, start, step, n, true);
+    accumulating = false;
+  }
   Marks& m = marks_[tensor];
   if (levels_.empty()) {
     // Outside checked loops only a rewrite of an ambiguous element matters.
@@ -163,14 +167,15 @@ void RaceCheck::report_write(int level, int64_t stamp, int tensor, int64_t at) c
                  l.loop->loc);
 }
 
-void RaceCheck::report_read(int level, int64_t stamp, int tensor, int64_t at) const {
+void RaceCheck::report_read(int level, int64_t stamp, int tensor, int64_t at, bool accumulation) const {
   const Level& l = levels_[level];
   const TensorMem& t = mem_[tensor];
   throw SimError("err_unexpected_output_dependencies",
                  "iteration " + std::to_string(induction(l, now_)) + " of " + loop_name(*l.loop) +
-                     " reads tensor `" + t.decl->name + "` written by iteration " +
-                     std::to_string(induction(l, stamp)) + " (element " + element_str(t, at) +
-                     "); a loop-carried dependency needs nl.sequential_range",
+                     (accumulation ? " accumulates into " : " reads ") + "tensor `" + t.decl->name +
+                     "` written by iteration " + std::to_string(induction(l, stamp)) + " (element " +
+                     element_str(t, at) + "); a loop-carried dependency needs nl.sequential_range" +
+                     (accumulation ? " (only PSUM accumulation is exempt)" : ""),
                  l.loop->loc);
 }
 

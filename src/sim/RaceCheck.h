@@ -11,8 +11,9 @@
 //    (err_local_variable_used_out_of_scope), so the write is fine by itself: the
 //    element becomes ambiguous, and reading it after that loop execution ends,
 //    before a rewrite, is the race (its value depends on the iteration order).
-// Accumulating writes (PSUM `+=`) commute, so they never race with each other,
-// and an accumulation's read of its own dst is not checked. An accumulated
+// Accumulating writes into PSUM (`+=`) commute, so they never race with each other,
+// and such an accumulation's read of its own dst is not checked. That exemption is
+// PSUM's alone (NKI_API.md §1.5): `+=` into SBUF reads its dst like any read. An accumulated
 // element keeps the stamp of its first contributor inside the running loops, so
 // a plain read of a sum other iterations contributed to is still reported.
 // Sequential loops are never checked: their iterations run in order.
@@ -49,7 +50,8 @@ class RaceCheck {
   bool watches_writes(int tensor) const;
   // Elements start + i*step (i < n) of `tensor` are read / written. Throw
   // SimError err_unexpected_output_dependencies, at the loop, on a race.
-  void read(int tensor, int64_t start, int64_t step, int64_t n);
+  // `accumulation`: the read is an SBUF `+=` reading its own dst.
+  void read(int tensor, int64_t start, int64_t step, int64_t n, bool accumulation = false);
   void write(int tensor, int64_t start, int64_t step, int64_t n, bool accumulating);
 
  private:
@@ -69,7 +71,7 @@ class RaceCheck {
   bool running(int64_t execution) const;
   int64_t induction(const Level& l, int64_t stamp) const;
   [[noreturn]] void report_write(int level, int64_t stamp, int tensor, int64_t at) const;
-  [[noreturn]] void report_read(int level, int64_t stamp, int tensor, int64_t at) const;
+  [[noreturn]] void report_read(int level, int64_t stamp, int tensor, int64_t at, bool accumulation) const;
   [[noreturn]] void report_ambiguous(int64_t execution, int tensor, int64_t at) const;
 
   const std::vector<TensorMem>& mem_;

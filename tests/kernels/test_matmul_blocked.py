@@ -7,8 +7,9 @@ For one (M-block, N-block) the kernel keeps an SBUF accumulator
 [128, TILES_K, BLOCK_M] and rhs block [128, TILES_K, BLOCK_N] once, computes all
 TILES_M x TILES_N output tiles of the block, each in its own PSUM tile
 (`res_psum += nl.matmul(...)` over the TILES_K tiles), and adds every PSUM tile
-into the SBUF accumulator (`acc[:, bm, n-slice] += res_psum`, an associative
-accumulation across the K-block affine_range). The accumulator is finally cast to
+into the SBUF accumulator (`acc[:, bm, n-slice] += res_psum`). Only PSUM
+accumulation may cross affine_range iterations, so the K-block loop that adds into
+the SBUF accumulator is a sequential_range. The accumulator is finally cast to
 the output dtype and stored tile by tile.
 
 A second kernel keeps a whole [128, TILES_N, 512] PSUM tensor per M tile (TILES_N
@@ -45,7 +46,7 @@ def matmul_blocked_kernel(lhsT, rhs, TILES_M=2, TILES_N=2, TILES_K=2):
     for mb in nl.affine_range(M // BLOCK_M):
         for nb in nl.affine_range(N // BLOCK_N):
             acc = nl.zeros((TILE_M, TILES_M, BLOCK_N), nl.float32, buffer=nl.sbuf)
-            for kb in nl.affine_range(K // BLOCK_K):
+            for kb in nl.sequential_range(K // BLOCK_K):  # SBUF `acc +=` below: a loop-carried dependency
                 lhsT_blk = nl.load(lhsT[kb * BLOCK_K + i_kt * TILE_K + i_p, mb * BLOCK_M + i_bm])
                 rhs_blk = nl.load(rhs[kb * BLOCK_K + i_kt * TILE_K + i_p, nb * BLOCK_N + i_bn])
                 for bm in nl.affine_range(TILES_M):
@@ -149,8 +150,8 @@ def test_multi_psum_random_fp32():
 
 
 def test_blocked_accumulation_is_not_a_race():
-    # PSUM `+=` over the K tiles and SBUF `acc[...] += res_psum` over the K blocks
-    # are associative accumulations inside affine_range: allowed, no race.
+    # PSUM `+=` over the K tiles inside affine_range is the sanctioned accumulation;
+    # SBUF `acc[...] += res_psum` runs over the sequential K blocks: no race.
     lhsT, rhs = make_inputs(512, 256, 1024, np.float32, integers=True, seed=4)
     out = nki.simulate_kernel(matmul_blocked_kernel, lhsT, rhs, TILES_M=2, TILES_N=2, TILES_K=2,
                               check_races=True, check_uninitialized=True)

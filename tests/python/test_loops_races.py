@@ -450,8 +450,6 @@ SUITE = [
      lambda m: (m.make_inputs(256, 64, np.float32), {"causal": True}), None),
     ("tests/kernels/test_attention_fwd.py", "attention_fwd_kernel",
      lambda m: (m.make_inputs(256, 64, np.float32), {"causal": False}), None),
-    ("tests/python/test_language_basics.py", "accumulate_kernel",
-     lambda m: ((randn((128, 512 * 3), seed=12),), {}), None),
     ("tests/python/test_language_basics.py", "masked_scale_2d_kernel", lambda m: ((randn((300, 700), seed=13),), {}),
      None),
     ("tests/python/test_language_basics.py", "copy_ds_kernel", lambda m: ((randn((128, 2048), seed=14),), {}), None),

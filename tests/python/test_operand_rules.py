@@ -158,18 +158,10 @@ def gpsimd_copy_psum(t):
     return nisa.tensor_copy(a, engine=nisa.gpsimd_engine)  # ERR:gpsimd_copy_psum
 
 
-def vector_transpose_64(t):
-    return nisa.nc_transpose(t, engine=nisa.vector_engine)  # ERR:vector_transpose_64
-
-
 def bn_stats_wide(t):
     w = nl.ndarray((128, 1024), dtype=nl.float32)
     w[:, 0:64] = t
     return nisa.bn_stats(w[:, 0:1024])  # ERR:bn_stats_wide
-
-
-def bn_stats_free_mask(t):
-    return nisa.bn_stats(t, mask=(nl.arange(64)[None, :] < 32))  # ERR:bn_stats_free_mask
 
 
 def ts_mixed_ops(t):
@@ -297,14 +289,9 @@ CASES = {
                    "Expected operand 'data1' of 'tensor_tensor' to be in address space 'sbuf'", "nisa.tensor_tensor"),
     "gpsimd_copy_psum": (gpsimd_copy_psum, XF, "err_unsupported_memory",
                          "Expected operand 'src' of 'tensor_copy' to be in address space 'sbuf'", "nisa.tensor_copy"),
-    "vector_transpose_64": (vector_transpose_64, XF, "err_size_of_dimension_exceed_arch_limit",
-                            "size of dimension 0 in 'data[128, 64]' of 'nc_transpose' exceed architecture limitation "
-                            "of 32", "nisa.nc_transpose"),
     "bn_stats_wide": (bn_stats_wide, XF, "err_size_of_dimension_exceed_arch_limit",
                       "size of dimension 1 in 'data[128, 1024]' of 'bn_stats' exceed architecture limitation of 512",
                       "nisa.bn_stats"),
-    "bn_stats_free_mask": (bn_stats_free_mask, XF, "err_unsupported_expression_in_mask",
-                           "nisa.bn_stats's mask cannot restrict the free (reduce) dims", "nisa.bn_stats"),
     "ts_mixed_ops": (ts_mixed_ops, XF, "err_instruction_unsupported_op", "unsupported operator 'add with bitwise_and'",
                      "nisa.tensor_scalar"),
     "scan_bitvec": (scan_bitvec, XF, "err_instruction_unsupported_op", "unsupported operator 'bitwise_or'",
