@@ -454,6 +454,9 @@ def rewritten(func):
 def _target(func, args):
     """The Python function to inline for a callee, with its effective arguments."""
     if isinstance(func, types.MethodType):
+        # A bound builtin (a C-level method such as a tile's __reduce_ex__) has no source: run it.
+        if not isinstance(func.__func__, types.FunctionType):
+            return None, args
         return func.__func__, (func.__self__,) + tuple(args)
     if isinstance(func, types.FunctionType):
         return func, tuple(args)
