@@ -59,11 +59,8 @@ ir::SourceLoc caller_location() {
   while (f && !loc.known()) {
     PyCodeObject* co = PyFrame_GetCode(f);
     std::string file = py::str(py::handle(co->co_filename));
+    if (!is_internal_file(file)) loc = frame_loc(f, co, {ir::intern_file(file), "", false});
     Py_DECREF(co);
-    if (!is_internal_file(file)) {
-      loc.file = ir::intern_file(file);
-      loc.line = PyFrame_GetLineNumber(f);
-    }
     PyFrameObject* back = PyFrame_GetBack(f);
     Py_DECREF(f);
     f = back;

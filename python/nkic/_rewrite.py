@@ -416,7 +416,10 @@ def _rewrite_code(func):
                 name="__nki_factory__",
                 args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
                                    kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-                body=[fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))],
+                # The def would bind its own name in the factory, turning a recursive
+                # call into a closure the original function has no cell for: keep it global.
+                body=([ast.Global(names=[fdef.name])] if fdef.name not in params else []) +
+                     [fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))],
                 decorator_list=[], returns=None, type_comment=None)
             module = ast.Module(body=[factory], type_ignores=[])
             ast.fix_missing_locations(module)
