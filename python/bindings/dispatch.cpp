@@ -103,9 +103,50 @@ void explain_bad_arguments(py::handle func, const std::string& api, const py::ar
   }
 }
 
+// The arguments of a call as the user wrote them, for a diagnostic: `name=value, ...`.
+std::string rendered_args(py::handle func, const py::args& args, const py::kwargs& kwargs) {
+  py::dict named;
+  try {
+    named = py::module_::import("inspect").attr("signature")(func).attr("bind")(*args, **kwargs).attr("arguments");
+  } catch (py::error_already_set&) {
+    for (size_t i = 0; i < args.size(); ++i) named[py::str("arg" + std::to_string(i))] = args[i];
+    for (auto kv : kwargs) named[kv.first] = kv.second;
+  }
+  std::string out;
+  for (auto kv : named) {
+    std::string r = py::repr(kv.second);
+    if (r.size() > 60) r = r.substr(0, 57) + "...";
+    out += (out.empty() ? "" : ", ") + py::str(kv.first).cast<std::string>() + "=" + r;
+  }
+  return out;
+}
+
+// Any other Python error out of an nkic API (int(None) on a shape, x.shape of a
+// number, a value the binding cannot convert) is the user's argument at fault:
+// err_unsupported_args naming the arguments, of the builtin kind Python raised.
+void api_call_failed(const py::error_already_set& e, py::handle func, const std::string& api, const py::args& args,
+                     const py::kwargs& kwargs) {
+  if (is_diagnostic(e)) return;
+  sema::ErrorKind kind;
+  if (e.matches(PyExc_TypeError) || e.matches(PyExc_AttributeError)) kind = sema::ErrorKind::Type;
+  else if (e.matches(PyExc_ValueError) || e.matches(PyExc_ArithmeticError)) kind = sema::ErrorKind::Value;
+  else if (e.matches(PyExc_LookupError)) kind = sema::ErrorKind::Index;
+  else return;
+  std::string why = py::str(e.value());
+  // pybind11's overload text names nkic's internal signatures, not the user's call.
+  if (why.find("incompatible function arguments") != std::string::npos) why = "an argument of this type or value";
+  sema::Diagnostic d = sema::err_unsupported_args(api, why + " (called with " + rendered_args(func, args, kwargs) + ")");
+  d.kind = kind;
+  d.api = api;
+  sema::fail(d);
+}
+
 py::object call(py::object func, py::args args, py::kwargs kwargs) {
   trace::TraceContext* ctx = trace::TraceContext::current();
   if (!ctx) return func(*args, **kwargs);
+  // `t(3)`: a tile, index or mask is data, not a function.
+  if (is_traced(func))
+    sema::fail(sema::err_unexpected_type_of_operand("callee", "a '" + py_type_name(func) + "', which is not callable"));
   Decision d = decide(func);
   switch (d.action) {
     case trace::CallAction::Builder: {
@@ -115,6 +156,7 @@ py::object call(py::object func, py::args args, py::kwargs kwargs) {
         return func(*args, **kwargs);
       } catch (py::error_already_set& e) {
         if (is_plain_type_error(e)) explain_bad_arguments(func, d.api, args, kwargs);
+        api_call_failed(e, func, d.api, args, kwargs);
         throw;
       }
     }

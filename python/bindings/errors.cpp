@@ -14,7 +14,18 @@ namespace {
 struct CodeInfo {
   const std::string* file;
   std::string name;
+  bool internal;  // Python's stdlib inlined into a kernel (copy.copy): never where a diagnostic points
 };
+
+// Directories whose frames are never the user's (nkic's packages, Python's stdlib).
+auto& internal_dirs = *new std::vector<std::string>();
+
+bool is_internal_file(const std::string& file) {
+  bool internal = file.empty() || file[0] == '<';
+  for (const std::string& dir : internal_dirs) internal = internal || file.rfind(dir, 0) == 0;
+  return internal;
+}
+
 // Registered code objects are kept alive by `keep_alive`, so pointers stay valid.
 // Leaked on purpose: Python references must not be released after finalisation.
 auto& user_codes = *new std::unordered_map<PyObject*, CodeInfo>();
@@ -38,8 +49,6 @@ ir::SourceLoc frame_loc(PyFrameObject* f, PyCodeObject* co, const CodeInfo& info
 
 PyObject* exception_class(sema::ErrorKind k) { return exc_by_kind.at(static_cast<int>(k)); }
 
-// Directories whose frames are never the user's (nkic's packages, Python's stdlib).
-auto& internal_dirs = *new std::vector<std::string>();
 
 // Outside traced code (an nl.* call at module level, a decorator argument, a
 // kernel call's arguments): the innermost frame that is not nkic's or Python's.
@@ -50,13 +59,8 @@ ir::SourceLoc caller_location() {
   while (f && !loc.known()) {
     PyCodeObject* co = PyFrame_GetCode(f);
     std::string file = py::str(py::handle(co->co_filename));
+    if (!is_internal_file(file)) loc = frame_loc(f, co, {ir::intern_file(file), "", false});
     Py_DECREF(co);
-    bool internal = file.empty() || file[0] == '<';
-    for (const std::string& dir : internal_dirs) internal = internal || file.rfind(dir, 0) == 0;
-    if (!internal) {
-      loc.file = ir::intern_file(file);
-      loc.line = PyFrame_GetLineNumber(f);
-    }
     PyFrameObject* back = PyFrame_GetBack(f);
     Py_DECREF(f);
     f = back;
@@ -71,7 +75,8 @@ void register_user_code(py::handle code) {
   if (!PyCode_Check(code.ptr()) || user_codes.count(code.ptr())) return;
   auto* co = reinterpret_cast<PyCodeObject*>(code.ptr());
   std::string file = py::str(py::handle(co->co_filename));
-  user_codes[code.ptr()] = {ir::intern_file(file), py::str(py::handle(co->co_name))};
+  user_codes[code.ptr()] = {ir::intern_file(file), py::str(py::handle(co->co_name)),
+                            !file.empty() && file[0] != '<' && is_internal_file(file)};
   keep_alive.push_back(py::reinterpret_borrow<py::object>(code));
   for (py::handle c : py::reinterpret_borrow<py::tuple>(co->co_consts)) register_user_code(c);
 }
@@ -84,7 +89,7 @@ ir::SourceLoc user_location(std::vector<sema::Note>* notes) {
   while (f) {
     PyCodeObject* co = PyFrame_GetCode(f);
     auto it = user_codes.find(reinterpret_cast<PyObject*>(co));
-    if (it != user_codes.end()) {
+    if (it != user_codes.end() && !it->second.internal) {
       ir::SourceLoc loc = frame_loc(f, co, it->second);
       if (!primary.known()) {
         primary = loc;
@@ -136,9 +141,9 @@ void raise_diagnostic(sema::Diagnostic d) {
   PyErr_SetObject(cls, exc.ptr());
 }
 
-bool is_plain_type_error(const py::error_already_set& e) {
-  return e.matches(PyExc_TypeError) && !PyObject_IsInstance(e.value().ptr(), exc_base);
-}
+bool is_diagnostic(const py::error_already_set& e) { return PyObject_IsInstance(e.value().ptr(), exc_base) == 1; }
+
+bool is_plain_type_error(const py::error_already_set& e) { return e.matches(PyExc_TypeError) && !is_diagnostic(e); }
 
 void bind_errors(py::module_& m) {
   exc_base = PyErr_NewExceptionWithDoc("nkic.NKIError", "An NKI diagnostic: code, message, location.",

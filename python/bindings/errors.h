@@ -24,6 +24,8 @@ void raise_diagnostic(sema::Diagnostic d);
 
 // A Python TypeError that is not an NKI diagnostic: a call nkic made for the user failed.
 bool is_plain_type_error(const py::error_already_set& e);
+// An NKI diagnostic (an NKIError of any kind).
+bool is_diagnostic(const py::error_already_set& e);
 
 void bind_errors(py::module_& m);
 

@@ -170,6 +170,14 @@ void bind_trace_api(py::module_& m) {
   m.def("raise_unsupported_args", [](const std::string& api, const std::string& why) {
     sema::fail(sema::err_unsupported_args(api, why));
   });
+  m.def("raise_recursion_too_deep", [](const std::string& function, int limit, const std::string& file, int line,
+                                       int col) {
+    sema::Diagnostic d = sema::err_recursion_too_deep(function, limit);
+    d.loc.file = ir::intern_file(file);
+    d.loc.line = line;
+    d.loc.col = col;
+    sema::fail(d);
+  });
   m.def("raise_unsupported_op", [](const std::string& op) { sema::fail(sema::err_instruction_unsupported_op(op)); });
   m.def("raise_unsupported_index", [](const std::string& why) { sema::fail(sema::err_unsupported_index(why)); });
   m.def("raise_unexpected_operand", [](const std::string& operand, const std::string& got) {

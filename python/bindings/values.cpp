@@ -2,6 +2,8 @@
 
 #include <pybind11/stl.h>
 
+#include <cmath>
+
 #include "codegen/Indexing.h"
 #include "ir/IRPrinter.h"
 #include "codegen/Ops.h"
@@ -30,11 +32,22 @@ struct PyAlwaysFalse : PyMask {};
 
 trace::TraceContext& ctx_for(const char* api) { return trace::TraceContext::nki_ctx(api); }
 
+// The API in flight, for a diagnostic raised while converting one of its operands.
+std::string api_in_flight() {
+  trace::TraceContext* ctx = trace::TraceContext::current();
+  return ctx && !ctx->cur_api().empty() ? ctx->cur_api() : std::string("this operation");
+}
+
+std::string short_repr(py::handle h) {
+  std::string r = py::repr(h);
+  return r.size() > 60 ? r.substr(0, 57) + "..." : r;
+}
+
 types::Other other_of(py::handle h) {
   types::Other o;
   if (PyLong_CheckExact(h.ptr())) {  // the common case (indices, bounds) first
     o.is_int = true;
-    o.value = static_cast<double>(PyLong_AsLongLong(h.ptr()));
+    o.value = static_cast<double>(int_arg(h, "the integer"));
     o.type_name = "int";
     return o;
   }
@@ -54,7 +67,7 @@ types::Other other_of(py::handle h) {
   }
   if (PyLong_Check(h.ptr()) || (!PyFloat_Check(h.ptr()) && PyIndex_Check(h.ptr()))) {
     o.is_int = true;
-    o.value = static_cast<double>(py::int_(py::reinterpret_borrow<py::object>(h)).cast<long long>());
+    o.value = static_cast<double>(int_arg(h, "the integer"));
     return o;
   }
   if (PyFloat_Check(h.ptr()) || PyNumber_Check(h.ptr())) {
@@ -98,6 +111,7 @@ py::object tensor_arith(ir::AluOp op, const char* api, py::handle a, py::handle 
 
 // Binary index arithmetic: both operands as index values (Python ints allowed).
 py::object index_arith(IndexOp op, const char* sym, py::handle a, py::handle b) {
+  ctx_for(sym);  // the operator is the API a conversion diagnostic names
   Value va = to_value(a), vb = to_value(b);
   const types::TensorVal* t = std::get_if<types::TensorVal>(&va);
   if (!t) t = std::get_if<types::TensorVal>(&vb);
@@ -164,6 +178,22 @@ void add_type_system_ops(Cls& cls) {
       .def("logical_or", [](py::object a, py::object b) { return logical(types::LogicalOp::or_, a, b); })
       .def("logical_not", [](py::object a) { return logical_not(a); })
       .def("__hash__", [](py::object self) { return py::hash(py::int_(reinterpret_cast<intptr_t>(self.ptr()))); })
+      // Host-side Python protocols have no meaning for a traced value: each is a diagnostic.
+      .def("__array__", [](py::object self, py::args, py::kwargs) -> py::object {
+        sema::fail(sema::err_unexpected_type_of_operand(
+            "x", "a traced '" + py_type_name(self) +
+                     "' converted to a numpy array, which holds host values; use the nl.* / nisa.* API"));
+      })
+      .def("__reduce_ex__", [](py::object self, py::handle) -> py::object {
+        sema::fail(sema::err_unexpected_type_of_operand(
+            "x", "a traced '" + py_type_name(self) + "' pickled or copied; it exists only while the kernel is "
+                                                     "traced (copy a tile's values with nl.copy)"));
+      })
+      .def(py::init([](py::args, py::kwargs) -> typename Cls::type* {
+        sema::fail(sema::err_unsupported_args(
+            "nki.tensor", "traced values are created by the NKI API (nl.ndarray, nl.zeros, nl.load, nl.arange, ...), "
+                          "not by calling their type"));
+      }))
       .attr("__array_ufunc__") = py::none();
   cls.attr("__array_priority__") = 1000;
 }
@@ -246,7 +276,7 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
       };
       it.start = bound(start);
       it.stop = bound(stop);
-      if (!step.is_none()) it.step = step.cast<int64_t>();
+      if (!step.is_none()) it.step = int_arg(step, "slice step");
     } else if (py::isinstance<PyRuntimeOffset>(k)) {
       const PyRuntimeOffset& r = k.cast<const PyRuntimeOffset&>();
       it.kind = codegen::IndexItem::Kind::Tensor;
@@ -257,7 +287,7 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
       Value s = to_value(k.attr("start"));
       it.start = std::holds_alternative<types::IndexVal>(s) ? std::get<types::IndexVal>(s)
                                                              : types::index_from_other(std::get<types::Other>(s), "nl.ds");
-      it.size = k.attr("size").cast<int64_t>();
+      it.size = int_arg(k.attr("size"), "nl.ds size");
     } else {
       Value v = to_value(k);
       if (auto* i = std::get_if<types::IndexVal>(&v)) {
@@ -284,25 +314,65 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
 // nl.arange(...)[:, None] and friends: slices keep a dim, None inserts one.
 py::object reshape_tile_index(const PyIndex& self, py::handle key) {
   py::tuple tup = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
+  const int rank = static_cast<int>(self.v.shape.size());
+  // As numpy: each ':' keeps one dim of the index, '...' the dims no ':' names.
+  int kept = 0, ellipses = 0;
+  for (py::handle k : tup) {
+    if (k.is_none()) continue;
+    if (k.ptr() == Py_Ellipsis) ++ellipses;
+    else if (PySlice_Check(k.ptr()) && k.attr("start").is_none() && k.attr("stop").is_none() && k.attr("step").is_none())
+      ++kept;
+    else sema::fail(sema::err_unexpected_type_of_operand("index", "only ':', None and '...' can reshape an index"));
+  }
+  if (ellipses > 1) sema::fail(sema::err_unsupported_index("an index can only have a single ellipsis ('...')"));
+  if (kept > rank)
+    sema::fail(sema::err_unsupported_index("too many indices for an index of " + std::to_string(rank) +
+                                           " dimension(s): " + std::to_string(kept) + " ':' were given"));
   std::vector<int> spec;
   int next = 0;
   for (py::handle k : tup) {
-    if (k.is_none()) {
-      spec.push_back(-1);
-    } else if (PySlice_Check(k.ptr()) && k.attr("start").is_none() && k.attr("stop").is_none() &&
-               k.attr("step").is_none()) {
-      spec.push_back(next++);
-    } else if (k.ptr() == Py_Ellipsis) {
-      while (next < static_cast<int>(self.v.shape.size())) spec.push_back(next++);
-    } else {
-      sema::fail(sema::err_unexpected_type_of_operand("index", "only ':', None and '...' can reshape an index"));
-    }
+    if (k.is_none()) spec.push_back(-1);
+    else if (k.ptr() == Py_Ellipsis) for (int n = 0; n < rank - kept; ++n) spec.push_back(next++);
+    else spec.push_back(next++);
   }
-  while (next < static_cast<int>(self.v.shape.size())) spec.push_back(next++);
+  while (next < rank) spec.push_back(next++);
   return wrap_index(types::reshape_index(self.v, spec));
 }
 
 }  // namespace
+
+int64_t int_arg(py::handle h, std::string_view what, const std::string& api) {
+  if (py::isinstance<PyTensor>(h) || py::isinstance<PyIndex>(h)) symbolic_int_error(h);
+  const std::string in_api = api.empty() ? api_in_flight() : api;
+  auto fail = [&](sema::Diagnostic d) {
+    if (!api.empty()) d.api = api;
+    sema::fail(d);
+  };
+  auto too_large = [&] {
+    fail(sema::err_unsupported_args(in_api, std::string(what) + " " + short_repr(h) +
+                                                " does not fit in a signed 64-bit integer"));
+  };
+  if (PyIndex_Check(h.ptr())) {  // int, bool, numpy integers
+    py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+    if (!i) throw py::error_already_set();
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+    if (overflow) too_large();
+    return v;
+  }
+  static PyObject* np_floating = py::object(py::module_::import("numpy").attr("floating")).release().ptr();
+  if (PyFloat_Check(h.ptr()) || PyObject_IsInstance(h.ptr(), np_floating) == 1) {
+    double d = py::float_(py::reinterpret_borrow<py::object>(h));
+    // An integral float is the integer numpy would take; 2**63 and beyond do not fit.
+    if (std::isfinite(d) && d == std::floor(d)) {
+      if (std::fabs(d) < 9223372036854775808.0) return static_cast<int64_t>(d);
+      too_large();
+    }
+    fail(sema::err_unexpected_type_of_operand(what, "the float " + short_repr(h) + ", expected an integer"));
+  }
+  fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "' " + short_repr(h) + ", expected an integer"));
+  return 0;  // not reached: fail raises
+}
 
 std::string py_type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")); }
 
@@ -362,6 +432,7 @@ py::object from_value(Value v) {
 }
 
 void bind_values(py::module_& m) {
+  m.def("int_arg", &int_arg, py::arg("value"), py::arg("what"), py::arg("api") = "");
   m.def("logical_and", [](py::object a, py::object b) { return logical(types::LogicalOp::and_, a, b); });
   m.def("logical_or", [](py::object a, py::object b) { return logical(types::LogicalOp::or_, a, b); });
   m.def("logical_not", [](py::object a) { return logical_not(a); });
@@ -519,6 +590,13 @@ void bind_values(py::module_& m) {
   py::class_<PyScalarPredicateUnion, PyScalarPredicate>(m, "ScalarPredicateUnion");
   py::class_<PyAlwaysTrue, PyMask>(m, "AlwaysTruePredicate");
   py::class_<PyAlwaysFalse, PyMask>(m, "AlwaysFalsePredicate");
+  // Python's own messages ("'NkiTensor' object is not callable") name a type by
+  // its C-level name: drop the internal module prefix from it.
+  for (const char* name : {"NkiTensor", "IndexValue", "RuntimeOffset", "DynamicScalar", "TileIndex", "Predicate",
+                           "nki_mask", "ScalarPredicate", "EQTileMask", "TileMaskIntersection", "TileMaskUnion",
+                           "EQScalarPredicate", "ScalarPredicateIntersection", "ScalarPredicateUnion",
+                           "AlwaysTruePredicate", "AlwaysFalsePredicate"})
+    m.attr(name).attr("__name__") = py::str(name);
 }
 
 }  // namespace nkic::py_bind

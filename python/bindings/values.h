@@ -31,6 +31,10 @@ bool is_traced(py::handle h);  // an NKI value, not plain Python
 // The seed's is_nki_data: an IR tensor or a mask (not an index value).
 inline bool is_nki_data(py::handle h) { return py::isinstance<PyTensor>(h) || py::isinstance<PyMask>(h); }
 std::string py_type_name(py::handle h);
+// A Python number where nkic takes an integer (a shape, a bound, an axis, a step):
+// an int, a numpy integer or an integral float that fits in 64 bits; anything
+// else is a diagnostic naming the value (`what`) and `api` (default: the API in flight).
+int64_t int_arg(py::handle h, std::string_view what, const std::string& api = "");
 
 void bind_values(py::module_& m);
 

@@ -43,6 +43,24 @@ class _Traced:
         return [bound[p] if isinstance(p, str) else bound[p[0]][p[1]] for p in self.array_params]
 
 
+def _recursion_too_deep(tb):
+    """A RecursionError out of user code: err_recursion_too_deep at the outermost
+    call of a user function to itself (the traceback's first user frame that recurs)."""
+    frames = []
+    while tb is not None:
+        if _user_traceback(types.TracebackType(None, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)) is not None:
+            frames.append(tb)
+        tb = tb.tb_next
+    # Inlined calls may run fresh code objects of one function: compare where they come from.
+    where = [(t.tb_frame.f_code.co_filename, t.tb_frame.f_code.co_firstlineno) for t in frames]
+    for i, t in enumerate(frames):
+        if where[i] in where[i + 1:]:
+            code = t.tb_frame.f_code
+            _, _, col, _ = list(code.co_positions())[t.tb_lasti // 2]
+            core.raise_recursion_too_deep(code.co_name, sys.getrecursionlimit(), code.co_filename, t.tb_lineno,
+                                          (col or 0) + 1)
+
+
 def _grid_spec(name, grid):
     if grid is None:
         return [], []
@@ -127,6 +145,12 @@ class TraceKernel:
             return _Traced(core.finalize(result), array_params, legacy)
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None
+        except RecursionError as e:
+            try:
+                _recursion_too_deep(e.__traceback__)
+            except core.NKIError as d:
+                raise d.with_traceback(_user_traceback(d.__traceback__)) from None
+            raise
         finally:
             core.trace_end()
 
@@ -177,12 +201,17 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
     kernel = traced.ir
     # Inputs are copies (kernels must not see caller aliasing), except for legacy
     # kernels, which write their outputs into the caller's arrays.
-    inputs = [np.ascontiguousarray(a) if traced.in_place else np.array(a, order="C", copy=True) for a in arrays]
+    # A read-only legacy argument is simulated on a copy: the simulator writes through raw pointers.
+    inputs = [np.ascontiguousarray(a) if traced.in_place and a.flags.writeable else np.array(a, order="C", copy=True)
+              for a in arrays]
     for (name, shape, dt), a in zip(kernel.inputs, inputs):
         if tuple(a.shape) != tuple(shape) or _dtypes.dtype_name(a.dtype) != dt:
             raise ValueError(f"argument {name}: expected {dt}{list(shape)}, got {a.dtype}{list(a.shape)}")
     outputs = []
     aliased = dict(kernel.mutable_outputs)
+    for i in aliased.values():
+        if not arrays[i].flags.writeable:
+            _read_only_argument(kernel, kernel.inputs[i][0])
     for i, (name, shape, dt) in enumerate(kernel.outputs):
         if i in aliased:
             inputs[aliased[i]] = inputs[aliased[i]].copy()
@@ -195,12 +224,20 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
         np.copyto(arrays[i], outputs[o])
         outputs[o] = arrays[i]
     if traced.in_place:
-        for a, c in zip(arrays, inputs):
-            if c is not a:
+        for (name, _, _), a, c in zip(kernel.inputs, arrays, inputs):
+            if c is not a and not a.flags.writeable:
+                if a.tobytes() != c.tobytes():
+                    _read_only_argument(kernel, name)
+            elif c is not a:
                 np.copyto(a, c)
     if not outputs:
         return None
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _read_only_argument(kernel, name):
+    core.raise_unsupported_args(kernel.name, f"the kernel writes its parameter '{name}' in place, but the numpy "
+                                f"array passed for it is read-only (flags.writeable is False); pass a writable array")
 
 
 def jit(func=None, mode="auto", **kwargs):

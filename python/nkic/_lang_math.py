@@ -55,7 +55,7 @@ def _dtype_arg(dtype):
 
 
 def _axes(axis):
-    return [int(a) for a in axis] if isinstance(axis, (tuple, list)) else [int(axis)]
+    return [core.int_arg(a, "axis") for a in axis] if isinstance(axis, (tuple, list)) else [core.int_arg(axis, "axis")]
 
 
 def _reduction(name, op):

@@ -28,7 +28,7 @@ def normalize_range_args(*args):
     vals = []
     for a in args:
         try:
-            vals.append(operator.index(a))
+            vals.append(core.int_arg(operator.index(a), "loop bound"))
         except core.NKIError:
             raise  # a symbolic index already says why it cannot be a Python int
         except TypeError:
@@ -152,7 +152,8 @@ def for_hook(iterable, name, loop_id=None):
         # only the kernel body's range is a sequential_range axis.
         if not core.at_kernel_level():
             return iterable
-        return _deferred(iterable.start, iterable.stop, iterable.step, len(iterable), True, name, [], loop_id)
+        lb, ub, stride, tripcount = normalize_range_args(iterable.start, iterable.stop, iterable.step)
+        return _deferred(lb, ub, stride, tripcount, True, name, [], loop_id)
     return iterable
 
 

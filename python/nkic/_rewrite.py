@@ -416,7 +416,10 @@ def _rewrite_code(func):
                 name="__nki_factory__",
                 args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
                                    kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-                body=[fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))],
+                # The def would bind its own name in the factory, turning a recursive
+                # call into a closure the original function has no cell for: keep it global.
+                body=([ast.Global(names=[fdef.name])] if fdef.name not in params else []) +
+                     [fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))],
                 decorator_list=[], returns=None, type_comment=None)
             module = ast.Module(body=[factory], type_ignores=[])
             ast.fix_missing_locations(module)
@@ -454,6 +457,9 @@ def rewritten(func):
 def _target(func, args):
     """The Python function to inline for a callee, with its effective arguments."""
     if isinstance(func, types.MethodType):
+        # A bound builtin (a C-level method such as a tile's __reduce_ex__) has no source: run it.
+        if not isinstance(func.__func__, types.FunctionType):
+            return None, args
         return func.__func__, (func.__self__,) + tuple(args)
     if isinstance(func, types.FunctionType):
         return func, tuple(args)

@@ -3,6 +3,7 @@ simulator has no allocator, so these keep the kernel's meaning unchanged."""
 import contextlib
 
 from ._core import core
+from ._ops import nki_api as _api
 from . import language as _nl
 
 sbuf = _nl.sbuf
@@ -20,6 +21,7 @@ enable_stack_allocator = _identity_decorator
 force_auto_alloc = _identity_decorator
 
 
+@_api("ncc.allocation_scope")
 @contextlib.contextmanager
 def allocation_scope():
     """`with ncc.allocation_scope():` on-chip tensors created in the block live until its end;
@@ -43,13 +45,16 @@ class _Directive:
         return f"{self.kind}({self.value})"
 
 
+@_api("ncc.multi_buffer")
 def multi_buffer(factor=2):
-    return _Directive("multi_buffer", int(factor))
+    return _Directive("multi_buffer", core.int_arg(factor, "factor"))
 
 
+@_api("ncc.no_reorder")
 def no_reorder():
     return _Directive("no_reorder", "true")
 
 
+@_api("ncc.pipeline_stages")
 def pipeline_stages(n):
-    return _Directive("pipeline_stages", int(n))
+    return _Directive("pipeline_stages", core.int_arg(n, "n"))

@@ -287,7 +287,7 @@ def reciprocal(data, *, dtype=None, mask=None, **kwargs):
 
 @_api("nisa.memset")
 def memset(shape, value, dtype, *, mask=None, engine=engine.unknown, **kwargs):
-    return core.full([int(d) for d in shape], float(value), _dtypes.dtype_name(dtype), "sbuf", "", "nisa.memset", 0)
+    return core.full(language._shape(shape), float(value), _dtypes.dtype_name(dtype), "sbuf", "", "nisa.memset", 0)
 
 
 @_api("nisa.iota")

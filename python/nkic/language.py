@@ -71,24 +71,25 @@ def _buffer_name(buffer):
 
 def _shape(shape):
     if isinstance(shape, (int, np.integer)):
-        return [int(shape)]
+        return [_whole(shape, "dimension")]
     return [_whole(d, "dimension") for d in shape]
 
 
-def _whole(value, what):
-    """int(value); a fractional number is an invalid shape (int() would drop the fraction),
-    and a traced value raises err_expected_constant_value from its __index__."""
-    if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+def _whole(value, what, api=""):
+    """The integer `value`; a fractional number is an invalid shape (int() would drop the
+    fraction). core.int_arg names any other non-integer (None, a string, a huge int, a tile)."""
+    if isinstance(value, (float, np.floating)) and np.isfinite(value) and not float(value).is_integer():
         core.raise_invalid_shape(f"{what} {value!r} is not an integer")
-    return int(value)
+    return core.int_arg(value, what, api)
 
 
+@_api("nl.nc")
 class nc:
     """nl.nc(n): a launch-grid dimension spread over n physical NeuronCores."""
 
     def __init__(self, n):
-        self.size = int(n)
-        self.physical_cores = int(n)
+        self.size = core.int_arg(n, "n")
+        self.physical_cores = self.size
 
     def __mul__(self, other):
         return spmd_dim(self, other)
@@ -99,6 +100,7 @@ class nc:
         return f"nl.nc({self.size})"
 
 
+@_api("nl.spmd_dim")
 class spmd_dim:
     """nl.spmd_dim(*dims): one grid dimension composed of sub-dimensions."""
 
@@ -125,6 +127,7 @@ class tile_size:
     total_available_sbuf_size = 212984
 
 
+@_api("nl.par_dim")
 class par_dim(int):
     """nl.par_dim(n): marks the partition dimension in a shape (the leading dim by default)."""
 
@@ -192,11 +195,15 @@ def store(dst, value, *, mask=None, **kwargs):
 
 @_api("nl.arange")
 def arange(*args):
+    if len(args) not in (1, 2):
+        core.raise_unsupported_args("nl.arange", f"nl.arange(stop) or nl.arange(start, stop) takes 1 or 2 bounds, "
+                                                 f"got {len(args)}")
     if len(args) == 1:
         return core.arange(0, _whole(args[0], "nl.arange bound"))
     return core.arange(_whole(args[0], "nl.arange bound"), _whole(args[1], "nl.arange bound"))
 
 
+@_api("nl.ds")
 class ds:
     """nl.ds(start, size): the slice start:start+size; start may be symbolic."""
     __slots__ = ("start", "size")
@@ -204,14 +211,14 @@ class ds:
 
     def __init__(self, start, size):
         self.start = start
-        self.size = int(size)
+        self.size = core.int_arg(size, "size")
 
 
 @_api("nl.program_id")
 def program_id(axis):
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
         core.raise_unexpected_operand("axis", f"{type(axis).__name__} {axis!r}; it is an int naming a launch-grid dim")
-    return core.program_id(int(axis))
+    return core.program_id(core.int_arg(axis, "axis"))
 
 
 @_api("nl.num_programs")
@@ -221,9 +228,9 @@ def num_programs(axes=None):
     if isinstance(axes, (tuple, list)):
         n = 1
         for a in axes:
-            n *= core.num_programs(int(a))
+            n *= core.num_programs(core.int_arg(a, "axes"))
         return n
-    return core.num_programs(int(axes))
+    return core.num_programs(core.int_arg(axes, "axes"))
 
 
 @_api("nl.program_ndim")
@@ -254,7 +261,8 @@ class _MGrid:
         for k, s in enumerate(key):
             if not isinstance(s, slice) or s.step not in (None, 1):
                 core.raise_unsupported_index("nl.mgrid takes slices start:stop without steps")
-            idx = core.arange(int(s.start or 0), int(s.stop))
+            idx = core.arange(_whole(0 if s.start is None else s.start, "start", "nl.mgrid"),
+                              _whole(s.stop, "stop", "nl.mgrid"))
             grids.append(idx[(None,) * k + (slice(None),) + (None,) * (len(key) - k - 1)])
         # 0 * g_j contributes g_j's extent, not its value: each index spans the full grid.
         dense = []
@@ -289,11 +297,13 @@ class _Grid(tuple):
 mgrid = _MGrid()
 
 
+@_api("nl.static_cast")
 def static_cast(input_data, dtype):
     """Cast a host value (numpy array or scalar) to an NKI dtype."""
     return np.asarray(input_data).astype(_dtypes.numpy_dtype(_dtypes.dtype_name(dtype)))
 
 
+@_api("nl.finfo")
 class finfo:
     """numpy-like finfo for NKI's float types."""
 
@@ -323,7 +333,7 @@ class bfp16:
 
 @_api("nl.broadcast_to")
 def broadcast_to(src, *, shape, **kwargs):
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(_shape(shape))
     if tuple(src.shape) == shape:
         return src
     return core.elementwise("bypass", (core.broadcast_view(src, list(shape)),), None, None)
@@ -347,7 +357,7 @@ def _assert_shape(t, shape):
 
 
 def _broadcast_to(t, shape):
-    return core.broadcast_view(t, [int(d) for d in shape])
+    return core.broadcast_view(t, _shape(shape))
 
 
 def _expand_dims(t, axis):
@@ -364,7 +374,8 @@ def shared_constant(constant, dtype=None, **kwargs):
 
 @_api("nl.shared_identity_matrix")
 def shared_identity_matrix(n, dtype=uint8, **kwargs):
-    return core.shared_constant([int(n), int(n)], _dtypes.dtype_name(dtype), np.eye(int(n)).ravel().tolist(),
+    n = _whole(n, "n")
+    return core.shared_constant([n, n], _dtypes.dtype_name(dtype), np.eye(n).ravel().tolist(),
                                 "nl.shared_identity_matrix")
 
 
@@ -373,7 +384,7 @@ def _reshape(t, *shape, **kwargs):
         shape = kwargs["shape"]
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return core.reshape_view(t, [int(d) for d in shape])
+    return core.reshape_view(t, _shape(shape))
 
 
 def _view(t, dtype):
@@ -409,7 +420,7 @@ def rand(shape, dtype=float32, **kwargs):
 def random_seed(seed, *, mask=None, **kwargs):
     if isinstance(seed, core.NkiTensor):
         core.raise_unexpected_operand("seed", "a tile; nkic takes the seed as a Python integer")
-    core.random_seed(float(int(seed)))
+    core.random_seed(float(core.int_arg(seed, "seed")))
 
 
 @_api("nl.dropout")

@@ -491,6 +491,14 @@ Diagnostic err_internal(std::string_view what) {
               ErrorKind::Runtime, "this is a defect of nkic, not of the kernel: please report it with the kernel");
 }
 
+Diagnostic err_recursion_too_deep(std::string_view function, int limit) {
+  return make("err_recursion_too_deep",
+              "'" + s(function) + "' calls itself more than " + std::to_string(limit) +
+                  " levels deep: tracing inlines every call, so the recursion never ends",
+              ErrorKind::Runtime,
+              "end the recursion on a value known at trace time (a shape, a Python int), or write a loop");
+}
+
 Diagnostic err_while_loop_requires_unconditional_entry() {
   return make("err_while_loop_requires_unconditional_entry",
               "Traditional while loops are not supported - use do-while pattern instead", ErrorKind::Value,

@@ -93,6 +93,8 @@ Diagnostic err_bias_tensor_must_be_specified_in_allocation(std::string_view api)
 Diagnostic err_tensor_creation_on_scratchpad_with_init_value_not_supported();
 // `while` on a runtime condition that is not known true on entry (2.25 do-while rule).
 Diagnostic err_while_loop_requires_unconditional_entry();
+// A helper of the kernel calls itself without end: tracing inlines every call.
+Diagnostic err_recursion_too_deep(std::string_view function, int limit);
 // A defect of nkic (an internal invariant broke), reported at the user's line.
 Diagnostic err_internal(std::string_view what);
 // An API of a later NeuronCore than the target's.

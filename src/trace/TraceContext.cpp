@@ -223,6 +223,11 @@ void TraceContext::close_loop() {
 
 types::TensorVal TraceContext::add_input(const std::string& name, std::vector<int64_t> shape, ir::DType dtype,
                                          bool is_mutable) {
+  // An empty array has no element a kernel could address: reject it at the call, not in the simulator.
+  for (int64_t d : shape)
+    if (d <= 0)
+      sema::fail(sema::err_invalid_shape("the kernel argument '" + name + "' has shape " + sema::shape_str(shape) +
+                                         ", with an empty dimension"));
   int id = builder_.add_tensor(name, std::move(shape), dtype, ir::Memory::SharedHBM, ir::Role::Input);
   builder_.tensor_mut(id).is_mutable = is_mutable;
   builder_.kernel().inputs.push_back(id);

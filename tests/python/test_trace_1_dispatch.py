@@ -477,7 +477,7 @@ GATES = {
     "numpy submodule function": (np.random.default_rng, "Library"),
     "neuronxcc.nki.fake function": (nki_surface_function, "Library"),
     "neuronxcc.starfish.penguin.fake function": (penguin_function, "Library"),
-    "NKI surface function without nki_func": (nl.static_cast, "Library"),
+    "NKI surface function without nki_func": (nkic.compiler.force_auto_alloc, "Library"),
     "numpyish function": (numpyish_function, "Inline"),
     "user function named ceil": (ceil, "Inline"),
     "user helper": (user_helper, "Inline"),
