@@ -202,6 +202,12 @@ void bind_trace_api(py::module_& m) {
   m.def("raise_annotation_shape_mismatch", [](py::handle t, std::vector<int64_t> expected, const std::string& name) {
     sema::fail(sema::err_annotation_shape_mismatch(name, t.cast<const PyTensor&>().v.shape, expected));
   });
+  m.def("raise_string_type_hint", [](const std::string& param, const std::string& hint, const std::string& file,
+                                     int line, int col) {
+    sema::Diagnostic d = sema::err_string_type_hint(param, hint);
+    d.loc = {ir::intern_file(file), line, col};
+    sema::fail(d);
+  });
   m.def("is_nki_data", &is_nki_data);
   m.def("flags", [] {
     trace::TraceContext& c = ctx();

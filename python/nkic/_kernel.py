@@ -1,5 +1,6 @@
 """Kernels: the decorators (jit, trace, baremetal, simulate_kernel), SPMD
 launch kernel[g0, g1](...), tracing a kernel into IR and running it."""
+import difflib
 import inspect
 import os
 import sys
@@ -58,6 +59,44 @@ def _grid_spec(name, grid):
     return dims, cores
 
 
+# The keyword arguments of each decorator (NKI_API.md 4.2-4.3, plus the ones public kernels pass
+# that the API pages do not list); nkic accepts them all and needs none but platform_target.
+_JIT_ARGS = frozenset({"mode", "platform_target", "additional_compile_opt", "kernel_return", "experimental_flags",
+                       "show_compiler_tb", "debug_kernel", "enable_out_of_bound_check",
+                       "trace_time_unroll_builtin_range"})
+_DECORATOR_ARGS = {
+    "nki.jit": _JIT_ARGS,
+    "nki.trace": _JIT_ARGS,
+    "nki.baremetal": _JIT_ARGS | {"save_neff_name", "save_trace_name", "artifacts_dir"},
+    "nki.benchmark": _JIT_ARGS | {"warmup", "iters", "save_neff_name", "save_trace_name"},
+    "nki.profile": _JIT_ARGS | {"working_directory", "save_neff_name", "save_trace_name", "overwrite",
+                                "profile_nth", "num_execs"},
+}
+# NKI_API.md 4.2's run modes, and "trace" for helper kernels; "profile" is nki.profile's.
+_MODES = ("auto", "jax", "torchxla", "baremetal", "benchmark", "simulation", "trace", "profile")
+
+
+def _unexpected(api, name, known, what="unexpected keyword argument"):
+    """err_unsupported_args for keyword `name`, suggesting the closest of `known`."""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    why = f"{what} {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+    core.raise_unsupported_args(api, why)
+
+
+def _check_decorator_args(api, func, kwargs):
+    """A misspelled decorator argument is an error at the decorator's line, not ignored."""
+    for name in kwargs:
+        if name not in _DECORATOR_ARGS[api]:
+            _unexpected(api, name, _DECORATOR_ARGS[api])
+    mode = kwargs.get("mode", "auto")
+    if mode not in _MODES:
+        close = difflib.get_close_matches(str(mode), _MODES, n=1)
+        core.raise_unsupported_args(api, f"mode {mode!r} is not one of {', '.join(_MODES)}"
+                                    + (f"; did you mean {close[0]!r}?" if close else ""))
+    if func is not None and not callable(func):
+        core.raise_unsupported_args(api, f"expects the kernel function, got {type(func).__name__}")
+
+
 class TraceKernel:
     """An NKI kernel (@nki.jit / @nki.trace): traced once per call into IR."""
 
@@ -68,7 +107,7 @@ class TraceKernel:
             func = func.func
         self.func = func
         self.mode = mode
-        self.target = platform_target or options.pop("target", None) or "trn2"
+        self.target = platform_target or "trn2"
         self.options = options
         self.__name__ = getattr(func, "__name__", "kernel")
         self.__doc__ = getattr(func, "__doc__", None)
@@ -94,6 +133,10 @@ class TraceKernel:
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
+            if not any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+                for name in kwargs:
+                    if name not in sig.parameters:  # a misspelled parameter, or simulate_kernel option
+                        _unexpected(self.__name__, name, set(sig.parameters) | _SIMULATE_ARGS)
             core.raise_unsupported_args(self.__name__, str(e))
         bound.apply_defaults()
         dims, cores = _grid_spec(self.__name__, grid)
@@ -105,8 +148,7 @@ class TraceKernel:
         try:
             array_params = []
             call_args = {}
-            for param in sig.parameters.values():
-                _typehints.enumerate_all_types(param.annotation)  # string hints are rejected
+            _typehints.check_param_hints(self.func, sig)
             for name, value in bound.arguments.items():
                 if isinstance(value, np.ndarray):
                     mutable = legacy or _typehints.is_mutable(sig.parameters[name].annotation)
@@ -149,7 +191,7 @@ _options = {"trace_time_unroll_builtin_range": False}
 def set_option(name, value):
     """Set a global tracing option (e.g. trace_time_unroll_builtin_range)."""
     if name not in _options:
-        raise KeyError(f"unknown nkic option {name!r}; known: {sorted(_options)}")
+        _unexpected("nkic.set_option", name, _options, what="unknown option")
     _options[name] = value
 
 
@@ -203,34 +245,40 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
-def jit(func=None, mode="auto", **kwargs):
+def _decorator(api, func, kwargs):
+    _check_decorator_args(api, func, kwargs)
+    if func is None:
+        return lambda f: _decorator(api, f, kwargs)
+    return TraceKernel(func, **kwargs)
+
+
+def jit(func=None, **kwargs):
     """@nki.jit / @nki.jit(mode=...): an NKI kernel. Without hardware, every
     run mode executes on the simulator."""
-    if func is None:
-        return lambda f: TraceKernel(f, mode=mode, **kwargs)
-    return TraceKernel(func, mode=mode, **kwargs)
+    return _decorator("nki.jit", func, kwargs)
 
 
 def trace(func=None, **kwargs):
     """@nki.trace: a traceable NKI function, inlined when called from a kernel."""
-    if func is None:
-        return lambda f: TraceKernel(f, mode="trace", **kwargs)
-    return TraceKernel(func, mode="trace", **kwargs)
+    return _decorator("nki.trace", func, {**kwargs, "mode": "trace"})
 
 
 def baremetal(kernel=None, **kwargs):
     """@nki.baremetal: there is no hardware here, so it runs the simulator."""
-    return jit(kernel, mode="baremetal", **kwargs)
+    return _decorator("nki.baremetal", kernel, {**kwargs, "mode": "baremetal"})
 
 
 def benchmark(kernel=None, **kwargs):
     """@nki.benchmark: without hardware there is nothing to time; it runs the simulator."""
-    return jit(kernel, mode="benchmark", **kwargs)
+    return _decorator("nki.benchmark", kernel, {**kwargs, "mode": "benchmark"})
 
 
 def profile(func=None, **kwargs):
     """@nki.profile: without hardware there is no profile; it runs the simulator."""
-    return jit(func, mode="profile", **kwargs)
+    return _decorator("nki.profile", func, {**kwargs, "mode": "profile"})
+
+
+_SIMULATE_ARGS = frozenset({"check_uninitialized", "check_races"})
 
 
 def simulate_kernel(kernel, *args, check_uninitialized=False, check_races=False, **kwargs):

@@ -425,6 +425,13 @@ Diagnostic err_expected_constant_value(std::string_view what, std::string_view w
               "takes a tile");
 }
 
+Diagnostic err_string_type_hint(std::string_view param, std::string_view hint) {
+  return make("err_string_type_hint", "Unexpected str in typehint", ErrorKind::Assertion,
+              "parameter '" + s(param) + "' is annotated with the string '" + s(hint) +
+                  "': annotate it with the object (nt.tensor, nt.mutable_tensor), and do not use "
+                  "`from __future__ import annotations` in a kernel's module");
+}
+
 Diagnostic err_unsupported_args(std::string_view api, std::string_view why) {
   return make("err_unsupported_args", "unsupported arguments to '" + s(api) + "': " + s(why), ErrorKind::Type,
               "see the API's signature in docs/language.md; keyword-only arguments must be named");

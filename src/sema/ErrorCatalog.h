@@ -41,6 +41,8 @@ Diagnostic err_unexpected_type_of_operand(std::string_view operand, std::string_
 Diagnostic err_program_id_axis_out_of_bounds(int64_t axis, int64_t ndim);
 Diagnostic err_unsupported_dtype(std::string_view what);
 Diagnostic err_return_from_top_level();
+// A kernel parameter annotated with a string (seed 004's canonicalizer): an AssertionError.
+Diagnostic err_string_type_hint(std::string_view param, std::string_view hint);
 Diagnostic err_annotation_shape_mismatch(std::string_view tensor, const std::vector<int64_t>& shape,
                                          const std::vector<int64_t>& expected);
 Diagnostic err_mutable_parameter_not_returned(std::string_view tensor);
