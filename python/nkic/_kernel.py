@@ -172,14 +172,14 @@ class TraceKernel:
         finally:
             core.trace_end()
 
-    def run(self, grid, args, kwargs, check_uninitialized=False, check_races=False):
+    def run(self, grid, args, kwargs, check_uninitialized=False, check_races=False, time_limit=None):
         if self.mode == "baremetal" or (self.mode == "auto" and not _notified.get("baremetal")):
             _notified["baremetal"] = True
             print("nkic: no Neuron hardware here; running the kernel on the nkic CPU simulator", file=sys.stderr)
         traced = self.trace(grid, args, kwargs)
         arrays = inspect.signature(self.func).bind(*args, **kwargs).arguments
         try:
-            return simulate_traced(traced, traced.arrays(arrays), check_uninitialized, check_races)
+            return simulate_traced(traced, traced.arrays(arrays), check_uninitialized, check_races, time_limit)
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None
 
@@ -215,8 +215,30 @@ class Launch:
                                     f"got a second one, {grid!r}")
 
 
-def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False):
+def _env_limit(name):
+    """A non-negative number from environment variable `name`, or None when unset."""
+    value = os.environ.get(name, "")
+    if not value:
+        return None
+    try:
+        limit = float(value)
+    except ValueError:
+        limit = -1.0
+    if not limit >= 0:
+        core.raise_unsupported_args(name, f"expects a non-negative number, got {value!r}")
+    return limit
+
+
+def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False, time_limit=None):
     kernel = traced.ir
+    # The simulator's budget (estimated run time, host memory) is checked before numpy allocates.
+    if time_limit is None:
+        time_limit = _env_limit("NKIC_SIM_TIME_LIMIT")
+    elif isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit >= 0:
+        core.raise_unsupported_args("nki.simulate_kernel", f"time_limit must be a non-negative number of seconds, "
+                                    f"got {time_limit!r}")
+    memory_limit = _env_limit("NKIC_SIM_MEMORY_LIMIT") or 0.0
+    kernel.check_budget(check_uninitialized, time_limit, memory_limit)
     # Inputs are copies (kernels must not see caller aliasing), except for legacy
     # kernels, which write their outputs into the caller's arrays.
     inputs = [np.ascontiguousarray(a) if traced.in_place else np.array(a, order="C", copy=True) for a in arrays]
@@ -232,7 +254,8 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
         else:
             outputs.append(np.empty(shape, dtype=_dtypes.numpy_dtype(dt)))
     kernel.simulate([a.__array_interface__["data"][0] for a in inputs],
-                    [a.__array_interface__["data"][0] for a in outputs], check_uninitialized, check_races)
+                    [a.__array_interface__["data"][0] for a in outputs], check_uninitialized, check_races,
+                    time_limit, memory_limit)
     for o, i in aliased.items():
         np.copyto(arrays[i], outputs[o])
         outputs[o] = arrays[i]
@@ -278,21 +301,24 @@ def profile(func=None, **kwargs):
     return _decorator("nki.profile", func, {**kwargs, "mode": "profile"})
 
 
-_SIMULATE_ARGS = frozenset({"check_uninitialized", "check_races"})
+_SIMULATE_ARGS = frozenset({"check_uninitialized", "check_races", "time_limit"})
 
 
-def simulate_kernel(kernel, *args, check_uninitialized=False, check_races=False, **kwargs):
+def simulate_kernel(kernel, *args, check_uninitialized=False, check_races=False, time_limit=None, **kwargs):
     """Run `kernel` (or `kernel[grid]`) on the CPU simulator; numpy in, numpy out.
 
     check_uninitialized: report reads of on-chip memory no instruction wrote.
     check_races: report affine_range iterations that depend on each other
-    (err_unexpected_output_dependencies); PSUM accumulation is exempt."""
+    (err_unexpected_output_dependencies); PSUM accumulation is exempt.
+    time_limit: refuse (err_simulation_time_limit_exceeded) a simulation estimated to take
+    longer, in seconds; 0 is no limit; default NKIC_SIM_TIME_LIMIT, else 600."""
     grid = None
     if isinstance(kernel, Launch):
         kernel, grid = kernel.kernel, kernel.grid
     if not isinstance(kernel, TraceKernel):
         kernel = TraceKernel(kernel, mode="simulation")
-    return kernel.run(grid, args, kwargs, check_uninitialized=check_uninitialized, check_races=check_races)
+    return kernel.run(grid, args, kwargs, check_uninitialized=check_uninitialized, check_races=check_races,
+                      time_limit=time_limit)
 
 
 def dont_trace(func=None):

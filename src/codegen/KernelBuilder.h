@@ -87,6 +87,10 @@ class KernelBuilder {
     return nullptr;
   }
   int64_t num_instructions() const { return num_instructions_; }
+  // Tracing stops with err_trace_limit_exceeded beyond this many instructions (or
+  // static_range iterations): an unbounded unroll must not take minutes and gigabytes.
+  static constexpr int64_t kDefaultMaxInstructions = int64_t{1} << 18;
+  int64_t max_instructions = kDefaultMaxInstructions;
   bool in_loop() const { return !loop_stack_.empty(); }
   bool in_dynamic_loop() const {
     return std::any_of(loop_stack_.begin(), loop_stack_.end(), [](const ir::Loop* l) {

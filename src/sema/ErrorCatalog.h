@@ -94,6 +94,13 @@ Diagnostic err_bias_tensor_must_be_specified_in_allocation(std::string_view api)
 Diagnostic err_tensor_creation_on_scratchpad_with_init_value_not_supported();
 // `while` on a runtime condition that is not known true on entry (2.25 do-while rule).
 Diagnostic err_while_loop_requires_unconditional_entry();
+// An HBM tensor larger than the target chip's HBM (Target::hbm_capacity_bytes).
+Diagnostic err_tensor_exceeds_hbm_capacity(std::string_view tensor, const std::vector<int64_t>& shape,
+                                           double bytes, std::string_view target, int64_t capacity);
+// A trace that would unroll or emit more than `limit` (NKIC_TRACE_LIMIT): `what` says what.
+Diagnostic err_trace_limit_exceeded(std::string_view what, int64_t limit);
+// "1.5 GiB": a byte count for messages.
+std::string bytes_str(double bytes);
 // A defect of nkic (an internal invariant broke), reported at the user's line.
 Diagnostic err_internal(std::string_view what);
 // An API of a later NeuronCore than the target's.

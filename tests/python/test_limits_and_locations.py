@@ -177,3 +177,185 @@ def test_misspelled_simulate_kernel_option_suggests_it():
     assert e.message == ("unsupported arguments to 'k_mutable_with_shape': unexpected keyword argument "
                          "'check_race'; did you mean 'check_races'?")
     assert M.same_file(e.file) and e.line == M.line("sim_option")
+
+
+# ---------------------------------------------------------------- size and work limits
+
+def k_huge_hbm(x):
+    out = nl.ndarray((2**20, 2**20), dtype=nl.float32, buffer=nl.shared_hbm)  # ERR:huge_hbm
+    nl.store(out[0:128, 0:64], value=nl.load(x))
+    return out
+
+
+def k_rows_out(x, rows):
+    out = nl.ndarray((rows, 2**12), dtype=x.dtype, buffer=nl.shared_hbm)  # ERR:rows_out
+    nl.store(out[0:128, 0:64], value=nl.load(x))
+    return out
+
+
+def k_long_affine(x, n):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(n):
+        nl.store(out, value=nl.load(x))  # ERR:long_affine
+    return out
+
+
+def k_program_copy(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.exp(nl.load(x)))  # ERR:program_copy
+    return out
+
+
+def k_static_huge(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.static_range(10**9):  # ERR:static_huge
+        nl.store(out, value=nl.load(x))
+    return out
+
+
+def k_static_nested(x, n):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.static_range(n):
+        for j in nl.static_range(n):
+            nl.store(out, value=nl.load(x))  # ERR:static_nested
+    return out
+
+
+HBM_CAPACITY = {"trn1": "32.0 GiB", "inf2": "32.0 GiB", "trn2": "96.0 GiB", "trn3": "144.0 GiB", "inf1": "8.0 GiB"}
+
+
+@pytest.mark.parametrize("target", sorted(HBM_CAPACITY))
+def test_hbm_tensor_larger_than_the_chip(target):
+    e = trace_error(nki.jit(k_huge_hbm, platform_target=target), f32((128, 64)))
+    check_diag(e, M, "err_tensor_exceeds_hbm_capacity",
+               f"HBM tensor 'out' of shape [1048576, 1048576] needs 4.0 TiB, more than the {HBM_CAPACITY[target]} "
+               f"of HBM of a '{target}' chip", [("huge_hbm", "nl.ndarray")], api="nl.ndarray")
+    assert isinstance(e, ValueError)
+
+
+def test_hbm_capacity_is_the_targets():
+    # 64 GiB fits a trn3 chip (144 GiB) but not a trn1 (32 GiB).
+    rows = 2**22
+    e = trace_error(nki.jit(k_rows_out, platform_target="trn1"), f32((128, 64)), rows)
+    check_diag(e, M, "err_tensor_exceeds_hbm_capacity", "needs 64.0 GiB, more than the 32.0 GiB",
+               [("rows_out", "nl.ndarray")])
+    nki.jit(k_rows_out, platform_target="trn3").trace(None, (f32((128, 64)), rows), {})
+
+
+def test_output_larger_than_host_memory_is_refused_before_allocating(monkeypatch):
+    monkeypatch.setenv("NKIC_SIM_MEMORY_LIMIT", str(2**29))
+    with pytest.raises(nki.NKIError) as info:
+        simulate(k_rows_out, f32((128, 64)), 2**16)  # a 1 GiB output
+    check_diag(info.value, M, "err_simulation_out_of_memory",
+               "simulating this kernel needs 1.0 GiB of host memory for its tensors ('out' alone 1.0 GiB), "
+               "more than the 512.0 MiB available", [("rows_out", "nl.ndarray")])
+    assert isinstance(info.value, RuntimeError)
+    monkeypatch.delenv("NKIC_SIM_MEMORY_LIMIT")
+    assert simulate(k_rows_out, f32((128, 64)), 2**16).shape == (2**16, 2**12)
+
+
+def test_output_larger_than_the_machine_without_a_memory_limit():
+    # 64 GiB (within trn3's HBM) is more than this machine has: no numpy MemoryError.
+    with pytest.raises(nki.NKIError) as info:
+        simulate(nki.jit(k_rows_out, platform_target="trn3"), f32((128, 64)), 2**22)
+    check_diag(info.value, M, "err_simulation_out_of_memory", "needs 64.0 GiB of host memory",
+               [("rows_out", "nl.ndarray")])
+
+
+def test_long_affine_range_is_refused_before_simulating():
+    with pytest.raises(nki.NKIError) as info:
+        simulate(k_long_affine, f32((128, 64)), 10**9)
+    e = check_diag(info.value, M, "err_simulation_time_limit_exceeded",
+                   ["simulating this kernel would take about ", " element operations over 1 program instance(s)), "
+                    "more than the limit of 10 minutes"], [("long_affine", "nl.store"), ("long_affine", "nl.load")])
+    assert "time_limit=<seconds>" in e.hint and "NKIC_SIM_TIME_LIMIT" in e.hint
+
+
+def test_large_grid_is_refused_before_simulating():
+    with pytest.raises(nki.NKIError) as info:
+        nki.simulate_kernel(nki.jit(k_program_copy)[10**6, 10], f32((128, 512)))
+    check_diag(info.value, M, "err_simulation_time_limit_exceeded", "over 10000000 program instance(s)",
+               [("program_copy", "nl.exp"), ("program_copy", "nl.store"), ("program_copy", "nl.load")])
+
+
+def test_time_limit_keyword_and_environment(monkeypatch):
+    x = f32((128, 64))
+    np.testing.assert_array_equal(simulate(k_long_affine, x, 1000, time_limit=1), x)
+    with pytest.raises(nki.NKIError) as info:
+        simulate(k_long_affine, x, 10**6, time_limit=1)
+    assert info.value.code == "err_simulation_time_limit_exceeded"
+    assert info.value.message.endswith("more than the limit of 1 s")
+    monkeypatch.setenv("NKIC_SIM_TIME_LIMIT", "1")
+    with pytest.raises(nki.NKIError) as info:
+        simulate(k_long_affine, x, 10**6)
+    assert info.value.code == "err_simulation_time_limit_exceeded"
+    # The keyword wins over the environment; 0 is no limit.
+    np.testing.assert_array_equal(simulate(k_long_affine, x, 10**5, time_limit=0), x)
+    monkeypatch.setenv("NKIC_SIM_TIME_LIMIT", "soon")
+    with pytest.raises(nki.NKIError) as info:
+        nki.simulate_kernel(nki.jit(k_long_affine), x, 2)  # ERR:bad_env
+    assert info.value.code == "err_unsupported_args"
+    assert info.value.message == ("unsupported arguments to 'NKIC_SIM_TIME_LIMIT': expects a non-negative number, "
+                                  "got 'soon'")
+    assert M.same_file(info.value.file) and info.value.line == M.line("bad_env")
+
+
+@pytest.mark.parametrize("bad", [-1, "10", True])
+def test_time_limit_must_be_seconds(bad):
+    with pytest.raises(nki.NKIError) as info:
+        nki.simulate_kernel(nki.jit(k_long_affine), f32((128, 64)), 2, time_limit=bad)  # ERR:bad_limit
+    assert info.value.code == "err_unsupported_args"
+    assert info.value.message == ("unsupported arguments to 'nki.simulate_kernel': time_limit must be a non-negative "
+                                  f"number of seconds, got {bad!r}")
+    assert info.value.line == M.line("bad_limit")
+
+
+def test_huge_static_range_is_refused_before_unrolling():
+    e = trace_error(k_static_huge, f32((128, 64)))
+    check_diag(e, M, "err_trace_limit_exceeded",
+               "tracing would unroll a static_range of 1000000000 iterations, more than the limit of 262144",
+               [("static_huge", "for")])
+    assert "NKIC_TRACE_LIMIT" in e.hint and "nl.affine_range" in e.hint
+
+
+def test_trace_instruction_limit_and_its_override(monkeypatch):
+    monkeypatch.setenv("NKIC_TRACE_LIMIT", "1000")
+    e = trace_error(k_static_nested, f32((128, 64)), 40)  # 1600 loads and stores
+    check_diag(e, M, "err_trace_limit_exceeded",
+               "tracing would emit 1001 instructions or more, more than the limit of 1000",
+               [("static_nested", "nl.store"), ("static_nested", "nl.load")])
+    x = f32((128, 64))
+    np.testing.assert_array_equal(simulate(k_static_nested, x, 20), x)  # 800 instructions
+    monkeypatch.setenv("NKIC_TRACE_LIMIT", "-3")
+    e = trace_error(k_static_nested, x, 2)
+    assert e.code == "err_unsupported_args"
+    assert e.message == "unsupported arguments to 'NKIC_TRACE_LIMIT': expects a positive integer, got '-3'"
+
+
+def test_flash_attention_at_8192_is_under_the_default_limits():
+    """The work estimate of a large public-style kernel (flash attention forward, seqlen 8192, causal)
+    stays far below the default limit: it simulates with no override."""
+    import sys
+    import os
+    samples = "/tmp/corpus/nki-samples/src"
+    if not os.path.isdir(samples):
+        pytest.skip("the nki-samples checkout is not available")
+    sys.path.insert(0, samples)
+    try:
+        from nki_samples.reference.attention import flash_fwd, FlashConfig
+    finally:
+        sys.path.remove(samples)
+    rng = np.random.default_rng(0)
+    q = rng.uniform(-1, 1, (1, 1, 128, 8192)).astype(np.float32)
+    k = rng.uniform(-1, 1, (1, 1, 128, 4096)).astype(np.float32)
+    v = rng.uniform(-1, 1, (1, 1, 4096, 128)).astype(np.float32)
+    config = FlashConfig(seq_tile_size=2048, training=False, should_transpose_v=False)
+    kernel = nki.baremetal(flash_fwd)[1, 1]
+    with pytest.raises(nki.NKIError) as info:  # the estimate, read off a tiny limit
+        nki.simulate_kernel(kernel, q, k, v, None, use_causal_mask=True, mixed_precision=True, config=config,
+                            time_limit=1e-9)
+    assert info.value.code == "err_simulation_time_limit_exceeded"
+    seconds = info.value.message.split("take about ")[1].split(" ")[0]
+    assert float(seconds) < 60, info.value.message
+    out = nki.simulate_kernel(kernel, q, k, v, None, use_causal_mask=True, mixed_precision=True, config=config)
+    assert out.shape == (1, 1, 8192, 128) and np.isfinite(out).all()
