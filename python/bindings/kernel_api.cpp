@@ -2,12 +2,14 @@
 
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <sstream>
 
 #include "errors.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Verifier.h"
+#include "sim/Budget.h"
 #include "sim/Simulator.h"
 
 namespace nkic::py_bind {
@@ -24,17 +26,38 @@ py::tuple tensor_desc(const ir::TensorDecl& t) {
 
 // Raw addresses of C-contiguous numpy buffers, so user dtypes (bfloat16, fp8)
 // need no buffer-protocol support; the Python caller keeps the arrays alive.
+// A simulation's options; a null time limit keeps the simulator's default.
+sim::SimOptions sim_options(bool check_uninitialized, bool check_races, std::optional<double> time_limit,
+                            double memory_limit) {
+  sim::SimOptions opts;
+  opts.check_uninitialized = check_uninitialized;
+  opts.check_races = check_races;
+  if (time_limit) opts.time_limit_seconds = *time_limit;
+  opts.memory_limit_bytes = memory_limit;
+  return opts;
+}
+
+[[noreturn]] void raise_sim_error(const sim::SimError& e) {
+  sema::Diagnostic d;
+  d.code = e.code;
+  d.message = e.what();
+  d.hint = e.hint;
+  // An out-of-bound index is an IndexError, as the same check at trace time is.
+  d.kind = e.code == "err_tensor_access_out_of_bound" ? sema::ErrorKind::Index : sema::ErrorKind::Runtime;
+  d.loc = e.loc;
+  raise_diagnostic(d);
+  throw py::error_already_set();
+}
+
 void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs,
-         bool check_uninitialized, bool check_races) {
+         bool check_uninitialized, bool check_races, std::optional<double> time_limit, double memory_limit) {
   const ir::Kernel& k = *self.k;
   if (inputs.size() != k.inputs.size() || outputs.size() != k.outputs.size())
     throw py::value_error("simulate: wrong number of buffers");
   std::vector<void*> bindings(k.tensors.size(), nullptr);
   for (size_t i = 0; i < inputs.size(); ++i) bindings[k.inputs[i]] = reinterpret_cast<void*>(inputs[i]);
   for (size_t i = 0; i < outputs.size(); ++i) bindings[k.outputs[i]] = reinterpret_cast<void*>(outputs[i]);
-  sim::SimOptions opts;
-  opts.check_uninitialized = check_uninitialized;
-  opts.check_races = check_races;
+  sim::SimOptions opts = sim_options(check_uninitialized, check_races, time_limit, memory_limit);
   std::ostringstream printed;  // nl.device_print output, written to Python's stdout afterwards
   opts.print_stream = &printed;
   try {
@@ -45,14 +68,7 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
   } catch (const sim::SimError& e) {
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
-    sema::Diagnostic d;
-    d.code = e.code;
-    d.message = e.what();
-    // An out-of-bound index is an IndexError, as the same check at trace time is.
-    d.kind = e.code == "err_tensor_access_out_of_bound" ? sema::ErrorKind::Index : sema::ErrorKind::Runtime;
-    d.loc = e.loc;
-    raise_diagnostic(d);
-    throw py::error_already_set();
+    raise_sim_error(e);
   }
 }
 
@@ -94,7 +110,16 @@ void bind_kernel_api(py::module_& m) {
            py::arg("locations") = true)
       .def("verify", [](const PyKernel& s) { return ir::verify(*s.k); })
       .def("simulate", &run, py::arg("inputs"), py::arg("outputs"), py::arg("check_uninitialized") = false,
-           py::arg("check_races") = false);
+           py::arg("check_races") = false, py::arg("time_limit") = std::nullopt, py::arg("memory_limit") = 0.0)
+      // simulate()'s budget check, run before the caller allocates the outputs.
+      .def("check_budget", [](const PyKernel& s, bool check_uninitialized, std::optional<double> time_limit,
+                              double memory_limit) {
+        try {
+          sim::check_budget(*s.k, sim_options(check_uninitialized, false, time_limit, memory_limit));
+        } catch (const sim::SimError& e) {
+          raise_sim_error(e);
+        }
+      });
 }
 
 }  // namespace nkic::py_bind

@@ -2,6 +2,8 @@
 // loops, kernel parameters and the nl.* op builders.
 #include <pybind11/stl.h>
 
+#include <cstdlib>
+
 #include "codegen/Ops.h"
 #include "codegen/Range.h"
 #include "errors.h"
@@ -66,6 +68,17 @@ std::vector<types::TensorVal> returned_tensors(py::handle returned) {
   return outs;
 }
 
+// NKIC_TRACE_LIMIT overrides the budget of instructions and static_range iterations of a trace.
+int64_t trace_limit() {
+  const char* v = std::getenv("NKIC_TRACE_LIMIT");
+  if (!v || !*v) return codegen::KernelBuilder::kDefaultMaxInstructions;
+  char* end = nullptr;
+  long long n = std::strtoll(v, &end, 10);
+  if (*end || n <= 0)
+    sema::fail(sema::err_unsupported_args("NKIC_TRACE_LIMIT", "expects a positive integer, got '" + std::string(v) + "'"));
+  return n;
+}
+
 }  // namespace
 
 void bind_trace_api(py::module_& m) {
@@ -80,7 +93,9 @@ void bind_trace_api(py::module_& m) {
     o.grid = std::move(grid);
     o.grid_physical_cores = std::move(cores);
     o.trace_time_unroll_builtin_range = unroll_builtin_range;
+    const int64_t limit = trace_limit();
     trace::TraceContext& c = trace::TraceContext::new_ctx(std::move(o));
+    c.builder().max_instructions = limit;
     const sema::Target& t = c.target();
     for (int n : c.opts().grid_physical_cores)
       if (n > t.max_num_physical_cores) {
@@ -186,6 +201,12 @@ void bind_trace_api(py::module_& m) {
   m.def("raise_annotation_shape_mismatch", [](py::handle t, std::vector<int64_t> expected, const std::string& name) {
     sema::fail(sema::err_annotation_shape_mismatch(name, t.cast<const PyTensor&>().v.shape, expected));
   });
+  m.def("raise_string_type_hint", [](const std::string& param, const std::string& hint, const std::string& file,
+                                     int line, int col) {
+    sema::Diagnostic d = sema::err_string_type_hint(param, hint);
+    d.loc = {ir::intern_file(file), line, col};
+    sema::fail(d);
+  });
   m.def("is_nki_data", &is_nki_data);
   m.def("flags", [] {
     trace::TraceContext& c = ctx();
@@ -237,6 +258,12 @@ void bind_trace_api(py::module_& m) {
     sema::fail(sema::err_comparison_precedence());
   });
   m.def("num_instructions", [] { return ctx().builder().num_instructions(); });
+  m.def("check_unroll", [](int64_t iterations) {
+    codegen::KernelBuilder& b = ctx("nl.static_range").builder();
+    if (iterations > b.max_instructions)
+      b.fail(sema::err_trace_limit_exceeded("unroll a static_range of " + std::to_string(iterations) + " iterations",
+                                            b.max_instructions));
+  });
   m.def("open_while_loop", [](py::handle cond) { ctx("while").open_while_loop(tensor_arg(cond, "cond")); });
   m.def("close_while_loop", [](py::handle cond) { ctx("while").close_while_loop(tensor_arg(cond, "cond")); });
   m.def("close_loop", [] {

@@ -1,5 +1,6 @@
 """Kernels: the decorators (jit, trace, baremetal, simulate_kernel), SPMD
 launch kernel[g0, g1](...), tracing a kernel into IR and running it."""
+import difflib
 import inspect
 import os
 import sys
@@ -76,6 +77,44 @@ def _grid_spec(name, grid):
     return dims, cores
 
 
+# The keyword arguments of each decorator (NKI_API.md 4.2-4.3, plus the ones public kernels pass
+# that the API pages do not list); nkic accepts them all and needs none but platform_target.
+_JIT_ARGS = frozenset({"mode", "platform_target", "additional_compile_opt", "kernel_return", "experimental_flags",
+                       "show_compiler_tb", "debug_kernel", "enable_out_of_bound_check",
+                       "trace_time_unroll_builtin_range"})
+_DECORATOR_ARGS = {
+    "nki.jit": _JIT_ARGS,
+    "nki.trace": _JIT_ARGS,
+    "nki.baremetal": _JIT_ARGS | {"save_neff_name", "save_trace_name", "artifacts_dir"},
+    "nki.benchmark": _JIT_ARGS | {"warmup", "iters", "save_neff_name", "save_trace_name"},
+    "nki.profile": _JIT_ARGS | {"working_directory", "save_neff_name", "save_trace_name", "overwrite",
+                                "profile_nth", "num_execs"},
+}
+# NKI_API.md 4.2's run modes, and "trace" for helper kernels; "profile" is nki.profile's.
+_MODES = ("auto", "jax", "torchxla", "baremetal", "benchmark", "simulation", "trace", "profile")
+
+
+def _unexpected(api, name, known, what="unexpected keyword argument"):
+    """err_unsupported_args for keyword `name`, suggesting the closest of `known`."""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    why = f"{what} {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+    core.raise_unsupported_args(api, why)
+
+
+def _check_decorator_args(api, func, kwargs):
+    """A misspelled decorator argument is an error at the decorator's line, not ignored."""
+    for name in kwargs:
+        if name not in _DECORATOR_ARGS[api]:
+            _unexpected(api, name, _DECORATOR_ARGS[api])
+    mode = kwargs.get("mode", "auto")
+    if mode not in _MODES:
+        close = difflib.get_close_matches(str(mode), _MODES, n=1)
+        core.raise_unsupported_args(api, f"mode {mode!r} is not one of {', '.join(_MODES)}"
+                                    + (f"; did you mean {close[0]!r}?" if close else ""))
+    if func is not None and not callable(func):
+        core.raise_unsupported_args(api, f"expects the kernel function, got {type(func).__name__}")
+
+
 class TraceKernel:
     """An NKI kernel (@nki.jit / @nki.trace): traced once per call into IR."""
 
@@ -86,7 +125,7 @@ class TraceKernel:
             func = func.func
         self.func = func
         self.mode = mode
-        self.target = platform_target or options.pop("target", None) or "trn2"
+        self.target = platform_target or "trn2"
         self.options = options
         self.__name__ = getattr(func, "__name__", "kernel")
         self.__doc__ = getattr(func, "__doc__", None)
@@ -112,6 +151,10 @@ class TraceKernel:
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
+            if not any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+                for name in kwargs:
+                    if name not in sig.parameters:  # a misspelled parameter, or simulate_kernel option
+                        _unexpected(self.__name__, name, set(sig.parameters) | _SIMULATE_ARGS)
             core.raise_unsupported_args(self.__name__, str(e))
         bound.apply_defaults()
         dims, cores = _grid_spec(self.__name__, grid)
@@ -123,8 +166,7 @@ class TraceKernel:
         try:
             array_params = []
             call_args = {}
-            for param in sig.parameters.values():
-                _typehints.enumerate_all_types(param.annotation)  # string hints are rejected
+            _typehints.check_param_hints(self.func, sig)
             for name, value in bound.arguments.items():
                 if isinstance(value, np.ndarray):
                     mutable = legacy or _typehints.is_mutable(sig.parameters[name].annotation)
@@ -154,14 +196,14 @@ class TraceKernel:
         finally:
             core.trace_end()
 
-    def run(self, grid, args, kwargs, check_uninitialized=False, check_races=False):
+    def run(self, grid, args, kwargs, check_uninitialized=False, check_races=False, time_limit=None):
         if self.mode == "baremetal" or (self.mode == "auto" and not _notified.get("baremetal")):
             _notified["baremetal"] = True
             print("nkic: no Neuron hardware here; running the kernel on the nkic CPU simulator", file=sys.stderr)
         traced = self.trace(grid, args, kwargs)
         arrays = inspect.signature(self.func).bind(*args, **kwargs).arguments
         try:
-            return simulate_traced(traced, traced.arrays(arrays), check_uninitialized, check_races)
+            return simulate_traced(traced, traced.arrays(arrays), check_uninitialized, check_races, time_limit)
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None
 
@@ -173,7 +215,7 @@ _options = {"trace_time_unroll_builtin_range": False}
 def set_option(name, value):
     """Set a global tracing option (e.g. trace_time_unroll_builtin_range)."""
     if name not in _options:
-        raise KeyError(f"unknown nkic option {name!r}; known: {sorted(_options)}")
+        _unexpected("nkic.set_option", name, _options, what="unknown option")
     _options[name] = value
 
 
@@ -197,8 +239,30 @@ class Launch:
                                     f"got a second one, {grid!r}")
 
 
-def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False):
+def _env_limit(name):
+    """A non-negative number from environment variable `name`, or None when unset."""
+    value = os.environ.get(name, "")
+    if not value:
+        return None
+    try:
+        limit = float(value)
+    except ValueError:
+        limit = -1.0
+    if not limit >= 0:
+        core.raise_unsupported_args(name, f"expects a non-negative number, got {value!r}")
+    return limit
+
+
+def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False, time_limit=None):
     kernel = traced.ir
+    # The simulator's budget (estimated run time, host memory) is checked before numpy allocates.
+    if time_limit is None:
+        time_limit = _env_limit("NKIC_SIM_TIME_LIMIT")
+    elif isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit >= 0:
+        core.raise_unsupported_args("nki.simulate_kernel", f"time_limit must be a non-negative number of seconds, "
+                                    f"got {time_limit!r}")
+    memory_limit = _env_limit("NKIC_SIM_MEMORY_LIMIT") or 0.0
+    kernel.check_budget(check_uninitialized, time_limit, memory_limit)
     # Inputs are copies (kernels must not see caller aliasing), except for legacy
     # kernels, which write their outputs into the caller's arrays.
     # A read-only legacy argument is simulated on a copy: the simulator writes through raw pointers.
@@ -219,7 +283,8 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
         else:
             outputs.append(np.empty(shape, dtype=_dtypes.numpy_dtype(dt)))
     kernel.simulate([a.__array_interface__["data"][0] for a in inputs],
-                    [a.__array_interface__["data"][0] for a in outputs], check_uninitialized, check_races)
+                    [a.__array_interface__["data"][0] for a in outputs], check_uninitialized, check_races,
+                    time_limit, memory_limit)
     for o, i in aliased.items():
         np.copyto(arrays[i], outputs[o])
         outputs[o] = arrays[i]
@@ -240,48 +305,57 @@ def _read_only_argument(kernel, name):
                                 f"array passed for it is read-only (flags.writeable is False); pass a writable array")
 
 
-def jit(func=None, mode="auto", **kwargs):
+def _decorator(api, func, kwargs):
+    _check_decorator_args(api, func, kwargs)
+    if func is None:
+        return lambda f: _decorator(api, f, kwargs)
+    return TraceKernel(func, **kwargs)
+
+
+def jit(func=None, **kwargs):
     """@nki.jit / @nki.jit(mode=...): an NKI kernel. Without hardware, every
     run mode executes on the simulator."""
-    if func is None:
-        return lambda f: TraceKernel(f, mode=mode, **kwargs)
-    return TraceKernel(func, mode=mode, **kwargs)
+    return _decorator("nki.jit", func, kwargs)
 
 
 def trace(func=None, **kwargs):
     """@nki.trace: a traceable NKI function, inlined when called from a kernel."""
-    if func is None:
-        return lambda f: TraceKernel(f, mode="trace", **kwargs)
-    return TraceKernel(func, mode="trace", **kwargs)
+    return _decorator("nki.trace", func, {**kwargs, "mode": "trace"})
 
 
 def baremetal(kernel=None, **kwargs):
     """@nki.baremetal: there is no hardware here, so it runs the simulator."""
-    return jit(kernel, mode="baremetal", **kwargs)
+    return _decorator("nki.baremetal", kernel, {**kwargs, "mode": "baremetal"})
 
 
 def benchmark(kernel=None, **kwargs):
     """@nki.benchmark: without hardware there is nothing to time; it runs the simulator."""
-    return jit(kernel, mode="benchmark", **kwargs)
+    return _decorator("nki.benchmark", kernel, {**kwargs, "mode": "benchmark"})
 
 
 def profile(func=None, **kwargs):
     """@nki.profile: without hardware there is no profile; it runs the simulator."""
-    return jit(func, mode="profile", **kwargs)
+    return _decorator("nki.profile", func, {**kwargs, "mode": "profile"})
 
 
-def simulate_kernel(kernel, *args, check_uninitialized=False, check_races=False, **kwargs):
+_SIMULATE_ARGS = frozenset({"check_uninitialized", "check_races", "time_limit"})
+
+
+def simulate_kernel(kernel, *args, check_uninitialized=False, check_races=False, time_limit=None, **kwargs):
     """Run `kernel` (or `kernel[grid]`) on the CPU simulator; numpy in, numpy out.
 
     check_uninitialized: report reads of on-chip memory no instruction wrote.
     check_races: report affine_range iterations that depend on each other
-    (err_unexpected_output_dependencies); PSUM accumulation is exempt."""
+    (err_unexpected_output_dependencies); PSUM accumulation is exempt.
+    time_limit: refuse (err_simulation_time_limit_exceeded) a simulation estimated to take
+    longer, in seconds; 0 is no limit; default NKIC_SIM_TIME_LIMIT, else 600."""
     grid = None
     if isinstance(kernel, Launch):
         kernel, grid = kernel.kernel, kernel.grid
     if not isinstance(kernel, TraceKernel):
         kernel = TraceKernel(kernel, mode="simulation")
-    return kernel.run(grid, args, kwargs, check_uninitialized=check_uninitialized, check_races=check_races)
+    return kernel.run(grid, args, kwargs, check_uninitialized=check_uninitialized, check_races=check_races,
+                      time_limit=time_limit)
 
 
 def dont_trace(func=None):

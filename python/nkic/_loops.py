@@ -112,6 +112,7 @@ class _StaticRange:
 
 def _unrolled(rng):
     """Iterates a static_range, warning at the loop when the unroll grows large."""
+    core.check_unroll(len(rng))
     file, line, _ = core.user_location()
     start = core.num_instructions()
     yield from rng

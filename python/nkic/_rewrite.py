@@ -392,42 +392,52 @@ _code_cache = {}   # original code object -> rewritten code object (or None)
 _func_cache = weakref.WeakKeyDictionary()  # original function -> rewritten function
 
 
+def parsed_def(func):
+    """The `def` of `func` parsed from its source, at its lines and columns in the
+    file (None without source, or for a lambda)."""
+    try:
+        lines, start = inspect.getsourcelines(func)
+    except (OSError, TypeError):
+        return None
+    if func.__code__.co_name == "<lambda>":
+        return None
+    first = lines[0]
+    indent = len(first) - len(first.lstrip())
+    tree = ast.parse(textwrap.dedent("".join(lines)))
+    fdef = tree.body[0]
+    if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    ast.increment_lineno(tree, start - 1)
+    _shift_columns(tree, indent)
+    return fdef
+
+
 def _rewrite_code(func):
     code = func.__code__
     if code in _code_cache:
         return _code_cache[code]
     rewritten = None
-    try:
-        lines, start = inspect.getsourcelines(func)
-    except (OSError, TypeError):
-        lines = None
-    if lines is not None and code.co_name != "<lambda>":
-        first = lines[0]
-        indent = len(first) - len(first.lstrip())
-        tree = ast.parse(textwrap.dedent("".join(lines)))
-        fdef = tree.body[0]
-        if isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            fdef.decorator_list = []
-            ast.increment_lineno(tree, start - 1)
-            _shift_columns(tree, indent)
-            fdef = _Rewriter().visit(fdef)
-            params = list(HOOKS) + [v for v in code.co_freevars if v not in HOOKS]
-            factory = ast.FunctionDef(
-                name="__nki_factory__",
-                args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
-                                   kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
-                # The def would bind its own name in the factory, turning a recursive
-                # call into a closure the original function has no cell for: keep it global.
-                body=([ast.Global(names=[fdef.name])] if fdef.name not in params else []) +
-                     [fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))],
-                decorator_list=[], returns=None, type_comment=None)
-            module = ast.Module(body=[factory], type_ignores=[])
-            ast.fix_missing_locations(module)
-            outer = compile(module, code.co_filename, "exec")
-            factory_code = next(c for c in outer.co_consts if isinstance(c, types.CodeType))
-            rewritten = next(c for c in factory_code.co_consts
-                             if isinstance(c, types.CodeType) and c.co_name == fdef.name)
-            core.register_user_code(rewritten)
+    fdef = parsed_def(func)
+    if fdef is not None:
+        fdef.decorator_list = []
+        fdef = _Rewriter().visit(fdef)
+        params = list(HOOKS) + [v for v in code.co_freevars if v not in HOOKS]
+        factory = ast.FunctionDef(
+            name="__nki_factory__",
+            args=ast.arguments(posonlyargs=[], args=[ast.arg(arg=p) for p in params], vararg=None,
+                               kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+            # The def would bind its own name in the factory, turning a recursive
+            # call into a closure the original function has no cell for: keep it global.
+            body=([ast.Global(names=[fdef.name])] if fdef.name not in params else []) +
+                 [fdef, ast.Return(value=ast.Name(id=fdef.name, ctx=ast.Load()))],
+            decorator_list=[], returns=None, type_comment=None)
+        module = ast.Module(body=[factory], type_ignores=[])
+        ast.fix_missing_locations(module)
+        outer = compile(module, code.co_filename, "exec")
+        factory_code = next(c for c in outer.co_consts if isinstance(c, types.CodeType))
+        rewritten = next(c for c in factory_code.co_consts
+                         if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+        core.register_user_code(rewritten)
     _code_cache[code] = rewritten
     return rewritten
 

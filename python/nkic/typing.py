@@ -16,14 +16,24 @@ class _TensorType(type):
         return super().__instancecheck__(obj)
 
 
+class mutable:
+    """nt.mutable: the qualifier of nt.tensor[nt.mutable] (also nt.tensor[nt.mutable, 128, 512]),
+    a kernel input the kernel may write, as nt.mutable_tensor."""
+
+
 class tensor(metaclass=_TensorType):
     """nt.tensor[128, 512]: an annotation checked against the value's shape."""
     shape = None
 
-    def __class_getitem__(cls, shape):
-        shape = shape if isinstance(shape, tuple) else (shape,)
-        name = f"{cls.__name__}[{', '.join(str(d) for d in shape)}]"
-        return type(name, (cls,), {"shape": shape, "__module__": cls.__module__})
+    def __class_getitem__(cls, dims):
+        dims = dims if isinstance(dims, tuple) else (dims,)
+        qualified = mutable in dims
+        shape = tuple(d for d in dims if d is not mutable)
+        name = f"{cls.__name__}[{', '.join('mutable' if d is mutable else str(d) for d in dims)}]"
+        attrs = {"shape": shape or cls.shape, "__module__": cls.__module__}
+        if qualified:
+            attrs["_nki_mutable"] = True
+        return type(name, (cls,), attrs)
 
 
 class mutable_tensor(tensor):

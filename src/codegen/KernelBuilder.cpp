@@ -43,6 +43,13 @@ void KernelBuilder::adopt_name(int id, const std::string& name) {
 
 int KernelBuilder::add_tensor(std::string name, std::vector<int64_t> shape, ir::DType dtype,
                               ir::Memory memory, ir::Role role) {
+  if (ir::is_hbm(memory)) {  // in double: a shape's product may not fit in 64 bits
+    double bytes = static_cast<double>(ir::size_of(dtype));
+    for (int64_t d : shape) bytes *= static_cast<double>(d);
+    if (bytes > static_cast<double>(target().hbm_capacity_bytes))
+      fail(sema::err_tensor_exceeds_hbm_capacity(display_name(name), shape, bytes, target().name,
+                                                 target().hbm_capacity_bytes));
+  }
   ir::TensorDecl t;
   t.id = static_cast<int>(kernel_->tensors.size());
   t.name = unique_name(std::move(name));
@@ -110,7 +117,9 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
     }
   }
   for (const ir::Access& a : inst->srcs) sema::assert_access_in_bounds(*inst, a, tensor(a.tensor), range_of, raiser());
-  ++num_instructions_;
+  if (++num_instructions_ > max_instructions)
+    fail(sema::err_trace_limit_exceeded("emit " + std::to_string(num_instructions_) + " instructions or more",
+                                        max_instructions));
   inst->loc = location();
   inst->api = api();
   blocks_.back()->push_back(std::move(inst));

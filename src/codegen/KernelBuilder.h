@@ -93,6 +93,10 @@ class KernelBuilder {
   // loop bounded at run time or not being traced.
   std::optional<std::pair<int64_t, int64_t>> var_range(ir::Var v) const;
   int64_t num_instructions() const { return num_instructions_; }
+  // Tracing stops with err_trace_limit_exceeded beyond this many instructions (or
+  // static_range iterations): an unbounded unroll must not take minutes and gigabytes.
+  static constexpr int64_t kDefaultMaxInstructions = int64_t{1} << 18;
+  int64_t max_instructions = kDefaultMaxInstructions;
   bool in_loop() const { return !loop_stack_.empty(); }
   bool in_dynamic_loop() const {
     return std::any_of(loop_stack_.begin(), loop_stack_.end(), [](const ir::Loop* l) {

@@ -1,5 +1,7 @@
 #include "sema/ErrorCatalog.h"
 
+#include <cstdio>
+
 namespace nkic::sema {
 
 namespace {
@@ -432,6 +434,13 @@ Diagnostic err_expected_constant_value(std::string_view what, std::string_view w
               "takes a tile");
 }
 
+Diagnostic err_string_type_hint(std::string_view param, std::string_view hint) {
+  return make("err_string_type_hint", "Unexpected str in typehint", ErrorKind::Assertion,
+              "parameter '" + s(param) + "' is annotated with the string '" + s(hint) +
+                  "': annotate it with the object (nt.tensor, nt.mutable_tensor), and do not use "
+                  "`from __future__ import annotations` in a kernel's module");
+}
+
 Diagnostic err_unsupported_args(std::string_view api, std::string_view why) {
   return make("err_unsupported_args", "unsupported arguments to '" + s(api) + "': " + s(why), ErrorKind::Type,
               "see the API's signature in docs/language.md; keyword-only arguments must be named");
@@ -484,6 +493,31 @@ Diagnostic err_packed_dtype_not_computable(std::string_view tensor, std::string_
               ErrorKind::Type,
               "packed tensors are only moved unchanged (nl.load, nl.store, nisa.dma_copy, nisa.tensor_copy "
               "without a dtype) or consumed by nisa.nc_matmul_mx; nisa.quantize_mx produces them");
+}
+
+std::string bytes_str(double bytes) {
+  static const char* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 6) bytes /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
+Diagnostic err_tensor_exceeds_hbm_capacity(std::string_view tensor, const std::vector<int64_t>& shape,
+                                           double bytes, std::string_view target, int64_t capacity) {
+  return make("err_tensor_exceeds_hbm_capacity",
+              "HBM tensor '" + s(tensor) + "' of shape " + shape_str(shape) + " needs " + bytes_str(bytes) +
+                  ", more than the " + bytes_str(static_cast<double>(capacity)) + " of HBM of a '" + s(target) +
+                  "' chip",
+              ErrorKind::Value, "tile the problem over several kernel calls, or use a smaller shape");
+}
+
+Diagnostic err_trace_limit_exceeded(std::string_view what, int64_t limit) {
+  return make("err_trace_limit_exceeded", "tracing would " + s(what) + ", more than the limit of " + std::to_string(limit),
+              ErrorKind::Value,
+              "nl.affine_range / nl.sequential_range keep one loop axis and trace the body once; raise the limit "
+              "with the environment variable NKIC_TRACE_LIMIT=<count> if the kernel really is this large");
 }
 
 Diagnostic err_internal(std::string_view what) {

@@ -41,6 +41,8 @@ Diagnostic err_unexpected_type_of_operand(std::string_view operand, std::string_
 Diagnostic err_program_id_axis_out_of_bounds(int64_t axis, int64_t ndim);
 Diagnostic err_unsupported_dtype(std::string_view what);
 Diagnostic err_return_from_top_level();
+// A kernel parameter annotated with a string (seed 004's canonicalizer): an AssertionError.
+Diagnostic err_string_type_hint(std::string_view param, std::string_view hint);
 Diagnostic err_annotation_shape_mismatch(std::string_view tensor, const std::vector<int64_t>& shape,
                                          const std::vector<int64_t>& expected);
 Diagnostic err_mutable_parameter_not_returned(std::string_view tensor);
@@ -95,6 +97,13 @@ Diagnostic err_tensor_creation_on_scratchpad_with_init_value_not_supported();
 Diagnostic err_while_loop_requires_unconditional_entry();
 // A helper of the kernel calls itself without end: tracing inlines every call.
 Diagnostic err_recursion_too_deep(std::string_view function, int limit);
+// An HBM tensor larger than the target chip's HBM (Target::hbm_capacity_bytes).
+Diagnostic err_tensor_exceeds_hbm_capacity(std::string_view tensor, const std::vector<int64_t>& shape,
+                                           double bytes, std::string_view target, int64_t capacity);
+// A trace that would unroll or emit more than `limit` (NKIC_TRACE_LIMIT): `what` says what.
+Diagnostic err_trace_limit_exceeded(std::string_view what, int64_t limit);
+// "1.5 GiB": a byte count for messages.
+std::string bytes_str(double bytes);
 // A defect of nkic (an internal invariant broke), reported at the user's line.
 Diagnostic err_internal(std::string_view what);
 // An API of a later NeuronCore than the target's.

@@ -4,8 +4,9 @@ namespace nkic::sema {
 
 namespace {
 // Per-partition usable SBUF bytes follow NKI_API.md §5 / tile_size.total_available_sbuf_size.
-Target make(std::string name, int gen, int64_t sbuf_bytes, int64_t psum_partitions, int cores) {
+Target make(std::string name, int gen, int64_t sbuf_bytes, int64_t psum_partitions, int cores, int64_t hbm_gib) {
   Target t;
+  t.hbm_capacity_bytes = hbm_gib << 30;
   t.name = std::move(name);
   t.nc_version = gen;
   t.statebuf_par_size_in_bytes = sbuf_bytes;
@@ -18,11 +19,13 @@ Target make(std::string name, int gen, int64_t sbuf_bytes, int64_t psum_partitio
 
 const std::vector<Target>& all_targets() {
   static const std::vector<Target> targets = {
-      make("inf1", 1, 180224, 64, 1),   // Inferentia gen1: PSUM has 64 partitions
-      make("trn1", 2, 180224, 128, 1),
-      make("inf2", 2, 180224, 128, 1),
-      make("trn2", 3, 212984, 128, 2),
-      make("trn3", 4, 245752, 128, 2),
+      // HBM per chip: 32 GiB (trn1 / inf2), 96 GiB (trn2), 144 GiB (trn3), from the Neuron
+      // architecture guides; Inferentia gen1 has 8 GiB of DRAM per chip (inf1 product docs).
+      make("inf1", 1, 180224, 64, 1, 8),   // Inferentia gen1: PSUM has 64 partitions
+      make("trn1", 2, 180224, 128, 1, 32),
+      make("inf2", 2, 180224, 128, 1, 32),
+      make("trn2", 3, 212984, 128, 2, 96),
+      make("trn3", 4, 245752, 128, 2, 144),
   };
   return targets;
 }

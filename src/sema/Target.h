@@ -28,6 +28,7 @@ struct Target {
   int64_t gpsimd_partitions_per_core = 16;
   int64_t local_gather_max_indices = 4096;
   int max_num_physical_cores = 1;           // logical NeuronCore size (nl.nc)
+  int64_t hbm_capacity_bytes = 0;           // device memory of one chip (HARDWARE_COSTS.md "Per chip")
   bool has_hwdge = true;                    // hardware DMA descriptor generation (dge_mode.hwdge)
 };
 

@@ -10,6 +10,7 @@
 #include "ir/IRVisitor.h"
 #include "ir/Verifier.h"
 #include "sim/AluEval.h"
+#include "sim/Budget.h"
 #include "sim/IndirectExec.h"
 #include "sim/MxExec.h"
 #include "sim/Numerics.h"
@@ -20,8 +21,8 @@
 
 namespace nkic::sim {
 
-SimError::SimError(std::string code_, std::string msg, ir::SourceLoc loc_)
-    : std::runtime_error(std::move(msg)), code(std::move(code_)), loc(loc_) {}
+SimError::SimError(std::string code_, std::string msg, ir::SourceLoc loc_, std::string hint_)
+    : std::runtime_error(std::move(msg)), code(std::move(code_)), loc(loc_), hint(std::move(hint_)) {}
 
 namespace {
 
@@ -250,6 +251,7 @@ void simulate(const ir::Kernel& k, const std::vector<void*>& bindings, const Sim
     for (const std::string& p : problems) msg += "\n  " + p;
     throw std::invalid_argument(msg);
   }
+  check_budget(k, opts);
   struct FindsAllReduce final : ir::IRVisitor {
     bool found = false;
     void visit(const ir::Instruction& in) override { found |= in.opcode == ir::Opcode::AllReduce; }

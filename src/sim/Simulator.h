@@ -23,6 +23,11 @@ struct SimOptions {
   // iterations writing one HBM element, or a read after the loop of an on-chip
   // element several iterations wrote (sim/RaceCheck.h). PSUM accumulation is exempt.
   bool check_races = false;
+  // The budget simulate() checks before it allocates (sim/Budget.h): the estimated
+  // run time in seconds (0: unlimited) and the host memory in bytes (0: what the
+  // host has available).
+  double time_limit_seconds = 600;
+  double memory_limit_bytes = 0;
 };
 
 // A simulation failure attributable to one instruction (out-of-bounds access,
@@ -32,7 +37,8 @@ struct SimOptions {
 struct SimError : std::runtime_error {
   std::string code;
   ir::SourceLoc loc;
-  SimError(std::string code, std::string msg, ir::SourceLoc loc);
+  std::string hint;
+  SimError(std::string code, std::string msg, ir::SourceLoc loc, std::string hint = "");
 };
 
 // Runs every program instance of `k` (row-major over k.grid; an empty grid is one

@@ -256,8 +256,12 @@ def test_decorator_keyword_false_overrides_the_global_option(restore_options):
 
 
 def test_unknown_option_is_rejected(restore_options):
-    with pytest.raises(KeyError):
+    with pytest.raises(nkic.NKIError) as info:
         nkic.set_option("trace_time_unroll_builtin_rnage", True)
+    assert info.value.code == "err_unsupported_args"
+    assert info.value.message == ("unsupported arguments to 'nkic.set_option': unknown option "
+                                  "'trace_time_unroll_builtin_rnage'; did you mean 'trace_time_unroll_builtin_range'?")
+    assert info.value.file == __file__
 
 
 def test_builtin_range_both_ways_simulate_equal(restore_options):

@@ -10,11 +10,6 @@ import neuronxcc.nki.typing as nt
 from nkic import _typehints
 
 
-def test_string_hints_are_rejected():
-    with pytest.raises(AssertionError, match="Unexpected str in typehint"):
-        _typehints.canonicalize_type_hint("Tensor")
-
-
 def test_union_and_optional_flatten():
     flat = _typehints.enumerate_all_types(typing.Optional[typing.Union[nt.mutable_tensor, int]])
     assert flat == [nt.mutable_tensor, int, type(None)]

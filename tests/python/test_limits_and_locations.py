@@ -1,0 +1,361 @@
+"""Mutable parameters spelled nt.tensor[nt.mutable]; locations of the type-hint and
+decorator-argument diagnostics; size and work limits of tracing and simulation.
+
+Offending lines carry `# ERR:<name>` markers (nki_test_util.Markers)."""
+import numpy as np
+import pytest
+
+from neuronxcc import nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.typing as nt
+
+from nki_test_util import Markers, check_diag, f32, simulate, trace_error
+
+M = Markers(__file__)
+
+
+# ---------------------------------------------------------------- nt.mutable
+
+@nki.jit(experimental_flags="enable-mutable-parameter")
+def k_kv_cache_write(k_cache: nt.tensor[nt.mutable], v_cache: nt.tensor[nt.mutable], new_k, new_v, pos):
+    """Decode-step cache update: rows [pos, pos + n) of each cache take the new keys/values."""
+    n = new_k.shape[0]
+    nl.store(k_cache[pos:pos + n, :], value=nl.load(new_k))
+    nl.store(v_cache[pos:pos + n, :], value=nl.load(new_v))
+    return k_cache, v_cache
+
+
+def k_mutable_with_shape(cache: nt.tensor[nt.mutable, 128, 64]):
+    nl.store(cache, value=nl.multiply(nl.load(cache), 3.0))
+    return cache
+
+
+def k_mutable_not_returned(cache: nt.tensor[nt.mutable], x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(cache, value=nl.load(x))  # ERR:mutable_write
+    nl.store(out, value=nl.load(x))
+    return out
+
+
+def k_plain_tensor_hint_is_immutable(cache: nt.tensor[128, 64]):
+    nl.store(cache, value=nl.load(cache))  # ERR:immutable_write
+    return cache
+
+
+def test_kv_cache_writer_updates_the_callers_arrays_in_place():
+    k_cache, v_cache = f32((512, 64), seed=1), f32((512, 64), seed=2)
+    new_k, new_v = f32((16, 64), seed=3), f32((16, 64), seed=4)
+    want_k, want_v = k_cache.copy(), v_cache.copy()
+    want_k[100:116], want_v[100:116] = new_k, new_v
+    got_k, got_v = nki.simulate_kernel(k_kv_cache_write, k_cache, v_cache, new_k, new_v, 100)
+    np.testing.assert_array_equal(got_k, want_k)
+    np.testing.assert_array_equal(got_v, want_v)
+    np.testing.assert_array_equal(k_cache, want_k)  # the caller's arrays, as with nt.mutable_tensor
+    np.testing.assert_array_equal(v_cache, want_v)
+
+
+def test_mutable_qualifier_with_a_shape():
+    cache = f32((128, 64))
+    original = cache.copy()
+    simulate(k_mutable_with_shape, cache)
+    np.testing.assert_allclose(cache, original * 3.0, rtol=1e-6)
+    hint = nt.tensor[nt.mutable, 128, 64]
+    assert hint.shape == (128, 64) and issubclass(hint, nt.tensor)
+
+
+def test_mutable_qualifier_parameter_must_be_returned():
+    e = trace_error(k_mutable_not_returned, f32((128, 64)), f32((128, 64), seed=1))
+    check_diag(e, M, "err_mutable_parameter_not_returned",
+               "Mutable kernel parameter not returned by `return` statement",
+               [("mutable_write", "nl.store"), ("mutable_write", "cache")])
+
+
+def test_shape_only_hint_stays_immutable():
+    e = trace_error(k_plain_tensor_hint_is_immutable, f32((128, 64)))
+    check_diag(e, M, "err_cannot_update_immutable_parameter", "Cannot update immutable parameter 'cache'",
+               [("immutable_write", "nl.store"), ("immutable_write", "cache")])
+
+
+# ---------------------------------------------------------------- type-hint and decorator locations
+
+def k_string_hint(x,
+                  cache: "nt.tensor"):  # ERR:string_hint
+    out = nl.ndarray(cache.shape, dtype=cache.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(cache))
+    return out
+
+
+def test_string_type_hint_names_the_annotation():
+    e = trace_error(k_string_hint, 1, f32((128, 64)))
+    assert isinstance(e, AssertionError)  # the legacy compiler's exception class
+    check_diag(e, M, "err_string_type_hint", "Unexpected str in typehint", [("string_hint", '"nt.tensor"')])
+    assert e.message == "Unexpected str in typehint"
+    assert "parameter 'cache'" in e.hint and "from __future__ import annotations" in e.hint
+
+
+def _decorate(case):
+    if case == "jit":
+        @nki.jit(platform_targt="trn1")  # ERR:jit
+        def k(a):
+            return a
+    elif case == "trace":
+        @nki.trace(show_compiler_traceback=True)  # ERR:trace
+        def k(a):
+            return a
+    elif case == "baremetal":
+        @nki.baremetal(save_neff="k.neff")  # ERR:baremetal
+        def k(a):
+            return a
+    elif case == "benchmark":
+        @nki.benchmark(warmpu=5, iters=10)  # ERR:benchmark
+        def k(a):
+            return a
+    elif case == "profile":
+        @nki.profile(working_dir="/tmp")  # ERR:profile
+        def k(a):
+            return a
+    elif case == "mode":
+        @nki.jit(mode="simulaton")  # ERR:mode
+        def k(a):
+            return a
+    elif case == "functional":
+        nki.jit(k_string_hint, experimental_flag="enable-mutable-parameter")  # ERR:functional
+
+
+DECORATOR_CASES = {
+    "jit": ("nki.jit", "unexpected keyword argument 'platform_targt'; did you mean 'platform_target'?"),
+    "trace": ("nki.trace", "unexpected keyword argument 'show_compiler_traceback'; did you mean 'show_compiler_tb'?"),
+    "baremetal": ("nki.baremetal", "unexpected keyword argument 'save_neff'; did you mean 'save_neff_name'?"),
+    "benchmark": ("nki.benchmark", "unexpected keyword argument 'warmpu'; did you mean 'warmup'?"),
+    "profile": ("nki.profile", "unexpected keyword argument 'working_dir'; did you mean 'working_directory'?"),
+    "mode": ("nki.jit", "mode 'simulaton' is not one of auto, jax, torchxla, baremetal, benchmark, simulation, "
+                        "trace, profile; did you mean 'simulation'?"),
+    "functional": ("nki.jit",
+                   "unexpected keyword argument 'experimental_flag'; did you mean 'experimental_flags'?"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DECORATOR_CASES))
+def test_misspelled_decorator_argument_is_an_error_at_the_decorator(case):
+    api, why = DECORATOR_CASES[case]
+    with pytest.raises(nki.NKIError) as info:
+        _decorate(case)
+    e = info.value
+    assert e.code == "err_unsupported_args" and isinstance(e, TypeError)
+    assert e.message == f"unsupported arguments to '{api}': {why}"
+    assert M.same_file(e.file) and e.line == M.line(case), (e.file, e.line)
+
+
+def test_unknown_argument_without_a_close_match_has_no_suggestion():
+    with pytest.raises(nki.NKIError) as info:
+        nki.jit(zzz=1)  # ERR:no_match
+    assert info.value.message == "unsupported arguments to 'nki.jit': unexpected keyword argument 'zzz'"
+    assert info.value.line == M.line("no_match")
+
+
+def test_documented_decorator_arguments_are_accepted():
+    a = f32((128, 64))
+    kernels = [nki.jit(k_mutable_with_shape, platform_target="trn1", additional_compile_opt="-O1", kernel_return=True,
+                       experimental_flags="enable-mutable-parameter", show_compiler_tb=True, debug_kernel=True,
+                       enable_out_of_bound_check=False),
+               nki.baremetal(save_neff_name="k.neff", save_trace_name="k.ntff", artifacts_dir="/tmp/x")(
+                   k_mutable_with_shape),
+               nki.benchmark(warmup=1, iters=2, save_neff_name="k.neff")(k_mutable_with_shape),
+               nki.profile(working_directory="/tmp", save_neff_name="k.neff", save_trace_name="p.ntff",
+                           overwrite=True, profile_nth=1, num_execs=2)(k_mutable_with_shape)]
+    for k in kernels:
+        before = a.copy()
+        k(a)
+        np.testing.assert_allclose(a, before * 3.0, rtol=1e-6)
+
+
+def test_misspelled_simulate_kernel_option_suggests_it():
+    with pytest.raises(nki.NKIError) as info:
+        nki.simulate_kernel(nki.jit(k_mutable_with_shape), f32((128, 64)), check_race=True)  # ERR:sim_option
+    e = info.value
+    assert e.code == "err_unsupported_args"
+    assert e.message == ("unsupported arguments to 'k_mutable_with_shape': unexpected keyword argument "
+                         "'check_race'; did you mean 'check_races'?")
+    assert M.same_file(e.file) and e.line == M.line("sim_option")
+
+
+# ---------------------------------------------------------------- size and work limits
+
+def k_huge_hbm(x):
+    out = nl.ndarray((2**20, 2**20), dtype=nl.float32, buffer=nl.shared_hbm)  # ERR:huge_hbm
+    nl.store(out[0:128, 0:64], value=nl.load(x))
+    return out
+
+
+def k_rows_out(x, rows):
+    out = nl.ndarray((rows, 2**12), dtype=x.dtype, buffer=nl.shared_hbm)  # ERR:rows_out
+    nl.store(out[0:128, 0:64], value=nl.load(x))
+    return out
+
+
+def k_long_affine(x, n):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(n):
+        nl.store(out, value=nl.load(x))  # ERR:long_affine
+    return out
+
+
+def k_program_copy(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.exp(nl.load(x)))  # ERR:program_copy
+    return out
+
+
+def k_static_huge(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.static_range(10**9):  # ERR:static_huge
+        nl.store(out, value=nl.load(x))
+    return out
+
+
+def k_static_nested(x, n):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.static_range(n):
+        for j in nl.static_range(n):
+            nl.store(out, value=nl.load(x))  # ERR:static_nested
+    return out
+
+
+HBM_CAPACITY = {"trn1": "32.0 GiB", "inf2": "32.0 GiB", "trn2": "96.0 GiB", "trn3": "144.0 GiB", "inf1": "8.0 GiB"}
+
+
+@pytest.mark.parametrize("target", sorted(HBM_CAPACITY))
+def test_hbm_tensor_larger_than_the_chip(target):
+    e = trace_error(nki.jit(k_huge_hbm, platform_target=target), f32((128, 64)))
+    check_diag(e, M, "err_tensor_exceeds_hbm_capacity",
+               f"HBM tensor 'out' of shape [1048576, 1048576] needs 4.0 TiB, more than the {HBM_CAPACITY[target]} "
+               f"of HBM of a '{target}' chip", [("huge_hbm", "nl.ndarray")], api="nl.ndarray")
+    assert isinstance(e, ValueError)
+
+
+def test_hbm_capacity_is_the_targets():
+    # 64 GiB fits a trn3 chip (144 GiB) but not a trn1 (32 GiB).
+    rows = 2**22
+    e = trace_error(nki.jit(k_rows_out, platform_target="trn1"), f32((128, 64)), rows)
+    check_diag(e, M, "err_tensor_exceeds_hbm_capacity", "needs 64.0 GiB, more than the 32.0 GiB",
+               [("rows_out", "nl.ndarray")])
+    nki.jit(k_rows_out, platform_target="trn3").trace(None, (f32((128, 64)), rows), {})
+
+
+def test_output_larger_than_host_memory_is_refused_before_allocating(monkeypatch):
+    monkeypatch.setenv("NKIC_SIM_MEMORY_LIMIT", str(2**29))
+    with pytest.raises(nki.NKIError) as info:
+        simulate(k_rows_out, f32((128, 64)), 2**16)  # a 1 GiB output
+    check_diag(info.value, M, "err_simulation_out_of_memory",
+               "simulating this kernel needs 1.0 GiB of host memory for its tensors ('out' alone 1.0 GiB), "
+               "more than the 512.0 MiB available", [("rows_out", "nl.ndarray")])
+    assert isinstance(info.value, RuntimeError)
+    monkeypatch.delenv("NKIC_SIM_MEMORY_LIMIT")
+    assert simulate(k_rows_out, f32((128, 64)), 2**16).shape == (2**16, 2**12)
+
+
+def test_output_larger_than_the_machine_without_a_memory_limit():
+    # 64 GiB (within trn3's HBM) is more than this machine has: no numpy MemoryError.
+    with pytest.raises(nki.NKIError) as info:
+        simulate(nki.jit(k_rows_out, platform_target="trn3"), f32((128, 64)), 2**22)
+    check_diag(info.value, M, "err_simulation_out_of_memory", "needs 64.0 GiB of host memory",
+               [("rows_out", "nl.ndarray")])
+
+
+def test_long_affine_range_is_refused_before_simulating():
+    with pytest.raises(nki.NKIError) as info:
+        simulate(k_long_affine, f32((128, 64)), 10**9)
+    e = check_diag(info.value, M, "err_simulation_time_limit_exceeded",
+                   ["simulating this kernel would take about ", " element operations over 1 program instance(s)), "
+                    "more than the limit of 10 minutes"], [("long_affine", "nl.store"), ("long_affine", "nl.load")])
+    assert "time_limit=<seconds>" in e.hint and "NKIC_SIM_TIME_LIMIT" in e.hint
+
+
+def test_large_grid_is_refused_before_simulating():
+    with pytest.raises(nki.NKIError) as info:
+        nki.simulate_kernel(nki.jit(k_program_copy)[10**6, 10], f32((128, 512)))
+    check_diag(info.value, M, "err_simulation_time_limit_exceeded", "over 10000000 program instance(s)",
+               [("program_copy", "nl.exp"), ("program_copy", "nl.store"), ("program_copy", "nl.load")])
+
+
+def test_time_limit_keyword_and_environment(monkeypatch):
+    x = f32((128, 64))
+    np.testing.assert_array_equal(simulate(k_long_affine, x, 1000, time_limit=1), x)
+    with pytest.raises(nki.NKIError) as info:
+        simulate(k_long_affine, x, 10**6, time_limit=1)
+    assert info.value.code == "err_simulation_time_limit_exceeded"
+    assert info.value.message.endswith("more than the limit of 1 s")
+    monkeypatch.setenv("NKIC_SIM_TIME_LIMIT", "1")
+    with pytest.raises(nki.NKIError) as info:
+        simulate(k_long_affine, x, 10**6)
+    assert info.value.code == "err_simulation_time_limit_exceeded"
+    # The keyword wins over the environment; 0 is no limit.
+    np.testing.assert_array_equal(simulate(k_long_affine, x, 10**5, time_limit=0), x)
+    monkeypatch.setenv("NKIC_SIM_TIME_LIMIT", "soon")
+    with pytest.raises(nki.NKIError) as info:
+        nki.simulate_kernel(nki.jit(k_long_affine), x, 2)  # ERR:bad_env
+    assert info.value.code == "err_unsupported_args"
+    assert info.value.message == ("unsupported arguments to 'NKIC_SIM_TIME_LIMIT': expects a non-negative number, "
+                                  "got 'soon'")
+    assert M.same_file(info.value.file) and info.value.line == M.line("bad_env")
+
+
+@pytest.mark.parametrize("bad", [-1, "10", True])
+def test_time_limit_must_be_seconds(bad):
+    with pytest.raises(nki.NKIError) as info:
+        nki.simulate_kernel(nki.jit(k_long_affine), f32((128, 64)), 2, time_limit=bad)  # ERR:bad_limit
+    assert info.value.code == "err_unsupported_args"
+    assert info.value.message == ("unsupported arguments to 'nki.simulate_kernel': time_limit must be a non-negative "
+                                  f"number of seconds, got {bad!r}")
+    assert info.value.line == M.line("bad_limit")
+
+
+def test_huge_static_range_is_refused_before_unrolling():
+    e = trace_error(k_static_huge, f32((128, 64)))
+    check_diag(e, M, "err_trace_limit_exceeded",
+               "tracing would unroll a static_range of 1000000000 iterations, more than the limit of 262144",
+               [("static_huge", "for")])
+    assert "NKIC_TRACE_LIMIT" in e.hint and "nl.affine_range" in e.hint
+
+
+def test_trace_instruction_limit_and_its_override(monkeypatch):
+    monkeypatch.setenv("NKIC_TRACE_LIMIT", "1000")
+    e = trace_error(k_static_nested, f32((128, 64)), 40)  # 1600 loads and stores
+    check_diag(e, M, "err_trace_limit_exceeded",
+               "tracing would emit 1001 instructions or more, more than the limit of 1000",
+               [("static_nested", "nl.store"), ("static_nested", "nl.load")])
+    x = f32((128, 64))
+    np.testing.assert_array_equal(simulate(k_static_nested, x, 20), x)  # 800 instructions
+    monkeypatch.setenv("NKIC_TRACE_LIMIT", "-3")
+    e = trace_error(k_static_nested, x, 2)
+    assert e.code == "err_unsupported_args"
+    assert e.message == "unsupported arguments to 'NKIC_TRACE_LIMIT': expects a positive integer, got '-3'"
+
+
+def test_flash_attention_at_8192_is_under_the_default_limits():
+    """The work estimate of a large public-style kernel (flash attention forward, seqlen 8192, causal)
+    stays far below the default limit: it simulates with no override."""
+    import sys
+    import os
+    samples = "/tmp/corpus/nki-samples/src"
+    if not os.path.isdir(samples):
+        pytest.skip("the nki-samples checkout is not available")
+    sys.path.insert(0, samples)
+    try:
+        from nki_samples.reference.attention import flash_fwd, FlashConfig
+    finally:
+        sys.path.remove(samples)
+    rng = np.random.default_rng(0)
+    q = rng.uniform(-1, 1, (1, 1, 128, 8192)).astype(np.float32)
+    k = rng.uniform(-1, 1, (1, 1, 128, 4096)).astype(np.float32)
+    v = rng.uniform(-1, 1, (1, 1, 4096, 128)).astype(np.float32)
+    config = FlashConfig(seq_tile_size=2048, training=False, should_transpose_v=False)
+    kernel = nki.baremetal(flash_fwd)[1, 1]
+    with pytest.raises(nki.NKIError) as info:  # the estimate, read off a tiny limit
+        nki.simulate_kernel(kernel, q, k, v, None, use_causal_mask=True, mixed_precision=True, config=config,
+                            time_limit=1e-9)
+    assert info.value.code == "err_simulation_time_limit_exceeded"
+    seconds = info.value.message.split("take about ")[1].split(" ")[0]
+    assert float(seconds) < 60, info.value.message
+    out = nki.simulate_kernel(kernel, q, k, v, None, use_causal_mask=True, mixed_precision=True, config=config)
+    assert out.shape == (1, 1, 8192, 128) and np.isfinite(out).all()
