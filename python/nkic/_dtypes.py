@@ -50,6 +50,8 @@ def dtype_name(dt):
         return dt
     if dt is None:  # np.dtype(None) would be float64
         core.raise_unsupported_dtype("None: a dtype is required here")
+    if not isinstance(dt, (str, type, np.dtype)):  # numpy would take an array's or a tile's .dtype, deprecated
+        core.raise_unsupported_dtype(f"a {type(dt).__name__} object: not a dtype (pass its .dtype)")
     try:
         return np.dtype(dt).name
     except TypeError:
