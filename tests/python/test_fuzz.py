@@ -128,6 +128,8 @@ def class_results():
 @pytest.mark.parametrize("index", range(len(CLASSES)), ids=[c[1] for c in CLASSES])
 def test_fuzz_outcome_classes(class_results, index):
     _, outcome, detail = CLASSES[index]
+    if runner.UNDER_ASAN and outcome in ("signal", "memory"):
+        pytest.skip("ASan turns a SIGSEGV into its report and abort, and replaces the memory limit")
     r = class_results[index]
     assert r["outcome"] == outcome and re.search(detail, r["detail"]), runner.describe(r)
 
