@@ -20,8 +20,9 @@ fi
 cmake --build --preset asan
 
 # detect_leaks=0: CPython never frees its interned objects at exit, which LeakSanitizer
-# would report on every run. abort_on_error / halt_on_error: the first report fails.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}"
+# would report on every run. abort_on_error / halt_on_error: the first report fails;
+# handle_abort: a failed libstdc++ assertion (_GLIBCXX_ASSERTIONS) prints its stack too.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1:handle_abort=1:strict_string_checks=1:detect_stack_use_after_return=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 status=0
