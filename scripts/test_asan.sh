@@ -31,9 +31,11 @@ ctest --preset asan || status=1
 
 echo "== Python tests (asan)"
 # /usr/bin/python3 is not instrumented: the ASan runtime must be loaded before anything
-# else, so preload it. PYTHONMALLOC=malloc lets ASan see Python objects the binding frees.
+# else, so preload it, and libstdc++ with it: ASan resolves the __cxa_throw it intercepts
+# at start-up, and fails its own CHECK on the first C++ throw if libstdc++ only comes later
+# with the extension. PYTHONMALLOC=malloc lets ASan see Python objects the binding frees.
 rc=0
-LD_PRELOAD="$(gcc -print-file-name=libasan.so)" PYTHONMALLOC=malloc \
+LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" PYTHONMALLOC=malloc \
   PYTHONPATH="$ROOT/python:$ROOT/build-asan/python" \
   /usr/bin/python3 -m pytest -q -p no:cacheprovider tests/python tests/kernels docs "$@" || rc=$?
 if ((rc != 0 && rc != 5)); then
