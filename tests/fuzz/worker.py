@@ -37,6 +37,7 @@ import neuronxcc.nki  # noqa: E402,F401
 import neuronxcc.nki.isa  # noqa: E402,F401
 import neuronxcc.nki.language  # noqa: E402,F401
 from nkic._core import core  # noqa: E402
+from runner import UNDER_ASAN  # noqa: E402  (this directory is the script's sys.path[0])
 
 NKIC_DIRS = [str(ROOT / "python" / "nkic"), str(ROOT / "python" / "neuronxcc"),
              str(Path(core.__file__).resolve().parent)]
@@ -133,7 +134,8 @@ def _child(case, path, log, mem_mb, result_w):
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
-    faulthandler.enable()
+    if not UNDER_ASAN:  # under ASan its report names the C++ frames; faulthandler would cut it short
+        faulthandler.enable()
     if mem_mb:
         limit = mem_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -148,6 +150,17 @@ def _tail(log, limit=1500):
     except OSError:
         return ""
     return data[-limit:]
+
+
+def _sanitizer_report(output):
+    """'ASan <kind> in <innermost nkic function>' or 'UBSan at <file:line>' of a sanitizer
+    report (scripts/test_asan.sh), which ends the child with a plain exit status."""
+    asan = re.search(r"ERROR: AddressSanitizer: ([\w-]+)", output)
+    if asan:
+        frame = re.search(r"#\d+ 0x[0-9a-f]+ in (nkic::[\w:<>~]+)", output[asan.end():])
+        return f"ASan {asan.group(1)} in {frame.group(1) if frame else 'an unknown function'}"
+    ubsan = re.search(r"([\w./-]+:\d+):\d+: runtime error", output)
+    return f"UBSan at {ubsan.group(1)}" if ubsan else None
 
 
 def serve_one(case, workdir, timeout, mem_mb):
@@ -185,6 +198,9 @@ def serve_one(case, workdir, timeout, mem_mb):
     os.unlink(path)
     if timed_out:
         return {"outcome": "timeout", "detail": f"> {timeout:g} s", "output": _tail(log)}
+    report = _sanitizer_report(_tail(log, 20000))
+    if report:
+        return {"outcome": "signal", "detail": report, "output": _tail(log, 4000)}
     if os.WIFSIGNALED(status):
         output = _tail(log)
         # faulthandler lists the innermost frame first: name the innermost one of nkic's.
