@@ -99,7 +99,7 @@ def label(result):
 
 
 def counts(results):
-    """Outcome class -> count, classes in the order of first appearance."""
+    """Outcome class -> count."""
     return collections.Counter(r["outcome"] for r in results)
 
 

@@ -37,7 +37,7 @@ import neuronxcc.nki  # noqa: E402,F401
 import neuronxcc.nki.isa  # noqa: E402,F401
 import neuronxcc.nki.language  # noqa: E402,F401
 from nkic._core import core  # noqa: E402
-from runner import UNDER_ASAN  # noqa: E402  (this directory is the script's sys.path[0])
+from runner import FAILURES, UNDER_ASAN  # noqa: E402  (this directory is the script's sys.path[0])
 
 NKIC_DIRS = [str(ROOT / "python" / "nkic"), str(ROOT / "python" / "neuronxcc"),
              str(Path(core.__file__).resolve().parent)]
@@ -49,8 +49,6 @@ CXX_TEXT = re.compile(r"std::|::_M_|\bvector::|basic_string|bad_alloc|bad_varian
 # The diagnostics docs/errors.md documents as carrying no code ("Diagnostics without a code").
 CODELESS = ("Returning value from top level nki kernel is not supported", "Unexpected type ",
             "Cannot promote from ")
-FAILURES = ["signal", "bare_exception", "pybind_text", "cxx_text", "missing_location", "timeout", "memory",
-            "exit"]
 
 
 def _owner(filename, case_path):
