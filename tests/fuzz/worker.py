@@ -155,8 +155,9 @@ def _sanitizer_report(output):
     report (scripts/test_asan.sh), which ends the child with a plain exit status."""
     asan = re.search(r"ERROR: AddressSanitizer: ([\w-]+)", output)
     if asan:
+        kind = re.search(r"SUMMARY: AddressSanitizer: ([\w-]+)", output)  # e.g. allocation-size-too-big
         frame = re.search(r"#\d+ 0x[0-9a-f]+ in (nkic::[\w:<>~]+)", output[asan.end():])
-        return f"ASan {asan.group(1)} in {frame.group(1) if frame else 'an unknown function'}"
+        return f"ASan {(kind or asan).group(1)} in {frame.group(1) if frame else 'an unknown function'}"
     ubsan = re.search(r"([\w./-]+:\d+):\d+: runtime error", output)
     return f"UBSan at {ubsan.group(1)}" if ubsan else None
 
