@@ -22,7 +22,9 @@ void assert_free_dim(const std::vector<int64_t>& shape, ir::DType dtype, ir::Mem
                      const Raise& raise) {
   if (ir::is_hbm(m)) return;
   int64_t required = ir::size_of(dtype);
-  for (size_t d = 1; d < shape.size(); ++d) required *= shape[d];
+  // A product past int64 is over any capacity: saturate instead of wrapping to a small number.
+  for (size_t d = 1; d < shape.size(); ++d)
+    if (__builtin_mul_overflow(required, shape[d], &required)) required = INT64_MAX;
   bool psum = m == ir::Memory::PSUM;
   int64_t capacity = psum ? t.psum_par_size_in_bytes * t.psum_num_banks : t.statebuf_par_size_in_bytes;
   if (capacity < required) raise(err_stack_overflow(psum, required, capacity, t.name));
