@@ -125,7 +125,9 @@ class TraceKernel:
             func = func.func
         self.func = func
         self.mode = mode
-        self.target = platform_target or "trn2"
+        # A non-string target is an unknown target name (err_incorrect_target_type when traced).
+        self.target = (platform_target if isinstance(platform_target, str) else repr(platform_target)
+                       if platform_target is not None else "trn2")
         self.options = options
         self.__name__ = getattr(func, "__name__", "kernel")
         self.__doc__ = getattr(func, "__doc__", None)

@@ -479,18 +479,26 @@ def _target(func, args):
     return None, args
 
 
-def hoist(value):
+def hoist(value, _seen=None):
     """Tensors a helper returns live on in the caller's scope."""
     if isinstance(value, core.NkiTensor):
         return core.hoist(value)
+    if not isinstance(value, (tuple, list, dict)):
+        return value
+    # A container that holds itself is walked once: its copy holds the copy.
+    seen = {} if _seen is None else _seen
+    if id(value) in seen:
+        return seen[id(value)]
     if isinstance(value, tuple):
-        items = [hoist(v) for v in value]
+        items = [hoist(v, seen) for v in value]
         return type(value)._make(items) if hasattr(value, "_fields") else tuple(items)  # keep NamedTuples
+    out = [] if isinstance(value, list) else {}
+    seen[id(value)] = out
     if isinstance(value, list):
-        return [hoist(v) for v in value]
-    if isinstance(value, dict):
-        return {k: hoist(v) for k, v in value.items()}
-    return value
+        out.extend(hoist(v, seen) for v in value)
+    else:
+        out.update((k, hoist(v, seen)) for k, v in value.items())
+    return out
 
 
 def inline_function(func, args, kwargs):

@@ -29,6 +29,11 @@ class tensor(metaclass=_TensorType):
         dims = dims if isinstance(dims, tuple) else (dims,)
         qualified = mutable in dims
         shape = tuple(d for d in dims if d is not mutable)
+        if len(shape) == 2 and isinstance(shape[0], (list, tuple)):  # nt.tensor[[128, 512], nl.bfloat16]
+            shape = tuple(shape[0])
+        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in shape):
+            core.raise_unexpected_operand("nt.tensor[...]", f"{dims!r}; its dims are integers (nt.tensor[128, 512])")
+        shape = tuple(core.int_arg(d, "dimension", "nt.tensor[...]") for d in shape)
         name = f"{cls.__name__}[{', '.join('mutable' if d is mutable else str(d) for d in dims)}]"
         attrs = {"shape": shape or cls.shape, "__module__": cls.__module__}
         if qualified:

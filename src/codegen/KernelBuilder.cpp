@@ -90,6 +90,10 @@ types::TensorVal KernelBuilder::full_view(int id) const {
 }
 
 ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
+  // An empty index (nl.arange(5, 3), nl.mgrid[8:2]) leaves nothing to execute: a shape error here,
+  // not a malformed kernel in the simulator.
+  for (int64_t n : inst->shape)
+    if (n <= 0) fail(sema::err_invalid_shape(inst->shape));
   ir::Predicate own_mask = inst->predicate;
   for (const ir::Predicate& p : region_predicates_) inst->predicate.insert(inst->predicate.end(), p.begin(), p.end());
   sema::VarRange range_of = [this](ir::Var v) {

@@ -212,7 +212,9 @@ def _replace(case, old, new):
 
 
 def m_int(rng, case, kernel):
-    consts = [n for n in _nodes(kernel, ast.Constant) if type(n.value) is int]
+    # Not an exponent: 2 ** 2**64 would hang Python itself, not nkic.
+    consts = [n for n in _nodes(kernel, ast.Constant) if type(n.value) is int and not (
+        isinstance(case.parent(n), ast.BinOp) and isinstance(case.parent(n).op, ast.Pow))]
     if not consts:
         return None
     node, new = rng.choice(consts), rng.choice(INTS)
@@ -413,6 +415,8 @@ def m_launch(rng, case, kernel):
     call, case.launched_from = rng.choice(case.launches)
     op, before = rng.randrange(5), _src(call)
     skip = 1 if isinstance(call.func, ast.Attribute) and call.func.attr in _LAUNCHERS else 0
+    if len(call.args) < skip:  # a launcher given its kernel by keyword, or by nothing
+        return None
     args = call.args[skip:]
     grid = call.args[0] if skip else call.func
     if op == 0 and isinstance(grid, ast.Subscript):

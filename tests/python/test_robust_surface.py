@@ -202,6 +202,10 @@ def k_recursion(x):
     y = _forever(nl.load(x), 0)
 
 
+def k_tensor_dims(x):
+    s: nt.tensor[...] = nl.load(x)  # ERR:tensor_dims
+
+
 FITS = "does not fit in a signed 64-bit integer"
 CASES = {  # marker: (kernel, code, message(s), token, api)
     "colon2": (k_colon2, "err_unsupported_index", "too many indices for an index of 1 dimension(s): 2 ':' were given",
@@ -275,6 +279,8 @@ CASES = {  # marker: (kernel, code, message(s), token, api)
     "construct": (k_construct, "err_unsupported_args",
                   "unsupported arguments to 'nki.tensor': traced values are created by the NKI API", "nki.", None),
     "recursion": (k_recursion, "err_recursion_too_deep", "'_forever' calls itself more than", "_forever(", None),
+    "tensor_dims": (k_tensor_dims, "err_unexpected_type_of_operand",
+                    "unexpected type of operand 'nt.tensor[...]': got (Ellipsis,); its dims are integers", "nt.", None),
 }
 
 
@@ -296,6 +302,25 @@ def test_numpy_style_reshape_of_an_index_keeps_its_values():
 
     x = np.arange(128 * 4, dtype=np.float32).reshape(128, 4)
     np.testing.assert_array_equal(simulate(k, x), x[:, :1])
+
+
+def _pair(t, extra):
+    return [t, extra]
+
+
+def test_a_helper_returning_a_list_that_holds_itself():
+    @nki.jit
+    def k(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        loop = []
+        loop.append(loop)
+        r = _pair(nl.load(x), loop)
+        assert r[1][0] is r[1]  # the returned copy keeps the cycle
+        nl.store(out, r[0])
+        return out
+
+    x = np.arange(128 * 4, dtype=np.float32).reshape(128, 4)
+    np.testing.assert_array_equal(simulate(k, x), x)
 
 
 # --- kernel arguments -------------------------------------------------------------------
