@@ -206,6 +206,11 @@ def k_tensor_dims(x):
     s: nt.tensor[...] = nl.load(x)  # ERR:tensor_dims
 
 
+def k_empty_extent(x):
+    i_p, i_f = nl.mgrid[0:128, 8:2]
+    y = nl.exp(nl.load(x[i_p, i_f]))  # ERR:empty_extent
+
+
 FITS = "does not fit in a signed 64-bit integer"
 CASES = {  # marker: (kernel, code, message(s), token, api)
     "colon2": (k_colon2, "err_unsupported_index", "too many indices for an index of 1 dimension(s): 2 ':' were given",
@@ -279,6 +284,8 @@ CASES = {  # marker: (kernel, code, message(s), token, api)
     "construct": (k_construct, "err_unsupported_args",
                   "unsupported arguments to 'nki.tensor': traced values are created by the NKI API", "nki.", None),
     "recursion": (k_recursion, "err_recursion_too_deep", "'_forever' calls itself more than", "_forever(", None),
+    "empty_extent": (k_empty_extent, "err_invalid_shape", "tensor shape [128, 0] has a non-positive dimension",
+                     "nl.load", "nl.load"),
     "tensor_dims": (k_tensor_dims, "err_unexpected_type_of_operand",
                     "unexpected type of operand 'nt.tensor[...]': got (Ellipsis,); its dims are integers", "nt.", None),
 }
@@ -342,6 +349,13 @@ def test_empty_input_is_invalid_shape_at_the_call():
     check_diag(info.value, M, "err_invalid_shape",
                "invalid tensor shape: the kernel argument 'x' has shape [128, 0], with an empty dimension",
                [("empty_input", "nki.")])
+
+
+def test_a_target_that_is_not_a_name_is_an_unknown_target():
+    kernel = nki.jit(k_copy_in, platform_target=1.5)
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate_kernel(kernel, np.ones((128, 4), np.float32))  # ERR:target_float
+    check_diag(info.value, M, "err_incorrect_target_type", "unknown platform_target '1.5'", [("target_float", "nki.")])
 
 
 def test_read_only_array_for_an_in_place_parameter_is_refused_before_simulating():
