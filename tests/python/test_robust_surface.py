@@ -211,6 +211,10 @@ def k_empty_extent(x):
     y = nl.exp(nl.load(x[i_p, i_f]))  # ERR:empty_extent
 
 
+def k_sbuf_overflow(x):
+    t = nl.ndarray((128, 2**62), dtype=nl.float32, buffer=nl.sbuf)  # ERR:sbuf_wrap
+
+
 FITS = "does not fit in a signed 64-bit integer"
 CASES = {  # marker: (kernel, code, message(s), token, api)
     "colon2": (k_colon2, "err_unsupported_index", "too many indices for an index of 1 dimension(s): 2 ':' were given",
@@ -286,6 +290,10 @@ CASES = {  # marker: (kernel, code, message(s), token, api)
     "recursion": (k_recursion, "err_recursion_too_deep", "'_forever' calls itself more than", "_forever(", None),
     "empty_extent": (k_empty_extent, "err_invalid_shape", "tensor shape [128, 0] has a non-positive dimension",
                      "nl.load", "nl.load"),
+    # 4 * 2**62 bytes would wrap to 0 in int64: the budget saturates instead.
+    "sbuf_wrap": (k_sbuf_overflow, "err_stack_overflow_sbuf",
+                  "Size of free dimensions 9223372036854775807 bytes per partition on SBUF buffer exceeds", "nl.",
+                  "nl.ndarray"),
     "tensor_dims": (k_tensor_dims, "err_unexpected_type_of_operand",
                     "unexpected type of operand 'nt.tensor[...]': got (Ellipsis,); its dims are integers", "nt.", None),
 }
