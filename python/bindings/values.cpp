@@ -32,17 +32,6 @@ struct PyAlwaysFalse : PyMask {};
 
 trace::TraceContext& ctx_for(const char* api) { return trace::TraceContext::nki_ctx(api); }
 
-// The API in flight, for a diagnostic raised while converting one of its operands.
-std::string api_in_flight() {
-  trace::TraceContext* ctx = trace::TraceContext::current();
-  return ctx && !ctx->cur_api().empty() ? ctx->cur_api() : std::string("this operation");
-}
-
-std::string short_repr(py::handle h) {
-  std::string r = py::repr(h);
-  return r.size() > 60 ? r.substr(0, 57) + "..." : r;
-}
-
 types::Other other_of(py::handle h) {
   types::Other o;
   if (PyLong_CheckExact(h.ptr())) {  // the common case (indices, bounds) first
@@ -237,24 +226,6 @@ std::string origin_of(bool loop, bool pid) {
 // A traced value where Python needs a number. Inside an NKI API call that is a
 // constant slot (a shape, an axis, a bound: seed 004's assert_constant_value);
 // in the user's own Python (a list index, range()) it is a symbolic value.
-[[noreturn]] void symbolic_int_error(py::handle h) {
-  Value v = to_value(h);
-  if (auto* t = std::get_if<types::TensorVal>(&v))
-    sema::fail(sema::err_expected_constant_value(
-        "a tile of shape " + sema::shape_str(t->shape),
-        "tile values are computed on the device (a one-element tile can bound nl.sequential_range or a "
-        "while loop)"));
-  const types::IndexVal& i = std::get<types::IndexVal>(v);
-  trace::TraceContext* ctx = trace::TraceContext::current();
-  // Named APIs (nl.*, nisa.*, tensor methods) have constant slots; subscripts and
-  // operators in flight do not.
-  if (!ctx || ctx->builder().cur_api.find('.') == std::string::npos)
-    sema::fail(sema::err_symbolic_value_used_as_python_int());
-  std::string why = !i.is_scalar() ? "an index tile (nl.arange, nl.mgrid) stands for many values"
-                                   : "its value comes from " + origin_of(i.expr.uses(ir::VarKind::Loop),
-                                                                         i.expr.uses(ir::VarKind::ProgramId));
-  sema::fail(sema::err_expected_constant_value("the index expression `" + i.expr.str() + "`", why));
-}
 
 std::vector<codegen::IndexItem> index_key(py::handle key) {
   std::vector<codegen::IndexItem> items;
@@ -341,37 +312,23 @@ py::object reshape_tile_index(const PyIndex& self, py::handle key) {
 
 }  // namespace
 
-int64_t int_arg(py::handle h, std::string_view what, const std::string& api) {
-  if (py::isinstance<PyTensor>(h) || py::isinstance<PyIndex>(h)) symbolic_int_error(h);
-  const std::string in_api = api.empty() ? api_in_flight() : api;
-  auto fail = [&](sema::Diagnostic d) {
-    if (!api.empty()) d.api = api;
-    sema::fail(d);
-  };
-  auto too_large = [&] {
-    fail(sema::err_unsupported_args(in_api, std::string(what) + " " + short_repr(h) +
-                                                " does not fit in a signed 64-bit integer"));
-  };
-  if (PyIndex_Check(h.ptr())) {  // int, bool, numpy integers
-    py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
-    if (!i) throw py::error_already_set();
-    int overflow = 0;
-    long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
-    if (overflow) too_large();
-    return v;
-  }
-  static PyObject* np_floating = py::object(py::module_::import("numpy").attr("floating")).release().ptr();
-  if (PyFloat_Check(h.ptr()) || PyObject_IsInstance(h.ptr(), np_floating) == 1) {
-    double d = py::float_(py::reinterpret_borrow<py::object>(h));
-    // An integral float is the integer numpy would take; 2**63 and beyond do not fit.
-    if (std::isfinite(d) && d == std::floor(d)) {
-      if (std::fabs(d) < 9223372036854775808.0) return static_cast<int64_t>(d);
-      too_large();
-    }
-    fail(sema::err_unexpected_type_of_operand(what, "the float " + short_repr(h) + ", expected an integer"));
-  }
-  fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "' " + short_repr(h) + ", expected an integer"));
-  return 0;  // not reached: fail raises
+[[noreturn]] void symbolic_int_error(py::handle h) {
+  Value v = to_value(h);
+  if (auto* t = std::get_if<types::TensorVal>(&v))
+    sema::fail(sema::err_expected_constant_value(
+        "a tile of shape " + sema::shape_str(t->shape),
+        "tile values are computed on the device (a one-element tile can bound nl.sequential_range or a "
+        "while loop)"));
+  const types::IndexVal& i = std::get<types::IndexVal>(v);
+  trace::TraceContext* ctx = trace::TraceContext::current();
+  // Named APIs (nl.*, nisa.*, tensor methods) have constant slots; subscripts and
+  // operators in flight do not.
+  if (!ctx || ctx->builder().cur_api.find('.') == std::string::npos)
+    sema::fail(sema::err_symbolic_value_used_as_python_int());
+  std::string why = !i.is_scalar() ? "an index tile (nl.arange, nl.mgrid) stands for many values"
+                                   : "its value comes from " + origin_of(i.expr.uses(ir::VarKind::Loop),
+                                                                         i.expr.uses(ir::VarKind::ProgramId));
+  sema::fail(sema::err_expected_constant_value("the index expression `" + i.expr.str() + "`", why));
 }
 
 std::string py_type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")); }

@@ -35,6 +35,8 @@ std::string py_type_name(py::handle h);
 // an int, a numpy integer or an integral float that fits in 64 bits; anything
 // else is a diagnostic naming the value (`what`) and `api` (default: the API in flight).
 int64_t int_arg(py::handle h, std::string_view what, const std::string& api = "");
+// A traced tile or index where a Python int is needed: why it is symbolic, as a diagnostic.
+[[noreturn]] void symbolic_int_error(py::handle h);
 
 void bind_values(py::module_& m);
 

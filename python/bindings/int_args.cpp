@@ -1,0 +1,59 @@
+// Python integers where nkic takes an integer (shapes, bounds, axes, steps):
+// checked once here, so a huge or wrong-typed value is a diagnostic naming it.
+#include <cmath>
+
+#include "sema/ErrorCatalog.h"
+#include "trace/TraceContext.h"
+#include "values.h"
+
+namespace nkic::py_bind {
+
+namespace {
+
+// The API in flight, for a diagnostic raised while converting one of its operands.
+std::string api_in_flight() {
+  trace::TraceContext* ctx = trace::TraceContext::current();
+  return ctx && !ctx->cur_api().empty() ? ctx->cur_api() : std::string("this operation");
+}
+
+std::string short_repr(py::handle h) {
+  std::string r = py::repr(h);
+  return r.size() > 60 ? r.substr(0, 57) + "..." : r;
+}
+
+}  // namespace
+
+int64_t int_arg(py::handle h, std::string_view what, const std::string& api) {
+  if (py::isinstance<PyTensor>(h) || py::isinstance<PyIndex>(h)) symbolic_int_error(h);
+  const std::string in_api = api.empty() ? api_in_flight() : api;
+  auto fail = [&](sema::Diagnostic d) {
+    if (!api.empty()) d.api = api;
+    sema::fail(d);
+  };
+  auto too_large = [&] {
+    fail(sema::err_unsupported_args(in_api, std::string(what) + " " + short_repr(h) +
+                                                " does not fit in a signed 64-bit integer"));
+  };
+  if (PyIndex_Check(h.ptr())) {  // int, bool, numpy integers
+    py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+    if (!i) throw py::error_already_set();
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+    if (overflow) too_large();
+    return v;
+  }
+  static PyObject* np_floating = py::object(py::module_::import("numpy").attr("floating")).release().ptr();
+  if (PyFloat_Check(h.ptr()) || PyObject_IsInstance(h.ptr(), np_floating) == 1) {
+    double d = py::float_(py::reinterpret_borrow<py::object>(h));
+    // An integral float is the integer numpy would take; 2**63 and beyond do not fit.
+    if (std::isfinite(d) && d == std::floor(d)) {
+      if (std::fabs(d) < 9223372036854775808.0) return static_cast<int64_t>(d);
+      too_large();
+    }
+    fail(sema::err_unexpected_type_of_operand(what, "the float " + short_repr(h) + ", expected an integer"));
+  }
+  fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "' " + short_repr(h) + ", expected an integer"));
+  return 0;  // not reached: fail raises
+}
+
+}  // namespace nkic::py_bind
