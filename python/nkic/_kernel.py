@@ -94,11 +94,15 @@ _DECORATOR_ARGS = {
 _MODES = ("auto", "jax", "torchxla", "baremetal", "benchmark", "simulation", "trace", "profile")
 
 
+def _did_you_mean(name, known):
+    """"; did you mean 'x'?" for the closest of `known` to `name`, or nothing."""
+    close = difflib.get_close_matches(str(name), sorted(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 def _unexpected(api, name, known, what="unexpected keyword argument"):
     """err_unsupported_args for keyword `name`, suggesting the closest of `known`."""
-    close = difflib.get_close_matches(name, sorted(known), n=1)
-    why = f"{what} {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
-    core.raise_unsupported_args(api, why)
+    core.raise_unsupported_args(api, f"{what} {name!r}" + _did_you_mean(name, known))
 
 
 def _check_decorator_args(api, func, kwargs):
@@ -108,9 +112,7 @@ def _check_decorator_args(api, func, kwargs):
             _unexpected(api, name, _DECORATOR_ARGS[api])
     mode = kwargs.get("mode", "auto")
     if mode not in _MODES:
-        close = difflib.get_close_matches(str(mode), _MODES, n=1)
-        core.raise_unsupported_args(api, f"mode {mode!r} is not one of {', '.join(_MODES)}"
-                                    + (f"; did you mean {close[0]!r}?" if close else ""))
+        core.raise_unsupported_args(api, f"mode {mode!r} is not one of {', '.join(_MODES)}" + _did_you_mean(mode, _MODES))
     if func is not None and not callable(func):
         core.raise_unsupported_args(api, f"expects the kernel function, got {type(func).__name__}")
 
