@@ -205,3 +205,37 @@ def test_divisor_must_be_a_positive_constant():
     check_diag(e.value, M, "err_non_affine_index_expression",
                "index expression is not affine: (L0) % (L1), a division by a value that is not a positive integer "
                "constant", [("modj", "buf[")])
+
+
+@nki.jit
+def partition_by_modulo(x):
+    out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:128, 0:64]
+    t = nl.load(x[i_p, i_f])
+    nl.store(out[i_p, i_f], value=t[i_p % 64, i_f])  # ERR:part_mod
+    return out
+
+
+def test_on_chip_partition_index_stays_affine():
+    with pytest.raises(nkic.NKIError) as e:
+        nki.simulate_kernel(partition_by_modulo, f32((128, 64)))
+    check_diag(e.value, M, "err_unsupported_index",
+               "the partition dim of `t` is indexed by '//' or '%' of a tile index (i0 - 64*((i0) // 64)); "
+               "an on-chip access walks consecutive partitions", [("part_mod", "value=t", 6)])
+
+
+@nki.jit
+def reduce_over_quotient(x):
+    out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:128, 0:64]
+    t = nl.load(x[i_p, i_f])
+    nl.store(out, value=nl.sum(t[i_p, i_f // 2], axis=1, keepdims=True))  # ERR:red_div
+    return out
+
+
+def test_reduction_over_a_divided_tile_index_is_not_simulated():
+    with pytest.raises(nkic.NKIError) as e:
+        nki.simulate_kernel(reduce_over_quotient, f32((128, 64)))
+    check_diag(e.value, M, "err_non_affine_index_expression",
+               "'//' or '%' of a tile index (nl.arange) on an operand of a reduction or matmul is not supported",
+               [("red_div", "nl.sum"), ("red_div", "nl.store")])
