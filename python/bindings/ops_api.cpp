@@ -46,6 +46,26 @@ struct Args {
 
 codegen::KernelBuilder& builder(const std::string& api) { return trace::TraceContext::nki_ctx(api).builder(); }
 
+// (op name, operand or None, reverse) as the nisa signatures give each ALU stage.
+codegen::PipelineStep step_of(py::handle op, py::handle operand, bool reverse) {
+  return {alu_of(op.cast<std::string>()), operand.is_none() ? std::nullopt : std::optional(to_value(operand)), reverse};
+}
+
+std::vector<codegen::PipelineStep> steps_of(py::list steps) {
+  std::vector<codegen::PipelineStep> out;
+  for (py::handle h : steps) {
+    py::tuple t = py::reinterpret_borrow<py::tuple>(h);
+    out.push_back(step_of(t[0], t[1], t[2].cast<bool>()));
+  }
+  return out;
+}
+
+const types::TensorVal* optional_tensor(py::handle h, const char* what, std::optional<types::TensorVal>& slot) {
+  if (h.is_none()) return nullptr;
+  slot = tensor_of(h, what);
+  return &*slot;
+}
+
 }  // namespace
 
 void bind_ops_api(py::module_& m) {
@@ -78,6 +98,7 @@ void bind_ops_api(py::module_& m) {
     codegen::KernelBuilder& b = builder("nisa.dma_copy");
     Args a(mask, py::none());
     a.op.oob_skip = oob_skip;
+    a.op.engine = ir::Engine::dma;
     codegen::assign(b, tensor_of(dst, "dst"), to_value(value), accumulate, a.op);
   });
   m.def("loop_reduce", [](py::handle dst, py::handle x, const std::string& op, py::list loop_vars, py::handle mask) {
@@ -234,6 +255,48 @@ void bind_ops_api(py::module_& m) {
     codegen::KernelBuilder& b = builder("nl.where");
     Args a(mask, dtype);
     return wrap_tensor(codegen::where(b, tensor_of(cond, "condition"), to_value(x), to_value(y), a.op));
+  });
+  // The ISA instructions with several ALU stages or a per-partition walk: one IR
+  // instruction each (the API in flight names them in diagnostics).
+  m.def("isa_pipeline", [](const std::string& opcode, py::handle data, py::list steps, py::handle mask,
+                           py::handle dtype, int engine) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(mask, dtype);
+    auto op = ir::opcode_from_name(opcode);
+    if (!op) sema::fail(sema::err_instruction_unsupported_op(opcode));
+    return wrap_tensor(codegen::isa_pipeline(b, *op, tensor_of(data, "data"), steps_of(steps), a.op,
+                                             ir::engine_from_nki(engine)));
+  });
+  m.def("tensor_tensor_scan", [](py::handle data0, py::handle data1, py::handle initial, py::handle op0,
+                                 py::handle op1, bool reverse0, bool reverse1, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::tensor_tensor_scan(b, tensor_of(data0, "data0"), tensor_of(data1, "data1"),
+                                                   to_value(initial), step_of(op0, py::none(), reverse0),
+                                                   step_of(op1, py::none(), reverse1), a.op));
+  });
+  m.def("bn_stats", [](py::handle data, py::handle mask, py::handle dtype) {
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::bn_stats(builder(""), tensor_of(data, "data"), a.op));
+  });
+  m.def("bn_aggr", [](py::handle data, py::handle mask, py::handle dtype) {
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::bn_aggr(builder(""), tensor_of(data, "data"), a.op));
+  });
+  m.def("max8", [](py::handle src, py::handle mask, py::handle dtype) {
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::max8(builder(""), tensor_of(src, "src"), a.op));
+  });
+  m.def("find_index8", [](py::handle data, py::handle vals, py::handle mask, py::handle dtype) {
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::find_index8(builder(""), tensor_of(data, "data"), tensor_of(vals, "vals"), a.op));
+  });
+  m.def("match_replace8", [](py::handle data, py::handle vals, double imm, py::handle dst_idx, py::handle mask,
+                             py::handle dtype) {
+    Args a(mask, dtype);
+    std::optional<types::TensorVal> idx;
+    return wrap_tensor(codegen::match_replace8(builder(""), tensor_of(data, "data"), tensor_of(vals, "vals"), imm,
+                                               optional_tensor(dst_idx, "dst_idx", idx), a.op));
   });
 }
 

@@ -112,26 +112,27 @@ def _operands(op, data, operand, reverse=False):
     return (operand, data) if reverse else (data, operand)
 
 
-def _fused_dtype(data, op0, op1):
-    """The first op's result in a fused pair: the engine keeps it in fp32, or, when
-    either op is a bitvec op, in the data's integer bits; only the final result is rounded."""
-    return core.tensor_info(data)[1] if {op0, op1} & _BITVEC else "float32"
+def _step(op, operand, reverse=False):
+    """One ALU stage of an ISA instruction: (op, its operand or None, reverse)."""
+    return (op, None if op in _ONE_OPERAND else operand, bool(reverse))
+
+
+def _engine_id(engine):
+    return int(engine) if isinstance(engine, enum.IntEnum) else 0
 
 
 @_api("nisa.tensor_scalar")
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *, dtype=None,
                   mask=None, engine=engine.unknown, **kwargs):
-    final = _dtype_arg(dtype) or core.tensor_info(data)[1]  # ISA results default to the data's dtype
     first = op_name(op0, "op0")
     second = op_name(op1, None)
     if second is not None and (first in _BITVEC) != (second in _BITVEC):
         # NKI_API §3.4: a fused pair is two bitvec ops (integer bits) or two arithmetic ones (fp32)
         core.raise_unsupported_op(f"{first} with {second}")
-    out = core.elementwise(first, _operands(first, data, operand0, reverse0), mask,
-                           _fused_dtype(data, first, second) if second is not None else final)
+    steps = [_step(first, operand0, reverse0)]
     if second is not None:
-        out = core.elementwise(second, _operands(second, out, operand1, reverse1), mask, final)
-    return out
+        steps.append(_step(second, operand1, reverse1))
+    return core.isa_pipeline("tensor_scalar", data, steps, mask, _dtype_arg(dtype), _engine_id(engine))
 
 
 class reduce_cmd(enum.IntEnum):
@@ -177,12 +178,13 @@ def _reduce_into(res, op, t, mask, cmd=reduce_cmd.reset_reduce):
 def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
                mask=None, dtype=None, **kwargs):
     core.check_activation_operands(data, bias, scale)
-    x = data
+    steps = []
     if not (isinstance(scale, (int, float)) and scale == 1.0):
-        x = core.elementwise("multiply", (x, scale), mask, "float32")
+        steps.append(("multiply", scale, False))
     if bias is not None:
-        x = core.elementwise("add", (x, bias), mask, "float32")
-    out = core.elementwise(op_name(op), (x,), mask, _dtype_arg(dtype) or core.tensor_info(data)[1])
+        steps.append(("add", bias, False))
+    steps.append(_step(op_name(op), None))
+    out = core.isa_pipeline("activation", data, steps, mask, _dtype_arg(dtype), 0)
     if reduce_res is not None or reduce_cmd != type(reduce_cmd).idle:
         _reduce_into(reduce_res, op_name(reduce_op, None) or "add", out, mask, reduce_cmd)
     return out
@@ -209,8 +211,8 @@ def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, 
                          mask=None, **kwargs):
     first, second = op_name(op0, "op0"), op_name(op1, "op1")
     _one_psum_input(("data", data), ("operand1", operand1))
-    t = core.elementwise(first, _operands(first, data, operand0, reverse0), mask, _fused_dtype(data, first, second))
-    return core.elementwise(second, _operands(second, t, operand1, reverse1), mask, _dtype_arg(dtype))
+    steps = [_step(first, operand0, reverse0), _step(second, operand1, reverse1)]
+    return core.isa_pipeline("scalar_tensor_tensor", data, steps, mask, _dtype_arg(dtype), 0)
 
 
 def _predicate(predicate, reverse_pred, mask):
@@ -265,7 +267,7 @@ def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.un
 def tensor_copy(src, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
     if engine == gpsimd_engine:
         _no_psum(("src", src))
-    return core.elementwise("bypass", (src,), mask, _dtype_arg(dtype))
+    return core.isa_pipeline("tensor_copy", src, [], mask, _dtype_arg(dtype), _engine_id(engine))
 
 
 @_api("nisa.tensor_copy_dynamic_src")
@@ -311,51 +313,14 @@ def bn_stats(data, *, mask=None, dtype=None, **kwargs):
     [count, mean, variance * count] of each half, as a [P, 6] tile (the layout
     nisa.bn_aggr reads). Elements `mask` leaves out take no part (docs/masks.md,
     "Masks on nisa.bn_stats")."""
-    core.check_bn_stats(data, mask)
-    p = data.shape[0]
-    # Each element's value and a 0/1 weight; both 0 where the mask leaves it out.
-    vals, weight = memset(data.shape, 0.0, "float32"), memset(data.shape, 0.0, "float32")
-    vals[...] = core.elementwise("bypass", (data,), mask, "float32")
-    weight[...] = core.elementwise("add", (weight, 1.0), mask, "float32")
-    vals, weight = _flat2d(vals), _flat2d(weight)
-    n = vals.shape[1]
-    out = language.ndarray((p, 6), dtype=_dtype_arg(dtype) or core.tensor_info(data)[1])  # fp32 results cast back
-    for k in range(2):
-        x, w = vals[:, k:n:2], weight[:, k:n:2]
-        count = core.reduce("nisa.bn_stats", "add", w, [1], True, False, None, "float32")
-        total = core.reduce("nisa.bn_stats", "add", x, [1], True, False, None, "float32")
-        # An empty half (every element masked out) has mean 0, not 0 / 0.
-        mean = core.elementwise("divide", (total, core.elementwise("maximum", (count, 1.0), None, "float32")),
-                                None, "float32")
-        centered = core.elementwise("multiply", (core.elementwise("subtract", (x, mean), None, "float32"), w),
-                                    None, "float32")
-        m2 = core.reduce("nisa.bn_stats", "add", core.elementwise("multiply", (centered, centered), None, "float32"),
-                         [1], True, False, None, "float32")
-        out[:, 3 * k:3 * k + 1] = count
-        out[:, 3 * k + 1:3 * k + 2] = mean
-        out[:, 3 * k + 2:3 * k + 3] = m2
-    return out
+    return core.bn_stats(data, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.bn_aggr")
 def bn_aggr(data, *, mask=None, dtype=None, **kwargs):
     """Combines bn_stats groups ([count, mean, variance * count] triples along
     the free dim) into [mean, variance] per partition (Chan's parallel formula)."""
-    p, width = data.shape[0], data.shape[1]
-    counts, means, m2s = data[:, 0:width:3], data[:, 1:width:3], data[:, 2:width:3]
-    total = core.reduce("nisa.bn_aggr", "add", counts, [1], True, False, mask, "float32")
-    weighted = core.reduce("nisa.bn_aggr", "add", core.elementwise("multiply", (counts, means), mask, "float32"),
-                           [1], True, False, mask, "float32")
-    mean = core.elementwise("divide", (weighted, total), mask, "float32")
-    delta = core.elementwise("subtract", (means, mean), mask, "float32")
-    spread = core.elementwise("multiply", (counts, core.elementwise("multiply", (delta, delta), mask, "float32")),
-                              mask, "float32")
-    m2 = core.reduce("nisa.bn_aggr", "add", core.elementwise("add", (m2s, spread), mask, "float32"),
-                     [1], True, False, mask, "float32")
-    out = language.ndarray((p, 2), dtype=_dtype_arg(dtype) or core.tensor_info(data)[1])
-    out[:, 0:1] = mean
-    out[:, 1:2] = core.elementwise("divide", (m2, total), mask, "float32")
-    return out
+    return core.bn_aggr(data, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.tensor_tensor_scan")
@@ -365,20 +330,9 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     with r[:, -1] = initial; kept in fp32 and rounded once into the result. One column step
     per free element, as the engine walks them; `mask` (over the whole tile) applies to the
     result, and a column's value only flows into later columns."""
-    for op in (op0, op1):
-        if op_name(op) in _BITVEC:
-            core.raise_unsupported_op(op_name(op))  # NKI_API §3.4: the scan takes arithmetic operators only
     _one_psum_input(("data0", data0), ("data1", data1))
-    d0, d1 = _flat2d(data0), _flat2d(data1)
-    acc = language.ndarray(d0.shape, dtype="float32")
-    prev = initial
-    for i in range(d0.shape[1]):
-        a, b = d0[:, i:i + 1], d1[:, i:i + 1]
-        t = core.elementwise(op_name(op0, "op0"), (prev, a) if reverse0 else (a, prev), None, "float32")
-        prev = core.elementwise(op_name(op1, "op1"), (b, t) if reverse1 else (t, b), None, "float32")
-        acc[:, i:i + 1] = prev
-    out = core.elementwise("bypass", (acc,), mask, _dtype_arg(dtype) or core.tensor_info(data0)[1])
-    return _unflat(out, data0)
+    return core.tensor_tensor_scan(data0, data1, initial, op_name(op0, "op0"), op_name(op1, "op1"), bool(reverse0),
+                                   bool(reverse1), mask, _dtype_arg(dtype))
 
 
 def _scan(x, op, forward):
@@ -471,37 +425,6 @@ def _free_index(flat, start=0, mask=None):
     return core.iota(0 * language.arange(p)[:, None] + language.arange(n)[None, :] + start, "float32", mask)
 
 
-# What an unmatched slot of the top-8 instructions holds: 2^32 in fp32, which the
-# saturating conversion turns into the all-ones index of any unsigned result.
-_NOT_FOUND = 2.0 ** 32
-
-
-def _first_match(data, idx, val, mask):
-    """Per partition, the first free position where data == val ([P, 1], fp32; _NOT_FOUND when absent)."""
-    hit = core.elementwise("equal", (data, val), mask, "uint8")
-    return core.reduce(core.cur_api(), "minimum", core.where(hit, idx, _NOT_FOUND, mask, "float32"),
-                       [1], True, False, mask, "float32")
-
-
-def _take8(data, value_of, replacement, mask, order=range(8)):
-    """For k in `order`: the value value_of(work, k) ([P, 1]) is looked up, and the first position
-    still holding it then holds `replacement` (so equal values find successive positions).
-    Returns the updated data, the [P, 8] positions and the [P, 8] values taken."""
-    work = language.ndarray(data.shape, dtype="float32")
-    work[...] = data
-    idx = _free_index(data, 0, mask)
-    found = language.ndarray((data.shape[0], 8), dtype="float32")
-    taken = language.ndarray((data.shape[0], 8), dtype="float32")
-    for k in order:
-        value = value_of(work, k)
-        taken[:, k:k + 1] = value
-        first = _first_match(work, idx, value, mask)
-        found[:, k:k + 1] = first
-        elsewhere = core.elementwise("not_equal", (idx, first), mask, "uint8")
-        work[...] = core.where(elsewhere, work, replacement, mask, "float32")
-    return work, found, taken
-
-
 def _unflat(out, like):
     """A [P, F] result back in the shape of the tile it was computed from."""
     return out if out.shape == like.shape else out.reshape(like.shape)
@@ -510,11 +433,8 @@ def _unflat(out, like):
 @_api("nisa.max8")
 def max8(*, src, mask=None, dtype=None, **kwargs):
     """The 8 largest values per partition, descending (repeated values repeat)."""
-    def largest(work, k):
-        return core.reduce(core.cur_api(), "maximum", work, [1], True, False, mask, "float32")
     core.assert_elements_per_partition(src, "src", *core.topk_elements())
-    _, _, taken = _take8(_flat2d(src), largest, -float("inf"), mask)
-    return core.elementwise("bypass", (taken,), None, _dtype_arg(dtype) or core.tensor_info(src)[1])
+    return core.max8(src, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.nc_find_index8")
@@ -522,23 +442,16 @@ def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
     """Per partition, the position of each of the 8 `vals` in `data` (equal values: successive
     occurrences; absent values: all ones)."""
     core.assert_elements_per_partition(data, "data", *core.topk_elements())
-    vals = _flat2d(vals)
-    _, found, _ = _take8(_flat2d(data), lambda work, k: vals[:, k:k + 1], float("nan"), mask)
-    return core.elementwise("bypass", (found,), None, _dtype_arg(dtype) or "uint32")
+    return core.find_index8(data, vals, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.nc_match_replace8")
 def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
-    """`data` with the first occurrence of each of the 8 `vals` replaced by `imm`; the positions
-    go to `dst_idx` when given."""
+    """`data` with the first occurrence of each of the 8 `vals` replaced by `imm` (the engine
+    walks vals from the last to the first: of equal vals, the last takes the first occurrence,
+    as the Neuron SDK documents); the positions go to `dst_idx` when given."""
     core.assert_elements_per_partition(data, "data", 1, core.topk_elements()[1])
-    # The engine walks vals from the last to the first: of equal vals, the last takes the
-    # first occurrence (the Neuron SDK documents this tie-break).
-    vals = _flat2d(vals)
-    work, found, _ = _take8(_flat2d(data), lambda work, k: vals[:, k:k + 1], float(imm), mask, range(7, -1, -1))
-    if dst_idx is not None:
-        dst_idx[...] = found
-    return _unflat(core.elementwise("bypass", (work,), None, _dtype_arg(dtype) or core.tensor_info(data)[1]), data)
+    return core.match_replace8(data, vals, float(imm), dst_idx, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.local_gather")

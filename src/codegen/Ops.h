@@ -20,6 +20,7 @@ struct OpArgs {
   const MaskVal* mask = nullptr;
   std::optional<ir::DType> dtype;
   bool oob_skip = false;  // oob_mode.skip: indirect accesses out of bounds are dropped
+  ir::Engine engine = ir::Engine::none;  // the engine the call names (none: the instruction's default)
 };
 
 // A new instruction of `op` over the iteration space `shape`.
@@ -62,6 +63,20 @@ void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool acc
 
 // Elementwise math (OpsElementwise.cpp): one or two operands, tensors or scalars.
 Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& operands, const OpArgs& args);
+// One stage of an ISA instruction's ALU pipeline as the call names it: `op` with
+// its operand (a tile or a number; none for one-operand ops), reversed or not.
+struct PipelineStep {
+  ir::AluOp op = ir::AluOp::bypass;
+  std::optional<Value> operand;
+  bool reverse = false;
+};
+// One elementwise ISA instruction (activation, tensor_scalar,
+// scalar_tensor_tensor) applying `steps` in turn to `data`: each operand is
+// checked as the instruction's operand (reverse ? 0 : 1 in the op table), the
+// running value stays in fp32 (bitvec ops: the data's integer bits), the result
+// has `out` (default: the data's dtype) on `engine` (none: the table's).
+TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& data, const std::vector<PipelineStep>& steps,
+                       const OpArgs& args, ir::Engine engine = ir::Engine::none);
 // `dst op= value` in place.
 void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const Value& value);
 
@@ -97,6 +112,24 @@ TensorVal vector_transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& a
 // neuronx-cc (NKI_API.md §8), warned about; the statistics then cover the masked
 // elements only, as the instruction shrunk to them does.
 void check_bn_stats(KernelBuilder& b, const TensorVal& data, const OpArgs& args);
+// Row instructions (OpsRows.cpp). nisa.tensor_tensor_scan: per partition, along
+// the free elements, r[i] = op1(op0(data0[i], r[i-1]), data1[i]) from r[-1] = initial
+// (a number or a [P, 1] tile); each step's `reverse` swaps its operands.
+TensorVal tensor_tensor_scan(KernelBuilder& b, const TensorVal& data0, const TensorVal& data1, const Value& initial,
+                             const PipelineStep& op0, const PipelineStep& op1, const OpArgs& args);
+// nisa.bn_stats: [P, 6], per half (even, odd free positions) [count, mean, variance * count].
+TensorVal bn_stats(KernelBuilder& b, const TensorVal& data, const OpArgs& args);
+// nisa.bn_aggr: [P, 2] = [mean, variance] of bn_stats triples.
+TensorVal bn_aggr(KernelBuilder& b, const TensorVal& data, const OpArgs& args);
+// nisa.max8: the 8 largest values per partition, descending.
+TensorVal max8(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
+// nisa.nc_find_index8: per partition, the first position of each of the 8 vals
+// (equal vals: successive positions; absent: all ones).
+TensorVal find_index8(KernelBuilder& b, const TensorVal& data, const TensorVal& vals, const OpArgs& args);
+// nisa.nc_match_replace8: data with the first occurrence of each of the 8 vals
+// replaced by `imm` (the last val first); positions into `dst_idx` when given.
+TensorVal match_replace8(KernelBuilder& b, const TensorVal& data, const TensorVal& vals, double imm,
+                         const TensorVal* dst_idx, const OpArgs& args);
 // nisa.iota: materialise an index expression into an SBUF tile.
 TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args);
 // nisa.affine_select: pred ? on_true : on_false_value, pred an affine comparison.

@@ -254,7 +254,7 @@ TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
     b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, describe(b, x), b.api(), b.target().statebuf_num_partitions));
   TensorVal dst = alloc_tensor(b, b.tensor_name("", "transpose"), {f, p}, args.dtype.value_or(b.tensor(x.tensor).dtype),
                                Memory::SBUF);
-  auto in = make_instruction(ir::Opcode::Copy, {p, f});
+  auto in = make_instruction(ir::Opcode::Transpose, {p, f});
   in->dst.tensor = dst.tensor;
   in->dst.index = {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)};
   in->srcs.push_back(access_for(b, x, x.shape));

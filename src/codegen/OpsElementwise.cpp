@@ -135,6 +135,51 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& give
   return dst;
 }
 
+TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& data, const std::vector<PipelineStep>& steps,
+                       const OpArgs& args, ir::Engine engine) {
+  ir::DType running = operand_dtype(b, Value(data), 0);
+  auto in = std::make_unique<ir::Instruction>();
+  in->opcode = opcode;
+  in->engine = engine;
+  in->shape = data.shape;
+  in->srcs.push_back(access_for(b, data, data.shape));
+  for (const PipelineStep& s : steps) {
+    ir::AluStep step{s.op, -1, 0.0, s.reverse};
+    const bool binary = ir::info(s.op).arity == 2;
+    const size_t slot = s.reverse ? 0 : 1;
+    std::vector<ir::DType> dtypes = {running};
+    // A one-operand op in a two-operand slot (or the reverse) has no meaning.
+    if (binary != s.operand.has_value()) b.fail(sema::err_instruction_unsupported_op(ir::name(s.op)));
+    if (binary) {
+      std::vector<Value> pair = materialise_indices(b, {Value(data), *s.operand});
+      align_tile_operands(b, pair);
+      dtypes.push_back(operand_dtype(b, pair[1], slot));
+      if (auto* t = std::get_if<TensorVal>(&pair[1])) {
+        if (types::broadcast_shapes(data.shape, t->shape) != data.shape)
+          b.fail(sema::err_tile_shape_mismatch(describe(b, data), describe(b, *t), b.api()));
+        step.src = static_cast<int>(in->srcs.size());
+        in->srcs.push_back(access_for(b, *t, data.shape));
+      } else {
+        step.imm = std::get<types::Other>(pair[1]).value;
+      }
+    }
+    if (ir::info(s.op).kind == ir::AluKind::Bitvec)
+      for (size_t i = 0; i < dtypes.size(); ++i)
+        if (ir::is_float(dtypes[i]))
+          b.fail(sema::err_bitvec_operand_must_be_integer(ir::name(s.op), operand_name(b, i == 0 ? 1 - slot : slot),
+                                                          ir::name(dtypes[i])));
+    // The engine keeps a fused result in fp32, or a bitvec op's in the data's bits.
+    if (ir::info(s.op).kind != ir::AluKind::Bitvec) running = ir::DType::float32;
+    in->steps.push_back(step);
+  }
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", ir::name(opcode)), data.shape,
+                               args.dtype.value_or(b.tensor(data.tensor).dtype), Memory::SBUF);
+  in->dst = access_for(b, dst, data.shape);
+  in->predicate = predicate_for(b, args, data.shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
 void check_activation_operands(KernelBuilder& b, const TensorVal& data, const TensorVal* bias, const TensorVal* scale) {
   using D = ir::DType;
   if (bias) {

@@ -152,6 +152,7 @@ void store(KernelBuilder& b, const TensorVal& access, const Value& value, const 
   }
   in->predicate = predicate_for(b, args, dst.shape.size());
   in->oob_skip = args.oob_skip;
+  in->engine = args.engine;
   b.emit(std::move(in));
 }
 

@@ -21,16 +21,19 @@ const char* name(Role r) {
   return "?";
 }
 
-const char* name(Opcode op) {
-  static const char* kNames[] = {
-#define NKIC_OPCODE_NAME(n) #n,
-      NKIC_OPCODES(NKIC_OPCODE_NAME)
-#undef NKIC_OPCODE_NAME
-  };
-  return kNames[static_cast<int>(op)];
+const char* name(AxisType t) { return t == AxisType::Affine ? "Affine" : "Sequential"; }
+
+std::vector<AluStep> pipeline(const Instruction& in) {
+  if (!in.steps.empty() || info(in.opcode).exec != Exec::Elementwise) return in.steps;
+  switch (in.opcode) {
+    case Opcode::TensorTensor: return {{in.alu, 1, 0.0, false}};
+    case Opcode::TensorScalar: return {{in.alu, -1, in.imms.empty() ? 0.0 : in.imms[0], in.reverse}};
+    case Opcode::Activation: return {{in.alu, -1, 0.0, false}};
+    default: return {};
+  }
 }
 
-const char* name(AxisType t) { return t == AxisType::Affine ? "Affine" : "Sequential"; }
+Engine engine_of(const Instruction& in) { return in.engine == Engine::none ? info(in.opcode).engine : in.engine; }
 
 int64_t TensorDecl::num_elements() const {
   int64_t n = 1;

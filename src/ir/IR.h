@@ -13,6 +13,7 @@
 #include "ir/AluOp.h"
 #include "ir/DType.h"
 #include "ir/Expr.h"
+#include "ir/Isa.h"
 #include "ir/SourceLoc.h"
 
 namespace nkic::ir {
@@ -67,39 +68,7 @@ struct Constraint {
 };
 using Predicate = std::vector<Constraint>;
 
-#define NKIC_OPCODES(X)                                                          \
-  X(Load)          /* dst(SBUF) <- cast(src0(HBM)) */                             \
-  X(Store)         /* dst(HBM)  <- cast(src0(SBUF/PSUM)) */                       \
-  X(Copy)          /* dst <- cast(src0), on-chip */                               \
-  X(Memset)        /* dst <- imms[0] */                                           \
-  X(TensorTensor)  /* dst <- alu(src0, src1) */                                   \
-  X(TensorScalar)  /* dst <- alu(src0, imms[0]), or alu(imms[0], src0) if reverse */ \
-  X(Activation)    /* dst <- alu(src0), a unary op */                           \
-  X(TensorReduce)  /* dst <- alu-fold of src0 over the Grid coords dst omits */ \
-  X(Matmul)        /* iter [K, M, N]: dst(i1,i2) <- sum_i0 src0(i0,i1)*src1(i0,i2) */ \
-  X(Select)        /* dst <- src0 != 0 ? src1 : src2 (src2 absent: imms[0]) */   \
-  X(AffineSelect)  /* dst <- cond(point) ? src0 : imms[0] */                     \
-  X(Iota)          /* dst <- value(point), an affine expression */             \
-  X(Rand)          /* dst <- uniform [0, 1) from the random state */            \
-  X(RandomSeed)    /* random state <- imms[0]; no dst */                        \
-  X(Print)         /* prints src0 prefixed by `text`; no dst */                \
-  X(AllReduce)     /* dst <- alu-fold of src0 over the programs that differ only \
-                      on the launch-grid axes listed in imms */ \
-  /* The mx ops iterate over [Q, 4, 8, 4, ...]: partition p = 32*g0 + 8*g1 + g2 \
-     of the data (quadrant, block of 8 in it, row), g3 the lane of a packed \
-     element; the block's E8M0 scale sits in row 32*g0 + g1 of the scale tile. */ \
-  X(MxScale)       /* iter [Q, 4, 8, 4, C]: dst (uint8) <- E8M0 scale of the src0 \
-                      values sharing each dst element; imms[0] = the lane emax */ \
-  X(MxQuantize)    /* iter [Q, 4, 8, 4, C]: lane g3 of dst <- src0 / 2^(src1 - 127) */ \
-  X(MatmulMx)      /* iter [Q, 4, 8, 4, M, N]: dst(m, n) += sum of dequantized \
-                      src0 (stationary) * src1 (moving); src2, src3 their scales */
 
-enum class Opcode : uint8_t {
-#define NKIC_OPCODE_ENUM(n) n,
-  NKIC_OPCODES(NKIC_OPCODE_ENUM)
-#undef NKIC_OPCODE_ENUM
-};
-const char* name(Opcode op);
 
 enum class StmtKind : uint8_t { Instruction, Loop };
 
@@ -114,15 +83,33 @@ struct Stmt {
 using StmtPtr = std::unique_ptr<Stmt>;
 using Block = std::vector<StmtPtr>;
 
+// One stage of an elementwise pipeline: v <- op(v, operand), or op(operand, v)
+// when `reverse`; the operand is srcs[src], or `imm` when src < 0 (and unused by
+// one-operand ops).
+struct AluStep {
+  AluOp op = AluOp::bypass;
+  int src = -1;
+  double imm = 0.0;
+  bool reverse = false;
+};
+
 struct Instruction final : Stmt {
   Instruction() : Stmt(StmtKind::Instruction) {}
   void accept(IRVisitor& v) const override;
 
   Opcode opcode = Opcode::Copy;
+  // The engine that runs it; Engine::none means the table's default (engine_of).
+  Engine engine = Engine::none;
   std::vector<int64_t> shape;  // iteration space; Grid var k ranges over [0, shape[k])
   Access dst;
+  // Further results of instructions with several (nc_match_replace8's indices).
+  std::vector<Access> extra_dsts;
   std::vector<Access> srcs;
   AluOp alu = AluOp::bypass;
+  // Elementwise instructions (Isa.h exec Elementwise): the ALU pipeline applied
+  // to srcs[0]; empty means the single op `alu` (with srcs[1], or imms[0] and
+  // `reverse`), see pipeline().
+  std::vector<AluStep> steps;
   std::vector<double> imms;
   bool reverse = false;      // TensorScalar: scalar is the left operand
   bool accumulate = false;   // dst <- dst + result (PSUM accumulation, `+=`)
@@ -134,11 +121,20 @@ struct Instruction final : Stmt {
   Predicate cond;            // AffineSelect: the per-point condition (not a mask)
   AffineExpr value;          // Iota: the value written at each point
   std::string text;          // Print: the prefix
-  bool has_dst() const { return opcode != Opcode::RandomSeed && opcode != Opcode::Print; }
+  // Row instructions (scan, bn_stats, max8, ...): the free extent each access
+  // walks per partition (dst, extra_dsts, then srcs); Grid coord 0 is the
+  // partition, coord 1 the position along that access; shape is [P, width of srcs[0]].
+  std::vector<int64_t> widths;
+  bool has_dst() const { return info(opcode).has_dst; }
   Predicate predicate;
   std::string api;           // the NKI API that emitted it ("nl.load")
   SourceLoc loc;
 };
+
+// The pipeline of an elementwise instruction (its steps, or the single op `alu`).
+std::vector<AluStep> pipeline(const Instruction& in);
+// The engine `in` runs on: its own, or its opcode's default.
+Engine engine_of(const Instruction& in);
 
 enum class AxisType : uint8_t { Affine, Sequential };
 const char* name(AxisType t);

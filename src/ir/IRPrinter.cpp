@@ -76,20 +76,12 @@ class Printer : public IRVisitor {
 
   void visit(const Instruction& in) override {
     pad();
-    if (in.has_dst()) os_ << access(in.dst) << (in.accumulate ? " += " : " = ");
-    os_ << opname(in) << "(";
-    if (in.opcode == Opcode::Print) os_ << '"' << in.text << "\", ";
-    std::vector<std::string> operands;
-    for (const Access& a : in.srcs) operands.push_back(access(a));
-    if (in.opcode == Opcode::TensorScalar && !in.imms.empty()) {
-      std::string s = fmt_imm(in.imms[0]);
-      if (in.reverse) operands.insert(operands.begin(), s);
-      else operands.push_back(s);
-    } else {
-      for (double v : in.imms) operands.push_back(fmt_imm(v));
+    if (in.has_dst()) {
+      os_ << access(in.dst);
+      for (const Access& a : in.extra_dsts) os_ << ", " << access(a);
+      os_ << (in.accumulate ? " += " : " = ");
     }
-    if (in.opcode == Opcode::Iota) operands.push_back(expr(in.value));
-    os_ << join(operands) << ")";
+    os_ << ir::name(in.opcode) << "[" << ir::name(engine_of(in)) << "](" << operands(in) << ")";
     if (in.negate) os_ << " negate";
     if (in.oob_skip) os_ << " oob=skip";
     if (!in.cond.empty()) {
@@ -98,6 +90,7 @@ class Printer : public IRVisitor {
       os_ << " if (" << join(cs, " & ") << ")";
     }
     os_ << " iter=[" << join(in.shape) << "]";
+    if (!in.widths.empty()) os_ << " widths=[" << join(in.widths) << "]";
     if (!in.predicate.empty()) {
       std::vector<std::string> cs;
       for (const Constraint& c : in.predicate) cs.push_back(constraint(c));
@@ -121,13 +114,28 @@ class Printer : public IRVisitor {
   }
 
  private:
-  std::string opname(const Instruction& in) const {
-    std::string n = ir::name(in.opcode);
-    for (char& ch : n) ch = static_cast<char>(std::tolower(ch));
-    if (in.opcode == Opcode::TensorTensor || in.opcode == Opcode::TensorScalar ||
-        in.opcode == Opcode::Activation || in.opcode == Opcode::TensorReduce || in.opcode == Opcode::AllReduce)
-      n += "." + std::string(ir::name(in.alu));
-    return n;
+  // Elementwise: the data, then each pipeline step ("; multiply 0.5", "; reverse
+  // subtract 1", "; exp"). Others: the sources and immediates, then "; op" and the steps.
+  std::string operands(const Instruction& in) const {
+    std::vector<std::string> ops;
+    if (in.opcode == Opcode::Print) ops.push_back('"' + in.text + '"');
+    const bool elementwise = info(in.opcode).exec == Exec::Elementwise;
+    const std::vector<AluStep> steps = pipeline(in);
+    const bool piped = elementwise && !steps.empty();
+    for (size_t i = 0; i < in.srcs.size(); ++i)
+      if (!piped || i == 0) ops.push_back(access(in.srcs[i]));
+    if (!piped)
+      for (double v : in.imms) ops.push_back(fmt_imm(v));
+    if (in.opcode == Opcode::Iota) ops.push_back(expr(in.value));
+    std::string out = join(ops);
+    if (!elementwise && in.alu != AluOp::bypass) out += "; " + std::string(ir::name(in.alu));
+    for (const AluStep& s : steps) {
+      out += "; ";
+      if (s.reverse) out += "reverse ";
+      out += ir::name(s.op);
+      if (elementwise && ir::info(s.op).arity == 2) out += " " + (s.src < 0 ? fmt_imm(s.imm) : access(in.srcs.at(s.src)));
+    }
+    return out;
   }
   std::string expr(const AffineExpr& e) const {
     return e.str([this](Var v) { return var_name(v, &loop_names_); });

@@ -8,21 +8,6 @@ namespace nkic::ir {
 
 namespace {
 
-bool valid_src_count(Opcode op, size_t n) {
-  switch (op) {
-    case Opcode::Memset:
-    case Opcode::Iota:
-    case Opcode::Rand:
-    case Opcode::RandomSeed: return n == 0;
-    case Opcode::TensorTensor:
-    case Opcode::Matmul: return n == 2;
-    case Opcode::Select: return n == 2 || n == 3;
-    case Opcode::MxQuantize: return n == 2;
-    case Opcode::MatmulMx: return n == 4;
-    default: return n == 1;
-  }
-}
-
 class Verifier : public IRVisitor {
  public:
   explicit Verifier(const Kernel& k) : k_(k) {}
@@ -74,14 +59,19 @@ class Verifier : public IRVisitor {
     std::string where = std::string(name(in.opcode)) + " at " + in.loc.str();
     for (int64_t d : in.shape)
       if (d <= 0) err(where + ": iteration space has a non-positive dimension");
-    if (!valid_src_count(in.opcode, in.srcs.size()))
+    const OpcodeInfo& op = info(in.opcode);
+    if (in.srcs.size() < op.min_srcs || in.srcs.size() > op.max_srcs)
       err(where + ": wrong number of source operands");
-    bool needs_imm = in.opcode == Opcode::Memset || in.opcode == Opcode::TensorScalar || in.opcode == Opcode::MxScale ||
-                     in.opcode == Opcode::AffineSelect || in.opcode == Opcode::RandomSeed ||
-                     (in.opcode == Opcode::Select && in.srcs.size() == 2);
-    if (needs_imm && in.imms.empty())
-      err(where + ": missing immediate");
+    // A two-source select picks the immediate where the condition fails.
+    const size_t imms = op.min_imms + (in.opcode == Opcode::Select && in.srcs.size() == 2);
+    const bool single_op_scalar = in.opcode == Opcode::TensorScalar && in.steps.empty();
+    if (in.imms.size() < imms || (single_op_scalar && in.imms.empty())) err(where + ": missing immediate");
+    for (const AluStep& s : in.steps)
+      if (s.src >= static_cast<int>(in.srcs.size())) err(where + ": pipeline step reads a missing operand");
+    if (op.exec == Exec::Row && in.widths.size() != 1 + in.extra_dsts.size() + in.srcs.size())
+      err(where + ": row instruction without a width per access");
     if (in.has_dst()) check_access(in, in.dst, where + " dst");
+    for (const Access& a : in.extra_dsts) check_access(in, a, where + " dst");
     for (const Access& a : in.srcs) check_access(in, a, where + " src");
     for (const Constraint& c : in.predicate) check_expr(in, c.expr, where + " mask");
     for (const Constraint& c : in.cond) check_expr(in, c.expr, where + " condition");
@@ -97,7 +87,7 @@ class Verifier : public IRVisitor {
 
  private:
   bool valid(int id) const { return id >= 0 && id < static_cast<int>(k_.tensors.size()); }
-  static bool is_mx(Opcode op) { return op == Opcode::MxScale || op == Opcode::MxQuantize || op == Opcode::MatmulMx; }
+  static bool is_mx(Opcode op) { return info(op).exec == Exec::Mx; }
   void check_mx(const Instruction& in, const std::string& where) {
     const size_t rank = in.opcode == Opcode::MatmulMx ? 6 : 5;
     if (in.shape.size() != rank || in.shape[1] != 4 || in.shape[2] != 8 || in.shape[3] != 4)

@@ -56,7 +56,7 @@ void assert_packed_operands(const ir::Instruction& in, const std::function<const
   std::vector<const ir::Access*> all;
   if (in.has_dst()) all.push_back(&in.dst);
   for (const ir::Access& a : in.srcs) all.push_back(&a);
-  const bool move = (in.opcode == Opcode::Load || in.opcode == Opcode::Store || in.opcode == Opcode::Copy) &&
+  const bool move = ir::info(in.opcode).exec == ir::Exec::Move &&
                     !in.accumulate &&
                     std::all_of(all.begin(), all.end(), [&](const ir::Access* a) {
                       return tensor(a->tensor).dtype == tensor(all.front()->tensor).dtype;

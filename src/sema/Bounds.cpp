@@ -88,10 +88,26 @@ bool in_bounds(const std::vector<Range>& rs, const ir::TensorDecl& t, size_t& ba
   return true;
 }
 
+// A row instruction walks each access over its own width; the mask selects
+// positions of the data (srcs[0]) only.
+ir::Instruction row_view(const ir::Instruction& in, const ir::Access& a) {
+  std::vector<const ir::Access*> all = {&in.dst};
+  for (const ir::Access& e : in.extra_dsts) all.push_back(&e);
+  for (const ir::Access& e : in.srcs) all.push_back(&e);
+  ir::Instruction view;
+  const size_t e = std::find(all.begin(), all.end(), &a) - all.begin();
+  view.shape = {in.shape.at(0), e < in.widths.size() ? in.widths[e] : in.shape.at(1)};
+  if (!in.srcs.empty() && &a == &in.srcs[0]) view.predicate = in.predicate;
+  return view;
+}
+
 }  // namespace
 
-void assert_access_in_bounds(const ir::Instruction& in, const ir::Access& a, const ir::TensorDecl& t,
+void assert_access_in_bounds(const ir::Instruction& row_in, const ir::Access& a, const ir::TensorDecl& t,
                              const VarRange& range_of, const Raise& raise) {
+  const bool row = ir::info(row_in.opcode).exec == ir::Exec::Row;
+  const ir::Instruction view = row ? row_view(row_in, a) : ir::Instruction();
+  const ir::Instruction& in = row ? view : row_in;
   std::vector<Range> rs;
   bool known = false;
   if (!index_ranges(in, a, range_of, {}, rs, known) || !known) return;

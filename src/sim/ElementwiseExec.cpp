@@ -84,8 +84,8 @@ void TileExecutor::run_chunk(const InstPlan& p, int64_t m) {
       fill_elements(ir::size_of(dst.dtype), p.fill.data(), data_[0], off_[0], step_[0], m);
       break;
     }
-    case Path::Float: float_chunk(p, m); break;
-    case Path::Int: int_chunk(p, m); break;
+    case Path::Float: p.steps.empty() ? float_chunk(p, m) : fused_float_chunk(p, m); break;
+    case Path::Int: p.steps.empty() ? int_chunk(p, m) : fused_int_chunk(p, m); break;
   }
 }
 
@@ -104,8 +104,9 @@ void TileExecutor::move_chunk(const InstPlan& p, int64_t m) {
 }
 
 // Operand `k` of the chunk as fp32 values (form values round once to fp32).
-const float* TileExecutor::float_operand(const InstPlan& p, int k, int64_t m) {
+const float* TileExecutor::float_operand(const InstPlan& p, int k, int64_t m, int slot) {
   const Operand& o = p.operands[k];
+  k = slot < 0 ? k : slot;
   if (o.form >= 0) {
     const int f = static_cast<int>(p.accesses.size()) + o.form;
     float* out = fbuf_[k].data();
@@ -121,8 +122,9 @@ const float* TileExecutor::float_operand(const InstPlan& p, int k, int64_t m) {
   return fbuf_[k].data();
 }
 
-const int64_t* TileExecutor::int_operand(const InstPlan& p, int k, int64_t m) {
+const int64_t* TileExecutor::int_operand(const InstPlan& p, int k, int64_t m, int slot) {
   const Operand& o = p.operands[k];
+  k = slot < 0 ? k : slot;
   if (o.form >= 0) {
     const int f = static_cast<int>(p.accesses.size()) + o.form;
     int64_t* out = ibuf_[k].data();

@@ -66,25 +66,17 @@ void check_matmul_coords(const InstPlan& p, const ir::Instruction& in) {
 void choose_path(InstPlan& p, const ir::Instruction& in) {
   const Operand src0{1, -1, 0.0};
   const auto imm = [&](size_t i) { return Operand{-1, -1, in.imms[i]}; };
+  const ir::Exec exec = ir::info(in.opcode).exec;
+  const std::vector<ir::AluStep> steps = ir::pipeline(in);
+  const auto step_operand = [&](const ir::AluStep& s) {
+    return s.src >= 0 ? Operand{s.src + 1, -1, 0.0} : Operand{-1, -1, s.imm};
+  };
   switch (in.opcode) {
-    case Opcode::Load:
-    case Opcode::Store:
-    case Opcode::Copy: p.operands = {src0}; break;
     case Opcode::Memset: p.operands = {imm(0)}; break;
-    case Opcode::Activation:
     case Opcode::TensorReduce:
       p.op = in.alu;
       p.operands = {src0};
       break;
-    case Opcode::TensorTensor:
-    case Opcode::TensorScalar: {
-      p.op = in.alu;
-      const bool tt = in.opcode == Opcode::TensorTensor;
-      const Operand second = tt ? Operand{2, -1, 0.0} : imm(0);
-      p.operands = !tt && in.reverse ? std::vector<Operand>{second, src0}
-                                     : std::vector<Operand>{src0, second};
-      break;
-    }
     case Opcode::Matmul: p.operands = {src0, {2, -1, 0.0}}; break;
     case Opcode::Select:
       p.choice = Choice::Tensor;
@@ -102,23 +94,44 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
       p.forms.push_back(SplitExpr::from(in.value, static_cast<int>(in.shape.size())));
       p.operands = {{-1, 0, 0.0}};
       break;
+    default:
+      if (exec == ir::Exec::Move || steps.empty()) {
+        p.operands = {src0};
+      } else if (steps.size() == 1) {
+        const ir::AluStep& s = steps[0];
+        p.op = s.op;
+        p.operands = {src0};
+        if (ir::info(s.op).arity == 2)
+          p.operands.insert(s.reverse ? p.operands.begin() : p.operands.end(), step_operand(s));
+      } else {
+        p.operands = {src0};
+        for (const ir::AluStep& s : steps) {
+          int k = -1;
+          if (ir::info(s.op).arity == 2) {
+            k = static_cast<int>(p.operands.size());
+            p.operands.push_back(step_operand(s));
+          }
+          p.steps.push_back({s.op, k, s.reverse});
+        }
+      }
   }
+  for (const ir::AluStep& s : steps)
+    if (ir::info(s.op).arity == 1 && s.src >= 0)
+      reject(in, "cannot apply 1-operand op " + std::string(ir::name(s.op)) + " to an operand");
   if (in.opcode == Opcode::TensorReduce) {
     p.kind = Kind::Reduce;
     if (!foldable(p.op)) reject(in, "cannot fold with op " + std::string(ir::name(p.op)));
   } else if (in.opcode == Opcode::Matmul) {
     p.kind = Kind::Matmul;
     check_matmul_coords(p, in);
-  } else if ((in.opcode == Opcode::Activation || in.opcode == Opcode::TensorTensor ||
-              in.opcode == Opcode::TensorScalar) &&
+  } else if (exec == ir::Exec::Elementwise && steps.size() == 1 &&
              ir::info(p.op).arity != static_cast<int>(p.operands.size())) {
     reject(in, "cannot apply " + std::to_string(ir::info(p.op).arity) + "-operand op " +
                    std::string(ir::name(p.op)));
   }
 
   const DType dst = p.accesses[0].dtype;
-  const bool copy =
-      in.opcode == Opcode::Load || in.opcode == Opcode::Store || in.opcode == Opcode::Copy;
+  const bool copy = exec == ir::Exec::Move;
   bool all_int = true;
   bool have_format = false;
   for (const Operand& o : p.operands) {
@@ -136,7 +149,7 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
   }
   if (!in.accumulate && copy) {
     p.path = Path::Move;
-    p.dma = in.opcode != Opcode::Copy;
+    p.dma = ir::engine_of(in) == ir::Engine::dma;
   } else if (!in.accumulate && in.opcode == Opcode::Memset) {
     p.path = Path::Fill;
     store_element(dst, p.fill.data(), 0, in.imms[0]);
@@ -146,6 +159,14 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
     p.path = in.accumulate && ir::is_float(dst) ? Path::Float : Path::Int;
   } else if (in.opcode == Opcode::Matmul) {
     p.path = Path::Float;
+  } else if (!p.steps.empty()) {
+    // A fused pipeline keeps its running value in fp32, or, for bitvec ops, in
+    // the data's integer bits; only the final result rounds into the dst.
+    const bool bitvec = std::any_of(p.steps.begin(), p.steps.end(), [](const InstPlan::Step& s) {
+      return ir::info(s.op).kind == AluKind::Bitvec;
+    });
+    p.path = bitvec ? Path::Int : Path::Float;
+    if (bitvec) p.format = format_of(p.accesses[1].dtype);
   } else if (in.opcode == Opcode::TensorReduce) {
     // The hardware folds in fp32; only bitwise folds need the integers' bits.
     p.path = ir::info(p.op).kind == AluKind::Bitvec ? Path::Int : Path::Float;

@@ -48,6 +48,15 @@ struct InstPlan {
   Path path = Path::Move;
   ir::AluOp op = ir::AluOp::bypass;
   std::vector<Operand> operands;  // one per op argument
+  // A fused pipeline (two or more ALU ops in one instruction: activation's
+  // scale/bias/op, tensor_scalar's op0/op1): operands[0] is the data, each step
+  // applies `op` to the running value and operands[operand] (-1: none).
+  struct Step {
+    ir::AluOp op = ir::AluOp::bypass;
+    int operand = -1;
+    bool reverse = false;
+  };
+  std::vector<Step> steps;
   Choice choice = Choice::None;
   std::vector<int> reads;  // accesses whose memory the instruction reads
   IntFormat format;

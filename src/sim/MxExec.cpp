@@ -23,10 +23,6 @@ void write_scale(TensorMem& t, int64_t off, uint8_t s) {
 
 }  // namespace
 
-bool MxExec::handles(ir::Opcode op) {
-  return op == ir::Opcode::MxScale || op == ir::Opcode::MxQuantize || op == ir::Opcode::MatmulMx;
-}
-
 void MxExec::run(const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {
   ensure_filled(mem_.at(in.dst.tensor));
   for (const ir::Access& a : in.srcs) ensure_filled(mem_.at(a.tensor));
@@ -39,14 +35,7 @@ void MxExec::run(const ir::Instruction& in, const int64_t* loops, const int64_t*
 
 int64_t MxExec::read_at(const ir::Instruction& in, const ir::Access& a,
                         const ValueOf& value_of) {
-  const TensorMem& t = mem_.at(a.tensor);
-  const int64_t off = point_offset(mem_, in, a, value_of);
-  if (opts_.check_uninitialized && t.tracked && !t.written[off])
-    throw SimError("err_read_uninitialized_memory",
-                   "Read of uninitialized memory: element " + element_str(t, off) + " of tensor `" + t.decl->name +
-                       "` was never written in this program instance",
-                   in.loc);
-  return off;
+  return read_offset(mem_, in, a, value_of, opts_.check_uninitialized);
 }
 
 // The block's largest magnitude, then its scale: a fold over the points that share a dst element.

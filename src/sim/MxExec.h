@@ -15,7 +15,6 @@ namespace nkic::sim {
 class MxExec {
  public:
   MxExec(std::vector<TensorMem>& mem, const SimOptions& opts) : mem_(mem), opts_(opts) {}
-  static bool handles(ir::Opcode op);
   void run(const ir::Instruction& in, const int64_t* loops, const int64_t* pids);
 
  private:

@@ -28,4 +28,16 @@ int64_t point_offset(const std::vector<TensorMem>& mem, const ir::Instruction& i
   return off;
 }
 
+int64_t read_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
+                    const ValueOf& value_of, bool check_uninitialized) {
+  const TensorMem& t = mem.at(a.tensor);
+  const int64_t off = point_offset(mem, in, a, value_of);
+  if (check_uninitialized && off >= 0 && t.tracked && !t.written[off])
+    throw SimError("err_read_uninitialized_memory",
+                   "Read of uninitialized memory: element " + element_str(t, off) + " of tensor `" + t.decl->name +
+                       "` was never written in this program instance",
+                   in.loc);
+  return off;
+}
+
 }  // namespace nkic::sim

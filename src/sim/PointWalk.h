@@ -40,4 +40,9 @@ void for_each_point(const ir::Instruction& in, const int64_t* loops, const int64
 int64_t point_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
                      const ValueOf& value_of);
 
+// point_offset for a read: with `check_uninitialized`, an element never written
+// throws SimError(err_read_uninitialized_memory).
+int64_t read_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
+                    const ValueOf& value_of, bool check_uninitialized);
+
 }  // namespace nkic::sim

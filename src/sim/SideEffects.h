@@ -14,9 +14,6 @@ namespace nkic::sim {
 class SideEffects {
  public:
   SideEffects(std::vector<TensorMem>& mem, std::ostream& out) : mem_(mem), out_(out) {}
-  static bool handles(ir::Opcode op) {
-    return op == ir::Opcode::Rand || op == ir::Opcode::RandomSeed || op == ir::Opcode::Print;
-  }
   void run(const ir::Instruction& in, const int64_t* loops, const int64_t* pids);
 
  private:

@@ -16,6 +16,7 @@
 #include "sim/Numerics.h"
 #include "sim/PointWalk.h"
 #include "sim/RaceCheck.h"
+#include "sim/RowExec.h"
 #include "sim/SideEffects.h"
 #include "sim/TileExec.h"
 
@@ -53,6 +54,7 @@ class Executor final : public ir::IRVisitor {
         mem_(k.tensors.size()),
         side_(mem_, opts.print_stream ? *opts.print_stream : std::cout),
         mx_(mem_, opts),
+        rows_(mem_, opts),
         loop_(k.num_axes, 0),
         pid_(k.grid.size(), 0) {
     if (bindings.size() > k.tensors.size())
@@ -172,10 +174,14 @@ class Executor final : public ir::IRVisitor {
   }
 
   void visit(const ir::Instruction& in) override {
-    if (in.opcode == ir::Opcode::AllReduce) return all_reduce(in);
-    if (SideEffects::handles(in.opcode)) return side_.run(in, loop_.data(), pid_.data());
+    switch (ir::info(in.opcode).exec) {
+      case ir::Exec::Collective: return all_reduce(in);
+      case ir::Exec::Side: return side_.run(in, loop_.data(), pid_.data());
+      case ir::Exec::Mx: return mx_.run(in, loop_.data(), pid_.data());
+      case ir::Exec::Row: return rows_.run(in, loop_.data(), pid_.data());
+      default: break;
+    }
     if (IndirectExec::handles(in)) return indirect_.run(in, loop_.data(), pid_.data());
-    if (MxExec::handles(in.opcode)) return mx_.run(in, loop_.data(), pid_.data());
     tiles_->run(in, Env{loop_.data(), pid_.data()});
   }
 
@@ -239,6 +245,7 @@ class Executor final : public ir::IRVisitor {
   SideEffects side_;
   IndirectExec indirect_{mem_};
   MxExec mx_;
+  RowExec rows_;
   std::vector<int64_t> loop_, pid_;
 };
 
@@ -254,7 +261,7 @@ void simulate(const ir::Kernel& k, const std::vector<void*>& bindings, const Sim
   check_budget(k, opts);
   struct FindsAllReduce final : ir::IRVisitor {
     bool found = false;
-    void visit(const ir::Instruction& in) override { found |= in.opcode == ir::Opcode::AllReduce; }
+    void visit(const ir::Instruction& in) override { found |= ir::info(in.opcode).exec == ir::Exec::Collective; }
   } finder;
   finder.visit_block(k.body);
   if (!finder.found) return Executor(k, bindings, opts).run();

@@ -64,11 +64,16 @@ class TileExecutor {
   void move_chunk(const InstPlan& p, int64_t m);
   void float_chunk(const InstPlan& p, int64_t m);
   void int_chunk(const InstPlan& p, int64_t m);
-  const float* float_operand(const InstPlan& p, int k, int64_t m);
-  const int64_t* int_operand(const InstPlan& p, int k, int64_t m);
+  // Operand k of the chunk, staged (when it must be) in the buffers of `slot` (default k).
+  const float* float_operand(const InstPlan& p, int k, int64_t m, int slot = -1);
+  const int64_t* int_operand(const InstPlan& p, int k, int64_t m, int slot = -1);
   const uint8_t* choice_mask(const InstPlan& p, int64_t m);
   const float* const_floats(int slot, float v, int64_t m);
   const int64_t* const_ints(int slot, int64_t v, int64_t m);
+
+  // FusedExec.cpp: pipelines of several ALU ops (InstPlan::steps).
+  void fused_float_chunk(const InstPlan& p, int64_t m);
+  void fused_int_chunk(const InstPlan& p, int64_t m);
 
   // ReduceExec.cpp
   void run_reduce(const InstPlan& p);
@@ -111,6 +116,9 @@ class TileExecutor {
   std::vector<float> fbuf_[4];
   std::vector<int64_t> ibuf_[4];
   std::vector<float> cbuf_;
+  // A fused pipeline's running values, alternating between the two.
+  std::vector<float> fuse_[2];
+  std::vector<int64_t> ifuse_[2];
   std::vector<uint8_t> mask_;
   // Constant operands, filled once and reused while the value stays the same.
   std::vector<float> fconst_[2];

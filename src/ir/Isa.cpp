@@ -1,0 +1,46 @@
+#include "ir/Isa.h"
+
+namespace nkic::ir {
+
+namespace {
+
+constexpr OpcodeInfo kInfo[] = {
+#define NKIC_OPCODE_INFO(n, printed, engine, exec, min_srcs, max_srcs, min_imms, has_dst, cost) \
+  {printed, Engine::engine, Exec::exec, min_srcs, max_srcs, min_imms, has_dst, Cost::cost},
+    NKIC_OPCODES(NKIC_OPCODE_INFO)
+#undef NKIC_OPCODE_INFO
+};
+
+}  // namespace
+
+const OpcodeInfo& info(Opcode op) { return kInfo[static_cast<int>(op)]; }
+
+const char* name(Opcode op) { return info(op).name; }
+
+std::optional<Opcode> opcode_from_name(std::string_view isa_name) {
+  for (size_t i = 0; i < std::size(kInfo); ++i)
+    if (isa_name == kInfo[i].name) return static_cast<Opcode>(i);
+  return std::nullopt;
+}
+
+const char* name(Engine e) {
+  static const char* const kNames[] = {
+#define NKIC_ENGINE_NAME(n) #n,
+      NKIC_ENGINES(NKIC_ENGINE_NAME)
+#undef NKIC_ENGINE_NAME
+  };
+  return kNames[static_cast<int>(e)];
+}
+
+Engine engine_from_nki(int nki_engine) {
+  switch (nki_engine) {
+    case 1: return Engine::pe;
+    case 2: return Engine::act;
+    case 3: return Engine::pool;
+    case 5: return Engine::dve;
+    case 6: return Engine::dma;  // nisa.dma_engine is engine.sync
+    default: return Engine::none;
+  }
+}
+
+}  // namespace nkic::ir

@@ -1,0 +1,220 @@
+#include "sim/RowExec.h"
+
+#include <cmath>
+#include <limits>
+
+#include "sim/AluEval.h"
+#include "sim/Convert.h"
+
+namespace nkic::sim {
+
+using ir::AluOp;
+
+namespace {
+
+float alu(AluOp op, float a, float b) {
+  float out;
+  eval_binary(op, &a, &b, &out, 1);
+  return out;
+}
+
+// The folds of tensor_reduce (sim/ReduceExec): sequential, NaN-propagating max.
+float fold_max(float a, float b) { return (a != a || a > b) ? a : b; }
+
+// What an unmatched slot of the top-8 instructions holds: 2^32 in fp32, which
+// the saturating conversion turns into the all-ones index of an unsigned result.
+constexpr float kNotFound = 4294967296.0f;
+
+}  // namespace
+
+// The instruction's accesses (dst, extra_dsts, srcs) walked one partition at a
+// time: Grid coord 0 is the partition, coord 1 the position along the access.
+struct RowExec::Rows {
+  RowExec& ex;
+  const ir::Instruction& in;
+  const int64_t* loops;
+  const int64_t* pids;
+  std::vector<const ir::Access*> acc;
+  int64_t p = 0, j = 0;
+  ValueOf value_of;
+
+  Rows(RowExec& e, const ir::Instruction& i, const int64_t* l, const int64_t* d) : ex(e), in(i), loops(l), pids(d) {
+    acc.push_back(&in.dst);
+    for (const ir::Access& a : in.extra_dsts) acc.push_back(&a);
+    for (const ir::Access& a : in.srcs) acc.push_back(&a);
+    value_of = [this](ir::Var v) -> int64_t {
+      switch (v.kind) {
+        case ir::VarKind::Grid: return v.id == 0 ? p : j;
+        case ir::VarKind::Loop: return loops[v.id];
+        case ir::VarKind::ProgramId: return pids[v.id];
+      }
+      return 0;
+    };
+  }
+  int64_t partitions() const { return in.shape[0]; }
+  int64_t width(size_t e) const { return in.widths[e]; }
+  size_t src(size_t k) const { return 1 + in.extra_dsts.size() + k; }
+  // Whether the predicate keeps position `at` of partition p (in the data's space).
+  bool keep(int64_t at) {
+    j = at;
+    for (const ir::Constraint& c : in.predicate)
+      if (!c.holds(c.expr.eval(value_of))) return false;
+    return true;
+  }
+  bool keeps_row() {
+    for (int64_t at = 0; at < width(src(0)); ++at)
+      if (keep(at)) return true;
+    return false;
+  }
+  std::vector<float> read(size_t e) {
+    const TensorMem& t = ex.mem_.at(acc[e]->tensor);
+    std::vector<float> row(width(e));
+    for (j = 0; j < width(e); ++j)
+      gather_float(t.decl->dtype, t.data, read_offset(ex.mem_, in, *acc[e], value_of, ex.opts_.check_uninitialized),
+                   1, 1, &row[j]);
+    return row;
+  }
+  void write(size_t e, int64_t at, float v) {
+    TensorMem& t = ex.mem_.at(acc[e]->tensor);
+    j = at;
+    const int64_t off = point_offset(ex.mem_, in, *acc[e], value_of);
+    scatter_float(t.decl->dtype, t.data, off, 1, 1, &v);
+    if (!t.written.empty()) t.written[off] = 1;
+  }
+};
+
+void RowExec::run(const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {
+  Rows r(*this, in, loops, pids);
+  for (const ir::Access* a : r.acc) ensure_filled(mem_.at(a->tensor));
+  for (r.p = 0; r.p < r.partitions(); ++r.p) {
+    switch (in.opcode) {
+      case ir::Opcode::TensorTensorScan: scan(r); break;
+      case ir::Opcode::BnStats: bn_stats(r); break;
+      case ir::Opcode::BnAggr: bn_aggr(r); break;
+      default: top8(r); break;
+    }
+  }
+}
+
+// r[i] = op1(op0(data0[i], r[i-1]), data1[i]) from r[-1] = initial (imms[0] or
+// srcs[2]); every column is computed, the mask only selects what is written.
+void RowExec::scan(Rows& r) {
+  const ir::Instruction& in = r.in;
+  const std::vector<float> d0 = r.read(r.src(0)), d1 = r.read(r.src(1));
+  float prev = in.srcs.size() == 3 ? r.read(r.src(2))[0] : static_cast<float>(in.imms.at(0));
+  const ir::AluStep& second = in.steps.at(0);
+  for (int64_t i = 0; i < static_cast<int64_t>(d0.size()); ++i) {
+    const float t = in.reverse ? alu(in.alu, prev, d0[i]) : alu(in.alu, d0[i], prev);
+    prev = second.reverse ? alu(second.op, d1[i], t) : alu(second.op, t, d1[i]);
+    if (r.keep(i)) r.write(0, i, prev);
+  }
+}
+
+// Per half (even, odd positions): [count, mean, variance * count], the elements
+// the mask leaves out counted with weight 0.
+void RowExec::bn_stats(Rows& r) {
+  const std::vector<float> x = r.read(r.src(0));
+  const int64_t n = static_cast<int64_t>(x.size());
+  for (int64_t k = 0; k < 2; ++k) {
+    std::vector<float> v, w;
+    for (int64_t i = k; i < n; i += 2) {
+      const bool in_mask = r.keep(i);
+      v.push_back(in_mask ? x[i] : 0.0f);
+      w.push_back(in_mask ? 1.0f : 0.0f);
+    }
+    float count = 0.0f, total = 0.0f, m2 = 0.0f;
+    for (size_t i = 0; i < v.size(); ++i) {
+      count = i ? count + w[i] : w[i];
+      total = i ? total + v[i] : v[i];
+    }
+    // An empty half (every element masked out) has mean 0, not 0 / 0.
+    const float mean = alu(AluOp::divide, total, alu(AluOp::maximum, count, 1.0f));
+    for (size_t i = 0; i < v.size(); ++i) {
+      const float c = alu(AluOp::multiply, alu(AluOp::subtract, v[i], mean), w[i]);
+      const float sq = alu(AluOp::multiply, c, c);
+      m2 = i ? m2 + sq : sq;
+    }
+    r.write(0, 3 * k, count);
+    r.write(0, 3 * k + 1, mean);
+    r.write(0, 3 * k + 2, m2);
+  }
+}
+
+// [mean, variance] from bn_stats triples (Chan's parallel formula); the mask
+// selects triples (Grid coord 1 counts triples).
+void RowExec::bn_aggr(Rows& r) {
+  const std::vector<float> d = r.read(r.src(0));
+  const int64_t groups = static_cast<int64_t>(d.size()) / 3;
+  std::vector<int64_t> kept;
+  for (int64_t g = 0; g < groups; ++g)
+    if (r.keep(g)) kept.push_back(g);
+  if (kept.empty()) return;
+  float total = 0.0f, weighted = 0.0f, m2 = 0.0f;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const float c = d[3 * kept[i]], wm = alu(AluOp::multiply, c, d[3 * kept[i] + 1]);
+    total = i ? total + c : c;
+    weighted = i ? weighted + wm : wm;
+  }
+  const float mean = alu(AluOp::divide, weighted, total);
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const int64_t g = kept[i];
+    const float delta = alu(AluOp::subtract, d[3 * g + 1], mean);
+    const float spread = alu(AluOp::multiply, d[3 * g], alu(AluOp::multiply, delta, delta));
+    const float term = alu(AluOp::add, d[3 * g + 2], spread);
+    m2 = i ? m2 + term : term;
+  }
+  r.write(0, 0, mean);
+  r.write(0, 1, alu(AluOp::divide, m2, total));
+}
+
+// max8, nc_find_index8 and nc_match_replace8: eight lookups per partition; each
+// finds the first position (among those the mask keeps) still holding the value
+// looked up and then replaces it, so equal values find successive positions.
+// max8 looks up the largest remaining value (replaced by -inf); find_index8
+// each of `vals` in order (replaced by NaN); match_replace8 each of `vals` from
+// the last to the first (the engine's order), replaced by imms[0].
+void RowExec::top8(Rows& r) {
+  const ir::Instruction& in = r.in;
+  if (!r.keeps_row()) return;
+  std::vector<float> work = r.read(r.src(0));
+  const int64_t n = static_cast<int64_t>(work.size());
+  std::vector<uint8_t> kept(n);
+  for (int64_t i = 0; i < n; ++i) kept[i] = r.keep(i);
+  const bool is_max = in.opcode == ir::Opcode::Max8;
+  const std::vector<float> vals = is_max ? std::vector<float>() : r.read(r.src(1));
+  const float replacement = is_max ? -std::numeric_limits<float>::infinity()
+                            : in.opcode == ir::Opcode::FindIndex8 ? std::numeric_limits<float>::quiet_NaN()
+                                                                  : static_cast<float>(in.imms.at(0));
+  float taken[8], found[8];
+  for (int step = 0; step < 8; ++step) {
+    const int k = in.opcode == ir::Opcode::MatchReplace8 ? 7 - step : step;
+    float value = 0.0f;
+    if (is_max) {
+      bool first = true;
+      for (int64_t i = 0; i < n; ++i)
+        if (kept[i]) value = first ? work[i] : fold_max(value, work[i]), first = false;
+    } else {
+      value = vals.at(k);
+    }
+    float at = kNotFound;
+    for (int64_t i = 0; i < n && at == kNotFound; ++i)
+      if (kept[i] && work[i] == value) at = static_cast<float>(i);
+    if (at != kNotFound) work[static_cast<int64_t>(at)] = replacement;
+    taken[k] = value;
+    found[k] = at;
+  }
+  switch (in.opcode) {
+    case ir::Opcode::Max8:
+      for (int k = 0; k < 8; ++k) r.write(0, k, taken[k]);
+      break;
+    case ir::Opcode::FindIndex8:
+      for (int k = 0; k < 8; ++k) r.write(0, k, found[k]);
+      break;
+    default:
+      for (int64_t i = 0; i < n; ++i) r.write(0, i, work[i]);
+      if (!in.extra_dsts.empty())
+        for (int k = 0; k < 8; ++k) r.write(1, k, found[k]);
+  }
+}
+
+}  // namespace nkic::sim
