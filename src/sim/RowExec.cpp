@@ -66,12 +66,17 @@ struct RowExec::Rows {
       if (keep(at)) return true;
     return false;
   }
-  std::vector<float> read(size_t e) {
+  // Row p of access e in fp32; with `masked`, only the positions the mask keeps
+  // (every `group` positions share a mask position) are read, the others are 0.
+  std::vector<float> read(size_t e, bool masked = false, int64_t group = 1) {
     const TensorMem& t = ex.mem_.at(acc[e]->tensor);
-    std::vector<float> row(width(e));
-    for (j = 0; j < width(e); ++j)
+    std::vector<float> row(width(e), 0.0f);
+    for (int64_t at = 0; at < width(e); ++at) {
+      if (masked && !keep(at / group)) continue;
+      j = at;
       gather_float(t.decl->dtype, t.data, read_offset(ex.mem_, in, *acc[e], value_of, ex.opts_.check_uninitialized),
-                   1, 1, &row[j]);
+                   1, 1, &row[at]);
+    }
     return row;
   }
   void write(size_t e, int64_t at, float v) {
@@ -113,7 +118,7 @@ void RowExec::scan(Rows& r) {
 // Per half (even, odd positions): [count, mean, variance * count], the elements
 // the mask leaves out counted with weight 0.
 void RowExec::bn_stats(Rows& r) {
-  const std::vector<float> x = r.read(r.src(0));
+  const std::vector<float> x = r.read(r.src(0), true);
   const int64_t n = static_cast<int64_t>(x.size());
   for (int64_t k = 0; k < 2; ++k) {
     std::vector<float> v, w;
@@ -143,7 +148,7 @@ void RowExec::bn_stats(Rows& r) {
 // [mean, variance] from bn_stats triples (Chan's parallel formula); the mask
 // selects triples (Grid coord 1 counts triples).
 void RowExec::bn_aggr(Rows& r) {
-  const std::vector<float> d = r.read(r.src(0));
+  const std::vector<float> d = r.read(r.src(0), true, 3);
   const int64_t groups = static_cast<int64_t>(d.size()) / 3;
   std::vector<int64_t> kept;
   for (int64_t g = 0; g < groups; ++g)
@@ -176,7 +181,8 @@ void RowExec::bn_aggr(Rows& r) {
 void RowExec::top8(Rows& r) {
   const ir::Instruction& in = r.in;
   if (!r.keeps_row()) return;
-  std::vector<float> work = r.read(r.src(0));
+  // match_replace8 writes back every position, so it reads them all.
+  std::vector<float> work = r.read(r.src(0), in.opcode != ir::Opcode::MatchReplace8);
   const int64_t n = static_cast<int64_t>(work.size());
   std::vector<uint8_t> kept(n);
   for (int64_t i = 0; i < n; ++i) kept[i] = r.keep(i);

@@ -511,8 +511,8 @@ TEST(IrNodes, Names) {
   EXPECT_STREQ(name(Role::Input), "input");
   EXPECT_STREQ(name(Role::Output), "output");
   EXPECT_STREQ(name(Role::Local), "local");
-  EXPECT_STREQ(name(Opcode::Load), "Load");
-  EXPECT_STREQ(name(Opcode::TensorScalar), "TensorScalar");
+  EXPECT_STREQ(name(Opcode::Load), "load");
+  EXPECT_STREQ(name(Opcode::TensorScalar), "tensor_scalar");
   EXPECT_STREQ(name(AxisType::Affine), "Affine");
   EXPECT_STREQ(name(AxisType::Sequential), "Sequential");
   EXPECT_TRUE(is_hbm(Memory::SharedHBM));
@@ -559,17 +559,17 @@ TEST(IrPrinter, SampleKernelExactText) {
       "  tensor out: float32[1000, 512] shared_hbm output  @ kernels/scale.py:5:9\n"
       "  tensor buf: bfloat16[128, 512] sbuf local  @ kernels/scale.py:8:11\n"
       "  tensor ps: float32[128, 512] psum local\n"
-      "  ps[i0, i1] = memset(0) iter=[128, 512]  @ kernels/scale.py:6:5\n"
+      "  ps[i0, i1] = memset[dve](0) iter=[128, 512]  @ kernels/scale.py:6:5\n"
       "  for i in affine_range(0, 4, 1)  @ kernels/scale.py:7:3\n"
-      "    buf[i0, i1] = load(a[i0 + 128*i + 500*pid0, i1]) iter=[128, 512]"
+      "    buf[i0, i1] = load[dma](a[i0 + 128*i + 500*pid0, i1]) iter=[128, 512]"
       " mask=(i0 + 128*i <= 499)  @ kernels/scale.py:8:11\n"
-      "    buf[i0, i1] = tensorscalar.multiply(buf[i0, i1], 2.5) iter=[128, 512]"
+      "    buf[i0, i1] = tensor_scalar[dve](buf[i0, i1]; multiply 2.5) iter=[128, 512]"
       "  @ kernels/scale.py:9:11\n"
-      "    buf[i0, i1] = tensorscalar.subtract(1, buf[i0, i1]) iter=[128, 512]"
+      "    buf[i0, i1] = tensor_scalar[dve](buf[i0, i1]; reverse subtract 1) iter=[128, 512]"
       "  @ kernels/scale.py:10:11\n"
-      "    ps[i0, i1] += tensortensor.add(buf[i0, i1], buf[i0, i1]) iter=[128, 512]"
+      "    ps[i0, i1] += tensor_tensor[dve](buf[i0, i1]; add buf[i0, i1]) iter=[128, 512]"
       "  @ kernels/scale.py:11:5\n"
-      "    out[i0 + 128*i + 500*pid0, i1] = store(ps[i0, i1]) iter=[128, 512]"
+      "    out[i0 + 128*i + 500*pid0, i1] = store[dma](ps[i0, i1]) iter=[128, 512]"
       " mask=(i0 + 128*i <= 499 & i1 >= 0)  @ kernels/scale.py:12:5\n";
   Kernel k = sample_kernel();
   EXPECT_EQ(print(k), want);
@@ -582,14 +582,14 @@ TEST(IrPrinter, WithoutLocations) {
       "  tensor out: float32[1000, 512] shared_hbm output\n"
       "  tensor buf: bfloat16[128, 512] sbuf local\n"
       "  tensor ps: float32[128, 512] psum local\n"
-      "  ps[i0, i1] = memset(0) iter=[128, 512]\n"
+      "  ps[i0, i1] = memset[dve](0) iter=[128, 512]\n"
       "  for i in affine_range(0, 4, 1)\n"
-      "    buf[i0, i1] = load(a[i0 + 128*i + 500*pid0, i1]) iter=[128, 512]"
+      "    buf[i0, i1] = load[dma](a[i0 + 128*i + 500*pid0, i1]) iter=[128, 512]"
       " mask=(i0 + 128*i <= 499)\n"
-      "    buf[i0, i1] = tensorscalar.multiply(buf[i0, i1], 2.5) iter=[128, 512]\n"
-      "    buf[i0, i1] = tensorscalar.subtract(1, buf[i0, i1]) iter=[128, 512]\n"
-      "    ps[i0, i1] += tensortensor.add(buf[i0, i1], buf[i0, i1]) iter=[128, 512]\n"
-      "    out[i0 + 128*i + 500*pid0, i1] = store(ps[i0, i1]) iter=[128, 512]"
+      "    buf[i0, i1] = tensor_scalar[dve](buf[i0, i1]; multiply 2.5) iter=[128, 512]\n"
+      "    buf[i0, i1] = tensor_scalar[dve](buf[i0, i1]; reverse subtract 1) iter=[128, 512]\n"
+      "    ps[i0, i1] += tensor_tensor[dve](buf[i0, i1]; add buf[i0, i1]) iter=[128, 512]\n"
+      "    out[i0 + 128*i + 500*pid0, i1] = store[dma](ps[i0, i1]) iter=[128, 512]"
       " mask=(i0 + 128*i <= 499 & i1 >= 0)\n";
   Kernel k = sample_kernel();
   EXPECT_EQ(print(k, PrintOptions{false}), want);
@@ -630,10 +630,10 @@ TEST(IrPrinter, NestedSequentialLoopWithDirectivesAndEqMask) {
       "  tensor y: int32[8, 64] shared_hbm output\n"
       "  for r in affine_range(0, 4, 1)\n"
       "    for c in sequential_range(7, -1, -2) unroll=2 mode=fast  @ n.py:20\n"
-      "      t[i0, i1] = load(x[i0, i1 + 16*r - c]) iter=[8, 16]"
+      "      t[i0, i1] = load[dma](x[i0, i1 + 16*r - c]) iter=[8, 16]"
       " mask=(i0 == 3 & 2*i1 - c <= 1)  @ n.py:21\n"
-      "      t[i0, i1] = copy(t[i0, 0]) iter=[8, 16]\n"
-      "    y[i0, i1 + 16*r] = store(t[i0, i1]) iter=[8, 16]\n";
+      "      t[i0, i1] = tensor_copy[dve](t[i0, 0]) iter=[8, 16]\n"
+      "    y[i0, i1 + 16*r] = store[dma](t[i0, i1]) iter=[8, 16]\n";
   EXPECT_EQ(print(k), want);
   EXPECT_TRUE(verify(k).empty());
 }
@@ -659,9 +659,9 @@ TEST(IrPrinter, EmptyKernelAndImmediateFormatting) {
   EXPECT_EQ(print(k),
             "kernel empty\n"
             "  tensor t: float32[4] sbuf local\n"
-            "  t[i0] = memset(1e-09) iter=[4]\n"
-            "  t[i0] = tensorscalar.maximum(t[i0], -0.125) iter=[4]\n"
-            "  t[i0] = tensorscalar.divide(3.14159265, t[i0]) iter=[4]\n");
+            "  t[i0] = memset[dve](1e-09) iter=[4]\n"
+            "  t[i0] = tensor_scalar[dve](t[i0]; maximum -0.125) iter=[4]\n"
+            "  t[i0] = tensor_scalar[dve](t[i0]; reverse divide 3.14159265) iter=[4]\n");
 }
 
 TEST(IrPrinter, PrintConstraint) {
@@ -729,29 +729,29 @@ TEST(IrVerifier, UnknownInputAndOutputTensor) {
 TEST(IrVerifier, AccessToUnknownTensor) {
   Kernel k = sample_kernel();
   first_in_loop(k).srcs[0].tensor = 42;
-  EXPECT_EQ(verify(k), (Errors{"Load at kernels/scale.py:8:11 src: unknown tensor"}));
+  EXPECT_EQ(verify(k), (Errors{"load at kernels/scale.py:8:11 src: unknown tensor"}));
 
   Kernel k2 = sample_kernel();
   nth_in_loop(k2, 1).dst.tensor = -1;
-  EXPECT_EQ(verify(k2), (Errors{"TensorScalar at kernels/scale.py:9:11 dst: unknown tensor"}));
+  EXPECT_EQ(verify(k2), (Errors{"tensor_scalar at kernels/scale.py:9:11 dst: unknown tensor"}));
 }
 
 TEST(IrVerifier, AccessRankMismatch) {
   Kernel k = sample_kernel();
   first_in_loop(k).dst.index.pop_back();
   EXPECT_EQ(verify(k),
-            (Errors{"Load at kernels/scale.py:8:11 dst: access rank differs from tensor rank"}));
+            (Errors{"load at kernels/scale.py:8:11 dst: access rank differs from tensor rank"}));
 }
 
 TEST(IrVerifier, GridCoordinateOutsideIterationSpace) {
   Kernel k = sample_kernel();
   first_in_loop(k).srcs[0].index[1] = g(2);
-  EXPECT_EQ(verify(k), (Errors{"Load at kernels/scale.py:8:11 src: grid coordinate outside the "
+  EXPECT_EQ(verify(k), (Errors{"load at kernels/scale.py:8:11 src: grid coordinate outside the "
                                "iteration space"}));
 
   Kernel k2 = sample_kernel();
   first_in_loop(k2).predicate.push_back(ge(g(5)));
-  EXPECT_EQ(verify(k2), (Errors{"Load at kernels/scale.py:8:11 mask: grid coordinate outside the "
+  EXPECT_EQ(verify(k2), (Errors{"load at kernels/scale.py:8:11 mask: grid coordinate outside the "
                                 "iteration space"}));
 }
 
@@ -761,13 +761,13 @@ TEST(IrVerifier, LoopVarUsedOutsideItsLoop) {
   auto& ms = static_cast<Instruction&>(*k.body[0]);
   ms.dst.index[0] = g(0) + lv(0);
   EXPECT_EQ(verify(k),
-            (Errors{"Memset at kernels/scale.py:6:5 dst: loop variable used outside its loop"}));
+            (Errors{"memset at kernels/scale.py:6:5 dst: loop variable used outside its loop"}));
 
   // A loop var that no loop defines.
   Kernel k2 = sample_kernel();
   first_in_loop(k2).srcs[0].index[0] = g(0) + lv(1);
   EXPECT_EQ(verify(k2),
-            (Errors{"Load at kernels/scale.py:8:11 src: loop variable used outside its loop"}));
+            (Errors{"load at kernels/scale.py:8:11 src: loop variable used outside its loop"}));
 
   // After the loop closes, its var is out of scope again.
   Kernel k3 = sample_kernel();
@@ -776,43 +776,43 @@ TEST(IrVerifier, LoopVarUsedOutsideItsLoop) {
   after->imms = {1.0};
   k3.body.push_back(std::move(after));
   EXPECT_EQ(verify(k3),
-            (Errors{"Memset at kernels/scale.py:13:3 dst: loop variable used outside its loop"}));
+            (Errors{"memset at kernels/scale.py:13:3 dst: loop variable used outside its loop"}));
 }
 
 TEST(IrVerifier, ProgramIdOutsideGrid) {
   Kernel k = sample_kernel();
   first_in_loop(k).srcs[0].index[0] = g(0) + pid(1);
-  EXPECT_EQ(verify(k), (Errors{"Load at kernels/scale.py:8:11 src: program id axis outside the "
+  EXPECT_EQ(verify(k), (Errors{"load at kernels/scale.py:8:11 src: program id axis outside the "
                                "launch grid"}));
 
   Kernel k2 = sample_kernel();
   k2.grid.clear();  // one instance: no program id is valid
   EXPECT_EQ(verify(k2),
-            (Errors{"Load at kernels/scale.py:8:11 src: program id axis outside the launch grid",
-                    "Store at kernels/scale.py:12:5 dst: program id axis outside the launch grid"}));
+            (Errors{"load at kernels/scale.py:8:11 src: program id axis outside the launch grid",
+                    "store at kernels/scale.py:12:5 dst: program id axis outside the launch grid"}));
 }
 
 TEST(IrVerifier, WrongNumberOfSources) {
   Kernel k = sample_kernel();
   nth_in_loop(k, 3).srcs.pop_back();  // TensorTensor with one source
   EXPECT_EQ(verify(k),
-            (Errors{"TensorTensor at kernels/scale.py:11:5: wrong number of source operands"}));
+            (Errors{"tensor_tensor at kernels/scale.py:11:5: wrong number of source operands"}));
 
   Kernel k2 = sample_kernel();
   auto& ms = static_cast<Instruction&>(*k2.body[0]);
   ms.srcs.push_back(acc(2, {g(0), g(1)}));  // Memset takes none
   EXPECT_EQ(verify(k2),
-            (Errors{"Memset at kernels/scale.py:6:5: wrong number of source operands"}));
+            (Errors{"memset at kernels/scale.py:6:5: wrong number of source operands"}));
 }
 
 TEST(IrVerifier, MissingImmediate) {
   Kernel k = sample_kernel();
   nth_in_loop(k, 1).imms.clear();
-  EXPECT_EQ(verify(k), (Errors{"TensorScalar at kernels/scale.py:9:11: missing immediate"}));
+  EXPECT_EQ(verify(k), (Errors{"tensor_scalar at kernels/scale.py:9:11: missing immediate"}));
 
   Kernel k2 = sample_kernel();
   static_cast<Instruction&>(*k2.body[0]).imms.clear();
-  EXPECT_EQ(verify(k2), (Errors{"Memset at kernels/scale.py:6:5: missing immediate"}));
+  EXPECT_EQ(verify(k2), (Errors{"memset at kernels/scale.py:6:5: missing immediate"}));
 }
 
 TEST(IrVerifier, NonPositiveIterationSpace) {
@@ -821,23 +821,23 @@ TEST(IrVerifier, NonPositiveIterationSpace) {
   in.shape = {128, 0};
   in.loc = {};
   EXPECT_EQ(verify(k),
-            (Errors{"TensorScalar at <unknown>: iteration space has a non-positive dimension"}));
+            (Errors{"tensor_scalar at <unknown>: iteration space has a non-positive dimension"}));
 }
 
 TEST(IrVerifier, StoreDestinationNotInHBM) {
   Kernel k = sample_kernel();
   nth_in_loop(k, 4).dst = acc(2, {g(0), g(1)});  // buf: SBUF
-  EXPECT_EQ(verify(k), (Errors{"Store at kernels/scale.py:12:5: store destination not in HBM"}));
+  EXPECT_EQ(verify(k), (Errors{"store at kernels/scale.py:12:5: store destination not in HBM"}));
 }
 
 TEST(IrVerifier, LoadDestinationInHBM) {
   Kernel k = sample_kernel();
   first_in_loop(k).dst = acc(1, {g(0), g(1)});  // out: shared HBM
-  EXPECT_EQ(verify(k), (Errors{"Load at kernels/scale.py:8:11: load destination in HBM"}));
+  EXPECT_EQ(verify(k), (Errors{"load at kernels/scale.py:8:11: load destination in HBM"}));
 
   Kernel k2 = sample_kernel();
   k2.tensors[2].memory = Memory::PrivateHBM;  // buf moved to private HBM
-  EXPECT_EQ(verify(k2), (Errors{"Load at kernels/scale.py:8:11: load destination in HBM"}));
+  EXPECT_EQ(verify(k2), (Errors{"load at kernels/scale.py:8:11: load destination in HBM"}));
 }
 
 TEST(IrVerifier, DuplicateTensorNames) {
@@ -851,7 +851,7 @@ TEST(IrVerifier, OutputNotInHBM) {
   k.tensors[1].memory = Memory::SBUF;
   // The store into `out` is now also illegal.
   EXPECT_EQ(verify(k), (Errors{"output out is not an HBM tensor",
-                               "Store at kernels/scale.py:12:5: store destination not in HBM"}));
+                               "store at kernels/scale.py:12:5: store destination not in HBM"}));
 }
 
 TEST(IrVerifier, ZeroStride) {
@@ -882,7 +882,7 @@ TEST(IrVerifier, ReportsEveryProblem) {
   static_cast<Loop&>(*k.body[1]).stride = 0;
   nth_in_loop(k, 1).imms.clear();
   EXPECT_EQ(verify(k), (Errors{"tensor name a is not unique", "loop i has stride 0",
-                               "TensorScalar at kernels/scale.py:9:11: missing immediate"}));
+                               "tensor_scalar at kernels/scale.py:9:11: missing immediate"}));
 }
 
 }  // namespace

@@ -90,7 +90,7 @@ def test_ir_has_grid_and_one_instance_body(inputs):
     assert ir.num_instructions() == 4  # load, load, add, store: traced once, not per program
     text = ir.text()
     assert "grid=[2, 4]" in text
-    assert text.count("load(") == 2 and text.count("store(") == 1
+    assert text.count("load[dma](") == 2 and text.count("store[dma](") == 1
     # The access pattern is affine in the program ids.
     assert "128*pid0" in text and "512*pid1" in text
     assert [tuple(i[1]) for i in ir.inputs] == [SHAPE, SHAPE]

@@ -102,14 +102,28 @@ def check_diag(e, markers, code, message, locs, notes=(), api=None):
     return e
 
 
+# ISA instructions that carry a single ALU op: ir_op names them by the op.
+_SINGLE_OP = ("tensor_tensor", "tensor_scalar", "activation")
+
+
+def ir_op(rhs):
+    """The operation of one IR instruction (the text right of ' = '): the ISA
+    instruction's name (`load[dma](...)` -> "load"), its ALU op for a one-op
+    tensor_tensor / tensor_scalar / activation (`tensor_scalar[dve](x; multiply 2)`
+    -> "multiply"), "copy" for tensor_copy."""
+    name = rhs.split("[", 1)[0]
+    steps = rhs.split("(", 1)[1].split(")", 1)[0].split("; ")[1:] if "(" in rhs else []
+    if name in _SINGLE_OP and len(steps) == 1:
+        return steps[0].replace("reverse ", "").split(" ")[0]
+    return "copy" if name == "tensor_copy" else name
+
+
 def ir_ops(ir):
-    """The operation of each instruction of an IR text, innermost name only:
-    `multiply[i0, i1] = tensorscalar.multiply(acc[...], 2)` -> "multiply"."""
+    """The operation (ir_op) of each instruction of an IR text."""
     ops = []
     for line in ir.splitlines():
         line = line.strip()
         if line.startswith(("kernel ", "tensor ")) or " = " not in line:
             continue
-        rhs = line.split(" = ", 1)[1]
-        ops.append(rhs.split("(", 1)[0].split(".")[-1])
+        ops.append(ir_op(line.split(" = ", 1)[1]))
     return ops

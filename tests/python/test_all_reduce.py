@@ -90,7 +90,7 @@ def test_trace_prints_the_collective_with_op_and_axes():
         return out
 
     text = k.trace((2, 2), (np.zeros((2, 2, 128, 4), np.float32),), {}).ir.text(False)
-    assert "allreduce.maximum(" in text and ", 0, 1) iter=[128, 4]" in text
+    assert "all_reduce[pool](" in text and ", 0, 1; maximum) iter=[128, 4]" in text
 
 
 def test_nan_operands_settle():

@@ -49,8 +49,8 @@ def test_trace_mask_is_affine_predicate(masked_add_trace):
     assert len(body) == 4
     for l in body:
         assert "mask=(i0 + 128*p <= 999)" in l
-    assert sum("load(" in l for l in body) == 2
-    assert sum("store(" in l for l in body) == 1
+    assert sum("load[dma](" in l for l in body) == 2
+    assert sum("store[dma](" in l for l in body) == 1
 
 
 def test_trace_body_is_nested_in_the_loop(masked_add_trace):
@@ -64,9 +64,9 @@ def test_trace_body_is_nested_in_the_loop(masked_add_trace):
 
 @pytest.mark.parametrize("needle,what", [
     ("for p in nl.affine_range", "for p in affine_range"),
-    ("a = nl.load(", "a[i0, i1] = load("),
-    ("c = nl.add(", "tensortensor.add"),
-    ("nl.store(out", "store("),
+    ("a = nl.load(", "a[i0, i1] = load[dma]("),
+    ("c = nl.add(", "tensor_tensor[dve]("),
+    ("nl.store(out", "store[dma]("),
 ])
 def test_trace_source_locations(masked_add_trace, needle, what):
     line, _ = source_line(MASKED_ADD, needle)

@@ -68,7 +68,7 @@ def test_slicing_with_loop_variable(kernel, shape, var, access):
     text = ir_text(kernel, a)
     trips = max(shape[1] // 512, 1) if var == "j" else shape[0] // 128
     assert text.count(f"for {var} in affine_range(0, {trips}, 1)") == 1
-    assert text.count("load(") == 1 and text.count("store(") == 1
+    assert text.count("load[dma](") == 1 and text.count("store[dma](") == 1
     assert access in text
 
 
@@ -112,9 +112,9 @@ def test_numpy_scalar_on_left_reaches_nkic_operator():
     # object array): it is one tensor-scalar instruction.
     a = randn((128, 512))
     text = ir_text(unary_kernel, a, fn=lambda t: np.float32(2) * t)
-    ops = [l for l in text.splitlines() if "tensorscalar.multiply" in l or "tensortensor" in l]
+    ops = [l for l in text.splitlines() if "tensor_scalar[dve](" in l or "tensor_tensor[dve](" in l]
     assert len(ops) == 1
-    assert "load(" in text and text.count("store(") == 1
+    assert "load[dma](" in text and text.count("store[dma](") == 1
 
 
 @pytest.mark.parametrize("fn,ref", [
@@ -203,7 +203,7 @@ def test_zeros_then_assign():
     out = zeros_assign_kernel(a)
     assert np.array_equal(out, a * a)
     text = ir_text(zeros_assign_kernel, a)
-    assert "memset(0)" in text
+    assert "memset[dve](0)" in text
 
 
 @nki.jit

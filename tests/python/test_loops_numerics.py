@@ -216,7 +216,7 @@ def test_prefix_sum_is_one_sequential_axis():
     text = ir.text(False)
     assert for_lines(text) == ["for j in sequential_range(0, 64, 1)"]
     # The body is traced once: one load and one store, inside the axis.
-    assert text.count("load(x[i0, j])") == 1 and text.count("= store(") == 1
+    assert text.count("load[dma](x[i0, j])") == 1 and text.count("= store[dma](") == 1
     unrolled = prefix_sum_columns_kernel.trace(None, (x,), {"it": nl.static_range}).ir
     assert unrolled.num_instructions() - 1 == 64 * (ir.num_instructions() - 1)
 

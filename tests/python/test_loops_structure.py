@@ -108,14 +108,14 @@ def test_static_range_unrolls_n_copies_without_a_loop_axis():
     assert ir.num_instructions() == 8  # 4 x (load, store)
     assert SEEN == [0, 1, 2, 3]
     assert all(type(s) is int for s in SEEN)
-    loads = [l.strip() for l in instr_lines(text) if "load(" in l]
-    stores = [l.strip() for l in instr_lines(text) if "store(" in l]
+    loads = [l.strip() for l in instr_lines(text) if "load[dma](" in l]
+    stores = [l.strip() for l in instr_lines(text) if "store[dma](" in l]
     assert len(loads) == 4 and len(stores) == 4
     # Each copy has its own concrete column offset, no loop variable.
     for c, l in zip([0, 128, 256, 384], loads):
-        assert l.endswith(f"load(a[i0, i1{f' + {c}' if c else ''}]) iter=[128, 128]"), l
+        assert l.endswith(f"load[dma](a[i0, i1{f' + {c}' if c else ''}]) iter=[128, 128]"), l
     for c, l in zip([0, 128, 256, 384], stores):
-        assert f"out[i0, i1{f' + {c}' if c else ''}] = store(" in l, l
+        assert f"out[i0, i1{f' + {c}' if c else ''}] = store[dma](" in l, l
     # Every copy allocates its own tile (no buffer reuse implied by an axis).
     assert len({l.split("[")[0] for l in loads}) == 4
     # All at kernel level.
@@ -161,8 +161,8 @@ def test_deferred_range_is_one_axis_with_the_body_once(fn, kind):
     loop = next(n for n, l in enumerate(lines) if l.strip().startswith("for "))
     body = lines[loop + 1:]
     assert len(body) == 2 and all(indent(l) > indent(lines[loop]) for l in body)
-    assert "load(a[i0, i1 + 128*i])" in body[0]
-    assert body[1].strip().startswith("out[i0, i1 + 128*i] = store(")
+    assert "load[dma](a[i0, i1 + 128*i])" in body[0]
+    assert body[1].strip().startswith("out[i0, i1 + 128*i] = store[dma](")
 
 
 @pytest.mark.parametrize("fn,name", [(k_affine, "affine"), (k_sequential, "sequential")])
@@ -210,10 +210,10 @@ def k_builtin_unrolled_decorated(a):
 def assert_unrolled_copy(text):
     assert for_lines(text) == []
     assert not any("_range" in l for l in body_lines(text))
-    loads = [l.strip() for l in instr_lines(text) if "load(" in l]
+    loads = [l.strip() for l in instr_lines(text) if "load[dma](" in l]
     assert len(loads) == 4
     for c, l in zip([0, 128, 256, 384], loads):
-        assert l.endswith(f"load(a[i0, i1{f' + {c}' if c else ''}]) iter=[128, 128]"), l
+        assert l.endswith(f"load[dma](a[i0, i1{f' + {c}' if c else ''}]) iter=[128, 128]"), l
 
 
 def test_builtin_range_is_sequential_by_default(restore_options):
@@ -324,7 +324,7 @@ def test_static_range_like_arguments(args, values):
     assert for_lines(ir.text(False)) == []
     assert SEEN == values
     assert ir.num_instructions() == 2 + 2 * len(values)
-    offsets = [int(m) if m else 0 for m in re.findall(r"load\(a\[i0(?: \+ (\d+))?, i1\]\)", ir.text(False))]
+    offsets = [int(m) if m else 0 for m in re.findall(r"load\[dma\]\(a\[i0(?: \+ (\d+))?, i1\]\)", ir.text(False))]
     assert offsets == [0] + [128 * v for v in values]
 
 
@@ -349,7 +349,7 @@ def test_one_trip_is_the_trivial_loop(it, args, lb):
     assert not any("_range" in l for l in body_lines(text))
     assert SEEN == [lb] and type(SEEN[0]) is int  # the variable is the Python int lb
     assert ir.num_instructions() == 4
-    assert f"load(a[i0 + {128 * lb}, i1])" in text if lb else "load(a[i0, i1])" in text
+    assert f"load[dma](a[i0 + {128 * lb}, i1])" in text if lb else "load[dma](a[i0, i1])" in text
     assert {indent(l) for l in body_lines(text)} == {2}
 
 
@@ -507,8 +507,8 @@ def test_nested_loops_mixing_kinds():
     inner = lines[fj + 1:]
     # The static innermost loop: two copies inside the sequential axis.
     assert len(inner) == 4 and all(indent(l) > indent(lines[fj]) for l in inner)
-    assert "load(a[i0 + 64*i + 32*j, i1])" in inner[0]
-    assert "load(a[i0 + 64*i + 32*j + 16, i1])" in inner[2]
+    assert "load[dma](a[i0 + 64*i + 32*j, i1])" in inner[0]
+    assert "load[dma](a[i0 + 64*i + 32*j + 16, i1])" in inner[2]
     assert ir.num_instructions() == 4
     assert len(SEEN) == 2
     assert [s for (_, _, s) in SEEN] == [0, 1]
@@ -544,8 +544,8 @@ def test_static_outer_replays_the_deferred_inner_axis():
     fl = for_lines(text)
     assert len(fl) == 2 and all(re.fullmatch(r"for i\S* in affine_range\(0, 2, 1\)", l) for l in fl), fl
     assert fl[0] != fl[1]  # two distinct axes
-    assert "load(a[i0 + 32*i, i1])" in text
-    assert re.search(r"load\(a\[i0 \+ 32\*i\S* \+ 64, i1\]\)", text)
+    assert "load[dma](a[i0 + 32*i, i1])" in text
+    assert re.search(r"load\[dma\]\(a\[i0 \+ 32\*i\S* \+ 64, i1\]\)", text)
     assert ir.num_instructions() == 4
     a = np.random.default_rng(6).standard_normal((128, 512)).astype(np.float32)
     assert np.array_equal(nki.simulate_kernel(nki.jit(k_static_outer), a), a)
@@ -745,8 +745,8 @@ def test_break_and_continue_in_static_or_list_loops_inside_a_deferred_loop():
     ir = trace(k_break_in_static_inside_affine, A)
     text = ir.text(False)
     assert for_lines(text) == ["for i in affine_range(0, 2, 1)"]
-    loads = [l.strip() for l in instr_lines(text) if "load(" in l]
-    assert [re.search(r"load\(a\[(.*?), i1\]\)", l).group(1) for l in loads] == [
+    loads = [l.strip() for l in instr_lines(text) if "load[dma](" in l]
+    assert [re.search(r"load\[dma\]\(a\[(.*?), i1\]\)", l).group(1) for l in loads] == [
         "i0 + 64*i", "i0 + 64*i + 16", "i0 + 64*i + 32", "i0 + 64*i + 48"]
     assert ir.num_instructions() == 8
 

@@ -23,7 +23,7 @@ import nkic
 from neuronxcc import nki
 import neuronxcc.nki.language as nl
 
-from nki_test_util import Markers, check_diag, f32, ir_ops, simulate, trace_error, trace_ir
+from nki_test_util import Markers, check_diag, f32, ir_op, ir_ops, simulate, trace_error, trace_ir
 
 M = Markers(__file__)
 
@@ -796,7 +796,7 @@ def loop_instructions(ir):
         line = line.strip()
         if line.startswith(("kernel ", "tensor ", "for ")) or " = " not in line:
             continue
-        op = line.split(" = ", 1)[1].split("(", 1)[0].split(".")[-1]
+        op = ir_op(line.split(" = ", 1)[1])
         mask = line.split(" mask=(", 1)[1].rsplit(")", 1)[0] if " mask=(" in line else None
         found.append((op, mask))
     return found
