@@ -44,11 +44,24 @@ TensorVal result(KernelBuilder& b, const char* hint, std::vector<int64_t> shape,
 
 ir::DType dtype_of(const KernelBuilder& b, const TensorVal& t) { return b.tensor(t.tensor).dtype; }
 
+int64_t free_elements(const TensorVal& t) {
+  int64_t n = 1;
+  for (size_t d = 1; d < t.shape.size(); ++d) n *= t.shape[d];
+  return n;
+}
+
+// `other` walks the same rows as `data`: its partitions and elements per partition
+// (`elements`, or data's) match.
+void check_rows(KernelBuilder& b, const TensorVal& data, const TensorVal& other, int64_t elements = -1) {
+  if (other.shape[0] != data.shape[0])
+    b.fail(sema::err_num_partition_mismatch(describe(b, data), describe(b, other), b.api()));
+  if (free_elements(other) != (elements < 0 ? free_elements(data) : elements))
+    b.fail(sema::err_tile_shape_mismatch(describe(b, data), describe(b, other), b.api()));
+}
+
 void check_vals(KernelBuilder& b, const TensorVal& vals) {
   b.check_operand("vals", vals);
-  int64_t n = 1;
-  for (size_t d = 1; d < vals.shape.size(); ++d) n *= vals.shape[d];
-  sema::assert_elements_per_partition(n, 8, 8, "vals", b.api(), b.raiser());
+  sema::assert_elements_per_partition(free_elements(vals), 8, 8, "vals", b.api(), b.raiser());
 }
 
 }  // namespace
@@ -60,11 +73,13 @@ TensorVal tensor_tensor_scan(KernelBuilder& b, const TensorVal& data0, const Ten
   for (ir::AluOp op : {op0.op, op1.op})
     if (ir::info(op).kind == ir::AluKind::Bitvec || ir::info(op).arity != 2)
       b.fail(sema::err_instruction_unsupported_op(ir::name(op)));  // NKI_API §3.4: arithmetic operators only
+  check_rows(b, data0, data1);
   std::vector<TensorVal> srcs = {data0, data1};
   TensorVal dst = result(b, "tensor_tensor_scan", data0.shape, args, dtype_of(b, data0));
   double imm = 0.0;
   if (auto* t = std::get_if<TensorVal>(&initial)) {
     b.check_operand("initial", *t);
+    check_rows(b, data0, *t, 1);
     srcs.push_back(*t);
   } else if (auto* o = std::get_if<types::Other>(&initial); o && o->numeric) {
     imm = o->value;
@@ -103,6 +118,7 @@ TensorVal max8(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
 TensorVal find_index8(KernelBuilder& b, const TensorVal& data, const TensorVal& vals, const OpArgs& args) {
   b.check_operand("data", data);
   check_vals(b, vals);
+  check_rows(b, data, vals, 8);
   TensorVal dst = result(b, "find_index8", {data.shape[0], 8}, args, ir::DType::uint32);
   emit_rows(b, ir::Opcode::FindIndex8, {data, vals}, dst, {}, args);
   return dst;
@@ -112,9 +128,11 @@ TensorVal match_replace8(KernelBuilder& b, const TensorVal& data, const TensorVa
                          const TensorVal* dst_idx, const OpArgs& args) {
   b.check_operand("data", data);
   check_vals(b, vals);
+  check_rows(b, data, vals, 8);
   std::vector<TensorVal> extra;
   if (dst_idx) {
     b.check_operand("dst_idx", *dst_idx);
+    check_rows(b, data, *dst_idx, 8);
     extra.push_back(*dst_idx);
   }
   TensorVal dst = result(b, "match_replace8", data.shape, args, dtype_of(b, data));
