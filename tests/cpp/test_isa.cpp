@@ -1,0 +1,233 @@
+// The instruction table (ir/Isa.h) and what derives from it: one IR instruction
+// per ISA call from the codegen builders, the printer's name[engine] form, and
+// the native executors of the fused pipelines and the row instructions.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "codegen/KernelBuilder.h"
+#include "codegen/Ops.h"
+#include "ir/IRPrinter.h"
+#include "ir/Verifier.h"
+#include "sema/Diagnostic.h"
+#include "sema/Target.h"
+#include "sim/Simulator.h"
+
+namespace nkic {
+namespace {
+
+using codegen::KernelBuilder;
+using codegen::OpArgs;
+using codegen::PipelineStep;
+using ir::AluOp;
+using ir::DType;
+using ir::Memory;
+using types::TensorVal;
+using types::Value;
+
+Value number(double v) { return types::Other{v}; }
+
+TEST(IsaTable, EveryOpcodeHasANameAnEngineAndRoundTrips) {
+  for (int i = 0; i <= static_cast<int>(ir::Opcode::MatmulMx); ++i) {
+    const auto op = static_cast<ir::Opcode>(i);
+    const ir::OpcodeInfo& info = ir::info(op);
+    ASSERT_NE(std::string(info.name), "");
+    EXPECT_NE(info.engine, ir::Engine::none) << info.name;
+    EXPECT_LE(info.min_srcs, info.max_srcs) << info.name;
+    EXPECT_EQ(ir::opcode_from_name(info.name), op) << info.name;
+  }
+  EXPECT_EQ(ir::opcode_from_name("no_such_instruction"), std::nullopt);
+  EXPECT_EQ(ir::info(ir::Opcode::Activation).engine, ir::Engine::act);
+  EXPECT_EQ(ir::info(ir::Opcode::Matmul).engine, ir::Engine::pe);
+  EXPECT_EQ(ir::info(ir::Opcode::Load).engine, ir::Engine::dma);
+  EXPECT_EQ(ir::info(ir::Opcode::Iota).engine, ir::Engine::pool);
+  EXPECT_EQ(ir::info(ir::Opcode::TensorTensorScan).exec, ir::Exec::Row);
+  EXPECT_EQ(ir::engine_from_nki(3), ir::Engine::pool);
+  EXPECT_EQ(ir::engine_from_nki(6), ir::Engine::dma);
+  EXPECT_EQ(ir::engine_from_nki(0), ir::Engine::none);
+}
+
+// A kernel built with the C++ builders: inputs a [128, 64] and b [128, 1], out [128, W].
+struct Built {
+  KernelBuilder b{"k", sema::default_target()};
+  TensorVal a, bias, out;
+  explicit Built(int64_t out_width = 64, DType out_dtype = DType::float32) {
+    a = b.full_view(b.add_tensor("a", {128, 64}, DType::float32, Memory::SharedHBM, ir::Role::Input));
+    bias = b.full_view(b.add_tensor("b", {128, 1}, DType::float32, Memory::SharedHBM, ir::Role::Input));
+    out = b.full_view(b.add_tensor("out", {128, out_width}, out_dtype, Memory::SharedHBM, ir::Role::Output));
+    b.kernel().inputs = {a.tensor, bias.tensor};
+    b.kernel().outputs = {out.tensor};
+  }
+  TensorVal load(const TensorVal& t) {
+    b.cur_api = "nl.load";
+    return codegen::load(b, t, {});
+  }
+  void store(const TensorVal& v) {
+    b.cur_api = "nl.store";
+    codegen::store(b, out, v, {});
+  }
+  std::vector<std::string> lines() {
+    std::vector<std::string> out_lines;
+    std::string text = ir::print(b.kernel(), {.show_locations = false});
+    size_t at = 0;
+    while (at < text.size()) {
+      size_t end = text.find('\n', at);
+      std::string l = text.substr(at, end - at);
+      if (l.find(" = ") != std::string::npos && l.rfind("  tensor ", 0) != 0) out_lines.push_back(l.substr(2));
+      at = end + 1;
+    }
+    return out_lines;
+  }
+  // Simulates with a[p, f] = f(p, f), bias[p] = p / 8.
+  template <class F>
+  std::vector<float> run(F f) {
+    std::vector<float> va(128 * 64), vb(128), vo(b.tensor(out.tensor).num_elements(), -99.0f);
+    for (int p = 0; p < 128; ++p) {
+      vb[p] = static_cast<float>(p) / 8.0f;
+      for (int j = 0; j < 64; ++j) va[p * 64 + j] = f(p, j);
+    }
+    EXPECT_EQ(ir::verify(b.kernel()), std::vector<std::string>{});
+    std::vector<void*> bind(b.kernel().tensors.size(), nullptr);
+    bind[a.tensor] = va.data();
+    bind[bias.tensor] = vb.data();
+    bind[out.tensor] = vo.data();
+    sim::simulate(b.kernel(), bind, {.check_uninitialized = true});
+    return vo;
+  }
+};
+
+TEST(IsaBuilders, ActivationWithScaleAndBiasIsOneScalarEngineInstruction) {
+  Built k;
+  const TensorVal x = k.load(k.a), y = k.load(k.bias);
+  k.b.cur_api = "nisa.activation";
+  const TensorVal act = codegen::isa_pipeline(
+      k.b, ir::Opcode::Activation, x,
+      {{AluOp::multiply, number(0.5)}, {AluOp::add, Value(y)}, {AluOp::exp, std::nullopt}}, {});
+  k.store(act);
+  const std::vector<std::string> lines = k.lines();
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[2], "activation[i0, i1] = activation[act](a_tile[i0, i1]; multiply 0.5; add b_tile[i0, 0]; exp) "
+                      "iter=[128, 64]");
+  const std::vector<float> out = k.run([](int p, int j) { return static_cast<float>(j - p) / 64.0f; });
+  for (int p = 0; p < 128; p += 7)
+    for (int j = 0; j < 64; j += 5) {
+      const float x0 = static_cast<float>(j - p) / 64.0f;
+      EXPECT_FLOAT_EQ(out[p * 64 + j], std::exp(x0 * 0.5f + static_cast<float>(p) / 8.0f));
+    }
+}
+
+TEST(IsaBuilders, TensorScalarTwoOpsWithReverseIsOneVectorEngineInstruction) {
+  Built k;
+  const TensorVal x = k.load(k.a);
+  k.b.cur_api = "nisa.tensor_scalar";
+  const TensorVal ts = codegen::isa_pipeline(
+      k.b, ir::Opcode::TensorScalar, x, {{AluOp::subtract, number(10.0), true}, {AluOp::multiply, number(0.25)}}, {});
+  k.store(ts);
+  EXPECT_EQ(k.lines()[1],
+            "tensor_scalar[i0, i1] = tensor_scalar[dve](a_tile[i0, i1]; reverse subtract 10; multiply 0.25) "
+            "iter=[128, 64]");
+  const std::vector<float> out = k.run([](int p, int j) { return static_cast<float>(p + j); });
+  for (int p = 0; p < 128; p += 9)
+    for (int j = 0; j < 64; j += 3) EXPECT_EQ(out[p * 64 + j], (10.0f - static_cast<float>(p + j)) * 0.25f);
+}
+
+TEST(IsaBuilders, PipelineDiagnostics) {
+  Built k;
+  const TensorVal x = k.load(k.a);
+  k.b.cur_api = "nisa.tensor_scalar";
+  try {
+    codegen::isa_pipeline(k.b, ir::Opcode::TensorScalar, x, {{AluOp::add, std::nullopt}}, {});
+    ADD_FAILURE() << "a two-operand op without its operand was accepted";
+  } catch (const sema::NkiError& e) {
+    EXPECT_EQ(e.diag().code, "err_instruction_unsupported_op");
+  }
+  try {
+    codegen::isa_pipeline(k.b, ir::Opcode::TensorScalar, x, {{AluOp::bitwise_and, number(3)}}, {});
+    ADD_FAILURE() << "a bitvec op on fp32 data was accepted";
+  } catch (const sema::NkiError& e) {
+    EXPECT_EQ(e.diag().code, "err_bitvec_operand_must_be_integer");
+  }
+}
+
+TEST(IsaRows, ScanIsOneInstructionWalkingColumnsInOrder) {
+  Built k;
+  const TensorVal x = k.load(k.a), y = k.load(k.bias);
+  k.b.cur_api = "nisa.tensor_tensor_scan";
+  // r[i] = (x[i] * r[i-1]) + x[i] from r[-1] = y (a [P, 1] tile).
+  const TensorVal sc = codegen::tensor_tensor_scan(k.b, x, x, Value(y), {AluOp::multiply, std::nullopt},
+                                                   {AluOp::add, std::nullopt}, {});
+  k.store(sc);
+  const std::vector<std::string> lines = k.lines();
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[2],
+            "tensor_tensor_scan[i0, i1] = tensor_tensor_scan[dve](a_tile[i0, i1], a_tile[i0, i1], b_tile[i0, 0]; "
+            "multiply; add) iter=[128, 64] widths=[64, 64, 64, 1]");
+  const auto f = [](int p, int j) { return 0.5f + 0.01f * static_cast<float>((p * 7 + j) % 13); };
+  const std::vector<float> out = k.run(f);
+  for (int p = 0; p < 128; p += 11) {
+    float r = static_cast<float>(p) / 8.0f;
+    for (int j = 0; j < 64; ++j) {
+      r = f(p, j) * r + f(p, j);
+      ASSERT_EQ(out[p * 64 + j], r) << p << ", " << j;
+    }
+  }
+}
+
+TEST(IsaRows, Max8AndFindIndex8) {
+  Built k(8, DType::uint32);
+  const TensorVal x = k.load(k.a);
+  k.b.cur_api = "nisa.max8";
+  const TensorVal m = codegen::max8(k.b, x, {});
+  k.b.cur_api = "nisa.nc_find_index8";
+  const TensorVal at = codegen::find_index8(k.b, x, m, {});
+  k.store(at);
+  EXPECT_EQ(k.lines().size(), 4u);
+  // Row p holds (j * 37 + p) % 64, a permutation: the top 8 are 63..56, at the
+  // positions j with j * 37 = v - p (mod 64); 37 * 45 = 1 (mod 64).
+  const std::vector<float> out = k.run([](int p, int j) { return static_cast<float>((j * 37 + p) % 64); });
+  const auto* idx = reinterpret_cast<const uint32_t*>(out.data());
+  for (int p = 0; p < 128; p += 13)
+    for (int r = 0; r < 8; ++r) {
+      const int v = 63 - r;
+      const uint32_t expect = static_cast<uint32_t>((((v - p) % 64 + 64) % 64) * 45 % 64);
+      ASSERT_EQ(idx[p * 8 + r], expect) << p << ", " << r;
+    }
+}
+
+TEST(IsaRows, BnStatsThenBnAggrGiveMeanAndVariance) {
+  Built k(2);
+  const TensorVal x = k.load(k.a);
+  k.b.cur_api = "nisa.bn_stats";
+  const TensorVal st = codegen::bn_stats(k.b, x, {});
+  k.b.cur_api = "nisa.bn_aggr";
+  const TensorVal mv = codegen::bn_aggr(k.b, st, {});
+  k.store(mv);
+  EXPECT_EQ(k.lines().size(), 4u);
+  const auto f = [](int p, int j) { return static_cast<float>(j % 8) + static_cast<float>(p); };
+  const std::vector<float> out = k.run(f);
+  // Row p: values p + (0..7), each 8 times: mean p + 3.5, variance 5.25.
+  for (int p = 0; p < 128; p += 17) {
+    EXPECT_FLOAT_EQ(out[p * 2], static_cast<float>(p) + 3.5f);
+    EXPECT_NEAR(out[p * 2 + 1], 5.25f, 1e-4f);
+  }
+}
+
+TEST(IsaRows, OperandsMustWalkTheDataRows) {
+  Built k;
+  const TensorVal x = k.load(k.a), y = k.load(k.bias);
+  k.b.cur_api = "nisa.tensor_tensor_scan";
+  try {
+    codegen::tensor_tensor_scan(k.b, x, y, number(0.0), {AluOp::multiply, std::nullopt}, {AluOp::add, std::nullopt},
+                                {});
+    ADD_FAILURE() << "a data1 of another width was accepted";
+  } catch (const sema::NkiError& e) {
+    EXPECT_EQ(e.diag().code, "err_tile_shape_mismatch");
+  }
+}
+
+}  // namespace
+}  // namespace nkic
