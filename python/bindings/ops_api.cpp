@@ -283,6 +283,10 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, dtype);
     return wrap_tensor(codegen::bn_aggr(builder(""), tensor_of(data, "data"), a.op));
   });
+  m.def("sequence_bounds", [](py::handle ids, py::handle dtype) {
+    Args a(py::none(), dtype);
+    return wrap_tensor(codegen::sequence_bounds(builder(""), tensor_of(ids, "segment_ids"), a.op));
+  });
   m.def("max8", [](py::handle src, py::handle mask, py::handle dtype) {
     Args a(mask, dtype);
     return wrap_tensor(codegen::max8(builder(""), tensor_of(src, "src"), a.op));

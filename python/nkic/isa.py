@@ -335,45 +335,11 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
                                    bool(reverse1), mask, _dtype_arg(dtype))
 
 
-def _scan(x, op, forward):
-    """Inclusive prefix (forward) or suffix fold of `op` along the free axis, in
-    log2(n) doubling steps: each reads the previous step's whole tile."""
-    p, n = x.shape
-    shift = 1
-    while shift < n:
-        y = language.ndarray((p, n), dtype="float32")
-        y[...] = x
-        if forward:
-            y[:, shift:n] = core.elementwise(op, (x[:, shift:n], x[:, 0:n - shift]), None, "float32")
-        else:
-            y[:, 0:n - shift] = core.elementwise(op, (x[:, 0:n - shift], x[:, shift:n]), None, "float32")
-        x, shift = y, 2 * shift
-    return x
-
-
 @_api("nisa.sequence_bounds")
 def sequence_bounds(*, segment_ids, dtype=None, **kwargs):
     """(P, 2, n): for each element, the start and the end (exclusive) of the run of equal
     segment ids holding it; padding (id 0) gets start n and end -1."""
-    core.check_operand(segment_ids, "segment_ids")
-    ids = segment_ids
-    p, n = ids.shape
-    idx = _free_index(ids)
-    begins = language.ndarray((p, n), dtype="float32")  # i where a run begins, else 0
-    ends = language.ndarray((p, n), dtype="float32")    # i + 1 where a run ends, else n
-    begins[:, 0:1] = 0
-    ends[:, n - 1:n] = n
-    if n > 1:
-        new = core.elementwise("not_equal", (ids[:, 1:n], ids[:, 0:n - 1]), None, "float32")
-        begins[:, 1:n] = core.elementwise("multiply", (new, idx[:, 1:n]), None, "float32")
-        last = core.elementwise("add", (idx[:, 0:n - 1], 1 - n), None, "float32")
-        ends[:, 0:n - 1] = core.elementwise("add", (core.elementwise("multiply", (new, last), None, "float32"), n),
-                                            None, "float32")
-    real = core.elementwise("not_equal", (ids, 0), None, "uint8")
-    out = language.ndarray((p, 2, n), dtype=_dtype_arg(dtype) or core.tensor_info(ids)[1])
-    out[:, 0, :] = core.where(real, _scan(begins, "maximum", True), n, None, "float32")
-    out[:, 1, :] = core.where(real, _scan(ends, "minimum", False), -1, None, "float32")
-    return out
+    return core.sequence_bounds(segment_ids, _dtype_arg(dtype))
 
 
 @_api("nisa.dropout")

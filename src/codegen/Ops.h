@@ -130,6 +130,9 @@ TensorVal find_index8(KernelBuilder& b, const TensorVal& data, const TensorVal& 
 // replaced by `imm` (the last val first); positions into `dst_idx` when given.
 TensorVal match_replace8(KernelBuilder& b, const TensorVal& data, const TensorVal& vals, double imm,
                          const TensorVal* dst_idx, const OpArgs& args);
+// nisa.sequence_bounds: [P, 2, F], per element of segment_ids [P, F] the start and
+// the end (exclusive) of the run of equal ids holding it; padding (id 0): F and -1.
+TensorVal sequence_bounds(KernelBuilder& b, const TensorVal& segment_ids, const OpArgs& args);
 // nisa.iota: materialise an index expression into an SBUF tile.
 TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args);
 // nisa.affine_select: pred ? on_true : on_false_value, pred an affine comparison.

@@ -140,4 +140,12 @@ TensorVal match_replace8(KernelBuilder& b, const TensorVal& data, const TensorVa
   return dst;
 }
 
+TensorVal sequence_bounds(KernelBuilder& b, const TensorVal& segment_ids, const OpArgs& args) {
+  b.check_operand("segment_ids", segment_ids);
+  TensorVal dst = result(b, "sequence_bounds", {segment_ids.shape[0], 2, free_elements(segment_ids)}, args,
+                         dtype_of(b, segment_ids));
+  emit_rows(b, ir::Opcode::SequenceBounds, {segment_ids}, dst, {}, args);
+  return dst;
+}
+
 }  // namespace nkic::codegen

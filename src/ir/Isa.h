@@ -60,6 +60,7 @@ enum class Cost : uint8_t { none, dma, matmul, stream, row, collective };
   X(Max8,               "max8",                   dve,  Row,         1, 1, 0, true,  row)          \
   X(FindIndex8,         "nc_find_index8",         dve,  Row,         2, 2, 0, true,  row)          \
   X(MatchReplace8,      "nc_match_replace8",      dve,  Row,         2, 3, 1, true,  row)          \
+  X(SequenceBounds,     "sequence_bounds",        pool, Row,         1, 1, 0, true,  row)          \
   X(Rand,               "rand",                   pool, Side,        0, 0, 0, true,  stream)       \
   X(RandomSeed,         "random_seed",            pool, Side,        0, 0, 1, false, none)         \
   X(Print,              "device_print",           sp,   Side,        1, 1, 0, false, none)         \

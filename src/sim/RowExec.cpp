@@ -96,6 +96,7 @@ void RowExec::run(const ir::Instruction& in, const int64_t* loops, const int64_t
       case ir::Opcode::TensorTensorScan: scan(r); break;
       case ir::Opcode::BnStats: bn_stats(r); break;
       case ir::Opcode::BnAggr: bn_aggr(r); break;
+      case ir::Opcode::SequenceBounds: sequence_bounds(r); break;
       default: top8(r); break;
     }
   }
@@ -220,6 +221,23 @@ void RowExec::top8(Rows& r) {
       for (int64_t i = 0; i < n; ++i) r.write(0, i, work[i]);
       if (!in.extra_dsts.empty())
         for (int k = 0; k < 8; ++k) r.write(1, k, found[k]);
+  }
+}
+
+// Runs of equal segment ids (compared in fp32, as the engine reads them): each
+// element gets its run's [start, end) at positions i and n + i; padding (id 0)
+// gets n and -1.
+void RowExec::sequence_bounds(Rows& r) {
+  const std::vector<float> ids = r.read(r.src(0));
+  const int64_t n = static_cast<int64_t>(ids.size());
+  std::vector<int64_t> end(n);
+  for (int64_t i = n - 1; i >= 0; --i) end[i] = i == n - 1 || ids[i] != ids[i + 1] ? i + 1 : end[i + 1];
+  int64_t start = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i > 0 && ids[i] != ids[i - 1]) start = i;
+    const bool padding = ids[i] == 0.0f;
+    r.write(0, i, padding ? static_cast<float>(n) : static_cast<float>(start));
+    r.write(0, n + i, padding ? -1.0f : static_cast<float>(end[i]));
   }
 }
 

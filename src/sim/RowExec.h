@@ -25,6 +25,7 @@ class RowExec {
   void bn_stats(Rows& r);
   void bn_aggr(Rows& r);
   void top8(Rows& r);
+  void sequence_bounds(Rows& r);
 
   std::vector<TensorMem>& mem_;
   SimOptions opts_;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/Indexing.h"
 #include "codegen/KernelBuilder.h"
 #include "codegen/Ops.h"
 #include "ir/IRPrinter.h"
@@ -214,6 +215,25 @@ TEST(IsaRows, BnStatsThenBnAggrGiveMeanAndVariance) {
     EXPECT_FLOAT_EQ(out[p * 2], static_cast<float>(p) + 3.5f);
     EXPECT_NEAR(out[p * 2 + 1], 5.25f, 1e-4f);
   }
+}
+
+TEST(IsaRows, SequenceBoundsIsOneInstruction) {
+  Built k(128);
+  const TensorVal ids = k.load(k.a);
+  k.b.cur_api = "nisa.sequence_bounds";
+  const TensorVal sb = codegen::sequence_bounds(k.b, ids, {});
+  EXPECT_EQ(k.b.tensor(sb.tensor).shape, (std::vector<int64_t>{128, 2, 64}));
+  k.store(codegen::reshape_view(k.b, sb, {128, 128}));
+  EXPECT_EQ(k.lines().size(), 3u);
+  // Row p: runs of 4 equal ids (j / 4 + 1), except the padding id 0 at j >= 60 when p is even.
+  const auto id = [](int p, int j) { return p % 2 == 0 && j >= 60 ? 0.0f : static_cast<float>(j / 4 + 1); };
+  const std::vector<float> out = k.run(id);
+  for (int p = 0; p < 128; p += 5)
+    for (int j = 0; j < 64; ++j) {
+      const bool pad = id(p, j) == 0.0f;
+      ASSERT_EQ(out[p * 128 + j], pad ? 64.0f : static_cast<float>(j / 4 * 4)) << p << ", " << j;
+      ASSERT_EQ(out[p * 128 + 64 + j], pad ? -1.0f : static_cast<float>(j / 4 * 4 + 4)) << p << ", " << j;
+    }
 }
 
 TEST(IsaRows, OperandsMustWalkTheDataRows) {
