@@ -238,7 +238,8 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
       it.kind = codegen::IndexItem::Kind::Ellipsis;
     } else if (PySlice_Check(k.ptr())) {
       it.kind = codegen::IndexItem::Kind::Slice;
-      py::object start = k.attr("start"), stop = k.attr("stop"), step = k.attr("step");
+      const auto* sl = reinterpret_cast<const PySliceObject*>(k.ptr());
+      py::handle start = sl->start, stop = sl->stop, step = sl->step;
       auto bound = [](py::handle b) -> std::optional<types::IndexVal> {
         if (b.is_none()) return std::nullopt;
         Value v = to_value(b);
@@ -253,7 +254,7 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
       it.kind = codegen::IndexItem::Kind::Tensor;
       it.tensor = std::make_shared<const types::TensorVal>(r.tensor);
       it.value = r.affine;
-    } else if (py::hasattr(k, "_nki_ds")) {  // nl.ds(start, size)
+    } else if (!PyLong_CheckExact(k.ptr()) && !is_traced(k) && py::hasattr(k, "_nki_ds")) {  // nl.ds(start, size)
       it.kind = codegen::IndexItem::Kind::Slice;
       Value s = to_value(k.attr("start"));
       it.start = std::holds_alternative<types::IndexVal>(s) ? std::get<types::IndexVal>(s)
