@@ -34,9 +34,9 @@ ir::Memory memory_of(const std::string& name) {
 }
 
 types::TensorVal tensor_arg(py::handle h, const char* what) {
-  if (!py::isinstance<PyTensor>(h))
+  if (!is_tensor(h))
     sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected a tensor"));
-  return h.cast<const PyTensor&>().v;
+  return unwrap<PyTensor>(h).v;
 }
 
 // mask= and dtype= keyword arguments; the MaskVal lives in `storage`.
@@ -165,14 +165,14 @@ void bind_trace_api(py::module_& m) {
   // The pre-pass's `name = value` hook: a new tensor takes the variable's name;
   // replacing a live tensor by another one may warn. Returns the value bound.
   m.def("bind", [](py::handle name, py::object value, py::handle old) -> py::object {
-    static PyTypeObject* tensor_type = reinterpret_cast<PyTypeObject*>(py::type::of<PyTensor>().ptr());
+    PyTypeObject* tensor_type = traced_types().tensor;
     trace::TraceContext* c = trace::TraceContext::current();
     if (!c || Py_TYPE(value.ptr()) != tensor_type) return value;
-    const types::TensorVal& fresh = value.cast<const PyTensor&>().v;
+    const types::TensorVal& fresh = unwrap<PyTensor>(value).v;
     std::string n = name.cast<std::string>();
     c->builder().adopt_name(fresh.tensor, n);
     if (Py_TYPE(old.ptr()) != tensor_type || old.ptr() == value.ptr()) return value;
-    if (auto msg = c->shadowing_warning(n, old.cast<const PyTensor&>().v, fresh)) {
+    if (auto msg = c->shadowing_warning(n, unwrap<PyTensor>(old).v, fresh)) {
       ir::SourceLoc at = user_location();
       py::module_::import("warnings").attr("warn_explicit")(*msg, py::handle(PyExc_SyntaxWarning),
                                                             at.file ? *at.file : std::string("<kernel>"), at.line);
