@@ -53,7 +53,8 @@ Decision decide_uncached(py::handle func) {
 // Decisions are cached per callee and trace (functions, builtins and classes:
 // the callees that live long; a bound method is made afresh at each access) and
 // forgotten when the callee dies, so that a new object at its address is decided
-// anew. The weak reference watching the callee lives as long as the entry.
+// anew. The weak reference watching the callee lives as long as the entry, so
+// its callback (which may run on any thread, under the GIL) finds the cache alive.
 Decision decide(trace::TraceContext& ctx, py::handle func) {
   PyObject* p = func.ptr();
   trace::DispatchCache& cache = ctx.dispatch_cache();
@@ -61,9 +62,7 @@ Decision decide(trace::TraceContext& ctx, py::handle func) {
   Decision d = decide_uncached(func);
   bool long_lived = PyFunction_Check(p) || PyCFunction_Check(p) || PyType_Check(p);
   if (!long_lived || !PyType_SUPPORTS_WEAKREFS(Py_TYPE(p))) return d;
-  py::cpp_function forget([p](py::handle) {
-    if (trace::TraceContext* c = trace::TraceContext::current()) c->dispatch_cache().erase(p);
-  });
+  py::cpp_function forget([p, c = &cache](py::handle) { c->erase(p); });
   PyObject* ref = py::weakref(func, forget).release().ptr();
   cache.insert(p, d, std::shared_ptr<void>(ref, [](void* r) { Py_DECREF(static_cast<PyObject*>(r)); }));
   return d;
