@@ -6,7 +6,11 @@
    nl.* call swapped for a trivial function that builds a small tuple (the
    "shadow"). Printed: trace time, us per emitted instruction, and the ratio
    trace time / plain-Python time.
-2. Unroll scaling: static_range of 1k, 10k, 100k iterations with a
+2. Trace + simulate: the same kernel through nki.simulate_kernel, against a
+   plain-Python loop making the same five calls per iteration to trivial
+   functions (best of --repeat each, one run): the figure
+   ../shared/bench/trace_speed.py reports.
+3. Unroll scaling: static_range of 1k, 10k, 100k iterations with a
    one-instruction body; total time and the ratio per 10x step (~10 when
    trace cost is linear). Two bodies: a store that creates no new tensor, and
    a load that creates one new tensor per iteration. A step whose projected
@@ -140,6 +144,30 @@ def bench_body(n, f, repeat):
           f"({t_plain / ninst * 1e6:.3f} us per shadow op)")
 
 
+def _calls_shadow(a, b, ops):
+    """The body as plain Python calls: what the kernel's loop costs without nkic."""
+    out = []
+    for i in range(a.shape[0]):
+        x = ops[0]((a, i))
+        y = ops[0]((b, i))
+        z = ops[1](x, y)
+        w = ops[2](z, z)
+        out.append(ops[3](w))
+    return out
+
+
+def bench_simulate(n, f, repeat):
+    a = np.ones((n, f), np.float32)
+    b = np.ones((n, f), np.float32)
+    nki.simulate_kernel(body_kernel, a, b)  # warm up
+    t_kernel, _ = best_of(lambda: nki.simulate_kernel(body_kernel, a, b), repeat)
+    ops = (lambda v: ("load", v), lambda x, y: ("add", x, y), lambda x, y: ("mul", x, y), lambda w: ("store", w))
+    t_plain, _ = best_of(lambda: _calls_shadow(a, b, ops), repeat)
+    print(f"trace+simulate: {n} iterations, {5 * n} instructions, {t_kernel * 1e3:.1f} ms "
+          f"({t_kernel / (5 * n) * 1e6:.2f} us each), {t_kernel / t_plain:.1f}x the plain-Python calls "
+          f"({t_plain * 1e3:.2f} ms)")
+
+
 def bench_scaling(label, kernel, sizes, repeat, budget):
     print(f"unroll scaling [{label}]:")
     kernel_warm = np.ones((4, 1), np.float32)
@@ -178,6 +206,7 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     bench_body(args.n, args.width, args.repeat)
+    bench_simulate(args.n, args.width, args.repeat)
     sizes = [1000, 10000] if args.quick else [1000, 10000, 100000]
     bench_scaling("store, no new tensor per iteration", store_kernel, sizes, args.repeat, args.budget)
     bench_scaling("load, one new tensor per iteration", load_kernel, sizes, args.repeat, args.budget)

@@ -23,13 +23,9 @@ namespace {
 py::object& trace_kernel_cls = *new py::object();  // nkic's TraceKernel class
 py::object& inliner = *new py::object();           // Python: inline_function(func, args, kwargs)
 
-struct Decision {
-  trace::CallAction action;
-  std::string api;  // the NKI API name for Builder
-};
-// The markers are read on every call, as the seed's gates do: a callee may be
-// tagged (or untagged) between two calls, and nothing keeps callees alive.
-Decision decide(py::handle func) {
+using Decision = trace::DispatchCache::Decision;
+
+Decision decide_uncached(py::handle func) {
   trace::CalleeTraits t;
   py::object marker = py::getattr(func, "nki_func", py::none());
   t.nki_func = !marker.is_none();
@@ -51,6 +47,24 @@ Decision decide(py::handle func) {
   if (d.action == trace::CallAction::Inline &&
       (is_builtin || PyType_Check(func.ptr()) || (!is_function && !PyMethod_Check(func.ptr()) && !callable_object)))
     d.action = trace::CallAction::RunConcrete;
+  return d;
+}
+
+// Decisions are cached per callee and trace (functions, builtins and classes:
+// the callees that live long; a bound method is made afresh at each access) and
+// forgotten when the callee dies, so that a new object at its address is decided
+// anew. The weak reference watching the callee lives as long as the entry, so
+// its callback (which may run on any thread, under the GIL) finds the cache alive.
+Decision decide(trace::TraceContext& ctx, py::handle func) {
+  PyObject* p = func.ptr();
+  trace::DispatchCache& cache = ctx.dispatch_cache();
+  if (const Decision* hit = cache.find(p)) return *hit;
+  Decision d = decide_uncached(func);
+  bool long_lived = PyFunction_Check(p) || PyCFunction_Check(p) || PyType_Check(p);
+  if (!long_lived || !PyType_SUPPORTS_WEAKREFS(Py_TYPE(p))) return d;
+  py::cpp_function forget([p, c = &cache](py::handle) { c->erase(p); });
+  PyObject* ref = py::weakref(func, forget).release().ptr();
+  cache.insert(p, d, std::shared_ptr<void>(ref, [](void* r) { Py_DECREF(static_cast<PyObject*>(r)); }));
   return d;
 }
 
@@ -141,15 +155,30 @@ void api_call_failed(const py::error_already_set& e, py::handle func, const std:
   sema::fail(d);
 }
 
-py::object call(py::object func, py::args args, py::kwargs kwargs) {
-  trace::TraceContext* ctx = trace::TraceContext::current();
-  if (!ctx) return func(*args, **kwargs);
-  // `t(3)`: a tile, index or mask is data, not a function.
-  if (is_traced(func))
-    sema::fail(sema::err_unexpected_type_of_operand("callee", "a '" + py_type_name(func) + "', which is not callable"));
-  Decision d = decide(func);
+// While a call runs, the builder points at its call site: an API's
+// instructions and diagnostics, and the call site of an inlined helper. Inside
+// an inlined helper or nested kernel no location is pushed until the callee's
+// own hooked calls push theirs. Restored on the way out (the context may have
+// been torn down by then).
+class PushedLocation {
+ public:
+  PushedLocation(trace::TraceContext* ctx, ir::SourceLoc loc) : ctx_(ctx), saved_(ctx->builder().set_location(loc)) {}
+  ~PushedLocation() {
+    if (trace::TraceContext::current() == ctx_) ctx_->builder().set_location(saved_);
+  }
+  PushedLocation(const PushedLocation&) = delete;
+  PushedLocation& operator=(const PushedLocation&) = delete;
+
+ private:
+  trace::TraceContext* ctx_;
+  ir::SourceLoc saved_;
+};
+
+py::object call_decided(trace::TraceContext* ctx, ir::SourceLoc here, const Decision& d, py::object func,
+                        const py::args& args, const py::kwargs& kwargs) {
   switch (d.action) {
     case trace::CallAction::Builder: {
+      PushedLocation at(ctx, here);
       trace::TraceContext::ApiScope scope(*ctx, d.api);
       sema::check_api_target(d.api, ctx->target(), ctx->builder().raiser());
       try {
@@ -161,20 +190,27 @@ py::object call(py::object func, py::args args, py::kwargs kwargs) {
       }
     }
     case trace::CallAction::RunConcrete:
-    case trace::CallAction::Library:
+    case trace::CallAction::Library: {
+      PushedLocation at(ctx, here);
       try {
         return func(*args, **kwargs);
       } catch (py::error_already_set& e) {
         host_call_failed(e, func, args, kwargs);
         throw;
       }
-    case trace::CallAction::NestedKernel:
+    }
+    case trace::CallAction::NestedKernel: {
+      trace::TraceContext::CallSite site(*ctx, here);
+      PushedLocation at(ctx, {});
       return func.attr("_trace_nested")(*args, **kwargs);
+    }
     case trace::CallAction::Inline:
       break;
   }
   py::object result;
   try {
+    trace::TraceContext::CallSite site(*ctx, here);
+    PushedLocation at(ctx, {});
     result = inliner(func, args, kwargs);
   } catch (py::error_already_set& e) {
     if (!PyFunction_Check(func.ptr()) && !PyMethod_Check(func.ptr())) host_call_failed(e, func, args, kwargs);
@@ -189,12 +225,30 @@ py::object call(py::object func, py::args args, py::kwargs kwargs) {
   return result;
 }
 
-// `x = f(...)`: the call runs with "x" as the name of the tensor it creates.
-py::object call_named(const std::string& name, py::object func, py::args args, py::kwargs kwargs) {
+trace::TraceContext* checked_callee(py::handle func) {
   trace::TraceContext* ctx = trace::TraceContext::current();
+  // `t(3)`: a tile, index or mask is data, not a function.
+  if (ctx && is_traced(func))
+    sema::fail(sema::err_unexpected_type_of_operand("callee", "a '" + py_type_name(func) + "', which is not callable"));
+  return ctx;
+}
+
+// `f(...)` at call site `loc` (an id from register_location) of traced code.
+py::object call(int loc, py::object func, py::args args, py::kwargs kwargs) {
+  trace::TraceContext* ctx = checked_callee(func);
   if (!ctx) return func(*args, **kwargs);
+  Decision d = decide(*ctx, func);
+  return call_decided(ctx, ir::registered_location(loc), d, std::move(func), args, kwargs);
+}
+
+// `x = f(...)`: the call runs with "x" as the name of the tensor it creates.
+py::object call_named(int loc, const std::string& name, py::object func, py::args args, py::kwargs kwargs) {
+  trace::TraceContext* ctx = checked_callee(func);
+  if (!ctx) return func(*args, **kwargs);
+  Decision d = decide(*ctx, func);
+  ir::SourceLoc here = ir::registered_location(loc);
   // Only an op builder's own tensor takes the name, not every tensor of an inlined helper.
-  if (decide(func).action != trace::CallAction::Builder) return call(func, args, kwargs);
+  if (d.action != trace::CallAction::Builder) return call_decided(ctx, here, d, std::move(func), args, kwargs);
   std::string saved = std::exchange(ctx->builder().name_hint, name);
   struct Restore {
     trace::TraceContext* c;
@@ -203,7 +257,7 @@ py::object call_named(const std::string& name, py::object func, py::args args, p
       if (trace::TraceContext::current() == c) c->builder().name_hint = std::move(s);
     }
   } restore{ctx, std::move(saved)};
-  return call(func, args, kwargs);
+  return call_decided(ctx, here, d, std::move(func), args, kwargs);
 }
 
 bool eval_if_cnd(py::handle cnd) {
@@ -286,7 +340,7 @@ void bind_dispatch(py::module_& m) {
   m.def("call_named", &call_named);
   m.def("eval_if_cnd", &eval_if_cnd);
   m.def("compare_nary", &compare_nary);
-  m.def("dispatch_action", [](py::object func) { return std::string(trace::name(decide(func).action)); });
+  m.def("dispatch_action", [](py::object func) { return std::string(trace::name(decide_uncached(func).action)); });
 }
 
 }  // namespace nkic::py_bind

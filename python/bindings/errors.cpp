@@ -26,6 +26,11 @@ bool is_internal_file(const std::string& file) {
   return internal;
 }
 
+// The one rule for what is the user's code among the rewritten code: anything
+// but nkic's own packages and Python's stdlib (a kernel exec'd from a string,
+// file "<string>", is the user's).
+bool is_user_code_file(const std::string& file) { return file.empty() || file[0] == '<' || !is_internal_file(file); }
+
 // Registered code objects are kept alive by `keep_alive`, so pointers stay valid.
 // Leaked on purpose: Python references must not be released after finalisation.
 auto& user_codes = *new std::unordered_map<PyObject*, CodeInfo>();
@@ -75,8 +80,7 @@ void register_user_code(py::handle code) {
   if (!PyCode_Check(code.ptr()) || user_codes.count(code.ptr())) return;
   auto* co = reinterpret_cast<PyCodeObject*>(code.ptr());
   std::string file = py::str(py::handle(co->co_filename));
-  user_codes[code.ptr()] = {ir::intern_file(file), py::str(py::handle(co->co_name)),
-                            !file.empty() && file[0] != '<' && is_internal_file(file)};
+  user_codes[code.ptr()] = {ir::intern_file(file), py::str(py::handle(co->co_name)), !is_user_code_file(file)};
   keep_alive.push_back(py::reinterpret_borrow<py::object>(code));
   for (py::handle c : py::reinterpret_borrow<py::tuple>(co->co_consts)) register_user_code(c);
 }
@@ -93,9 +97,10 @@ ir::SourceLoc user_location(std::vector<sema::Note>* notes) {
       ir::SourceLoc loc = frame_loc(f, co, it->second);
       if (!primary.known()) {
         primary = loc;
-      } else if (notes) {
-        notes->push_back({loc, "called '" + callee + "' from here"});
       } else {
+        notes->push_back({loc, "called '" + callee + "' from here"});
+      }
+      if (!notes) {  // only the innermost user frame is asked for
         Py_DECREF(co);
         Py_DECREF(f);
         break;
@@ -183,6 +188,12 @@ void bind_errors(py::module_& m) {
     }
   });
   m.def("register_user_code", &register_user_code);
+  // A hooked call site of rewritten code: its id, or no location for nkic's own
+  // and the stdlib's code (their calls point at the user's line that reached them).
+  m.def("register_location", [](const std::string& file, int line, int col) {
+    if (!is_user_code_file(file)) return ir::kNoLocation;
+    return ir::register_location({ir::intern_file(file), line, col});
+  });
   m.def("set_internal_dirs", [](std::vector<std::string> dirs) { internal_dirs = std::move(dirs); });
   m.def("user_location", []() {
     ir::SourceLoc l = user_location();

@@ -2,7 +2,7 @@
 #include <pybind11/pybind11.h>
 
 #include "kernel_api.h"
-#include "numpy_dtypes.h"
+#include "dtypes/numpy_dtypes.h"
 
 namespace py = pybind11;
 

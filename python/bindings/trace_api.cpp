@@ -34,9 +34,9 @@ ir::Memory memory_of(const std::string& name) {
 }
 
 types::TensorVal tensor_arg(py::handle h, const char* what) {
-  if (!py::isinstance<PyTensor>(h))
+  if (!is_tensor(h))
     sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected a tensor"));
-  return h.cast<const PyTensor&>().v;
+  return unwrap<PyTensor>(h).v;
 }
 
 // mask= and dtype= keyword arguments; the MaskVal lives in `storage`.
@@ -128,7 +128,9 @@ void bind_trace_api(py::module_& m) {
   // ncc.allocation_scope(): an SBUF/PSUM lifetime region (seed 003) of its own.
   m.def("push_allocation_scope", [] { ctx("ncc.allocation_scope").push_scope(trace::ScopeKind::Stmt, "allocation_scope"); });
   m.def("push_function_scope", [](const std::string& name) {
-    ctx().push_scope(trace::ScopeKind::Function, name, user_location());
+    trace::TraceContext& c = ctx();
+    const auto& sites = c.call_sites();
+    c.push_scope(trace::ScopeKind::Function, name, sites.empty() ? user_location() : sites.back());
   });
   // An `if` condition that is a scalar predicate over loop variables only (no
   // program ids) selects a predicated scope; anything else goes to eval_if_cnd.
@@ -159,6 +161,23 @@ void bind_trace_api(py::module_& m) {
   m.def("is_outer_tensor", [](py::handle t) {
     const types::TensorVal& v = t.cast<const PyTensor&>().v;
     return v.region && v.region != ctx().builder().region();
+  });
+  // The pre-pass's `name = value` hook: a new tensor takes the variable's name;
+  // replacing a live tensor by another one may warn. Returns the value bound.
+  m.def("bind", [](py::handle name, py::object value, py::handle old) -> py::object {
+    PyTypeObject* tensor_type = traced_types().tensor;
+    trace::TraceContext* c = trace::TraceContext::current();
+    if (!c || Py_TYPE(value.ptr()) != tensor_type) return value;
+    const types::TensorVal& fresh = unwrap<PyTensor>(value).v;
+    std::string n = name.cast<std::string>();
+    c->builder().adopt_name(fresh.tensor, n);
+    if (Py_TYPE(old.ptr()) != tensor_type || old.ptr() == value.ptr()) return value;
+    if (auto msg = c->shadowing_warning(n, unwrap<PyTensor>(old).v, fresh)) {
+      ir::SourceLoc at = user_location();
+      py::module_::import("warnings").attr("warn_explicit")(*msg, py::handle(PyExc_SyntaxWarning),
+                                                            at.file ? *at.file : std::string("<kernel>"), at.line);
+    }
+    return value;
   });
   m.def("adopt_name", [](py::handle t, const std::string& name) {
     ctx().builder().adopt_name(t.cast<const PyTensor&>().v.tensor, name);

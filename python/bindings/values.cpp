@@ -230,6 +230,7 @@ std::string origin_of(bool loop, bool pid) {
 std::vector<codegen::IndexItem> index_key(py::handle key) {
   std::vector<codegen::IndexItem> items;
   py::tuple tup = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
+  items.reserve(tup.size());
   for (py::handle k : tup) {
     codegen::IndexItem it;
     if (k.is_none()) {
@@ -238,7 +239,8 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
       it.kind = codegen::IndexItem::Kind::Ellipsis;
     } else if (PySlice_Check(k.ptr())) {
       it.kind = codegen::IndexItem::Kind::Slice;
-      py::object start = k.attr("start"), stop = k.attr("stop"), step = k.attr("step");
+      const auto* sl = reinterpret_cast<const PySliceObject*>(k.ptr());
+      py::handle start = sl->start, stop = sl->stop, step = sl->step;
       auto bound = [](py::handle b) -> std::optional<types::IndexVal> {
         if (b.is_none()) return std::nullopt;
         Value v = to_value(b);
@@ -253,7 +255,7 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
       it.kind = codegen::IndexItem::Kind::Tensor;
       it.tensor = std::make_shared<const types::TensorVal>(r.tensor);
       it.value = r.affine;
-    } else if (py::hasattr(k, "_nki_ds")) {  // nl.ds(start, size)
+    } else if (!PyLong_CheckExact(k.ptr()) && !is_traced(k) && py::hasattr(k, "_nki_ds")) {  // nl.ds(start, size)
       it.kind = codegen::IndexItem::Kind::Slice;
       Value s = to_value(k.attr("start"));
       it.start = std::holds_alternative<types::IndexVal>(s) ? std::get<types::IndexVal>(s)
@@ -333,14 +335,19 @@ py::object reshape_tile_index(const PyIndex& self, py::handle key) {
 
 std::string py_type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")); }
 
-bool is_traced(py::handle h) {
-  return py::isinstance<PyTensor>(h) || py::isinstance<PyIndex>(h) || py::isinstance<PyMask>(h);
+const TracedTypes& traced_types() {
+  static const TracedTypes t{reinterpret_cast<PyTypeObject*>(py::type::of<PyTensor>().ptr()),
+                             reinterpret_cast<PyTypeObject*>(py::type::of<PyIndex>().ptr()),
+                             reinterpret_cast<PyTypeObject*>(py::type::of<PyMask>().ptr())};
+  return t;
 }
 
+bool is_traced(py::handle h) { return is_tensor(h) || is_index(h) || is_mask(h); }
+
 Value to_value(py::handle h) {
-  if (py::isinstance<PyTensor>(h)) return h.cast<const PyTensor&>().v;
-  if (py::isinstance<PyIndex>(h)) return h.cast<const PyIndex&>().v;
-  if (py::isinstance<PyMask>(h)) return h.cast<const PyMask&>().v;
+  if (is_tensor(h)) return unwrap<PyTensor>(h).v;
+  if (is_index(h)) return unwrap<PyIndex>(h).v;
+  if (is_mask(h)) return unwrap<PyMask>(h).v;
   return other_of(h);
 }
 
@@ -443,10 +450,12 @@ void bind_values(py::module_& m) {
         codegen::update_inplace(ctx.builder(), ir::AluOp::multiply, self.cast<const PyTensor&>().v, to_value(v));
         return self;
       })
-      .def("__getitem__", [](const PyTensor& self, py::handle key) {
+      .def("__getitem__", [](py::handle self_h, py::handle key) {
+        if (!is_tensor(self_h)) throw py::type_error("NkiTensor.__getitem__ needs a tensor");
+        const PyTensor& self = unwrap<PyTensor>(self_h);
         trace::TraceContext& ctx = ctx_for("tensor indexing");
-        if (py::isinstance<PyMask>(key))
-          return wrap_tensor(codegen::masked_view(ctx.builder(), self.v, key.cast<const PyMask&>().v));
+        if (is_mask(key))
+          return wrap_tensor(codegen::masked_view(ctx.builder(), self.v, unwrap<PyMask>(key).v));
         // An operand mask that folded to a Python bool (`rhs[n < N]` in a one-iteration loop).
         if (PyBool_Check(key.ptr()))
           return wrap_tensor(codegen::masked_view(ctx.builder(), self.v, types::always(key.ptr() == Py_True)));

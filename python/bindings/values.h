@@ -22,6 +22,24 @@ struct PyRuntimeOffset {
   types::TensorVal tensor;
 };
 
+// The Python classes of the traced values, for type tests without pybind11's
+// per-call type lookup (these run several times per traced call).
+struct TracedTypes {
+  PyTypeObject* tensor;
+  PyTypeObject* index;
+  PyTypeObject* mask;
+};
+const TracedTypes& traced_types();
+inline bool is_tensor(py::handle h) { return PyObject_TypeCheck(h.ptr(), traced_types().tensor); }
+inline bool is_index(py::handle h) { return PyObject_TypeCheck(h.ptr(), traced_types().index); }
+inline bool is_mask(py::handle h) { return PyObject_TypeCheck(h.ptr(), traced_types().mask); }
+// The C++ value held by a traced object whose class was just tested (T or a
+// class derived from it without an offset, as all the traced classes are).
+template <typename T>
+const T& unwrap(py::handle h) {
+  return *static_cast<const T*>(reinterpret_cast<py::detail::instance*>(h.ptr())->get_value_and_holder().value_ptr());
+}
+
 types::Value to_value(py::handle h);
 py::object from_value(types::Value v);
 py::object wrap_tensor(types::TensorVal v);
@@ -29,7 +47,7 @@ py::object wrap_index(types::IndexVal v);
 py::object wrap_mask(types::MaskVal v);
 bool is_traced(py::handle h);  // an NKI value, not plain Python
 // The seed's is_nki_data: an IR tensor or a mask (not an index value).
-inline bool is_nki_data(py::handle h) { return py::isinstance<PyTensor>(h) || py::isinstance<PyMask>(h); }
+inline bool is_nki_data(py::handle h) { return is_tensor(h) || is_mask(h); }
 std::string py_type_name(py::handle h);
 // A Python number where nkic takes an integer (a shape, a bound, an axis, a step):
 // an int, a numpy integer or an integral float that fits in 64 bits; anything

@@ -84,27 +84,6 @@ class _ExceptionBlock:
         return False
 
 
-def _shape_str(t):
-    return "[" + ", ".join(str(d) for d in t.shape) + "]"
-
-
-def bind(name, new, old):
-    """`name = new` in traced code, where `name` held `old`: warns when a tensor
-    is shadowed by a new object instead of being updated in place (seed 000)."""
-    if type(new) is core.NkiTensor and core.trace_active():
-        core.adopt_name(new, name)
-    if (type(new) is core.NkiTensor and type(old) is core.NkiTensor and new is not old
-            and core.trace_active() and core.is_tensor_live(old)):
-        outer = core.is_outer_tensor(old)
-        if outer or old.dtype != new.dtype or old.shape != new.shape:
-            dtype = core.tensor_info(old)[1]
-            msg = (f"shadowing local tensor '{dtype} {name}{_shape_str(old)}' with a new object, "
-                   f"use '{name}[...] =' if you want to update the existing object")
-            file, line, _ = core.user_location()
-            warnings.warn_explicit(msg, SyntaxWarning, file or "<kernel>", line or 0)
-    return new
-
-
 def ifexp_test(condition):
     """The test of `a if c else b`. A predicate over loop variables or program ids
     is an object NKI's tracer finds true (only `if` statements check for it), so
@@ -178,7 +157,8 @@ def annotate(name, annotation, value, old):
     shape = getattr(annotation, "shape", None)
     if shape is not None and type(value) is core.NkiTensor and tuple(value.shape) != tuple(shape):
         core.raise_annotation_shape_mismatch(value, list(shape), name)
-    return bind(name, value, old)
+    return core.bind(name, value, old)
+
 
 HOOKS = {
     "__nki_call__": core.call,
@@ -191,7 +171,7 @@ HOOKS = {
     "__nki_while__": _loops.WhileLoop,
     "__nki_break__": _loops.break_hook,
     "__nki_branch__": _Branch,
-    "__nki_bind__": bind,
+    "__nki_bind__": core.bind,  # `name = value`: the tensor takes the name; shadowing warns
     "__nki_exception_block__": _ExceptionBlock,
     "__nki_annotate__": annotate,
     "__nki_return__": kernel_return,
@@ -211,6 +191,14 @@ def _hook(name, node, *args):
     return ast.copy_location(call, node)
 
 
+def _located(tree, node):
+    """Every node of `tree` at `node`'s position."""
+    for n in ast.walk(tree):
+        if "lineno" in n._attributes:
+            ast.copy_location(n, node)
+    return tree
+
+
 def _previous(name, node):
     """`locals().get(name)`: what `name` holds before the assignment runs."""
     get = ast.Attribute(value=ast.Call(func=ast.Name(id="locals", ctx=ast.Load()), args=[], keywords=[]),
@@ -219,21 +207,48 @@ def _previous(name, node):
 
 
 class _Rewriter(ast.NodeTransformer):
-    def __init__(self):
+    def __init__(self, filename):
+        self.filename = filename  # where the hooked calls' locations are
         self.depth = 0  # nesting of function definitions; returns of depth 1 are hooked
         self.branches = []  # names of the enclosing if statements' branch objects
         self.loop_ids = []  # enclosing loops: an id per `for`, None per `while`
+        self.declared_global = None  # names the current def declares global (None: a class body)
 
     def visit_FunctionDef(self, node):
         self.depth += 1
-        saved = self.loop_ids, self.branches
+        saved = self.loop_ids, self.branches, self.declared_global
         self.loop_ids, self.branches = [], []  # a nested def starts outside any loop or if
+        # Names declared global are not read as locals (nested defs' declarations count too: harmless).
+        self.declared_global = {n for stmt in ast.walk(node) if isinstance(stmt, ast.Global) for n in stmt.names}
         self.generic_visit(node)
-        self.loop_ids, self.branches = saved
+        self.loop_ids, self.branches, self.declared_global = saved
         self.depth -= 1
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node):
+        saved = self.declared_global
+        self.declared_global = None  # a class body's names are not fast locals
+        self.generic_visit(node)
+        self.declared_global = saved
+        return node
+
+    def _bound(self, name, node, value):
+        """`name = value` through the bind hook, which needs what `name` held
+        before. A local is read directly (locals() would copy every local at
+        each assignment); an unbound one reads as None."""
+        if self.declared_global is None or name in self.declared_global:
+            node.value = _hook("__nki_bind__", node, ast.Constant(name), value, _previous(name, node))
+            return node
+        old = "__nki_previous__"
+        read = ast.Try(body=[ast.Assign(targets=[ast.Name(id=old, ctx=ast.Store())], value=ast.Name(id=name, ctx=ast.Load()))],
+                       handlers=[ast.ExceptHandler(type=ast.Name(id="NameError", ctx=ast.Load()), name=None,
+                                                   body=[ast.Assign(targets=[ast.Name(id=old, ctx=ast.Store())],
+                                                                    value=ast.Constant(None))])],
+                       orelse=[], finalbody=[])
+        node.value = _hook("__nki_bind__", node, ast.Constant(name), value, ast.Name(id=old, ctx=ast.Load()))
+        return [_located(read, node), node]
 
     def visit_Return(self, node):
         self.generic_visit(node)
@@ -262,8 +277,10 @@ class _Rewriter(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id in HOOKS:
             return node
+        # The call site goes down with the call: the core never reads it off Python's frames.
+        loc = core.register_location(self.filename, node.lineno, node.col_offset + 1)
         call = ast.Call(func=ast.Name(id="__nki_call__", ctx=ast.Load()),
-                        args=[node.func] + node.args, keywords=node.keywords)
+                        args=[ast.Constant(loc), node.func] + node.args, keywords=node.keywords)
         return ast.copy_location(call, node)
 
     def visit_Assign(self, node):
@@ -274,9 +291,9 @@ class _Rewriter(ast.NodeTransformer):
         value = node.value
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "__nki_call__":
             value.func.id = "__nki_call_named__"
-            value.args.insert(0, ast.Constant(name))
+            value.args.insert(1, ast.Constant(name))  # after the location
         if isinstance(value, (ast.Call, ast.BinOp, ast.UnaryOp, ast.Subscript)):
-            node.value = _hook("__nki_bind__", node, ast.Constant(name), value, _previous(name, node))
+            return self._bound(name, node, value)
         return node
 
     def visit_AnnAssign(self, node):
@@ -420,7 +437,7 @@ def _rewrite_code(func):
     fdef = parsed_def(func)
     if fdef is not None:
         fdef.decorator_list = []
-        fdef = _Rewriter().visit(fdef)
+        fdef = _Rewriter(code.co_filename).visit(fdef)
         params = list(HOOKS) + [v for v in code.co_freevars if v not in HOOKS]
         factory = ast.FunctionDef(
             name="__nki_factory__",

@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "codegen/Range.h"
@@ -29,9 +30,18 @@ class KernelBuilder {
   std::unique_ptr<ir::Kernel> finish();  // hands the IR over; the builder is spent
   const sema::Target& target() const { return target_; }
 
-  // Where diagnostics and instructions point: the user's current line.
+  // Where diagnostics and instructions point: the user's current line. The
+  // front end pushes it (the call site of the API in flight, set_location);
+  // without a pushed location `location_provider` answers (an operator
+  // written in the kernel, a loop hook).
   std::function<ir::SourceLoc()> location_provider;
-  ir::SourceLoc location() const { return location_provider ? location_provider() : ir::SourceLoc{}; }
+  ir::SourceLoc location() const {
+    if (location_.known()) return location_;
+    return location_provider ? location_provider() : ir::SourceLoc{};
+  }
+  // Replaces the pushed location (an unknown one defers to the provider); returns the previous one.
+  ir::SourceLoc set_location(ir::SourceLoc loc) { return std::exchange(location_, loc); }
+  const ir::SourceLoc& pushed_location() const { return location_; }
   std::string cur_api;    // e.g. "nl.load"; set by the tracer's nki_api_scope
   // The API a builder named when it asked for the context: what is in flight
   // when the call did not come through the dispatcher (no nki_api_scope).
@@ -132,6 +142,7 @@ class KernelBuilder {
 
   const sema::Target& target_;
   std::unique_ptr<ir::Kernel> kernel_;
+  ir::SourceLoc location_;
   std::vector<ir::Block*> blocks_;
   std::vector<ir::Loop*> loop_stack_;
   std::vector<std::string> loop_names_;  // by axis

@@ -1,5 +1,6 @@
 #include "ir/SourceLoc.h"
 
+#include <deque>
 #include <mutex>
 #include <unordered_set>
 
@@ -17,6 +18,29 @@ std::string SourceLoc::str() const {
   std::string s = *file + ":" + std::to_string(line);
   if (col > 0) s += ":" + std::to_string(col);
   return s;
+}
+
+namespace {
+std::mutex& table_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::deque<SourceLoc>& table() {
+  static std::deque<SourceLoc> t;
+  return t;
+}
+}  // namespace
+
+int register_location(const SourceLoc& loc) {
+  std::lock_guard<std::mutex> lock(table_mutex());
+  table().push_back(loc);
+  return static_cast<int>(table().size()) - 1;
+}
+
+SourceLoc registered_location(int id) {
+  std::lock_guard<std::mutex> lock(table_mutex());
+  if (id < 0 || static_cast<size_t>(id) >= table().size()) return {};
+  return table()[static_cast<size_t>(id)];
 }
 
 }  // namespace nkic::ir

@@ -16,4 +16,11 @@ struct SourceLoc {
   std::string str() const;  // "file:line:col"
 };
 
+// Locations registered once (by the front end, for each call site it hooks)
+// and named by a small integer afterwards, so that a traced call passes an id
+// instead of a file name. Id kNoLocation names no location.
+constexpr int kNoLocation = -1;
+int register_location(const SourceLoc& loc);
+SourceLoc registered_location(int id);  // an unknown location for kNoLocation or an unregistered id
+
 }  // namespace nkic::ir

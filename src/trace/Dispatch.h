@@ -2,8 +2,10 @@
 // decide whether a call site becomes IR, runs as Python, recurses into a nested
 // kernel, or is inlined and traced. The order is the contract.
 #pragma once
+#include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace nkic::trace {
@@ -26,5 +28,32 @@ CallAction dispatch(const CalleeTraits& t, const std::vector<std::string>& exclu
 
 // The seed's exclusion set, with nkic's own surface standing in for neuronxcc.nki.
 const std::vector<std::string>& default_excluded_modules();
+
+// Each callee is decided once per trace: the front end keys a decision by an
+// identity that stays valid while the callee lives (with a guard that keeps the
+// front end's watch on the callee), and erases it when the callee dies.
+class DispatchCache {
+ public:
+  struct Decision {
+    CallAction action = CallAction::Inline;
+    std::string api;  // the NKI API a Builder call runs
+  };
+  const Decision* find(const void* callee) const {
+    auto it = map_.find(callee);
+    return it == map_.end() ? nullptr : &it->second.decision;
+  }
+  void insert(const void* callee, Decision d, std::shared_ptr<void> guard = nullptr) {
+    map_[callee] = {std::move(d), std::move(guard)};
+  }
+  void erase(const void* callee) { map_.erase(callee); }
+  size_t size() const { return map_.size(); }
+
+ private:
+  struct Entry {
+    Decision decision;
+    std::shared_ptr<void> guard;
+  };
+  std::unordered_map<const void*, Entry> map_;
+};
 
 }  // namespace nkic::trace

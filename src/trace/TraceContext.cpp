@@ -60,6 +60,16 @@ TraceContext::ApiScope::ApiScope(TraceContext& ctx, std::string api) : ctx_(ctx)
 
 TraceContext::ApiScope::~ApiScope() { ctx_.builder_.cur_api = std::move(saved_); }
 
+std::optional<std::string> TraceContext::shadowing_warning(const std::string& name, const types::TensorVal& old,
+                                                          const types::TensorVal& fresh) const {
+  if (old.region && !old.region->open) return std::nullopt;  // a dead tensor is not shadowed
+  const ir::TensorDecl& o = builder_.tensor(old.tensor);
+  bool outer = old.region && old.region != builder_.region();
+  if (!outer && o.dtype == builder_.tensor(fresh.tensor).dtype && old.shape == fresh.shape) return std::nullopt;
+  return "shadowing local tensor '" + std::string(ir::name(o.dtype)) + " " + name + sema::shape_str(old.shape) +
+         "' with a new object, use '" + name + "[...] =' if you want to update the existing object";
+}
+
 void TraceContext::push_scope(ScopeKind kind, std::string name, ir::SourceLoc call_loc) {
   scopes_.push_back({kind, std::move(name), call_loc});
   builder_.push_region();

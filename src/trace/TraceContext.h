@@ -9,6 +9,7 @@
 
 #include "codegen/KernelBuilder.h"
 #include "sema/Target.h"
+#include "trace/Dispatch.h"
 #include "types/TypeSystem.h"
 
 namespace nkic::trace {
@@ -66,6 +67,26 @@ class TraceContext final : public types::TensorOpSink {
   };
   const std::string& cur_api() const { return builder_.api(); }
 
+  // The call sites of the helpers and nested kernels being inlined, innermost
+  // last: pushed by the front end's dispatcher for as long as the callee runs.
+  class CallSite {
+   public:
+    CallSite(TraceContext& ctx, ir::SourceLoc loc) : ctx_(ctx) { ctx_.call_sites_.push_back(loc); }
+    ~CallSite() {
+      if (current() == &ctx_) ctx_.call_sites_.pop_back();
+    }
+    CallSite(const CallSite&) = delete;
+    CallSite& operator=(const CallSite&) = delete;
+
+   private:
+    TraceContext& ctx_;
+  };
+  const std::vector<ir::SourceLoc>& call_sites() const { return call_sites_; }
+
+  // The dispatcher's decisions for the callees met in this trace (a marker set
+  // on a callee between two traces is seen by the second).
+  DispatchCache& dispatch_cache() { return dispatch_cache_; }
+
   // The scope chain. Function, Stmt and Loop scopes open an allocation region.
   void push_scope(ScopeKind kind, std::string name = "", ir::SourceLoc call_loc = {});
   void pop_scope();
@@ -79,6 +100,12 @@ class TraceContext final : public types::TensorOpSink {
   // a StmtScope: tensors made inside do not outlive it.
   void push_predicated_scope(const types::MaskVal& cond, bool negate);
   void pop_predicated_scope();
+
+  // `name = fresh` in traced code where `name` held the tensor `old` (seed 000):
+  // the message of the warning when that shadows a live tensor with an object of
+  // another scope, dtype or shape instead of updating it in place; nullopt when fine.
+  std::optional<std::string> shadowing_warning(const std::string& name, const types::TensorVal& old,
+                                               const types::TensorVal& fresh) const;
 
   // A tensor handed back from a helper lives on in the caller's region.
   types::TensorVal hoist(types::TensorVal v) const;
@@ -123,6 +150,8 @@ class TraceContext final : public types::TensorOpSink {
   codegen::KernelBuilder builder_;
   types::NkiTypeSystem type_system_;
   std::vector<Scope> scopes_;
+  std::vector<ir::SourceLoc> call_sites_;
+  DispatchCache dispatch_cache_;
 };
 
 }  // namespace nkic::trace

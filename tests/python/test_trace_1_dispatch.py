@@ -732,3 +732,26 @@ def test_return_consistency_counts_tile_indices_as_inputs():
     a = f32((128, 64))
     out = simulate(k_index_to_mask_helper, a)
     np.testing.assert_array_equal(out[:100], a[:100])
+
+
+def test_a_callee_made_afresh_each_iteration_is_decided_anew():
+    # Decisions are cached per callee; a dead callee's entry goes with it, so a new
+    # function (perhaps at the dead one's address) of another kind gets its own gate.
+    def kern(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        for i in nl.static_range(40):
+            def step(x, i=i):
+                probe("step", i)
+                return x
+            if i % 2:
+                step = nki.dont_trace(step)
+            step(t)
+        nl.store(out, value=t)
+        return out
+
+    trace_ir(kern, f32())
+    kinds = {r[3]: r[1] for r in RECORD if r[0] == "step"}
+    assert len(kinds) == 40
+    for i, scopes in kinds.items():
+        assert scopes == (("KernelScope",) if i % 2 else ("KernelScope", "FunctionScope")), (i, scopes)
