@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/VectorClones.h"
+
 namespace nkic::sim {
 
 using ir::AluOp;
@@ -128,7 +130,7 @@ inline bool shift_in_range(int64_t s, IntFormat f) { return s >= 0 && s < f.bits
 
 }  // namespace
 
-void eval_unary(AluOp op, const float* a, float* out, int64_t n) {
+NKIC_VECTOR_CLONES void eval_unary(AluOp op, const float* a, float* out, int64_t n) {
   switch (op) {
     case AluOp::bypass: map1(a, out, n, [](float x) { return x; }); return;
     case AluOp::logical_not: map1(a, out, n, [](float x) { return truth(x == 0.0f); }); return;
@@ -189,7 +191,7 @@ void eval_unary(AluOp op, const float* a, float* out, int64_t n) {
   }
 }
 
-void eval_binary(AluOp op, const float* a, const float* b, float* out, int64_t n) {
+NKIC_VECTOR_CLONES void eval_binary(AluOp op, const float* a, const float* b, float* out, int64_t n) {
   switch (op) {
     case AluOp::add: map2(a, b, out, n, [](float x, float y) { return x + y; }); return;
     case AluOp::subtract: map2(a, b, out, n, [](float x, float y) { return x - y; }); return;
@@ -291,7 +293,7 @@ void eval_binary_int(AluOp op, const int64_t* a, const int64_t* b, int64_t* out,
   }
 }
 
-void accumulate(const float* acc, float* out, int64_t n) {
+NKIC_VECTOR_CLONES void accumulate(const float* acc, float* out, int64_t n) {
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock)
     for (int64_t j = 0; j < kBlock; ++j) out[i + j] = acc[i + j] + out[i + j];
