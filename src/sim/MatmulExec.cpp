@@ -7,18 +7,28 @@
 // moving, each panel contiguous over k) and a register-blocked kernel computes
 // one MR x NR block of the product per pass over k. Under multi-var masks the
 // product is summed point by point instead, skipping masked-out points.
+//
+// When every product is exact in fp32 (operands of at most 12 significant
+// bits, bf16/fp16/fp8 values, in a range where no product overflows or leaves
+// the normal range), a fused multiply-add rounds exactly as a product followed
+// by an add: such blocks run on the FMA kernel when the CPU has one.
+#include <immintrin.h>
+
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 #include "sim/AluEval.h"
 #include "sim/Convert.h"
 #include "sim/InstPlan.h"
 #include "sim/TileExec.h"
+#include "sim/VectorClones.h"
 
 namespace nkic::sim {
 
 namespace {
 
-constexpr int64_t kMR = 4;   // stationary columns (dst rows) per block
+constexpr int64_t kMR = 6;   // stationary columns (dst rows) per block
 constexpr int64_t kNR = 16;  // moving columns (dst columns) per block
 
 int64_t round_up(int64_t v, int64_t r) { return (v + r - 1) / r * r; }
@@ -31,7 +41,7 @@ constexpr int64_t kVecs = kNR / 8;
 // c[Mp x Np] = products of the panels. The block's kMR x kNR sums stay in
 // registers over the whole k loop. The AVX2 clone only widens the vectors (no
 // FMA: every product rounds before it is added, as on the hardware).
-__attribute__((target_clones("avx2", "default"))) void gemm_panels(const float* sp, const float* vp,
+NKIC_VECTOR_CLONES void gemm_panels(const float* sp, const float* vp,
                                                                    float* c, int64_t K,
                                                                    int64_t mpanels,
                                                                    int64_t npanels) {
@@ -56,6 +66,69 @@ __attribute__((target_clones("avx2", "default"))) void gemm_panels(const float* 
           *reinterpret_cast<f32x8_unaligned*>(out + i * ldc + 8 * j) = acc[i][j];
     }
   }
+}
+
+// The FMA kernel: the same blocks and order of sums as gemm_panels.
+__attribute__((target("avx2,fma"))) void gemm_panels_fma(const float* sp, const float* vp, float* c,
+                                                          int64_t K, int64_t mpanels, int64_t npanels) {
+  static_assert(kMR == 6 && kVecs == 2);
+  const int64_t ldc = npanels * kNR;
+  for (int64_t nb = 0; nb < npanels; ++nb) {
+    for (int64_t mb = 0; mb < mpanels; ++mb) {
+      const float* s = sp + mb * K * kMR;
+      const float* v = vp + nb * K * kNR;
+      __m256 acc[kMR][kVecs];
+      for (auto& r : acc) r[0] = r[1] = _mm256_setzero_ps();
+      for (int64_t k = 0; k < K; ++k, s += kMR, v += kNR) {
+        const __m256 r0 = _mm256_loadu_ps(v), r1 = _mm256_loadu_ps(v + 8);
+        for (int64_t i = 0; i < kMR; ++i) {
+          const __m256 si = _mm256_broadcast_ss(s + i);
+          acc[i][0] = _mm256_fmadd_ps(si, r0, acc[i][0]);
+          acc[i][1] = _mm256_fmadd_ps(si, r1, acc[i][1]);
+        }
+      }
+      float* out = c + mb * kMR * ldc + nb * kNR;
+      for (int64_t i = 0; i < kMR; ++i) {
+        _mm256_storeu_ps(out + i * ldc, acc[i][0]);
+        _mm256_storeu_ps(out + i * ldc + 8, acc[i][1]);
+      }
+    }
+  }
+}
+
+bool cpu_has_fma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+
+// The magnitudes of x's finite nonzero values, and whether each is a normal
+// fp32 number of at most 12 significant bits.
+struct Span {
+  float lo = INFINITY, hi = 0.0f;
+  bool short_normals = true;
+};
+Span span_of(const std::vector<float>& x) {
+  Span r;
+  for (float f : x) {
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    const uint32_t e = b >> 23 & 0xFF;
+    if (e == 0xFF || (b & 0x7FFFFFFF) == 0) continue;  // inf, NaN and zeros multiply exactly
+    r.short_normals &= e != 0 && (b & 0xFFF) == 0;
+    const float a = std::fabs(f);
+    r.lo = std::min(r.lo, a);
+    r.hi = std::max(r.hi, a);
+  }
+  return r;
+}
+
+// Every product of an s value and a v value is exact in fp32: 12 + 12
+// significant bits, and the magnitudes stay normal and finite.
+bool exact_products(const std::vector<float>& s, const std::vector<float>& v) {
+  const Span a = span_of(s), b = span_of(v);
+  if (!a.short_normals || !b.short_normals) return false;
+  if (a.hi == 0.0f || b.hi == 0.0f) return true;
+  return double(a.hi) * b.hi < 0x1p127 && double(a.lo) * b.lo >= 0x1p-126;
 }
 
 }  // namespace
@@ -86,7 +159,10 @@ void TileExecutor::run_matmul(const InstPlan& p) {
   pack_operand(p, 2, 2, kNR, mm_v_);
   mm_c_.resize(Mp * Np);
   if (!multi_.empty()) return masked_product(p, Np);
-  gemm_panels(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / kMR, Np / kNR);
+  if (cpu_has_fma() && exact_products(mm_s_, mm_v_))
+    gemm_panels_fma(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / kMR, Np / kNR);
+  else
+    gemm_panels(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / kMR, Np / kNR);
   for (int64_t m = 0; m < M; ++m) store_matmul_row(p, m, 0, N, mm_c_.data() + m * Np);
 }
 
