@@ -15,7 +15,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 #include "sim/AluEval.h"
@@ -101,34 +100,44 @@ bool cpu_has_fma() {
   return has;
 }
 
-// The magnitudes of x's finite nonzero values, and whether each is a normal
-// fp32 number of at most 12 significant bits.
+// Over x's finite nonzero values: the least and greatest magnitude (as bits,
+// which order positive floats), and whether any is subnormal or has more than
+// 12 significant bits. Branch-free, so it vectorises.
 struct Span {
-  float lo = INFINITY, hi = 0.0f;
-  bool short_normals = true;
+  uint32_t lo = 0xFFFFFFFF, hi = 0;
+  bool long_or_subnormal = false;
 };
-Span span_of(const std::vector<float>& x) {
-  Span r;
-  for (float f : x) {
+NKIC_VECTOR_CLONES Span span_of(const float* x, int64_t n) {
+  uint32_t lo = 0xFFFFFFFF, hi = 0, bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
     uint32_t b;
-    std::memcpy(&b, &f, 4);
-    const uint32_t e = b >> 23 & 0xFF;
-    if (e == 0xFF || (b & 0x7FFFFFFF) == 0) continue;  // inf, NaN and zeros multiply exactly
-    r.short_normals &= e != 0 && (b & 0xFFF) == 0;
-    const float a = std::fabs(f);
-    r.lo = std::min(r.lo, a);
-    r.hi = std::max(r.hi, a);
+    std::memcpy(&b, x + i, 4);
+    const uint32_t mag = b & 0x7FFFFFFF;
+    // All ones for a finite nonzero value (inf, NaN and zeros multiply exactly).
+    const uint32_t counted = 0u - static_cast<uint32_t>(mag - 1u < 0x7F7FFFFFu);
+    bad |= counted & ((0u - static_cast<uint32_t>(mag < 0x00800000u)) | (b & 0xFFFu));
+    lo = std::min(lo, mag | ~counted);
+    hi = std::max(hi, mag & counted);
   }
-  return r;
+  return {lo, hi, bad != 0};
+}
+
+float from_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
 }
 
 // Every product of an s value and a v value is exact in fp32: 12 + 12
 // significant bits, and the magnitudes stay normal and finite.
 bool exact_products(const std::vector<float>& s, const std::vector<float>& v) {
-  const Span a = span_of(s), b = span_of(v);
-  if (!a.short_normals || !b.short_normals) return false;
-  if (a.hi == 0.0f || b.hi == 0.0f) return true;
-  return double(a.hi) * b.hi < 0x1p127 && double(a.lo) * b.lo >= 0x1p-126;
+  const Span a = span_of(s.data(), static_cast<int64_t>(s.size()));
+  if (a.long_or_subnormal) return false;
+  const Span b = span_of(v.data(), static_cast<int64_t>(v.size()));
+  if (b.long_or_subnormal) return false;
+  if (a.hi == 0 || b.hi == 0) return true;
+  return double(from_bits(a.hi)) * from_bits(b.hi) < 0x1p127 &&
+         double(from_bits(a.lo)) * from_bits(b.lo) >= 0x1p-126;
 }
 
 }  // namespace
