@@ -154,6 +154,29 @@ def test_results_are_the_kernels_math():
     assert np.allclose(nki.simulate_kernel(running_sum, x), x.reshape(8, 128, -1).sum(axis=0), rtol=1e-5, atol=1e-5)
 
 
+def _matmul_in_order(lhsT, rhs):
+    """The PE array's sums: per 128-row K tile, fp32 products added in increasing k
+    from +0, then the tile's sum added to the PSUM value."""
+    a, b = lhsT.astype(np.float32), rhs.astype(np.float32)
+    psum = np.zeros((a.shape[1], b.shape[1]), np.float32)
+    for k0 in range(0, a.shape[0], 128):
+        s = np.zeros_like(psum)
+        for k in range(k0, k0 + 128):
+            s = s + np.outer(a[k], b[k]).astype(np.float32)
+        psum = psum + s
+    return psum
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-20, 1e18])
+def test_bf16_matmul_adds_fp32_products_in_order(scale):
+    # 1e-20: products below fp32's normal range; 1e18: products past its largest value.
+    rng = np.random.default_rng(3)
+    lhsT = (rng.standard_normal((256, 128)) * scale).astype(np.float32).astype(nl.bfloat16)
+    rhs = (rng.standard_normal((256, 512)) * scale).astype(np.float32).astype(nl.bfloat16)
+    out = nki.simulate_kernel(matmul, lhsT, rhs)
+    assert out.tobytes() == _matmul_in_order(lhsT, rhs).tobytes()
+
+
 def test_inputs_are_not_written():
     x = np.random.default_rng(1).standard_normal((1024, 512)).astype(np.float32)
     x.flags.writeable = False
