@@ -27,23 +27,15 @@ int threads_from_env() {
 class Pool {
  public:
   explicit Pool(int threads) : owner_(getpid()) {
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
-  }
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> l(m_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (std::thread& t : workers_) t.join();
+    for (; workers_ + 1 < threads; ++workers_) std::thread([this] { work(); }).detach();
   }
 
-  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  int size() const { return workers_ + 1; }
 
   void run(int64_t n, const std::function<void(int64_t)>& f) {
     std::unique_lock<std::mutex> busy(job_, std::try_to_lock);
     // A forked child has no workers: its copy of the pool runs jobs inline.
-    if (!busy.owns_lock() || workers_.empty() || n <= 1 || getpid() != owner_) {
+    if (!busy.owns_lock() || workers_ == 0 || n <= 1 || getpid() != owner_) {
       for (int64_t i = 0; i < n; ++i) f(i);
       return;
     }
@@ -52,7 +44,7 @@ class Pool {
       f_ = &f;
       n_ = n;
       next_.store(0);
-      active_ = static_cast<int>(workers_.size());
+      active_ = workers_;
       ++generation_;
     }
     wake_.notify_all();
@@ -72,8 +64,7 @@ class Pool {
     for (;;) {
       {
         std::unique_lock<std::mutex> l(m_);
-        wake_.wait(l, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
+        wake_.wait(l, [&] { return generation_ != seen; });
         seen = generation_;
       }
       drain();
@@ -83,7 +74,7 @@ class Pool {
   }
 
   const pid_t owner_;
-  std::vector<std::thread> workers_;
+  int workers_ = 0;
   std::mutex job_;  // held by the caller of the running job
   std::mutex m_;
   std::condition_variable wake_, done_;
@@ -92,12 +83,13 @@ class Pool {
   std::atomic<int64_t> next_{0};
   int active_ = 0;
   uint64_t generation_ = 0;
-  bool stop_ = false;
 };
 
+// Never destroyed: its workers wait until the process ends (a forked child,
+// which has none, must not join them either).
 Pool& pool() {
-  static Pool p(threads_from_env());
-  return p;
+  static Pool* p = new Pool(threads_from_env());
+  return *p;
 }
 
 }  // namespace
