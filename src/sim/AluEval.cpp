@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/VecExp.h"
 #include "sim/VectorClones.h"
 
 namespace nkic::sim {
@@ -144,7 +145,7 @@ NKIC_VECTOR_CLONES void eval_unary(AluOp op, const float* a, float* out, int64_t
     case AluOp::trunc: map1(a, out, n, [](float x) { return std::trunc(x); }); return;
     case AluOp::floor: map1(a, out, n, [](float x) { return std::floor(x); }); return;
     case AluOp::ceil: map1(a, out, n, [](float x) { return std::ceil(x); }); return;
-    case AluOp::exp: map1(a, out, n, [](float x) { return std::exp(x); }); return;
+    case AluOp::exp: exp_floats(a, out, n); return;
     case AluOp::log: map1(a, out, n, [](float x) { return std::log(x); }); return;
     case AluOp::sin: map1(a, out, n, [](float x) { return std::sin(x); }); return;
     case AluOp::cos: map1(a, out, n, [](float x) { return std::cos(x); }); return;
