@@ -1,5 +1,6 @@
 #include "sim/AluEval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -44,7 +45,22 @@ inline void map2(const T* a, const T* b, T* __restrict out, int64_t n, F f) {
 inline float max_nan(float a, float b) { return (a != a || a > b) ? a : b; }
 inline float min_nan(float a, float b) { return (a != a || a < b) ? a : b; }
 inline float truth(bool v) { return v ? 1.0f : 0.0f; }
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+// sigmoid(x) from e = exp(-x).
+inline float logistic(float e) { return 1.0f / (1.0f + e); }
+
+// out[i] = f(a[i], exp(-arg(a[i]))), the exps vectorised (sim/VecExp.h) a block at a time.
+template <class Arg, class F>
+inline void map_exp_neg(const float* a, float* out, int64_t n, Arg arg, F f) {
+  constexpr int64_t kExpBlock = 256;
+  float t[kExpBlock], e[kExpBlock];
+  for (int64_t i = 0; i < n; i += kExpBlock) {
+    const int64_t m = std::min(kExpBlock, n - i);
+    for (int64_t j = 0; j < m; ++j) t[j] = -arg(a[i + j]);
+    exp_floats(t, e, m);
+    for (int64_t j = 0; j < m; ++j) out[i + j] = f(a[i + j], e[j]);
+  }
+}
+inline float same(float x) { return x; }
 // log(1 + e^x) without overflow for large x or cancellation for very negative x.
 inline float softplus(float x) { return std::fmax(x, 0.0f) + std::log1p(std::exp(-std::fabs(x))); }
 
@@ -156,7 +172,7 @@ NKIC_VECTOR_CLONES void eval_unary(AluOp op, const float* a, float* out, int64_t
     case AluOp::rsqrt: map1(a, out, n, [](float x) { return 1.0f / std::sqrt(x); }); return;
     case AluOp::reciprocal: map1(a, out, n, [](float x) { return 1.0f / x; }); return;
     case AluOp::square: map1(a, out, n, [](float x) { return x * x; }); return;
-    case AluOp::sigmoid: map1(a, out, n, [](float x) { return sigmoid(x); }); return;
+    case AluOp::sigmoid: map_exp_neg(a, out, n, same, [](float, float e) { return logistic(e); }); return;
     case AluOp::relu: map1(a, out, n, [](float x) { return max_nan(x, 0.0f); }); return;
     case AluOp::gelu:
       map1(a, out, n, [](float x) { return 0.5f * x * (1.0f + std::erf(x * kSqrt1_2)); });
@@ -173,12 +189,12 @@ NKIC_VECTOR_CLONES void eval_unary(AluOp op, const float* a, float* out, int64_t
       });
       return;
     case AluOp::gelu_apprx_sigmoid:
-      map1(a, out, n, [](float x) { return x * sigmoid(1.702f * x); });
+      map_exp_neg(a, out, n, [](float x) { return 1.702f * x; }, [](float x, float e) { return x * logistic(e); });
       return;
-    case AluOp::silu: map1(a, out, n, [](float x) { return x * sigmoid(x); }); return;
+    case AluOp::silu: map_exp_neg(a, out, n, same, [](float x, float e) { return x * logistic(e); }); return;
     case AluOp::silu_dx:
-      map1(a, out, n, [](float x) {
-        float s = sigmoid(x);
+      map_exp_neg(a, out, n, same, [](float x, float e) {
+        const float s = logistic(e);
         return s * (1.0f + x * (1.0f - s));
       });
       return;
