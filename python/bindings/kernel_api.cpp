@@ -72,6 +72,26 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
   }
 }
 
+// Input positions the kernel can write: some instruction's dst is the input or a
+// view of it. The others are read in place, without a defensive copy.
+py::list written_inputs(const PyKernel& s) {
+  const ir::Kernel& k = *s.k;
+  struct Writes final : ir::IRVisitor {
+    std::vector<int> dsts;
+    void visit(const ir::Instruction& in) override {
+      if (in.has_dst()) dsts.push_back(in.dst.tensor);
+    }
+  } w;
+  w.visit_block(k.body);
+  std::vector<bool> written(k.tensors.size(), false);
+  for (int t : w.dsts)
+    for (; t >= 0 && !written[t]; t = k.tensor(t).alias_of) written[t] = true;
+  py::list l;
+  for (size_t i = 0; i < k.inputs.size(); ++i)
+    if (written[k.inputs[i]]) l.append(i);
+  return l;
+}
+
 }  // namespace
 
 py::object wrap_kernel(std::unique_ptr<ir::Kernel> k) { return py::cast(PyKernel{std::shared_ptr<ir::Kernel>(std::move(k))}); }
@@ -98,6 +118,7 @@ void bind_kernel_api(py::module_& m) {
             if (s.k->outputs[o] == s.k->inputs[i]) l.append(py::make_tuple(o, i));
         return l;
       })
+      .def_property_readonly("written_inputs", &written_inputs)
       .def("num_instructions", [](const PyKernel& s) {
         struct Counter : ir::IRVisitor {
           int64_t n = 0;

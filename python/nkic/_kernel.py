@@ -267,11 +267,14 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
                                     f"got {time_limit!r}")
     memory_limit = _env_limit("NKIC_SIM_MEMORY_LIMIT") or 0.0
     kernel.check_budget(check_uninitialized, time_limit, memory_limit)
-    # Inputs are copies (kernels must not see caller aliasing), except for legacy
-    # kernels, which write their outputs into the caller's arrays.
-    # A read-only legacy argument is simulated on a copy: the simulator writes through raw pointers.
-    inputs = [np.ascontiguousarray(a) if traced.in_place and a.flags.writeable else np.array(a, order="C", copy=True)
-              for a in arrays]
+    # An input the kernel writes is a copy (kernels must not see caller aliasing), except for
+    # legacy kernels, which write their outputs into the caller's arrays; a read-only legacy
+    # argument is simulated on a copy (the simulator writes through raw pointers). An input
+    # nothing writes is read in place.
+    written = set(kernel.written_inputs)
+    inputs = [np.ascontiguousarray(a) if traced.in_place and a.flags.writeable
+              else a if i not in written and a.flags.c_contiguous and a.flags.aligned
+              else np.array(a, order="C", copy=True) for i, a in enumerate(arrays)]
     for (name, shape, dt), a in zip(kernel.inputs, inputs):
         if tuple(a.shape) != tuple(shape) or _dtypes.dtype_name(a.dtype) != dt:
             raise ValueError(f"argument {name}: expected {dt}{list(shape)}, got {a.dtype}{list(a.shape)}")
@@ -282,7 +285,8 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
             _read_only_argument(kernel, kernel.inputs[i][0])
     for i, (name, shape, dt) in enumerate(kernel.outputs):
         if i in aliased:
-            inputs[aliased[i]] = inputs[aliased[i]].copy()
+            if traced.in_place and inputs[aliased[i]] is arrays[aliased[i]]:
+                inputs[aliased[i]] = inputs[aliased[i]].copy()
             outputs.append(inputs[aliased[i]])
         else:
             outputs.append(np.empty(shape, dtype=_dtypes.numpy_dtype(dt)))

@@ -1,9 +1,13 @@
 #include "sim/AluEval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include "sim/VecExp.h"
+#include "sim/VectorClones.h"
 
 namespace nkic::sim {
 
@@ -41,7 +45,22 @@ inline void map2(const T* a, const T* b, T* __restrict out, int64_t n, F f) {
 inline float max_nan(float a, float b) { return (a != a || a > b) ? a : b; }
 inline float min_nan(float a, float b) { return (a != a || a < b) ? a : b; }
 inline float truth(bool v) { return v ? 1.0f : 0.0f; }
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+// sigmoid(x) from e = exp(-x).
+inline float logistic(float e) { return 1.0f / (1.0f + e); }
+
+// out[i] = f(a[i], exp(-arg(a[i]))), the exps vectorised (sim/VecExp.h) a block at a time.
+template <class Arg, class F>
+inline void map_exp_neg(const float* a, float* out, int64_t n, Arg arg, F f) {
+  constexpr int64_t kExpBlock = 256;
+  float t[kExpBlock], e[kExpBlock];
+  for (int64_t i = 0; i < n; i += kExpBlock) {
+    const int64_t m = std::min(kExpBlock, n - i);
+    for (int64_t j = 0; j < m; ++j) t[j] = -arg(a[i + j]);
+    exp_floats(t, e, m);
+    for (int64_t j = 0; j < m; ++j) out[i + j] = f(a[i + j], e[j]);
+  }
+}
+inline float same(float x) { return x; }
 // log(1 + e^x) without overflow for large x or cancellation for very negative x.
 inline float softplus(float x) { return std::fmax(x, 0.0f) + std::log1p(std::exp(-std::fabs(x))); }
 
@@ -128,7 +147,7 @@ inline bool shift_in_range(int64_t s, IntFormat f) { return s >= 0 && s < f.bits
 
 }  // namespace
 
-void eval_unary(AluOp op, const float* a, float* out, int64_t n) {
+NKIC_VECTOR_CLONES void eval_unary(AluOp op, const float* a, float* out, int64_t n) {
   switch (op) {
     case AluOp::bypass: map1(a, out, n, [](float x) { return x; }); return;
     case AluOp::logical_not: map1(a, out, n, [](float x) { return truth(x == 0.0f); }); return;
@@ -142,7 +161,7 @@ void eval_unary(AluOp op, const float* a, float* out, int64_t n) {
     case AluOp::trunc: map1(a, out, n, [](float x) { return std::trunc(x); }); return;
     case AluOp::floor: map1(a, out, n, [](float x) { return std::floor(x); }); return;
     case AluOp::ceil: map1(a, out, n, [](float x) { return std::ceil(x); }); return;
-    case AluOp::exp: map1(a, out, n, [](float x) { return std::exp(x); }); return;
+    case AluOp::exp: exp_floats(a, out, n); return;
     case AluOp::log: map1(a, out, n, [](float x) { return std::log(x); }); return;
     case AluOp::sin: map1(a, out, n, [](float x) { return std::sin(x); }); return;
     case AluOp::cos: map1(a, out, n, [](float x) { return std::cos(x); }); return;
@@ -153,7 +172,7 @@ void eval_unary(AluOp op, const float* a, float* out, int64_t n) {
     case AluOp::rsqrt: map1(a, out, n, [](float x) { return 1.0f / std::sqrt(x); }); return;
     case AluOp::reciprocal: map1(a, out, n, [](float x) { return 1.0f / x; }); return;
     case AluOp::square: map1(a, out, n, [](float x) { return x * x; }); return;
-    case AluOp::sigmoid: map1(a, out, n, [](float x) { return sigmoid(x); }); return;
+    case AluOp::sigmoid: map_exp_neg(a, out, n, same, [](float, float e) { return logistic(e); }); return;
     case AluOp::relu: map1(a, out, n, [](float x) { return max_nan(x, 0.0f); }); return;
     case AluOp::gelu:
       map1(a, out, n, [](float x) { return 0.5f * x * (1.0f + std::erf(x * kSqrt1_2)); });
@@ -170,12 +189,12 @@ void eval_unary(AluOp op, const float* a, float* out, int64_t n) {
       });
       return;
     case AluOp::gelu_apprx_sigmoid:
-      map1(a, out, n, [](float x) { return x * sigmoid(1.702f * x); });
+      map_exp_neg(a, out, n, [](float x) { return 1.702f * x; }, [](float x, float e) { return x * logistic(e); });
       return;
-    case AluOp::silu: map1(a, out, n, [](float x) { return x * sigmoid(x); }); return;
+    case AluOp::silu: map_exp_neg(a, out, n, same, [](float x, float e) { return x * logistic(e); }); return;
     case AluOp::silu_dx:
-      map1(a, out, n, [](float x) {
-        float s = sigmoid(x);
+      map_exp_neg(a, out, n, same, [](float x, float e) {
+        const float s = logistic(e);
         return s * (1.0f + x * (1.0f - s));
       });
       return;
@@ -189,7 +208,7 @@ void eval_unary(AluOp op, const float* a, float* out, int64_t n) {
   }
 }
 
-void eval_binary(AluOp op, const float* a, const float* b, float* out, int64_t n) {
+NKIC_VECTOR_CLONES void eval_binary(AluOp op, const float* a, const float* b, float* out, int64_t n) {
   switch (op) {
     case AluOp::add: map2(a, b, out, n, [](float x, float y) { return x + y; }); return;
     case AluOp::subtract: map2(a, b, out, n, [](float x, float y) { return x - y; }); return;
@@ -291,7 +310,7 @@ void eval_binary_int(AluOp op, const int64_t* a, const int64_t* b, int64_t* out,
   }
 }
 
-void accumulate(const float* acc, float* out, int64_t n) {
+NKIC_VECTOR_CLONES void accumulate(const float* acc, float* out, int64_t n) {
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock)
     for (int64_t j = 0; j < kBlock; ++j) out[i + j] = acc[i + j] + out[i + j];

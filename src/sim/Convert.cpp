@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "sim/Numerics.h"
+#include "sim/VectorClones.h"
 
 namespace nkic::sim {
 
@@ -136,7 +137,7 @@ inline void with_int_type(DType t, Body body) {
 
 }  // namespace
 
-void gather_float(DType t, const void* data, int64_t off, int64_t stride, int64_t n, float* out) {
+NKIC_VECTOR_CLONES void gather_float(DType t, const void* data, int64_t off, int64_t stride, int64_t n, float* out) {
   if (ir::is_float(t)) {
     with_float_decoder(
         t, [&](auto tag, auto dec) { gather_as<decltype(tag)>(data, off, stride, n, out, dec); });
@@ -166,7 +167,7 @@ void gather_int(DType t, const void* data, int64_t off, int64_t stride, int64_t 
   }
 }
 
-void scatter_float(DType t, void* data, int64_t off, int64_t stride, int64_t n, const float* in) {
+NKIC_VECTOR_CLONES void scatter_float(DType t, void* data, int64_t off, int64_t stride, int64_t n, const float* in) {
   if (ir::is_float(t)) {
     with_float_encoder(
         t, [&](auto tag, auto enc) { scatter_as<decltype(tag)>(data, off, stride, n, in, enc); });

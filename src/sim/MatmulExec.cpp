@@ -7,18 +7,27 @@
 // moving, each panel contiguous over k) and a register-blocked kernel computes
 // one MR x NR block of the product per pass over k. Under multi-var masks the
 // product is summed point by point instead, skipping masked-out points.
+//
+// When every product is exact in fp32 (operands of at most 12 significant
+// bits, bf16/fp16/fp8 values, in a range where no product overflows or leaves
+// the normal range), a fused multiply-add rounds exactly as a product followed
+// by an add: such blocks run on the FMA kernel when the CPU has one.
+#include <immintrin.h>
+
 #include <algorithm>
+#include <cstring>
 
 #include "sim/AluEval.h"
 #include "sim/Convert.h"
 #include "sim/InstPlan.h"
 #include "sim/TileExec.h"
+#include "sim/VectorClones.h"
 
 namespace nkic::sim {
 
 namespace {
 
-constexpr int64_t kMR = 4;   // stationary columns (dst rows) per block
+constexpr int64_t kMR = 6;   // stationary columns (dst rows) per block
 constexpr int64_t kNR = 16;  // moving columns (dst columns) per block
 
 int64_t round_up(int64_t v, int64_t r) { return (v + r - 1) / r * r; }
@@ -31,7 +40,7 @@ constexpr int64_t kVecs = kNR / 8;
 // c[Mp x Np] = products of the panels. The block's kMR x kNR sums stay in
 // registers over the whole k loop. The AVX2 clone only widens the vectors (no
 // FMA: every product rounds before it is added, as on the hardware).
-__attribute__((target_clones("avx2", "default"))) void gemm_panels(const float* sp, const float* vp,
+NKIC_VECTOR_CLONES void gemm_panels(const float* sp, const float* vp,
                                                                    float* c, int64_t K,
                                                                    int64_t mpanels,
                                                                    int64_t npanels) {
@@ -56,6 +65,79 @@ __attribute__((target_clones("avx2", "default"))) void gemm_panels(const float* 
           *reinterpret_cast<f32x8_unaligned*>(out + i * ldc + 8 * j) = acc[i][j];
     }
   }
+}
+
+// The FMA kernel: the same blocks and order of sums as gemm_panels.
+__attribute__((target("avx2,fma"))) void gemm_panels_fma(const float* sp, const float* vp, float* c,
+                                                          int64_t K, int64_t mpanels, int64_t npanels) {
+  static_assert(kMR == 6 && kVecs == 2);
+  const int64_t ldc = npanels * kNR;
+  for (int64_t nb = 0; nb < npanels; ++nb) {
+    for (int64_t mb = 0; mb < mpanels; ++mb) {
+      const float* s = sp + mb * K * kMR;
+      const float* v = vp + nb * K * kNR;
+      __m256 acc[kMR][kVecs];
+      for (auto& r : acc) r[0] = r[1] = _mm256_setzero_ps();
+      for (int64_t k = 0; k < K; ++k, s += kMR, v += kNR) {
+        const __m256 r0 = _mm256_loadu_ps(v), r1 = _mm256_loadu_ps(v + 8);
+        for (int64_t i = 0; i < kMR; ++i) {
+          const __m256 si = _mm256_broadcast_ss(s + i);
+          acc[i][0] = _mm256_fmadd_ps(si, r0, acc[i][0]);
+          acc[i][1] = _mm256_fmadd_ps(si, r1, acc[i][1]);
+        }
+      }
+      float* out = c + mb * kMR * ldc + nb * kNR;
+      for (int64_t i = 0; i < kMR; ++i) {
+        _mm256_storeu_ps(out + i * ldc, acc[i][0]);
+        _mm256_storeu_ps(out + i * ldc + 8, acc[i][1]);
+      }
+    }
+  }
+}
+
+bool cpu_has_fma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+
+// Over x's finite nonzero values: the least and greatest magnitude (as bits,
+// which order positive floats), and whether any is subnormal or has more than
+// 12 significant bits. Branch-free, so it vectorises.
+struct Span {
+  uint32_t lo = 0xFFFFFFFF, hi = 0;
+  bool long_or_subnormal = false;
+};
+NKIC_VECTOR_CLONES Span span_of(const float* x, int64_t n) {
+  uint32_t lo = 0xFFFFFFFF, hi = 0, bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t b;
+    std::memcpy(&b, x + i, 4);
+    const uint32_t mag = b & 0x7FFFFFFF;
+    // All ones for a finite nonzero value (inf, NaN and zeros multiply exactly).
+    const uint32_t counted = 0u - static_cast<uint32_t>(mag - 1u < 0x7F7FFFFFu);
+    bad |= counted & ((0u - static_cast<uint32_t>(mag < 0x00800000u)) | (b & 0xFFFu));
+    lo = std::min(lo, mag | ~counted);
+    hi = std::max(hi, mag & counted);
+  }
+  return {lo, hi, bad != 0};
+}
+
+float from_bits(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+// Every product of an s value and a v value is exact in fp32: 12 + 12
+// significant bits, and the magnitudes stay normal and finite.
+bool exact_products(const std::vector<float>& s, const std::vector<float>& v) {
+  const Span a = span_of(s.data(), static_cast<int64_t>(s.size()));
+  if (a.long_or_subnormal) return false;
+  const Span b = span_of(v.data(), static_cast<int64_t>(v.size()));
+  if (b.long_or_subnormal) return false;
+  if (a.hi == 0 || b.hi == 0) return true;
+  return double(from_bits(a.hi)) * from_bits(b.hi) < 0x1p127 &&
+         double(from_bits(a.lo)) * from_bits(b.lo) >= 0x1p-126;
 }
 
 }  // namespace
@@ -86,7 +168,10 @@ void TileExecutor::run_matmul(const InstPlan& p) {
   pack_operand(p, 2, 2, kNR, mm_v_);
   mm_c_.resize(Mp * Np);
   if (!multi_.empty()) return masked_product(p, Np);
-  gemm_panels(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / kMR, Np / kNR);
+  if (cpu_has_fma() && exact_products(mm_s_, mm_v_))
+    gemm_panels_fma(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / kMR, Np / kNR);
+  else
+    gemm_panels(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / kMR, Np / kNR);
   for (int64_t m = 0; m < M; ++m) store_matmul_row(p, m, 0, N, mm_c_.data() + m * Np);
 }
 

@@ -55,6 +55,31 @@ void fold(const T* x, int64_t m, T* acc, uint8_t* seen, int64_t at, int64_t step
   }
 }
 
+// Rows that each fold into one slot (a dst omitting the row's coord), folded
+// kLanes at a time with one accumulator per row: the rows' chains of dependent
+// operations interleave, and each row still folds its values in order.
+constexpr int kLanes = 8;
+struct LaneRow {
+  int64_t slot, src;
+};
+
+// Folds rows[0..n) (each m values of x_rows[r], laid out [j][r] in t) into acc.
+template <class T, class F>
+void fold_lanes(const LaneRow* rows, int n, const T* t, int64_t m, T* acc, uint8_t* seen,
+                bool from_dst, F f) {
+  T a[kLanes] = {};
+  for (int r = 0; r < n; ++r) {
+    const int64_t at = rows[r].slot;
+    a[r] = !seen[at] && !from_dst ? t[r] : f(acc[at], t[r]);
+    seen[at] = 1;
+  }
+  for (int64_t j = 1; j < m; ++j) {
+    const T* x = t + j * kLanes;
+    for (int r = 0; r < kLanes; ++r) a[r] = f(a[r], x[r]);
+  }
+  for (int r = 0; r < n; ++r) acc[rows[r].slot] = a[r];
+}
+
 // Calls body(f) with the binary fold function of `op` over T.
 template <class T, class Body>
 void with_fold(AluOp op, Body body) {
@@ -95,7 +120,40 @@ void TileExecutor::fold_rows(const InstPlan& p, T* acc, int64_t first_slot) {
   const bool truth = logical(p.op);
   uint8_t* seen = rseen_.data();
   with_fold<T>(p.op, [&](auto f) {
+    // Float rows of one length folding into distinct slots wait in `lanes`.
+    LaneRow lanes[kLanes];
+    int pending = 0;
+    int64_t lane_len = 0;
+    auto flush = [&] {
+      if constexpr (is_float) {
+        if (pending == 0) return;
+        float* t = lane_buf_.data();
+        for (int64_t j = 0; j < lane_len; j += kChunk) {
+          const int64_t m = std::min(kChunk, lane_len - j);
+          for (int r = 0; r < pending; ++r) {
+            gather_float(st, data_[1], lanes[r].src + j * step_[1], step_[1], m, x);
+            if (truth) to_truth(x, m);
+            for (int64_t i = 0; i < m; ++i) t[i * kLanes + r] = x[i];
+          }
+          for (int r = pending; r < kLanes; ++r)
+            for (int64_t i = 0; i < m; ++i) t[i * kLanes + r] = 0.0f;
+          fold_lanes(lanes, pending, t, m, acc, seen, p.accumulate, f);
+        }
+        pending = 0;
+      }
+    };
     space_.for_each_row([&](const int64_t* start, int64_t a, int64_t b) {
+      if (is_float && step_[0] == 0 && b - a > 1) {
+        const int64_t slot = start[0] - first_slot;
+        bool clash = pending > 0 && b - a != lane_len;
+        for (int r = 0; r < pending; ++r) clash |= lanes[r].slot == slot;
+        if (clash) flush();
+        lane_len = b - a;
+        lanes[pending++] = {slot, start[1] + a * step_[1]};
+        if (pending == kLanes) flush();
+        return;
+      }
+      flush();
       for (int64_t j = a; j < b; j += kChunk) {
         const int64_t m = std::min(kChunk, b - j);
         if constexpr (is_float) {
@@ -107,6 +165,7 @@ void TileExecutor::fold_rows(const InstPlan& p, T* acc, int64_t first_slot) {
         fold(x, m, acc, seen, start[0] + j * step_[0] - first_slot, step_[0], p.accumulate, f);
       }
     });
+    flush();
   });
 }
 

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <sstream>
 
 #include "ir/IRVisitor.h"
@@ -14,10 +15,12 @@
 #include "sim/IndirectExec.h"
 #include "sim/MxExec.h"
 #include "sim/Numerics.h"
+#include "sim/Parallel.h"
 #include "sim/PointWalk.h"
 #include "sim/RaceCheck.h"
 #include "sim/RowExec.h"
 #include "sim/SideEffects.h"
+#include "sim/ThreadPool.h"
 #include "sim/TileExec.h"
 
 namespace nkic::sim {
@@ -47,10 +50,14 @@ bool same_operands(const Exchange& a, const Exchange& b) {
 // the visitor's two node kinds.
 class Executor final : public ir::IRVisitor {
  public:
+  // A `nested` executor runs a chunk of another's programs or loop iterations
+  // and splits nothing itself.
   Executor(const ir::Kernel& k, const std::vector<void*>& bindings, const SimOptions& opts,
-           const Exchange* served = nullptr)
+           const Exchange* served = nullptr, bool nested = false)
       : k_(k),
+        opts_(opts),
         served_(served),
+        nested_(nested),
         mem_(k.tensors.size()),
         side_(mem_, opts.print_stream ? *opts.print_stream : std::cout),
         mx_(mem_, opts),
@@ -101,7 +108,26 @@ class Executor final : public ir::IRVisitor {
   }
 
   void run() {
-    for (program_ = 0; program_ < k_.num_programs(); ++program_) {
+    const int64_t n = k_.num_programs();
+    const int chunks = chunks_for(n);
+    if (chunks > 1) {
+      ParallelRegion region = ParallelRegion::programs(k_, per_instance_);
+      if (region.splits(mem_, loop_.data(), pid_.data())) {
+        std::vector<std::unique_ptr<Executor>> workers;
+        for (int c = 1; c < chunks; ++c) workers.push_back(worker(region));
+        splitting_ = true;  // the programs' loops run whole
+        parallel_for(chunks, [&](int64_t c) {
+          Executor& ex = c + 1 < chunks ? *workers[c] : *this;
+          ex.run_programs(n * c / chunks, n * (c + 1) / chunks);
+        });
+        return;
+      }
+    }
+    run_programs(0, n);
+  }
+
+  void run_programs(int64_t first, int64_t end) {
+    for (program_ = first; program_ < end; ++program_) {
       pid_ = program_ids(program_);
       event_ = 0;
       for (int id : per_instance_) make_fresh(id);
@@ -137,13 +163,77 @@ class Executor final : public ir::IRVisitor {
     int64_t& v = loop_[l.axis];
     const int64_t ub = l.dynamic_ub ? runtime_bound(*l.dynamic_ub) : l.ub;
     RaceCheck* races = races_ && l.type == ir::AxisType::Affine ? &*races_ : nullptr;
-    if (races) races->enter(l);
+    if (!races) {
+      const int64_t span = l.stride > 0 ? ub - l.lb : l.lb - ub, step = l.stride > 0 ? l.stride : -l.stride;
+      const int64_t trips = span > 0 ? (span + step - 1) / step : 0;
+      if (split_loop(l, trips)) return;
+      return iterations(l, 0, trips);
+    }
+    races->enter(l);
     for (v = l.lb; l.stride > 0 ? v < ub : v > ub; v += l.stride) {
       for (int id : per_iteration_[l.axis]) make_fresh(id);
-      if (races) races->next_iteration();
+      races->next_iteration();
       visit_block(l.body);
     }
-    if (races) races->leave();
+    races->leave();
+  }
+
+  // Iterations first .. first + count - 1 of `l` (counted from its lb), in order;
+  // the loop variable ends one stride past the last, as the loop leaves it.
+  void iterations(const ir::Loop& l, int64_t first, int64_t count) {
+    int64_t& v = loop_[l.axis];
+    v = l.lb + first * l.stride;
+    for (int64_t i = 0; i < count; ++i, v += l.stride) {
+      for (int id : per_iteration_[l.axis]) make_fresh(id);
+      visit_block(l.body);
+    }
+  }
+
+  // Runs the loop's iterations in contiguous chunks on several executors when
+  // they are independent; this executor takes the last chunk, so what the loop
+  // leaves in its tensors is what the last iteration wrote.
+  bool split_loop(const ir::Loop& l, int64_t trips) {
+    const int chunks = chunks_for(trips);
+    if (chunks < 2) return false;
+    auto [it, fresh] = splits_.try_emplace(&l);
+    LoopSplit& s = it->second;
+    if (fresh) s.region = std::make_unique<ParallelRegion>(ParallelRegion::loop(k_, l));
+    if (!s.region->splits(mem_, loop_.data(), pid_.data())) return false;
+    for (int t : s.region->shared()) ensure_filled(mem_[t]);
+    while (s.workers.size() + 1 < static_cast<size_t>(chunks)) s.workers.push_back(worker(*s.region));
+    for (int c = 0; c + 1 < chunks; ++c) {
+      s.workers[c]->loop_ = loop_;
+      s.workers[c]->pid_ = pid_;
+    }
+    splitting_ = true;
+    try {
+      parallel_for(chunks, [&](int64_t c) {
+        Executor& ex = c + 1 < chunks ? *s.workers[c] : *this;
+        ex.iterations(l, trips * c / chunks, trips * (c + 1) / chunks - trips * c / chunks);
+      });
+    } catch (...) {
+      splitting_ = false;
+      throw;
+    }
+    splitting_ = false;
+    loop_[l.axis] = l.lb + trips * l.stride;
+    return true;
+  }
+
+  // How many executors may share `n` programs or iterations.
+  int chunks_for(int64_t n) const {
+    if (nested_ || splitting_ || served_ || opts_.check_races || opts_.check_uninitialized || n < 2) return 1;
+    const int threads = opts_.threads > 0 ? opts_.threads : sim_threads();
+    return static_cast<int>(std::min<int64_t>(threads, n));
+  }
+
+  // An executor for one chunk of `r`: the region's private tensors get storage
+  // of their own, every other tensor is this executor's memory.
+  std::unique_ptr<Executor> worker(const ParallelRegion& r) {
+    std::vector<void*> shared(k_.tensors.size(), nullptr);
+    for (size_t id = 0; id < shared.size(); ++id)
+      if (!r.is_private()[id]) shared[id] = mem_[id].data;
+    return std::make_unique<Executor>(k_, shared, opts_, nullptr, true);
   }
 
   // A do-while loop: the body runs, then repeats while its condition reads nonzero.
@@ -229,8 +319,17 @@ class Executor final : public ir::IRVisitor {
     return true;
   }
 
+  struct LoopSplit {
+    std::unique_ptr<ParallelRegion> region;
+    std::vector<std::unique_ptr<Executor>> workers;  // kept: their plans serve every entry
+  };
+
   const ir::Kernel& k_;
+  SimOptions opts_;
   const Exchange* served_;
+  bool nested_;
+  bool splitting_ = false;  // running one chunk of a split region
+  std::unordered_map<const ir::Loop*, LoopSplit> splits_;
   Exchange operands_;
   bool settled_ = true;
   int64_t program_ = 0;

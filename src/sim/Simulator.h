@@ -28,6 +28,9 @@ struct SimOptions {
   // host has available).
   double time_limit_seconds = 600;
   double memory_limit_bytes = 0;
+  // Threads for independent SPMD programs and loop iterations (0: NKIC_THREADS,
+  // else the machine's cores). No count changes a result.
+  int threads = 0;
 };
 
 // A simulation failure attributable to one instruction (out-of-bounds access,

@@ -294,6 +294,8 @@ void TileExecutor::for_each_access_row(const InstPlan& p, int e, F f) {
 void TileExecutor::start_accumulation_groups(const InstPlan& p) {
   TensorMem& t = mem_[p.accesses[0].tensor];
   for_each_access_row(p, 0, [&](int64_t at, int64_t step, int64_t n) {
+    // Past its first accumulation a group is written throughout: find that fast.
+    if (step == 1 && !std::memchr(t.written.data() + at, 0, n)) return;
     for (int64_t i = 0; i < n; ++i, at += step) {
       if (t.written[at]) continue;
       store_element(t.decl->dtype, t.data, at, 0.0);

@@ -131,6 +131,7 @@ class TileExecutor {
   std::vector<float> racc_;
   std::vector<int64_t> riacc_;
   std::vector<uint8_t> rseen_;
+  std::vector<float> lane_buf_ = std::vector<float>(8 * kChunk);  // ReduceExec's rows, interleaved
   // Matmul: packed operands, the product, and (under multi-var masks) the
   // coordinate walk and the products that received a contribution.
   std::vector<float> mm_s_, mm_v_, mm_c_;
