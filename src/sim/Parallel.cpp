@@ -13,21 +13,14 @@ namespace {
 // Below this many points per run the threads' start-up costs more than they save.
 constexpr double kMinPoints = 1 << 16;
 
-// The tile instructions, which touch memory only through their accesses.
+// The tile instructions, which touch memory only through their accesses over
+// the iteration space (row instructions walk each access over its own width).
 bool tile_opcode(ir::Opcode op) {
-  switch (op) {
-    case ir::Opcode::Load:
-    case ir::Opcode::Store:
-    case ir::Opcode::Copy:
-    case ir::Opcode::Memset:
-    case ir::Opcode::TensorTensor:
-    case ir::Opcode::TensorScalar:
-    case ir::Opcode::Activation:
-    case ir::Opcode::TensorReduce:
-    case ir::Opcode::Matmul:
-    case ir::Opcode::Select:
-    case ir::Opcode::AffineSelect:
-    case ir::Opcode::Iota: return true;
+  switch (ir::info(op).exec) {
+    case ir::Exec::Move:
+    case ir::Exec::Elementwise:
+    case ir::Exec::Reduce:
+    case ir::Exec::Matmul: return true;
     default: return false;
   }
 }
