@@ -37,15 +37,8 @@ sim::SimOptions sim_options(bool check_uninitialized, bool check_races, std::opt
   return opts;
 }
 
-[[noreturn]] void raise_sim_error(const sim::SimError& e) {
-  sema::Diagnostic d;
-  d.code = e.code;
-  d.message = e.what();
-  d.hint = e.hint;
-  // An out-of-bound index is an IndexError, as the same check at trace time is.
-  d.kind = e.code == "err_tensor_access_out_of_bound" ? sema::ErrorKind::Index : sema::ErrorKind::Runtime;
-  d.loc = e.loc;
-  raise_diagnostic(d);
+[[noreturn]] void raise_sim_error(const ir::NkiError& e) {
+  raise_diagnostic(e.diag());
   throw py::error_already_set();
 }
 
@@ -66,7 +59,7 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
       sim::simulate(k, bindings, opts);
     }
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
-  } catch (const sim::SimError& e) {
+  } catch (const ir::NkiError& e) {
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
     raise_sim_error(e);
   }
@@ -137,7 +130,7 @@ void bind_kernel_api(py::module_& m) {
                               double memory_limit) {
         try {
           sim::check_budget(*s.k, sim_options(check_uninitialized, false, time_limit, memory_limit));
-        } catch (const sim::SimError& e) {
+        } catch (const ir::NkiError& e) {
           raise_sim_error(e);
         }
       });

@@ -74,7 +74,7 @@ void check_budget(const ir::Kernel& k, const SimOptions& opts) {
   const SimCost cost = estimate_cost(k, opts);
   const double memory = opts.memory_limit_bytes > 0 ? opts.memory_limit_bytes : available_host_memory();
   if (memory > 0 && cost.bytes > memory)
-    throw SimError("err_simulation_out_of_memory",
+    sim_error("err_simulation_out_of_memory",
                    "simulating this kernel needs " + sema::bytes_str(cost.bytes) + " of host memory for its tensors ('" +
                        cost.largest->name + "' alone " + sema::bytes_str(cost.largest_bytes) + "), more than the " +
                        sema::bytes_str(memory) + " available",
@@ -84,7 +84,7 @@ void check_budget(const ir::Kernel& k, const SimOptions& opts) {
   if (opts.time_limit_seconds > 0 && seconds > opts.time_limit_seconds) {
     char work[32];
     std::snprintf(work, sizeof work, "%.2g", cost.work);
-    throw SimError("err_simulation_time_limit_exceeded",
+    sim_error("err_simulation_time_limit_exceeded",
                    "simulating this kernel would take about " + seconds_str(seconds) + " (" + work +
                        " element operations over " + std::to_string(k.num_programs()) +
                        " program instance(s)), more than the limit of " + seconds_str(opts.time_limit_seconds),

@@ -29,7 +29,7 @@ inline constexpr double kInstructionOverhead = 256;
 // The host's available memory in bytes (MemAvailable), or 0 when unknown.
 double available_host_memory();
 
-// Throws SimError err_simulation_out_of_memory when the tensors need more than
+// Throws the diagnostic err_simulation_out_of_memory when the tensors need more than
 // opts.memory_limit_bytes (0: the host's available memory), and
 // err_simulation_time_limit_exceeded when the estimated run time is above
 // opts.time_limit_seconds (0: no limit).

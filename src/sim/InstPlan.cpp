@@ -227,7 +227,7 @@ std::unique_ptr<InstPlan> make_plan(const ir::Instruction& in, const std::vector
   for (const SplitExpr& x : p->forms) collect(x);
   // A reduction or matmul folds over its whole box at once: sub-boxes would not.
   if (!p->grid_divs.empty() && p->kind != InstPlan::Kind::Elementwise)
-    throw SimError("err_non_affine_index_expression",
+    sim_error("err_non_affine_index_expression",
                    "'//' or '%' of a tile index (nl.arange) on an operand of a reduction or matmul is not "
                    "supported: index with an affine expression of nl.arange instead",
                    in.loc);

@@ -18,11 +18,11 @@ int64_t point_offset(const std::vector<TensorMem>& mem, const ir::Instruction& i
   for (size_t d = 0; d < idx.size(); ++d) {
     if ((idx[d] < 0 || idx[d] >= t.decl->shape[d]) && in.oob_skip) return -1;
     if (idx[d] < 0 || idx[d] >= t.decl->shape[d])
-      throw SimError("err_tensor_access_out_of_bound",
-                     "Out-of-bound access for tensor `" + t.decl->name + "` on dimension " + std::to_string(d) +
-                         ": index " + std::to_string(idx[d]) + " exceed dimension size of " +
-                         std::to_string(t.decl->shape[d]),
-                     in.loc);
+      sim_error("err_tensor_access_out_of_bound",
+                "Out-of-bound access for tensor `" + t.decl->name + "` on dimension " + std::to_string(d) +
+                    ": index " + std::to_string(idx[d]) + " exceed dimension size of " +
+                    std::to_string(t.decl->shape[d]),
+                in.loc, "", ir::ErrorKind::Index);
     off += idx[d] * t.strides[d];
   }
   return off;
@@ -33,7 +33,7 @@ int64_t read_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in
   const TensorMem& t = mem.at(a.tensor);
   const int64_t off = point_offset(mem, in, a, value_of);
   if (check_uninitialized && off >= 0 && t.tracked && !t.written[off])
-    throw SimError("err_read_uninitialized_memory",
+    sim_error("err_read_uninitialized_memory",
                    "Read of uninitialized memory: element " + element_str(t, off) + " of tensor `" + t.decl->name +
                        "` was never written in this program instance",
                    in.loc);

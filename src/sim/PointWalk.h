@@ -35,13 +35,13 @@ void for_each_point(const ir::Instruction& in, const int64_t* loops, const int64
 }
 
 // The element offset `a` touches at a point, reading indirect index values from
-// their tiles; outside the tensor it throws SimError(err_tensor_access_out_of_bound),
+// their tiles; outside the tensor it raises err_tensor_access_out_of_bound (sim_error),
 // or returns -1 when the instruction skips out-of-bound points (oob_mode.skip).
 int64_t point_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
                      const ValueOf& value_of);
 
 // point_offset for a read: with `check_uninitialized`, an element never written
-// throws SimError(err_read_uninitialized_memory).
+// raises err_read_uninitialized_memory (sim_error).
 int64_t read_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
                     const ValueOf& value_of, bool check_uninitialized);
 

@@ -159,7 +159,7 @@ int64_t RaceCheck::induction(const Level& l, int64_t stamp) const {
 void RaceCheck::report_write(int level, int64_t stamp, int tensor, int64_t at) const {
   const Level& l = levels_[level];
   const TensorMem& t = mem_[tensor];
-  throw SimError("err_unexpected_output_dependencies",
+  sim_error("err_unexpected_output_dependencies",
                  "iterations " + std::to_string(induction(l, stamp)) + " and " +
                      std::to_string(induction(l, now_)) + " of " + loop_name(*l.loop) +
                      " both write tensor `" + t.decl->name + "` (element " + element_str(t, at) +
@@ -170,7 +170,7 @@ void RaceCheck::report_write(int level, int64_t stamp, int tensor, int64_t at) c
 void RaceCheck::report_read(int level, int64_t stamp, int tensor, int64_t at, bool accumulation) const {
   const Level& l = levels_[level];
   const TensorMem& t = mem_[tensor];
-  throw SimError("err_unexpected_output_dependencies",
+  sim_error("err_unexpected_output_dependencies",
                  "iteration " + std::to_string(induction(l, now_)) + " of " + loop_name(*l.loop) +
                      (accumulation ? " accumulates into " : " reads ") + "tensor `" + t.decl->name +
                      "` written by iteration " + std::to_string(induction(l, stamp)) + " (element " +
@@ -184,7 +184,7 @@ void RaceCheck::report_ambiguous(int64_t execution, int tensor, int64_t at) cons
                                [&](const auto& e) { return e.first == execution; });
   const ir::Loop& loop = *it->second;
   const TensorMem& t = mem_[tensor];
-  throw SimError("err_unexpected_output_dependencies",
+  sim_error("err_unexpected_output_dependencies",
                  "tensor `" + t.decl->name + "` (element " + element_str(t, at) +
                      ") is read after several iterations of " + loop_name(loop) +
                      " wrote it, so its value depends on their order; index the write by the "

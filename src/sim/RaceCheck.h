@@ -49,7 +49,7 @@ class RaceCheck {
   bool watches_reads(int tensor) const;
   bool watches_writes(int tensor) const;
   // Elements start + i*step (i < n) of `tensor` are read / written. Throw
-  // SimError err_unexpected_output_dependencies, at the loop, on a race.
+  // the diagnostic err_unexpected_output_dependencies, at the loop, on a race.
   // `accumulation`: the read is an SBUF `+=` reading its own dst.
   void read(int tensor, int64_t start, int64_t step, int64_t n, bool accumulation = false);
   void write(int tensor, int64_t start, int64_t step, int64_t n, bool accumulating);

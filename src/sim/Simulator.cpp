@@ -25,8 +25,9 @@
 
 namespace nkic::sim {
 
-SimError::SimError(std::string code_, std::string msg, ir::SourceLoc loc_, std::string hint_)
-    : std::runtime_error(std::move(msg)), code(std::move(code_)), loc(loc_), hint(std::move(hint_)) {}
+void sim_error(std::string code, std::string message, ir::SourceLoc loc, std::string hint, ir::ErrorKind kind) {
+  ir::fail({std::move(code), std::move(message), kind, loc, {}, std::move(hint), ""});
+}
 
 namespace {
 
@@ -244,7 +245,7 @@ class Executor final : public ir::IRVisitor {
     v = 0;
     do {
       if (v == kMaxWhileIterations)
-        throw SimError("err_while_loop_does_not_terminate",
+        sim_error("err_while_loop_does_not_terminate",
                        "the while loop ran " + std::to_string(v) + " iterations without its condition becoming zero",
                        l.loc);
       for (int id : per_iteration_[l.axis]) make_fresh(id);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/Diagnostic.h"
 #include "ir/IR.h"
 
 namespace nkic::sim {
@@ -33,16 +34,13 @@ struct SimOptions {
   int threads = 0;
 };
 
-// A simulation failure attributable to one instruction (out-of-bounds access,
-// read of never-written memory when checked) or loop (a race, when checked).
-// `loc` is the instruction's or loop's source location; `code` is the NKI error
-// code (err_*); what() is the message.
-struct SimError : std::runtime_error {
-  std::string code;
-  ir::SourceLoc loc;
-  std::string hint;
-  SimError(std::string code, std::string msg, ir::SourceLoc loc, std::string hint = "");
-};
+// Raises a simulation failure attributable to one instruction (out-of-bounds
+// access, read of never-written memory when checked) or loop (a race, when
+// checked) as the one diagnostic type (ir::NkiError): `code` err_*, at the
+// instruction's or loop's `loc`; an out-of-bound access is an IndexError, as the
+// same check at trace time is.
+[[noreturn]] void sim_error(std::string code, std::string message, ir::SourceLoc loc, std::string hint = "",
+                            ir::ErrorKind kind = ir::ErrorKind::Runtime);
 
 // Runs every program instance of `k` (row-major over k.grid; an empty grid is one
 // instance). bindings[id] points at caller-owned row-major memory for tensor `id`
@@ -51,7 +49,7 @@ struct SimError : std::runtime_error {
 // instances; the simulator's private-HBM, SBUF and PSUM tensors start fresh in each,
 // filled with NaN (float formats) or 0x5A bytes (integers) so reads of
 // uninitialised memory show. Throws std::invalid_argument for a malformed kernel
-// (ir::verify) or too many bindings, and SimError for a failing instruction.
+// (ir::verify) or too many bindings, and raises (sim_error) the diagnostic of a failing instruction.
 void simulate(const ir::Kernel& k, const std::vector<void*>& bindings, const SimOptions& opts = {});
 
 }  // namespace nkic::sim

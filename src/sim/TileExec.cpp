@@ -160,11 +160,10 @@ bool TileExecutor::clamp_box(const InstPlan& p, const ir::Instruction& in, const
 namespace {
 [[noreturn]] void throw_oob(const ir::Instruction& in, const ir::TensorDecl& t, size_t dim,
                             int64_t lo, int64_t hi) {
-  throw SimError("err_tensor_access_out_of_bound",
-                 "Out-of-bound access for tensor `" + t.name + "` on dimension " +
-                     std::to_string(dim) + ": index range " + range_str(lo, hi) +
-                     " exceed dimension size of " + std::to_string(t.shape[dim]),
-                 in.loc);
+  sim_error("err_tensor_access_out_of_bound",
+            "Out-of-bound access for tensor `" + t.name + "` on dimension " + std::to_string(dim) +
+                ": index range " + range_str(lo, hi) + " exceed dimension size of " + std::to_string(t.shape[dim]),
+            in.loc, "", ir::ErrorKind::Index);
 }
 }  // namespace
 
@@ -312,7 +311,7 @@ void TileExecutor::check_reads(const InstPlan& p, const ir::Instruction& in) {
     for_each_access_row(p, e, [&](int64_t at, int64_t step, int64_t n) {
       for (int64_t i = 0; i < n; ++i, at += step) {
         if (written[at]) continue;
-        throw SimError("err_read_uninitialized_memory",
+        sim_error("err_read_uninitialized_memory",
                        "Read of uninitialized memory: element " + element_str(t, at) +
                            " of tensor `" + t.decl->name +
                            "` was never written in this program instance",

@@ -20,7 +20,7 @@ using ir::AluOp;
 using ir::DType;
 using ir::Memory;
 using ir::Opcode;
-using sim::SimError;
+using ir::NkiError;
 
 TEST(Sim, SpmdAddFp16WithProgramIds) {
   KernelBuilder b;
@@ -101,9 +101,9 @@ TEST(Sim, MultiGridVarConstraintCausalTriangle) {
   try {
     sim::simulate(b.k, bind(b.k, {{src, vs.data()}, {tri, vt.data()}, {shifted, vh.data()}}));
     FAIL() << "expected an out-of-bound error";
-  } catch (const SimError& e) {
-    EXPECT_EQ(e.code, "err_tensor_access_out_of_bound");
-    EXPECT_STREQ(e.what(),
+  } catch (const NkiError& e) {
+    EXPECT_EQ(e.diag().code, "err_tensor_access_out_of_bound");
+    EXPECT_STREQ(e.diag().message.c_str(),
                  "Out-of-bound access for tensor `src` on dimension 1: index range [-1, 63] exceed "
                  "dimension size of 64");
   }
@@ -195,14 +195,14 @@ TEST(Sim, OutOfBoundAccessThrowsWithNkiMessage) {
   std::vector<float> vx(128 * 4000, 1.0f);
   try {
     sim::simulate(b.k, bind(b.k, {{x, vx.data()}}));
-    FAIL() << "expected SimError";
-  } catch (const SimError& e) {
-    EXPECT_EQ(e.code, "err_tensor_access_out_of_bound");
-    EXPECT_STREQ(e.what(),
+    FAIL() << "expected a simulation diagnostic";
+  } catch (const NkiError& e) {
+    EXPECT_EQ(e.diag().code, "err_tensor_access_out_of_bound");
+    EXPECT_STREQ(e.diag().message.c_str(),
                  "Out-of-bound access for tensor `x` on dimension 1: index range [0, 4095] exceed "
                  "dimension size of 4000");
-    EXPECT_EQ(e.loc.line, 42);
-    EXPECT_EQ(e.loc.col, 9);
+    EXPECT_EQ(e.diag().loc.line, 42);
+    EXPECT_EQ(e.diag().loc.col, 9);
   }
   // The mask that fixes it.
   ld.predicate = {ge(AffineExpr(3999) - G(1))};
@@ -226,20 +226,20 @@ TEST(Sim, UninitializedReadDetection) {
 
   try {
     sim::simulate(b.k, bind(b.k, {{out, vo.data()}}), {.check_uninitialized = true});
-    FAIL() << "expected SimError";
-  } catch (const SimError& e) {
-    EXPECT_EQ(e.code, "err_read_uninitialized_memory");
-    EXPECT_NE(std::string(e.what()).find("tensor `t`"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("[64, 0]"), std::string::npos) << e.what();
+    FAIL() << "expected a simulation diagnostic";
+  } catch (const NkiError& e) {
+    EXPECT_EQ(e.diag().code, "err_read_uninitialized_memory");
+    EXPECT_NE(std::string(e.diag().message.c_str()).find("tensor `t`"), std::string::npos) << e.diag().message.c_str();
+    EXPECT_NE(std::string(e.diag().message.c_str()).find("[64, 0]"), std::string::npos) << e.diag().message.c_str();
   }
 
   // Written in full, but only by instance 0: instance 1 starts fresh.
   set.predicate = {eq(P(0))};
   try {
     sim::simulate(b.k, bind(b.k, {{out, vo.data()}}), {.check_uninitialized = true});
-    FAIL() << "expected SimError";
-  } catch (const SimError& e) {
-    EXPECT_EQ(e.code, "err_read_uninitialized_memory");
+    FAIL() << "expected a simulation diagnostic";
+  } catch (const NkiError& e) {
+    EXPECT_EQ(e.diag().code, "err_read_uninitialized_memory");
   }
   set.predicate.clear();
   EXPECT_NO_THROW(sim::simulate(b.k, bind(b.k, {{out, vo.data()}}), {.check_uninitialized = true}));

@@ -18,7 +18,7 @@ using ir::AxisType;
 using ir::DType;
 using ir::Memory;
 using ir::Opcode;
-using sim::SimError;
+using ir::NkiError;
 
 constexpr sim::SimOptions kRaces{.check_uninitialized = true, .check_races = true};
 
@@ -34,10 +34,10 @@ ir::Loop& named_loop(KernelBuilder& b, const std::string& name, int64_t lb, int6
 std::string race_error(const ir::Kernel& k, const std::vector<void*>& binds, int* line = nullptr) {
   try {
     sim::simulate(k, binds, kRaces);
-  } catch (const SimError& e) {
-    EXPECT_EQ(e.code, "err_unexpected_output_dependencies") << e.what();
-    if (line) *line = e.loc.line;
-    return e.what();
+  } catch (const NkiError& e) {
+    EXPECT_EQ(e.diag().code, "err_unexpected_output_dependencies") << e.diag().message.c_str();
+    if (line) *line = e.diag().loc.line;
+    return e.diag().message.c_str();
   }
   return "";
 }

@@ -1,10 +1,10 @@
-#include "sema/Diagnostic.h"
+#include "ir/Diagnostic.h"
 
 #include <fstream>
 #include <mutex>
 #include <unordered_map>
 
-namespace nkic::sema {
+namespace nkic::ir {
 
 std::string source_line(const std::string& file, int line) {
   static std::mutex mu;
@@ -59,4 +59,4 @@ const char* NkiError::what() const noexcept {
 
 void fail(Diagnostic d) { throw NkiError(std::move(d)); }
 
-}  // namespace nkic::sema
+}  // namespace nkic::ir
