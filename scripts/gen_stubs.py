@@ -108,7 +108,7 @@ def _value_type(value):
 _DUNDERS = ("__init__", "__getitem__", "__iter__", "__len__", "__mul__", "__rmul__")
 
 
-def _class(name, cls, module):
+def _class(name, cls):
     if issubclass(cls, enum.Enum):
         base = "enum.IntEnum" if issubclass(cls, int) else "enum.Enum"
         members = "".join(f"    {m.name} = {m.value!r}\n" for m in cls)
@@ -151,7 +151,7 @@ def stub(module, name):
         if attr.startswith("_") or isinstance(value, types.ModuleType):
             continue
         if inspect.isclass(value) and value.__module__ == module.__name__ and not issubclass(value, np.generic):
-            parts.append(_class(attr, value, module))
+            parts.append(_class(attr, value))
         elif inspect.isclass(value):
             parts.append(f"{attr}: Any\n")  # a dtype (numpy or core type) or a foreign class
         elif inspect.isfunction(value) or inspect.isbuiltin(value):
@@ -167,7 +167,7 @@ def stub(module, name):
             else:
                 parts.append(f"{attr}: {_value_type(value)}\n")
     for cname, cls in sorted(helpers.items()):
-        parts.append(_class(cname, cls, module))
+        parts.append(_class(cname, cls))
     return "".join(parts)
 
 

@@ -175,8 +175,12 @@ def cmd_trace(ns, pr):
     return EXIT_OK
 
 
+class _Mismatch(Exception):
+    """The outputs cannot be compared with reference() at all (count or type)."""
+
+
 def _compare_outputs(mod, outs, refs, checked_uninitialized):
-    """[(output report, text line)] and whether all match."""
+    """[(output report, text line)], one per output."""
     outs, refs = _compare.as_tuple(outs), _compare.as_tuple(refs)
     if len(outs) != len(refs):
         raise _Mismatch(f"the kernel returns {len(outs)} output(s), but reference() returns {len(refs)}")
@@ -199,10 +203,6 @@ def _compare_outputs(mod, outs, refs, checked_uninitialized):
             text += f"; {c.nan_count} NaN"
         rows.append((row, text))
     return rows
-
-
-class _Mismatch(Exception):
-    """The outputs cannot be compared with reference() at all (count or type)."""
 
 
 def cmd_run(ns, pr):
