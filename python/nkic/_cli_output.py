@@ -12,7 +12,7 @@ _WARNING_CODE = re.compile(r"^\[(?P<code>\w+)\]\s*(?P<message>.*)$", re.S)
 _IR_LOCATION = re.compile(r"\s+@ (?P<file>\S.*):(?P<line>\d+):(?P<col>\d+)\s*$")
 # The first word of each printed IR statement that is not an instruction.
 _IR_KINDS = {"kernel": "kernel", "tensor": "tensor", "for": "loop", "do": "loop"}
-_COLOURS = {"ok": "32", "error": "31;1", "mismatch": "31;1", "warning": "33", "note": "36", "dim": "2"}
+_COLOURS = {"ok": "32", "error": "31;1", "mismatch": "31;1", "warning": "33", "note": "36"}
 
 
 def use_colour(stream):
@@ -51,7 +51,7 @@ def warning_text(w):
     return f"{w.filename}:{w.lineno}: warning: {w.message}"
 
 
-def ir_json(traced, kernel, path, target, grid):
+def ir_json(traced, kernel, path, target):
     """The traced IR: the kernel's interface, and its body one printed statement per entry
     with its nesting depth and source location."""
     ir = traced.ir

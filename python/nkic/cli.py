@@ -161,7 +161,7 @@ def cmd_trace(ns, pr):
     path, mod, k, args, kwargs, grid = _prepare(ns)
     traced, err, caught = _trace(k, grid, args, kwargs)
     if ns.json:
-        report = out.ir_json(traced, k.__name__, path, k.target, grid) if traced else {
+        report = out.ir_json(traced, k.__name__, path, k.target) if traced else {
             "schema": "nkic.trace/1", "version": __version__, "kernel": k.__name__, "file": path, "target": k.target}
         report.update(ok=err is None, diagnostics=[out.diagnostic(err)] if err else [],
                       warnings=[out.warning(w) for w in caught])
