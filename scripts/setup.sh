@@ -2,6 +2,8 @@
 # Prepare a Debian 12 machine and build nkic: install the Debian packages the
 # build and the tests need (only the missing ones), configure once, build.
 # Safe to run repeatedly and from any directory.
+#   scripts/setup.sh            the library and the Python module (_nkic) only
+#   scripts/setup.sh all        also the C++ tests (scripts/test.sh asks for this)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,6 +14,7 @@ PACKAGES=(
   pybind11-dev python3-dev python3-numpy
   python3-pytest python3-hypothesis python3-scipy
   libgtest-dev libbenchmark-dev
+  python3-setuptools python3-wheel python3-pip python3-venv python3-mypy
 )
 
 missing=()
@@ -41,4 +44,5 @@ if [[ ! -f build/build.ninja ]]; then
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=/usr/bin/python3
 fi
 
-cmake --build build -j2
+# The C++ tests are a quarter of a first build's compile time: only the test command builds them.
+cmake --build build -j2 --target "${@:-_nkic}"

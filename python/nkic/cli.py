@@ -1,33 +1,57 @@
 """The nkic command line: trace, run and check NKI kernels without hardware.
 
-  nkic trace FILE::KERNEL --arg 'x=f32[250,512]' [--grid 2,4] [--target trn2]
-  nkic run FILE[::KERNEL] [--check-uninitialized]
-  nkic check FILE::KERNEL --arg ... --target trn1,trn2 | all
+  nkic trace FILE::KERNEL --arg 'x=f32[250,512]' [--grid 2,4] [--target trn2] [--json]
+  nkic run FILE[::KERNEL] [--no-checks] [--json]
+  nkic check FILE::KERNEL --arg ... --target trn1,trn2 | all [--json | --sarif]
+
+Exit status: 0 ok, 1 numeric mismatch (run), 2 kernel diagnostic, 3 usage error.
+docs/cli.md documents the options and the JSON schemas.
 """
 import argparse
 import importlib.util
 import inspect
+import json
 import os
 import re
 import sys
 import time
+import traceback
+import warnings
 
 import numpy as np
 
 from ._core import core
-from . import _dtypes, _kernel
+from ._version import __version__
+from . import _cli_output as out, _compare, _dtypes, _kernel
 
+EXIT_OK, EXIT_MISMATCH, EXIT_DIAGNOSTIC, EXIT_USAGE = 0, 1, 2, 3
+TARGETS = ("inf1", "trn1", "inf2", "trn2", "trn3")
 _SHORT_DTYPES = {
     "f32": "float32", "f16": "float16", "bf16": "bfloat16", "tf32": "tfloat32", "fp8e4m3": "float8_e4m3",
     "fp8e5m2": "float8_e5m2", "i8": "int8", "i16": "int16", "i32": "int32", "u8": "uint8", "u16": "uint16",
     "u32": "uint32", "bool": "bool",
 }
-_TOLERANCE = {"float32": 1e-5, "tfloat32": 1e-3, "float16": 1e-3, "bfloat16": 1e-2, "float8_e4m3": 1.3e-1,
-              "float8_e5m2": 2.6e-1}
 
 
 class CliError(Exception):
-    pass
+    """A usage error: bad arguments, a missing file or kernel, a file whose own code fails."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own usage errors exit 3 like nkic's
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _user_call(what, fn, *args, **kwargs):
+    """Runs the file's own code; an exception from it is a usage error naming `what`
+    (a diagnostic from a kernel it runs stays a diagnostic)."""
+    try:
+        return fn(*args, **kwargs)
+    except core.NKIError:
+        raise
+    except Exception as e:
+        raise CliError(f"{what} raised {type(e).__name__}: {e}") from e
 
 
 def _load_module(path):
@@ -37,7 +61,7 @@ def _load_module(path):
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
-    spec.loader.exec_module(mod)
+    _user_call(f"loading {path}", spec.loader.exec_module, mod)
     return mod
 
 
@@ -52,11 +76,6 @@ def _find_kernel(mod, name, path):
             raise CliError(f"{path} defines {len(found)} kernels; name one as {path}::KERNEL")
         k = found[0]
     return k if isinstance(k, _kernel.TraceKernel) else _kernel.TraceKernel(k, mode="simulation")
-
-
-def _split_target(spec):
-    path, _, kernel = spec.partition("::")
-    return path, kernel or None
 
 
 def parse_arg(text):
@@ -75,26 +94,29 @@ def parse_arg(text):
 def _parse_grid(text):
     if not text:
         return None
-    return tuple(int(g) for g in text.split(","))
+    try:
+        return tuple(int(g) for g in text.split(","))
+    except ValueError:
+        raise CliError(f"cannot parse --grid {text!r}; expected sizes like 2,4") from None
 
 
-def _kernel_args(mod, kernel, arg_specs):
+def _kernel_args(mod, arg_specs):
     if arg_specs:
         return (), dict(parse_arg(a) for a in arg_specs)
     make = getattr(mod, "make_inputs", None)
     if make is None:
-        raise CliError(f"give the kernel's arguments with --arg NAME=DTYPE[SHAPE] (or define make_inputs() in the file)")
-    return tuple(make()), {}
+        raise CliError("give the kernel's arguments with --arg NAME=DTYPE[SHAPE] (or define make_inputs() in the file)")
+    return tuple(_user_call("make_inputs()", make)), {}
 
 
 def _prepare(ns):
     """The file's module, its kernel (retargeted by --target), arguments and grid."""
-    path, kname = _split_target(ns.kernel)
+    path, _, kname = ns.kernel.partition("::")
     mod = _load_module(path)
-    k = _find_kernel(mod, kname, path)
+    k = _find_kernel(mod, kname or None, path)
     if ns.target and ns.cmd != "check":
         k.target = ns.target
-    args, kwargs = _kernel_args(mod, k, ns.arg)
+    args, kwargs = _kernel_args(mod, ns.arg)
     grid = _parse_grid(ns.grid) or getattr(mod, "GRID", None)
     try:
         inspect.signature(k.func).bind(*args, **kwargs)
@@ -103,91 +125,234 @@ def _prepare(ns):
     return path, mod, k, args, kwargs, grid
 
 
-def cmd_trace(ns):
+def _trace(k, grid, args, kwargs):
+    """(traced kernel or None, NKIError or None, tracer warnings)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return k.trace(grid, args, kwargs), None, caught
+        except core.NKIError as e:
+            return None, e, caught
+
+
+class _Printer:
+    """Text output under -q / -v, with colour on a terminal."""
+
+    def __init__(self, ns):
+        self.quiet, self.verbose, self.silent = ns.quiet, ns.verbose, ns.json  # JSON replaces the text
+
+    def line(self, text="", *, always=False):
+        if not self.silent and (always or not self.quiet):
+            print(text)
+
+    def warnings(self, caught):
+        for w in caught:
+            print(out.paint(out.warning_text(w), "warning", sys.stderr), file=sys.stderr)
+
+    def diagnostic(self, e):
+        print(str(e), file=sys.stderr)
+
+
+def _dump(obj):
+    print(json.dumps(obj, indent=2))
+
+
+def cmd_trace(ns, pr):
     path, mod, k, args, kwargs, grid = _prepare(ns)
-    traced = k.trace(grid, args, kwargs)
+    traced, err, caught = _trace(k, grid, args, kwargs)
+    if ns.json:
+        report = out.ir_json(traced, k.__name__, path, k.target) if traced else {
+            "schema": "nkic.trace/1", "version": __version__, "kernel": k.__name__, "file": path, "target": k.target}
+        report.update(ok=err is None, diagnostics=[out.diagnostic(err)] if err else [],
+                      warnings=[out.warning(w) for w in caught])
+        _dump(report)
+        return EXIT_DIAGNOSTIC if err else EXIT_OK
+    pr.warnings(caught)
+    if err:
+        pr.diagnostic(err)
+        return EXIT_DIAGNOSTIC
     sys.stdout.write(traced.ir.text(not ns.no_locations))
-    return 0
+    return EXIT_OK
 
 
-def _max_error(out, ref):
-    o = np.asarray(out).astype(np.float64)
-    r = np.asarray(ref).astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        return float(np.nanmax(np.abs(o - r))) if o.size else 0.0
+class _Mismatch(Exception):
+    """The outputs cannot be compared with reference() at all (count or type)."""
 
 
-def cmd_run(ns):
+def _compare_outputs(mod, outs, refs, checked_uninitialized):
+    """[(output report, text line)], one per output."""
+    outs, refs = _compare.as_tuple(outs), _compare.as_tuple(refs)
+    if len(outs) != len(refs):
+        raise _Mismatch(f"the kernel returns {len(outs)} output(s), but reference() returns {len(refs)}")
+    tolerance = getattr(mod, "TOLERANCE", None)
+    rows = []
+    for i, (o, r) in enumerate(zip(outs, refs)):
+        if np.asarray(r).dtype == object:
+            raise _Mismatch(f"output {i}: reference() returned {type(r).__name__}, not an array")
+        try:
+            c = _compare.Comparison(o, r, tolerance)
+        except (TypeError, ValueError) as e:
+            raise _Mismatch(f"output {i}: reference() returned {type(r).__name__}, which cannot be compared "
+                            f"with the kernel's {_dtypes.dtype_name(o.dtype)}{list(o.shape)} array ({e})") from None
+        row = {"index": i, **c.as_dict(), "hint": None}
+        if c.nan_count and not checked_uninitialized:
+            row["hint"] = (f"{c.nan_count} NaN value(s) in the output; a read of memory no instruction wrote "
+                           f"often causes this: run without --no-checks (or with --check-uninitialized)")
+        text = f"output {i} ({c.dtype}{c.shape}): {c.summary()}"
+        if c.shape_ok and c.nan_count:
+            text += f"; {c.nan_count} NaN"
+        rows.append((row, text))
+    return rows
+
+
+def cmd_run(ns, pr):
     path, mod, k, args, kwargs, grid = _prepare(ns)
+    uninit = ns.check_uninitialized or not ns.no_checks
+    races = ns.check_races or not ns.no_checks
+    report = {"schema": "nkic.run/1", "version": __version__, "kernel": f"{path}::{k.__name__}", "target": k.target,
+              "checks": {"uninitialized": uninit, "races": races}, "ok": False, "status": "diagnostic",
+              "instructions": None, "trace_ms": None, "simulate_ms": None, "outputs": [], "message": None,
+              "diagnostics": [], "warnings": []}
     t0 = time.perf_counter()
-    traced = k.trace(grid, args, kwargs)
+    traced, err, caught = _trace(k, grid, args, kwargs)
     t1 = time.perf_counter()
-    bound = inspect.signature(k.func).bind(*args, **kwargs).arguments
-    arrays = traced.arrays(bound)
-    outs = _kernel.simulate_traced(traced, arrays, ns.check_uninitialized, ns.check_races)
-    t2 = time.perf_counter()
-    print(f"{os.path.basename(path)}::{k.__name__}: traced {traced.ir.num_instructions()} instructions "
-          f"in {1e3 * (t1 - t0):.2f} ms, simulated in {1e3 * (t2 - t1):.2f} ms")
+    report["warnings"] = [out.warning(w) for w in caught]
+    outs = None
+    if traced is not None:
+        report["instructions"], report["trace_ms"] = traced.ir.num_instructions(), round(1e3 * (t1 - t0), 3)
+        bound = inspect.signature(k.func).bind(*args, **kwargs).arguments
+        try:
+            outs = _kernel.simulate_traced(traced, traced.arrays(bound), uninit, races)
+        except core.NKIError as e:
+            err = e
+        report["simulate_ms"] = round(1e3 * (time.perf_counter() - t1), 3)
+    if not ns.json:
+        pr.warnings(caught)
+    if err is not None:
+        report["diagnostics"] = [out.diagnostic(err)]
+        return _finish_run(ns, pr, report, EXIT_DIAGNOSTIC, err)
+    checks = ", ".join(n for n, on in (("races", races), ("uninitialized reads", uninit)) if on) or "none"
+    pr.line(f"{os.path.basename(path)}::{k.__name__}: traced {report['instructions']} instructions in "
+            f"{report['trace_ms']:.2f} ms, simulated in {report['simulate_ms']:.2f} ms (checks: {checks})")
     reference = getattr(mod, "reference", None)
     if reference is None:
-        print("  no reference() in the file: nothing to compare")
-        return 0
-    refs = reference(*args, **kwargs)
-    outs = outs if isinstance(outs, tuple) else (outs,)
-    refs = refs if isinstance(refs, tuple) else (refs,)
-    ok = True
-    for i, (o, r) in enumerate(zip(outs, refs)):
-        dt = _dtypes.dtype_name(o.dtype)
-        tol = getattr(mod, "TOLERANCE", _TOLERANCE.get(dt, 0.0))
-        err = _max_error(o, r)
-        scale = max(1.0, float(np.nanmax(np.abs(np.asarray(r).astype(np.float64)))) if np.size(r) else 1.0)
-        passed = np.asarray(o).shape == np.asarray(r).shape and err <= tol * scale
-        ok = ok and passed
-        print(f"  output {i} ({dt}{list(np.shape(o))}): max abs error {err:.3g} "
-              f"(tolerance {tol * scale:.3g}) {'ok' if passed else 'MISMATCH'}")
-    return 0 if ok else 1
+        report.update(ok=True, status="ok", message="no reference() in the file: nothing to compare")
+        pr.line("  " + report["message"])
+        return _finish_run(ns, pr, report, EXIT_OK)
+    refs = _user_call("reference()", reference, *args, **kwargs)
+    try:
+        rows = _compare_outputs(mod, outs, refs, uninit)
+    except _Mismatch as e:
+        report.update(status="mismatch", message=str(e))
+        pr.line("  " + out.paint(f"MISMATCH: {e}", "mismatch", sys.stdout), always=True)
+        return _finish_run(ns, pr, report, EXIT_MISMATCH)
+    ok = all(row["ok"] for row, _ in rows)
+    report.update(ok=ok, status="ok" if ok else "mismatch", outputs=[row for row, _ in rows])
+    for row, text in rows:
+        verdict = out.paint("ok", "ok", sys.stdout) if row["ok"] else out.paint("MISMATCH", "mismatch", sys.stdout)
+        pr.line(f"  {text} {verdict}", always=not row["ok"])
+        if row["hint"]:
+            pr.line("  " + out.paint("hint: " + row["hint"], "note", sys.stdout), always=True)
+    return _finish_run(ns, pr, report, EXIT_OK if ok else EXIT_MISMATCH)
 
 
-def cmd_check(ns):
+def _finish_run(ns, pr, report, status, err=None):
+    if ns.json:
+        _dump(report)
+    elif err is not None:
+        pr.diagnostic(err)
+    return status
+
+
+def _check_targets(spec):
+    if spec in (None, "all"):
+        return list(TARGETS)
+    return [t.strip() for t in spec.split(",") if t.strip()]
+
+
+def cmd_check(ns, pr):
     path, mod, k, args, kwargs, grid = _prepare(ns)
-    targets = ["inf1", "trn1", "inf2", "trn2", "trn3"] if ns.target in (None, "all") else ns.target.split(",")
-    failures = 0
-    for t in targets:
+    report = {"schema": "nkic.check/1", "version": __version__, "kernel": f"{path}::{k.__name__}", "ok": True,
+              "targets": [], "warnings": []}
+    errors, seen = [], {}
+    for t in _check_targets(ns.target):
         k.target = t
-        try:
-            k.trace(grid, args, kwargs)
-            print(f"{t}: ok")
-        except core.NKIError as e:
-            failures += 1
-            print(f"{t}: FAIL {e.code}: {e.message}" + (f" at {e.file}:{e.line}:{e.col}" if e.file else ""))
-    return 1 if failures else 0
+        _, err, caught = _trace(k, grid, args, kwargs)
+        for w in caught:  # the same warning from every target is reported once
+            seen.setdefault(out.warning_key(w), w)
+        report["targets"].append({"target": t, "ok": err is None, "diagnostics": [out.diagnostic(err)] if err else []})
+        errors.append((t, err))
+    report["warnings"] = [out.warning(w) for w in seen.values()]
+    report["ok"] = all(e is None for _, e in errors)
+    status = EXIT_OK if report["ok"] else EXIT_DIAGNOSTIC
+    if ns.sarif:
+        _dump(out.sarif(report))
+        return status
+    if ns.json:
+        _dump(report)
+        return status
+    for t, e in errors:
+        if e is None:
+            pr.line(f"{t}: {out.paint('ok', 'ok', sys.stdout)}")
+            continue
+        where = f" at {e.file}:{e.line}:{e.col}" if e.file else ""
+        pr.line(f"{t}: {out.paint('FAIL', 'error', sys.stdout)} {e.code}: {e.message}{where}", always=True)
+        if pr.verbose:
+            pr.line(str(e), always=True)
+    pr.warnings(seen.values())
+    return status
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser(prog="nkic", description="Trace, check and simulate NKI kernels on the CPU.")
-    sub = p.add_subparsers(dest="cmd", required=True)
+def _parser():
+    p = _Parser(prog="nkic", description="Trace, check and simulate NKI kernels on the CPU.",
+                epilog="exit status: 0 ok, 1 numeric mismatch, 2 kernel diagnostic, 3 usage error")
+    p.add_argument("--version", action="version", version=f"nkic {__version__}")
+    common = _Parser(add_help=False)
+    common.add_argument("kernel", help="FILE.py or FILE.py::KERNEL")
+    common.add_argument("--arg", action="append", default=[], help="NAME=DTYPE[D0,D1,...] (e.g. x=f32[128,512])")
+    common.add_argument("--grid", help="SPMD launch grid, e.g. 2,4")
+    common.add_argument("--target", help="trn1, inf2, trn2, trn3, inf1 (check: comma list or 'all')")
+    loud = common.add_mutually_exclusive_group()
+    loud.add_argument("-q", "--quiet", action="store_true", help="print only failures")
+    loud.add_argument("-v", "--verbose", action="store_true", help="print full diagnostics and tracebacks")
+    common.add_argument("--json", action="store_true", help="print one JSON object (docs/cli.md has the schema)")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     for name, fn, help_ in (("trace", cmd_trace, "print the IR of FILE::KERNEL"),
                             ("run", cmd_run, "trace, simulate and compare with the file's reference()"),
                             ("check", cmd_check, "legality on one or more targets")):
-        sp = sub.add_parser(name, help=help_)
-        sp.add_argument("kernel", help="FILE.py or FILE.py::KERNEL")
-        sp.add_argument("--arg", action="append", default=[], help="NAME=DTYPE[D0,D1,...] (e.g. x=f32[128,512])")
-        sp.add_argument("--grid", help="SPMD launch grid, e.g. 2,4")
-        sp.add_argument("--target", help="trn1, inf2, trn2, trn3, inf1 (check: comma list or 'all')")
+        sp = sub.add_parser(name, help=help_, parents=[common])
         sp.set_defaults(fn=fn)
         if name == "trace":
             sp.add_argument("--no-locations", action="store_true", help="omit source locations")
         if name == "run":
+            sp.add_argument("--no-checks", action="store_true",
+                            help="skip the race and uninitialized-read checks (on by default)")
             sp.add_argument("--check-uninitialized", action="store_true",
-                            help="report reads of memory no instruction wrote")
+                            help="with --no-checks: still report reads of memory no instruction wrote")
             sp.add_argument("--check-races", action="store_true",
-                            help="report affine_range iterations that depend on each other")
-    ns = p.parse_args(argv)
+                            help="with --no-checks: still report affine_range iterations that depend on each other")
+        if name == "check":
+            sp.add_argument("--sarif", action="store_true", help="print a SARIF 2.1.0 log instead of text")
+    return p
+
+
+def main(argv=None):
+    ns = _parser().parse_args(argv)
+    pr = _Printer(ns)
     try:
-        return ns.fn(ns)
+        return ns.fn(ns, pr)
+    except BrokenPipeError:  # the reader (`| head`) stopped early: no traceback, no flush error at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_USAGE
     except CliError as e:
-        print(f"nkic: error: {e}", file=sys.stderr)
-        return 2
-    except core.NKIError as e:
-        print(str(e), file=sys.stderr)
-        return 1
+        print(f"nkic: {out.paint('error', 'error', sys.stderr)}: {e}", file=sys.stderr)
+        if ns.verbose and e.__cause__ is not None:
+            traceback.print_exception(e.__cause__)
+        return EXIT_USAGE
+    except core.NKIError as e:  # raised while loading the file (a decorator's arguments)
+        if ns.json:
+            _dump({"schema": f"nkic.{ns.cmd}/1", "version": __version__, "ok": False,
+                   "diagnostics": [out.diagnostic(e)]})
+        else:
+            pr.diagnostic(e)
+        return EXIT_DIAGNOSTIC

@@ -73,7 +73,12 @@ struct KernelBuilder {
   }
 };
 
-inline ir::Access at(int t, std::vector<AffineExpr> idx) { return {t, std::move(idx)}; }
+inline ir::Access at(int t, std::vector<AffineExpr> idx) {
+  ir::Access a;
+  a.tensor = t;
+  a.index = std::move(idx);
+  return a;
+}
 inline ir::Access at2(int t) { return at(t, {G(0), G(1)}); }
 inline ir::Constraint ge(AffineExpr e) { return {std::move(e), ir::CmpKind::Ge}; }
 inline ir::Constraint eq(AffineExpr e) { return {std::move(e), ir::CmpKind::Eq}; }

@@ -47,7 +47,12 @@ int add_tensor(Kernel& k, const std::string& name, std::vector<int64_t> shape, D
   return k.tensors.back().id;
 }
 
-Access acc(int tensor, std::vector<AffineExpr> index) { return Access{tensor, std::move(index)}; }
+Access acc(int tensor, std::vector<AffineExpr> index) {
+  Access a;
+  a.tensor = tensor;
+  a.index = std::move(index);
+  return a;
+}
 
 std::unique_ptr<Instruction> inst(Opcode op, std::vector<int64_t> shape, Access dst,
                                   std::vector<Access> srcs = {}, SourceLoc loc = {}) {

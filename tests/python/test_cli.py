@@ -1,6 +1,6 @@
 """The nkic command line (bin/nkic): trace prints the IR with one loop axis per
 affine_range, affine mask predicates and source locations; run simulates the
-examples against their numpy reference; argument errors exit with status 2."""
+examples against their numpy reference; argument errors are usage errors (status 3)."""
 import os
 import re
 import subprocess
@@ -112,15 +112,15 @@ def test_run_examples(example):
     "=f32[1000,512]",          # no name
     "a_input=q7[1000,512]",    # unknown dtype
 ])
-def test_bad_arg_syntax_exits_2(bad):
+def test_bad_arg_syntax_exits_3(bad):
     r = nkic("trace", MASKED_ADD + "::masked_add_kernel", "--arg", bad, "--arg", "b_input=f32[1000,512]")
-    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert r.returncode == 3, (r.returncode, r.stdout, r.stderr)
     assert "--arg" in r.stderr or "dtype" in r.stderr
     assert bad in r.stderr
     assert "Traceback" not in r.stderr
 
 
-def test_unknown_kernel_name_exits_2():
+def test_unknown_kernel_name_exits_3():
     r = nkic("trace", MASKED_ADD + "::no_such_kernel", "--arg", "a_input=f32[8,8]")
-    assert r.returncode == 2
+    assert r.returncode == 3
     assert "no_such_kernel" in r.stderr

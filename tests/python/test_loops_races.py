@@ -1,5 +1,5 @@
-"""The affine_range race check (simulate_kernel(..., check_races=True), `nkic run
---check-races`). nl.affine_range asserts that iterations are independent; the
+"""The affine_range race check (simulate_kernel(..., check_races=True), and `nkic run`,
+which checks by default). nl.affine_range asserts that iterations are independent; the
 compiler does not verify it (seed 003 §4.1), so nkic's simulator can: a kernel
 that wrongly uses affine_range for a loop-carried dependency, or whose
 iterations write the same output element, gets err_unexpected_output_dependencies
@@ -481,8 +481,8 @@ def nkic_cli(*args):
 
 
 def test_cli_run_check_races_flags_the_wrong_kernel():
-    r = nkic_cli("run", f"{THIS_FILE}::prefix_sum_affine_kernel", "--check-races")
-    assert r.returncode == 1, (r.stdout, r.stderr)
+    r = nkic_cli("run", f"{THIS_FILE}::prefix_sum_affine_kernel")  # nkic run checks races by default
+    assert r.returncode == 2, (r.stdout, r.stderr)
     assert CODE in r.stderr
     assert "affine loop `j`" in r.stderr and "tensor `running`" in r.stderr
     assert f"test_loops_races.py:{marker_line('prefix_affine')}:" in r.stderr
@@ -498,7 +498,7 @@ def test_cli_run_check_races_passes_the_right_kernels():
     assert "ok" in r.stdout and CODE not in r.stderr
 
 
-def test_cli_run_without_check_races_does_not_check():
-    r = nkic_cli("run", f"{THIS_FILE}::prefix_sum_affine_kernel")
+def test_cli_run_without_checks_does_not_check():
+    r = nkic_cli("run", f"{THIS_FILE}::prefix_sum_affine_kernel", "--no-checks")
     assert r.returncode == 0, (r.stdout, r.stderr)
     assert CODE not in r.stderr

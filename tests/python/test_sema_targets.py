@@ -347,7 +347,7 @@ def test_check_legal_kernel_ok_on_every_target(spec):
 
 def test_check_psum_96_fails_on_inf1_only():
     r = nkic_cli("check", f"{REL_THIS}::k_psum_96", "--arg", "a=f32[128,512]", "--target", "all")
-    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.returncode == 2, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) == len(ALL), r.stdout
     line, col = cli_line("psum_96")
@@ -362,13 +362,13 @@ def test_check_target_subset():
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == ["trn1: ok", "trn2: ok"]
     r = nkic_cli("check", f"{REL_THIS}::k_psum_96", "--arg", "a=f32[128,512]", "--target", "inf1")
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert r.stdout.startswith("inf1: FAIL err_num_partition_exceed_arch_limit")
 
 
 def test_check_unknown_target_fails():
     r = nkic_cli("check", f"{REL_THIS}::k_legal_everywhere", "--arg", "a=f32[128,512]", "--target", "trn2,trn9")
-    assert r.returncode == 1
+    assert r.returncode == 2
     lines = r.stdout.splitlines()
     assert lines[0] == "trn2: ok"
     assert lines[1].startswith("trn9: FAIL err_incorrect_target_type")
@@ -376,5 +376,5 @@ def test_check_unknown_target_fails():
 
 def test_check_usage_error_exit_code():
     r = nkic_cli("check", "tests/python/no_such_file.py::k", "--target", "trn2")
-    assert r.returncode == 2
+    assert r.returncode == 3
     assert "no such file" in r.stderr

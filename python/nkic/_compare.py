@@ -1,0 +1,68 @@
+"""Comparing a kernel's outputs with expected values: the one rule `nkic run` and the
+pytest plugin share, and the numbers both report (max abs/rel error, worst index)."""
+import numpy as np
+
+from . import _dtypes
+
+# Default tolerance per output dtype, relative to max(1, max |expected|).
+TOLERANCE = {"float32": 1e-5, "tfloat32": 1e-3, "float16": 1e-3, "bfloat16": 1e-2, "float8_e4m3": 1.3e-1,
+             "float8_e5m2": 2.6e-1}
+
+
+class Comparison:
+    """One output against its expected value. `ok` is False for a shape mismatch, a NaN
+    where a number was expected, or an error above `tolerance`."""
+
+    def __init__(self, actual, expected, tolerance=None):
+        a, e = np.asarray(actual), np.asarray(expected)
+        self.dtype = _dtypes.dtype_name(a.dtype)
+        self.shape, self.expected_shape = list(a.shape), list(e.shape)
+        self.shape_ok = a.shape == e.shape
+        self.nan_count = int(np.count_nonzero(np.isnan(a.astype(np.float64)))) if a.size else 0
+        self.max_abs_error = self.max_rel_error = 0.0
+        self.worst_index = None
+        scale = 1.0
+        if self.shape_ok and a.size:
+            a64, e64 = a.astype(np.float64), e.astype(np.float64)
+            with np.errstate(invalid="ignore"):
+                diff = np.abs(a64 - e64)
+                # A NaN (or inf) where the expected value is finite is the worst element of all.
+                bad = ~np.isfinite(diff) & ~(np.isnan(a64) & np.isnan(e64)) & ~(a64 == e64)
+                diff = np.where(bad, np.inf, np.nan_to_num(diff, nan=0.0))
+                rel = diff / np.maximum(np.abs(e64), np.finfo(np.float64).tiny)
+            flat = int(np.argmax(diff))
+            self.worst_index = [int(i) for i in np.unravel_index(flat, a.shape)]
+            self.max_abs_error = float(diff.reshape(-1)[flat])
+            self.max_rel_error = float(np.max(rel))
+            self.worst_actual = float(a64.reshape(-1)[flat])
+            self.worst_expected = float(e64.reshape(-1)[flat])
+            finite = np.abs(e64[np.isfinite(e64)])
+            scale = max(1.0, float(finite.max())) if finite.size else 1.0
+        base = TOLERANCE.get(self.dtype, 0.0) if tolerance is None else float(tolerance)
+        self.tolerance = base * scale
+        self.ok = self.shape_ok and self.max_abs_error <= self.tolerance
+
+    def summary(self):
+        """One line: the errors and where the worst one is."""
+        if not self.shape_ok:
+            return f"shape {self.shape}, but the expected value has shape {self.expected_shape}"
+        text = f"max abs error {self.max_abs_error:.3g}, max rel error {self.max_rel_error:.3g}"
+        if self.worst_index is not None and self.max_abs_error > 0:
+            text += (f" at index {tuple(self.worst_index)} (got {self.worst_actual:.6g}, "
+                     f"expected {self.worst_expected:.6g})")
+        return text + f"; tolerance {self.tolerance:.3g}"
+
+    def as_dict(self):
+        return {"dtype": self.dtype, "shape": self.shape, "expected_shape": self.expected_shape,
+                "max_abs_error": _finite(self.max_abs_error), "max_rel_error": _finite(self.max_rel_error),
+                "worst_index": self.worst_index, "tolerance": self.tolerance, "nan_count": self.nan_count,
+                "ok": self.ok}
+
+
+def _finite(x):
+    """JSON has no inf: an infinite error (NaN against a number) is written as null."""
+    return x if np.isfinite(x) else None
+
+
+def as_tuple(value):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)

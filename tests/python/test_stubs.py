@@ -1,0 +1,37 @@
+"""The type stubs of nl / nisa are what scripts/gen_stubs.py makes of the runtime modules
+(a changed API without regenerated stubs fails here), and the packages are marked typed.
+test_packaging.py type-checks the examples against them in an installed nkic."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import _nkic
+import nkic
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_stubs_are_up_to_date():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(nkic.__file__).parents[1]),
+                                                        os.path.dirname(_nkic.__file__)]))
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_stubs.py"), "--check"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+def test_every_api_has_a_stub():
+    import nkic.isa
+    import nkic.language
+    for module, stub in ((nkic.language, "language.pyi"), (nkic.isa, "isa.pyi")):
+        text = (ROOT / "python" / "nkic" / stub).read_text()
+        for name, value in vars(module).items():
+            if hasattr(value, "nki_func") and not name.startswith("_"):
+                assert f"def {name}(" in text or f"class {name}" in text, f"{stub} lacks {name}"
+
+
+def test_packages_are_marked_typed():
+    for pkg in ("nkic", "neuronxcc"):
+        assert (ROOT / "python" / pkg / "py.typed").exists()
+    for name in ("language", "isa"):
+        assert (ROOT / "python" / "neuronxcc" / "nki" / f"{name}.pyi").read_text().count(f"from nkic.{name} import *")
