@@ -25,10 +25,10 @@ struct Diagnostic {
   std::string code;  // "err_..."; empty for plain assertion texts of the seed
   std::string message;
   ErrorKind kind = ErrorKind::Syntax;
-  SourceLoc loc;
-  std::vector<Note> notes;
-  std::string hint;
-  std::string api;  // cur_api when raised, e.g. "nl.load"
+  SourceLoc loc = {};
+  std::vector<Note> notes = {};
+  std::string hint = {};
+  std::string api = {};  // cur_api when raised, e.g. "nl.load"
 };
 
 // "file:line:col: error: [code] message" + source excerpt with a caret + notes.

@@ -17,7 +17,7 @@ enum MemoryMask : uint8_t { kHBM = 1, kSBUF = 2, kPSUM = 4, kOnChip = kSBUF | kP
 struct OperandSpec {
   std::string_view name;
   uint8_t memories = kOnChip;
-  std::vector<ir::DType> dtypes;  // empty: any dtype
+  std::vector<ir::DType> dtypes = {};  // empty: any dtype
   int min_rank = 1;
   int max_rank = 8;
 };

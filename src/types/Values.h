@@ -28,9 +28,9 @@ struct Other {
   bool is_int = false;
   bool is_bool = false;
   // A typed numpy scalar (np.float16(2)) keeps its dtype in promotion (§1.6).
-  std::optional<ir::DType> dtype;
+  std::optional<ir::DType> dtype = {};
   bool numeric = true;   // false: an object the type system cannot use
-  std::string type_name;  // for "Unexpected type" messages
+  std::string type_name = {};  // for "Unexpected type" messages
 };
 
 // Shape-less (scalar: loop variable, program id) or a broadcastable grid

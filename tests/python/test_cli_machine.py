@@ -125,10 +125,10 @@ def test_trace_json_schema():
     assert all(set(s) == {"kind", "depth", "text", "loc"} for s in body)
     loop = next(s for s in body if s["text"].startswith("for p in affine_range(0, 8, 1)"))
     inside = [s for s in body if s["depth"] > loop["depth"]]
-    assert any("store(" in s["text"] for s in inside)
+    assert any("store[dma](" in s["text"] for s in inside)
     located = [s for s in body if s["loc"]]
     assert located and all(s["loc"]["file"] == MASKED_ADD for s in located)
-    store = next(s for s in located if "store(" in s["text"])
+    store = next(s for s in located if "store[dma](" in s["text"])
     assert store["loc"]["line"] == line_of(MASKED_ADD, "nl.store(out")
     assert "@ " not in store["text"]
     kinds = [s["kind"] for s in body]
