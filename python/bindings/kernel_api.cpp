@@ -43,7 +43,8 @@ sim::SimOptions sim_options(bool check_uninitialized, bool check_races, std::opt
 }
 
 void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs,
-         bool check_uninitialized, bool check_races, std::optional<double> time_limit, double memory_limit) {
+         bool check_uninitialized, bool check_races, std::optional<double> time_limit, double memory_limit,
+         py::object progress) {
   const ir::Kernel& k = *self.k;
   if (inputs.size() != k.inputs.size() || outputs.size() != k.outputs.size())
     throw py::value_error("simulate: wrong number of buffers");
@@ -53,6 +54,11 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
   sim::SimOptions opts = sim_options(check_uninitialized, check_races, time_limit, memory_limit);
   std::ostringstream printed;  // nl.device_print output, written to Python's stdout afterwards
   opts.print_stream = &printed;
+  if (!progress.is_none())
+    opts.progress = [&progress](double done) {
+      py::gil_scoped_acquire gil;
+      progress(done);
+    };
   try {
     {
       py::gil_scoped_release release;
@@ -124,7 +130,8 @@ void bind_kernel_api(py::module_& m) {
            py::arg("locations") = true)
       .def("verify", [](const PyKernel& s) { return ir::verify(*s.k); })
       .def("simulate", &run, py::arg("inputs"), py::arg("outputs"), py::arg("check_uninitialized") = false,
-           py::arg("check_races") = false, py::arg("time_limit") = std::nullopt, py::arg("memory_limit") = 0.0)
+           py::arg("check_races") = false, py::arg("time_limit") = std::nullopt, py::arg("memory_limit") = 0.0,
+           py::arg("progress") = py::none())
       // simulate()'s budget check, run before the caller allocates the outputs.
       .def("check_budget", [](const PyKernel& s, bool check_uninitialized, std::optional<double> time_limit,
                               double memory_limit) {

@@ -3,6 +3,7 @@ objects, SARIF 2.1.0 for editors and code scanning, the IR as JSON, and colour o
 terminal. The schemas are documented in docs/cli.md."""
 import os
 import re
+import time
 
 from ._version import __version__
 
@@ -118,3 +119,29 @@ def sarif(report):
     driver = {"name": "nkic", "version": __version__,
               "rules": sorted(rules.values(), key=lambda r: r["id"])}
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{"tool": {"driver": driver}, "results": results}]}
+
+
+class ProgressBar:
+    """A simulation's progress on a terminal's stderr, once it has run for `delay` seconds
+    (short runs print nothing); the line is cleared when the simulation ends."""
+
+    def __init__(self, stream, label="simulating", delay=0.5, width=30):
+        self.stream, self.label, self.delay, self.width = stream, label, delay, width
+        self.start, self.shown = time.monotonic(), False
+
+    @staticmethod
+    def wanted(stream, quiet):
+        return not quiet and bool(getattr(stream, "isatty", lambda: False)())
+
+    def __call__(self, fraction):
+        if time.monotonic() - self.start < self.delay:
+            return
+        filled = int(round(self.width * fraction))
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {100 * fraction:3.0f}%")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self):
+        if self.shown:
+            self.stream.write("\r" + " " * (len(self.label) + self.width + 8) + "\r")
+            self.stream.flush()

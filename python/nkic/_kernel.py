@@ -257,7 +257,9 @@ def _env_limit(name):
     return limit
 
 
-def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False, time_limit=None):
+def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False, time_limit=None, progress=None):
+    """Simulates a traced kernel on `arrays`; `progress(fraction)`, when given, is called as the
+    simulation advances (after program instances and iterations of the outermost loops)."""
     kernel = traced.ir
     # The simulator's budget (estimated run time, host memory) is checked before numpy allocates.
     if time_limit is None:
@@ -292,7 +294,7 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
             outputs.append(np.empty(shape, dtype=_dtypes.numpy_dtype(dt)))
     kernel.simulate([a.__array_interface__["data"][0] for a in inputs],
                     [a.__array_interface__["data"][0] for a in outputs], check_uninitialized, check_races,
-                    time_limit, memory_limit)
+                    time_limit, memory_limit, progress)
     for o, i in aliased.items():
         np.copyto(arrays[i], outputs[o])
         outputs[o] = arrays[i]

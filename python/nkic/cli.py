@@ -221,10 +221,14 @@ def cmd_run(ns, pr):
     if traced is not None:
         report["instructions"], report["trace_ms"] = traced.ir.num_instructions(), round(1e3 * (t1 - t0), 3)
         bound = inspect.signature(k.func).bind(*args, **kwargs).arguments
+        bar = out.ProgressBar(sys.stderr) if out.ProgressBar.wanted(sys.stderr, ns.quiet or ns.json) else None
         try:
-            outs = _kernel.simulate_traced(traced, traced.arrays(bound), uninit, races)
+            outs = _kernel.simulate_traced(traced, traced.arrays(bound), uninit, races, progress=bar)
         except core.NKIError as e:
             err = e
+        finally:
+            if bar is not None:
+                bar.close()
         report["simulate_ms"] = round(1e3 * (time.perf_counter() - t1), 3)
     if not ns.json:
         pr.warnings(caught)

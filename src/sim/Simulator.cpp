@@ -128,12 +128,26 @@ class Executor final : public ir::IRVisitor {
   }
 
   void run_programs(int64_t first, int64_t end) {
+    first_program_ = first;
+    end_program_ = end;
     for (program_ = first; program_ < end; ++program_) {
       pid_ = program_ids(program_);
       event_ = 0;
       for (int id : per_instance_) make_fresh(id);
       visit_block(k_.body);
+      report_progress(1.0);
     }
+  }
+
+  // The share of this executor's programs done, with `in_program` of the current
+  // one; only the executor the caller runs on reports (its chunk stands for all).
+  void report_progress(double in_program) {
+    if (!opts_.progress || nested_) return;
+    const double done = (static_cast<double>(program_ - first_program_) + in_program) /
+                        static_cast<double>(std::max<int64_t>(1, end_program_ - first_program_));
+    if (done < reported_ + 0.01 && done < 1.0) return;
+    reported_ = done;
+    opts_.progress(done);
   }
 
   Exchange& operands() { return operands_; }
@@ -160,6 +174,12 @@ class Executor final : public ir::IRVisitor {
   }
 
   void visit(const ir::Loop& l) override {
+    ++depth_;
+    run_loop(l);
+    --depth_;
+  }
+
+  void run_loop(const ir::Loop& l) {
     if (l.while_cond) return do_while(l);
     int64_t& v = loop_[l.axis];
     const int64_t ub = l.dynamic_ub ? runtime_bound(*l.dynamic_ub) : l.ub;
@@ -187,6 +207,7 @@ class Executor final : public ir::IRVisitor {
     for (int64_t i = 0; i < count; ++i, v += l.stride) {
       for (int id : per_iteration_[l.axis]) make_fresh(id);
       visit_block(l.body);
+      if (depth_ == 1) report_progress(static_cast<double>(i + 1) / static_cast<double>(count + 1));
     }
   }
 
@@ -330,6 +351,9 @@ class Executor final : public ir::IRVisitor {
   const Exchange* served_;
   bool nested_;
   bool splitting_ = false;  // running one chunk of a split region
+  int depth_ = 0;           // loops open around the instruction in flight
+  int64_t first_program_ = 0, end_program_ = 1;
+  double reported_ = 0.0;
   std::unordered_map<const ir::Loop*, LoopSplit> splits_;
   Exchange operands_;
   bool settled_ = true;

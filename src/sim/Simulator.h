@@ -3,6 +3,7 @@
 // what hardware would punish: out-of-bound accesses, reads of never-written
 // memory, affine_range iterations that depend on each other.
 #pragma once
+#include <functional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -32,6 +33,10 @@ struct SimOptions {
   // Threads for independent SPMD programs and loop iterations (0: NKIC_THREADS,
   // else the machine's cores). No count changes a result.
   int threads = 0;
+  // Called on the simulating thread with the fraction done (0..1], after each
+  // program instance and each iteration of the kernel body's outermost loops,
+  // whenever it has grown by at least a hundredth.
+  std::function<void(double)> progress;
 };
 
 // Raises a simulation failure attributable to one instruction (out-of-bounds

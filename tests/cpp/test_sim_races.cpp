@@ -20,7 +20,7 @@ using ir::Memory;
 using ir::Opcode;
 using ir::NkiError;
 
-constexpr sim::SimOptions kRaces{.check_uninitialized = true, .check_races = true};
+const sim::SimOptions kRaces{.check_uninitialized = true, .check_races = true};
 
 ir::Loop& named_loop(KernelBuilder& b, const std::string& name, int64_t lb, int64_t ub,
                      int64_t stride = 1, AxisType type = AxisType::Affine, int line = 10) {
