@@ -183,6 +183,12 @@ void bind_ops_api(py::module_& m) {
   m.def("check_operand", [](py::handle t, const std::string& operand) {
     builder("").check_operand(operand.c_str(), tensor_of(t, operand.c_str()));
   });
+  m.def("tile_sizes", [] {
+    trace::TraceContext* c = trace::TraceContext::current();
+    py::dict out;
+    for (const auto& [name, value] : sema::tile_sizes(c ? c->target() : sema::default_target())) out[name.c_str()] = value;
+    return out;
+  });
   m.def("topk_elements", [] {
     const sema::Target& t = trace::TraceContext::nki_ctx("").target();
     return std::make_pair(t.topk_min_elements, t.topk_max_elements);

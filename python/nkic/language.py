@@ -116,15 +116,25 @@ class spmd_dim:
         return f"nl.spmd_dim{self.dims}"
 
 
-class tile_size:
-    pmax = 128
-    psum_fmax = 512
-    gemm_stationary_fmax = 128
-    gemm_moving_fmax = 512
-    bn_stats_fmax = 512
-    psum_min_align = 4
-    sbuf_min_align = 1
-    total_available_sbuf_size = 212984
+class _ActiveTarget(type):
+    """nl.tile_size reads the target being traced for (its class attributes hold the
+    default target's values, for use outside a trace)."""
+
+    def __getattribute__(cls, name):
+        if not name.startswith("_") and core.trace_active():
+            sizes = core.tile_sizes()
+            if name in sizes:
+                return sizes[name]
+        return type.__getattribute__(cls, name)
+
+
+class tile_size(metaclass=_ActiveTarget):
+    pass
+
+
+for _name, _value in core.tile_sizes().items():
+    setattr(tile_size, _name, _value)
+del _name, _value
 
 
 @_api("nl.par_dim")

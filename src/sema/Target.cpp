@@ -38,4 +38,15 @@ const Target* find_target(const std::string& name) {
 
 const Target& default_target() { return *find_target("trn2"); }
 
+std::vector<std::pair<std::string, int64_t>> tile_sizes(const Target& t) {
+  return {{"pmax", t.statebuf_num_partitions},
+          {"psum_fmax", t.psum_par_size_in_bytes / 4},  // fp32 elements in one PSUM bank
+          {"gemm_stationary_fmax", t.gemm_stationary_fmax},
+          {"gemm_moving_fmax", t.gemm_moving_fmax},
+          {"bn_stats_fmax", t.bn_stats_fmax},
+          {"psum_min_align", t.psum_min_align},
+          {"sbuf_min_align", t.sbuf_min_align},
+          {"total_available_sbuf_size", t.statebuf_par_size_in_bytes}};
+}
+
 }  // namespace nkic::sema

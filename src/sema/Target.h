@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nkic::sema {
@@ -19,6 +20,8 @@ struct Target {
   int64_t gemm_stationary_fmax = 128;
   int64_t gemm_moving_fmax = 512;
   int64_t bn_stats_fmax = 512;
+  int64_t psum_min_align = 4;  // bytes: PSUM tiles start on 4-byte boundaries
+  int64_t sbuf_min_align = 1;
   int64_t vector_transpose_max = 32;  // nc_transpose on the Vector Engine: at most 32 x 32
   // Elements per partition the Vector Engine's top-8 instructions accept
   // (max8, nc_find_index8: 8..16384; nc_match_replace8: up to 16384).
@@ -37,5 +40,8 @@ const std::vector<Target>& all_targets();
 // The target called `name` (aliases: trn1/inf2 = gen2, trn2 = gen3), or null.
 const Target* find_target(const std::string& name);
 const Target& default_target();  // trn2
+// nl.tile_size of a target: (name, value) for pmax, psum_fmax, gemm_stationary_fmax,
+// gemm_moving_fmax, bn_stats_fmax, psum_min_align, sbuf_min_align, total_available_sbuf_size.
+std::vector<std::pair<std::string, int64_t>> tile_sizes(const Target& t);
 
 }  // namespace nkic::sema
