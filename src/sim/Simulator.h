@@ -36,7 +36,7 @@ struct SimOptions {
   // Called on the simulating thread with the fraction done (0..1], after each
   // program instance and each iteration of the kernel body's outermost loops,
   // whenever it has grown by at least a hundredth.
-  std::function<void(double)> progress;
+  std::function<void(double)> progress = {};
 };
 
 // Raises a simulation failure attributable to one instruction (out-of-bounds
