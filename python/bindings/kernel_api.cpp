@@ -118,6 +118,17 @@ void bind_kernel_api(py::module_& m) {
         return l;
       })
       .def_property_readonly("written_inputs", &written_inputs)
+      // (ISA name, engine) of every instruction, in the printed order.
+      .def("instruction_engines", [](const PyKernel& s) {
+        struct Collect : ir::IRVisitor {
+          py::list out;
+          void visit(const ir::Instruction& in) override {
+            out.append(py::make_tuple(ir::name(in.opcode), ir::name(ir::engine_of(in))));
+          }
+        } c;
+        c.visit_block(s.k->body);
+        return c.out;
+      })
       .def("num_instructions", [](const PyKernel& s) {
         struct Counter : ir::IRVisitor {
           int64_t n = 0;

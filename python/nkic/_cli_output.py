@@ -57,6 +57,7 @@ def ir_json(traced, kernel, path, target):
     with its nesting depth and source location."""
     ir = traced.ir
     body = []
+    engines = iter(ir.instruction_engines())
     for line in ir.text(True).splitlines():
         if not line.strip():
             continue
@@ -64,8 +65,10 @@ def ir_json(traced, kernel, path, target):
         loc = {"file": m.group("file"), "line": int(m.group("line")), "col": int(m.group("col"))} if m else None
         text = (line[:m.start()] if m else line).rstrip()
         kind = _IR_KINDS.get(text.lstrip().split(" ", 1)[0], "instruction")
-        body.append({"kind": kind, "depth": (len(text) - len(text.lstrip(" "))) // 2, "text": text.strip(),
-                     "loc": loc})
+        entry = {"kind": kind, "depth": (len(text) - len(text.lstrip(" "))) // 2, "text": text.strip(), "loc": loc}
+        if kind == "instruction":
+            entry["opcode"], entry["engine"] = next(engines)
+        body.append(entry)
     tensors = lambda ts: [{"name": n, "shape": list(s), "dtype": d} for n, s, d in ts]  # noqa: E731
     return {"schema": "nkic.trace/1", "version": __version__, "kernel": kernel, "file": path, "target": target,
             "grid": list(ir.grid), "inputs": tensors(ir.inputs), "outputs": tensors(ir.outputs),

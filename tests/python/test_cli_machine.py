@@ -122,7 +122,10 @@ def test_trace_json_schema():
                              {"name": "b_input", "shape": [1000, 512], "dtype": "float32"}]
     assert [o["shape"] for o in doc["outputs"]] == [[1000, 512]]
     body = doc["body"]
-    assert all(set(s) == {"kind", "depth", "text", "loc"} for s in body)
+    assert all(set(s) == {"kind", "depth", "text", "loc"} | ({"opcode", "engine"} if s["kind"] == "instruction" else set())
+               for s in body)
+    assert [(s["opcode"], s["engine"]) for s in body if s["kind"] == "instruction"] == [
+        ("load", "dma"), ("load", "dma"), ("tensor_tensor", "dve"), ("store", "dma")]
     loop = next(s for s in body if s["text"].startswith("for p in affine_range(0, 8, 1)"))
     inside = [s for s in body if s["depth"] > loop["depth"]]
     assert any("store[dma](" in s["text"] for s in inside)
