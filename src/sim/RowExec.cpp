@@ -1,5 +1,6 @@
 #include "sim/RowExec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -66,18 +67,71 @@ struct RowExec::Rows {
       if (keep(at)) return true;
     return false;
   }
+  // Row p of access e as one strided run (first element, step) when its index
+  // is affine, direct, and in bounds at both ends (so everywhere in between);
+  // otherwise the element-wise walk handles it, and reports what is out of bounds.
+  bool run_of(size_t e, int64_t& first, int64_t& step) {
+    const ir::Access& a = *acc[e];
+    const TensorMem& t = ex.mem_.at(a.tensor);
+    if (!a.indirect.empty()) return false;
+    first = step = 0;
+    for (size_t d = 0; d < a.index.size(); ++d) {
+      if (!a.index[d].is_affine()) return false;
+      j = 0;
+      const int64_t lo = a.index[d].eval(value_of);
+      j = width(e) - 1;
+      const int64_t hi = a.index[d].eval(value_of);
+      if (std::min(lo, hi) < 0 || std::max(lo, hi) >= t.decl->shape[d]) return false;
+      j = 1;
+      first += lo * t.strides[d];
+      step += (a.index[d].eval(value_of) - lo) * t.strides[d];
+    }
+    return true;
+  }
   // Row p of access e in fp32; with `masked`, only the positions the mask keeps
   // (every `group` positions share a mask position) are read, the others are 0.
   std::vector<float> read(size_t e, bool masked = false, int64_t group = 1) {
     const TensorMem& t = ex.mem_.at(acc[e]->tensor);
     std::vector<float> row(width(e), 0.0f);
+    std::vector<uint8_t> kept(width(e), 1);
+    bool all = true;
+    if (masked)
+      for (int64_t at = 0; at < width(e); ++at) all &= (kept[at] = keep(at / group)) != 0;
+    int64_t first = 0, step = 0;
+    if (all && run_of(e, first, step) && !unwritten(t, first, step, width(e))) {
+      gather_float(t.decl->dtype, t.data, first, step, width(e), row.data());
+      return row;
+    }
     for (int64_t at = 0; at < width(e); ++at) {
-      if (masked && !keep(at / group)) continue;
+      if (!kept[at]) continue;
       j = at;
       gather_float(t.decl->dtype, t.data, read_offset(ex.mem_, in, *acc[e], value_of, ex.opts_.check_uninitialized),
                    1, 1, &row[at]);
     }
     return row;
+  }
+  // Whether a checked read of the run would meet a never-written element (the
+  // element-wise walk then reports it).
+  bool unwritten(const TensorMem& t, int64_t first, int64_t step, int64_t n) const {
+    if (!ex.opts_.check_uninitialized || !t.tracked) return false;
+    for (int64_t i = 0; i < n; ++i)
+      if (!t.written[first + i * step]) return true;
+    return false;
+  }
+  // Writes `row` to row p of access e, at the positions `kept` marks (all when null).
+  void write_row(size_t e, const std::vector<float>& row, const std::vector<uint8_t>* kept = nullptr) {
+    TensorMem& t = ex.mem_.at(acc[e]->tensor);
+    const int64_t n = static_cast<int64_t>(row.size());
+    int64_t first = 0, step = 0;
+    const bool all = !kept || std::all_of(kept->begin(), kept->end(), [](uint8_t k) { return k != 0; });
+    if (all && run_of(e, first, step)) {
+      scatter_float(t.decl->dtype, t.data, first, step, n, row.data());
+      if (!t.written.empty())
+        for (int64_t i = 0; i < n; ++i) t.written[first + i * step] = 1;
+      return;
+    }
+    for (int64_t at = 0; at < n; ++at)
+      if (!kept || (*kept)[at]) write(e, at, row[at]);
   }
   void write(size_t e, int64_t at, float v) {
     TensorMem& t = ex.mem_.at(acc[e]->tensor);
@@ -109,11 +163,16 @@ void RowExec::scan(Rows& r) {
   const std::vector<float> d0 = r.read(r.src(0)), d1 = r.read(r.src(1));
   float prev = in.srcs.size() == 3 ? r.read(r.src(2))[0] : static_cast<float>(in.imms.at(0));
   const ir::AluStep& second = in.steps.at(0);
-  for (int64_t i = 0; i < static_cast<int64_t>(d0.size()); ++i) {
+  const int64_t n = static_cast<int64_t>(d0.size());
+  std::vector<float> out(n);
+  std::vector<uint8_t> kept(n);
+  for (int64_t i = 0; i < n; ++i) {
     const float t = in.reverse ? alu(in.alu, prev, d0[i]) : alu(in.alu, d0[i], prev);
     prev = second.reverse ? alu(second.op, d1[i], t) : alu(second.op, t, d1[i]);
-    if (r.keep(i)) r.write(0, i, prev);
+    out[i] = prev;
+    kept[i] = r.keep(i);
   }
+  r.write_row(0, out, &kept);
 }
 
 // Per half (even, odd positions): [count, mean, variance * count], the elements
@@ -218,7 +277,7 @@ void RowExec::top8(Rows& r) {
       for (int k = 0; k < 8; ++k) r.write(0, k, found[k]);
       break;
     default:
-      for (int64_t i = 0; i < n; ++i) r.write(0, i, work[i]);
+      r.write_row(0, work);
       if (!in.extra_dsts.empty())
         for (int k = 0; k < 8; ++k) r.write(1, k, found[k]);
   }
@@ -232,13 +291,15 @@ void RowExec::sequence_bounds(Rows& r) {
   const int64_t n = static_cast<int64_t>(ids.size());
   std::vector<int64_t> end(n);
   for (int64_t i = n - 1; i >= 0; --i) end[i] = i == n - 1 || ids[i] != ids[i + 1] ? i + 1 : end[i + 1];
+  std::vector<float> out(2 * n);
   int64_t start = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (i > 0 && ids[i] != ids[i - 1]) start = i;
     const bool padding = ids[i] == 0.0f;
-    r.write(0, i, padding ? static_cast<float>(n) : static_cast<float>(start));
-    r.write(0, n + i, padding ? -1.0f : static_cast<float>(end[i]));
+    out[i] = padding ? static_cast<float>(n) : static_cast<float>(start);
+    out[n + i] = padding ? -1.0f : static_cast<float>(end[i]);
   }
+  r.write_row(0, out);
 }
 
 }  // namespace nkic::sim
