@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "sema/ErrorCatalog.h"
@@ -103,11 +104,11 @@ ir::Instruction row_view(const ir::Instruction& in, const ir::Access& a) {
 
 }  // namespace
 
-void assert_access_in_bounds(const ir::Instruction& row_in, const ir::Access& a, const ir::TensorDecl& t,
+void assert_access_in_bounds(const ir::Instruction& given, const ir::Access& a, const ir::TensorDecl& t,
                              const VarRange& range_of, const Raise& raise) {
-  const bool row = ir::info(row_in.opcode).exec == ir::Exec::Row;
-  const ir::Instruction view = row ? row_view(row_in, a) : ir::Instruction();
-  const ir::Instruction& in = row ? view : row_in;
+  std::optional<ir::Instruction> view;
+  if (ir::info(given.opcode).exec == ir::Exec::Row) view.emplace(row_view(given, a));
+  const ir::Instruction& in = view ? *view : given;
   std::vector<Range> rs;
   bool known = false;
   if (!index_ranges(in, a, range_of, {}, rs, known) || !known) return;
