@@ -87,9 +87,8 @@ TensorVal tensor_tensor_scan(KernelBuilder& b, const TensorVal& data0, const Ten
     reject_operand(b, "initial", initial);
   }
   ir::Instruction& in = emit_rows(b, ir::Opcode::TensorTensorScan, srcs, dst, {}, args);
-  in.alu = op0.op;
-  in.reverse = op0.reverse;
-  in.steps = {{op1.op, 1, 0.0, op1.reverse}};
+  // op0 combines data0 with the running value, op1 that result with data1.
+  in.steps = {{op0.op, 0, 0.0, op0.reverse}, {op1.op, 1, 0.0, op1.reverse}};
   if (srcs.size() == 2) in.imms = {imm};
   return dst;
 }

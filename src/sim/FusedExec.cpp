@@ -19,7 +19,6 @@ int slot_of(size_t j) { return j % 2 == 0 ? 1 : 0; }
 }  // namespace
 
 void TileExecutor::fused_float_chunk(const InstPlan& p, int64_t m) {
-  for (auto& b : fuse_) b.resize(kChunk);
   const float* v = float_operand(p, 0, m, 0);
   float* out = nullptr;
   for (size_t j = 0; j < p.steps.size(); ++j) {
@@ -42,7 +41,6 @@ void TileExecutor::fused_float_chunk(const InstPlan& p, int64_t m) {
 }
 
 void TileExecutor::fused_int_chunk(const InstPlan& p, int64_t m) {
-  for (auto& b : ifuse_) b.resize(kChunk);
   const int64_t* v = int_operand(p, 0, m, 0);
   int64_t* out = nullptr;
   for (size_t j = 0; j < p.steps.size(); ++j) {

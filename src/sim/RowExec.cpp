@@ -162,12 +162,12 @@ void RowExec::scan(Rows& r) {
   const ir::Instruction& in = r.in;
   const std::vector<float> d0 = r.read(r.src(0)), d1 = r.read(r.src(1));
   float prev = in.srcs.size() == 3 ? r.read(r.src(2))[0] : static_cast<float>(in.imms.at(0));
-  const ir::AluStep& second = in.steps.at(0);
+  const ir::AluStep &first = in.steps.at(0), &second = in.steps.at(1);
   const int64_t n = static_cast<int64_t>(d0.size());
   std::vector<float> out(n);
   std::vector<uint8_t> kept(n);
   for (int64_t i = 0; i < n; ++i) {
-    const float t = in.reverse ? alu(in.alu, prev, d0[i]) : alu(in.alu, d0[i], prev);
+    const float t = first.reverse ? alu(first.op, prev, d0[i]) : alu(first.op, d0[i], prev);
     prev = second.reverse ? alu(second.op, d1[i], t) : alu(second.op, t, d1[i]);
     out[i] = prev;
     kept[i] = r.keep(i);

@@ -30,6 +30,8 @@ TileExecutor::TileExecutor(std::vector<TensorMem>& mem, const SimOptions& opts, 
   for (int i = 0; i < 2; ++i) {
     fconst_[i].resize(kChunk);
     iconst_[i].resize(kChunk);
+    fuse_[i].resize(kChunk);
+    ifuse_[i].resize(kChunk);
   }
 }
 
