@@ -128,9 +128,7 @@ std::string rendered_args(py::handle func, const py::args& args, const py::kwarg
   }
   std::string out;
   for (auto kv : named) {
-    std::string r = py::repr(kv.second);
-    if (r.size() > 60) r = r.substr(0, 57) + "...";
-    out += (out.empty() ? "" : ", ") + py::str(kv.first).cast<std::string>() + "=" + r;
+    out += (out.empty() ? "" : ", ") + py::str(kv.first).cast<std::string>() + "=" + short_repr(kv.second);
   }
   return out;
 }

@@ -16,10 +16,6 @@ std::string api_in_flight() {
   return ctx && !ctx->cur_api().empty() ? ctx->cur_api() : std::string("this operation");
 }
 
-std::string short_repr(py::handle h) {
-  std::string r = py::repr(h);
-  return r.size() > 60 ? r.substr(0, 57) + "..." : r;
-}
 
 }  // namespace
 
@@ -54,6 +50,16 @@ int64_t int_arg(py::handle h, std::string_view what, const std::string& api) {
   }
   fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "' " + short_repr(h) + ", expected an integer"));
   return 0;  // not reached: fail raises
+}
+
+std::string short_repr(py::handle h) {
+  std::string r;
+  try {
+    r = py::repr(h);
+  } catch (py::error_already_set&) {  // a repr that fails (a 3000-deep tuple) still names the type
+    return "<" + py_type_name(h) + " object>";
+  }
+  return r.size() > 60 ? r.substr(0, 57) + "..." : r;
 }
 
 }  // namespace nkic::py_bind

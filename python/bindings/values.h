@@ -49,6 +49,8 @@ bool is_traced(py::handle h);  // an NKI value, not plain Python
 // The seed's is_nki_data: an IR tensor or a mask (not an index value).
 inline bool is_nki_data(py::handle h) { return is_tensor(h) || is_mask(h); }
 std::string py_type_name(py::handle h);
+// repr(h) for a diagnostic, cut to 60 characters.
+std::string short_repr(py::handle h);
 // A Python number where nkic takes an integer (a shape, a bound, an axis, a step):
 // an int, a numpy integer or an integral float that fits in 64 bits; anything
 // else is a diagnostic naming the value (`what`) and `api` (default: the API in flight).

@@ -109,6 +109,13 @@ def k_seed_str(x):
     nl.random_seed("seed")  # ERR:seed_str
 
 
+def k_deep_tuple_shape(x):
+    t = x
+    for _ in nl.static_range(3000):
+        t = (t, t)
+    nl.ndarray(t, dtype=nl.float32)  # ERR:deep_tuple_shape
+
+
 def k_zeros_like_none(x):
     t = nl.zeros_like(None)  # ERR:zeros_like_none
 
@@ -248,6 +255,9 @@ CASES = {  # marker: (kernel, code, message(s), token, api)
                     "unexpected type of operand 'nl.arange bound': got 'NoneType' None, expected an integer", "nl.",
                     "nl.arange"),
     "arange_noargs": (k_arange_noargs, "err_unsupported_args", "takes 1 or 2 bounds, got 0", "nl.", "nl.arange"),
+    "deep_tuple_shape": (k_deep_tuple_shape, "err_unexpected_type_of_operand",
+                         "unexpected type of operand 'dimension': got 'tuple' <tuple object>, expected an integer",
+                         "nl.", "nl.ndarray"),
     "seed_str": (k_seed_str, "err_unexpected_type_of_operand",
                  "unexpected type of operand 'seed': got 'str' 'seed', expected an integer", "nl.", "nl.random_seed"),
     "zeros_like_none": (k_zeros_like_none, "err_unsupported_args",
