@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "codegen/CopyElision.h"
 #include "sema/Asserts.h"
 #include "sema/Bounds.h"
 #include "sema/OpTable.h"
@@ -16,7 +17,10 @@ KernelBuilder::KernelBuilder(std::string kernel_name, const sema::Target& target
   push_region();
 }
 
-std::unique_ptr<ir::Kernel> KernelBuilder::finish() { return std::move(kernel_); }
+std::unique_ptr<ir::Kernel> KernelBuilder::finish() {
+  elide_copies(*kernel_);
+  return std::move(kernel_);
+}
 
 void KernelBuilder::fail(sema::Diagnostic d) const {
   if (!d.loc.known()) d.loc = location();

@@ -1,0 +1,115 @@
+#include "codegen/CopyElision.h"
+
+#include <vector>
+
+#include "ir/IRVisitor.h"
+
+namespace nkic::codegen {
+
+namespace {
+
+// How often each tensor is read and written, anywhere in the kernel.
+struct Uses final : ir::IRVisitor {
+  std::vector<int> reads, writes;
+  explicit Uses(size_t n) : reads(n, 0), writes(n, 0) {}
+  void read(const ir::Access& a) {
+    ++reads[a.tensor];
+    for (const ir::IndirectIndex& i : a.indirect) read(i.index);
+  }
+  void visit(const ir::Instruction& in) override {
+    for (const ir::Access& a : in.srcs) read(a);
+    if (in.has_dst()) {
+      ++writes[in.dst.tensor];
+      for (const ir::IndirectIndex& i : in.dst.indirect) read(i.index);
+    }
+    for (const ir::Access& a : in.extra_dsts) ++writes[a.tensor];
+  }
+  void visit(const ir::Loop& l) override {
+    if (l.dynamic_ub) read(*l.dynamic_ub);
+    if (l.while_cond) read(*l.while_cond);
+    visit_block(l.body);
+  }
+};
+
+// For each dimension of the tensor, the Grid coordinate `a` walks it with (a
+// plain coordinate, unit step, from 0), or -1 when `a` is not such a view.
+std::vector<int> identity_dims(const ir::Access& a, const ir::TensorDecl& t, const std::vector<int64_t>& shape) {
+  std::vector<int> g(a.index.size(), -1);
+  if (!a.indirect.empty() || a.index.size() != t.shape.size()) return {};
+  for (size_t d = 0; d < a.index.size(); ++d) {
+    const ir::AffineExpr& e = a.index[d];
+    const int k = e.single_grid_var();
+    if (k < 0 || e.constant() != 0 || !e.is_affine() || e.terms().size() != 1 || e.terms()[0].coeff != 1 ||
+        shape.at(k) != t.shape[d])
+      return {};
+    g[d] = k;
+  }
+  return g;
+}
+
+bool reads_tensor(const ir::Instruction& in, int id) {
+  for (const ir::Access& a : in.srcs)
+    if (a.tensor == id) return true;
+  return false;
+}
+
+// Retargets `p` (which wrote tmp) to write what `c` wrote; false when it may not.
+bool fold(ir::Instruction& p, const ir::Instruction& c, const ir::Kernel& k, const Uses& uses) {
+  if (c.opcode != ir::Opcode::Copy && c.opcode != ir::Opcode::Load && c.opcode != ir::Opcode::Store) return false;
+  if (!p.has_dst() || c.srcs.size() != 1 || c.srcs[0].tensor != p.dst.tensor || !p.extra_dsts.empty()) return false;
+  const int tmp = p.dst.tensor, dst = c.dst.tensor;
+  const ir::TensorDecl& t = k.tensor(tmp);
+  const ir::TensorDecl& d = k.tensor(dst);
+  if (t.role != ir::Role::Local || t.alias_of >= 0 || uses.reads[tmp] != 1 || uses.writes[tmp] != 1) return false;
+  for (const ir::TensorDecl& o : k.tensors)
+    if (o.alias_of == tmp) return false;
+  if (t.memory != d.memory || t.dtype != d.dtype || reads_tensor(p, dst) || !c.dst.indirect.empty()) return false;
+  if (c.engine != ir::Engine::none && c.engine != ir::engine_of(p)) return false;  // the copy names its own engine
+  if (p.accumulate || p.oob_skip || c.oob_skip) return false;
+  // Accumulating into dst: only the Tensor Engine adds its result to PSUM in place, with the same rounding.
+  if (c.accumulate && !(p.opcode == ir::Opcode::Matmul && d.memory == ir::Memory::PSUM)) return false;
+  const std::vector<int> pg = identity_dims(p.dst, t, p.shape), cg = identity_dims(c.srcs[0], t, c.shape);
+  if (pg.empty() || cg.empty()) return false;
+  for (size_t dim = 0; dim < cg.size(); ++dim)
+    if (cg[dim] != static_cast<int>(dim)) return false;  // the copy's coordinates are tmp's dims
+  if (c.shape.size() != t.shape.size()) return false;
+  // Masks: the copy either has none or the producer's own (same coordinates).
+  if (!c.predicate.empty()) {
+    if (p.shape != c.shape || pg != cg || p.predicate.size() != c.predicate.size()) return false;
+    for (size_t i = 0; i < c.predicate.size(); ++i)
+      if (c.predicate[i].kind != p.predicate[i].kind || c.predicate[i].expr != p.predicate[i].expr) return false;
+  }
+  std::vector<ir::AffineExpr> subst;
+  for (int g : pg) subst.push_back(ir::AffineExpr::grid(g));
+  ir::Access a = c.dst;
+  for (ir::AffineExpr& e : a.index) e = e.substitute_grid(subst);
+  p.dst = std::move(a);
+  p.accumulate = c.accumulate;
+  return true;
+}
+
+void elide(ir::Block& b, const ir::Kernel& k, const Uses& uses) {
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b[i]->kind == ir::StmtKind::Loop) {
+      elide(static_cast<ir::Loop&>(*b[i]).body, k, uses);
+      continue;
+    }
+    if (i == 0 || b[i - 1]->kind != ir::StmtKind::Instruction) continue;
+    auto& p = static_cast<ir::Instruction&>(*b[i - 1]);
+    const auto& c = static_cast<const ir::Instruction&>(*b[i]);
+    if (fold(p, c, k, uses)) {
+      b.erase(b.begin() + static_cast<std::ptrdiff_t>(i));
+      --i;
+    }
+  }
+}
+
+}  // namespace
+
+void elide_copies(ir::Kernel& k) {
+  Uses uses(k.tensors.size());
+  uses.visit_block(k.body);
+  elide(k.body, k, uses);
+}
+
+}  // namespace nkic::codegen
