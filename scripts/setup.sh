@@ -16,6 +16,10 @@ PACKAGES=(
   libgtest-dev libbenchmark-dev
   python3-setuptools python3-wheel python3-pip python3-venv python3-mypy
 )
+# The tests also render the profile report in a real headless browser.
+if [[ "${1:-}" == all ]]; then
+  PACKAGES+=(chromium)
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

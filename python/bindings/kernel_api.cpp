@@ -16,10 +16,6 @@ namespace nkic::py_bind {
 
 namespace {
 
-struct PyKernel {
-  std::shared_ptr<ir::Kernel> k;
-};
-
 py::tuple tensor_desc(const ir::TensorDecl& t) {
   return py::make_tuple(t.name, py::tuple(py::cast(t.shape)), std::string(ir::name(t.dtype)));
 }

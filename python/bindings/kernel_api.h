@@ -10,6 +10,11 @@ namespace py = pybind11;
 
 namespace nkic::py_bind {
 
+// The Python object of a traced kernel (core.Kernel).
+struct PyKernel {
+  std::shared_ptr<ir::Kernel> k;
+};
+
 py::object wrap_kernel(std::unique_ptr<ir::Kernel> k);
 void bind_kernel_api(py::module_& m);
 

@@ -75,6 +75,20 @@ def ir_json(traced, kernel, path, target):
             "instructions": ir.num_instructions(), "body": body}
 
 
+def profile_json(result, kernel):
+    """A prediction as `nkic profile --json` prints it (docs/cli.md, schema nkic.profile/1)."""
+    return {"schema": "nkic.profile/1", "version": __version__, "kernel": kernel, "target": result.target, "ok": True,
+            "latency_us": result.latency_us,
+            "engines": {n: {"busy_us": e.busy_us, "percent": e.percent, "instructions": e.instructions}
+                        for n, e in result.engines.items()},
+            "mfu": result.mfu, "hfu": result.hfu, "dma_bytes": result.dma_bytes,
+            "dma_utilisation": result.dma_utilisation, "sbuf_peak_bytes": result.sbuf_peak_bytes,
+            "psum_peak_bytes": result.psum_peak_bytes, "instructions": result.instructions,
+            "lines": [{"file": f, "line": line, "busy_us": busy, "critical_us": crit, "instructions": n}
+                      for f, line, busy, crit, n in result.lines],
+            "notes": result.notes}
+
+
 def _sarif_location(file, line, col, message=None):
     loc = {"physicalLocation": {"artifactLocation": {"uri": _uri(file)},
                                 "region": {"startLine": max(1, line or 1), "startColumn": max(1, col or 1)}}}

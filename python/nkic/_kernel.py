@@ -207,9 +207,26 @@ class TraceKernel:
         traced = self.trace(grid, args, kwargs)
         arrays = inspect.signature(self.func).bind(*args, **kwargs).arguments
         try:
-            return simulate_traced(traced, traced.arrays(arrays), check_uninitialized, check_races, time_limit)
+            outputs = simulate_traced(traced, traced.arrays(arrays), check_uninitialized, check_races, time_limit)
+            if self.mode in ("benchmark", "profile"):
+                self._measure(traced)
+            return outputs
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None
+
+    def _measure(self, traced):
+        """nki.benchmark / nki.profile: the predicted latency fills benchmark_result (the
+        model is deterministic, so warmup and iters change nothing); nki.profile also
+        writes the engine timeline (Perfetto JSON) into its working_directory."""
+        from . import _profile
+        result = _profile.predict_traced(traced, self.target)
+        self.benchmark_result = _profile.BenchmarkResult(result)
+        directory = self.options.get("working_directory")
+        if self.mode == "profile" and directory:
+            os.makedirs(directory, exist_ok=True)
+            name = os.path.splitext(os.path.basename(self.options.get("save_trace_name") or self.__name__))[0]
+            with open(os.path.join(directory, name + ".json"), "w") as f:
+                f.write(result.trace_json())
 
 
 _notified = {}
@@ -339,12 +356,14 @@ def baremetal(kernel=None, **kwargs):
 
 
 def benchmark(kernel=None, **kwargs):
-    """@nki.benchmark: without hardware there is nothing to time; it runs the simulator."""
+    """@nki.benchmark(warmup=, iters=): runs the simulator and fills kernel.benchmark_result with
+    the cost model's predicted latency (nc_latency.get_latency_percentile(p), µs)."""
     return _decorator("nki.benchmark", kernel, {**kwargs, "mode": "benchmark"})
 
 
 def profile(func=None, **kwargs):
-    """@nki.profile: without hardware there is no profile; it runs the simulator."""
+    """@nki.profile(working_directory=...): as nki.benchmark, and writes the predicted engine
+    timeline as Perfetto JSON into working_directory."""
     return _decorator("nki.profile", func, {**kwargs, "mode": "profile"})
 
 

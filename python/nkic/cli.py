@@ -3,6 +3,7 @@
   nkic trace FILE::KERNEL --arg 'x=f32[250,512]' [--grid 2,4] [--target trn2] [--json]
   nkic run FILE[::KERNEL] [--no-checks] [--json]
   nkic check FILE::KERNEL --arg ... --target trn1,trn2 | all [--json | --sarif]
+  nkic profile FILE[::KERNEL] [--target trn2] [--trace-json FILE] [--html FILE] [--json]
 
 Exit status: 0 ok, 1 numeric mismatch (run), 2 kernel diagnostic, 3 usage error.
 docs/cli.md documents the options and the JSON schemas.
@@ -22,7 +23,7 @@ import numpy as np
 
 from ._core import core
 from ._version import __version__
-from . import _cli_output as out, _compare, _dtypes, _kernel
+from . import _cli_output as out, _compare, _dtypes, _kernel, _profile
 
 EXIT_OK, EXIT_MISMATCH, EXIT_DIAGNOSTIC, EXIT_USAGE = 0, 1, 2, 3
 TARGETS = ("inf1", "trn1", "inf2", "trn2", "trn3")
@@ -307,6 +308,34 @@ def cmd_check(ns, pr):
     return status
 
 
+def cmd_profile(ns, pr):
+    path, mod, k, args, kwargs, grid = _prepare(ns)
+    traced, err, caught = _trace(k, grid, args, kwargs)
+    if err is None:
+        try:
+            result = _profile.predict_traced(traced, k.target)
+        except core.NKIError as e:
+            err = e
+    if err is not None:
+        if ns.json:
+            _dump({"schema": "nkic.profile/1", "version": __version__, "kernel": f"{path}::{k.__name__}",
+                   "target": k.target, "ok": False, "diagnostics": [out.diagnostic(err)]})
+        else:
+            pr.warnings(caught)
+            pr.diagnostic(err)
+        return EXIT_DIAGNOSTIC
+    for name, text in ((ns.trace_json, result.trace_json), (ns.html, result.html)):
+        if name:
+            with open(name, "w") as f:
+                f.write(text())
+    if ns.json:
+        _dump(out.profile_json(result, f"{path}::{k.__name__}"))
+        return EXIT_OK
+    pr.warnings(caught)
+    pr.line(result.summary(top=10))
+    return EXIT_OK
+
+
 def _parser():
     p = _Parser(prog="nkic", description="Trace, check and simulate NKI kernels on the CPU.",
                 epilog="exit status: 0 ok, 1 numeric mismatch, 2 kernel diagnostic, 3 usage error")
@@ -323,7 +352,8 @@ def _parser():
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     for name, fn, help_ in (("trace", cmd_trace, "print the IR of FILE::KERNEL"),
                             ("run", cmd_run, "trace, simulate and compare with the file's reference()"),
-                            ("check", cmd_check, "legality on one or more targets")):
+                            ("check", cmd_check, "legality on one or more targets"),
+                            ("profile", cmd_profile, "predicted latency, engine use and timeline on a target")):
         sp = sub.add_parser(name, help=help_, parents=[common])
         sp.set_defaults(fn=fn)
         if name == "trace":
@@ -335,6 +365,9 @@ def _parser():
                             help="with --no-checks: still report reads of memory no instruction wrote")
             sp.add_argument("--check-races", action="store_true",
                             help="with --no-checks: still report affine_range iterations that depend on each other")
+        if name == "profile":
+            sp.add_argument("--trace-json", metavar="FILE", help="write the engine timeline (Perfetto / Chrome JSON)")
+            sp.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
         if name == "check":
             sp.add_argument("--sarif", action="store_true", help="print a SARIF 2.1.0 log instead of text")
     return p

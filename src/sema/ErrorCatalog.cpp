@@ -454,6 +454,12 @@ Diagnostic err_multi_cores_spmd_not_supported(int cores, std::string_view target
               ErrorKind::Value, "launch over nl.nc(2) on trn2 / trn3, or drop nl.nc on trn1 / inf2");
 }
 
+Diagnostic err_no_cost_figures(std::string_view target) {
+  return make("err_no_cost_figures",
+              "no published engine and DMA figures for target '" + s(target) + "': nkic cannot predict its latency",
+              ErrorKind::Value, "profile on trn1, inf2, trn2 or trn3");
+}
+
 Diagnostic err_operand_cannot_be_none(std::string_view operand) {
   return make("err_operand_cannot_be_none", "operand '" + s(operand) + "' cannot be None", ErrorKind::Type);
 }

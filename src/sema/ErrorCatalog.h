@@ -114,6 +114,8 @@ Diagnostic err_min_arch_support_for_hwdge(std::string_view api, std::string_view
 Diagnostic err_expected_constant_value(std::string_view what, std::string_view why);
 Diagnostic err_operand_cannot_be_none(std::string_view operand);
 Diagnostic err_multi_cores_spmd_not_supported(int cores, std::string_view target, int max_cores);
+// The cost model has no published engine figures for the target (inf1).
+Diagnostic err_no_cost_figures(std::string_view target);
 // A call whose arguments do not bind to the API's signature (Python's reason in `why`).
 Diagnostic err_unsupported_args(std::string_view api, std::string_view why);
 Diagnostic err_bitvec_operand_must_be_integer(std::string_view op, std::string_view operand, std::string_view dtype);

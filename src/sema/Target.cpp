@@ -3,6 +3,43 @@
 namespace nkic::sema {
 
 namespace {
+
+// HARDWARE_COSTS.md "Per engine" and "Instruction costs" (the Neuron architecture
+// guides, the perf guide, the DMA bandwidth guide). Not published, and so the same
+// on every generation: the Scalar Engine's fixed cost (the one measured initiation
+// interval, 264 cycles on NC-v2), and the GpSimd Engine, modelled like the Vector
+// Engine at its own clock and 128 lanes. dma_buffer_overhead_bytes (512) is read
+// off the DMA guide's curve (256 B per partition overhead-bound, 2 KiB near peak).
+CostFigures cost_figures(int gen) {
+  CostFigures c;
+  const double act_fixed = 264, dve_fixed = 100;
+  if (gen == 2) {
+    c.pe = {2.8, 1, 1, 0, 0};
+    c.act = {1.4, 1, 1, 0, act_fixed};
+    c.dve = {1.12, 1, 1, 0, dve_fixed};
+    c.pool = {1.4, 1, 1, 0, dve_fixed};
+    c.dma_queue_bytes_per_ns = 17;
+    c.hbm_bytes_per_ns_per_chip = 820;
+    c.cores_per_chip = 2;
+  } else if (gen == 3) {
+    c.pe = {2.4, 1, 1, 0, 0};
+    c.act = {1.2, 1, 1, 0, act_fixed};
+    c.dve = {0.96, 2, 4, 2, dve_fixed};  // 256 elements/cycle, 512 for BF16/FP16
+    c.pool = {1.2, 1, 1, 0, dve_fixed};
+    c.dma_queue_bytes_per_ns = 23;
+    c.hbm_bytes_per_ns_per_chip = 2900;
+    c.cores_per_chip = 8;
+  } else if (gen == 4) {
+    c.pe = {2.4, 1, 1, 0, 0};
+    c.act = {1.2, 1, 2, 2, act_fixed};   // 256 lanes' worth for BF16/FP16/FP8
+    c.dve = {1.2, 2, 4, 2, dve_fixed};   // 512 for BF16/FP16/FP8, 256 otherwise
+    c.pool = {1.2, 1, 1, 0, dve_fixed};
+    c.dma_queue_bytes_per_ns = 33;
+    c.hbm_bytes_per_ns_per_chip = 4900;
+    c.cores_per_chip = 8;
+  }
+  return c;
+}
 // Per-partition usable SBUF bytes follow NKI_API.md §5 / tile_size.total_available_sbuf_size.
 Target make(std::string name, int gen, int64_t sbuf_bytes, int64_t psum_partitions, int cores, int64_t hbm_gib) {
   Target t;
@@ -13,6 +50,7 @@ Target make(std::string name, int gen, int64_t sbuf_bytes, int64_t psum_partitio
   t.psum_num_partitions = psum_partitions;
   t.max_num_physical_cores = cores;
   t.has_hwdge = gen >= 3;  // NKI_API.md: HWDGE needs NeuronCore-v3+
+  t.cost = cost_figures(gen);
   return t;
 }
 }  // namespace

@@ -9,6 +9,43 @@
 
 namespace nkic::sema {
 
+// The published per-engine and DMA figures the cost model (perf/) is built from
+// (HARDWARE_COSTS.md, docs/performance.md): every figure is named here, none is a
+// literal in the model. A clock of 0 means "not published for this target".
+struct EngineFigures {
+  double clock_ghz = 0;
+  // Elements per partition per cycle, normally and in the engine's fast mode
+  // (every operand at most `fast_max_bytes` wide: BF16/FP16, or FP8 too).
+  double elems_per_cycle = 1;
+  double fast_elems_per_cycle = 1;
+  int fast_max_bytes = 0;
+  // Static cost of one instruction (issue, SBUF/PSUM access setup): the
+  // initiation interval of a tiny instruction, added to every result's latency.
+  double fixed_cycles = 0;
+};
+
+struct CostFigures {
+  EngineFigures pe, act, dve, pool;
+  // Tensor Engine: back-to-back matmuls issue every max(N, mm_init_cycles) cycles
+  // (N the moving free size); FP32 operands take fp32_cycle_factor times as long.
+  double mm_init_cycles = 64;
+  double fp32_cycle_factor = 4;
+  int64_t pe_rows = 128, pe_cols = 128;
+  // A most-minor free-dimension stride above this many bytes halves an engine's
+  // SBUF/PSUM read or write bandwidth.
+  int64_t sbuf_stride_penalty_bytes = 16;
+  // DMA: queues per NeuronCore, each moving queue_bytes_per_ns; every transfer
+  // waits fixed_latency_ns (descriptors, semaphore to start) before it moves
+  // data; each contiguous DMA buffer costs as much queue time as moving
+  // buffer_overhead_bytes. HBM bandwidth is the chip's, shared by its cores.
+  int dma_queues = 16;
+  double dma_queue_bytes_per_ns = 0;
+  double dma_fixed_latency_ns = 1300;
+  double dma_buffer_overhead_bytes = 512;
+  double hbm_bytes_per_ns_per_chip = 0;
+  int cores_per_chip = 1;
+};
+
 struct Target {
   std::string name;               // "trn1", "inf2", "trn2", "trn3", "inf1"
   int nc_version = 3;             // nisa.nc_version: gen2 = 2, gen3 = 3, ...
@@ -33,6 +70,8 @@ struct Target {
   int max_num_physical_cores = 1;           // logical NeuronCore size (nl.nc)
   int64_t hbm_capacity_bytes = 0;           // device memory of one chip (HARDWARE_COSTS.md "Per chip")
   bool has_hwdge = true;                    // hardware DMA descriptor generation (dge_mode.hwdge)
+  CostFigures cost;
+  bool has_cost_figures() const { return cost.pe.clock_ghz > 0; }
 };
 
 // Every target nkic knows, in a stable order.

@@ -1,0 +1,151 @@
+#include "perf/CostModel.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "ir/IRVisitor.h"
+#include "sema/ErrorCatalog.h"
+
+namespace nkic::perf {
+
+namespace {
+
+// Instructions numbered in program order; a loop body's instructions are the
+// contiguous sites [first, last).
+struct Sites {
+  std::unordered_map<const ir::Instruction*, int> site;
+  std::unordered_map<const ir::Loop*, std::pair<int, int>> body;
+  std::vector<std::vector<int>> allocated_in;  // by loop axis: tensors declared in its body
+  std::vector<int> on_chip;                    // fresh in every program
+  int count = 0;
+
+  void number(const ir::Block& b) {
+    for (const ir::StmtPtr& s : b) {
+      if (s->kind == ir::StmtKind::Instruction) {
+        site[static_cast<const ir::Instruction*>(s.get())] = count++;
+      } else {
+        const auto* l = static_cast<const ir::Loop*>(s.get());
+        const int first = count;
+        number(l->body);
+        body[l] = {first, count};
+      }
+    }
+  }
+};
+
+class Walker {
+ public:
+  Walker(const ir::Kernel& k, const sema::Target& t, const Options& o, const Sites& s)
+      : k_(k), sites_(s), sched_(k, t, o, s.count) {
+    env_.loop.assign(k.num_axes, 0);
+    env_.pid.assign(k.grid.size(), 0);
+  }
+
+  Profile run() {
+    // SPMD programs run one after another on one NeuronCore, each with fresh on-chip memory.
+    iterate(k_.num_programs(), 0, sites_.count, k_.loc, [this](int64_t p) {
+      for (size_t d = k_.grid.size(); d-- > 0;) {
+        env_.pid[d] = p % k_.grid[d];
+        p /= k_.grid[d];
+      }
+      for (int id : sites_.on_chip) sched_.release(id);
+      block(k_.body);
+    });
+    if (k_.num_programs() > 1) sched_.note("SPMD programs run one after another on one NeuronCore");
+    return sched_.finish();
+  }
+
+ private:
+  void block(const ir::Block& b) {
+    for (const ir::StmtPtr& s : b) {
+      if (s->kind == ir::StmtKind::Instruction) {
+        const auto* in = static_cast<const ir::Instruction*>(s.get());
+        sched_.execute(sites_.site.at(in), *in, env_);
+      } else {
+        loop(*static_cast<const ir::Loop*>(s.get()));
+      }
+    }
+  }
+
+  void loop(const ir::Loop& l) {
+    int64_t trips = l.tripcount();
+    if (l.dynamic_ub || l.while_cond) {
+      trips = 1;
+      sched_.note("a loop whose trip count is known only at run time is costed as one iteration");
+    }
+    const auto [s0, s1] = sites_.body.at(&l);
+    const std::vector<int>& fresh =
+        static_cast<size_t>(l.axis) < sites_.allocated_in.size() ? sites_.allocated_in[l.axis] : std::vector<int>{};
+    iterate(trips, s0, s1, l.loc, [&](int64_t i) {
+      env_.loop[l.axis] = l.lb + i * l.stride;
+      for (int id : fresh) sched_.release(id);
+      block(l.body);
+    });
+  }
+
+  // Runs `trips` iterations; once two consecutive iterations advance every clock
+  // by the same delta and add the same totals, the remaining ones but the last
+  // two (which may be ragged) are repeated arithmetically.
+  template <class Body>
+  void iterate(int64_t trips, int s0, int s1, const ir::SourceLoc& loc, Body&& body) {
+    std::vector<double> prev_delta;
+    Totals prev_per;
+    bool repeated = false;
+    const int64_t since = sched_.num_nodes();
+    for (int64_t i = 0; i < trips; ++i) {
+      const std::vector<double> c0 = sched_.clocks();
+      const Totals t0 = sched_.totals(s0, s1);
+      body(i);
+      if (repeated) continue;
+      const std::vector<double> c1 = sched_.clocks();
+      std::vector<double> delta(c1.size());
+      for (size_t j = 0; j < c1.size(); ++j) delta[j] = c1[j] - c0[j];
+      Totals per = sched_.totals(s0, s1) - t0;
+      const int64_t m = trips - i - 3;  // keep the last two iterations explicit
+      if (m > 0 && !prev_delta.empty() && per.same(prev_per) && steady(delta, prev_delta)) {
+        sched_.repeat(m, delta, *std::max_element(delta.begin(), delta.end()), per, s0, since, loc);
+        i += m;
+        repeated = true;
+        continue;
+      }
+      prev_delta = std::move(delta);
+      prev_per = std::move(per);
+    }
+  }
+
+  // Every clock moved by the same delta as in the previous iteration, and every
+  // clock that moved by one common period.
+  static bool steady(const std::vector<double>& d, const std::vector<double>& prev) {
+    const double period = *std::max_element(d.begin(), d.end());
+    if (period <= 0) return false;
+    for (size_t j = 0; j < d.size(); ++j) {
+      const double tol = 1e-6 + 1e-9 * period;
+      if (std::abs(d[j] - prev[j]) > tol) return false;
+      if (d[j] > tol && std::abs(d[j] - period) > tol) return false;
+    }
+    return true;
+  }
+
+  const ir::Kernel& k_;
+  const Sites& sites_;
+  Schedule sched_;
+  Env env_;
+};
+
+}  // namespace
+
+Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& opts) {
+  if (!target.has_cost_figures()) ir::fail(sema::err_no_cost_figures(target.name));
+  Sites s;
+  s.number(k.body);
+  s.allocated_in.resize(k.num_axes);
+  for (const ir::TensorDecl& t : k.tensors) {
+    if (ir::is_hbm(t.memory) && t.memory != ir::Memory::PrivateHBM) continue;
+    if (t.alias_of >= 0) continue;
+    s.on_chip.push_back(t.id);
+    if (t.alloc_axis >= 0 && t.alloc_axis < k.num_axes) s.allocated_in[t.alloc_axis].push_back(t.id);
+  }
+  return Walker(k, target, opts, s).run();
+}
+
+}  // namespace nkic::perf

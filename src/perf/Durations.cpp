@@ -1,0 +1,128 @@
+#include "perf/Durations.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace nkic::perf {
+
+Track track_of(ir::Engine e) {
+  switch (e) {
+    case ir::Engine::pe: return Track::pe;
+    case ir::Engine::act: return Track::act;
+    case ir::Engine::pool: return Track::pool;
+    case ir::Engine::dma: return Track::dma;
+    default: return Track::dve;
+  }
+}
+
+namespace {
+
+const sema::EngineFigures& figures(const sema::CostFigures& f, Track t) {
+  switch (t) {
+    case Track::pe: return f.pe;
+    case Track::act: return f.act;
+    case Track::pool: return f.pool;
+    default: return f.dve;
+  }
+}
+
+// A transfer split over as many queues as it has contiguous buffers (up to the
+// core's queues), each paying per buffer and limited by the chip's HBM share.
+InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext) {
+  const sema::CostFigures& f = t.cost;
+  InstCost c;
+  c.costed = true;
+  c.track = Track::dma;
+  const int64_t points = ext.points();
+  const ir::TensorDecl& dst = k.tensor(in.dst.tensor);
+  int64_t runs = 1;
+  bool hbm = ir::is_hbm(dst.memory);
+  for (const ir::Access* a : {&in.dst, in.srcs.empty() ? nullptr : &in.srcs[0]}) {
+    if (!a) continue;
+    const ir::TensorDecl& td = k.tensor(a->tensor);
+    hbm = hbm || ir::is_hbm(td.memory);
+    runs = std::max(runs, (points + contiguous_run(*a, td, ext) - 1) / contiguous_run(*a, td, ext));
+  }
+  // A collective moves its data out and back in (reduce-scatter, then all-gather).
+  const int64_t passes = ir::info(in.opcode).cost == ir::Cost::collective ? 2 : 1;
+  c.dma_bytes = points * ir::size_of(dst.dtype) * passes;
+  c.queues = static_cast<int>(std::min<int64_t>(f.dma_queues, runs));
+  const double per_queue = (static_cast<double>(c.dma_bytes) + static_cast<double>(runs * passes) * f.dma_buffer_overhead_bytes) /
+                           c.queues / f.dma_queue_bytes_per_ns;
+  const double hbm_floor = hbm ? c.dma_bytes / (f.hbm_bytes_per_ns_per_chip / f.cores_per_chip) : 0.0;
+  c.interval = c.latency = std::max(per_queue, hbm_floor);
+  return c;
+}
+
+// The Tensor Engine: max(N, mm_init_cycles) cycles per matmul, N the moving
+// free size; a transpose multiplies by the identity, so N is its partition count.
+InstCost pe_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext) {
+  const sema::CostFigures& f = t.cost;
+  InstCost c;
+  c.costed = true;
+  c.track = Track::pe;
+  const size_t r = ext.range.size();
+  const double points = static_cast<double>(ext.points());
+  double n = 0, elements = points;
+  c.transpose = in.opcode == ir::Opcode::Transpose || in.transpose;
+  if (in.opcode == ir::Opcode::Transpose) {
+    n = static_cast<double>(ext.size(0));
+    elements = points * n;
+  } else if (r >= 2) {
+    n = static_cast<double>(ext.size(r - 1));
+  }
+  bool fp32 = false;
+  for (const ir::Access& a : in.srcs) fp32 = fp32 || k.tensor(a.tensor).dtype == ir::DType::float32;
+  const double factor = fp32 ? f.fp32_cycle_factor : 1.0;
+  // An mx matmul contracts its packed lanes in the cycles one BF16 row takes.
+  if (in.opcode == ir::Opcode::MatmulMx) elements /= ir::info(k.tensor(in.srcs[1].tensor).dtype).lanes;
+  c.pe_elements = elements * factor;
+  c.interval = c.latency = std::max(n, f.mm_init_cycles) * factor / f.pe.clock_ghz;
+  return c;
+}
+
+// Vector, Scalar and GpSimd instructions stream the free elements of each
+// partition: about N cycles per streamed input (at least one), at the engine's
+// rate (faster when every operand is narrow), halved by strided access, with a
+// fixed cost that bounds the interval from below and delays the result.
+InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
+                     Track track) {
+  const sema::EngineFigures& e = figures(t.cost, track);
+  InstCost c;
+  c.costed = true;
+  c.track = track;
+  const int rank = static_cast<int>(ext.range.size());
+  const ir::Access& lead = in.has_dst() ? in.dst : in.srcs.at(0);
+  const int pcoord = rank ? partition_coord(lead, k.tensor(lead.tensor)) : 0;
+  const double per_partition = static_cast<double>(ext.points()) / std::max<int64_t>(1, rank ? ext.size(pcoord) : 1);
+  int streamed = 0;
+  bool narrow = e.fast_max_bytes > 0, strided = false;
+  auto operand = [&](const ir::Access& a, bool read) {
+    const ir::TensorDecl& td = k.tensor(a.tensor);
+    narrow = narrow && ir::size_of(td.dtype) <= e.fast_max_bytes;
+    if (!streams(a, pcoord)) return;
+    streamed += read;
+    strided = strided || minor_stride_bytes(a, td, rank) > t.cost.sbuf_stride_penalty_bytes;
+  };
+  if (in.has_dst()) operand(in.dst, false);
+  for (const ir::Access& a : in.extra_dsts) operand(a, false);
+  for (const ir::Access& a : in.srcs) operand(a, true);
+  const double rate = narrow ? e.fast_elems_per_cycle : e.elems_per_cycle;
+  const double cycles = per_partition * std::max(streamed, 1) / rate * (strided ? 2.0 : 1.0);
+  c.interval = std::max(cycles, e.fixed_cycles) / e.clock_ghz;
+  c.latency = (cycles + e.fixed_cycles) / e.clock_ghz;
+  return c;
+}
+
+}  // namespace
+
+InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext) {
+  const ir::Cost cls = ir::info(in.opcode).cost;
+  const ir::Engine engine = ir::engine_of(in);
+  if (cls == ir::Cost::none || engine == ir::Engine::sp || ext.empty()) return {};
+  if (engine == ir::Engine::dma || cls == ir::Cost::dma || cls == ir::Cost::collective) return dma_cost(in, k, t, ext);
+  if (engine == ir::Engine::pe) return pe_cost(in, k, t, ext);
+  return stream_cost(in, k, t, ext, track_of(engine));
+}
+
+}  // namespace nkic::perf

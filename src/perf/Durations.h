@@ -1,0 +1,35 @@
+// How long one execution of an instruction occupies its engine, and when its
+// result is ready, from the Target's published figures (sema::CostFigures). The
+// formula is chosen by the instruction table's cost class (ir::Cost).
+#pragma once
+#include <cstdint>
+
+#include "ir/IR.h"
+#include "perf/Footprint.h"
+#include "perf/Profile.h"
+#include "sema/Target.h"
+
+namespace nkic::perf {
+
+struct InstCost {
+  bool costed = false;  // false: no engine time (random_seed, device_print, an empty mask)
+  Track track = Track::pe;
+  // Compute engines: the initiation interval (engine busy) and the time from
+  // start to result. DMA: `queues` transfers in parallel, each busy `interval`
+  // on its queue after the fixed latency; the result is ready when they end.
+  double interval = 0, latency = 0;
+  int queues = 0;
+  int64_t dma_bytes = 0;
+  // Tensor Engine work, BF16-equivalent rows x columns x moving columns (HFU),
+  // and whether it is a transpose (not counted in MFU).
+  double pe_elements = 0;
+  bool transpose = false;
+};
+
+// `ext` is the execution's iteration space after its mask (active_extents).
+InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext);
+
+// The track an engine's instructions run on.
+Track track_of(ir::Engine e);
+
+}  // namespace nkic::perf

@@ -1,0 +1,148 @@
+#include "perf/Footprint.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace nkic::perf {
+
+int64_t Env::value(ir::Var v) const {
+  const std::vector<int64_t>& vals = v.kind == ir::VarKind::Loop ? loop : pid;
+  return v.id >= 0 && static_cast<size_t>(v.id) < vals.size() ? vals[v.id] : 0;
+}
+
+bool Extents::empty() const {
+  for (const auto& [lo, hi] : range)
+    if (lo > hi) return true;
+  return false;
+}
+
+int64_t Extents::points() const {
+  if (empty()) return 0;
+  int64_t n = 1;
+  for (size_t k = 0; k < range.size(); ++k) n *= size(k);
+  return n;
+}
+
+namespace {
+
+// Narrows [lo, hi] of v to where coeff*v + k >= 0 (Ge) or == 0 (Eq).
+void narrow(std::pair<int64_t, int64_t>& r, int64_t coeff, int64_t k, ir::CmpKind kind) {
+  auto& [lo, hi] = r;
+  if (kind == ir::CmpKind::Eq) {
+    if (k % coeff == 0) lo = std::max(lo, -k / coeff), hi = std::min(hi, -k / coeff);
+    else hi = lo - 1;
+  } else if (coeff > 0) {
+    lo = std::max(lo, -ir::floor_div(k, coeff));
+  } else {
+    hi = std::min(hi, ir::floor_div(k, -coeff));
+  }
+}
+
+// Binds the Loop and ProgramId vars of `e` to their values.
+ir::AffineExpr bind_outer(const ir::AffineExpr& e, const Env& env) {
+  if (!e.uses(ir::VarKind::Loop) && !e.uses(ir::VarKind::ProgramId)) return e;
+  return e.map_vars([&env](ir::Var v) {
+    return v.kind == ir::VarKind::Grid ? ir::AffineExpr::var(v) : ir::AffineExpr(env.value(v));
+  });
+}
+
+}  // namespace
+
+Extents active_extents(const ir::Instruction& in, const Env& env) {
+  Extents ext;
+  for (int64_t n : in.shape) ext.range.emplace_back(0, n - 1);
+  for (const ir::Constraint& c : in.predicate) {
+    ir::AffineExpr e = bind_outer(c.expr, env);
+    if (e.is_constant()) {
+      if (!c.holds(e.constant())) ext.range.assign(ext.range.size(), {0, -1});
+      continue;
+    }
+    if (e.terms().size() != 1 || !e.is_affine()) continue;
+    const ir::Term& t = e.terms()[0];
+    if (t.var.kind == ir::VarKind::Grid && static_cast<size_t>(t.var.id) < ext.range.size())
+      narrow(ext.range[t.var.id], t.coeff, e.constant(), c.kind);
+  }
+  return ext;
+}
+
+bool Box::overlaps(const Box& o) const {
+  if (whole || o.whole) return true;
+  for (size_t d = 0; d < dim.size() && d < o.dim.size(); ++d)
+    if (dim[d].second < o.dim[d].first || o.dim[d].second < dim[d].first) return false;
+  return true;
+}
+
+bool Box::contains(const Box& o) const {
+  if (whole) return true;
+  if (o.whole || dim.size() != o.dim.size()) return false;
+  for (size_t d = 0; d < dim.size(); ++d)
+    if (o.dim[d].first < dim[d].first || o.dim[d].second > dim[d].second) return false;
+  return true;
+}
+
+Box access_box(const ir::Access& a, const ir::TensorDecl& t, const Extents& ext, const Env& env) {
+  Box b;
+  if (t.alias_of >= 0 || a.index.size() != t.shape.size()) {
+    b.whole = true;
+    return b;
+  }
+  b.dim.resize(t.shape.size());
+  for (size_t d = 0; d < a.index.size(); ++d) {
+    auto r = a.index[d].bounds([&](ir::Var v) -> std::pair<int64_t, int64_t> {
+      if (v.kind == ir::VarKind::Grid)
+        return static_cast<size_t>(v.id) < ext.range.size() ? ext.range[v.id] : std::pair<int64_t, int64_t>{0, 0};
+      int64_t x = env.value(v);
+      return {x, x};
+    });
+    b.dim[d] = {std::max<int64_t>(r.first, 0), std::min<int64_t>(r.second, t.shape[d] - 1)};
+  }
+  for (const ir::IndirectIndex& ind : a.indirect)
+    if (ind.dim >= 0 && static_cast<size_t>(ind.dim) < b.dim.size()) b.dim[ind.dim] = {0, t.shape[ind.dim] - 1};
+  return b;
+}
+
+int64_t contiguous_run(const ir::Access& a, const ir::TensorDecl& t, const Extents& ext) {
+  if (a.index.size() != t.shape.size()) return 1;
+  const int first = ir::is_hbm(t.memory) ? 0 : t.partition_dim + 1;  // partitions are apart
+  int64_t run = 1;
+  for (int d = static_cast<int>(t.shape.size()) - 1; d >= first; --d) {
+    const ir::AffineExpr& e = a.index[d];
+    if (std::any_of(a.indirect.begin(), a.indirect.end(), [d](const ir::IndirectIndex& i) { return i.dim == d; })) break;
+    int g = e.single_grid_var();
+    if (g < 0) {
+      if (e.uses(ir::VarKind::Grid) || t.shape[d] != 1) break;
+      continue;  // a unit dimension
+    }
+    if (!e.divs().empty() || e.coeff({ir::VarKind::Grid, g}) != 1 || static_cast<size_t>(g) >= ext.range.size()) break;
+    int64_t n = ext.size(g);
+    run *= n;
+    if (n != t.shape[d]) break;
+  }
+  return std::max<int64_t>(run, 1);
+}
+
+int64_t minor_stride_bytes(const ir::Access& a, const ir::TensorDecl& t, int rank) {
+  if (rank < 1 || a.index.size() != t.shape.size()) return 0;
+  const ir::Var g{ir::VarKind::Grid, rank - 1};
+  const int first = ir::is_hbm(t.memory) ? 0 : t.partition_dim + 1;
+  int64_t stride = 0, dim_stride = 1;
+  for (int d = static_cast<int>(t.shape.size()) - 1; d >= first; --d) {
+    stride += a.index[d].coeff(g) * dim_stride;
+    dim_stride *= t.shape[d];
+  }
+  return std::llabs(stride) * ir::size_of(t.dtype);
+}
+
+int partition_coord(const ir::Access& a, const ir::TensorDecl& t) {
+  if (ir::is_hbm(t.memory) || static_cast<size_t>(t.partition_dim) >= a.index.size()) return 0;
+  return std::max(0, a.index[t.partition_dim].single_grid_var());
+}
+
+bool streams(const ir::Access& a, int pcoord) {
+  for (const ir::AffineExpr& e : a.index)
+    for (ir::Var v : e.vars())
+      if (v.kind == ir::VarKind::Grid && v.id != pcoord) return true;
+  return !a.indirect.empty();
+}
+
+}  // namespace nkic::perf

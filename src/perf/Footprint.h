@@ -1,0 +1,59 @@
+// What one execution of an instruction touches, with its loop variables and
+// program ids bound: the iteration space left after its mask, the box of
+// elements each access covers, and how an access breaks into contiguous runs
+// (the DMA buffers a transfer is made of).
+#pragma once
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "ir/IR.h"
+
+namespace nkic::perf {
+
+// Values of the Loop and ProgramId variables for one execution.
+struct Env {
+  std::vector<int64_t> loop;  // by loop axis
+  std::vector<int64_t> pid;   // by launch-grid axis
+  int64_t value(ir::Var v) const;
+};
+
+// The [lo, hi] (inclusive) of every Grid coordinate after the instruction's
+// mask, narrowing only by constraints on one coordinate (others keep the whole
+// extent); empty() when the mask leaves nothing.
+struct Extents {
+  std::vector<std::pair<int64_t, int64_t>> range;
+  bool empty() const;
+  int64_t size(size_t k) const { return range[k].second - range[k].first + 1; }
+  int64_t points() const;
+};
+Extents active_extents(const ir::Instruction& in, const Env& env);
+
+// The elements of a tensor an access covers, as per-dimension [lo, hi]. `whole`
+// stands for every element (views, indirect indexing): it overlaps everything.
+struct Box {
+  std::vector<std::pair<int64_t, int64_t>> dim;
+  bool whole = false;
+  bool overlaps(const Box& o) const;
+  bool contains(const Box& o) const;
+};
+Box access_box(const ir::Access& a, const ir::TensorDecl& t, const Extents& ext, const Env& env);
+
+// Elements of the contiguous runs an access is made of (a DMA buffer): the
+// trailing dimensions the access walks with unit step and whole extent, within
+// one partition for on-chip tensors. At least 1.
+int64_t contiguous_run(const ir::Access& a, const ir::TensorDecl& t, const Extents& ext);
+
+// Bytes between consecutive elements along the access's innermost Grid
+// coordinate (its most-minor free dimension); 0 when it does not move.
+int64_t minor_stride_bytes(const ir::Access& a, const ir::TensorDecl& t, int rank);
+
+// The Grid coordinate that walks the partitions of on-chip tensor `t` through
+// `a` (the one in its partition dimension), or 0 when none does.
+int partition_coord(const ir::Access& a, const ir::TensorDecl& t);
+
+// Whether the access walks more than the partitions (`pcoord`): a streamed
+// operand, not a broadcast scalar or per-partition vector.
+bool streams(const ir::Access& a, int pcoord);
+
+}  // namespace nkic::perf

@@ -1,0 +1,21 @@
+// A Profile written out: the engine timeline in the Chrome / Perfetto
+// trace-event JSON format (one track per engine and DMA queue, one slice per
+// instruction with its source line), and one self-contained HTML page with the
+// timeline, the SBUF/PSUM occupancy and the time per source line.
+#pragma once
+#include <string>
+
+#include "perf/Profile.h"
+
+namespace nkic::perf {
+
+// "pe", "act", "dve", "pool", then "dma0".."dma15" for the DMA queues.
+std::string track_name(int track);
+
+std::string trace_json(const Profile& p);
+std::string html_report(const Profile& p);
+
+// `s` as a JSON string literal, quotes included.
+std::string json_string(const std::string& s);
+
+}  // namespace nkic::perf

@@ -1,0 +1,431 @@
+#include "perf/Schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <utility>
+
+namespace nkic::perf {
+
+namespace {
+
+constexpr size_t kMaxRegions = 48;
+constexpr size_t kMaxGaps = 16;     // idle gaps remembered per engine  // per tensor; beyond, the oldest two merge (conservatively)
+
+bool near(double a, double b) { return std::fabs(a - b) <= 1e-6 + 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
+
+Box hull(const Box& a, const Box& b) {
+  if (a.whole || b.whole || a.dim.size() != b.dim.size()) return Box{{}, true};
+  Box h = a;
+  for (size_t d = 0; d < h.dim.size(); ++d)
+    h.dim[d] = {std::min(a.dim[d].first, b.dim[d].first), std::max(a.dim[d].second, b.dim[d].second)};
+  return h;
+}
+
+// Bytes one partition holds of an on-chip tensor.
+int64_t partition_bytes(const ir::TensorDecl& t) {
+  int64_t n = ir::size_of(t.dtype);
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    if (static_cast<int>(d) != t.partition_dim) n *= t.shape[d];
+  return n;
+}
+
+}  // namespace
+
+bool Totals::same(const Totals& o) const {
+  for (int i = 0; i <= kComputeTracks; ++i)
+    if (!near(busy[i], o.busy[i]) || count[i] != o.count[i]) return false;
+  if (!near(dma_bytes, o.dma_bytes) || !near(pe_hfu, o.pe_hfu) || instructions != o.instructions) return false;
+  if (site_count != o.site_count || site_busy.size() != o.site_busy.size()) return false;
+  for (size_t i = 0; i < site_busy.size(); ++i)
+    if (!near(site_busy[i], o.site_busy[i])) return false;
+  return true;
+}
+
+Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, int num_sites)
+    : k_(k), t_(t), o_(o), free_(kComputeTracks + t.cost.dma_queues, 0.0),
+      last_node_(kComputeTracks + t.cost.dma_queues, -1), gaps_(kComputeTracks), regions_(k.tensors.size()),
+      written_(k.tensors.size(), false), live_(k.tensors.size()), site_busy_(num_sites, 0.0),
+      site_critical_(num_sites, 0.0), site_count_(num_sites, 0) {}
+
+int Schedule::root(int id) const {
+  while (k_.tensor(id).alias_of >= 0) id = k_.tensor(id).alias_of;
+  return id;
+}
+
+void Schedule::read(int tensor, const Box& b, double& ready, int64_t& dep) const {
+  for (const Region& r : regions_[root(tensor)])
+    if (r.write_ready > ready && r.box.overlaps(b)) ready = r.write_ready, dep = r.writer;
+}
+
+void Schedule::write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const {
+  for (const Region& r : regions_[root(tensor)]) {
+    if (!r.box.overlaps(b)) continue;
+    if (r.write_ready > ready) ready = r.write_ready, dep = r.writer;
+    if (r.read_done > ready) ready = r.read_done, dep = r.reader;
+  }
+}
+
+void Schedule::record_read(int tensor, Box b, double end, int64_t node) {
+  const int id = root(tensor);
+  if (!written_[id]) return;  // nothing will ever wait for this read
+  bool covered = false;
+  for (Region& r : regions_[id]) {
+    if (!r.box.overlaps(b)) continue;
+    if (end > r.read_done) r.read_done = end, r.reader = node, r.stamp = num_nodes();
+    covered = covered || r.box.contains(b);
+  }
+  if (!covered) {
+    Region r;
+    r.box = std::move(b);
+    r.read_done = end;
+    r.reader = node;
+    r.stamp = num_nodes();
+    regions_[id].push_back(std::move(r));
+  }
+}
+
+void Schedule::record_write(int tensor, Box b, double end, int64_t node) {
+  std::vector<Region>& rs = regions_[root(tensor)];
+  rs.erase(std::remove_if(rs.begin(), rs.end(), [&b](const Region& r) { return b.contains(r.box); }), rs.end());
+  Region r;
+  r.box = std::move(b);
+  r.write_ready = end;
+  r.writer = node;
+  r.stamp = num_nodes();
+  rs.push_back(std::move(r));
+  if (rs.size() > kMaxRegions) {
+    Region& a = rs[0];
+    const Region& o = rs[1];
+    a.box = hull(a.box, o.box);
+    if (o.write_ready > a.write_ready) a.write_ready = o.write_ready, a.writer = o.writer;
+    if (o.read_done > a.read_done) a.read_done = o.read_done, a.reader = o.reader;
+    a.stamp = std::max(a.stamp, o.stamp);
+    rs.erase(rs.begin() + 1);
+  }
+}
+
+void Schedule::touch(int tensor, double start, double end) {
+  const int id = root(tensor);
+  if (ir::is_hbm(k_.tensor(id).memory)) return;
+  Live& l = live_[id];
+  if (l.first < 0) l.first = start;
+  l.last = std::max(l.last, end);
+  l.stamp = num_nodes();
+}
+
+void Schedule::release(int id) {
+  regions_[id].clear();
+  Live& l = live_[id];
+  if (l.first >= 0) intervals_.push_back({l.first, l.last, id});
+  l = Live{};
+}
+
+int64_t Schedule::add_node(const Node& n) {
+  if (num_nodes() >= o_.max_nodes) return -1;
+  nodes_.push_back(n);
+  return num_nodes() - 1;
+}
+
+void Schedule::add_slice(int track, double start, double duration, int site, int64_t repeat) {
+  if (static_cast<int64_t>(slices_.size()) >= o_.max_slices) {
+    ++slices_dropped_;
+    return;
+  }
+  Slice s;
+  s.track = track;
+  s.start = start;
+  s.duration = duration;
+  s.repeat = repeat;
+  if (site >= 0) {
+    const ir::Instruction& in = *site_inst_[site];
+    s.opcode = in.opcode;
+    s.api = in.api;
+    s.loc = in.loc;
+  }
+  slices_.push_back(std::move(s));
+}
+
+double Schedule::place(int ti, double ready, double interval) {
+  std::vector<Gap>& gaps = gaps_[ti];
+  for (size_t i = 0; i < gaps.size(); ++i) {
+    Gap& g = gaps[i];
+    const double start = std::max(g.from, ready);
+    if (start + interval > g.to) continue;
+    const Gap before{g.from, start}, after{start + interval, g.to};
+    gaps.erase(gaps.begin() + static_cast<std::ptrdiff_t>(i));
+    if (after.to > after.from) gaps.insert(gaps.begin() + static_cast<std::ptrdiff_t>(i), after);
+    if (before.to > before.from) gaps.insert(gaps.begin() + static_cast<std::ptrdiff_t>(i), before);
+    return start;
+  }
+  const double start = std::max(free_[ti], ready);
+  if (start > free_[ti]) {
+    gaps.push_back({free_[ti], start});
+    if (gaps.size() > kMaxGaps) gaps.erase(gaps.begin());
+  }
+  free_[ti] = start + interval;
+  return start;
+}
+
+void Schedule::execute(int site, const ir::Instruction& in, const Env& env) {
+  if (site_inst_.size() < site_busy_.size()) site_inst_.resize(site_busy_.size(), nullptr);
+  site_inst_[site] = &in;
+  const Extents ext = active_extents(in, env);
+  const InstCost c = cost_of(in, k_, t_, ext);
+  if (!c.costed) return;
+  ++scheduled_;
+  // Operands: what each read waits for, then what the writes wait for.
+  double ready = 0;
+  int64_t dep = -1;
+  std::vector<std::pair<int, Box>> reads, writes;
+  for (const ir::Access& a : in.srcs) reads.emplace_back(a.tensor, access_box(a, k_.tensor(a.tensor), ext, env));
+  if (in.has_dst()) writes.emplace_back(in.dst.tensor, access_box(in.dst, k_.tensor(in.dst.tensor), ext, env));
+  for (const ir::Access& a : in.extra_dsts) writes.emplace_back(a.tensor, access_box(a, k_.tensor(a.tensor), ext, env));
+  if (in.accumulate) reads.insert(reads.end(), writes.begin(), writes.end());
+  for (const auto& [id, b] : reads) read(id, b, ready, dep);
+  for (const auto& [id, b] : writes) write_deps(id, b, ready, dep);
+
+  double start = 0, end = 0;
+  int64_t pred = dep;
+  int first_track = 0;
+  const int ti = static_cast<int>(c.track);
+  if (c.track == Track::dma) {
+    // The transfers take the earliest-free queues, after the fixed start latency.
+    std::vector<int> q(t_.cost.dma_queues);
+    std::iota(q.begin(), q.end(), kComputeTracks);
+    std::stable_sort(q.begin(), q.end(), [this](int a, int b) { return free_[a] < free_[b]; });
+    q.resize(c.queues);
+    start = ready + t_.cost.dma_fixed_latency_ns;
+    for (int i : q)
+      if (free_[i] > start) start = free_[i], pred = last_node_[i];
+    end = start + c.interval;
+    first_track = q.front();
+    const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(first_track)});
+    for (int i : q) {
+      free_[i] = end;
+      last_node_[i] = node;
+      add_slice(i, start, c.interval, site, 1);
+    }
+    tot_.busy[ti] += c.interval * c.queues;
+    tot_.dma_bytes += static_cast<double>(c.dma_bytes);
+    site_busy_[site] += c.interval;
+    pred = node;
+  } else {
+    start = place(ti, ready, c.interval);
+    if (start > ready) pred = last_node_[ti];
+    end = start + c.latency;
+    const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(ti)});
+    last_node_[ti] = node;
+    add_slice(ti, start, c.interval, site, 1);
+    tot_.busy[ti] += c.interval;
+    site_busy_[site] += c.interval;
+    tot_.pe_hfu += c.pe_elements;
+    if (!c.transpose) tot_.pe_mfu += c.pe_elements;
+    pred = node;
+  }
+  ++tot_.count[ti];
+  ++tot_.instructions;
+  ++site_count_[site];
+  if (end > end_) end_ = end, end_node_ = pred;
+  for (auto& [id, b] : reads) {
+    touch(id, start, end);
+    record_read(id, std::move(b), end, pred);
+  }
+  for (auto& [id, b] : writes) {
+    touch(id, start, end);
+    record_write(id, std::move(b), end, pred);
+  }
+}
+
+std::vector<double> Schedule::clocks() const {
+  std::vector<double> c(free_);
+  std::sort(c.begin() + kComputeTracks, c.end());
+  return c;
+}
+
+Totals Schedule::totals(int s0, int s1) const {
+  Totals t = tot_;
+  t.site_busy.assign(site_busy_.begin() + s0, site_busy_.begin() + s1);
+  t.site_count.assign(site_count_.begin() + s0, site_count_.begin() + s1);
+  return t;
+}
+
+void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period, const Totals& per, int s0,
+                      int64_t since, const ir::SourceLoc& loc) {
+  const double shift = period * static_cast<double>(m);
+  repeat_locs_.push_back(loc);
+  const int64_t node = add_node({end_, end_ + shift, end_node_, m, -1 - static_cast<int32_t>(repeat_locs_.size()), 0});
+  // Clocks: the compute engines by their own delta; the DMA queues in the order of their free times.
+  std::vector<int> order(free_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin() + kComputeTracks, order.end(), [this](int a, int b) { return free_[a] < free_[b]; });
+  for (size_t j = 0; j < order.size(); ++j) {
+    const int i = order[j];
+    if (delta[j] <= 0) continue;
+    if (static_cast<int64_t>(slices_.size()) < o_.max_slices) {
+      Slice s;
+      s.track = i;
+      s.start = free_[i];
+      s.duration = delta[j] * static_cast<double>(m);
+      s.api = "steady-state iterations";
+      s.loc = loc;
+      s.repeat = m;
+      slices_.push_back(std::move(s));
+    }
+    free_[i] += delta[j] * static_cast<double>(m);
+    last_node_[i] = node;
+  }
+  for (std::vector<Gap>& g : gaps_) g.clear();  // the stretch leaves no gap to fill
+  for (std::vector<Region>& rs : regions_)
+    for (Region& r : rs)
+      if (r.stamp >= since) {
+        if (r.write_ready > 0) r.write_ready += shift, r.writer = node;
+        if (r.read_done > 0) r.read_done += shift, r.reader = node;
+      }
+  for (Live& l : live_)
+    if (l.first >= 0 && l.stamp >= since) l.last += shift;
+  for (int i = 0; i <= kComputeTracks; ++i) {
+    tot_.busy[i] += per.busy[i] * static_cast<double>(m);
+    tot_.count[i] += per.count[i] * m;
+  }
+  tot_.dma_bytes += per.dma_bytes * static_cast<double>(m);
+  tot_.pe_hfu += per.pe_hfu * static_cast<double>(m);
+  tot_.pe_mfu += per.pe_mfu * static_cast<double>(m);
+  tot_.instructions += per.instructions * m;
+  for (size_t i = 0; i < per.site_busy.size(); ++i) {
+    site_busy_[s0 + i] += per.site_busy[i] * static_cast<double>(m);
+    site_count_[s0 + i] += per.site_count[i] * m;
+  }
+  end_ += shift;
+  end_node_ = node;
+}
+
+Totals operator-(const Totals& a, const Totals& b) {
+  Totals d;
+  for (int i = 0; i <= kComputeTracks; ++i) d.busy[i] = a.busy[i] - b.busy[i], d.count[i] = a.count[i] - b.count[i];
+  d.dma_bytes = a.dma_bytes - b.dma_bytes;
+  d.pe_hfu = a.pe_hfu - b.pe_hfu;
+  d.pe_mfu = a.pe_mfu - b.pe_mfu;
+  d.instructions = a.instructions - b.instructions;
+  d.site_busy = a.site_busy;
+  d.site_count = a.site_count;
+  for (size_t i = 0; i < d.site_busy.size() && i < b.site_busy.size(); ++i) {
+    d.site_busy[i] -= b.site_busy[i];
+    d.site_count[i] -= b.site_count[i];
+  }
+  return d;
+}
+
+void Schedule::note(std::string text) {
+  if (std::find(notes_.begin(), notes_.end(), text) == notes_.end()) notes_.push_back(std::move(text));
+}
+
+}  // namespace nkic::perf
+
+namespace nkic::perf {
+
+namespace {
+
+// At most `n` samples: the peak of each run of consecutive samples.
+std::vector<OccupancySample> downsample(const std::vector<OccupancySample>& all, size_t n) {
+  if (all.size() <= n) return all;
+  std::vector<OccupancySample> out;
+  const size_t per = (all.size() + n - 1) / n;
+  for (size_t i = 0; i < all.size(); i += per) {
+    OccupancySample s = all[i];
+    for (size_t j = i; j < std::min(all.size(), i + per); ++j) {
+      s.sbuf_bytes = std::max(s.sbuf_bytes, all[j].sbuf_bytes);
+      s.psum_bytes = std::max(s.psum_bytes, all[j].psum_bytes);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+Profile Schedule::finish() {
+  for (size_t id = 0; id < live_.size(); ++id) release(static_cast<int>(id));
+  Profile p;
+  p.kernel = k_.name;
+  p.target = t_.name;
+  p.latency = end_;
+  for (int i = 0; i <= kComputeTracks; ++i) p.engines.push_back({static_cast<Track>(i), tot_.busy[i], tot_.count[i]});
+  const sema::CostFigures& f = t_.cost;
+  const double pe_capacity = static_cast<double>(f.pe_rows * f.pe_cols) * end_ * f.pe.clock_ghz;
+  p.hfu = pe_capacity > 0 ? tot_.pe_hfu / pe_capacity : 0;
+  p.mfu = pe_capacity > 0 ? tot_.pe_mfu / pe_capacity : 0;
+  p.dma_bytes = static_cast<int64_t>(tot_.dma_bytes);
+  p.dma_queues = f.dma_queues;
+  p.dma_utilisation = end_ > 0 ? tot_.dma_bytes / (end_ * f.dma_queues * f.dma_queue_bytes_per_ns) : 0;
+  p.instructions = tot_.instructions;
+  p.instructions_scheduled = scheduled_;
+
+  // The critical path: back from the last result through what each start waited for.
+  for (int64_t n = end_node_; n >= 0; n = nodes_[n].pred) {
+    const Node& nd = nodes_[n];
+    if (nd.site >= 0) site_critical_[nd.site] += nd.end - nd.start;
+    if (p.critical_path.size() < 64) {
+      CriticalStep st;
+      st.track = nd.track;
+      st.start = nd.start;
+      st.end = nd.end;
+      st.repeat = nd.repeat;
+      if (nd.site >= 0) {
+        st.opcode = site_inst_[nd.site]->opcode;
+        st.api = site_inst_[nd.site]->api;
+        st.loc = site_inst_[nd.site]->loc;
+      } else {
+        st.api = "steady-state iterations";
+        st.loc = repeat_locs_[-2 - nd.site];
+      }
+      p.critical_path.push_back(std::move(st));
+    }
+  }
+  if (num_nodes() >= o_.max_nodes) note("the critical path covers only the first " + std::to_string(o_.max_nodes) +
+                                        " instruction executions");
+
+  std::map<std::pair<const std::string*, int>, LineCost> lines;
+  for (size_t s = 0; s < site_inst_.size(); ++s) {
+    if (!site_inst_[s] || site_count_[s] == 0) continue;
+    LineCost& l = lines[{site_inst_[s]->loc.file, site_inst_[s]->loc.line}];
+    l.loc = site_inst_[s]->loc;
+    l.busy += site_busy_[s];
+    l.critical += site_critical_[s];
+    l.instructions += site_count_[s];
+  }
+  for (auto& [key, l] : lines) p.lines.push_back(l);
+  std::stable_sort(p.lines.begin(), p.lines.end(), [](const LineCost& a, const LineCost& b) { return a.busy > b.busy; });
+
+  // Occupancy: every allocation from its first to its last use; at equal times frees come first.
+  std::vector<std::pair<double, std::pair<int64_t, bool>>> ev;
+  for (const Interval& iv : intervals_) {
+    const ir::TensorDecl& t = k_.tensor(iv.tensor);
+    const int64_t bytes = partition_bytes(t);
+    const bool psum = t.memory == ir::Memory::PSUM;
+    ev.push_back({iv.first, {bytes, psum}});
+    ev.push_back({iv.last, {-bytes, psum}});
+  }
+  std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second.first < b.second.first;
+  });
+  std::vector<OccupancySample> samples;
+  int64_t sbuf = 0, psum = 0;
+  for (const auto& [time, e] : ev) {
+    (e.second ? psum : sbuf) += e.first;
+    p.sbuf_peak_bytes = std::max(p.sbuf_peak_bytes, sbuf);
+    p.psum_peak_bytes = std::max(p.psum_peak_bytes, psum);
+    if (!samples.empty() && samples.back().time == time) samples.back() = {time, sbuf, psum};
+    else samples.push_back({time, sbuf, psum});
+  }
+  p.occupancy = downsample(samples, 2000);
+  p.sbuf_capacity_bytes = t_.statebuf_par_size_in_bytes;
+  p.psum_capacity_bytes = t_.psum_par_size_in_bytes * t_.psum_num_banks;
+  p.slices = std::move(slices_);
+  p.slices_dropped = slices_dropped_;
+  p.notes = notes_;
+  return p;
+}
+
+}  // namespace nkic::perf

@@ -1,0 +1,124 @@
+// The machine the cost model runs instructions on: one in-order queue per
+// compute engine and `dma_queues` DMA queues; an instruction starts when its
+// engine (or the queues its transfers take) is free and every element it reads
+// was written, every element it writes was read and written before (RAW, WAR,
+// WAW on the boxes it touches). It records what the Profile reports.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "ir/IR.h"
+#include "perf/Durations.h"
+#include "perf/Footprint.h"
+#include "perf/Profile.h"
+#include "sema/Target.h"
+
+namespace nkic::perf {
+
+struct Options {
+  int64_t max_slices = 200000;     // timeline slices kept (the rest are counted)
+  int64_t max_nodes = 4000000;     // executions remembered for the critical path
+};
+
+// Sums a loop's steady-state iteration adds, so that repeating it is arithmetic.
+struct Totals {
+  double busy[kComputeTracks + 1] = {};
+  int64_t count[kComputeTracks + 1] = {};
+  double dma_bytes = 0, pe_hfu = 0, pe_mfu = 0;
+  int64_t instructions = 0;
+  std::vector<double> site_busy;  // for the sites of one loop body
+  std::vector<int64_t> site_count;
+  bool same(const Totals& o) const;
+};
+
+class Schedule {
+ public:
+  Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, int num_sites);
+
+  void execute(int site, const ir::Instruction& in, const Env& env);
+  // A fresh allocation of on-chip tensor `id` (a new loop iteration or program):
+  // no dependency on its earlier contents; its occupancy interval closes.
+  void release(int id);
+
+  // Every queue's free time (compute engines, then the DMA queues sorted), for
+  // detecting a loop's steady state.
+  std::vector<double> clocks() const;
+  // Totals so far, with the per-site sums of sites [s0, s1).
+  Totals totals(int s0, int s1) const;
+  int64_t num_nodes() const { return static_cast<int64_t>(nodes_.size()); }
+  // Adds `m` more iterations of a steady loop without scheduling them: every
+  // clock advances m times its per-iteration delta, every dependency recorded
+  // since node `since` by m * period, and the totals by m * `per_iteration`.
+  void repeat(int64_t m, const std::vector<double>& delta, double period, const Totals& per_iteration, int s0,
+              int64_t since, const ir::SourceLoc& loc);
+
+  Profile finish();
+  void note(std::string text);
+
+ private:
+  struct Node {
+    double start, end;
+    int64_t pred;   // the node whose end (or engine release) set the start; -1 none
+    int64_t repeat; // > 1: a steady stretch of a loop
+    int32_t site;   // -1: a steady stretch
+    int16_t track;
+  };
+  struct Region {
+    Box box;
+    double write_ready = 0, read_done = 0;
+    int64_t writer = -1, reader = -1, stamp = 0;
+  };
+  struct Live {  // one allocation of an on-chip tensor
+    double first = -1, last = 0;
+    int64_t stamp = 0;
+  };
+  struct Interval {
+    double first, last;
+    int tensor;
+  };
+
+  int root(int id) const;
+  void read(int tensor, const Box& b, double& ready, int64_t& dep) const;
+  void write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const;
+  void record_read(int tensor, Box b, double end, int64_t node);
+  void record_write(int tensor, Box b, double end, int64_t node);
+  void touch(int tensor, double start, double end);
+  int64_t add_node(const Node& n);
+  void add_slice(int track, double start, double duration, int site, int64_t repeat);
+
+  const ir::Kernel& k_;
+  const sema::Target& t_;
+  Options o_;
+  std::vector<const ir::Instruction*> site_inst_;
+  // The earliest start >= ready at which compute engine `ti` is idle for
+  // `interval`: a gap it left waiting for operands (the compiler's scheduler
+  // fills those with later independent instructions), else its free time.
+  double place(int ti, double ready, double interval);
+
+  std::vector<double> free_;          // compute engines, then DMA queues
+  struct Gap {
+    double from, to;
+  };
+  std::vector<std::vector<Gap>> gaps_;  // per compute engine, oldest first
+  std::vector<int64_t> last_node_;    // per track: the node that holds it
+  std::vector<std::vector<Region>> regions_;  // per root tensor
+  std::vector<bool> written_;         // tensors some instruction writes
+  std::vector<Live> live_;
+  std::vector<Interval> intervals_;
+  std::vector<Node> nodes_;
+  std::vector<Slice> slices_;
+  int64_t slices_dropped_ = 0;
+  Totals tot_;
+  std::vector<double> site_busy_, site_critical_;
+  std::vector<int64_t> site_count_;
+  double end_ = 0;
+  int64_t end_node_ = -1;
+  int64_t scheduled_ = 0;
+  std::vector<std::string> notes_;
+  std::vector<ir::SourceLoc> repeat_locs_;
+};
+
+// What a stretch of execution added: later totals minus earlier (site sums too).
+Totals operator-(const Totals& a, const Totals& b);
+
+}  // namespace nkic::perf

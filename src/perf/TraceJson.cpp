@@ -1,0 +1,69 @@
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "perf/Report.h"
+
+namespace nkic::perf {
+
+const char* name(Track t) {
+  static const char* const kNames[] = {"pe", "act", "dve", "pool", "dma"};
+  return kNames[static_cast<int>(t)];
+}
+
+std::string track_name(int track) {
+  return track < kComputeTracks ? name(static_cast<Track>(track)) : "dma" + std::to_string(track - kComputeTracks);
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+namespace {
+
+// Trace-event times are microseconds; three decimals keep nanoseconds.
+std::string us(double ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", ns / 1000.0);
+  return buf;
+}
+
+}  // namespace
+
+std::string trace_json(const Profile& p) {
+  std::ostringstream o;
+  o << "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"kernel\":" << json_string(p.kernel)
+    << ",\"target\":" << json_string(p.target) << ",\"latency_us\":" << us(p.latency) << "},\"traceEvents\":[";
+  o << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":"
+    << json_string(p.kernel + " on " + p.target + " (predicted)") << "}}";
+  int tracks = kComputeTracks;
+  for (const Slice& s : p.slices) tracks = std::max(tracks, s.track + 1);
+  for (int t = 0; t < tracks; ++t)
+    o << ",{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":" << t << ",\"args\":{\"name\":"
+      << json_string(track_name(t)) << "}},{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":" << t
+      << ",\"args\":{\"sort_index\":" << t << "}}";
+  for (const Slice& s : p.slices) {
+    const std::string label = s.repeat > 1 ? s.api + " x" + std::to_string(s.repeat) : ir::name(s.opcode);
+    o << ",{\"ph\":\"X\",\"pid\":1,\"tid\":" << s.track << ",\"ts\":" << us(s.start) << ",\"dur\":" << us(s.duration)
+      << ",\"name\":" << json_string(label) << ",\"args\":{\"api\":" << json_string(s.api);
+    if (s.loc.known()) o << ",\"source\":" << json_string(s.loc.str()) << ",\"line\":" << s.loc.line;
+    o << "}}";
+  }
+  o << "]}";
+  return o.str();
+}
+
+}  // namespace nkic::perf

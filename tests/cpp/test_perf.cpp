@@ -1,0 +1,216 @@
+// The cost model (perf/) on small hand-built schedules whose timing follows
+// from the Target's figures by hand: one DMA, two engines overlapping, a
+// dependent chain, and a loop of identical iterations costed without unrolling.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+
+#include "ir/Diagnostic.h"
+#include "perf/CostModel.h"
+#include "perf/Report.h"
+#include "sema/Target.h"
+
+namespace nkic {
+namespace {
+
+using ir::AffineExpr;
+using ir::DType;
+using ir::Memory;
+using ir::Opcode;
+
+const sema::Target& trn1() { return *sema::find_target("trn1"); }
+
+int add_tensor(ir::Kernel& k, std::string name, std::vector<int64_t> shape, Memory m, ir::Role role = ir::Role::Local,
+               DType dt = DType::float32) {
+  ir::TensorDecl t;
+  t.id = static_cast<int>(k.tensors.size());
+  t.name = std::move(name);
+  t.shape = std::move(shape);
+  t.memory = m;
+  t.role = role;
+  t.dtype = dt;
+  k.tensors.push_back(t);
+  return t.id;
+}
+
+// tensor[grid0 + rows * row_var, grid1] (row_var < 0: no loop term).
+ir::Access tile(int tensor, int64_t rows = 0, int row_var = -1) {
+  ir::Access a;
+  a.tensor = tensor;
+  AffineExpr p = AffineExpr::grid(0);
+  if (row_var >= 0) p = p + AffineExpr::var({ir::VarKind::Loop, row_var}, rows);
+  a.index = {p, AffineExpr::grid(1)};
+  return a;
+}
+
+std::unique_ptr<ir::Instruction> inst(Opcode op, ir::Access dst, std::vector<ir::Access> srcs,
+                                      std::vector<int64_t> shape = {128, 512}) {
+  auto in = std::make_unique<ir::Instruction>();
+  in->opcode = op;
+  in->dst = std::move(dst);
+  in->srcs = std::move(srcs);
+  in->shape = std::move(shape);
+  if (op == Opcode::TensorScalar || op == Opcode::Activation) in->imms = {1.0, 0.0, 0.0};
+  in->alu = ir::AluOp::add;
+  return in;
+}
+
+// The Vector/Scalar-Engine formula of the docs, for a [128, 512] fp32 tile.
+double stream_latency(const sema::EngineFigures& e, int inputs) {
+  return (512.0 * inputs / e.elems_per_cycle + e.fixed_cycles) / e.clock_ghz;
+}
+
+TEST(CostModel, OneDmaPaysItsFixedLatencyAndItsQueueTime) {
+  ir::Kernel k;
+  k.name = "load";
+  int in = add_tensor(k, "a", {128, 512}, Memory::SharedHBM, ir::Role::Input);
+  int sb = add_tensor(k, "t", {128, 512}, Memory::SBUF);
+  k.body.push_back(inst(Opcode::Load, tile(sb), {tile(in)}));
+  const sema::CostFigures& f = trn1().cost;
+  perf::Profile p = perf::predict(k, trn1());
+  // 128 partitions of 2 KiB: 128 DMA buffers over the 16 queues.
+  const double bytes = 128 * 512 * 4.0, per_queue = (bytes + 128 * f.dma_buffer_overhead_bytes) / 16 / f.dma_queue_bytes_per_ns;
+  EXPECT_NEAR(p.latency, f.dma_fixed_latency_ns + per_queue, 1e-6);
+  EXPECT_EQ(p.dma_bytes, 128 * 512 * 4);
+  EXPECT_NEAR(p.engines[4].busy, 16 * per_queue, 1e-6);
+  EXPECT_EQ(p.engines[4].instructions, 1);
+  int dma_slices = 0;
+  for (const perf::Slice& s : p.slices) dma_slices += s.track >= perf::kComputeTracks;
+  EXPECT_EQ(dma_slices, 16);  // one per queue
+}
+
+TEST(CostModel, IndependentEnginesOverlapAndDependentOnesChain) {
+  const sema::CostFigures& f = trn1().cost;
+  const double dve = stream_latency(f.dve, 1), act = stream_latency(f.act, 1);
+  {
+    ir::Kernel k;
+    k.name = "overlap";
+    int a = add_tensor(k, "a", {128, 512}, Memory::SBUF), b = add_tensor(k, "b", {128, 512}, Memory::SBUF);
+    int c = add_tensor(k, "c", {128, 512}, Memory::SBUF), d = add_tensor(k, "d", {128, 512}, Memory::SBUF);
+    k.body.push_back(inst(Opcode::TensorScalar, tile(c), {tile(a)}));
+    k.body.push_back(inst(Opcode::Activation, tile(d), {tile(b)}));
+    perf::Profile p = perf::predict(k, trn1());
+    EXPECT_NEAR(p.latency, std::max(dve, act), 1e-6);
+    // Busy for the initiation interval (512 elements outlast the fixed cost), done a fixed cost later.
+    EXPECT_NEAR(p.engines[2].busy, 512.0 / f.dve.clock_ghz, 1e-6);
+    EXPECT_NEAR(p.engines[1].busy, 512.0 / f.act.clock_ghz, 1e-6);
+  }
+  {
+    ir::Kernel k;
+    k.name = "chain";
+    int a = add_tensor(k, "a", {128, 512}, Memory::SBUF), c = add_tensor(k, "c", {128, 512}, Memory::SBUF);
+    int d = add_tensor(k, "d", {128, 512}, Memory::SBUF);
+    k.body.push_back(inst(Opcode::TensorScalar, tile(c), {tile(a)}));
+    k.body.push_back(inst(Opcode::Activation, tile(d), {tile(c)}));
+    perf::Profile p = perf::predict(k, trn1());
+    EXPECT_NEAR(p.latency, dve + act, 1e-6);
+    ASSERT_EQ(p.critical_path.size(), 2u);
+    EXPECT_EQ(p.critical_path[0].opcode, Opcode::Activation);
+    EXPECT_EQ(p.critical_path[1].opcode, Opcode::TensorScalar);
+  }
+}
+
+TEST(CostModel, TwoInputsTakeTwiceTheVectorEngineTime) {
+  ir::Kernel k;
+  k.name = "tt";
+  int a = add_tensor(k, "a", {128, 512}, Memory::SBUF), b = add_tensor(k, "b", {128, 512}, Memory::SBUF);
+  int c = add_tensor(k, "c", {128, 512}, Memory::SBUF);
+  k.body.push_back(inst(Opcode::TensorTensor, tile(c), {tile(a), tile(b)}));
+  EXPECT_NEAR(perf::predict(k, trn1()).latency, stream_latency(trn1().cost.dve, 2), 1e-6);
+}
+
+TEST(CostModel, MatmulIssuesEveryMaxOfNAnd64Cycles) {
+  for (int64_t n : {32, 512}) {
+    ir::Kernel k;
+    k.name = "mm";
+    int s = add_tensor(k, "s", {128, 128}, Memory::SBUF, ir::Role::Local, DType::bfloat16);
+    int m = add_tensor(k, "m", {128, n}, Memory::SBUF, ir::Role::Local, DType::bfloat16);
+    int ps = add_tensor(k, "p", {128, n}, Memory::PSUM);
+    auto in = inst(Opcode::Matmul, ir::Access{ps, {AffineExpr::grid(1), AffineExpr::grid(2)}, {}},
+                   {ir::Access{s, {AffineExpr::grid(0), AffineExpr::grid(1)}, {}},
+                    ir::Access{m, {AffineExpr::grid(0), AffineExpr::grid(2)}, {}}},
+                   {128, 128, n});
+    k.body.push_back(std::move(in));
+    perf::Profile p = perf::predict(k, trn1());
+    EXPECT_NEAR(p.latency, std::max<double>(n, 64) / trn1().cost.pe.clock_ghz, 1e-9) << n;
+    EXPECT_NEAR(p.hfu, 1.0 * n / std::max<double>(n, 64), 1e-9) << n;  // a lone matmul uses the whole array
+  }
+}
+
+// A loop of `n` iterations, each loading its own rows and storing them back.
+ir::Kernel copy_loop(int64_t n, bool unrolled) {
+  ir::Kernel k;
+  k.name = "copy";
+  int in = add_tensor(k, "a", {128 * n, 512}, Memory::SharedHBM, ir::Role::Input);
+  int out = add_tensor(k, "out", {128 * n, 512}, Memory::SharedHBM, ir::Role::Output);
+  auto body = [&](ir::Block& b, int t, int64_t i, int var) {
+    auto row = [&](int tensor) {
+      ir::Access a = tile(tensor, 128, var);
+      if (var < 0) a.index[0] = a.index[0] + AffineExpr(128 * i);
+      return a;
+    };
+    b.push_back(inst(Opcode::Load, tile(t), {row(in)}));
+    b.push_back(inst(Opcode::Store, row(out), {tile(t)}));
+  };
+  if (unrolled) {
+    for (int64_t i = 0; i < n; ++i) body(k.body, add_tensor(k, "t" + std::to_string(i), {128, 512}, Memory::SBUF), i, -1);
+  } else {
+    auto loop = std::make_unique<ir::Loop>();
+    loop->axis = 0;
+    loop->name = "i";
+    loop->ub = n;
+    int t = add_tensor(k, "t", {128, 512}, Memory::SBUF);
+    k.tensors[t].alloc_axis = 0;
+    body(loop->body, t, 0, 0);
+    k.body.push_back(std::move(loop));
+    k.num_axes = 1;
+  }
+  return k;
+}
+
+TEST(CostModel, ALoopOfIdenticalIterationsCostsAsItsUnrolledCopyWithoutSchedulingEachOne) {
+  for (const char* target : {"trn1", "trn2", "trn3"}) {
+    const sema::Target& t = *sema::find_target(target);
+    perf::Profile looped = perf::predict(copy_loop(400, false), t);
+    perf::Profile unrolled = perf::predict(copy_loop(400, true), t);
+    EXPECT_NEAR(looped.latency, unrolled.latency, 1e-6 * unrolled.latency) << target;
+    EXPECT_EQ(looped.instructions, 800) << target;
+    EXPECT_LT(looped.instructions_scheduled, 60) << target;
+    EXPECT_EQ(unrolled.instructions_scheduled, 800) << target;
+    EXPECT_NEAR(looped.engines[4].busy, unrolled.engines[4].busy, 1e-6 * unrolled.engines[4].busy) << target;
+    // Linear in the trip count once the pipeline is full.
+    const double l1 = perf::predict(copy_loop(1000, false), t).latency, l2 = perf::predict(copy_loop(2000, false), t).latency;
+    const double l3 = perf::predict(copy_loop(3000, false), t).latency;
+    EXPECT_NEAR(l3 - l2, l2 - l1, 1e-6 * l3) << target;
+  }
+}
+
+TEST(CostModel, ATargetWithoutFiguresIsADiagnostic) {
+  try {
+    perf::predict(copy_loop(2, false), *sema::find_target("inf1"));
+    FAIL() << "expected err_no_cost_figures";
+  } catch (const ir::NkiError& e) {
+    EXPECT_EQ(e.diag().code, "err_no_cost_figures");
+    EXPECT_EQ(e.diag().message, "no published engine and DMA figures for target 'inf1': nkic cannot predict its latency");
+  }
+}
+
+TEST(CostModel, TraceJsonHasOneTrackPerEngineAndQueueAndTheSourceLine) {
+  ir::Kernel k = copy_loop(3, false);
+  static const std::string file = "kernel.py";
+  for (auto& s : static_cast<ir::Loop&>(*k.body[0]).body) static_cast<ir::Instruction&>(*s).loc = {&file, 7, 3};
+  const std::string json = perf::trace_json(perf::predict(k, trn1()));
+  for (const char* track : {"\"pe\"", "\"act\"", "\"dve\"", "\"pool\"", "\"dma0\"", "\"dma15\""})
+    EXPECT_NE(json.find(std::string("\"args\":{\"name\":") + track), std::string::npos) << track;
+  EXPECT_NE(json.find("\"source\":\"kernel.py:7:3\",\"line\":7"), std::string::npos);
+  EXPECT_NE(json.find("\"ph\":\"X\""), std::string::npos);
+  const std::string html = perf::html_report(perf::predict(k, trn1()));
+  EXPECT_NE(html.find("id=\"nkic-data\""), std::string::npos);
+  EXPECT_EQ(html.find("</script>", html.find("id=\"nkic-data\"")), html.find("</script>\n<script>"));
+}
+
+}  // namespace
+}  // namespace nkic

@@ -1,0 +1,199 @@
+"""Predicted performance through the public surface: nki.benchmark / nki.profile as
+neuronx-cc documents them, nkic.profile(kernel[grid], *arrays, target=...), and
+`nkic profile` with its summary, Perfetto JSON and HTML page (rendered in a real
+headless Chromium)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nkic
+from neuronxcc import nki
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.isa as nisa
+
+sys.path.insert(0, os.path.dirname(__file__))
+from nki_test_util import Markers, check_diag  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+NKIC = str(ROOT / "bin" / "nkic")
+M = Markers(__file__)
+TARGETS = ("trn1", "inf2", "trn2", "trn3")
+
+
+def add_rows(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[0] // 128):
+        x = nl.load(a[i * 128:(i + 1) * 128, :])
+        y = nl.load(b[i * 128:(i + 1) * 128, :])
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.add(x, y))  # ERR:store
+    return out
+
+
+def matmul(lhsT, rhs):
+    out = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    for n in nl.affine_range(rhs.shape[1] // 512):
+        acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+        for k in nl.affine_range(lhsT.shape[0] // 128):
+            s = nl.load(lhsT[k * 128:(k + 1) * 128, 0:128])
+            m = nl.load(rhs[k * 128:(k + 1) * 128, n * 512:(n + 1) * 512])
+            acc += nisa.nc_matmul(s, m)  # ERR:matmul
+        nl.store(out[0:128, n * 512:(n + 1) * 512], value=nl.copy(acc, dtype=nl.float32))
+    return out
+
+
+def ones(*shape, dtype=np.float32):
+    return np.ones(shape, dtype)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_benchmark_fills_the_latency_percentiles_on_every_target(target):
+    kernel = nki.benchmark(warmup=5, iters=10, platform_target=target)(add_rows)
+    a = np.arange(512 * 256, dtype=np.float32).reshape(512, 256)
+    out = kernel(a, a)
+    np.testing.assert_array_equal(out, a + a)  # the outputs are still computed
+    lat = kernel.benchmark_result.nc_latency
+    p50, p99 = lat.get_latency_percentile(50), lat.get_latency_percentile(99)
+    assert p50 == p99 == kernel.benchmark_result.profile.latency_us
+    assert 1 < p50 < 1000  # microseconds: 1 MiB moved by DMA
+
+
+def test_benchmark_as_a_bare_decorator_and_nki_profile_writes_its_timeline(tmp_path):
+    bare = nki.benchmark(add_rows)
+    bare(ones(256, 128), ones(256, 128))
+    assert bare.benchmark_result.nc_latency.get_latency_percentile(0) > 0
+    prof = nki.profile(working_directory=str(tmp_path), save_trace_name="add.ntff", profile_nth=2)(add_rows)
+    prof(ones(256, 128), ones(256, 128))
+    trace = json.loads((tmp_path / "add.json").read_text())
+    assert any(e["ph"] == "X" for e in trace["traceEvents"])
+    assert prof.benchmark_result.nc_latency.get_latency_percentile(99) == pytest.approx(
+        bare.benchmark_result.nc_latency.get_latency_percentile(99))
+
+
+def test_a_percentile_outside_0_100_is_a_diagnostic():
+    kernel = nki.benchmark(add_rows)
+    kernel(ones(128, 64), ones(128, 64))
+    with pytest.raises(nkic.NKIError) as e:
+        kernel.benchmark_result.nc_latency.get_latency_percentile(101)
+    assert e.value.code == "err_unsupported_args"
+    assert "expects a percentile between 0 and 100, got 101" in e.value.message
+
+
+def test_profile_reports_engines_lines_and_a_faster_generation():
+    a = ones(1024, 512)
+    res = {t: nkic.profile(nki.jit(add_rows), a, a, target=t) for t in ("trn1", "trn2", "trn3")}
+    r = res["trn1"]
+    assert r.target == "trn1" and r.kernel == "add_rows"
+    assert set(r.engines) == {"pe", "act", "dve", "pool", "dma"}
+    assert r.engines["dma"].instructions == 24 and r.engines["dve"].instructions == 8
+    assert r.engines["pe"].busy_us == 0 and r.mfu == 0
+    assert r.dma_bytes == 3 * 1024 * 512 * 4
+    assert 0 < r.engines["dma"].percent <= 100
+    # DMA-bound: each newer generation moves more bytes per ns per queue.
+    assert res["trn1"].latency_us > res["trn2"].latency_us > res["trn3"].latency_us
+    # The store line carries the store and the add it consumes.
+    f, line, busy, crit, n = r.lines[0]
+    assert (os.path.realpath(f), line) == (M.path, M.line("store")) and n == 16
+    assert r.sbuf_peak_bytes >= 3 * 512 * 4 and r.sbuf_peak_bytes <= r.sbuf_capacity_bytes
+    assert r.critical_path[0][0] == "nl.store"
+
+
+def test_matmul_accumulates_in_psum_as_one_instruction_and_counts_for_mfu():
+    lhsT, rhs = ones(512, 128), ones(512, 1024)
+    ir = nki.jit(matmul).trace(None, (lhsT, rhs), {}).ir.text(False)
+    assert "+= nc_matmul[pe]" in ir and ir.count("tensor_copy") == 1  # only the PSUM -> SBUF copy
+    r = nkic.profile(matmul, lhsT, rhs, target="trn2")
+    assert r.engines["pe"].instructions == 8
+    assert 0 < r.mfu == r.hfu < 1
+    # One or two accumulators live at once (the next n overlaps the last copy-out).
+    assert r.psum_peak_bytes in (512 * 4, 2 * 512 * 4) and r.psum_capacity_bytes == 16384
+    np.testing.assert_allclose(nki.simulate_kernel(nki.jit(matmul), lhsT, rhs), lhsT.T @ rhs)
+
+
+def test_profile_of_a_launch_grid_runs_the_programs_one_after_another():
+    a = ones(256, 128)
+    one = nkic.profile(nki.jit(add_rows), a, a, target="trn2")
+    four = nkic.profile(nki.jit(add_rows)[4], a, a, target="trn2")
+    # Four times the work; the next program's loads may overlap the last one's stores.
+    assert four.engines["dma"].busy_us == pytest.approx(4 * one.engines["dma"].busy_us)
+    assert 3 * one.latency_us < four.latency_us <= 4 * one.latency_us
+    assert "SPMD programs run one after another on one NeuronCore" in four.notes
+
+
+def test_profile_on_a_target_without_figures_is_a_diagnostic():
+    with pytest.raises(nkic.NKIError) as e:
+        nkic.profile(add_rows, ones(128, 64), ones(128, 64), target="inf1")
+    assert e.value.code == "err_no_cost_figures"
+    assert e.value.message == "no published engine and DMA figures for target 'inf1': nkic cannot predict its latency"
+
+
+def test_profile_of_an_illegal_kernel_reports_its_diagnostic_at_the_user_line():
+    with pytest.raises(nkic.NKIError) as e:
+        nkic.profile(matmul, ones(256, 128), ones(256, 1024, dtype=np.int32), target="trn2")
+    assert e.value.code.startswith("err_")
+    assert os.path.realpath(e.value.file) == M.path
+
+
+def nkic_cli(*args):
+    return subprocess.run([NKIC, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_cli_profile_prints_the_summary_and_writes_json_and_html(tmp_path):
+    trace, page = tmp_path / "t.json", tmp_path / "p.html"
+    r = nkic_cli("profile", "examples/matmul_tiled.py", "--target", "trn1", "--trace-json", str(trace),
+                 "--html", str(page))
+    assert r.returncode == 0, r.stderr
+    assert "matmul_kernel on trn1:" in r.stdout and "us predicted" in r.stdout
+    assert "busiest lines:" in r.stdout and "matmul_tiled.py:" in r.stdout
+    events = json.loads(trace.read_text())["traceEvents"]
+    names = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert {"pe", "act", "dve", "pool", "dma0", "dma15"} <= names
+    slices = [e for e in events if e["ph"] == "X"]
+    assert slices and all(e["dur"] > 0 for e in slices)
+    assert all(e["args"]["source"].split(":")[0].endswith("matmul_tiled.py") for e in slices)
+    assert {e["tid"] for e in slices} >= {0, 2, 4}  # pe, dve and a DMA queue
+    assert "<canvas id=\"timeline\">" in page.read_text()
+
+
+def test_cli_profile_json_and_its_errors():
+    r = nkic_cli("profile", "examples/tensor_add.py", "--target", "trn2", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["schema"] == "nkic.profile/1" and report["ok"] and report["target"] == "trn2"
+    assert report["latency_us"] > 0 and set(report["engines"]) == {"pe", "act", "dve", "pool", "dma"}
+    assert report["lines"][0]["file"].endswith("tensor_add.py")
+    bad = nkic_cli("profile", "examples/tensor_add.py", "--target", "inf1", "--json")
+    assert bad.returncode == 2
+    assert json.loads(bad.stdout)["diagnostics"][0]["code"] == "err_no_cost_figures"
+    assert nkic_cli("profile", "examples/no_such_file.py").returncode == 3
+
+
+def test_cli_profile_of_every_shipped_example_is_deterministic():
+    for example in sorted((ROOT / "examples").glob("*.py")):
+        first = nkic_cli("profile", str(example.relative_to(ROOT)), "--json")
+        second = nkic_cli("profile", str(example.relative_to(ROOT)), "--json")
+        assert first.returncode == 0, (example, first.stderr)
+        assert first.stdout == second.stdout, example
+
+
+def test_the_html_report_renders_in_headless_chromium(tmp_path):
+    chromium = shutil.which("chromium")
+    assert chromium, "the test command installs Debian's chromium (scripts/setup.sh all)"
+    a = ones(1024, 512)
+    page = tmp_path / "report.html"
+    page.write_text(nkic.profile(nki.jit(add_rows), a, a, target="trn2").html())
+    r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    dom = r.stdout
+    assert "data-error" not in dom, dom[:2000]
+    drawn = int(dom.split('data-drawn="')[1].split('"')[0])
+    assert drawn > 0
+    assert "add_rows on trn2:" in dom and "us predicted" in dom
+    assert "test_profile.py:" in dom  # the per-line table names this file
