@@ -18,7 +18,7 @@ fi
 failed=()
 for ex in "${examples[@]}"; do
   echo "== $ex"
-  bin/nkic run "$ex" || failed+=("$ex")
+  { bin/nkic run "$ex" && bin/nkic profile "$ex" --target trn2; } || failed+=("$ex")
 done
 
 if ((${#failed[@]} > 0)); then
