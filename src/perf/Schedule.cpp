@@ -11,7 +11,8 @@ namespace nkic::perf {
 namespace {
 
 constexpr size_t kMaxRegions = 48;
-constexpr size_t kMaxGaps = 16;     // idle gaps remembered per engine  // per tensor; beyond, the oldest two merge (conservatively)
+constexpr size_t kMaxGaps = 16;     // idle gaps remembered per engine
+constexpr int64_t kSbufPort = -1, kPsumPort = -2;  // per tensor; beyond, the oldest two merge (conservatively)
 
 bool near(double a, double b) { return std::fabs(a - b) <= 1e-6 + 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
 
@@ -147,6 +148,28 @@ void Schedule::add_slice(int track, double start, double duration, int site, int
   slices_.push_back(std::move(s));
 }
 
+std::vector<int64_t> Schedule::ports_of(const ir::Instruction& in, Track track) const {
+  const sema::CostFigures& f = t_.cost;
+  std::vector<int64_t> ports;
+  auto add = [&ports](int64_t key) {
+    if (std::find(ports.begin(), ports.end(), key) == ports.end()) ports.push_back(key);
+  };
+  auto visit = [&](const ir::Access& a) {
+    const int id = root(a.tensor);
+    const ir::Memory m = k_.tensor(id).memory;
+    if (m == ir::Memory::SBUF && f.dve_pool_share_sbuf_port && (track == Track::dve || track == Track::pool))
+      add(kSbufPort);
+    if (m == ir::Memory::PSUM && (track == Track::dve || track == Track::act)) {
+      if (f.dve_act_psum_port == sema::CostFigures::PsumPort::shared) add(kPsumPort);
+      if (f.dve_act_psum_port == sema::CostFigures::PsumPort::per_bank) add(id);
+    }
+  };
+  for (const ir::Access& a : in.srcs) visit(a);
+  if (in.has_dst()) visit(in.dst);
+  for (const ir::Access& a : in.extra_dsts) visit(a);
+  return ports;
+}
+
 double Schedule::place(int ti, double ready, double interval) {
   std::vector<Gap>& gaps = gaps_[ti];
   for (size_t i = 0; i < gaps.size(); ++i) {
@@ -212,11 +235,22 @@ void Schedule::execute(int site, const ir::Instruction& in, const Env& env) {
     site_busy_[site] += c.interval;
     pred = node;
   } else {
+    const std::vector<int64_t> ports = ports_of(in, c.track);
+    for (int64_t key : ports) {
+      const Port& p = ports_[key];
+      for (int o = 0; o < kComputeTracks; ++o)
+        if (o != ti && p.free[o] > ready) ready = p.free[o], dep = p.node[o];
+    }
+    pred = dep;
     start = place(ti, ready, c.interval);
     if (start > ready) pred = last_node_[ti];
     end = start + c.latency;
     const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(ti)});
     last_node_[ti] = node;
+    for (int64_t key : ports) {
+      ports_[key].free[ti] = std::max(ports_[key].free[ti], start + c.interval);
+      ports_[key].node[ti] = node;
+    }
     add_slice(ti, start, c.interval, site, 1);
     tot_.busy[ti] += c.interval;
     site_busy_[site] += c.interval;
@@ -277,6 +311,9 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
     last_node_[i] = node;
   }
   for (std::vector<Gap>& g : gaps_) g.clear();  // the stretch leaves no gap to fill
+  for (auto& [key, p] : ports_)
+    for (int o = 0; o < kComputeTracks; ++o)
+      if (p.node[o] >= since) p.free[o] += shift, p.node[o] = node;
   for (std::vector<Region>& rs : regions_)
     for (Region& r : rs)
       if (r.stamp >= since) {

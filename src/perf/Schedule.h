@@ -5,6 +5,7 @@
 // WAW on the boxes it touches). It records what the Profile reports.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "ir/IR.h"
@@ -100,6 +101,14 @@ class Schedule {
     double from, to;
   };
   std::vector<std::vector<Gap>> gaps_;  // per compute engine, oldest first
+  // A memory port two engines cannot stream through at once (CostFigures):
+  // until when, and by which node, each engine holds it.
+  struct Port {
+    double free[kComputeTracks] = {};
+    int64_t node[kComputeTracks] = {-1, -1, -1, -1};
+  };
+  std::map<int64_t, Port> ports_;  // kSbufPort, kPsumPort, or a PSUM tensor (its bank)
+  std::vector<int64_t> ports_of(const ir::Instruction& in, Track track) const;
   std::vector<int64_t> last_node_;    // per track: the node that holds it
   std::vector<std::vector<Region>> regions_;  // per root tensor
   std::vector<bool> written_;         // tensors some instruction writes

@@ -21,6 +21,8 @@ CostFigures cost_figures(int gen) {
     c.dma_queue_bytes_per_ns = 17;
     c.hbm_bytes_per_ns_per_chip = 820;
     c.cores_per_chip = 2;
+    c.dve_pool_share_sbuf_port = true;
+    c.dve_act_psum_port = CostFigures::PsumPort::shared;
   } else if (gen == 3) {
     c.pe = {2.4, 1, 1, 0, 0};
     c.act = {1.2, 1, 1, 0, act_fixed};
@@ -29,6 +31,7 @@ CostFigures cost_figures(int gen) {
     c.dma_queue_bytes_per_ns = 23;
     c.hbm_bytes_per_ns_per_chip = 2900;
     c.cores_per_chip = 8;
+    c.dve_act_psum_port = CostFigures::PsumPort::per_bank;
   } else if (gen == 4) {
     c.pe = {2.4, 1, 1, 0, 0};
     c.act = {1.2, 1, 2, 2, act_fixed};   // 256 lanes' worth for BF16/FP16/FP8
@@ -37,6 +40,7 @@ CostFigures cost_figures(int gen) {
     c.dma_queue_bytes_per_ns = 33;
     c.hbm_bytes_per_ns_per_chip = 4900;
     c.cores_per_chip = 8;
+    c.dve_act_psum_port = CostFigures::PsumPort::per_bank;
   }
   return c;
 }

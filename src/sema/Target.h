@@ -44,6 +44,11 @@ struct CostFigures {
   double dma_buffer_overhead_bytes = 512;
   double hbm_bytes_per_ns_per_chip = 0;
   int cores_per_chip = 1;
+  // Engines that cannot stream from the same memory at once: on NC-v2 the Vector
+  // and GpSimd engines share an SBUF port, and the Vector and Scalar engines a
+  // PSUM port; from NC-v3 the latter holds only within one PSUM bank.
+  bool dve_pool_share_sbuf_port = false;
+  enum class PsumPort : uint8_t { separate, shared, per_bank } dve_act_psum_port = PsumPort::separate;
 };
 
 struct Target {

@@ -113,6 +113,30 @@ TEST(CostModel, IndependentEnginesOverlapAndDependentOnesChain) {
   }
 }
 
+// A Vector-Engine and a Scalar-Engine instruction, each reading a PSUM tile.
+perf::Profile psum_readers(const sema::Target& t, bool same_tile) {
+  ir::Kernel k;
+  k.name = "psum";
+  int a = add_tensor(k, "a", {128, 512}, Memory::PSUM);
+  int b = same_tile ? a : add_tensor(k, "b", {128, 512}, Memory::PSUM);
+  int c = add_tensor(k, "c", {128, 512}, Memory::SBUF), d = add_tensor(k, "d", {128, 512}, Memory::SBUF);
+  k.body.push_back(inst(Opcode::TensorScalar, tile(c), {tile(a)}));
+  k.body.push_back(inst(Opcode::Activation, tile(d), {tile(b)}));
+  return perf::predict(k, t);
+}
+
+TEST(CostModel, TheVectorAndScalarEnginesShareThePsumPortOnNcV2AndOneBankLater) {
+  const sema::Target& t2 = *sema::find_target("trn2");
+  const double dve1 = stream_latency(trn1().cost.dve, 1), act1 = stream_latency(trn1().cost.act, 1);
+  const double dve2 = stream_latency(t2.cost.dve, 1), act2 = stream_latency(t2.cost.act, 1);
+  // NC-v2: the Scalar Engine streams PSUM once the Vector Engine's interval has passed.
+  EXPECT_NEAR(psum_readers(trn1(), false).latency, 512.0 / trn1().cost.dve.clock_ghz + act1, 1e-6);
+  EXPECT_GT(psum_readers(trn1(), false).latency, std::max(dve1, act1));
+  // NC-v3: different banks overlap, one bank does not.
+  EXPECT_NEAR(psum_readers(t2, false).latency, std::max(dve2, act2), 1e-6);
+  EXPECT_NEAR(psum_readers(t2, true).latency, 512.0 / 2 / t2.cost.dve.clock_ghz + act2, 1e-6);
+}
+
 TEST(CostModel, TwoInputsTakeTwiceTheVectorEngineTime) {
   ir::Kernel k;
   k.name = "tt";
