@@ -33,7 +33,8 @@ class ProfileResult:
         self.dma_bytes, self.dma_utilisation = prof.dma_bytes, prof.dma_utilisation
         self.sbuf_peak_bytes, self.psum_peak_bytes = prof.sbuf_peak_bytes, prof.psum_peak_bytes
         self.sbuf_capacity_bytes, self.psum_capacity_bytes = prof.sbuf_capacity_bytes, prof.psum_capacity_bytes
-        self.instructions = prof.instructions
+        self.instructions = prof.instructions  # executions costed
+        self.instructions_scheduled = prof.instructions_scheduled  # of them, scheduled one by one
         self.notes = list(prof.notes)
 
     @property

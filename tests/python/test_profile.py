@@ -115,6 +115,34 @@ def test_matmul_accumulates_in_psum_as_one_instruction_and_counts_for_mfu():
     np.testing.assert_allclose(nki.simulate_kernel(nki.jit(matmul), lhsT, rhs), lhsT.T @ rhs)
 
 
+def blocked_matmul(rng):
+    def mm(lhsT, rhs):
+        out = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+        for m in rng(lhsT.shape[1] // 128):
+            for n in rng(rhs.shape[1] // 512):
+                acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+                for k in rng(lhsT.shape[0] // 128):
+                    s = nl.load(lhsT[k * 128:(k + 1) * 128, m * 128:(m + 1) * 128])
+                    t = nl.load(rhs[k * 128:(k + 1) * 128, n * 512:(n + 1) * 512])
+                    acc += nisa.nc_matmul(s, t)
+                nl.store(out[m * 128:(m + 1) * 128, n * 512:(n + 1) * 512], value=nl.exp(acc))
+        return out
+    return nki.jit(mm)
+
+
+@pytest.mark.parametrize("target", ("trn1", "trn2", "trn3"))
+def test_loops_predict_as_their_unrolled_instruction_stream_without_scheduling_it(target):
+    a, b = np.zeros((2048, 512), np.float32), np.zeros((2048, 2048), np.float32)
+    looped = nkic.profile(blocked_matmul(nl.affine_range), a, b, target=target)
+    unrolled = nkic.profile(blocked_matmul(nl.static_range), a, b, target=target)
+    assert looped.instructions == unrolled.instructions == 4 * 4 * (16 * 3 + 3)
+    assert looped.latency_us == pytest.approx(unrolled.latency_us, rel=1e-9)
+    for e in looped.engines:
+        assert looped.engines[e].busy_us == pytest.approx(unrolled.engines[e].busy_us, rel=1e-9)
+    assert looped.mfu == pytest.approx(unrolled.mfu, rel=1e-9)
+    assert looped.instructions_scheduled < unrolled.instructions_scheduled / 2 == looped.instructions / 2
+
+
 def test_profile_of_a_launch_grid_runs_the_programs_one_after_another():
     a = ones(256, 128)
     one = nkic.profile(nki.jit(add_rows), a, a, target="trn2")
