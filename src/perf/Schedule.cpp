@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <tuple>
 #include <utility>
 
 namespace nkic::perf {
@@ -459,6 +460,13 @@ Profile Schedule::finish() {
   p.occupancy = downsample(samples, 2000);
   p.sbuf_capacity_bytes = t_.statebuf_par_size_in_bytes;
   p.psum_capacity_bytes = t_.psum_par_size_in_bytes * t_.psum_num_banks;
+  // The schedule gave every tile a buffer of its own; past the capacity the compiler
+  // would have to reuse buffers (serialising) or spill, which the model does not do.
+  for (const auto& [peak, cap, what] : {std::tuple{p.sbuf_peak_bytes, p.sbuf_capacity_bytes, "SBUF"},
+                                        std::tuple{p.psum_peak_bytes, p.psum_capacity_bytes, "PSUM"}})
+    if (peak > cap)
+      note(std::string("the schedule keeps ") + std::to_string(peak) + " bytes per partition of " + what +
+           " live, more than the " + std::to_string(cap) + " the target has: expect spills or less overlap");
   p.slices = std::move(slices_);
   p.slices_dropped = slices_dropped_;
   p.notes = notes_;

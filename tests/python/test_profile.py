@@ -225,3 +225,21 @@ def test_the_html_report_renders_in_headless_chromium(tmp_path):
     assert drawn > 0
     assert "add_rows on trn2:" in dom and "us predicted" in dom
     assert "test_profile.py:" in dom  # the per-line table names this file
+
+
+def three_big_tiles(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    nl.store(out, value=nl.add(x, y))
+    return out
+
+
+def test_an_occupancy_past_the_capacity_is_noted():
+    a = np.zeros((128, 30000), np.float32)
+    r = nkic.profile(three_big_tiles, a, a, target="trn1")
+    assert r.sbuf_peak_bytes == 3 * 30000 * 4 and r.sbuf_capacity_bytes == 180224
+    assert r.notes == ["the schedule keeps 360000 bytes per partition of SBUF live, more than the 180224 the "
+                       "target has: expect spills or less overlap"]
+    small = nkic.profile(three_big_tiles, a[:, :1000], a[:, :1000], target="trn1")
+    assert small.notes == [] and small.sbuf_peak_bytes == 3 * 1000 * 4
