@@ -323,6 +323,8 @@ def print_rankings(results):
     print("\nRankings (published order, slowest first; pairs within x%.2f are ties):" % TIE)
     for name, ids in RANKINGS:
         have = [i for i in ids if i in results]
+        if not have:
+            continue
         if len(have) < 2:
             print(f"  {name}: not enough cases traced")
             continue
