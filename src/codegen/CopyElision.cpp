@@ -1,5 +1,6 @@
 #include "codegen/CopyElision.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "ir/IRVisitor.h"
@@ -31,17 +32,20 @@ struct Uses final : ir::IRVisitor {
   }
 };
 
-// For each dimension of the tensor, the Grid coordinate `a` walks it with (a
-// plain coordinate, unit step, from 0), or -1 when `a` is not such a view.
-std::vector<int> identity_dims(const ir::Access& a, const ir::TensorDecl& t, const std::vector<int64_t>& shape) {
+// For each dimension of tmp, the Grid coordinate `a` walks it with (a plain
+// coordinate, unit step, from 0, over the whole dimension), or -1 for a unit
+// dimension `a` indexes with 0; empty when `a` is not such a whole view.
+std::vector<int> whole_view(const ir::Access& a, const ir::TensorDecl& t, const std::vector<int64_t>& shape) {
   std::vector<int> g(a.index.size(), -1);
   if (!a.indirect.empty() || a.index.size() != t.shape.size()) return {};
   for (size_t d = 0; d < a.index.size(); ++d) {
     const ir::AffineExpr& e = a.index[d];
+    if (t.shape[d] == 1 && e.is_constant() && e.constant() == 0) continue;
     const int k = e.single_grid_var();
     if (k < 0 || e.constant() != 0 || !e.is_affine() || e.terms().size() != 1 || e.terms()[0].coeff != 1 ||
         shape.at(k) != t.shape[d])
       return {};
+    if (std::find(g.begin(), g.end(), k) != g.end()) return {};  // a diagonal is not the whole tensor
     g[d] = k;
   }
   return g;
@@ -68,19 +72,25 @@ bool fold(ir::Instruction& p, const ir::Instruction& c, const ir::Kernel& k, con
   if (p.accumulate || p.oob_skip || c.oob_skip) return false;
   // Accumulating into dst: only the Tensor Engine adds its result to PSUM in place, with the same rounding.
   if (c.accumulate && !(p.opcode == ir::Opcode::Matmul && d.memory == ir::Memory::PSUM)) return false;
-  const std::vector<int> pg = identity_dims(p.dst, t, p.shape), cg = identity_dims(c.srcs[0], t, c.shape);
+  const std::vector<int> pg = whole_view(p.dst, t, p.shape), cg = whole_view(c.srcs[0], t, c.shape);
   if (pg.empty() || cg.empty()) return false;
-  for (size_t dim = 0; dim < cg.size(); ++dim)
-    if (cg[dim] != static_cast<int>(dim)) return false;  // the copy's coordinates are tmp's dims
-  if (c.shape.size() != t.shape.size()) return false;
+  // The copy's coordinate walking tmp dim d becomes the producer's; the copy's
+  // other coordinates are unit (they index nothing of tmp).
+  std::vector<ir::AffineExpr> subst(c.shape.size(), ir::AffineExpr(0));
+  std::vector<bool> mapped(c.shape.size(), false);
+  for (size_t d = 0; d < cg.size(); ++d) {
+    if (cg[d] < 0) continue;
+    subst[cg[d]] = pg[d] < 0 ? ir::AffineExpr(0) : ir::AffineExpr::grid(pg[d]);
+    mapped[cg[d]] = true;
+  }
+  for (size_t k = 0; k < c.shape.size(); ++k)
+    if (!mapped[k] && c.shape[k] != 1) return false;
   // Masks: the copy either has none or the producer's own (same coordinates).
   if (!c.predicate.empty()) {
     if (p.shape != c.shape || pg != cg || p.predicate.size() != c.predicate.size()) return false;
     for (size_t i = 0; i < c.predicate.size(); ++i)
       if (c.predicate[i].kind != p.predicate[i].kind || c.predicate[i].expr != p.predicate[i].expr) return false;
   }
-  std::vector<ir::AffineExpr> subst;
-  for (int g : pg) subst.push_back(ir::AffineExpr::grid(g));
   ir::Access a = c.dst;
   for (ir::AffineExpr& e : a.index) e = e.substitute_grid(subst);
   p.dst = std::move(a);
