@@ -17,12 +17,15 @@ struct Sites {
   std::unordered_map<const ir::Loop*, std::pair<int, int>> body;
   std::vector<std::vector<int>> allocated_in;  // by loop axis: tensors declared in its body
   std::vector<int> on_chip;                    // fresh in every program
+  std::vector<const ir::Instruction*> order;   // by site
+  std::vector<bool> folded;                    // by site: costs nothing (fold_psum_zeroing)
   int count = 0;
 
   void number(const ir::Block& b) {
     for (const ir::StmtPtr& s : b) {
       if (s->kind == ir::StmtKind::Instruction) {
-        site[static_cast<const ir::Instruction*>(s.get())] = count++;
+        order.push_back(static_cast<const ir::Instruction*>(s.get()));
+        site[order.back()] = count++;
       } else {
         const auto* l = static_cast<const ir::Loop*>(s.get());
         const int first = count;
@@ -32,6 +35,35 @@ struct Sites {
     }
   }
 };
+
+bool touches(const ir::Instruction& in, int tensor) {
+  if (in.has_dst() && in.dst.tensor == tensor) return true;
+  for (const ir::Access& a : in.srcs)
+    if (a.tensor == tensor) return true;
+  for (const ir::Access& a : in.extra_dsts)
+    if (a.tensor == tensor) return true;
+  return false;
+}
+
+// `acc = nl.zeros(..., buffer=nl.psum)` followed by `acc += nc_matmul(...)`:
+// neuronx-cc starts the accumulation group with a matmul that overwrites PSUM
+// instead of zeroing it first, so a zeroing memset whose next use is an
+// accumulating matmul into the same tile costs nothing.
+void fold_psum_zeroing(const ir::Kernel& k, Sites& s) {
+  s.folded.assign(s.order.size(), false);
+  for (size_t i = 0; i < s.order.size(); ++i) {
+    const ir::Instruction& z = *s.order[i];
+    if (z.opcode != ir::Opcode::Memset || z.imms.empty() || z.imms[0] != 0.0 || !z.predicate.empty() ||
+        k.tensor(z.dst.tensor).memory != ir::Memory::PSUM)
+      continue;
+    for (size_t j = i + 1; j < s.order.size(); ++j) {
+      const ir::Instruction& next = *s.order[j];
+      if (!touches(next, z.dst.tensor)) continue;
+      s.folded[i] = ir::info(next.opcode).exec == ir::Exec::Matmul && next.accumulate && next.dst.tensor == z.dst.tensor;
+      break;
+    }
+  }
+}
 
 class Walker {
  public:
@@ -60,7 +92,8 @@ class Walker {
     for (const ir::StmtPtr& s : b) {
       if (s->kind == ir::StmtKind::Instruction) {
         const auto* in = static_cast<const ir::Instruction*>(s.get());
-        sched_.execute(sites_.site.at(in), *in, env_);
+        const int site = sites_.site.at(in);
+        if (!sites_.folded[site]) sched_.execute(site, *in, env_);
       } else {
         loop(*static_cast<const ir::Loop*>(s.get()));
       }
@@ -138,6 +171,7 @@ Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& 
   if (!target.has_cost_figures()) ir::fail(sema::err_no_cost_figures(target.name));
   Sites s;
   s.number(k.body);
+  fold_psum_zeroing(k, s);
   s.allocated_in.resize(k.num_axes);
   for (const ir::TensorDecl& t : k.tensors) {
     if (ir::is_hbm(t.memory) && t.memory != ir::Memory::PrivateHBM) continue;
