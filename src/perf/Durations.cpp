@@ -26,8 +26,8 @@ const sema::EngineFigures& figures(const sema::CostFigures& f, Track t) {
   }
 }
 
-// A transfer split over as many queues as it has contiguous buffers (up to the
-// core's queues), each paying per buffer and limited by the chip's HBM share.
+// A transfer split over the queues (by partitions: each queue serves an equal share
+// of the 128), each paying per contiguous buffer, limited by the chip's HBM share.
 InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext) {
   const sema::CostFigures& f = t.cost;
   InstCost c;
@@ -35,18 +35,24 @@ InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Ta
   c.track = Track::dma;
   const int64_t points = ext.points();
   const ir::TensorDecl& dst = k.tensor(in.dst.tensor);
-  int64_t runs = 1;
+  int64_t runs = 1, partitions = 0;
   bool hbm = ir::is_hbm(dst.memory);
   for (const ir::Access* a : {&in.dst, in.srcs.empty() ? nullptr : &in.srcs[0]}) {
     if (!a) continue;
     const ir::TensorDecl& td = k.tensor(a->tensor);
     hbm = hbm || ir::is_hbm(td.memory);
     runs = std::max(runs, (points + contiguous_run(*a, td, ext) - 1) / contiguous_run(*a, td, ext));
+    if (!ir::is_hbm(td.memory) && !ext.range.empty())
+      partitions = std::max(partitions, ext.size(partition_coord(*a, td)));
   }
   // A collective moves its data out and back in (reduce-scatter, then all-gather).
   const int64_t passes = ir::info(in.opcode).cost == ir::Cost::collective ? 2 : 1;
   c.dma_bytes = points * ir::size_of(dst.dtype) * passes;
-  c.queues = static_cast<int>(std::min<int64_t>(f.dma_queues, runs));
+  // The queues share the partitions of an on-chip side (128 partitions: 16 transfers of 8
+  // buffers, as the architecture guide's example splits them); HBM to HBM by its buffers.
+  const int64_t per_queue_partitions = std::max<int64_t>(1, t.statebuf_num_partitions / f.dma_queues);
+  const int64_t spread = partitions > 0 ? (partitions + per_queue_partitions - 1) / per_queue_partitions : runs;
+  c.queues = static_cast<int>(std::clamp<int64_t>(std::min(spread, runs), 1, f.dma_queues));
   const double per_queue = (static_cast<double>(c.dma_bytes) + static_cast<double>(runs * passes) * f.dma_buffer_overhead_bytes) /
                            c.queues / f.dma_queue_bytes_per_ns;
   const double hbm_floor = hbm ? c.dma_bytes / (f.hbm_bytes_per_ns_per_chip / f.cores_per_chip) : 0.0;
