@@ -243,3 +243,20 @@ def test_an_occupancy_past_the_capacity_is_noted():
                        "target has: expect spills or less overlap"]
     small = nkic.profile(three_big_tiles, a[:, :1000], a[:, :1000], target="trn1")
     assert small.notes == [] and small.sbuf_peak_bytes == 3 * 1000 * 4
+
+
+def running_sum(a, n):
+    out = nl.ndarray((128, 1), dtype=a.dtype, buffer=nl.shared_hbm)
+    cnt = nl.load(n[0:1, 0:1])
+    acc = nl.zeros((128, 1), dtype=nl.float32)
+    for j in nl.sequential_range(cnt):
+        acc[...] = acc + nl.load(a[:, j:j + 1])
+    nl.store(out, value=acc)
+    return out
+
+
+def test_a_runtime_trip_count_is_costed_as_one_iteration_and_says_so():
+    a = np.zeros((128, 16), np.float32)
+    r = nkic.profile(running_sum, a, np.array([[5]], np.int32), target="trn2")
+    assert r.notes == ["a loop whose trip count is known only at run time is costed as one iteration"]
+    assert r.engines["dma"].instructions == 3  # the count, one iteration's load, the store
