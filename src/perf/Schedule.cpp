@@ -289,8 +289,8 @@ Totals Schedule::totals(int s0, int s1) const {
 void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period, const Totals& per, int s0,
                       int64_t since, const ir::SourceLoc& loc) {
   const double shift = period * static_cast<double>(m);
-  repeat_locs_.push_back(loc);
-  const int64_t node = add_node({end_, end_ + shift, end_node_, m, -1 - static_cast<int32_t>(repeat_locs_.size()), 0});
+  stretches_.push_back({loc, s0, per.site_busy});
+  const int64_t node = add_node({end_, end_ + shift, end_node_, m, -1 - static_cast<int32_t>(stretches_.size()), 0});
   // Clocks: the compute engines by their own delta; the DMA queues in the order of their free times.
   std::vector<int> order(free_.size());
   std::iota(order.begin(), order.end(), 0);
@@ -403,7 +403,15 @@ Profile Schedule::finish() {
   // The critical path: back from the last result through what each start waited for.
   for (int64_t n = end_node_; n >= 0; n = nodes_[n].pred) {
     const Node& nd = nodes_[n];
-    if (nd.site >= 0) site_critical_[nd.site] += nd.end - nd.start;
+    if (nd.site >= 0) {
+      site_critical_[nd.site] += nd.end - nd.start;
+    } else {
+      const Stretch& st = stretches_[-2 - nd.site];
+      double busy = 0;
+      for (double b : st.site_busy) busy += b;
+      for (size_t i = 0; busy > 0 && i < st.site_busy.size(); ++i)
+        site_critical_[st.s0 + i] += (nd.end - nd.start) * st.site_busy[i] / busy;
+    }
     if (p.critical_path.size() < 64) {
       CriticalStep st;
       st.track = nd.track;
@@ -416,7 +424,7 @@ Profile Schedule::finish() {
         st.loc = site_inst_[nd.site]->loc;
       } else {
         st.api = "steady-state iterations";
-        st.loc = repeat_locs_[-2 - nd.site];
+        st.loc = stretches_[-2 - nd.site].loc;
       }
       p.critical_path.push_back(std::move(st));
     }

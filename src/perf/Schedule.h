@@ -124,7 +124,14 @@ class Schedule {
   int64_t end_node_ = -1;
   int64_t scheduled_ = 0;
   std::vector<std::string> notes_;
-  std::vector<ir::SourceLoc> repeat_locs_;
+  // Each steady stretch: its loop's location, and the body sites [s0, ...) with
+  // their busy time per iteration (its critical time is shared out by it).
+  struct Stretch {
+    ir::SourceLoc loc;
+    int s0 = 0;
+    std::vector<double> site_busy;
+  };
+  std::vector<Stretch> stretches_;
 };
 
 // What a stretch of execution added: later totals minus earlier (site sums too).

@@ -260,3 +260,12 @@ def test_a_runtime_trip_count_is_costed_as_one_iteration_and_says_so():
     r = nkic.profile(running_sum, a, np.array([[5]], np.int32), target="trn2")
     assert r.notes == ["a loop whose trip count is known only at run time is costed as one iteration"]
     assert r.engines["dma"].instructions == 3  # the count, one iteration's load, the store
+
+
+def test_the_critical_path_is_shared_out_to_source_lines_through_repeated_iterations():
+    a, b = np.zeros((2048, 512), np.float32), np.zeros((2048, 2048), np.float32)
+    r = nkic.profile(blocked_matmul(nl.affine_range), a, b, target="trn2")
+    assert r.instructions_scheduled < r.instructions
+    critical = sum(crit for _, _, _, crit, _ in r.lines)
+    assert 0.9 * r.latency_us <= critical <= r.latency_us * (1 + 1e-9)
+    assert any(step[0] == "steady-state iterations" and step[5] > 1 for step in r.critical_path)
