@@ -12,7 +12,11 @@ namespace {
 // How often each tensor is read and written, anywhere in the kernel.
 struct Uses final : ir::IRVisitor {
   std::vector<int> reads, writes;
-  explicit Uses(size_t n) : reads(n, 0), writes(n, 0) {}
+  std::vector<bool> aliased;  // some view (reshape) names the tensor's bytes
+  explicit Uses(const ir::Kernel& k) : reads(k.tensors.size(), 0), writes(k.tensors.size(), 0), aliased(k.tensors.size()) {
+    for (const ir::TensorDecl& t : k.tensors)
+      if (t.alias_of >= 0) aliased[t.alias_of] = true;
+  }
   void read(const ir::Access& a) {
     ++reads[a.tensor];
     for (const ir::IndirectIndex& i : a.indirect) read(i.index);
@@ -64,9 +68,9 @@ bool fold(ir::Instruction& p, const ir::Instruction& c, const ir::Kernel& k, con
   const int tmp = p.dst.tensor, dst = c.dst.tensor;
   const ir::TensorDecl& t = k.tensor(tmp);
   const ir::TensorDecl& d = k.tensor(dst);
-  if (t.role != ir::Role::Local || t.alias_of >= 0 || uses.reads[tmp] != 1 || uses.writes[tmp] != 1) return false;
-  for (const ir::TensorDecl& o : k.tensors)
-    if (o.alias_of == tmp) return false;
+  if (t.role != ir::Role::Local || t.alias_of >= 0 || uses.aliased[tmp] || uses.reads[tmp] != 1 ||
+      uses.writes[tmp] != 1)
+    return false;
   if (t.memory != d.memory || t.dtype != d.dtype || reads_tensor(p, dst) || !c.dst.indirect.empty()) return false;
   if (c.engine != ir::Engine::none && c.engine != ir::engine_of(p)) return false;  // the copy names its own engine
   if (p.accumulate || p.oob_skip || c.oob_skip) return false;
@@ -99,25 +103,24 @@ bool fold(ir::Instruction& p, const ir::Instruction& c, const ir::Kernel& k, con
 }
 
 void elide(ir::Block& b, const ir::Kernel& k, const Uses& uses) {
-  for (size_t i = 0; i < b.size(); ++i) {
-    if (b[i]->kind == ir::StmtKind::Loop) {
-      elide(static_cast<ir::Loop&>(*b[i]).body, k, uses);
+  ir::Block kept;  // rebuilt rather than erased from: unrolled blocks hold 100k statements
+  kept.reserve(b.size());
+  for (ir::StmtPtr& s : b) {
+    if (s->kind == ir::StmtKind::Loop) {
+      elide(static_cast<ir::Loop&>(*s).body, k, uses);
+    } else if (!kept.empty() && kept.back()->kind == ir::StmtKind::Instruction &&
+               fold(static_cast<ir::Instruction&>(*kept.back()), static_cast<const ir::Instruction&>(*s), k, uses)) {
       continue;
     }
-    if (i == 0 || b[i - 1]->kind != ir::StmtKind::Instruction) continue;
-    auto& p = static_cast<ir::Instruction&>(*b[i - 1]);
-    const auto& c = static_cast<const ir::Instruction&>(*b[i]);
-    if (fold(p, c, k, uses)) {
-      b.erase(b.begin() + static_cast<std::ptrdiff_t>(i));
-      --i;
-    }
+    kept.push_back(std::move(s));
   }
+  b = std::move(kept);
 }
 
 }  // namespace
 
 void elide_copies(ir::Kernel& k) {
-  Uses uses(k.tensors.size());
+  Uses uses(k);
   uses.visit_block(k.body);
   elide(k.body, k, uses);
 }
