@@ -294,7 +294,10 @@ class Executor final : public ir::IRVisitor {
       default: break;
     }
     if (IndirectExec::handles(in)) return indirect_.run(in, loop_.data(), pid_.data());
-    tiles_->run(in, Env{loop_.data(), pid_.data()});
+    // Outside every loop of a one-program launch an instruction runs once (a
+    // collective's replay runs a fresh executor; a nested one runs loop bodies):
+    // its plan is not worth keeping.
+    tiles_->run(in, Env{loop_.data(), pid_.data()}, !nested_ && depth_ == 0 && k_.num_programs() == 1);
   }
 
  private:
