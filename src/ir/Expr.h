@@ -107,6 +107,7 @@ class AffineExpr {
  private:
   void add_term(Var v, int64_t coeff);
   void add_div(const AffineExpr& num, int64_t den, int64_t coeff);
+  void add_scaled(const AffineExpr& o, int64_t k);  // *this += k * o
   int64_t constant_ = 0;
   Terms terms_;
   std::vector<DivTerm> divs_;
