@@ -104,7 +104,7 @@ py::object elementwise_call(trace::TraceContext& c, ir::AluOp op, PyObject* cons
   std::vector<types::Value> vals;
   vals.reserve(n);
   for (size_t i = 0; i < n; ++i) vals.push_back(to_value(operands[i]));
-  return from_value(codegen::elementwise(c.builder(), op, vals, a));
+  return from_value(codegen::elementwise(c.builder(), op, std::move(vals), a));
 }
 
 }  // namespace
