@@ -243,6 +243,8 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
       py::handle start = sl->start, stop = sl->stop, step = sl->step;
       auto bound = [](py::handle b) -> std::optional<types::IndexVal> {
         if (b.is_none()) return std::nullopt;
+        // The common bound, a plain int, without the detour through a generic value.
+        if (PyLong_CheckExact(b.ptr())) return types::index_constant(int_arg(b, "the integer"));
         Value v = to_value(b);
         if (auto* i = std::get_if<types::IndexVal>(&v)) return *i;
         return types::index_from_other(std::get<types::Other>(v), "slice");
