@@ -1,8 +1,9 @@
 #include "ir/Verifier.h"
 
+#include <algorithm>
 #include <set>
 #include <string_view>
-#include <unordered_set>
+#include <utility>
 
 #include "ir/IRVisitor.h"
 
@@ -30,12 +31,13 @@ class Verifier : public IRVisitor {
   explicit Verifier(const Kernel& k) : k_(k) {}
 
   std::vector<std::string> run() {
+    const std::vector<bool> repeated = repeated_names();
     for (size_t i = 0; i < k_.tensors.size(); ++i) {
       const TensorDecl& t = k_.tensors[i];
       if (t.id != static_cast<int>(i)) err("tensor " + t.name + " has id " + std::to_string(t.id));
       for (int64_t d : t.shape)
         if (d <= 0) err("tensor " + t.name + " has a non-positive dimension");
-      if (!names_.insert(std::string_view(t.name)).second) err("tensor name " + t.name + " is not unique");
+      if (repeated[i]) err("tensor name " + t.name + " is not unique");
       if (t.alias_of >= static_cast<int>(i)) err("tensor " + t.name + " aliases a later tensor");
       if (t.alias_of >= 0 && t.alias_of < static_cast<int>(i)) {
         const TensorDecl& base = k_.tensors[t.alias_of];
@@ -103,6 +105,17 @@ class Verifier : public IRVisitor {
   }
 
  private:
+  // Per tensor: an earlier tensor has its name. One sort, not a set of names:
+  // the verifier runs before every simulation of kernels of 100k tensors.
+  std::vector<bool> repeated_names() const {
+    std::vector<std::pair<std::string_view, size_t>> names;
+    names.reserve(k_.tensors.size());
+    for (size_t i = 0; i < k_.tensors.size(); ++i) names.emplace_back(k_.tensors[i].name, i);
+    std::sort(names.begin(), names.end());
+    std::vector<bool> repeated(names.size(), false);
+    for (size_t i = 1; i < names.size(); ++i) repeated[names[i].second] = names[i].first == names[i - 1].first;
+    return repeated;
+  }
   bool valid(int id) const { return id >= 0 && id < static_cast<int>(k_.tensors.size()); }
   static bool is_mx(Opcode op) { return info(op).exec == Exec::Mx; }
   void check_mx(const Instruction& in, const Where& where) {
@@ -161,7 +174,6 @@ class Verifier : public IRVisitor {
 
   const Kernel& k_;
   std::vector<std::string> errors_;
-  std::unordered_set<std::string_view> names_;
   std::set<int> seen_axes_;
   std::multiset<int> open_;
 };
