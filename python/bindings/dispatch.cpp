@@ -271,23 +271,6 @@ py::object call(int loc, PyObject* name, py::handle func, const CallArgs& a) {
   return call_decided(ctx, here, d, func, a);
 }
 
-// pybind11's translation of a C++ exception into the pending Python error, as
-// its own function dispatcher does (diagnostics become NKIError).
-PyObject* translated_exception() {
-  try {
-    throw;
-  } catch (py::error_already_set& e) {
-    e.restore();
-    return nullptr;
-  } catch (...) {
-    if (py::detail::apply_exception_translators(py::detail::get_local_internals().registered_exception_translators) ||
-        py::detail::apply_exception_translators(py::detail::get_internals().registered_exception_translators))
-      return nullptr;
-    PyErr_SetString(PyExc_SystemError, "an exception escaped nkic's call dispatcher");
-    return nullptr;
-  }
-}
-
 // The hooks as vectorcall functions: __nki_call__(loc, func, *args, **kwargs) and
 // __nki_call_named__(loc, name, func, *args, **kwargs) pass the user's arguments
 // on as they came, with no tuple or dict built for them.
