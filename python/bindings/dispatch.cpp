@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "errors.h"
+#include "native_calls.h"
 #include "sema/ErrorCatalog.h"
 #include "sema/OpTable.h"
 #include "trace/Dispatch.h"
@@ -39,9 +40,11 @@ Decision decide_uncached(py::handle func) {
     if (py::isinstance<py::str>(mod)) t.module = mod.cast<std::string>();
   }
   Decision d{trace::dispatch(t, trace::default_excluded_modules()), ""};
-  if (d.action == trace::CallAction::Builder)
+  if (d.action == trace::CallAction::Builder) {
     d.api = py::isinstance<py::str>(marker) ? marker.cast<std::string>()
                                             : py::str(py::getattr(func, "__name__", py::str("?"))).cast<std::string>();
+    d.native = native_builder(func);
+  }
   // Builtins, classes and objects without Python source cannot be inlined: they run as Python.
   bool callable_object = !is_function && !PyMethod_Check(func.ptr()) && py::hasattr(py::type::handle_of(func), "__call__");
   if (d.action == trace::CallAction::Inline &&
@@ -78,7 +81,7 @@ Decision decide(trace::TraceContext& ctx, py::handle func) {
 // nl.arange/nl.mgrid index into a mask (public kernels' tile-mask helpers) pass.
 bool is_nki_input(py::handle a) { return is_nki_data(a) || py::isinstance<PyTileIndex>(a); }
 
-bool has_nki_data(const py::args& args, const py::kwargs& kwargs) {
+bool has_nki_data(const py::tuple& args, const py::dict& kwargs) {
   for (py::handle a : args)
     if (is_nki_input(a)) return true;
   for (auto kv : kwargs)
@@ -88,7 +91,7 @@ bool has_nki_data(const py::args& args, const py::kwargs& kwargs) {
 
 // numpy / math / builtins (any callable without Python source) handed a traced
 // value (np.exp(tile), len(i)) fail with a TypeError: say so at the user's line.
-void host_call_failed(const py::error_already_set& e, py::handle func, const py::args& args, const py::kwargs& kwargs) {
+void host_call_failed(const py::error_already_set& e, py::handle func, const py::tuple& args, const py::dict& kwargs) {
   // The seed's builtin_range: range() in traced code takes the loop iterators' arguments.
   if (func.ptr() == reinterpret_cast<PyObject*>(&PyRange_Type) && (is_plain_type_error(e) || e.matches(PyExc_ValueError)))
     sema::fail(sema::err_invalid_range_args(
@@ -105,7 +108,7 @@ void host_call_failed(const py::error_already_set& e, py::handle func, const py:
 // A TypeError out of an API call: when the arguments do not even bind to its
 // signature (a missing operand, a keyword-only argument passed by position), the
 // user's call is at fault: err_unsupported_args with Python's reason.
-void explain_bad_arguments(py::handle func, const std::string& api, const py::args& args, const py::kwargs& kwargs) {
+void explain_bad_arguments(py::handle func, const std::string& api, const py::tuple& args, const py::dict& kwargs) {
   try {
     py::module_::import("inspect").attr("signature")(func).attr("bind")(*args, **kwargs);
   } catch (py::error_already_set& bind) {
@@ -118,7 +121,7 @@ void explain_bad_arguments(py::handle func, const std::string& api, const py::ar
 }
 
 // The arguments of a call as the user wrote them, for a diagnostic: `name=value, ...`.
-std::string rendered_args(py::handle func, const py::args& args, const py::kwargs& kwargs) {
+std::string rendered_args(py::handle func, const py::tuple& args, const py::dict& kwargs) {
   py::dict named;
   try {
     named = py::module_::import("inspect").attr("signature")(func).attr("bind")(*args, **kwargs).attr("arguments");
@@ -136,8 +139,8 @@ std::string rendered_args(py::handle func, const py::args& args, const py::kwarg
 // Any other Python error out of an nkic API (int(None) on a shape, x.shape of a
 // number, a value the binding cannot convert) is the user's argument at fault:
 // err_unsupported_args naming the arguments, of the builtin kind Python raised.
-void api_call_failed(const py::error_already_set& e, py::handle func, const std::string& api, const py::args& args,
-                     const py::kwargs& kwargs) {
+void api_call_failed(const py::error_already_set& e, py::handle func, const std::string& api, const py::tuple& args,
+                     const py::dict& kwargs) {
   if (is_diagnostic(e)) return;
   sema::ErrorKind kind;
   if (e.matches(PyExc_TypeError) || e.matches(PyExc_AttributeError)) kind = sema::ErrorKind::Type;
@@ -172,18 +175,29 @@ class PushedLocation {
   ir::SourceLoc saved_;
 };
 
-py::object call_decided(trace::TraceContext* ctx, ir::SourceLoc here, const Decision& d, py::object func,
-                        const py::args& args, const py::kwargs& kwargs) {
+// `func(*a)` without a new tuple or dict.
+py::object vectorcall(py::handle func, const CallArgs& a) {
+  PyObject* r = PyObject_Vectorcall(func.ptr(), a.args, a.nargs, a.kwnames);
+  if (!r) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(r);
+}
+
+py::object call_decided(trace::TraceContext* ctx, ir::SourceLoc here, const Decision& d, py::handle func,
+                        const CallArgs& a) {
   switch (d.action) {
     case trace::CallAction::Builder: {
       PushedLocation at(ctx, here);
       trace::TraceContext::ApiScope scope(*ctx, d.api);
       sema::check_api_target(d.api, ctx->target(), ctx->builder().raiser());
       try {
-        return func(*args, **kwargs);
+        if (d.native) {
+          py::object r = call_native(*static_cast<const NativeBuilder*>(d.native), a);
+          if (r) return r;
+        }
+        return vectorcall(func, a);
       } catch (py::error_already_set& e) {
-        if (is_plain_type_error(e)) explain_bad_arguments(func, d.api, args, kwargs);
-        api_call_failed(e, func, d.api, args, kwargs);
+        if (is_plain_type_error(e)) explain_bad_arguments(func, d.api, a.tuple(), a.dict());
+        api_call_failed(e, func, d.api, a.tuple(), a.dict());
         throw;
       }
     }
@@ -191,20 +205,23 @@ py::object call_decided(trace::TraceContext* ctx, ir::SourceLoc here, const Deci
     case trace::CallAction::Library: {
       PushedLocation at(ctx, here);
       try {
-        return func(*args, **kwargs);
+        return vectorcall(func, a);
       } catch (py::error_already_set& e) {
-        host_call_failed(e, func, args, kwargs);
+        host_call_failed(e, func, a.tuple(), a.dict());
         throw;
       }
     }
     case trace::CallAction::NestedKernel: {
       trace::TraceContext::CallSite site(*ctx, here);
       PushedLocation at(ctx, {});
-      return func.attr("_trace_nested")(*args, **kwargs);
+      py::object nested = func.attr("_trace_nested");
+      return vectorcall(nested, a);
     }
     case trace::CallAction::Inline:
       break;
   }
+  const py::tuple args = a.tuple();
+  const py::dict kwargs = a.dict();
   py::object result;
   try {
     trace::TraceContext::CallSite site(*ctx, here);
@@ -231,23 +248,19 @@ trace::TraceContext* checked_callee(py::handle func) {
   return ctx;
 }
 
-// `f(...)` at call site `loc` (an id from register_location) of traced code.
-py::object call(int loc, py::object func, py::args args, py::kwargs kwargs) {
+// `f(...)` at call site `loc` (an id from register_location) of traced code;
+// `name`: the variable the result is assigned to (`x = f(...)`), or null.
+py::object call(int loc, PyObject* name, py::handle func, const CallArgs& a) {
   trace::TraceContext* ctx = checked_callee(func);
-  if (!ctx) return func(*args, **kwargs);
-  Decision d = decide(*ctx, func);
-  return call_decided(ctx, ir::registered_location(loc), d, std::move(func), args, kwargs);
-}
-
-// `x = f(...)`: the call runs with "x" as the name of the tensor it creates.
-py::object call_named(int loc, const std::string& name, py::object func, py::args args, py::kwargs kwargs) {
-  trace::TraceContext* ctx = checked_callee(func);
-  if (!ctx) return func(*args, **kwargs);
-  Decision d = decide(*ctx, func);
+  if (!ctx) return vectorcall(func, a);
+  const Decision& d = decide(*ctx, func);
   ir::SourceLoc here = ir::registered_location(loc);
   // Only an op builder's own tensor takes the name, not every tensor of an inlined helper.
-  if (d.action != trace::CallAction::Builder) return call_decided(ctx, here, d, std::move(func), args, kwargs);
-  std::string saved = std::exchange(ctx->builder().name_hint, name);
+  if (!name || d.action != trace::CallAction::Builder) return call_decided(ctx, here, d, func, a);
+  Py_ssize_t len = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(name, &len);
+  if (!utf8) throw py::error_already_set();
+  std::string saved = std::exchange(ctx->builder().name_hint, std::string(utf8, static_cast<size_t>(len)));
   struct Restore {
     trace::TraceContext* c;
     std::string s;
@@ -255,8 +268,35 @@ py::object call_named(int loc, const std::string& name, py::object func, py::arg
       if (trace::TraceContext::current() == c) c->builder().name_hint = std::move(s);
     }
   } restore{ctx, std::move(saved)};
-  return call_decided(ctx, here, d, std::move(func), args, kwargs);
+  return call_decided(ctx, here, d, func, a);
 }
+
+// The hooks as vectorcall functions: __nki_call__(loc, func, *args, **kwargs) and
+// __nki_call_named__(loc, name, func, *args, **kwargs) pass the user's arguments
+// on as they came, with no tuple or dict built for them.
+template <bool kNamed>
+PyObject* call_hook(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  constexpr size_t kLead = kNamed ? 3 : 2;
+  const size_t n = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
+  if (n < kLead || !PyLong_Check(args[0]) || (kNamed && !PyUnicode_Check(args[1]))) {
+    PyErr_SetString(PyExc_TypeError, "__nki_call__(loc, [name,] func, *args, **kwargs)");
+    return nullptr;
+  }
+  try {
+    const int loc = static_cast<int>(PyLong_AsLong(args[0]));
+    CallArgs a{args + kLead, n - kLead, kwnames};
+    return call(loc, kNamed ? args[1] : nullptr, args[kLead - 1], a).release().ptr();
+  } catch (...) {
+    return translated_exception();
+  }
+}
+
+PyMethodDef call_defs[] = {
+    {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call_hook<false>)),
+     METH_FASTCALL | METH_KEYWORDS, "The dispatcher every call site of traced code goes through."},
+    {"call_named", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call_hook<true>)),
+     METH_FASTCALL | METH_KEYWORDS, "The dispatcher for `x = f(...)`: the call's tensor takes the name x."},
+};
 
 bool eval_if_cnd(py::handle cnd) {
   // The seed's first test: any tensor (whatever its size) is device data.
@@ -329,13 +369,25 @@ py::object compare_nary(const std::vector<std::string>& ops, py::tuple operands)
 
 }  // namespace
 
+py::tuple CallArgs::tuple() const {
+  py::tuple t(nargs);
+  for (size_t i = 0; i < nargs; ++i) t[i] = py::reinterpret_borrow<py::object>(args[i]);
+  return t;
+}
+
+py::dict CallArgs::dict() const {
+  py::dict d;
+  for (size_t i = 0; i < nkw(); ++i) d[kwname(i)] = py::reinterpret_borrow<py::object>(kwvalue(i));
+  return d;
+}
+
 void bind_dispatch(py::module_& m) {
   m.def("set_dispatch_hooks", [](py::object trace_kernel, py::object inline_fn) {
     trace_kernel_cls = trace_kernel;
     inliner = inline_fn;
   });
-  m.def("call", &call);
-  m.def("call_named", &call_named);
+  for (PyMethodDef& def : call_defs)
+    m.add_object(def.ml_name, py::reinterpret_steal<py::object>(PyCFunction_NewEx(&def, nullptr, m.ptr())));
   m.def("eval_if_cnd", &eval_if_cnd);
   m.def("compare_nary", &compare_nary);
   m.def("dispatch_action", [](py::object func) { return std::string(trace::name(decide_uncached(func).action)); });

@@ -150,6 +150,22 @@ bool is_diagnostic(const py::error_already_set& e) { return PyObject_IsInstance(
 
 bool is_plain_type_error(const py::error_already_set& e) { return e.matches(PyExc_TypeError) && !is_diagnostic(e); }
 
+// As pybind11's own function dispatcher translates exceptions.
+PyObject* translated_exception() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+    return nullptr;
+  } catch (...) {
+    if (py::detail::apply_exception_translators(py::detail::get_local_internals().registered_exception_translators) ||
+        py::detail::apply_exception_translators(py::detail::get_internals().registered_exception_translators))
+      return nullptr;
+    PyErr_SetString(PyExc_SystemError, "an exception escaped nkic's call dispatcher");
+    return nullptr;
+  }
+}
+
 void bind_errors(py::module_& m) {
   exc_base = PyErr_NewExceptionWithDoc("nkic.NKIError", "An NKI diagnostic: code, message, location.",
                                        PyExc_Exception, nullptr);

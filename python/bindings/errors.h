@@ -27,6 +27,11 @@ bool is_plain_type_error(const py::error_already_set& e);
 // An NKI diagnostic (an NKIError of any kind).
 bool is_diagnostic(const py::error_already_set& e);
 
+// In a catch block of a function Python calls directly (not through pybind11):
+// the C++ exception in flight as the pending Python error (diagnostics become
+// NKIError, as pybind11's dispatcher translates them); returns null.
+PyObject* translated_exception();
+
 void bind_errors(py::module_& m);
 
 }  // namespace nkic::py_bind

@@ -20,16 +20,21 @@ std::string api_in_flight() {
 }  // namespace
 
 int64_t int_arg(py::handle h, std::string_view what, const std::string& api) {
-  if (py::isinstance<PyTensor>(h) || py::isinstance<PyIndex>(h)) symbolic_int_error(h);
-  const std::string in_api = api.empty() ? api_in_flight() : api;
+  if (!PyLong_CheckExact(h.ptr()) && (is_tensor(h) || is_index(h))) symbolic_int_error(h);
   auto fail = [&](sema::Diagnostic d) {
     if (!api.empty()) d.api = api;
     sema::fail(d);
   };
   auto too_large = [&] {
-    fail(sema::err_unsupported_args(in_api, std::string(what) + " " + short_repr(h) +
-                                                " does not fit in a signed 64-bit integer"));
+    fail(sema::err_unsupported_args(api.empty() ? api_in_flight() : api,
+                                    std::string(what) + " " + short_repr(h) + " does not fit in a signed 64-bit integer"));
   };
+  if (PyLong_CheckExact(h.ptr())) {  // the common case, without the conversion below
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow) too_large();
+    return v;
+  }
   if (PyIndex_Check(h.ptr())) {  // int, bool, numpy integers
     py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
     if (!i) throw py::error_already_set();

@@ -72,18 +72,18 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
 py::list written_inputs(const PyKernel& s) {
   const ir::Kernel& k = *s.k;
   struct Writes final : ir::IRVisitor {
-    std::vector<int> dsts;
+    explicit Writes(const ir::Kernel& kernel) : k(kernel), written(kernel.tensors.size(), false) {}
+    const ir::Kernel& k;
+    std::vector<bool> written;
     void visit(const ir::Instruction& in) override {
-      if (in.has_dst()) dsts.push_back(in.dst.tensor);
+      if (!in.has_dst()) return;
+      for (int t = in.dst.tensor; t >= 0 && !written[t]; t = k.tensor(t).alias_of) written[t] = true;
     }
-  } w;
+  } w(k);
   w.visit_block(k.body);
-  std::vector<bool> written(k.tensors.size(), false);
-  for (int t : w.dsts)
-    for (; t >= 0 && !written[t]; t = k.tensor(t).alias_of) written[t] = true;
   py::list l;
   for (size_t i = 0; i < k.inputs.size(); ++i)
-    if (written[k.inputs[i]]) l.append(i);
+    if (w.written[k.inputs[i]]) l.append(i);
   return l;
 }
 

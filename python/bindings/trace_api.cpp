@@ -8,6 +8,7 @@
 #include "codegen/Range.h"
 #include "errors.h"
 #include "kernel_api.h"
+#include "native_calls.h"
 #include "sema/ErrorCatalog.h"
 #include "sema/OpTable.h"
 #include "trace/TraceContext.h"
@@ -33,7 +34,7 @@ ir::Memory memory_of(const std::string& name) {
   sema::fail(sema::err_unsupported_buffer(name));
 }
 
-types::TensorVal tensor_arg(py::handle h, const char* what) {
+const types::TensorVal& tensor_arg(py::handle h, const char* what) {
   if (!is_tensor(h))
     sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected a tensor"));
   return unwrap<PyTensor>(h).v;
@@ -79,7 +80,95 @@ int64_t trace_limit() {
   return n;
 }
 
+
+py::object load_call(py::handle src, py::handle mask, py::handle dtype, bool oob_skip) {
+  trace::TraceContext& c = ctx("nl.load");
+  std::optional<types::MaskVal> ms;
+  codegen::OpArgs a = op_args(mask, dtype, ms);
+  a.oob_skip = oob_skip;
+  return wrap_tensor(codegen::load(c.builder(), tensor_arg(src, "src"), a));
+}
+
+void store_call(py::handle dst, py::handle value, py::handle mask, bool oob_skip) {
+  trace::TraceContext& c = ctx("nl.store");
+  std::optional<types::MaskVal> ms;
+  codegen::OpArgs a = op_args(mask, py::none(), ms);
+  a.oob_skip = oob_skip;
+  codegen::store(c.builder(), tensor_arg(dst, "dst"), to_value(value), a);
+}
+
+py::object elementwise_call(trace::TraceContext& c, ir::AluOp op, PyObject* const* operands, size_t n, py::handle mask,
+                            py::handle dtype) {
+  std::optional<types::MaskVal> ms;
+  codegen::OpArgs a = op_args(mask, dtype, ms);
+  std::vector<types::Value> vals;
+  vals.reserve(n);
+  for (size_t i = 0; i < n; ++i) vals.push_back(to_value(operands[i]));
+  return from_value(codegen::elementwise(c.builder(), op, std::move(vals), a));
+}
+
 }  // namespace
+
+// The native forms mirror the Python signatures of language.py / _lang_math.py:
+// nl.load(src, *, mask=None, dtype=None), nl.store(dst, value, *, mask=None),
+// nl.<op>(x[, y], *, dtype=None, mask=None); any other keyword, or a dtype, is
+// left to the Python function.
+struct NativeBuilder {
+  enum class Kind : uint8_t { Load, Store, Elementwise } kind;
+  ir::AluOp op = ir::AluOp::bypass;
+  size_t arity = 0;
+};
+
+namespace {
+
+bool is_name(PyObject* kw, const char* name) { return PyUnicode_CompareWithASCIIString(kw, name) == 0; }
+
+}  // namespace
+
+py::object call_native(const NativeBuilder& b, const CallArgs& a) {
+  py::handle mask = py::none(), value;
+  for (size_t i = 0; i < a.nkw(); ++i) {
+    PyObject* k = a.kwname(i);
+    if (is_name(k, "mask")) mask = a.kwvalue(i);
+    else if (b.kind == NativeBuilder::Kind::Store && is_name(k, "value")) value = a.kwvalue(i);
+    else if (!(b.kind != NativeBuilder::Kind::Store && is_name(k, "dtype") && a.kwvalue(i) == Py_None)) return {};
+  }
+  trace::TraceContext& c = ctx();
+  switch (b.kind) {
+    case NativeBuilder::Kind::Load:
+      if (a.nargs != 1) return {};
+      return load_call(a.args[0], mask, py::none(), false);
+    case NativeBuilder::Kind::Store:
+      if (a.nargs == 2 && !value) value = a.args[1];
+      else if (a.nargs != 1 || !value) return {};
+      store_call(a.args[0], value, mask, false);
+      return py::none();
+    case NativeBuilder::Kind::Elementwise:
+      if (a.nargs != b.arity) return {};
+      return elementwise_call(c, b.op, a.args, a.nargs, mask, py::none());
+  }
+  return {};
+}
+
+// The Python functions name their native form (nki_native: "load", "store" or
+// "elementwise:<op>"), so a callee whose signature differs never takes it.
+const NativeBuilder* native_builder(py::handle func) {
+  static const NativeBuilder load{NativeBuilder::Kind::Load}, store{NativeBuilder::Kind::Store};
+  py::object marker = py::getattr(func, "nki_native", py::none());
+  if (!py::isinstance<py::str>(marker)) return nullptr;
+  const std::string form = marker.cast<std::string>();
+  if (form == "load") return &load;
+  if (form == "store") return &store;
+  constexpr std::string_view kElementwise = "elementwise:";
+  if (form.rfind(kElementwise, 0) != 0) return nullptr;
+  std::optional<ir::AluOp> alu = ir::alu_op_from_name(form.substr(kElementwise.size()));
+  if (!alu) return nullptr;
+  // One entry per op, made once and kept (node-based: stable addresses).
+  static std::unordered_map<int, NativeBuilder> elementwise;
+  auto [it, fresh] = elementwise.try_emplace(static_cast<int>(*alu));
+  if (fresh) it->second = {NativeBuilder::Kind::Elementwise, *alu, static_cast<size_t>(ir::info(*alu).arity)};
+  return &it->second;
+}
 
 void bind_trace_api(py::module_& m) {
   m.def("trace_begin", [](const std::string& name, const std::string& target, std::vector<int64_t> grid,
@@ -318,35 +407,19 @@ void bind_trace_api(py::module_& m) {
         codegen::full(c.builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer), value, partition_dim));
   });
   // Each builder resolves the context first: outside a kernel that is the error to report.
-  m.def("load", [](py::handle src, py::handle mask, py::handle dtype, bool oob_skip) {
-    trace::TraceContext& c = ctx("nl.load");
-    std::optional<types::MaskVal> ms;
-    codegen::OpArgs a = op_args(mask, dtype, ms);
-    a.oob_skip = oob_skip;
-    return wrap_tensor(codegen::load(c.builder(), tensor_arg(src, "src"), a));
-  });
+  m.def("load", &load_call);
   m.def("load_transpose2d", [](py::handle src, py::handle mask, py::handle dtype) {
     trace::TraceContext& c = ctx("nl.load_transpose2d");
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, dtype, ms);
     return wrap_tensor(codegen::load_transpose2d(c.builder(), tensor_arg(src, "src"), a));
   });
-  m.def("store", [](py::handle dst, py::handle value, py::handle mask, bool oob_skip) {
-    trace::TraceContext& c = ctx("nl.store");
-    std::optional<types::MaskVal> ms;
-    codegen::OpArgs a = op_args(mask, py::none(), ms);
-    a.oob_skip = oob_skip;
-    codegen::store(c.builder(), tensor_arg(dst, "dst"), to_value(value), a);
-  });
+  m.def("store", &store_call);
   m.def("elementwise", [](const std::string& op, py::tuple operands, py::handle mask, py::handle dtype) {
     trace::TraceContext& c = ctx(("nl." + op).c_str());
-    std::optional<types::MaskVal> ms;
-    codegen::OpArgs a = op_args(mask, dtype, ms);
     auto alu = ir::alu_op_from_name(op);
     if (!alu) sema::fail(sema::err_instruction_unsupported_op(op));
-    std::vector<types::Value> vals;
-    for (py::handle h : operands) vals.push_back(to_value(h));
-    return from_value(codegen::elementwise(c.builder(), *alu, vals, a));
+    return elementwise_call(c, *alu, &PySequence_Fast_ITEMS(operands.ptr())[0], operands.size(), mask, dtype);
   });
   m.def("tensor_info", [](py::handle t) {
     types::TensorVal v = tensor_arg(t, "tensor");

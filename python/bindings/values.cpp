@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "codegen/Indexing.h"
+#include "errors.h"
 #include "ir/IRPrinter.h"
 #include "codegen/Ops.h"
 #include "sema/ErrorCatalog.h"
@@ -243,6 +244,8 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
       py::handle start = sl->start, stop = sl->stop, step = sl->step;
       auto bound = [](py::handle b) -> std::optional<types::IndexVal> {
         if (b.is_none()) return std::nullopt;
+        // The common bound, a plain int, without the detour through a generic value.
+        if (PyLong_CheckExact(b.ptr())) return types::index_constant(int_arg(b, "the integer"));
         Value v = to_value(b);
         if (auto* i = std::get_if<types::IndexVal>(&v)) return *i;
         return types::index_from_other(std::get<types::Other>(v), "slice");
@@ -282,6 +285,27 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
     items.push_back(std::move(it));
   }
   return items;
+}
+
+py::object tensor_getitem(py::handle self_h, py::handle key) {
+  if (!is_tensor(self_h)) throw py::type_error("NkiTensor.__getitem__ needs a tensor");
+  const PyTensor& self = unwrap<PyTensor>(self_h);
+  trace::TraceContext& ctx = ctx_for("tensor indexing");
+  if (is_mask(key)) return wrap_tensor(codegen::masked_view(ctx.builder(), self.v, unwrap<PyMask>(key).v));
+  // An operand mask that folded to a Python bool (`rhs[n < N]` in a one-iteration loop).
+  if (PyBool_Check(key.ptr()))
+    return wrap_tensor(codegen::masked_view(ctx.builder(), self.v, types::always(key.ptr() == Py_True)));
+  return wrap_tensor(codegen::subscript(ctx.builder(), self.v, index_key(key)));
+}
+
+// `t[key]`, the most frequent operation on a tensor, straight from the type's
+// mapping slot: the same function as __getitem__, without pybind11's dispatch.
+PyObject* tensor_subscript_slot(PyObject* self, PyObject* key) {
+  try {
+    return tensor_getitem(self, key).release().ptr();
+  } catch (...) {
+    return translated_exception();
+  }
 }
 
 // nl.arange(...)[:, None] and friends: slices keep a dim, None inserts one.
@@ -450,17 +474,7 @@ void bind_values(py::module_& m) {
         codegen::update_inplace(ctx.builder(), ir::AluOp::multiply, self.cast<const PyTensor&>().v, to_value(v));
         return self;
       })
-      .def("__getitem__", [](py::handle self_h, py::handle key) {
-        if (!is_tensor(self_h)) throw py::type_error("NkiTensor.__getitem__ needs a tensor");
-        const PyTensor& self = unwrap<PyTensor>(self_h);
-        trace::TraceContext& ctx = ctx_for("tensor indexing");
-        if (is_mask(key))
-          return wrap_tensor(codegen::masked_view(ctx.builder(), self.v, unwrap<PyMask>(key).v));
-        // An operand mask that folded to a Python bool (`rhs[n < N]` in a one-iteration loop).
-        if (PyBool_Check(key.ptr()))
-          return wrap_tensor(codegen::masked_view(ctx.builder(), self.v, types::always(key.ptr() == Py_True)));
-        return wrap_tensor(codegen::subscript(ctx.builder(), self.v, index_key(key)));
-      })
+      .def("__getitem__", &tensor_getitem)
       .def("__setitem__", [](const PyTensor& self, py::handle key, py::handle value) {
         trace::TraceContext& ctx = ctx_for("tensor assignment");
         trace::TraceContext::ApiScope scope(ctx, "tensor assignment");
@@ -481,6 +495,9 @@ void bind_values(py::module_& m) {
         return "<NkiTensor " + d.name + sema::shape_str(self.v.shape) + " " + std::string(ir::name(d.dtype)) +
                " " + ir::name(d.memory) + ">";
       });
+  // After every def: defining __getitem__ set the slot to a lookup of it.
+  reinterpret_cast<PyTypeObject*>(tensor.ptr())->tp_as_mapping->mp_subscript = &tensor_subscript_slot;
+  PyType_Modified(reinterpret_cast<PyTypeObject*>(tensor.ptr()));
 
   auto index = py::class_<PyIndex>(m, "IndexValue");
   add_type_system_ops(index);

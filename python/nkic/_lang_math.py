@@ -16,6 +16,7 @@ def _unary(name, op=None):
         return _elementwise(op or name, x, mask=mask, dtype=dtype)
     fn.__name__ = fn.__qualname__ = name
     fn.nki_func = "nl." + name
+    fn.nki_native = "elementwise:" + (op or name)  # the dispatcher runs fn's plain calls in the core
     return fn
 
 
@@ -24,6 +25,7 @@ def _binary(name, op=None):
         return _elementwise(op or name, x, y, mask=mask, dtype=dtype)
     fn.__name__ = fn.__qualname__ = name
     fn.nki_func = "nl." + name
+    fn.nki_native = "elementwise:" + (op or name)  # the dispatcher runs fn's plain calls in the core
     return fn
 
 

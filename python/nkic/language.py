@@ -193,6 +193,9 @@ def load(src, *, mask=None, dtype=None, **kwargs):
     return core.load(src, mask, None if dtype is None else _dtypes.dtype_name(dtype), _oob_skip(kwargs))
 
 
+load.nki_native = "load"  # the dispatcher runs load's plain calls in the core (native_calls.h)
+
+
 @_api("nl.load_transpose2d")
 def load_transpose2d(src, *, mask=None, dtype=None, **kwargs):
     return core.load_transpose2d(src, mask, None if dtype is None else _dtypes.dtype_name(dtype))
@@ -201,6 +204,9 @@ def load_transpose2d(src, *, mask=None, dtype=None, **kwargs):
 @_api("nl.store")
 def store(dst, value, *, mask=None, **kwargs):
     core.store(dst, value, mask, _oob_skip(kwargs))
+
+
+store.nki_native = "store"
 
 
 @_api("nl.arange")

@@ -15,9 +15,10 @@ namespace {
 
 sema::Diagnostic index_error(const std::string& msg) { return sema::err_unsupported_index(msg); }
 
-// Expand `...`, pad missing trailing dims with full slices.
-std::vector<IndexItem> normalise(const KernelBuilder& b, const types::TensorVal& t,
-                                 const std::vector<IndexItem>& key) {
+// Expand `...`, pad missing trailing dims with full slices (in `storage`; a key
+// that indexes every dim without `...` is already normal).
+const std::vector<IndexItem>& normalise(const KernelBuilder& b, const types::TensorVal& t,
+                                        const std::vector<IndexItem>& key, std::vector<IndexItem>& storage) {
   size_t consumed = 0, ellipses = 0;
   for (const IndexItem& it : key) {
     if (it.kind == Kind::NewAxis)
@@ -32,7 +33,8 @@ std::vector<IndexItem> normalise(const KernelBuilder& b, const types::TensorVal&
     b.fail(index_error("too many indices for tensor `" + name + "`: tensor is " +
                        std::to_string(t.shape.size()) + "-dimensional, but " +
                        std::to_string(consumed) + " were indexed"));
-  std::vector<IndexItem> out;
+  if (ellipses == 0 && consumed == t.shape.size()) return key;
+  std::vector<IndexItem>& out = storage;
   IndexItem full;
   full.kind = Kind::Slice;
   for (const IndexItem& it : key) {
@@ -76,7 +78,8 @@ void check_indirect_index(KernelBuilder& b, const types::TensorVal& t, const typ
 types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const std::vector<IndexItem>& key) {
   b.check_live(t);
   const std::string& name = b.tensor(t.tensor).name;
-  std::vector<IndexItem> items = normalise(b, t, key);
+  std::vector<IndexItem> storage;
+  const std::vector<IndexItem>& items = normalise(b, t, key, storage);
   if (!t.indirect.empty()) b.fail(index_error("an indirectly indexed view of `" + name + "` cannot be indexed again"));
   for (const IndexItem& it : items) {
     for (const IndexVal* v : {&it.value, it.start ? &*it.start : nullptr, it.stop ? &*it.stop : nullptr})

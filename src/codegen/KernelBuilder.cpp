@@ -34,8 +34,7 @@ std::string KernelBuilder::unique_name(std::string base) {
   // Resume numbering where the last tensor of this base stopped: names are never
   // released, so this keeps tracing linear in the number of tensors.
   int& n = next_suffix_[base];
-  while (used_names_.count(name)) name = base + "." + std::to_string(++n);
-  used_names_.insert(name);
+  while (!used_names_.insert(name).second) name = base + "." + std::to_string(++n);
   return name;
 }
 

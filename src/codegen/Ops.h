@@ -62,7 +62,7 @@ void tensor_copy_dynamic_dst(KernelBuilder& b, const TensorVal& dst, const Tenso
 void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args = {});
 
 // Elementwise math (OpsElementwise.cpp): one or two operands, tensors or scalars.
-Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& operands, const OpArgs& args);
+Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, const OpArgs& args);
 // One stage of an ISA instruction's ALU pipeline as the call names it: `op` with
 // its operand (a tile or a number; none for one-operand ops), reversed or not.
 struct PipelineStep {

@@ -51,12 +51,11 @@ void align_tile_operands(KernelBuilder& b, std::vector<Value>& operands) {
   const bool isa = b.api().rfind("nisa.", 0) == 0;
   if (tiles.size() == 2) {
     const TensorVal &x = *tiles[0], &y = *tiles[1];
-    std::string a = operand_name(b, slots[0]) + sema::shape_str(x.shape);
-    std::string c = operand_name(b, slots[1]) + sema::shape_str(y.shape);
+    auto named = [&](size_t i) { return operand_name(b, slots[i]) + sema::shape_str(tiles[i]->shape); };
     if (x.shape[0] != y.shape[0] && (strict || (isa && x.shape[0] > 1 && y.shape[0] > 1)))
-      b.fail(sema::err_num_partition_mismatch(a, c, b.api()));
+      b.fail(sema::err_num_partition_mismatch(named(0), named(1), b.api()));
     int64_t fx = free_elements(x), fy = free_elements(y);
-    if (strict && fx != fy && fx != 1 && fy != 1) b.fail(sema::err_tile_shape_mismatch(a, c, b.api()));
+    if (strict && fx != fy && fx != 1 && fy != 1) b.fail(sema::err_tile_shape_mismatch(named(0), named(1), b.api()));
   }
   const TensorVal* widest = tiles[0];
   for (const TensorVal* t : tiles)
@@ -69,25 +68,23 @@ void align_tile_operands(KernelBuilder& b, std::vector<Value>& operands) {
 // Seed 001: a tensor operand makes the operation a tensor operation, so an index
 // operand (a loop variable, `t + i * 8`; an nl.arange tile) is materialised as
 // an int32 tile: a scalar index as one column over the tensor's partitions.
-std::vector<Value> materialise_indices(KernelBuilder& b, const std::vector<Value>& operands) {
+void materialise_indices(KernelBuilder& b, std::vector<Value>& operands) {
   const TensorVal* first = nullptr;
   for (const Value& v : operands)
     if (!first) first = std::get_if<TensorVal>(&v);
-  std::vector<Value> out = operands;
-  if (!first) return out;
-  for (Value& v : out)
+  if (!first) return;
+  for (Value& v : operands)
     if (auto* i = std::get_if<types::IndexVal>(&v)) {
       types::IndexVal column = *i;
       if (column.is_scalar()) column.shape = {first->shape[0], 1};
       v = iota(b, column, ir::DType::int32, {});
     }
-  return out;
 }
 
 }  // namespace
 
-Value elementwise(KernelBuilder& b, ir::AluOp op, const std::vector<Value>& given, const OpArgs& args) {
-  std::vector<Value> operands = materialise_indices(b, given);
+Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, const OpArgs& args) {
+  materialise_indices(b, operands);
   align_tile_operands(b, operands);
   std::vector<ir::DType> dtypes;
   std::vector<const TensorVal*> tensors;
@@ -151,7 +148,8 @@ TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& dat
     // A one-operand op in a two-operand slot (or the reverse) has no meaning.
     if (binary != s.operand.has_value()) b.fail(sema::err_instruction_unsupported_op(ir::name(s.op)));
     if (binary) {
-      std::vector<Value> pair = materialise_indices(b, {Value(data), *s.operand});
+      std::vector<Value> pair = {Value(data), *s.operand};
+      materialise_indices(b, pair);
       align_tile_operands(b, pair);
       dtypes.push_back(operand_dtype(b, pair[1], slot));
       if (auto* t = std::get_if<TensorVal>(&pair[1])) {

@@ -148,10 +148,17 @@ AffineExpr AffineExpr::operator*(int64_t k) const {
   return r;
 }
 
+void AffineExpr::add_scaled(const AffineExpr& o, int64_t k) {
+  if (k == 0) return;
+  constant_ += o.constant_ * k;
+  for (const Term& t : o.terms_) add_term(t.var, t.coeff * k);
+  for (const DivTerm& d : o.divs_) add_div(d.num, d.den, d.coeff * k);
+}
+
 AffineExpr AffineExpr::map_vars(const std::function<AffineExpr(Var)>& f) const {
   AffineExpr r(constant_);
-  for (const Term& t : terms_) r = r + f(t.var) * t.coeff;
-  for (const DivTerm& d : divs_) r = r + floordiv(d.num.map_vars(f), d.den) * d.coeff;
+  for (const Term& t : terms_) r.add_scaled(f(t.var), t.coeff);
+  for (const DivTerm& d : divs_) r.add_scaled(floordiv(d.num.map_vars(f), d.den), d.coeff);
   return r;
 }
 
@@ -164,6 +171,12 @@ AffineExpr AffineExpr::substitute_grid(const std::vector<AffineExpr>& subst) con
 
 AffineExpr AffineExpr::shift_grid(int offset) const {
   if (offset == 0) return *this;
+  if (divs_.empty()) {  // a uniform shift keeps the terms sorted: renumber in place
+    AffineExpr r = *this;
+    for (Term& t : r.terms_)
+      if (t.var.kind == VarKind::Grid) t.var.id += offset;
+    return r;
+  }
   return map_vars([&](Var v) {
     if (v.kind == VarKind::Grid) v.id += offset;
     return var(v);
@@ -171,10 +184,17 @@ AffineExpr AffineExpr::shift_grid(int offset) const {
 }
 
 AffineExpr AffineExpr::drop_broadcast_grid(const std::vector<int64_t>& shape) const {
-  return map_vars([&](Var v) {
-    bool broadcast = v.kind == VarKind::Grid && v.id < static_cast<int>(shape.size()) && shape[v.id] == 1;
-    return broadcast ? AffineExpr(0) : var(v);
-  });
+  auto broadcast = [&](Var v) {
+    return v.kind == VarKind::Grid && v.id >= 0 && v.id < static_cast<int>(shape.size()) && shape[v.id] == 1;
+  };
+  if (divs_.empty()) {  // dropping terms keeps the rest sorted
+    AffineExpr r;
+    r.constant_ = constant_;
+    for (const Term& t : terms_)
+      if (!broadcast(t.var)) r.terms_.push_back(t);
+    return r;
+  }
+  return map_vars([&](Var v) { return broadcast(v) ? AffineExpr(0) : var(v); });
 }
 
 int64_t AffineExpr::eval(const std::function<int64_t(Var)>& value_of) const {

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "ir/SmallVec.h"
+
 namespace nkic::ir {
 
 enum class VarKind : uint8_t {
@@ -36,6 +38,9 @@ struct Term {
   }
 };
 
+// Most expressions read one or two vars (a tile coordinate, a loop variable).
+using Terms = SmallVec<Term, 3>;
+
 struct DivTerm;
 
 class AffineExpr {
@@ -47,7 +52,7 @@ class AffineExpr {
 
   int64_t constant() const { return constant_; }
   // The linear part: sorted by var, no zeros. Floor-division terms are apart.
-  const std::vector<Term>& terms() const { return terms_; }
+  const Terms& terms() const { return terms_; }
   // Sorted (compare()), merged, no zero coefficients.
   const std::vector<DivTerm>& divs() const { return divs_; }
   bool is_constant() const;
@@ -102,8 +107,9 @@ class AffineExpr {
  private:
   void add_term(Var v, int64_t coeff);
   void add_div(const AffineExpr& num, int64_t den, int64_t coeff);
+  void add_scaled(const AffineExpr& o, int64_t k);  // *this += k * o
   int64_t constant_ = 0;
-  std::vector<Term> terms_;
+  Terms terms_;
   std::vector<DivTerm> divs_;
 };
 

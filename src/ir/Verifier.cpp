@@ -1,6 +1,9 @@
 #include "ir/Verifier.h"
 
+#include <algorithm>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "ir/IRVisitor.h"
 
@@ -8,17 +11,33 @@ namespace nkic::ir {
 
 namespace {
 
+// What a problem is about ("tensor_tensor at k.py:3 src"), rendered only for a
+// problem: the verifier runs before every simulation, over every instruction.
+struct Where {
+  const Instruction* in = nullptr;  // else the loop
+  const Loop* loop = nullptr;
+  const char* part = "";
+  int indirect = 0;  // nested indirect indices
+  std::string str() const {
+    std::string s = in ? std::string(name(in->opcode)) + " at " + in->loc.str() : "loop " + loop->name;
+    if (*part) s += std::string(" ") + part;
+    for (int i = 0; i < indirect; ++i) s += " indirect index";
+    return s;
+  }
+};
+
 class Verifier : public IRVisitor {
  public:
   explicit Verifier(const Kernel& k) : k_(k) {}
 
   std::vector<std::string> run() {
+    const std::vector<bool> repeated = repeated_names();
     for (size_t i = 0; i < k_.tensors.size(); ++i) {
       const TensorDecl& t = k_.tensors[i];
       if (t.id != static_cast<int>(i)) err("tensor " + t.name + " has id " + std::to_string(t.id));
       for (int64_t d : t.shape)
         if (d <= 0) err("tensor " + t.name + " has a non-positive dimension");
-      if (!names_.insert(t.name).second) err("tensor name " + t.name + " is not unique");
+      if (repeated[i]) err("tensor name " + t.name + " is not unique");
       if (t.alias_of >= static_cast<int>(i)) err("tensor " + t.name + " aliases a later tensor");
       if (t.alias_of >= 0 && t.alias_of < static_cast<int>(i)) {
         const TensorDecl& base = k_.tensors[t.alias_of];
@@ -44,11 +63,11 @@ class Verifier : public IRVisitor {
     if (!seen_axes_.insert(l.axis).second) err("loop axis " + std::to_string(l.axis) + " reused");
     if (l.dynamic_ub) {
       Instruction scalar;  // the bound is read outside any tile: no Grid coordinates
-      check_access(scalar, *l.dynamic_ub, "loop " + l.name + " bound");
+      check_access(scalar, *l.dynamic_ub, Where{nullptr, &l, "bound"});
     }
     if (l.while_cond) {
       Instruction scalar;
-      check_access(scalar, *l.while_cond, "loop " + l.name + " condition");
+      check_access(scalar, *l.while_cond, Where{nullptr, &l, "condition"});
     }
     open_.insert(l.axis);
     visit_block(l.body);
@@ -56,87 +75,105 @@ class Verifier : public IRVisitor {
   }
 
   void visit(const Instruction& in) override {
-    std::string where = std::string(name(in.opcode)) + " at " + in.loc.str();
+    const Where at{&in};
     for (int64_t d : in.shape)
-      if (d <= 0) err(where + ": iteration space has a non-positive dimension");
+      if (d <= 0) err(at.str() + ": iteration space has a non-positive dimension");
     const OpcodeInfo& op = info(in.opcode);
     if (in.srcs.size() < op.min_srcs || in.srcs.size() > op.max_srcs)
-      err(where + ": wrong number of source operands");
+      err(at.str() + ": wrong number of source operands");
     // A two-source select picks the immediate where the condition fails.
     const size_t imms = op.min_imms + (in.opcode == Opcode::Select && in.srcs.size() == 2);
     const bool single_op_scalar = in.opcode == Opcode::TensorScalar && in.steps.empty();
-    if (in.imms.size() < imms || (single_op_scalar && in.imms.empty())) err(where + ": missing immediate");
+    if (in.imms.size() < imms || (single_op_scalar && in.imms.empty())) err(at.str() + ": missing immediate");
     for (const AluStep& s : in.steps)
-      if (s.src >= static_cast<int>(in.srcs.size())) err(where + ": pipeline step reads a missing operand");
+      if (s.src >= static_cast<int>(in.srcs.size())) err(at.str() + ": pipeline step reads a missing operand");
     if (op.exec == Exec::Row && in.widths.size() != 1 + in.extra_dsts.size() + in.srcs.size())
-      err(where + ": row instruction without a width per access");
-    if (in.has_dst()) check_access(in, in.dst, where + " dst");
-    for (const Access& a : in.extra_dsts) check_access(in, a, where + " dst");
-    for (const Access& a : in.srcs) check_access(in, a, where + " src");
-    for (const Constraint& c : in.predicate) check_expr(in, c.expr, where + " mask");
-    for (const Constraint& c : in.cond) check_expr(in, c.expr, where + " condition");
-    check_expr(in, in.value, where + " value");
-    if (in.opcode == Opcode::Matmul && in.shape.size() != 3) err(where + ": matmul iterates over [K, M, N]");
-    if (is_mx(in.opcode)) check_mx(in, where);
+      err(at.str() + ": row instruction without a width per access");
+    if (in.has_dst()) check_access(in, in.dst, Where{&in, nullptr, "dst"});
+    for (const Access& a : in.extra_dsts) check_access(in, a, Where{&in, nullptr, "dst"});
+    for (const Access& a : in.srcs) check_access(in, a, Where{&in, nullptr, "src"});
+    for (const Constraint& c : in.predicate) check_expr(in, c.expr, Where{&in, nullptr, "mask"});
+    for (const Constraint& c : in.cond) check_expr(in, c.expr, Where{&in, nullptr, "condition"});
+    check_expr(in, in.value, Where{&in, nullptr, "value"});
+    if (in.opcode == Opcode::Matmul && in.shape.size() != 3) err(at.str() + ": matmul iterates over [K, M, N]");
+    if (is_mx(in.opcode)) check_mx(in, at);
     if (in.has_dst() && valid(in.dst.tensor)) {
       Memory m = k_.tensor(in.dst.tensor).memory;
-      if (in.opcode == Opcode::Store && !is_hbm(m)) err(where + ": store destination not in HBM");
-      if (in.opcode == Opcode::Load && is_hbm(m)) err(where + ": load destination in HBM");
+      if (in.opcode == Opcode::Store && !is_hbm(m)) err(at.str() + ": store destination not in HBM");
+      if (in.opcode == Opcode::Load && is_hbm(m)) err(at.str() + ": load destination in HBM");
     }
   }
 
  private:
+  // Per tensor: an earlier tensor has its name. One sort, not a set of names:
+  // the verifier runs before every simulation of kernels of 100k tensors.
+  std::vector<bool> repeated_names() const {
+    std::vector<std::pair<std::string_view, size_t>> names;
+    names.reserve(k_.tensors.size());
+    for (size_t i = 0; i < k_.tensors.size(); ++i) names.emplace_back(k_.tensors[i].name, i);
+    std::sort(names.begin(), names.end());
+    std::vector<bool> repeated(names.size(), false);
+    for (size_t i = 1; i < names.size(); ++i) repeated[names[i].second] = names[i].first == names[i - 1].first;
+    return repeated;
+  }
   bool valid(int id) const { return id >= 0 && id < static_cast<int>(k_.tensors.size()); }
   static bool is_mx(Opcode op) { return info(op).exec == Exec::Mx; }
-  void check_mx(const Instruction& in, const std::string& where) {
+  void check_mx(const Instruction& in, const Where& where) {
     const size_t rank = in.opcode == Opcode::MatmulMx ? 6 : 5;
     if (in.shape.size() != rank || in.shape[1] != 4 || in.shape[2] != 8 || in.shape[3] != 4)
-      return err(where + ": mx ops iterate over [Q, 4, 8, 4, ...]");
+      return err(where.str() + ": mx ops iterate over [Q, 4, 8, 4, ...]");
     auto packed = [&](const Access& a) { return valid(a.tensor) && is_packed(k_.tensor(a.tensor).dtype); };
     bool ok = in.opcode == Opcode::MxScale    ? !packed(in.dst)
               : in.opcode == Opcode::MxQuantize ? packed(in.dst)
                                                 : in.srcs.size() == 4 && packed(in.srcs[0]) && packed(in.srcs[1]);
-    if (!ok) err(where + ": packed operands in the wrong places");
+    if (!ok) err(where.str() + ": packed operands in the wrong places");
   }
   void check_tensor_id(int id, const std::string& what) {
     if (!valid(id)) err(what + " refers to unknown tensor " + std::to_string(id));
   }
-  void check_access(const Instruction& in, const Access& a, const std::string& where) {
-    if (!valid(a.tensor)) return err(where + ": unknown tensor");
+  void check_access(const Instruction& in, const Access& a, const Where& where) {
+    if (!valid(a.tensor)) return err(where.str() + ": unknown tensor");
     if (a.index.size() != k_.tensor(a.tensor).shape.size())
-      err(where + ": access rank differs from tensor rank");
+      err(where.str() + ": access rank differs from tensor rank");
     for (const AffineExpr& e : a.index) check_expr(in, e, where);
     for (const IndirectIndex& ind : a.indirect) {
-      if (ind.dim < 0 || ind.dim >= static_cast<int>(a.index.size())) err(where + ": indirect dimension out of range");
-      check_access(in, ind.index, where + " indirect index");
+      if (ind.dim < 0 || ind.dim >= static_cast<int>(a.index.size()))
+        err(where.str() + ": indirect dimension out of range");
+      Where nested = where;
+      ++nested.indirect;
+      check_access(in, ind.index, nested);
       if (valid(ind.index.tensor) && !is_integer(k_.tensor(ind.index.tensor).dtype))
-        err(where + ": indirect index tensor is not an integer tensor");
+        err(where.str() + ": indirect index tensor is not an integer tensor");
     }
   }
-  void check_expr(const Instruction& in, const AffineExpr& e, const std::string& where) {
+  void check_expr(const Instruction& in, const AffineExpr& e, const Where& where) {
     for (const DivTerm& d : e.divs())
-      if (d.den <= 0) err(where + ": floor division by a non-positive constant");
-    for (Var v : e.vars()) {
-      switch (v.kind) {
-        case VarKind::Grid:
-          if (v.id < 0 || v.id >= static_cast<int>(in.shape.size()))
-            err(where + ": grid coordinate outside the iteration space");
-          break;
-        case VarKind::Loop:
-          if (!open_.count(v.id)) err(where + ": loop variable used outside its loop");
-          break;
-        case VarKind::ProgramId:
-          if (v.id < 0 || v.id >= static_cast<int>(k_.grid.size()))
-            err(where + ": program id axis outside the launch grid");
-          break;
-      }
+      if (d.den <= 0) err(where.str() + ": floor division by a non-positive constant");
+    if (e.divs().empty()) {  // the linear terms hold each var once: no list to build
+      for (const Term& t : e.terms()) check_var(in, t.var, where);
+      return;
+    }
+    for (Var v : e.vars()) check_var(in, v, where);
+  }
+  void check_var(const Instruction& in, Var v, const Where& where) {
+    switch (v.kind) {
+      case VarKind::Grid:
+        if (v.id < 0 || v.id >= static_cast<int>(in.shape.size()))
+          err(where.str() + ": grid coordinate outside the iteration space");
+        break;
+      case VarKind::Loop:
+        if (!open_.count(v.id)) err(where.str() + ": loop variable used outside its loop");
+        break;
+      case VarKind::ProgramId:
+        if (v.id < 0 || v.id >= static_cast<int>(k_.grid.size()))
+          err(where.str() + ": program id axis outside the launch grid");
+        break;
     }
   }
   void err(const std::string& s) { errors_.push_back(s); }
 
   const Kernel& k_;
   std::vector<std::string> errors_;
-  std::set<std::string> names_;
   std::set<int> seen_axes_;
   std::multiset<int> open_;
 };

@@ -33,18 +33,26 @@ void narrow(Range& r, int64_t coeff, int64_t k, ir::CmpKind kind) {
 // only widens the ranges. Returns false when the predicate leaves nothing.
 bool index_ranges(const ir::Instruction& in, const ir::Access& a, const VarRange& range_of,
                   const std::map<ir::Var, int64_t>& fixed, std::vector<Range>& out, bool& known) {
-  std::map<ir::Var, Range> ranges;
-  for (size_t k = 0; k < in.shape.size(); ++k) ranges[{ir::VarKind::Grid, static_cast<int32_t>(k)}] = {0, in.shape[k] - 1};
+  // A few vars each (the grid coords, some loop variables): a flat list, searched
+  // linearly; a returned Range* is used before the list grows again.
+  struct Slot {
+    ir::Var v;
+    Range r;
+  };
+  std::vector<Slot> ranges;
+  ranges.reserve(in.shape.size() + 4);
+  for (size_t k = 0; k < in.shape.size(); ++k)
+    ranges.push_back({{ir::VarKind::Grid, static_cast<int32_t>(k)}, {0, in.shape[k] - 1}});
   auto range = [&](ir::Var v) -> Range* {
-    auto it = ranges.find(v);
-    if (it != ranges.end()) return &it->second;
-    if (auto f = fixed.find(v); f != fixed.end()) return &(ranges[v] = {f->second, f->second});
+    for (Slot& s : ranges)
+      if (s.v == v) return &s.r;
+    if (auto f = fixed.find(v); f != fixed.end()) return &ranges.emplace_back(Slot{v, {f->second, f->second}}).r;
     auto r = range_of(v);
     if (!r) return nullptr;
-    return &(ranges[v] = *r);
+    return &ranges.emplace_back(Slot{v, *r}).r;
   };
   for (const ir::Constraint& c : in.predicate) {
-    ir::AffineExpr e = c.expr.map_vars([&fixed](ir::Var v) {
+    ir::AffineExpr e = fixed.empty() ? c.expr : c.expr.map_vars([&fixed](ir::Var v) {
       auto f = fixed.find(v);
       return f != fixed.end() ? ir::AffineExpr(f->second) : ir::AffineExpr::var(v);
     });
@@ -55,16 +63,21 @@ bool index_ranges(const ir::Instruction& in, const ir::Access& a, const VarRange
     if (e.terms().size() != 1 || !e.is_affine()) continue;
     if (Range* r = range(e.terms()[0].var)) narrow(*r, e.terms()[0].coeff, e.constant(), c.kind);
   }
-  for (const auto& [v, r] : ranges)
-    if (r.first > r.second) return false;
+  for (const Slot& s : ranges)
+    if (s.r.first > s.r.second) return false;
   known = true;
   out.clear();
   for (const ir::AffineExpr& e : a.index) {
-    for (ir::Var v : e.vars())
-      if (!range(v)) {
-        known = false;
-        return true;
-      }
+    bool ranged = true;
+    if (e.is_affine()) {  // the terms hold each var once: no list of vars to build
+      for (const ir::Term& t : e.terms()) ranged = ranged && range(t.var);
+    } else {
+      for (ir::Var v : e.vars()) ranged = ranged && range(v);
+    }
+    if (!ranged) {
+      known = false;
+      return true;
+    }
     out.push_back(e.bounds([&](ir::Var v) { return *range(v); }));
   }
   return true;

@@ -198,39 +198,56 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
 
 }  // namespace
 
-std::unique_ptr<InstPlan> make_plan(const ir::Instruction& in, const std::vector<TensorMem>& mem) {
-  auto p = std::make_unique<InstPlan>();
+void build_plan(InstPlan& p, const ir::Instruction& in, const std::vector<TensorMem>& mem) {
   const int rank = static_cast<int>(in.shape.size());
-  auto add_access = [&](const ir::Access& a) {
+  p.accesses.resize(1 + in.srcs.size());
+  auto set_access = [&](InstPlan::Access& ap, const ir::Access& a) {
     const TensorMem& t = mem[a.tensor];
-    InstPlan::Access ap;
     ap.tensor = a.tensor;
     ap.dtype = t.decl->dtype;
-    ap.flat = SplitExpr::from(0, rank);
+    ap.flat.set(0, rank);
+    ap.dims.resize(a.index.size());
     for (size_t d = 0; d < a.index.size(); ++d) {
-      ap.dims.push_back(SplitExpr::from(a.index[d], rank));
-      ap.flat.add_scaled(ap.dims.back(), t.strides[d]);
+      ap.dims[d].set(a.index[d], rank);
+      ap.flat.add_scaled(ap.dims[d], t.strides[d]);
     }
-    p->accesses.push_back(std::move(ap));
   };
-  add_access(in.dst);
-  for (const ir::Access& a : in.srcs) add_access(a);
-  for (const ir::Constraint& c : in.predicate)
-    p->constraints.push_back(SplitExpr::from(c.expr, rank));
-  choose_path(*p, in);
+  set_access(p.accesses[0], in.dst);
+  for (size_t i = 0; i < in.srcs.size(); ++i) set_access(p.accesses[i + 1], in.srcs[i]);
+  p.constraints.resize(in.predicate.size());
+  for (size_t i = 0; i < in.predicate.size(); ++i) p.constraints[i].set(in.predicate[i].expr, rank);
+  p.kind = Kind::Elementwise;
+  p.forms.clear();
+  p.cond_kinds.clear();
+  p.path = Path::Move;
+  p.op = AluOp::bypass;
+  p.operands.clear();
+  p.steps.clear();
+  p.choice = Choice::None;
+  p.reads.clear();
+  p.format = {};
+  p.dma = false;
+  p.fill = {};
+  p.grid_divs.clear();
+  choose_path(p, in);
   auto collect = [&](const SplitExpr& x) {
     for (const ir::DivTerm& d : x.divs)
-      if (d.num.uses(ir::VarKind::Grid)) p->grid_divs.push_back(d);
+      if (d.num.uses(ir::VarKind::Grid)) p.grid_divs.push_back(d);
   };
-  for (const InstPlan::Access& a : p->accesses) collect(a.flat);
-  for (const SplitExpr& x : p->constraints) collect(x);
-  for (const SplitExpr& x : p->forms) collect(x);
+  for (const InstPlan::Access& a : p.accesses) collect(a.flat);
+  for (const SplitExpr& x : p.constraints) collect(x);
+  for (const SplitExpr& x : p.forms) collect(x);
   // A reduction or matmul folds over its whole box at once: sub-boxes would not.
-  if (!p->grid_divs.empty() && p->kind != InstPlan::Kind::Elementwise)
+  if (!p.grid_divs.empty() && p.kind != InstPlan::Kind::Elementwise)
     sim_error("err_non_affine_index_expression",
                    "'//' or '%' of a tile index (nl.arange) on an operand of a reduction or matmul is not "
                    "supported: index with an affine expression of nl.arange instead",
                    in.loc);
+}
+
+std::unique_ptr<InstPlan> make_plan(const ir::Instruction& in, const std::vector<TensorMem>& mem) {
+  auto p = std::make_unique<InstPlan>();
+  build_plan(*p, in, mem);
   return p;
 }
 

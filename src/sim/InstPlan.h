@@ -72,5 +72,8 @@ struct InstPlan {
 // Throws std::invalid_argument when the opcode cannot apply the instruction's op
 // or its accesses do not fit the opcode (a matmul operand on the wrong coords).
 std::unique_ptr<InstPlan> make_plan(const ir::Instruction& in, const std::vector<TensorMem>& mem);
+// The same into `p`, reusing the storage it holds: an instruction that runs once
+// needs no plan of its own, and rebuilding one plan allocates nothing once warm.
+void build_plan(InstPlan& p, const ir::Instruction& in, const std::vector<TensorMem>& mem);
 
 }  // namespace nkic::sim

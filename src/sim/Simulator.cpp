@@ -69,13 +69,25 @@ class Executor final : public ir::IRVisitor {
       throw std::invalid_argument("simulate: more bindings than tensors");
     if (opts.check_races) races_.emplace(mem_);
     tiles_ = std::make_unique<TileExecutor>(mem_, opts, races_ ? &*races_ : nullptr);
-    owned_.resize(k.tensors.size());
     per_iteration_.resize(k.num_axes);
     // A bound view (a returned reshape of an output) lends its buffer to the tensor it views.
     std::vector<void*> bound_to(bindings);
     bound_to.resize(k.tensors.size(), nullptr);
     for (size_t id = 0; id < k.tensors.size(); ++id)
       if (int root = k.tensors[id].alias_of; bound_to[id] && root >= 0 && !bound_to[root]) bound_to[root] = bound_to[id];
+    // The simulator's own tensors share one block (an unrolled kernel has one per
+    // instruction), each at a cache-line boundary.
+    constexpr size_t kAlign = 64;
+    auto owns = [&](size_t id) { return !bound_to[id] && k.tensors[id].alias_of < 0; };
+    auto bytes_of = [&](size_t id) {
+      const size_t n = k.tensors[id].num_elements() * ir::size_of(k.tensors[id].dtype);
+      return (n + kAlign - 1) / kAlign * kAlign;
+    };
+    size_t total = 0;
+    for (size_t id = 0; id < k.tensors.size(); ++id)
+      if (owns(id)) total += bytes_of(id);
+    owned_.reset(new (std::align_val_t{kAlign}) std::byte[total]);
+    size_t next = 0;
     for (size_t id = 0; id < k.tensors.size(); ++id) {
       const ir::TensorDecl& t = k.tensors[id];
       TensorMem& m = mem_[id];
@@ -92,9 +104,8 @@ class Executor final : public ir::IRVisitor {
         aliased_.push_back(t.alias_of);
         continue;
       }
-      owned_[id] =
-          std::make_unique_for_overwrite<std::byte[]>(t.num_elements() * ir::size_of(t.dtype));
-      m.data = owned_[id].get();
+      m.data = owned_.get() + next;
+      next += bytes_of(id);
       if (!t.init.empty()) {
         for (size_t i = 0; i < t.init.size(); ++i) store_element(t.dtype, m.data, static_cast<int64_t>(i), t.init[i]);
       } else if (t.memory == ir::Memory::SharedHBM) {
@@ -294,7 +305,10 @@ class Executor final : public ir::IRVisitor {
       default: break;
     }
     if (IndirectExec::handles(in)) return indirect_.run(in, loop_.data(), pid_.data());
-    tiles_->run(in, Env{loop_.data(), pid_.data()});
+    // Outside every loop of a one-program launch an instruction runs once (a
+    // collective's replay runs a fresh executor; a nested one runs loop bodies):
+    // its plan is not worth keeping.
+    tiles_->run(in, Env{loop_.data(), pid_.data()}, !nested_ && depth_ == 0 && k_.num_programs() == 1);
   }
 
  private:
@@ -360,7 +374,11 @@ class Executor final : public ir::IRVisitor {
   int64_t program_ = 0;
   size_t event_ = 0;
   std::vector<TensorMem> mem_;
-  std::vector<std::unique_ptr<std::byte[]>> owned_;
+  // Storage of the tensors no binding or view provides.
+  struct AlignedDelete {
+    void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<std::byte[], AlignedDelete> owned_;
   std::vector<int> per_instance_;  // simulator-owned tensors that start fresh in each instance
   std::vector<int> aliased_;       // tensors some reshape/view shares memory with
   std::vector<std::vector<int>> per_iteration_;  // by loop axis: on-chip tensors declared in its body

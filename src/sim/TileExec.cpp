@@ -37,14 +37,19 @@ TileExecutor::TileExecutor(std::vector<TensorMem>& mem, const SimOptions& opts, 
 
 TileExecutor::~TileExecutor() = default;
 
-const InstPlan& TileExecutor::plan_for(const ir::Instruction& in) {
+const InstPlan& TileExecutor::plan_for(const ir::Instruction& in, bool only_run) {
+  if (only_run) {
+    if (!scratch_) scratch_ = std::make_unique<InstPlan>();
+    build_plan(*scratch_, in, mem_);
+    return *scratch_;
+  }
   std::unique_ptr<InstPlan>& slot = plans_[&in];
   if (!slot) slot = make_plan(in, mem_);
   return *slot;
 }
 
-void TileExecutor::run(const ir::Instruction& in, const Env& env) {
-  const InstPlan& p = plan_for(in);
+void TileExecutor::run(const ir::Instruction& in, const Env& env, bool only_run) {
+  const InstPlan& p = plan_for(in, only_run);
   const size_t rank = in.shape.size();
   box_lo_.assign(rank, 0);
   box_hi_.assign(in.shape.begin(), in.shape.end());

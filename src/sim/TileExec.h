@@ -28,14 +28,15 @@ class TileExecutor {
   TileExecutor(const TileExecutor&) = delete;
   TileExecutor& operator=(const TileExecutor&) = delete;
 
-  // Executes `in` once, with the Loop and ProgramId values of `env`.
-  void run(const ir::Instruction& in, const Env& env);
+  // Executes `in` once, with the Loop and ProgramId values of `env`. `only_run`:
+  // the instruction runs no other time (no plan is kept for it).
+  void run(const ir::Instruction& in, const Env& env, bool only_run = false);
 
   // Points per compute chunk: the buffers of one chunk stay in L1.
   static constexpr int64_t kChunk = 2048;
 
  private:
-  const InstPlan& plan_for(const ir::Instruction& in);
+  const InstPlan& plan_for(const ir::Instruction& in, bool only_run);
   // Executes the points of the box [box_lo_, box_hi_).
   void run_box(const InstPlan& p, const ir::Instruction& in, const Env& env);
   // cuts_[k]: the boundaries along Grid coord k of sub-boxes on which every
@@ -90,6 +91,7 @@ class TileExecutor {
   SimOptions opts_;
   RaceCheck* races_;
   std::unordered_map<const ir::Instruction*, std::unique_ptr<InstPlan>> plans_;
+  std::unique_ptr<InstPlan> scratch_;  // the plan of an instruction that runs once
 
   // Per-execution state, kept to reuse its storage.
   std::vector<int64_t> box_lo_, box_hi_;

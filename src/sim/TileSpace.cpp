@@ -18,19 +18,25 @@ int64_t Env::value(ir::Var v) const {
 
 SplitExpr SplitExpr::from(const ir::AffineExpr& e, int rank) {
   SplitExpr s;
-  s.constant = e.constant();
-  s.divs = e.divs();
-  s.grid_divs = e.divs_use(ir::VarKind::Grid);
-  s.grid.assign(rank, 0);
+  s.set(e, rank);
+  return s;
+}
+
+void SplitExpr::set(const ir::AffineExpr& e, int rank) {
+  constant = e.constant();
+  divs = e.divs();
+  grid_divs = e.divs_use(ir::VarKind::Grid);
+  grid.assign(rank, 0);
+  outer.clear();
+  num_grid_vars = 0;
   for (const ir::Term& t : e.terms()) {
     if (t.var.kind == ir::VarKind::Grid) {
-      s.grid[t.var.id] = t.coeff;
-      ++s.num_grid_vars;
+      grid[t.var.id] = t.coeff;
+      ++num_grid_vars;
     } else {
-      s.outer.push_back(t);
+      outer.push_back(t);
     }
   }
-  return s;
 }
 
 int64_t SplitExpr::base(const Env& env) const {

@@ -26,14 +26,16 @@ struct Env {
 // division over Grid coords is constant only on a sub-box (Env::grid).
 struct SplitExpr {
   int64_t constant = 0;
-  std::vector<ir::Term> outer;  // Loop and ProgramId terms
-  std::vector<int64_t> grid;    // coefficient per Grid coordinate
+  ir::SmallVec<ir::Term, 2> outer;  // Loop and ProgramId terms
+  ir::SmallVec<int64_t, 6> grid;    // coefficient per Grid coordinate (ranks reach 6)
   int num_grid_vars = 0;
   std::vector<ir::DivTerm> divs;
   bool grid_divs = false;  // some division reads a Grid coord
 
   // `rank` is the instruction's iteration-space rank (Grid ids are below it).
   static SplitExpr from(const ir::AffineExpr& e, int rank);
+  // The same, in place (a reused plan keeps its storage).
+  void set(const ir::AffineExpr& e, int rank);
   int64_t base(const Env& env) const;
   // *this += k * o
   void add_scaled(const SplitExpr& o, int64_t k);

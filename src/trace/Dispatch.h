@@ -37,6 +37,8 @@ class DispatchCache {
   struct Decision {
     CallAction action = CallAction::Inline;
     std::string api;  // the NKI API a Builder call runs
+    // The front end's own fast path for a Builder call (opaque here), or null.
+    const void* native = nullptr;
   };
   const Decision* find(const void* callee) const {
     auto it = map_.find(callee);

@@ -1,0 +1,35 @@
+// The dispatcher's fast path: the plain forms of the most frequent nl.* calls
+// (nl.load, nl.store, the one- and two-operand elementwise ops) run their
+// builder straight from the call site, without entering the API's Python
+// function, so a traced call crosses into the core once.
+#pragma once
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+
+namespace py = pybind11;
+
+namespace nkic::py_bind {
+
+// A call's arguments as Python's vectorcall protocol passes them: `nargs`
+// positional ones, then one value per name in `kwnames` (a tuple, or null).
+struct CallArgs {
+  PyObject* const* args = nullptr;
+  size_t nargs = 0;
+  PyObject* kwnames = nullptr;
+  size_t nkw() const { return kwnames ? static_cast<size_t>(PyTuple_GET_SIZE(kwnames)) : 0; }
+  PyObject* kwname(size_t i) const { return PyTuple_GET_ITEM(kwnames, i); }
+  PyObject* kwvalue(size_t i) const { return args[nargs + i]; }
+  py::tuple tuple() const;  // the positional arguments
+  py::dict dict() const;    // the keyword arguments
+};
+
+struct NativeBuilder;
+// Runs the call; a null object when its arguments take another form (the API's
+// Python function then handles them, with its own defaults and errors).
+py::object call_native(const NativeBuilder& b, const CallArgs& a);
+
+// The fast path for the API function `func`, or null when it has none.
+const NativeBuilder* native_builder(py::handle func);
+
+}  // namespace nkic::py_bind
