@@ -146,6 +146,9 @@ class TraceKernel:
             return self._trace_nested(*args, **kwargs)
         return self.run(None, args, kwargs)
 
+    def _check_result(self, result):
+        """What the kernel returned, before it becomes the kernel's outputs (the current API's rules)."""
+
     def _trace_nested(self, *args, **kwargs):
         """Called from inside another kernel: traced into the same kernel."""
         return _rewrite.inline_function(self.func, args, kwargs)
@@ -188,6 +191,7 @@ class TraceKernel:
             fn = _rewrite.rewritten(self.func)
             bound.arguments.update(call_args)
             result = fn(*bound.args, **bound.kwargs)
+            self._check_result(result)
             return _Traced(core.finalize(result), array_params, legacy)
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None

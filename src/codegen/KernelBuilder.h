@@ -15,6 +15,7 @@
 
 #include "codegen/Range.h"
 #include "ir/IR.h"
+#include "sema/Bounds.h"
 #include "sema/Diagnostic.h"
 #include "sema/Target.h"
 #include "types/Values.h"
@@ -86,6 +87,17 @@ class KernelBuilder {
 
   // Appends at the insertion point; records the write and checks immutability.
   ir::Instruction& emit(std::unique_ptr<ir::Instruction> inst);
+  // How many statements the insertion point holds: a mark for redirect().
+  size_t insertion_size() const { return blocks_.back()->size(); }
+  ir::Block& insertion_block() { return *blocks_.back(); }
+  // Per PSUM tensor, the element boxes destination-passing matmuls wrote (nc_matmul's
+  // accumulate=None: the first write of a location overwrites, later ones accumulate).
+  std::unordered_map<int, std::vector<std::vector<std::pair<int64_t, int64_t>>>> matmul_writes;
+  // Re-points the accesses to tensor `from` of the instructions emitted at the
+  // insertion point since `mark` (`to` maps each), then checks and records their
+  // writes as emit() does: the destination-passing API writes a builder's result
+  // into the caller's view.
+  void redirect(size_t mark, int from, const std::function<ir::Access(const ir::Access&)>& to);
 
   // Opens a loop axis at the insertion point; its body becomes the insertion point.
   ir::Loop& create_affine_axis_block(const AxisBlockArgs& args);
@@ -139,6 +151,10 @@ class KernelBuilder {
 
  private:
   std::string unique_name(std::string base);
+  // var_range for accesses and predicates: a loop variable outside its loop is an error.
+  sema::VarRange checked_var_range() const;
+  // The write and read checks of an instruction (immutability, PSUM formats, bounds); records its write.
+  void check_accesses(const ir::Instruction& inst);
 
   const sema::Target& target_;
   std::unique_ptr<ir::Kernel> kernel_;

@@ -1,0 +1,146 @@
+"""nki.language (nl) of NKI 0.3-0.6 on nkic's builders: creation, data movement, the
+convenience wrappers, loops (compile-time, unrolled with Python semantics), tile sizes."""
+import contextlib
+
+from nkic._core import core
+from nkic import language as _legacy, _dtypes, _loops
+from nkic._ops import nki_api as _mark
+from nkic._lang_math import (abs, add, all, arctan, bitwise_and, bitwise_or, bitwise_xor, ceil, copy, cos,  # noqa: F401,A004
+                             divide, equal, erf, erf_dx, exp, floor, fmod, gelu, gelu_apprx_sigmoid, gelu_apprx_tanh,
+                             gelu_dx, greater, greater_equal, invert, left_shift, less, less_equal, log, logical_and,
+                             logical_not, logical_or, logical_xor, matmul, max, maximum, mean, min, minimum, mish,
+                             mod, multiply, negative, not_equal, power, prod, reciprocal, relu, right_shift, rms_norm,
+                             rsqrt, sigmoid, sign, silu, silu_dx, sin, softmax, softplus, sqrt, square, subtract, sum,
+                             tan, tanh, transpose, trunc, var, where)
+from nkic.language import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
+                           tfloat32, uint8, uint16, uint32, float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4,
+                           sbuf, psum, shared_hbm, private_hbm, hbm, tile_size, ds, fp32, finfo, load, store,
+                           load_transpose2d, expand_dims, device_print, gather_flattened, rand, random_seed, dropout,
+                           shared_constant, program_ndim)
+from ._api import api as _api
+
+
+def _range(*args, **kwargs):
+    """range-like bounds known at trace time; the body is traced once per iteration
+    (Python semantics: values computed in the body may differ from trip to trip)."""
+    return _loops.static_range(*args)
+
+
+# 0.6 documents the three as aliases of range (NKI_CURRENT_API.md §5.1, §13 #1).
+affine_range = _mark("nl.affine_range")(lambda *args, **kwargs: _range(*args, **kwargs))
+sequential_range = _mark("nl.sequential_range")(lambda *args, **kwargs: _range(*args, **kwargs))
+static_range = _mark("nl.static_range")(lambda *args, **kwargs: _range(*args, **kwargs))
+range = _mark("nl.range")(lambda *args, **kwargs: _range(*args, **kwargs))  # noqa: A001
+
+
+def _buffer(buffer):
+    return _legacy._buffer_name(sbuf if buffer is None else buffer)
+
+
+@_api("nl.ndarray")
+def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
+    """An uninitialised tensor; address=(partition, free byte offset) places it (nkic keeps
+    the placement out of the simulation: values do not depend on it)."""
+    return core.ndarray(_legacy._shape(shape), _dtypes.dtype_name(dtype), _buffer(buffer), name, 0)
+
+
+@_api("nl.zeros")
+def zeros(shape, dtype, buffer=sbuf, name=""):
+    return core.full(_legacy._shape(shape), 0.0, _dtypes.dtype_name(dtype), _buffer(buffer), name, "nl.zeros", 0)
+
+
+@_api("nl.ones")
+def ones(shape, dtype, buffer=sbuf, name=""):
+    return core.full(_legacy._shape(shape), 1.0, _dtypes.dtype_name(dtype), _buffer(buffer), name, "nl.ones", 0)
+
+
+@_api("nl.full")
+def full(shape, fill_value, dtype, buffer=sbuf, name=""):
+    return core.full(_legacy._shape(shape), float(fill_value), _dtypes.dtype_name(dtype), _buffer(buffer), name,
+                     "nl.full", 0)
+
+
+@_api("nl.zeros_like")
+def zeros_like(x, dtype=None, buffer=None, name=""):
+    return zeros(x.shape, x.dtype if dtype is None else dtype, buffer or x.buffer, name)
+
+
+@_api("nl.empty_like")
+def empty_like(x, dtype=None, buffer=None, name=""):
+    return ndarray(x.shape, x.dtype if dtype is None else dtype, buffer or x.buffer, name)
+
+
+@_api("nl.shared_identity_matrix")
+def shared_identity_matrix(n, dtype=uint8, dst=None):
+    return _legacy.shared_identity_matrix(n, dtype)
+
+
+@_api("nl.broadcast_to")
+def broadcast_to(x, shape, dtype=None):
+    out = _legacy.broadcast_to(x, shape=shape)
+    return out if dtype is None else copy(out, dtype=dtype)
+
+
+@_api("nl.program_id")
+def program_id(axis=0):
+    return _legacy.program_id(axis)
+
+
+@_api("nl.num_programs")
+def num_programs(axes=None):
+    """The launch's program count along `axes`; without it the total (§13 #16)."""
+    return _legacy.num_programs(axes)
+
+
+@contextlib.contextmanager
+def _no_reorder():
+    yield
+
+
+@_api("nl.no_reorder")
+def no_reorder():
+    """Program order is already the order nkic simulates and costs in."""
+    return _no_reorder()
+
+
+class NKIObject:
+    """Base of the classes a kernel may define or receive (dataclass-like)."""
+
+
+class MemoryRegion:
+    sbuf, psum, private_hbm, shared_hbm = "sbuf", "psum", "private_hbm", "shared_hbm"
+
+
+def is_hbm(buffer):
+    return buffer in (private_hbm, shared_hbm)
+
+
+def is_on_chip(buffer):
+    return buffer in (sbuf, psum)
+
+
+def is_psum(buffer):
+    return buffer == psum
+
+
+def is_sbuf(buffer):
+    return buffer == sbuf
+
+
+@_mark("nl.bypass")
+def bypass(x):
+    """The no-op ALU stage (op1=nl.bypass)."""
+    return x
+
+
+# Tensor attributes and view methods of the current API.
+def _ap(t, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
+    if scalar_offset is not None or vector_offset is not None or dtype is not None:
+        core.raise_unsupported_args("tensor.ap", "scalar_offset=, vector_offset= and dtype= are not supported by "
+                                    "nkic yet")
+    steps = [(core.int_arg(p[0], "step", "tensor.ap"), core.int_arg(p[1], "count", "tensor.ap")) for p in pattern]
+    return core.ap_view(t, steps, None if offset is None else core.int_arg(offset, "offset", "tensor.ap"))
+
+
+_ap.nki_func = "tensor.ap"
+core.NkiTensor.ap = _ap

@@ -1,0 +1,2 @@
+"""nki.typing (nt): tensor[...] shape annotations of kernel parameters."""
+from nkic.typing import tensor  # noqa: F401

@@ -1,0 +1,40 @@
+#include "codegen/CurrentRules.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "sema/CurrentApiErrors.h"
+#include "sema/ErrorCatalog.h"
+#include "sema/OpTable.h"
+
+namespace nkic::codegen {
+
+void check_dma_copy(KernelBuilder& b, const types::TensorVal& dst, const types::TensorVal& src, bool hwdge) {
+  const ir::TensorDecl& s = b.tensor(src.tensor);
+  const ir::TensorDecl& d = b.tensor(dst.tensor);
+  // 0.3: a DMA reads SBUF or HBM; PSUM goes through tensor_copy first.
+  if (s.memory == ir::Memory::PSUM) b.fail(sema::err_unsupported_memory("src", b.api(), "sbuf or hbm", "psum"));
+  if (!hwdge) return;
+  sema::check_hwdge(b.api(), b.target(), b.raiser());
+  if (s.dtype != d.dtype) b.fail(sema::err_hwdge_dtype_mismatch(ir::name(s.dtype), ir::name(d.dtype)));
+}
+
+void check_memset_value(KernelBuilder& b, const types::TensorVal& dst, double value, bool is_integer) {
+  ir::DType t = b.tensor(dst.tensor).dtype;
+  std::ostringstream v;
+  v << value;
+  if (ir::is_packed(t) && value != 0.0)
+    b.fail(sema::err_memset_value_dtype(v.str(), ir::name(t), "packed x4 tensors are set to 0 only"));
+  if (ir::is_integer(t) && !is_integer)
+    b.fail(sema::err_memset_value_dtype(v.str(), ir::name(t), "an integer tensor takes an integer value"));
+}
+
+void check_outputs_shared_hbm(KernelBuilder& b, const std::vector<types::TensorVal>& outputs) {
+  for (const types::TensorVal& o : outputs) {
+    const ir::TensorDecl& t = b.tensor(o.tensor);
+    if (t.memory != ir::Memory::SharedHBM && t.role != ir::Role::Input)
+      b.fail(sema::err_output_not_in_shared_hbm(KernelBuilder::display_name(t.name), ir::name(t.memory)));
+  }
+}
+
+}  // namespace nkic::codegen
