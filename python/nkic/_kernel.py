@@ -11,7 +11,9 @@ import numpy as np
 from ._core import core
 from . import _dtypes, _rewrite, _typehints
 
-_PKG_DIRS = tuple(os.path.dirname(os.path.abspath(p)) for p in (__file__,))
+# nkic and the nki package it serves (python/nki, beside it).
+_PKG_DIRS = (os.path.dirname(os.path.abspath(__file__)),
+             os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "nki") + os.sep)
 
 
 def _user_traceback(tb):

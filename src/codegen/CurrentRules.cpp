@@ -32,8 +32,11 @@ void check_memset_value(KernelBuilder& b, const types::TensorVal& dst, double va
 void check_outputs_shared_hbm(KernelBuilder& b, const std::vector<types::TensorVal>& outputs) {
   for (const types::TensorVal& o : outputs) {
     const ir::TensorDecl& t = b.tensor(o.tensor);
-    if (t.memory != ir::Memory::SharedHBM && t.role != ir::Role::Input)
-      b.fail(sema::err_output_not_in_shared_hbm(KernelBuilder::display_name(t.name), ir::name(t.memory)));
+    if (t.memory == ir::Memory::SharedHBM || t.role == ir::Role::Input) continue;
+    // Reported where the output was allocated: that is the line to change.
+    sema::Diagnostic d = sema::err_output_not_in_shared_hbm(KernelBuilder::display_name(t.name), ir::name(t.memory));
+    d.loc = t.loc;
+    b.fail(std::move(d));
   }
 }
 
