@@ -67,7 +67,7 @@ class Kernel(TraceKernel):
                                         "write the helper as a plain function (nki.jit(f) at a standalone call site)")
         return self.run(None, args, kwargs)
 
-    def run(self, grid, args, kwargs, **sim_options):
+    def trace(self, grid, args, kwargs):
         if not args and not kwargs:
             core.raise_unsupported_args(self.__name__, "the kernel is called without arguments; pass its input arrays")
         values = list(args) + list(kwargs.values())
@@ -78,6 +78,9 @@ class Kernel(TraceKernel):
                                             "(pass tuple(...))")
         _subset.check(self.func)
         self.target = _target()
+        return super().trace(grid, args, kwargs)
+
+    def run(self, grid, args, kwargs, **sim_options):
         if not self.simulation and os.environ.get("NKI_SIMULATOR") != "1" and not _notified:
             # No Neuron device here: a plain call simulates, as NKI_SIMULATOR=1 asks.
             _notified.append(True)
