@@ -19,6 +19,11 @@ from nkic.language import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, f
                            shared_constant, program_ndim)
 from ._api import api as _api
 
+# OCP fp8 formats nkic's core does not model yet: names kernels can mention (dtype
+# tables, comparisons); a tensor of one is an err_unsupported_dtype where it is made.
+float8_e4m3fn = _dtypes._StoredDType("float8_e4m3fn", "uint8", "OCP fp8 e4m3 (no inf); not modelled by nkic.")
+float8_e8m0fnu = _dtypes._StoredDType("float8_e8m0fnu", "uint8", "OCP e8m0 scale; not modelled by nkic.")
+
 
 def _range(*args, **kwargs):
     """range-like bounds known at trace time; the body is traced once per iteration
