@@ -63,6 +63,7 @@ void bind_nki_api(py::module_& m) {
     d.loc = {ir::intern_file(file), line, col};
     sema::fail(d);
   });
+  m.def("set_current_api", [] { trace::TraceContext::nki_ctx("nki.jit").current_api = true; });
   m.def("ap_view", [](py::handle t, std::vector<std::pair<int64_t, int64_t>> pattern, std::optional<int64_t> offset) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("tensor.ap").builder();
     return wrap_tensor(codegen::ap_view(b, tile_arg(t, "tensor"), pattern, offset));

@@ -7,6 +7,9 @@ from . import _kernel
 from ._kernel import Kernel, jit, simulate  # noqa: F401
 from . import language, isa, typing, collectives, meta  # noqa: F401
 
+# A dtype as kernels annotate it (nl.float32, np.float32, ...).
+dtype = object
+
 # The stub's entry points that have no meaning without hardware (NKI_CURRENT_API.md §1.1).
 baremetal = _kernel.not_available("nki.baremetal")
 benchmark = _kernel.not_available("nki.benchmark")

@@ -51,6 +51,9 @@ class Kernel(TraceKernel):
     def __repr__(self):
         return f"<nki.jit kernel {self.__name__}>"
 
+    def _trace_begun(self):
+        core.set_current_api()
+
     def _check_result(self, result):
         outputs = list(result) if isinstance(result, (tuple, list)) else [] if result is None else [result]
         core.check_outputs([o for o in outputs if isinstance(o, core.NkiTensor)])

@@ -149,3 +149,15 @@ def _ap(t, pattern, offset=None, scalar_offset=None, vector_offset=None, indirec
 
 _ap.nki_func = "tensor.ap"
 core.NkiTensor.ap = _ap
+
+
+def _none_aware(compare, if_none):
+    """`t == None` / `t != None`: the structural comparison nki 0.3 kernels write (for
+    optional tensor arguments); anything else compares elementwise as before."""
+    def op(t, other):
+        return if_none if other is None else compare(t, other)
+    return op
+
+
+core.NkiTensor.__eq__ = _none_aware(core.NkiTensor.__eq__, False)
+core.NkiTensor.__ne__ = _none_aware(core.NkiTensor.__ne__, True)

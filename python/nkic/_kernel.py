@@ -148,6 +148,9 @@ class TraceKernel:
             return self._trace_nested(*args, **kwargs)
         return self.run(None, args, kwargs)
 
+    def _trace_begun(self):
+        """The trace context is open (the current API marks its kernels here)."""
+
     def _check_result(self, result):
         """What the kernel returned, before it becomes the kernel's outputs (the current API's rules)."""
 
@@ -173,6 +176,7 @@ class TraceKernel:
         core.trace_begin(self.__name__, self.target, dims, cores, unroll, legacy,
                          code.co_filename if code else "", code.co_firstlineno if code else 0)
         try:
+            self._trace_begun()
             array_params = []
             call_args = {}
             _typehints.check_param_hints(self.func, sig)
