@@ -63,10 +63,19 @@ void bind_nki_api(py::module_& m) {
     d.loc = {ir::intern_file(file), line, col};
     sema::fail(d);
   });
-  m.def("set_current_api", [] { trace::TraceContext::nki_ctx("nki.jit").current_api = true; });
-  m.def("ap_view", [](py::handle t, std::vector<std::pair<int64_t, int64_t>> pattern, std::optional<int64_t> offset) {
+  m.def("set_current_api", [] { trace::TraceContext::nki_ctx("nki.jit").builder().current_api = true; });
+  m.def("ap_view", [](py::handle t, std::vector<std::pair<int64_t, int64_t>> pattern, std::optional<int64_t> offset,
+                      py::handle scalar_offset, py::handle vector_offset, int indirect_dim, py::handle dtype) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("tensor.ap").builder();
-    return wrap_tensor(codegen::ap_view(b, tile_arg(t, "tensor"), pattern, offset));
+    std::optional<codegen::ApIndirect> ind;
+    if (!scalar_offset.is_none()) ind = codegen::ApIndirect{tile_arg(scalar_offset, "scalar_offset"), false, indirect_dim};
+    if (!vector_offset.is_none()) ind = codegen::ApIndirect{tile_arg(vector_offset, "vector_offset"), true, indirect_dim};
+    std::optional<ir::DType> d;
+    if (!dtype.is_none()) {
+      d = ir::dtype_from_name(dtype.cast<std::string>());
+      if (!d) sema::fail(sema::err_unsupported_dtype("'" + dtype.cast<std::string>() + "'"));
+    }
+    return wrap_tensor(codegen::ap_view(b, tile_arg(t, "tensor"), pattern, offset, ind, d));
   });
 }
 

@@ -18,9 +18,13 @@ class _Walker(ast.NodeVisitor):
         self.func = func
 
     def visit_Compare(self, node):
-        for op in node.ops:
-            if isinstance(op, (ast.Is, ast.IsNot)):
-                _fail(self.func, node, "'is' / 'is not'", "compare with == or != (NKI values compare structurally)")
+        operands = [node.left] + node.comparators
+        for i, op in enumerate(node.ops):
+            # `x is None` is kept: it is structural for None, and the kernel library relies on it.
+            none = any(isinstance(o, ast.Constant) and o.value is None for o in operands[i:i + 2])
+            if isinstance(op, (ast.Is, ast.IsNot)) and not none:
+                _fail(self.func, node, "'is' / 'is not' between values",
+                      "compare with == or != (NKI values compare structurally); only `x is None` is kept")
         self.generic_visit(node)
 
     def visit_Dict(self, node):

@@ -69,7 +69,8 @@ class NkiValidationError(Exception):
 
 
 constants = types.ModuleType(__name__ + ".constants")
-constants.oob_mode, constants.dge_mode = oob_mode, dge_mode
+for _enum in (oob_mode, dge_mode, engine, reduce_cmd, matmul_perf_mode, nc_version, dma_engine):
+    setattr(constants, _enum.__name__, _enum)
 
 fp32 = _legacy.fp32
 

@@ -77,7 +77,13 @@ def empty_like(x, dtype=None, buffer=None, name=""):
 
 @_api("nl.shared_identity_matrix")
 def shared_identity_matrix(n, dtype=uint8, dst=None):
-    return _legacy.shared_identity_matrix(n, dtype)
+    """The n x n identity as an SBUF operand (kernels use it so, §13 #18): the constant
+    lives in shared HBM and one DMA brings it on chip (into dst when given)."""
+    constant = _legacy.shared_identity_matrix(n, dtype)
+    if dst is None:
+        dst = ndarray(constant.shape, dtype, buffer=sbuf)
+    core.assign(dst, constant, None, False, False)
+    return dst
 
 
 @_api("nl.broadcast_to")
@@ -140,11 +146,12 @@ def bypass(x):
 
 # Tensor attributes and view methods of the current API.
 def _ap(t, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
-    if scalar_offset is not None or vector_offset is not None or dtype is not None:
-        core.raise_unsupported_args("tensor.ap", "scalar_offset=, vector_offset= and dtype= are not supported by "
-                                    "nkic yet")
+    if scalar_offset is not None and vector_offset is not None:
+        core.raise_unsupported_args("tensor.ap", "takes scalar_offset= or vector_offset=, not both")
     steps = [(core.int_arg(p[0], "step", "tensor.ap"), core.int_arg(p[1], "count", "tensor.ap")) for p in pattern]
-    return core.ap_view(t, steps, None if offset is None else core.int_arg(offset, "offset", "tensor.ap"))
+    return core.ap_view(t, steps, None if offset is None else core.int_arg(offset, "offset", "tensor.ap"),
+                        scalar_offset, vector_offset, core.int_arg(indirect_dim, "indirect_dim", "tensor.ap"),
+                        None if dtype is None else _dtypes.dtype_name(dtype))
 
 
 _ap.nki_func = "tensor.ap"

@@ -49,6 +49,9 @@ class KernelBuilder {
   std::string requested_api;
   const std::string& api() const { return cur_api.empty() ? requested_api : cur_api; }
   std::string name_hint;  // the variable the current call is assigned to ("x = nl.load(...)")
+  // A kernel of the current nki API: helpers are plain Python functions that may
+  // create, rebind and return tensors (shared HBM too) with Python semantics.
+  bool current_api = false;
   bool direct_allocation = false;  // some tensor was placed with ncc.sbuf/psum.alloc or mod_alloc
   // The name for a new tensor: the explicit name, else the assigned variable, else `fallback`.
   // A fallback name marks the next tensor's name as generated (see adopt_name).

@@ -139,9 +139,6 @@ class TraceContext final : public types::TensorOpSink {
   std::unique_ptr<ir::Kernel> finalize(const std::vector<types::TensorVal>& returned);
 
   bool has_collectives = false;
-  // A kernel of the current nki API: helpers are plain Python functions that may
-  // create and return tensors (no seed return-consistency check).
-  bool current_api = false;
   bool in_exception_block = false;
   bool multi_physical_cores = false;
 
