@@ -324,6 +324,8 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown, oob_mode=oob_mode.error,
                   name=None):
     enum_arg(dge_mode, globals()["dge_mode"], "dge_mode")
+    if len(src.shape) > 2:  # unit dims carry no data: [A, 1, 1, B] transposes as [A, B]
+        src = src[tuple(0 if n == 1 else slice(None) for n in src.shape)]
     _into(dst, lambda: _legacy.dma_transpose(src, dtype=_dtype(dst)))
 
 

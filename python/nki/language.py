@@ -1,6 +1,7 @@
 """nki.language (nl) of NKI 0.3-0.6 on nkic's builders: creation, data movement, the
 convenience wrappers, loops (compile-time, unrolled with Python semantics), tile sizes."""
 import contextlib
+import dataclasses
 
 from nkic._core import core
 from nkic import language as _legacy, _dtypes, _loops
@@ -114,8 +115,58 @@ def no_reorder():
     return _no_reorder()
 
 
-class NKIObject:
-    """Base of the classes a kernel may define or receive (dataclass-like)."""
+class _NKIObjectType(type):
+    """Builds NKIObjects with NKI's field rules unless the class writes its own __init__:
+    a generated dataclass __init__ would miss the fields that are plain class attributes."""
+
+    def __call__(cls, *args, **kwargs):
+        init = cls.__init__
+        code = getattr(init, "__code__", None)
+        if init is NKIObject.__init__ or (code is not None and code.co_filename == "<string>"
+                                          and "__dataclass_fields__" in cls.__dict__):
+            obj = cls.__new__(cls)
+            NKIObject.__init__(obj, *args, **kwargs)
+            return obj
+        return super().__call__(*args, **kwargs)
+
+
+class NKIObject(metaclass=_NKIObjectType):
+    """Base of the classes a kernel may define or receive: dataclass-like (§2.2). Its
+    fields (annotated or plain class attributes with defaults) are __init__ parameters
+    and __post_init__ runs, with or without @dataclass."""
+
+    def __init__(self, *args, **kwargs):
+        names = _fields(type(self))
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}() takes at most {len(names)} positional arguments")
+        values = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names or k in values:
+                raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {k!r}")
+            values[k] = v
+        declared = getattr(type(self), "__dataclass_fields__", {})
+        for k in names:
+            if k in values:
+                object.__setattr__(self, k, values[k])
+            elif k in declared and declared[k].default_factory is not dataclasses.MISSING:
+                object.__setattr__(self, k, declared[k].default_factory())
+        post = getattr(self, "__post_init__", None)
+        if post is not None:
+            post()
+
+
+def _fields(cls):
+    """The field names of an NKIObject class, base classes first, in definition order."""
+    names = []
+    for klass in reversed(cls.__mro__):
+        if klass is object or klass is NKIObject:
+            continue
+        for k in list(getattr(klass, "__annotations__", {})) + [
+                k for k, v in vars(klass).items()
+                if not k.startswith("_") and not callable(v) and not isinstance(v, (property, classmethod, staticmethod))]:
+            if k not in names:
+                names.append(k)
+    return names
 
 
 class MemoryRegion:

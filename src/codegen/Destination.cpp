@@ -16,12 +16,31 @@ int64_t elements(const std::vector<int64_t>& shape, size_t from) {
   return n;
 }
 
+std::vector<int> non_unit(const std::vector<int64_t>& shape) {
+  std::vector<int> out;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1) out.push_back(static_cast<int>(d));
+  return out;
+}
+
 // dst as a view of result's shape: the same view, or its free elements split as the result's.
 types::TensorVal fitted(KernelBuilder& b, const types::TensorVal& result, const types::TensorVal& dst) {
   if (!dst.indirect.empty())
     b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(
         b.api(), "a dst written at runtime offsets; write it with nisa.dma_copy"));
   if (dst.shape == result.shape) return dst;
+  // Shapes equal up to unit dims: the view re-gridded, its unit dims fixed at 0.
+  std::vector<int> dims = non_unit(dst.shape), rdims = non_unit(result.shape);
+  bool same = dims.size() == rdims.size();
+  for (size_t k = 0; same && k < dims.size(); ++k) same = dst.shape[dims[k]] == result.shape[rdims[k]];
+  if (same) {
+    std::vector<ir::AffineExpr> subst(dst.shape.size(), ir::AffineExpr(0));
+    for (size_t k = 0; k < dims.size(); ++k) subst[dims[k]] = ir::AffineExpr::grid(rdims[k]);
+    types::TensorVal v = dst;
+    for (ir::AffineExpr& e : v.index) e = e.substitute_grid(subst);
+    v.shape = result.shape;
+    return v;
+  }
   if (dst.shape.empty() || result.shape.empty() || dst.shape[0] != result.shape[0] ||
       elements(dst.shape, 1) != elements(result.shape, 1))
     b.fail(sema::err_tile_shape_mismatch(describe(b, dst), sema::shape_str(result.shape), b.api()));

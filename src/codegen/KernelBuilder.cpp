@@ -212,7 +212,9 @@ std::string KernelBuilder::display_name(const std::string& name) {
 }
 
 void KernelBuilder::check_live(const types::TensorVal& v) const {
-  if (v.region && !v.region->open) fail(sema::err_local_variable_used_out_of_scope(display_name(tensor(v.tensor).name)));
+  // Current kernels have Python scoping: a tensor made in a loop or branch lives on after it.
+  if (v.region && !v.region->open && !current_api)
+    fail(sema::err_local_variable_used_out_of_scope(display_name(tensor(v.tensor).name)));
 }
 
 void KernelBuilder::warn(sema::Diagnostic d) const {

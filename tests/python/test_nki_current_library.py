@@ -98,3 +98,31 @@ def test_depthwise_conv1d():
                                                                                         feature_group_count=128)
     want = sum(image[0, :, 0, k:k + 254] * filters[:, 0, 0, k:k + 1] for k in range(3))
     np.testing.assert_allclose(out[0, :, 0], want, rtol=1e-5)
+
+
+def test_conv1d():
+    x, filters = rand(1, 128, 256), rand(3, 128, 128, seed=1)
+    out = kernel("experimental.conv.conv1d", "conv1d")(x, filters)
+    want = sum(np.einsum("bcl,co->bol", x[:, :, k:k + 254], filters[k]) for k in range(3))
+    np.testing.assert_allclose(out, want, rtol=1e-5)
+
+
+def test_attention_cte_causal():
+    q, k, v = rand(1, 128, 128), rand(1, 128, 128, seed=1), rand(1, 128, 128, seed=2)  # q [B, S, d], k [B, d, S]
+    out = kernel("core.attention.attention_cte", "attention_cte")(q, k, v)
+    scores = np.where(np.tril(np.ones((128, 128))) > 0, q[0] @ k[0], -np.inf)
+    p = np.exp(scores - scores.max(axis=1, keepdims=True))
+    # The kernel multiplies bf16 probabilities into V (flash-attention practice).
+    np.testing.assert_allclose(out[0], (p / p.sum(axis=1, keepdims=True)) @ v[0], atol=5e-3)
+
+
+def test_rmsnorm_quant_fp8_rows():
+    module = importlib.import_module("nkilib.core.rmsnorm.rmsnorm_quant")
+    hidden, gamma = rand(1, 4, 512), rand(512, seed=1)
+    out = module.rmsnorm_quant_kernel(hidden, gamma, module.RmsNormQuantKernelArgs())
+    # Each row: 512 float8_e4m3 values, then its fp32 dequantisation scale in 4 bytes.
+    scale = out[..., 512:].view(np.uint8).copy().view(np.float32)
+    normed = hidden / np.sqrt((hidden ** 2).mean(axis=-1, keepdims=True) + 1e-6) * gamma
+    np.testing.assert_allclose(scale[..., 0], np.abs(normed).max(axis=-1) / 240, rtol=1e-2)
+    error = np.abs(out[..., :512].astype(np.float32) * scale - normed)
+    assert (error <= 0.07 * np.abs(normed) + 1e-3).all()
