@@ -331,12 +331,14 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
 
 @_api("nisa.dma_compute")
 def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=oob_mode.error, name=None):
-    """dst = the sum of srcs; the read-modify-write form lists dst among its two sources."""
+    """dst = the sum of srcs (§13 #25, the stub's reading): one source is a copy; the
+    read-modify-write form lists dst among two sources (dst += src)."""
+    srcs = list(srcs)
     others = [s for s in srcs if s is not dst]
-    if len(srcs) != 2 or len(others) != 1 or op_name(reduce_op, "reduce_op") != "add":
-        core.raise_unsupported_args("nisa.dma_compute", "nkic supports the read-modify-write form "
-                                    "dma_compute(dst, [src, dst], nl.add) only")
-    core.assign(dst, others[0], None, True, False)
+    if op_name(reduce_op, "reduce_op") != "add" or len(others) != 1 or len(srcs) - len(others) > 1:
+        core.raise_unsupported_args("nisa.dma_compute", "nkic supports dma_compute(dst, [src], nl.add) and the "
+                                    "read-modify-write form dma_compute(dst, [src, dst], nl.add)")
+    core.assign(dst, others[0], None, len(srcs) == 2, False)
 
 
 def _unavailable(name):

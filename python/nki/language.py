@@ -6,11 +6,12 @@ import dataclasses
 from nkic._core import core
 from nkic import language as _legacy, _dtypes, _loops
 from nkic._ops import nki_api as _mark
+from nkic import _lang_math
 from nkic._lang_math import (abs, add, all, arctan, bitwise_and, bitwise_or, bitwise_xor, ceil, copy, cos,  # noqa: F401,A004
-                             divide, equal, erf, erf_dx, exp, floor, fmod, gelu, gelu_apprx_sigmoid, gelu_apprx_tanh,
-                             gelu_dx, greater, greater_equal, invert, left_shift, less, less_equal, log, logical_and,
+                             divide, erf, erf_dx, exp, floor, fmod, gelu, gelu_apprx_sigmoid, gelu_apprx_tanh,
+                             gelu_dx, invert, left_shift, log, logical_and,
                              logical_not, logical_or, logical_xor, matmul, max, maximum, mean, min, minimum, mish,
-                             mod, multiply, negative, not_equal, power, prod, reciprocal, relu, right_shift, rms_norm,
+                             mod, multiply, negative, power, prod, reciprocal, relu, right_shift, rms_norm,
                              rsqrt, sigmoid, sign, silu, silu_dx, sin, softmax, softplus, sqrt, square, subtract, sum,
                              tan, tanh, transpose, trunc, var, where)
 from nkic.language import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
@@ -24,6 +25,24 @@ from ._api import api as _api
 # tables, comparisons); a tensor of one is an err_unsupported_dtype where it is made.
 float8_e4m3fn = _dtypes._StoredDType("float8_e4m3fn", "uint8", "OCP fp8 e4m3 (no inf); not modelled by nkic.")
 float8_e8m0fnu = _dtypes._StoredDType("float8_e8m0fnu", "uint8", "OCP e8m0 scale; not modelled by nkic.")
+
+
+def _comparison(name):
+    """nl comparisons of 0.6: 1/0 in the first tile operand's dtype unless dtype= (§13 #21)."""
+    legacy = getattr(_lang_math, name)
+
+    @_api("nl." + name)
+    def compare(x, y, dtype=None):
+        if dtype is None:
+            dtype = next((t.dtype for t in (x, y) if isinstance(t, core.NkiTensor)), float32)
+        return legacy(x, y, dtype=dtype)
+    compare.__name__ = name
+    return compare
+
+
+equal, not_equal = _comparison("equal"), _comparison("not_equal")
+greater, greater_equal = _comparison("greater"), _comparison("greater_equal")
+less, less_equal = _comparison("less"), _comparison("less_equal")
 
 
 def _range(*args, **kwargs):

@@ -75,13 +75,17 @@ void write_into(KernelBuilder& b, const DestinationMark& mark, const types::Tens
   types::TensorVal view = fitted(b, result, dst);
   const ir::Access target = access_for(b, view, view.shape);
   // An access of the fresh result tensor maps its dims through dst's view.
-  b.redirect(mark.insertion_size, result.tensor, [&](const ir::Access& a) {
+  size_t redirected = b.redirect(mark.insertion_size, result.tensor, [&](const ir::Access& a) {
     ir::Access out = target;
     for (ir::AffineExpr& e : out.index) e = e.substitute_grid(a.index);
     for (ir::IndirectIndex& ind : out.indirect)
       for (ir::AffineExpr& e : ind.index.index) e = e.substitute_grid(a.index);
     return out;
   });
+  // A builder whose result is a view of what it wrote cannot be re-pointed: say so, never drop the write.
+  if (redirected == 0)
+    b.fail(sema::err_internal("'" + b.api() + "' produced no instruction writing its result; it cannot write dst"));
+  b.discard_newest_tensor(result.tensor);
 }
 
 void matmul_into(KernelBuilder& b, const DestinationMark& mark, const types::TensorVal& result,

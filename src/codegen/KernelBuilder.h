@@ -100,7 +100,10 @@ class KernelBuilder {
   // insertion point since `mark` (`to` maps each), then checks and records their
   // writes as emit() does: the destination-passing API writes a builder's result
   // into the caller's view.
-  void redirect(size_t mark, int from, const std::function<ir::Access(const ir::Access&)>& to);
+  // Returns how many accesses it re-pointed.
+  size_t redirect(size_t mark, int from, const std::function<ir::Access(const ir::Access&)>& to);
+  // Forgets tensor `id` when it is the newest one (a redirected result nothing accesses any more).
+  void discard_newest_tensor(int id);
 
   // Opens a loop axis at the insertion point; its body becomes the insertion point.
   ir::Loop& create_affine_axis_block(const AxisBlockArgs& args);

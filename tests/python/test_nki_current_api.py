@@ -239,3 +239,71 @@ def test_tile_size_and_modules():
     assert issubclass(ncc.ReplicaGroup, nl.NKIObject)
     assert nki.meta.tensor is not None
     assert nl.is_hbm(nl.shared_hbm) and nl.is_psum(nl.psum) and not nl.is_on_chip(nl.hbm)
+
+
+@nki.jit
+def section13(a):
+    x = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    absolute = nl.ndarray((128, 8), a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=absolute, src=x[:, 16:].ap([[64, 128], [1, 8]], offset=8))
+    inherited = nl.ndarray((128, 8), a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=inherited, src=x[:, 16:].ap([[64, 128], [1, 8]]))
+    nested = nl.ndarray((128, 4), a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=nested, src=x[:, 8:40][:, 4:8])
+    ident = nl.shared_identity_matrix(128, dtype=nl.float32)
+    product = nl.ndarray((128, 64), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(product, ident, x)
+    outs = [nl.ndarray(s, a.dtype, buffer=nl.shared_hbm) for s in ((128, 8), (128, 8), (128, 4), (128, 64))]
+    evicted = nl.ndarray((128, 64), a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=evicted, src=product)
+    for o, t in zip(outs, (absolute, inherited, nested, evicted)):
+        nisa.dma_copy(dst=o, src=t)
+    return tuple(outs)
+
+
+def test_section13_ap_offset_nested_slices_identity():
+    a = rand(128, 64)
+    absolute, inherited, nested, product = nki.simulate(section13)(a)
+    np.testing.assert_array_equal(absolute, a[:, 8:16])    # offset= overrides the view (§13 #3)
+    np.testing.assert_array_equal(inherited, a[:, 16:24])  # None inherits the view's start
+    np.testing.assert_array_equal(nested, a[:, 12:16])     # views index again (§13 #2)
+    np.testing.assert_allclose(product, a, rtol=1e-6)      # the identity is an SBUF operand (§13 #18)
+
+
+@nki.jit
+def comparisons_and_dma_compute(a):
+    x = nl.load(a)
+    eq = nl.equal(x, x)
+    acc = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_compute(acc, [x], nl.add)
+    nisa.dma_compute(acc, [eq, acc], nl.add)
+    return acc
+
+
+def test_comparison_dtype_and_dma_compute():
+    a = rand(128, 16)
+    np.testing.assert_allclose(nki.simulate(comparisons_and_dma_compute)(a), a + 1, rtol=1e-6)  # §13 #21, #25
+
+
+def test_nkiobject_fields():
+    import dataclasses
+
+    class Plain(nl.NKIObject):
+        width = 64
+        depth: int = 2
+
+        def __post_init__(self):
+            self.area = self.width * self.depth
+
+    @dataclasses.dataclass(frozen=True)
+    class Frozen(nl.NKIObject):
+        width: int = 8
+        height = 3
+
+    p = Plain(width=4)
+    assert (p.width, p.depth, p.area) == (4, 2, 8)
+    f = Frozen(height=5)
+    assert (f.width, f.height) == (8, 5)
+    with pytest.raises(TypeError):
+        Plain(colour=1)
