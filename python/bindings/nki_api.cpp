@@ -7,7 +7,6 @@
 #include "codegen/CurrentRules.h"
 #include "codegen/Destination.h"
 #include "ir/SourceLoc.h"
-#include "sema/CurrentApiErrors.h"
 #include "sema/ErrorCatalog.h"
 #include "trace/TraceContext.h"
 #include "values.h"

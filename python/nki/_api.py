@@ -36,3 +36,12 @@ def enum_arg(value, enum_type, what):
         return enum_type(value.value)  # the same enum of the legacy surface
     core.raise_unexpected_operand(what, f"{value!r}; since nki 0.3 it is a member of nisa.{enum_type.__name__} "
                                   f"(e.g. nisa.{enum_type.__name__}.{next(iter(enum_type)).name}), not a raw value")
+
+
+def unavailable(name, why):
+    """An API of the package nkic does not provide: calling it is err_unsupported_args saying why."""
+    def refuse(*args, **kwargs):
+        core.raise_unsupported_args(name, why)
+    refuse.nki_func = name
+    refuse.__name__ = name.rsplit(".", 1)[-1]
+    return refuse

@@ -8,7 +8,7 @@ import numpy as np
 
 from nkic._core import core
 from . import _subset
-from nkic._kernel import Launch, TraceKernel, _check_decorator_args, _unexpected  # noqa: F401
+from nkic._kernel import Launch, TraceKernel, _unexpected
 
 # NEURON_PLATFORM_TARGET_OVERRIDE spellings (NKI_CURRENT_API.md §1.4) -> nkic target names.
 _TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2", "trn3": "trn3",
@@ -93,13 +93,6 @@ class Kernel(TraceKernel):
 
 
 _notified = []
-
-
-def not_available(name):
-    def refuse(*args, **kwargs):
-        core.raise_unsupported_args(name, "is not available in nki 0.3+; use nki.jit, nki.simulate(kernel)(...) "
-                                    "or NKI_SIMULATOR=1")
-    return refuse
 
 
 def jit(fn=None, **kwargs):

@@ -10,7 +10,7 @@ from nkic._core import core
 from nkic import isa as _legacy, language as _legacy_nl
 from nkic._ops import op_name
 from . import language as nl
-from ._api import api as _api, enum_arg
+from ._api import api as _api, enum_arg, unavailable as _unavailable
 
 
 class engine(enum.IntEnum):
@@ -341,15 +341,8 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     core.assign(dst, others[0], None, len(srcs) == 2, False)
 
 
-def _unavailable(name):
-    def refuse(*args, **kwargs):
-        core.raise_unsupported_args(name, "is not supported by nkic yet")
-    refuse.nki_func = name
-    return refuse
-
-
 for _name in ("activate2", "exponential", "tensor_scalar_cumulative", "rng", "set_rng_seed", "rand2",
               "rand_set_state", "rand_get_state", "register_alloc", "register_move", "register_load",
               "register_store", "topk", "nonzero_with_count", "core_barrier", "sendrecv"):
-    globals()[_name] = _unavailable("nisa." + _name)
+    globals()[_name] = _unavailable("nisa." + _name, "is not supported by nkic yet")
 del _name

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <sstream>
 
-#include "sema/CurrentApiErrors.h"
 #include "sema/ErrorCatalog.h"
 #include "sema/OpTable.h"
 
