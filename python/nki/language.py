@@ -1,6 +1,7 @@
 """nki.language (nl) of NKI 0.3-0.6 on nkic's builders: creation, data movement, the
 convenience wrappers, loops (compile-time, unrolled with Python semantics), tile sizes."""
 import contextlib
+import os
 import dataclasses
 
 from nkic._core import core
@@ -62,26 +63,38 @@ def _buffer(buffer):
     return _legacy._buffer_name(sbuf if buffer is None else buffer)
 
 
+_NARROW_FLOATS = frozenset({"bfloat16", "float16", "float8_e4m3", "float8_e5m2"})
+
+
+def _storage(dtype, buffer):
+    """(dtype name, buffer name) a tensor is made with. NKI_PRECISE_FP=0 asks for the official
+    simulator's fp32 storage of narrow float formats: on-chip tensors of them hold fp32."""
+    name, where = _dtypes.dtype_name(dtype), _buffer(buffer)
+    if os.environ.get("NKI_PRECISE_FP", "1") == "0" and name in _NARROW_FLOATS and where in ("sbuf", "psum"):
+        name = "float32"
+    return name, where
+
+
 @_api("nl.ndarray")
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """An uninitialised tensor; address=(partition, free byte offset) places it (nkic keeps
     the placement out of the simulation: values do not depend on it)."""
-    return core.ndarray(_legacy._shape(shape), _dtypes.dtype_name(dtype), _buffer(buffer), name, 0)
+    return core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name, 0)
 
 
 @_api("nl.zeros")
 def zeros(shape, dtype, buffer=sbuf, name=""):
-    return core.full(_legacy._shape(shape), 0.0, _dtypes.dtype_name(dtype), _buffer(buffer), name, "nl.zeros", 0)
+    return core.full(_legacy._shape(shape), 0.0, *_storage(dtype, buffer), name, "nl.zeros", 0)
 
 
 @_api("nl.ones")
 def ones(shape, dtype, buffer=sbuf, name=""):
-    return core.full(_legacy._shape(shape), 1.0, _dtypes.dtype_name(dtype), _buffer(buffer), name, "nl.ones", 0)
+    return core.full(_legacy._shape(shape), 1.0, *_storage(dtype, buffer), name, "nl.ones", 0)
 
 
 @_api("nl.full")
 def full(shape, fill_value, dtype, buffer=sbuf, name=""):
-    return core.full(_legacy._shape(shape), float(fill_value), _dtypes.dtype_name(dtype), _buffer(buffer), name,
+    return core.full(_legacy._shape(shape), float(fill_value), *_storage(dtype, buffer), name,
                      "nl.full", 0)
 
 

@@ -307,3 +307,25 @@ def test_nkiobject_fields():
     assert (f.width, f.height) == (8, 5)
     with pytest.raises(TypeError):
         Plain(colour=1)
+
+
+@nki.jit
+def bf16_round_trip(a):
+    t = nl.ndarray(a.shape, nl.bfloat16, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    out = nl.ndarray(a.shape, nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@pytest.mark.parametrize("precise,exact", [("1", False), ("0", True), (None, False)])
+def test_nki_precise_fp(monkeypatch, precise, exact):
+    if precise is None:
+        monkeypatch.delenv("NKI_PRECISE_FP", raising=False)
+    else:
+        monkeypatch.setenv("NKI_PRECISE_FP", precise)
+    a = np.full((128, 8), 1 + 2.0 ** -12, np.float32)  # not a bf16 value
+    out = nki.simulate(bf16_round_trip)(a)
+    assert np.array_equal(out, a) == exact
+    if not exact:
+        assert (out == 1.0).all()  # rounded to bf16 on chip
