@@ -79,22 +79,22 @@ def _storage(dtype, buffer):
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """An uninitialised tensor; address=(partition, free byte offset) places it (nkic keeps
     the placement out of the simulation: values do not depend on it)."""
-    return core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name, 0)
+    return core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name or "", 0)
 
 
 @_api("nl.zeros")
 def zeros(shape, dtype, buffer=sbuf, name=""):
-    return core.full(_legacy._shape(shape), 0.0, *_storage(dtype, buffer), name, "nl.zeros", 0)
+    return core.full(_legacy._shape(shape), 0.0, *_storage(dtype, buffer), name or "", "nl.zeros", 0)
 
 
 @_api("nl.ones")
 def ones(shape, dtype, buffer=sbuf, name=""):
-    return core.full(_legacy._shape(shape), 1.0, *_storage(dtype, buffer), name, "nl.ones", 0)
+    return core.full(_legacy._shape(shape), 1.0, *_storage(dtype, buffer), name or "", "nl.ones", 0)
 
 
 @_api("nl.full")
 def full(shape, fill_value, dtype, buffer=sbuf, name=""):
-    return core.full(_legacy._shape(shape), float(fill_value), *_storage(dtype, buffer), name,
+    return core.full(_legacy._shape(shape), float(fill_value), *_storage(dtype, buffer), name or "",
                      "nl.full", 0)
 
 

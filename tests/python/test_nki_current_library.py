@@ -126,3 +126,29 @@ def test_rmsnorm_quant_fp8_rows():
     np.testing.assert_allclose(scale[..., 0], np.abs(normed).max(axis=-1) / 240, rtol=1e-2)
     error = np.abs(out[..., :512].astype(np.float32) * scale - normed)
     assert (error <= 0.07 * np.abs(normed) + 1e-3).all()
+
+
+def test_rotational_topk():
+    import nki.language as nl
+    utils = importlib.import_module("nkilib.core.topk.rotational_topk_utils")
+    topk = importlib.import_module("nkilib.core.topk.rotational_topk")
+    x = rand(1, 4, 1024)
+    config = utils.create_topk_config(inp_shape=x.shape, inp_dtype=nl.float32, k=8, sorted=True, num_programs=1)
+    flat = x.reshape(config.BxS, config.vocab_size)
+    config = topk.prepare_rotational_constants(utils.create_rotational_topk_config(inp_shape=flat.shape,
+                                                                                  topk_config=config))
+    values, indices = topk.rotational_topk(flat, config)
+    order = np.argsort(-flat, axis=1)[:, :8]
+    np.testing.assert_array_equal(indices.reshape(4, 8), order)
+    np.testing.assert_array_equal(values.reshape(4, 8), np.take_along_axis(flat, order, axis=1))
+
+
+def test_qkv_cte_as_a_jit_of_the_plain_function():
+    import nki
+    from nkic.language import bfloat16
+    x, w = rand(1, 128, 256), rand(256, 384, seed=1)
+    out = nki.jit(kernel("core.qkv.qkv_cte", "qkv_cte"))(x, w)
+
+    def bf16(a):
+        return a.astype(bfloat16).astype(np.float32)
+    np.testing.assert_array_equal(out, bf16(bf16(x) @ bf16(w)))  # bf16 operands and result, fp32 accumulation
