@@ -49,6 +49,10 @@ void bind_nki_api(py::module_& m) {
     bool integer = PyIndex_Check(value.ptr()) != 0;  // int, bool and numpy integers; not floats
     codegen::check_memset_value(b, tile_arg(dst, "dst"), value.cast<double>(), integer);
   });
+  m.def("check_address", [](py::handle t, int64_t partition, int64_t free_offset) {
+    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nl.ndarray").builder();
+    codegen::check_address(b, tile_arg(t, "tensor"), partition, free_offset);
+  });
   m.def("check_outputs", [](py::list outputs) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nki.jit").builder();
     std::vector<types::TensorVal> ts;

@@ -77,9 +77,14 @@ def _storage(dtype, buffer):
 
 @_api("nl.ndarray")
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
-    """An uninitialised tensor; address=(partition, free byte offset) places it (nkic keeps
-    the placement out of the simulation: values do not depend on it)."""
-    return core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name or "", 0)
+    """An uninitialised tensor; address=(partition, free byte offset) places it: checked to
+    fit the target's buffer (values do not depend on the placement)."""
+    t = core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name or "", 0)
+    if address is not None:
+        partition, offset = address
+        core.check_address(t, core.int_arg(partition, "address", "nl.ndarray"),
+                           core.int_arg(offset, "address", "nl.ndarray"))
+    return t
 
 
 @_api("nl.zeros")

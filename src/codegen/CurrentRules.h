@@ -12,6 +12,9 @@ namespace nkic::codegen {
 void check_dma_copy(KernelBuilder& b, const types::TensorVal& dst, const types::TensorVal& src, bool hwdge);
 // nisa.memset: the value is typed like dst (an integer for integer dtypes; packed x4 dtypes take 0 only).
 void check_memset_value(KernelBuilder& b, const types::TensorVal& dst, double value, bool is_integer);
+// nl.ndarray(..., address=(partition, free byte offset)): the tensor fits its buffer on the
+// target, and a PSUM tensor starts on a bank boundary.
+void check_address(KernelBuilder& b, const types::TensorVal& t, int64_t partition, int64_t free_offset);
 // A kernel's returned tensors live in shared HBM.
 void check_outputs_shared_hbm(KernelBuilder& b, const std::vector<types::TensorVal>& outputs);
 

@@ -600,4 +600,16 @@ Diagnostic err_unsupported_python_construct(std::string_view what, std::string_v
               s(hint));
 }
 
+Diagnostic err_address_out_of_range(std::string_view tensor, std::string_view why) {
+  return make("err_address_out_of_range", "address= of '" + s(tensor) + "' does not fit: " + s(why), ErrorKind::Syntax,
+              "place the tensor inside the buffer (address=(start partition, free byte offset))");
+}
+
+Diagnostic err_psum_address_not_bank_aligned(std::string_view tensor, int64_t offset, int64_t bank_bytes) {
+  return make("err_psum_address_not_bank_aligned",
+              "address= of PSUM tensor '" + s(tensor) + "' starts at free byte offset " + std::to_string(offset) +
+                  ", not on a PSUM bank boundary (a multiple of " + std::to_string(bank_bytes) + " bytes)",
+              ErrorKind::Syntax, "use address=(partition, bank * " + std::to_string(bank_bytes) + ")");
+}
+
 }  // namespace nkic::sema

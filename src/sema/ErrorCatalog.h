@@ -133,4 +133,6 @@ Diagnostic err_memset_value_dtype(std::string_view value, std::string_view dtype
 Diagnostic err_output_not_in_shared_hbm(std::string_view tensor, std::string_view memory);
 Diagnostic err_unsupported_python_construct(std::string_view what, std::string_view hint);
 
+Diagnostic err_address_out_of_range(std::string_view tensor, std::string_view why);
+Diagnostic err_psum_address_not_bank_aligned(std::string_view tensor, int64_t offset, int64_t bank_bytes);
 }  // namespace nkic::sema

@@ -123,6 +123,24 @@ def unsupported_ap(a):
     return a
 
 
+@nki.jit
+def psum_off_bank(a):
+    p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum, address=(0, 100))  # ERR:bank
+    return a
+
+
+@nki.jit
+def psum_past_the_banks(a):
+    p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum, address=(0, 8 * 2048))  # ERR:past_banks
+    return a
+
+
+@nki.jit
+def sbuf_past_partitions(a):
+    t = nl.ndarray((64, 16), nl.float32, buffer=nl.sbuf, address=(96, 0))  # ERR:partitions
+    return a
+
+
 def helper_kernel_body(a):
     return a
 
@@ -164,6 +182,13 @@ CASES = [
      "Expected operand 'dst' of 'nc_matmul' to be in address space 'psum', but got a tile in 'sbuf' instead."),
     (unsupported_ap, "ap", "x.ap", "err_unsupported_index",
      ".ap() on an on-chip tensor reads whole partitions: the first pair's step is 64"),
+    (psum_off_bank, "bank", "nl.", "err_psum_address_not_bank_aligned",
+     "address= of PSUM tensor 'p' starts at free byte offset 100, not on a PSUM bank boundary (a multiple of 2048 "
+     "bytes)"),
+    (psum_past_the_banks, "past_banks", "nl.", "err_address_out_of_range",
+     "address= of 'p' does not fit: bytes 16384..18431 of a 16384-byte partition on trn3"),
+    (sbuf_past_partitions, "partitions", "nl.", "err_address_out_of_range",
+     "address= of 't' does not fit: partitions 96..159 of 128"),
     (calls_jit_helper, "nested", "helper", "err_unsupported_args",
      "an @nki.jit kernel is called from another kernel; write the helper as a plain function"),
 ]
