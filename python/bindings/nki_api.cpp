@@ -66,6 +66,10 @@ void bind_nki_api(py::module_& m) {
     d.loc = {ir::intern_file(file), line, col};
     sema::fail(d);
   });
+  m.def("current_api", [] {
+    trace::TraceContext* ctx = trace::TraceContext::current();
+    return ctx != nullptr && ctx->builder().current_api;
+  });
   m.def("set_current_api", [] { trace::TraceContext::nki_ctx("nki.jit").builder().current_api = true; });
   m.def("ap_view", [](py::handle t, std::vector<std::pair<int64_t, int64_t>> pattern, std::optional<int64_t> offset,
                       py::handle scalar_offset, py::handle vector_offset, int indirect_dim, py::handle dtype) {

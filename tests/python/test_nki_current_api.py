@@ -329,3 +329,21 @@ def test_nki_precise_fp(monkeypatch, precise, exact):
     assert np.array_equal(out, a) == exact
     if not exact:
         assert (out == 1.0).all()  # rounded to bf16 on chip
+
+
+@nki.jit
+def long_unroll(a):
+    out = nl.ndarray((128, 4), nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 4), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0)
+    for i in range(10001):  # past the legacy static_range unroll warning
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def test_long_unroll_has_no_legacy_hint():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert nki.simulate(long_unroll)(np.zeros((1, 1), np.float32))[0, 0] == 10001
