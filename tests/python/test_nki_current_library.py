@@ -152,3 +152,22 @@ def test_qkv_cte_as_a_jit_of_the_plain_function():
     def bf16(a):
         return a.astype(bfloat16).astype(np.float32)
     np.testing.assert_array_equal(out, bf16(bf16(x) @ bf16(w)))  # bf16 operands and result, fp32 accumulation
+
+
+def test_attention_bwd():
+    b, h, d, s = 1, 1, 128, 512
+    q, k, v, dy = (rand(b, h, d, s, seed=i) - 0.5 for i in range(4))
+    scale = 1 / np.sqrt(d)
+    scores = q[0, 0].T @ k[0, 0] * scale
+    lse = logsumexp(scores)
+    p = np.exp(scores - lse[:, None])
+    o = (p @ v[0, 0].T).T[None, None].astype(np.float32)
+    lse_tiles = lse.reshape(s // 128, 128).T[None, None].astype(np.float32)  # [bs, nheads, 128, seq_q // 128]
+    dq, dk, dv = kernel("core.attention.attention_bwd", "attention_bwd")(q, k, v, o, dy, lse_tiles,
+                                                                          mixed_precision=True)
+    d_out = dy[0, 0].T
+    d_p = d_out @ v[0, 0]
+    d_s = p * (d_p - (d_p * p).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(dv[0, 0], (p.T @ d_out).T, atol=1e-6)
+    np.testing.assert_allclose(dq[0, 0], (d_s @ k[0, 0].T * scale).T, atol=1e-6)
+    np.testing.assert_allclose(dk[0, 0], (d_s.T @ q[0, 0].T * scale).T, atol=1e-6)
