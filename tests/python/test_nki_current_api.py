@@ -7,6 +7,7 @@ import pytest
 import nki
 import nki.isa as nisa
 import nki.language as nl
+import nkic
 from nki.typing import tensor  # noqa: F401  (the module imports as kernels use it)
 
 
@@ -347,3 +348,22 @@ def test_long_unroll_has_no_legacy_hint():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert nki.simulate(long_unroll)(np.zeros((1, 1), np.float32))[0, 0] == 10001
+
+
+@nki.jit
+def per_core_rows(a):
+    out = nl.ndarray(a.shape, nl.float32, buffer=nl.shared_hbm)
+    pid = nl.program_id(0)
+    t = nl.ndarray((1, a.shape[1]), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[pid:pid + 1, :])
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=float(nl.num_programs()))
+    nisa.dma_copy(dst=out[pid:pid + 1, :], src=t)
+    return out
+
+
+def test_lnc2_launch():
+    a = rand(2, 16)
+    np.testing.assert_allclose(nki.simulate(per_core_rows[2])(a), a + 2, rtol=1e-6)
+    with pytest.raises(nkic.NKIError) as info:
+        per_core_rows[2, 1]
+    assert info.value.code == "err_unsupported_args" and "kernel[lnc] takes one integer" in info.value.message
