@@ -10,9 +10,9 @@ namespace nkic::py_bind {
 void bind_errors(py::module_& m);
 void bind_values(py::module_& m);
 void bind_dispatch(py::module_& m);
+void bind_nki_api(py::module_& m);
 void bind_trace_api(py::module_& m);
 void bind_ops_api(py::module_& m);
-void bind_nki_api(py::module_& m);
 }  // namespace nkic::py_bind
 
 PYBIND11_MODULE(_nkic, m) {
@@ -20,9 +20,9 @@ PYBIND11_MODULE(_nkic, m) {
   nkic::py_bind::bind_errors(m);
   nkic::py_bind::bind_values(m);
   nkic::py_bind::bind_dispatch(m);
+  nkic::py_bind::bind_nki_api(m);
   nkic::py_bind::bind_trace_api(m);
   nkic::py_bind::bind_ops_api(m);
-  nkic::py_bind::bind_nki_api(m);
   nkic::py_bind::bind_kernel_api(m);
   nkic::py_bind::register_numpy_dtypes(m);
 }
