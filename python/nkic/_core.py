@@ -12,4 +12,5 @@ import sysconfig as _sysconfig
 # Diagnostics raised outside traced code point at the innermost frame outside these.
 _here = _os.path.dirname(_os.path.abspath(__file__))
 core.set_internal_dirs([_here + _os.sep, _os.path.join(_os.path.dirname(_here), "neuronxcc") + _os.sep,
+                        _os.path.join(_os.path.dirname(_here), "nki") + _os.sep,
                         _sysconfig.get_paths()["stdlib"] + _os.sep])

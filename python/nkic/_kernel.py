@@ -11,7 +11,9 @@ import numpy as np
 from ._core import core
 from . import _dtypes, _rewrite, _typehints
 
-_PKG_DIRS = tuple(os.path.dirname(os.path.abspath(p)) for p in (__file__,))
+# nkic and the nki package it serves (python/nki, beside it).
+_PKG_DIRS = (os.path.dirname(os.path.abspath(__file__)),
+             os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "nki") + os.sep)
 
 
 def _user_traceback(tb):
@@ -146,6 +148,12 @@ class TraceKernel:
             return self._trace_nested(*args, **kwargs)
         return self.run(None, args, kwargs)
 
+    def _trace_begun(self):
+        """The trace context is open (the current API marks its kernels here)."""
+
+    def _check_result(self, result):
+        """What the kernel returned, before it becomes the kernel's outputs (the current API's rules)."""
+
     def _trace_nested(self, *args, **kwargs):
         """Called from inside another kernel: traced into the same kernel."""
         return _rewrite.inline_function(self.func, args, kwargs)
@@ -168,6 +176,7 @@ class TraceKernel:
         core.trace_begin(self.__name__, self.target, dims, cores, unroll, legacy,
                          code.co_filename if code else "", code.co_firstlineno if code else 0)
         try:
+            self._trace_begun()
             array_params = []
             call_args = {}
             _typehints.check_param_hints(self.func, sig)
@@ -188,6 +197,7 @@ class TraceKernel:
             fn = _rewrite.rewritten(self.func)
             bound.arguments.update(call_args)
             result = fn(*bound.args, **bound.kwargs)
+            self._check_result(result)
             return _Traced(core.finalize(result), array_params, legacy)
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None

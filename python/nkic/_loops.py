@@ -118,7 +118,8 @@ def _unrolled(rng):
     yield from rng
     emitted = core.num_instructions() - start
     limit = UNROLL_WARNING_THRESHOLD["instructions"]
-    if emitted > limit:
+    # Current-API kernels unroll every loop by definition: the hint to keep an axis does not apply.
+    if emitted > limit and not core.current_api():
         warnings.warn_explicit(
             f"static_range unrolled {len(rng)} iterations into {emitted} instructions (more than {limit}); "
             "nl.affine_range or nl.sequential_range keep one loop axis and trace the body once",

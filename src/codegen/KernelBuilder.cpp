@@ -99,31 +99,13 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
     if (n <= 0) fail(sema::err_invalid_shape(inst->shape));
   ir::Predicate own_mask = inst->predicate;
   for (const ir::Predicate& p : region_predicates_) inst->predicate.insert(inst->predicate.end(), p.begin(), p.end());
-  sema::VarRange range_of = [this](ir::Var v) {
-    // A loop variable outside its loop: the loop has finished, its value is gone.
-    if (v.kind == ir::VarKind::Loop && !open_loop(v.id))
-      fail(sema::err_local_variable_used_out_of_scope(display_name(loop_names_.at(v.id))));
-    return var_range(v);
-  };
+  sema::VarRange range_of = checked_var_range();
   for (const ir::Constraint& c : inst->predicate)
     for (ir::Var v : c.expr.vars())
       if (v.kind == ir::VarKind::Loop) range_of(v);
   sema::assert_packed_operands(*inst, [this](int id) -> const ir::TensorDecl& { return tensor(id); }, api(),
                                raiser());
-  if (inst->has_dst()) {
-    const ir::TensorDecl& dst = tensor(inst->dst.tensor);
-    if (dst.role == ir::Role::Input && !dst.is_mutable) fail(sema::err_cannot_update_immutable_parameter(dst.name));
-    // The PSUM accumulator formats (seed 004): an accumulation into PSUM needs fp32/int32;
-    // plain writes (transposes, copies) may hold other formats.
-    if (inst->accumulate && dst.memory == ir::Memory::PSUM) sema::assert_dtype_psum(dst.dtype, raiser());
-    sema::assert_access_in_bounds(*inst, inst->dst, dst, range_of, raiser());
-    for (int id : {inst->dst.tensor, dst.alias_of}) {
-      if (id < 0 || written_[id]) continue;
-      written_[id] = true;
-      first_write_[id] = location();
-    }
-  }
-  for (const ir::Access& a : inst->srcs) sema::assert_access_in_bounds(*inst, a, tensor(a.tensor), range_of, raiser());
+  check_accesses(*inst);
   if (++num_instructions_ > max_instructions)
     fail(sema::err_trace_limit_exceeded("emit " + std::to_string(num_instructions_) + " instructions or more",
                                         max_instructions));
@@ -136,6 +118,64 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
     last_write_mask_[emitted.dst.tensor] = std::move(own_mask);
   }
   return emitted;
+}
+
+sema::VarRange KernelBuilder::checked_var_range() const {
+  return [this](ir::Var v) {
+    // A loop variable outside its loop: the loop has finished, its value is gone.
+    if (v.kind == ir::VarKind::Loop && !open_loop(v.id))
+      fail(sema::err_local_variable_used_out_of_scope(display_name(loop_names_.at(v.id))));
+    return var_range(v);
+  };
+}
+
+void KernelBuilder::check_accesses(const ir::Instruction& inst) {
+  sema::VarRange range_of = checked_var_range();
+  if (inst.has_dst()) {
+    const ir::TensorDecl& dst = tensor(inst.dst.tensor);
+    if (dst.role == ir::Role::Input && !dst.is_mutable) fail(sema::err_cannot_update_immutable_parameter(dst.name));
+    // The PSUM accumulator formats (seed 004): an accumulation into PSUM needs fp32/int32;
+    // plain writes (transposes, copies) may hold other formats.
+    if (inst.accumulate && dst.memory == ir::Memory::PSUM) sema::assert_dtype_psum(dst.dtype, raiser());
+    sema::assert_access_in_bounds(inst, inst.dst, dst, range_of, raiser());
+    for (int id : {inst.dst.tensor, dst.alias_of}) {
+      if (id < 0 || written_[id]) continue;
+      written_[id] = true;
+      first_write_[id] = location();
+    }
+  }
+  for (const ir::Access& a : inst.srcs) sema::assert_access_in_bounds(inst, a, tensor(a.tensor), range_of, raiser());
+}
+
+size_t KernelBuilder::redirect(size_t mark, int from, const std::function<ir::Access(const ir::Access&)>& to) {
+  ir::Block& block = *blocks_.back();
+  size_t count = 0;
+  for (size_t i = mark; i < block.size(); ++i) {
+    if (block[i]->kind != ir::StmtKind::Instruction) continue;
+    auto& in = static_cast<ir::Instruction&>(*block[i]);
+    if (in.has_dst() && in.dst.tensor == from) {
+      in.dst = to(in.dst);
+      ++count;
+    }
+    for (ir::Access& a : in.srcs)
+      if (a.tensor == from) {
+        a = to(a);
+        ++count;
+      }
+    check_accesses(in);
+    if (in.has_dst()) last_writer_[in.dst.tensor] = &in;
+  }
+  return count;
+}
+
+void KernelBuilder::discard_newest_tensor(int id) {
+  if (id != static_cast<int>(kernel_->tensors.size()) - 1 || id == accumulator_) return;
+  kernel_->tensors.pop_back();
+  written_.pop_back();
+  first_write_.pop_back();
+  last_writer_.pop_back();
+  last_write_mask_.pop_back();
+  if (last_generated_name_ == id) last_generated_name_ = -1;
 }
 
 std::optional<std::pair<int64_t, int64_t>> KernelBuilder::var_range(ir::Var v) const {
@@ -193,7 +233,9 @@ std::string KernelBuilder::display_name(const std::string& name) {
 }
 
 void KernelBuilder::check_live(const types::TensorVal& v) const {
-  if (v.region && !v.region->open) fail(sema::err_local_variable_used_out_of_scope(display_name(tensor(v.tensor).name)));
+  // Current kernels have Python scoping: a tensor made in a loop or branch lives on after it.
+  if (v.region && !v.region->open && !current_api)
+    fail(sema::err_local_variable_used_out_of_scope(display_name(tensor(v.tensor).name)));
 }
 
 void KernelBuilder::warn(sema::Diagnostic d) const {

@@ -15,6 +15,7 @@
 
 #include "codegen/Range.h"
 #include "ir/IR.h"
+#include "sema/Bounds.h"
 #include "sema/Diagnostic.h"
 #include "sema/Target.h"
 #include "types/Values.h"
@@ -48,6 +49,9 @@ class KernelBuilder {
   std::string requested_api;
   const std::string& api() const { return cur_api.empty() ? requested_api : cur_api; }
   std::string name_hint;  // the variable the current call is assigned to ("x = nl.load(...)")
+  // A kernel of the current nki API: helpers are plain Python functions that may
+  // create, rebind and return tensors (shared HBM too) with Python semantics.
+  bool current_api = false;
   bool direct_allocation = false;  // some tensor was placed with ncc.sbuf/psum.alloc or mod_alloc
   // The name for a new tensor: the explicit name, else the assigned variable, else `fallback`.
   // A fallback name marks the next tensor's name as generated (see adopt_name).
@@ -86,6 +90,20 @@ class KernelBuilder {
 
   // Appends at the insertion point; records the write and checks immutability.
   ir::Instruction& emit(std::unique_ptr<ir::Instruction> inst);
+  // How many statements the insertion point holds: a mark for redirect().
+  size_t insertion_size() const { return blocks_.back()->size(); }
+  ir::Block& insertion_block() { return *blocks_.back(); }
+  // Per PSUM tensor, the element boxes destination-passing matmuls wrote (nc_matmul's
+  // accumulate=None: the first write of a location overwrites, later ones accumulate).
+  std::unordered_map<int, std::vector<std::vector<std::pair<int64_t, int64_t>>>> matmul_writes;
+  // Re-points the accesses to tensor `from` of the instructions emitted at the
+  // insertion point since `mark` (`to` maps each), then checks and records their
+  // writes as emit() does: the destination-passing API writes a builder's result
+  // into the caller's view.
+  // Returns how many accesses it re-pointed.
+  size_t redirect(size_t mark, int from, const std::function<ir::Access(const ir::Access&)>& to);
+  // Forgets tensor `id` when it is the newest one (a redirected result nothing accesses any more).
+  void discard_newest_tensor(int id);
 
   // Opens a loop axis at the insertion point; its body becomes the insertion point.
   ir::Loop& create_affine_axis_block(const AxisBlockArgs& args);
@@ -139,6 +157,10 @@ class KernelBuilder {
 
  private:
   std::string unique_name(std::string base);
+  // var_range for accesses and predicates: a loop variable outside its loop is an error.
+  sema::VarRange checked_var_range() const;
+  // The write and read checks of an instruction (immutability, PSUM formats, bounds); records its write.
+  void check_accesses(const ir::Instruction& inst);
 
   const sema::Target& target_;
   std::unique_ptr<ir::Kernel> kernel_;

@@ -58,7 +58,8 @@ ir::Opcode copy_opcode(Memory dst, Memory src) {
 
 TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype,
                        Memory memory, int partition_dim) {
-  if (memory == Memory::SharedHBM && !b.at_top_region()) b.fail(sema::err_shared_hbm_must_in_kernel_level());
+  if (memory == Memory::SharedHBM && !b.at_top_region() && !b.current_api)
+    b.fail(sema::err_shared_hbm_must_in_kernel_level());
   for (int64_t d : shape)
     if (d <= 0) b.fail(sema::err_invalid_shape(shape));
   if (!ir::is_hbm(memory)) {

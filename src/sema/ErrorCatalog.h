@@ -129,4 +129,12 @@ Diagnostic err_invalid_mx_packing(std::string_view rule, std::string_view detail
 // A packed mx dtype reaching an instruction that would compute on its elements.
 Diagnostic err_packed_dtype_not_computable(std::string_view tensor, std::string_view dtype, std::string_view api);
 
+// The current nki API's 0.3+ rules and its accepted Python subset (docs/current_api.md).
+Diagnostic err_hwdge_dtype_mismatch(std::string_view src, std::string_view dst);
+Diagnostic err_memset_value_dtype(std::string_view value, std::string_view dtype, std::string_view why);
+Diagnostic err_output_not_in_shared_hbm(std::string_view tensor, std::string_view memory);
+Diagnostic err_unsupported_python_construct(std::string_view what, std::string_view hint);
+
+Diagnostic err_address_out_of_range(std::string_view tensor, std::string_view why);
+Diagnostic err_psum_address_not_bank_aligned(std::string_view tensor, int64_t offset, int64_t bank_bytes);
 }  // namespace nkic::sema

@@ -63,6 +63,7 @@ TraceContext::ApiScope::~ApiScope() { ctx_.builder_.cur_api = std::move(saved_);
 std::optional<std::string> TraceContext::shadowing_warning(const std::string& name, const types::TensorVal& old,
                                                           const types::TensorVal& fresh) const {
   if (old.region && !old.region->open) return std::nullopt;  // a dead tensor is not shadowed
+  if (builder_.current_api) return std::nullopt;  // rebinding a name is plain Python in the current API
   const ir::TensorDecl& o = builder_.tensor(old.tensor);
   bool outer = old.region && old.region != builder_.region();
   if (!outer && o.dtype == builder_.tensor(fresh.tensor).dtype && old.shape == fresh.shape) return std::nullopt;

@@ -1,0 +1,128 @@
+"""nki.jit and nki.simulate: a current-API kernel is an nkic kernel traced with the
+0.3+ conventions (inputs writable in place, Python loops unrolled, target from
+NEURON_PLATFORM_TARGET_OVERRIDE)."""
+import os
+import sys
+
+import numpy as np
+
+from nkic._core import core
+from . import _subset
+from nkic._kernel import Launch, TraceKernel, _unexpected
+
+# NEURON_PLATFORM_TARGET_OVERRIDE spellings (NKI_CURRENT_API.md §1.4) -> nkic target names.
+_TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2", "trn3": "trn3",
+            "gen4": "trn3"}
+# Without the variable the official simulator models the newest chip.
+_DEFAULT_TARGET = "trn3"
+_JIT_ARGS = frozenset({"mode", "platform_target", "additional_compile_opt", "experimental_flags",
+                       "show_compiler_tb", "debug_kernel", "enable_out_of_bound_check", "kernel_return"})
+
+
+def _target():
+    value = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE", "")
+    if not value:
+        return _DEFAULT_TARGET
+    return _TARGETS.get(value.strip().lower(), value)
+
+
+def _framework(args):
+    """The framework the arguments come from: numpy runs standalone; torch and JAX
+    arrays have no device here."""
+    for a in args:
+        mod = type(a).__module__.split(".")[0]
+        if mod in ("torch", "jax", "jaxlib"):
+            core.raise_unsupported_args("nki.jit", f"a {mod} array argument; nkic runs kernels on numpy arrays "
+                                        "(pass numpy arrays, e.g. tensor.numpy())")
+    return "numpy"
+
+
+class Kernel(TraceKernel):
+    """An @nki.jit kernel. Inputs are HBM tensors the kernel may write (the writes reach
+    the caller's arrays, as on the device and in nki.simulate); outputs are returned."""
+    # Called from inside another kernel it runs as Python, to say why that is an error.
+    __nki_dont_trace__ = True
+
+    def __init__(self, func, **options):
+        # mode="trace": the core's convention of writable inputs copied back to the caller.
+        super().__init__(func, mode="trace", trace_time_unroll_builtin_range=True, **options)
+        self.simulation = False
+
+    def __repr__(self):
+        return f"<nki.jit kernel {self.__name__}>"
+
+    def _trace_begun(self):
+        core.set_current_api()
+
+    def _check_result(self, result):
+        outputs = list(result) if isinstance(result, (tuple, list)) else [] if result is None else [result]
+        core.check_outputs([o for o in outputs if isinstance(o, core.NkiTensor)])
+
+    def __getitem__(self, lnc):
+        if isinstance(lnc, bool) or not isinstance(lnc, (int, np.integer)):
+            core.raise_unsupported_args(self.__name__, f"kernel[lnc] takes one integer (the logical NeuronCore "
+                                        f"config), got {lnc!r}")
+        return Launch(self, (int(lnc),))
+
+    def __call__(self, *args, **kwargs):
+        if core.trace_active():
+            core.raise_unsupported_args(self.__name__, "an @nki.jit kernel is called from another kernel; "
+                                        "write the helper as a plain function (nki.jit(f) at a standalone call site)")
+        return self.run(None, args, kwargs)
+
+    def trace(self, grid, args, kwargs):
+        if not args and not kwargs:
+            core.raise_unsupported_args(self.__name__, "the kernel is called without arguments; pass its input arrays")
+        values = list(args) + list(kwargs.values())
+        _framework(values)
+        for v in values:
+            if isinstance(v, list):
+                core.raise_unsupported_args(self.__name__, "a list argument; since nki 0.3 kernels take tuples "
+                                            "(pass tuple(...))")
+        _subset.check(self.func)
+        self.target = _target()
+        return super().trace(grid, args, kwargs)
+
+    def run(self, grid, args, kwargs, **sim_options):
+        if not self.simulation and os.environ.get("NKI_SIMULATOR") != "1" and not _notified:
+            # No Neuron device here: a plain call simulates, as NKI_SIMULATOR=1 asks.
+            _notified.append(True)
+            print("nkic: no Neuron hardware here; running the kernel on the nkic CPU simulator "
+                  "(NKI_SIMULATOR=1 silences this)", file=sys.stderr)
+        return super().run(grid, args, kwargs, **sim_options)
+
+
+_notified = []
+
+
+def jit(fn=None, **kwargs):
+    """@nki.jit, @nki.jit(), nki.jit(f). `mode=` is ignored (deprecated); `platform_target=`
+    is an error since 0.3: the target comes from NEURON_PLATFORM_TARGET_OVERRIDE."""
+    for name in kwargs:
+        if name not in _JIT_ARGS:
+            _unexpected("nki.jit", name, _JIT_ARGS)
+    if "platform_target" in kwargs:
+        core.raise_unsupported_args("nki.jit", "platform_target= was removed in nki 0.3; set the environment "
+                                    "variable NEURON_PLATFORM_TARGET_OVERRIDE (trn1, trn2, trn3) instead")
+    if fn is None:
+        return lambda f: jit(f)
+    while isinstance(fn, TraceKernel):  # a decorator chain: the function underneath
+        fn = fn.func
+    if not callable(fn):
+        core.raise_unsupported_args("nki.jit", f"expects the kernel function, got {type(fn).__name__}")
+    return Kernel(fn)
+
+
+def simulate(kernel):
+    """nki.simulate(kernel)(*arrays): runs a jit kernel, a plain function or kernel[lnc]
+    on the CPU simulator and returns numpy arrays."""
+    grid = None
+    if isinstance(kernel, Launch):
+        kernel, grid = kernel.kernel, kernel.grid
+    if not isinstance(kernel, Kernel):
+        kernel = jit(kernel)
+
+    def run(*args, **kwargs):
+        kernel.simulation = True
+        return kernel.run(grid, args, kwargs)
+    return run

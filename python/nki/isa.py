@@ -1,0 +1,348 @@
+"""nki.isa (nisa) of NKI 0.3-0.6: every instruction in destination-passing style on the
+builders the legacy surface shares. Each call is the builder asked for dst's dtype, its
+instructions then writing dst itself (core.write_into): signatures and defaults only."""
+import enum
+import types
+
+import numpy as np
+
+from nkic._core import core
+from nkic import isa as _legacy, language as _legacy_nl
+from nkic._ops import op_name
+from . import language as nl
+from ._api import api as _api, enum_arg, unavailable as _unavailable
+
+
+class engine(enum.IntEnum):
+    unknown = 0
+    tensor = 1
+    scalar = 2
+    gpsimd = 3
+    dma = 4
+    vector = 5
+    sync = 6
+
+
+unknown_engine, tensor_engine, scalar_engine = engine.unknown, engine.tensor, engine.scalar
+gpsimd_engine, vector_engine = engine.gpsimd, engine.vector
+
+
+class reduce_cmd(enum.IntEnum):
+    idle = 0
+    reset = 1
+    reduce = 2
+    reset_reduce = 3
+    load_reduce = 4
+
+
+class dge_mode(enum.IntEnum):
+    """Renumbered in nki 0.3 (neuronxcc: none=0, unknown=3)."""
+    unknown = 0
+    swdge = 1
+    hwdge = 2
+    none = 3
+
+
+class oob_mode(enum.IntEnum):
+    error = 0
+    skip = 1
+
+
+class matmul_perf_mode(str, enum.Enum):
+    none = "none"
+    double_row = "double_row"
+
+
+class nc_version(enum.IntEnum):
+    gen2 = 2
+    gen3 = 3
+    gen4 = 4
+
+
+class dma_engine(enum.IntEnum):
+    dma = 1
+    gpsimd_dma = 2
+
+
+class NkiValidationError(Exception):
+    """The documented class of hardware-constraint violations (nkic raises NKIError diagnostics)."""
+
+
+constants = types.ModuleType(__name__ + ".constants")
+for _enum in (oob_mode, dge_mode, engine, reduce_cmd, matmul_perf_mode, nc_version, dma_engine):
+    setattr(constants, _enum.__name__, _enum)
+
+fp32 = _legacy.fp32
+
+
+def _dtype(dst):
+    return core.tensor_info(dst)[1]
+
+
+def _into(dst, produce):
+    core.write_into(dst, produce)
+
+
+def _engine(value):
+    return enum_arg(value, engine, "engine")
+
+
+@_api("nisa.get_nc_version")
+def get_nc_version():
+    return nc_version(core.nc_version())
+
+
+@_api("nisa.get_nc_sub_version")
+def get_nc_sub_version():
+    return 0
+
+
+# Tensor Engine.
+@_api("nisa.nc_matmul")
+def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
+              accumulate=None, tile_position=(), tile_size=(), perf_mode=matmul_perf_mode.none, name=None):
+    perf = "double_row_gen3" if perf_mode == matmul_perf_mode.double_row else None
+    core.matmul_into(dst, lambda: _legacy.nc_matmul(stationary, moving, is_transpose=is_transpose,
+                                                    tile_position=tile_position, tile_size=tile_size,
+                                                    perf_mode=perf), accumulate)
+
+
+@_api("nisa.nc_matmul_mx")
+def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None, tile_size=None,
+                 accumulate=None, name=None):
+    _legacy.nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale)
+
+
+@_api("nisa.nc_transpose")
+def nc_transpose(dst, data, engine=engine.unknown, name=None):
+    e = _engine(engine)
+    _into(dst, lambda: _legacy.nc_transpose(data, dtype=_dtype(dst), engine=e))
+
+
+# Scalar Engine.
+@_api("nisa.activation")
+def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
+               name=None):
+    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
+    _into(dst, lambda: _legacy.activation(op, data, bias=bias, scale=scale, reduce_op=reduce_op,
+                                          reduce_res=reduce_res, reduce_cmd=_legacy.reduce_cmd(min(int(cmd), 3)),
+                                          dtype=_dtype(dst)))
+
+
+@_api("nisa.activation_reduce")
+def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
+    _into(dst, lambda: _legacy.activation_reduce(op, data, reduce_op=reduce_op, reduce_res=reduce_res, bias=bias,
+                                                 scale=scale, dtype=_dtype(dst)))
+
+
+# Vector Engine.
+@_api("nisa.tensor_tensor")
+def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
+    e = _engine(engine)
+    _into(dst, lambda: _legacy.tensor_tensor(data1, data2, op, dtype=_dtype(dst), engine=e))
+
+
+@_api("nisa.tensor_scalar")
+def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
+                  engine=engine.unknown, name=None):
+    e = _engine(engine)
+    _into(dst, lambda: _legacy.tensor_scalar(data, op0, operand0, reverse0, op1, operand1, reverse1,
+                                             dtype=_dtype(dst), engine=e))
+
+
+@_api("nisa.scalar_tensor_tensor")
+def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, name=None):
+    _into(dst, lambda: _legacy.scalar_tensor_tensor(data=data, op0=op0, operand0=operand0, op1=op1,
+                                                    operand1=operand1, reverse0=reverse0, reverse1=reverse1,
+                                                    dtype=_dtype(dst)))
+
+
+@_api("nisa.tensor_scalar_reduce")
+def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, reverse0=False,
+                         reduce_cmd=reduce_cmd.reset_reduce, reduce_init=None, reduce_res_negate=False, name=None):
+    _into(dst, lambda: _legacy.tensor_scalar_reduce(data=data, op0=op0, operand0=operand0, reduce_op=reduce_op,
+                                                    reduce_res=reduce_res, reverse0=reverse0, dtype=_dtype(dst)))
+
+
+@_api("nisa.tensor_reduce")
+def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
+    _into(dst, lambda: _legacy.tensor_reduce(op, data, axis, dtype=_dtype(dst), negate=negate, keepdims=keepdims))
+
+
+@_api("nisa.tensor_tensor_scan")
+def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False, name=None):
+    _into(dst, lambda: _legacy.tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0, reverse1,
+                                                  dtype=_dtype(dst)))
+
+
+@_api("nisa.tensor_copy")
+def tensor_copy(dst, src, engine=engine.unknown, name=None):
+    e = _engine(engine)
+    _into(dst, lambda: _legacy.tensor_copy(src, dtype=_dtype(dst), engine=e))
+
+
+@_api("nisa.tensor_copy_predicated")
+def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
+    _legacy.tensor_copy_predicated(src=src, dst=dst, predicate=predicate, reverse_pred=reverse_pred)
+
+
+@_api("nisa.select_reduce")
+def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=reduce_cmd.idle,
+                  reduce_op=nl.maximum, reverse_pred=False, name=None):
+    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
+    _legacy.select_reduce(dst=dst, predicate=predicate, on_true=on_true, on_false=on_false, reduce_res=reduce_res,
+                          reduce_cmd=_legacy.reduce_cmd(min(int(cmd), 3)), reduce_op=reduce_op,
+                          reverse_pred=reverse_pred)
+
+
+@_api("nisa.range_select")
+def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=reduce_cmd.reset_reduce,
+                 reduce_res=None, reduce_op=nl.maximum, range_start=0, on_false_value=fp32.min, name=None):
+    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
+    _into(dst, lambda: _legacy.range_select(on_true_tile=on_true_tile, comp_op0=comp_op0, comp_op1=comp_op1,
+                                            bound0=bound0, bound1=bound1,
+                                            reduce_cmd=_legacy.reduce_cmd(min(int(cmd), 3)), reduce_res=reduce_res,
+                                            reduce_op=reduce_op, range_start=range_start,
+                                            on_false_value=on_false_value, dtype=_dtype(dst)))
+
+
+@_api("nisa.reciprocal")
+def reciprocal(dst, data, name=None):
+    _into(dst, lambda: _legacy.reciprocal(data, dtype=_dtype(dst)))
+
+
+@_api("nisa.memset")
+def memset(dst, value, engine=engine.unknown, name=None):
+    _engine(engine)
+    core.check_memset_value(dst, value)
+    _into(dst, lambda: _legacy.memset(tuple(dst.shape), value, _dtype(dst)))
+
+
+@_api("nisa.bn_stats")
+def bn_stats(dst, data, name=None):
+    _into(dst, lambda: _legacy.bn_stats(data, dtype=_dtype(dst)))
+
+
+@_api("nisa.bn_aggr")
+def bn_aggr(dst, data, name=None):
+    _into(dst, lambda: _legacy.bn_aggr(data, dtype=_dtype(dst)))
+
+
+@_api("nisa.max8")
+def max8(dst, src, name=None):
+    _into(dst, lambda: _legacy.max8(src=src, dtype=_dtype(dst)))
+
+
+@_api("nisa.nc_find_index8")
+def nc_find_index8(dst, data, vals, name=None):
+    _into(dst, lambda: _legacy.nc_find_index8(data=data, vals=vals, dtype=_dtype(dst)))
+
+
+@_api("nisa.nc_match_replace8")
+def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
+    _into(dst, lambda: _legacy.nc_match_replace8(data=data, vals=vals, imm=imm, dst_idx=dst_idx, dtype=_dtype(dst)))
+
+
+@_api("nisa.nc_stream_shuffle")
+def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
+    _legacy.nc_stream_shuffle(src, dst, shuffle_mask)
+
+
+@_api("nisa.dropout")
+def dropout(dst, data, prob, name=None):
+    _into(dst, lambda: _legacy.dropout(data, prob, dtype=_dtype(dst)))
+
+
+# GpSimd Engine.
+def _affine(dst, pattern, offset, channel_multiplier):
+    """offset + p * channel_multiplier + sum of step_k * i_k over dst's partitions and
+    the pattern's [step, count] pairs, as an index expression of shape [P, n0, n1, ...]."""
+    pairs = [(core.int_arg(p[0], "step"), core.int_arg(p[1], "count")) for p in pattern]
+    rank = len(pairs) + 1
+    expr = _legacy_nl.arange(dst.shape[0])[(slice(None),) + (None,) * (rank - 1)] * channel_multiplier + offset
+    for k, (step, count) in enumerate(pairs):
+        expr = expr + _legacy_nl.arange(count)[(None,) * (k + 1) + (slice(None),) + (None,) * (rank - k - 2)] * step
+    return expr
+
+
+@_api("nisa.iota")
+def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
+    _into(dst, lambda: _legacy.iota(_affine(dst, pattern, offset, channel_multiplier), dst.dtype))
+
+
+_CMP = {"equal": lambda a: a == 0, "not_equal": lambda a: a != 0, "greater": lambda a: a > 0,
+        "greater_equal": lambda a: a >= 0, "less": lambda a: a < 0, "less_equal": lambda a: a <= 0}
+
+
+@_api("nisa.affine_select")
+def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op=nl.equal, offset=0,
+                  name=None):
+    cmp = _CMP.get(op_name(cmp_op, "cmp_op"))
+    if cmp is None:
+        core.raise_unsupported_op(op_name(cmp_op))
+    pred = cmp(_affine(dst, pattern, offset, channel_multiplier))
+    _into(dst, lambda: _legacy.affine_select(pred, on_true_tile, on_false_value, dtype=_dtype(dst)))
+
+
+@_api("nisa.tensor_partition_reduce")
+def tensor_partition_reduce(dst, op, data, name=None):
+    _into(dst, lambda: _legacy.tensor_partition_reduce(op, data, dtype=_dtype(dst)))
+
+
+@_api("nisa.sequence_bounds")
+def sequence_bounds(dst, segment_ids, name=None):
+    _into(dst, lambda: _legacy.sequence_bounds(segment_ids=segment_ids, dtype=_dtype(dst)))
+
+
+@_api("nisa.local_gather")
+def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, name=None):
+    _into(dst, lambda: _legacy.local_gather(src_buffer, index, num_elem_per_idx, num_valid_indices))
+
+
+@_api("nisa.nc_n_gather")
+def nc_n_gather(dst, data, indices, name=None):
+    _into(dst, lambda: _legacy_nl.gather_flattened(data, indices))
+
+
+@_api("nisa.quantize_mx")
+def quantize_mx(dst, src, dst_scale, name=None):
+    _legacy.quantize_mx(dst, src, dst_scale)
+
+
+# DMA.
+@_api("nisa.dma_copy")
+def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown, engine=engine.unknown,
+             name=None):
+    oob = enum_arg(oob_mode, globals()["oob_mode"], "oob_mode")
+    dge = enum_arg(dge_mode, globals()["dge_mode"], "dge_mode")
+    _engine(engine)
+    core.check_dma_copy(dst, src, dge == globals()["dge_mode"].hwdge)
+    core.assign(dst, src, None, False, oob == globals()["oob_mode"].skip)
+
+
+@_api("nisa.dma_transpose")
+def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown, oob_mode=oob_mode.error,
+                  name=None):
+    enum_arg(dge_mode, globals()["dge_mode"], "dge_mode")
+    if len(src.shape) > 2:  # unit dims carry no data: [A, 1, 1, B] transposes as [A, B]
+        src = src[tuple(0 if n == 1 else slice(None) for n in src.shape)]
+    _into(dst, lambda: _legacy.dma_transpose(src, dtype=_dtype(dst)))
+
+
+@_api("nisa.dma_compute")
+def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=oob_mode.error, name=None):
+    """dst = the sum of srcs (§13 #25, the stub's reading): one source is a copy; the
+    read-modify-write form lists dst among two sources (dst += src)."""
+    srcs = list(srcs)
+    others = [s for s in srcs if s is not dst]
+    if op_name(reduce_op, "reduce_op") != "add" or len(others) != 1 or len(srcs) - len(others) > 1:
+        core.raise_unsupported_args("nisa.dma_compute", "nkic supports dma_compute(dst, [src], nl.add) and the "
+                                    "read-modify-write form dma_compute(dst, [src, dst], nl.add)")
+    core.assign(dst, others[0], None, len(srcs) == 2, False)
+
+
+for _name in ("activate2", "exponential", "tensor_scalar_cumulative", "rng", "set_rng_seed", "rand2",
+              "rand_set_state", "rand_get_state", "register_alloc", "register_move", "register_load",
+              "register_store", "topk", "nonzero_with_count", "core_barrier", "sendrecv"):
+    globals()[_name] = _unavailable("nisa." + _name, "is not supported by nkic yet")
+del _name

@@ -1,0 +1,258 @@
+"""nki.language (nl) of NKI 0.3-0.6 on nkic's builders: creation, data movement, the
+convenience wrappers, loops (compile-time, unrolled with Python semantics), tile sizes."""
+import contextlib
+import os
+import dataclasses
+
+from nkic._core import core
+from nkic import language as _legacy, _dtypes, _loops
+from nkic._ops import nki_api as _mark
+from nkic import _lang_math
+from nkic._lang_math import (abs, add, all, arctan, bitwise_and, bitwise_or, bitwise_xor, ceil, copy, cos,  # noqa: F401,A004
+                             divide, erf, erf_dx, exp, floor, fmod, gelu, gelu_apprx_sigmoid, gelu_apprx_tanh,
+                             gelu_dx, invert, left_shift, log, logical_and,
+                             logical_not, logical_or, logical_xor, matmul, max, maximum, mean, min, minimum, mish,
+                             mod, multiply, negative, power, prod, reciprocal, relu, right_shift, rms_norm,
+                             rsqrt, sigmoid, sign, silu, silu_dx, sin, softmax, softplus, sqrt, square, subtract, sum,
+                             tan, tanh, transpose, trunc, var, where)
+from nkic.language import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
+                           tfloat32, uint8, uint16, uint32, float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4,
+                           sbuf, psum, shared_hbm, private_hbm, hbm, tile_size, ds, fp32, finfo, load, store,
+                           load_transpose2d, expand_dims, device_print, gather_flattened, rand, random_seed, dropout,
+                           shared_constant, program_ndim)
+from ._api import api as _api
+
+# OCP fp8 formats nkic's core does not model yet: names kernels can mention (dtype
+# tables, comparisons); a tensor of one is an err_unsupported_dtype where it is made.
+float8_e4m3fn = _dtypes._StoredDType("float8_e4m3fn", "uint8", "OCP fp8 e4m3 (no inf); not modelled by nkic.")
+float8_e8m0fnu = _dtypes._StoredDType("float8_e8m0fnu", "uint8", "OCP e8m0 scale; not modelled by nkic.")
+
+
+def _comparison(name):
+    """nl comparisons of 0.6: 1/0 in the first tile operand's dtype unless dtype= (§13 #21)."""
+    legacy = getattr(_lang_math, name)
+
+    @_api("nl." + name)
+    def compare(x, y, dtype=None):
+        if dtype is None:
+            dtype = next((t.dtype for t in (x, y) if isinstance(t, core.NkiTensor)), float32)
+        return legacy(x, y, dtype=dtype)
+    compare.__name__ = name
+    return compare
+
+
+equal, not_equal = _comparison("equal"), _comparison("not_equal")
+greater, greater_equal = _comparison("greater"), _comparison("greater_equal")
+less, less_equal = _comparison("less"), _comparison("less_equal")
+
+
+def _range(*args, **kwargs):
+    """range-like bounds known at trace time; the body is traced once per iteration
+    (Python semantics: values computed in the body may differ from trip to trip)."""
+    return _loops.static_range(*args)
+
+
+# 0.6 documents the three as aliases of range (NKI_CURRENT_API.md §5.1, §13 #1).
+affine_range = _mark("nl.affine_range")(lambda *args, **kwargs: _range(*args, **kwargs))
+sequential_range = _mark("nl.sequential_range")(lambda *args, **kwargs: _range(*args, **kwargs))
+static_range = _mark("nl.static_range")(lambda *args, **kwargs: _range(*args, **kwargs))
+range = _mark("nl.range")(lambda *args, **kwargs: _range(*args, **kwargs))  # noqa: A001
+
+
+def _buffer(buffer):
+    return _legacy._buffer_name(sbuf if buffer is None else buffer)
+
+
+_NARROW_FLOATS = frozenset({"bfloat16", "float16", "float8_e4m3", "float8_e5m2"})
+
+
+def _storage(dtype, buffer):
+    """(dtype name, buffer name) a tensor is made with. NKI_PRECISE_FP=0 asks for the official
+    simulator's fp32 storage of narrow float formats: on-chip tensors of them hold fp32."""
+    name, where = _dtypes.dtype_name(dtype), _buffer(buffer)
+    if os.environ.get("NKI_PRECISE_FP", "1") == "0" and name in _NARROW_FLOATS and where in ("sbuf", "psum"):
+        name = "float32"
+    return name, where
+
+
+@_api("nl.ndarray")
+def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
+    """An uninitialised tensor; address=(partition, free byte offset) places it: checked to
+    fit the target's buffer (values do not depend on the placement)."""
+    t = core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name or "", 0)
+    if address is not None:
+        partition, offset = address
+        core.check_address(t, core.int_arg(partition, "address", "nl.ndarray"),
+                           core.int_arg(offset, "address", "nl.ndarray"))
+    return t
+
+
+@_api("nl.zeros")
+def zeros(shape, dtype, buffer=sbuf, name=""):
+    return core.full(_legacy._shape(shape), 0.0, *_storage(dtype, buffer), name or "", "nl.zeros", 0)
+
+
+@_api("nl.ones")
+def ones(shape, dtype, buffer=sbuf, name=""):
+    return core.full(_legacy._shape(shape), 1.0, *_storage(dtype, buffer), name or "", "nl.ones", 0)
+
+
+@_api("nl.full")
+def full(shape, fill_value, dtype, buffer=sbuf, name=""):
+    return core.full(_legacy._shape(shape), float(fill_value), *_storage(dtype, buffer), name or "",
+                     "nl.full", 0)
+
+
+@_api("nl.zeros_like")
+def zeros_like(x, dtype=None, buffer=None, name=""):
+    return zeros(x.shape, x.dtype if dtype is None else dtype, buffer or x.buffer, name)
+
+
+@_api("nl.empty_like")
+def empty_like(x, dtype=None, buffer=None, name=""):
+    return ndarray(x.shape, x.dtype if dtype is None else dtype, buffer or x.buffer, name)
+
+
+@_api("nl.shared_identity_matrix")
+def shared_identity_matrix(n, dtype=uint8, dst=None):
+    """The n x n identity as an SBUF operand (kernels use it so, §13 #18): the constant
+    lives in shared HBM and one DMA brings it on chip (into dst when given)."""
+    constant = _legacy.shared_identity_matrix(n, dtype)
+    if dst is None:
+        dst = ndarray(constant.shape, dtype, buffer=sbuf)
+    core.assign(dst, constant, None, False, False)
+    return dst
+
+
+@_api("nl.broadcast_to")
+def broadcast_to(x, shape, dtype=None):
+    out = _legacy.broadcast_to(x, shape=shape)
+    return out if dtype is None else copy(out, dtype=dtype)
+
+
+@_api("nl.program_id")
+def program_id(axis=0):
+    return _legacy.program_id(axis)
+
+
+@_api("nl.num_programs")
+def num_programs(axes=None):
+    """The launch's program count along `axes`; without it the total (§13 #16)."""
+    return _legacy.num_programs(axes)
+
+
+@contextlib.contextmanager
+def _no_reorder():
+    yield
+
+
+@_api("nl.no_reorder")
+def no_reorder():
+    """Program order is already the order nkic simulates and costs in."""
+    return _no_reorder()
+
+
+class _NKIObjectType(type):
+    """Builds NKIObjects with NKI's field rules unless the class writes its own __init__:
+    a generated dataclass __init__ would miss the fields that are plain class attributes."""
+
+    def __call__(cls, *args, **kwargs):
+        init = cls.__init__
+        code = getattr(init, "__code__", None)
+        if init is NKIObject.__init__ or (code is not None and code.co_filename == "<string>"
+                                          and "__dataclass_fields__" in cls.__dict__):
+            obj = cls.__new__(cls)
+            NKIObject.__init__(obj, *args, **kwargs)
+            return obj
+        return super().__call__(*args, **kwargs)
+
+
+class NKIObject(metaclass=_NKIObjectType):
+    """Base of the classes a kernel may define or receive: dataclass-like (§2.2). Its
+    fields (annotated or plain class attributes with defaults) are __init__ parameters
+    and __post_init__ runs, with or without @dataclass."""
+
+    def __init__(self, *args, **kwargs):
+        names = _fields(type(self))
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__}() takes at most {len(names)} positional arguments")
+        values = dict(zip(names, args))
+        for k, v in kwargs.items():
+            if k not in names or k in values:
+                raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {k!r}")
+            values[k] = v
+        declared = getattr(type(self), "__dataclass_fields__", {})
+        for k in names:
+            if k in values:
+                object.__setattr__(self, k, values[k])
+            elif k in declared and declared[k].default_factory is not dataclasses.MISSING:
+                object.__setattr__(self, k, declared[k].default_factory())
+        post = getattr(self, "__post_init__", None)
+        if post is not None:
+            post()
+
+
+def _fields(cls):
+    """The field names of an NKIObject class, base classes first, in definition order."""
+    names = []
+    for klass in reversed(cls.__mro__):
+        if klass is object or klass is NKIObject:
+            continue
+        for k in list(getattr(klass, "__annotations__", {})) + [
+                k for k, v in vars(klass).items()
+                if not k.startswith("_") and not callable(v) and not isinstance(v, (property, classmethod, staticmethod))]:
+            if k not in names:
+                names.append(k)
+    return names
+
+
+class MemoryRegion:
+    sbuf, psum, private_hbm, shared_hbm = "sbuf", "psum", "private_hbm", "shared_hbm"
+
+
+def is_hbm(buffer):
+    return buffer in (private_hbm, shared_hbm)
+
+
+def is_on_chip(buffer):
+    return buffer in (sbuf, psum)
+
+
+def is_psum(buffer):
+    return buffer == psum
+
+
+def is_sbuf(buffer):
+    return buffer == sbuf
+
+
+@_mark("nl.bypass")
+def bypass(x):
+    """The no-op ALU stage (op1=nl.bypass)."""
+    return x
+
+
+# Tensor attributes and view methods of the current API.
+def _ap(t, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
+    if scalar_offset is not None and vector_offset is not None:
+        core.raise_unsupported_args("tensor.ap", "takes scalar_offset= or vector_offset=, not both")
+    steps = [(core.int_arg(p[0], "step", "tensor.ap"), core.int_arg(p[1], "count", "tensor.ap")) for p in pattern]
+    return core.ap_view(t, steps, None if offset is None else core.int_arg(offset, "offset", "tensor.ap"),
+                        scalar_offset, vector_offset, core.int_arg(indirect_dim, "indirect_dim", "tensor.ap"),
+                        None if dtype is None else _dtypes.dtype_name(dtype))
+
+
+_ap.nki_func = "tensor.ap"
+core.NkiTensor.ap = _ap
+
+
+def _none_aware(compare, if_none):
+    """`t == None` / `t != None`: the structural comparison nki 0.3 kernels write (for
+    optional tensor arguments); anything else compares elementwise as before."""
+    def op(t, other):
+        return if_none if other is None else compare(t, other)
+    return op
+
+
+core.NkiTensor.__eq__ = _none_aware(core.NkiTensor.__eq__, False)
+core.NkiTensor.__ne__ = _none_aware(core.NkiTensor.__ne__, True)

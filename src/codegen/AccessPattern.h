@@ -1,0 +1,31 @@
+// t.ap(pattern, offset) of the current nki API: a raw access pattern over the
+// flattened storage of t's tensor, like torch.as_strided; t's own view is ignored
+// but for its storage offset when no offset is given.
+#pragma once
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "codegen/KernelBuilder.h"
+#include "types/Values.h"
+
+namespace nkic::codegen {
+
+// The runtime part of an access pattern: an SBUF index tile whose value offsets
+// dim `dim` of the base tensor, one value for the whole access (scalar, a [1, 1]
+// tile) or one per partition of the view (vector, a [P, 1] tile; dim 0 only).
+struct ApIndirect {
+  types::TensorVal index;
+  bool per_partition = false;
+  int dim = 0;
+};
+
+// `pattern` is [step, count] pairs, outermost first, in elements (of `dtype` when
+// it reinterprets the tensor). On chip the first pair is the partition access: its
+// step is the tensor's free-element count. Runtime offsets index HBM tensors only.
+types::TensorVal ap_view(KernelBuilder& b, const types::TensorVal& t,
+                         const std::vector<std::pair<int64_t, int64_t>>& pattern, std::optional<int64_t> offset,
+                         const std::optional<ApIndirect>& indirect = std::nullopt,
+                         std::optional<ir::DType> dtype = std::nullopt);
+
+}  // namespace nkic::codegen

@@ -1,0 +1,109 @@
+#include "codegen/Destination.h"
+
+#include <algorithm>
+
+#include "codegen/Indexing.h"
+#include "codegen/Ops.h"
+#include "sema/ErrorCatalog.h"
+
+namespace nkic::codegen {
+
+namespace {
+
+int64_t elements(const std::vector<int64_t>& shape, size_t from) {
+  int64_t n = 1;
+  for (size_t d = from; d < shape.size(); ++d) n *= shape[d];
+  return n;
+}
+
+std::vector<int> non_unit(const std::vector<int64_t>& shape) {
+  std::vector<int> out;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1) out.push_back(static_cast<int>(d));
+  return out;
+}
+
+// dst as a view of result's shape: the same view, or its free elements split as the result's.
+types::TensorVal fitted(KernelBuilder& b, const types::TensorVal& result, const types::TensorVal& dst) {
+  if (!dst.indirect.empty())
+    b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(
+        b.api(), "a dst written at runtime offsets; write it with nisa.dma_copy"));
+  if (dst.shape == result.shape) return dst;
+  // Shapes equal up to unit dims: the view re-gridded, its unit dims fixed at 0.
+  std::vector<int> dims = non_unit(dst.shape), rdims = non_unit(result.shape);
+  bool same = dims.size() == rdims.size();
+  for (size_t k = 0; same && k < dims.size(); ++k) same = dst.shape[dims[k]] == result.shape[rdims[k]];
+  if (same) {
+    std::vector<ir::AffineExpr> subst(dst.shape.size(), ir::AffineExpr(0));
+    for (size_t k = 0; k < dims.size(); ++k) subst[dims[k]] = ir::AffineExpr::grid(rdims[k]);
+    types::TensorVal v = dst;
+    for (ir::AffineExpr& e : v.index) e = e.substitute_grid(subst);
+    v.shape = result.shape;
+    return v;
+  }
+  if (dst.shape.empty() || result.shape.empty() || dst.shape[0] != result.shape[0] ||
+      elements(dst.shape, 1) != elements(result.shape, 1))
+    b.fail(sema::err_tile_shape_mismatch(describe(b, dst), sema::shape_str(result.shape), b.api()));
+  return reshape_view(b, dst, result.shape);
+}
+
+// The element box [lo, hi] per dim of `tensor` that an access of `in` covers.
+std::vector<std::pair<int64_t, int64_t>> box(const KernelBuilder& b, const ir::Instruction& in, const ir::Access& a) {
+  auto range_of = [&](ir::Var v) -> std::pair<int64_t, int64_t> {
+    if (v.kind == ir::VarKind::Grid) return {0, in.shape.at(v.id) - 1};
+    if (auto r = b.var_range(v)) return *r;
+    return {INT64_MIN / 4, INT64_MAX / 4};  // unknown at trace time: may overlap anything
+  };
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const ir::AffineExpr& e : a.index) out.push_back(e.bounds(range_of));
+  return out;
+}
+
+bool overlap(const std::vector<std::pair<int64_t, int64_t>>& x, const std::vector<std::pair<int64_t, int64_t>>& y) {
+  for (size_t d = 0; d < x.size() && d < y.size(); ++d)
+    if (x[d].second < y[d].first || y[d].second < x[d].first) return false;
+  return true;
+}
+
+}  // namespace
+
+DestinationMark begin_destination(const KernelBuilder& b) { return {b.insertion_size()}; }
+
+void write_into(KernelBuilder& b, const DestinationMark& mark, const types::TensorVal& result,
+                const types::TensorVal& dst) {
+  b.check_live(dst);
+  types::TensorVal view = fitted(b, result, dst);
+  const ir::Access target = access_for(b, view, view.shape);
+  // An access of the fresh result tensor maps its dims through dst's view.
+  size_t redirected = b.redirect(mark.insertion_size, result.tensor, [&](const ir::Access& a) {
+    ir::Access out = target;
+    for (ir::AffineExpr& e : out.index) e = e.substitute_grid(a.index);
+    for (ir::IndirectIndex& ind : out.indirect)
+      for (ir::AffineExpr& e : ind.index.index) e = e.substitute_grid(a.index);
+    return out;
+  });
+  // A builder whose result is a view of what it wrote cannot be re-pointed: say so, never drop the write.
+  if (redirected == 0)
+    b.fail(sema::err_internal("'" + b.api() + "' produced no instruction writing its result; it cannot write dst"));
+  b.discard_newest_tensor(result.tensor);
+}
+
+void matmul_into(KernelBuilder& b, const DestinationMark& mark, const types::TensorVal& result,
+                 const types::TensorVal& dst, std::optional<bool> accumulate) {
+  const ir::TensorDecl& d = b.tensor(dst.tensor);
+  if (d.memory != ir::Memory::PSUM) b.fail(sema::err_unsupported_memory("dst", b.api(), "psum", ir::name(d.memory)));
+  write_into(b, mark, result, dst);
+  ir::Block& block = b.insertion_block();
+  std::vector<std::vector<std::pair<int64_t, int64_t>>>& written = b.matmul_writes[dst.tensor];
+  for (size_t i = mark.insertion_size; i < block.size(); ++i) {
+    if (block[i]->kind != ir::StmtKind::Instruction) continue;
+    auto& in = static_cast<ir::Instruction&>(*block[i]);
+    if (in.opcode != ir::Opcode::Matmul || in.dst.tensor != dst.tensor) continue;
+    auto covered = box(b, in, in.dst);
+    bool seen = std::any_of(written.begin(), written.end(), [&](const auto& w) { return overlap(w, covered); });
+    in.accumulate = accumulate.value_or(seen);
+    written.push_back(std::move(covered));
+  }
+}
+
+}  // namespace nkic::codegen

@@ -1,0 +1,250 @@
+"""The 0.3+ legality rules of the current nki API (NKI_CURRENT_API.md §9) and the
+rejected constructs of its accepted Python subset (§2.3): each a diagnostic with
+its code, message and the user's line."""
+import numpy as np
+import pytest
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+import nkic
+from nki_test_util import Markers, check_diag, trace_error
+
+M = Markers(__file__)
+X = np.ones((128, 64), np.float32)
+
+
+@nki.jit
+def dma_from_psum(a):
+    p = nl.ndarray((128, 64), nl.float32, buffer=nl.psum)
+    o = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=o, src=p)  # ERR:psum
+    return o
+
+
+@nki.jit
+def hwdge_cast(a):
+    t = nl.ndarray((128, 64), nl.bfloat16, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a, dge_mode=nisa.dge_mode.hwdge)  # ERR:hwdge
+    return a
+
+
+@nki.jit
+def hwdge_on_trn1(a):
+    t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a, dge_mode=nisa.dge_mode.hwdge)  # ERR:hwdge_trn1
+    return a
+
+
+@nki.jit
+def raw_enum(a):
+    t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a, dge_mode=2)  # ERR:raw_enum
+    return a
+
+
+@nki.jit
+def raw_engine(a):
+    t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0, engine=5)  # ERR:raw_engine
+    return a
+
+
+@nki.jit
+def memset_float_into_int(a):
+    t = nl.ndarray((128, 64), nl.int32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=1.5)  # ERR:memset
+    return a
+
+
+@nki.jit
+def output_in_private_hbm(a):
+    o = nl.ndarray((128, 64), nl.float32, buffer=nl.hbm)  # ERR:private_hbm
+    nisa.dma_copy(dst=o, src=a)
+    return o
+
+
+@nki.jit
+def misspelled_keyword(a):
+    t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, srcc=a)  # ERR:kwarg
+    return a
+
+
+@nki.jit
+def removed_rmw_keyword(a):
+    t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a, dst_rmw_op=nl.add)  # ERR:rmw
+    return a
+
+
+@nki.jit
+def string_buffer(a):
+    t = nl.ndarray((128, 64), nl.float32, buffer='sbuf')  # ERR:buffer
+    return a
+
+
+@nki.jit
+def uses_is(a):
+    if a.shape is a.shape:  # ERR:is
+        return a
+    return a
+
+
+@nki.jit
+def keyword_only(a, *, scale=1):  # ERR:kwonly
+    return a
+
+
+@nki.jit
+def int_dict_key(a):
+    table = {1: 2}  # ERR:dict
+    return a
+
+
+@nki.jit
+def takes_list(a, sizes):
+    return a
+
+
+@nki.jit
+def matmul_into_sbuf(a):
+    x = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    r = nl.ndarray((64, 64), nl.float32, buffer=nl.sbuf)
+    nisa.nc_matmul(r, x, x)  # ERR:matmul_dst
+    return a
+
+
+@nki.jit
+def unsupported_ap(a):
+    x = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=x, src=x.ap([[32, 128], [1, 64]]))  # ERR:ap
+    return a
+
+
+@nki.jit
+def psum_off_bank(a):
+    p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum, address=(0, 100))  # ERR:bank
+    return a
+
+
+@nki.jit
+def psum_past_the_banks(a):
+    p = nl.ndarray((128, 512), nl.float32, buffer=nl.psum, address=(0, 8 * 2048))  # ERR:past_banks
+    return a
+
+
+@nki.jit
+def sbuf_past_partitions(a):
+    t = nl.ndarray((64, 16), nl.float32, buffer=nl.sbuf, address=(96, 0))  # ERR:partitions
+    return a
+
+
+def helper_kernel_body(a):
+    return a
+
+
+helper = nki.jit(helper_kernel_body)
+
+
+@nki.jit
+def calls_jit_helper(a):
+    helper(a)  # ERR:nested
+    return a
+
+
+CASES = [
+    (dma_from_psum, "psum", "nisa.", "err_unsupported_memory",
+     "Expected operand 'src' of 'dma_copy' to be in address space 'sbuf or hbm', but got a tile in 'psum' instead."),
+    (hwdge_cast, "hwdge", "nisa.", "err_hwdge_dtype_mismatch",
+     "'dma_copy' with dge_mode.hwdge copies bytes and cannot cast: src is 'float32', dst is 'bfloat16'"),
+    (raw_enum, "raw_enum", "nisa.", "err_unexpected_type_of_operand",
+     "'dge_mode': got 2; since nki 0.3 it is a member of nisa.dge_mode"),
+    (raw_engine, "raw_engine", "nisa.", "err_unexpected_type_of_operand",
+     "'engine': got 5; since nki 0.3 it is a member of nisa.engine"),
+    (memset_float_into_int, "memset", "nisa.", "err_memset_value_dtype",
+     "'memset' value 1.5 does not fit dst dtype 'int32': an integer tensor takes an integer value"),
+    (output_in_private_hbm, "private_hbm", "nl.", "err_output_not_in_shared_hbm",
+     "kernel output 'o' is in 'private_hbm'; outputs must be in shared HBM"),
+    (misspelled_keyword, "kwarg", "nisa.", "err_unsupported_args",
+     "unsupported arguments to 'nisa.dma_copy': unexpected keyword argument 'srcc'; did you mean 'src'?"),
+    (removed_rmw_keyword, "rmw", "nisa.", "err_unsupported_args",
+     "unexpected keyword argument 'dst_rmw_op'"),
+    (string_buffer, "buffer", "nl.", "err_unsupported_buffer", "unknown buffer 'sbuf'"),
+    (uses_is, "is", "a.shape is", "err_unsupported_python_construct",
+     "'is' / 'is not' between values is not supported in an NKI kernel"),
+    (keyword_only, "kwonly", "scale", "err_unsupported_python_construct",
+     "a keyword-only parameter (after '*') is not supported in an NKI kernel"),
+    (int_dict_key, "dict", "1", "err_unsupported_python_construct",
+     "a dict key that is not a string literal is not supported in an NKI kernel"),
+    (matmul_into_sbuf, "matmul_dst", "nisa.", "err_unsupported_memory",
+     "Expected operand 'dst' of 'nc_matmul' to be in address space 'psum', but got a tile in 'sbuf' instead."),
+    (unsupported_ap, "ap", "x.ap", "err_unsupported_index",
+     ".ap() on an on-chip tensor reads whole partitions: the first pair's step is 64"),
+    (psum_off_bank, "bank", "nl.", "err_psum_address_not_bank_aligned",
+     "address= of PSUM tensor 'p' starts at free byte offset 100, not on a PSUM bank boundary (a multiple of 2048 "
+     "bytes)"),
+    (psum_past_the_banks, "past_banks", "nl.", "err_address_out_of_range",
+     "address= of 'p' does not fit: bytes 16384..18431 of a 16384-byte partition on trn3"),
+    (sbuf_past_partitions, "partitions", "nl.", "err_address_out_of_range",
+     "address= of 't' does not fit: partitions 96..159 of 128"),
+    (calls_jit_helper, "nested", "helper", "err_unsupported_args",
+     "an @nki.jit kernel is called from another kernel; write the helper as a plain function"),
+]
+
+
+@pytest.mark.parametrize("kernel,marker,token,code,message", CASES, ids=[c[1] for c in CASES])
+def test_rule(monkeypatch, kernel, marker, token, code, message):
+    monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE", raising=False)
+    check_diag(trace_error(kernel, X), M, code, message, [(marker, token)])
+
+
+def test_hwdge_needs_neuroncore_v3(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn1")
+    e = trace_error(hwdge_on_trn1, X)
+    check_diag(e, M, "err_min_arch_support_for_hwdge", "hwdge", [("hwdge_trn1", "nisa.")])
+
+
+def test_list_argument_is_rejected_at_the_call():
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(takes_list)(X, [1, 2])  # ERR:list
+    check_diag(info.value, M, "err_unsupported_args", "a list argument; since nki 0.3 kernels take tuples",
+               [("list", "nki.")])
+
+
+def test_platform_target_is_rejected():
+    with pytest.raises(nkic.NKIError) as info:
+        nki.jit(platform_target="trn2")  # ERR:platform_target
+    check_diag(info.value, M, "err_unsupported_args", "platform_target= was removed in nki 0.3",
+               [("platform_target", "nki.")])
+
+
+def test_no_argument_call():
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(uses_is)()  # ERR:no_args
+    check_diag(info.value, M, "err_unsupported_args", "the kernel is called without arguments", [("no_args", "nki.")])
+
+
+@pytest.mark.parametrize("name", ["baremetal", "benchmark", "profile", "simulate_kernel"])
+def test_entry_points_not_available(name):
+    with pytest.raises(nkic.NKIError) as info:
+        getattr(nki, name)(uses_is)  # ERR:unavailable
+    check_diag(info.value, M, "err_unsupported_args", "is not available in nki 0.3+", [("unavailable", "getattr")])
+
+
+@nki.jit
+def optional_argument(a, b=None):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    src = a if b is None else b  # `is None` stays accepted (the kernel library relies on it)
+    nisa.dma_copy(dst=out, src=src)
+    return out
+
+
+def test_is_none_is_accepted():
+    assert (nki.simulate(optional_argument)(X) == 1).all()
+
+
+def test_mode_is_ignored():
+    kernel = nki.jit(mode="simulation")(helper_kernel_body)
+    assert isinstance(kernel, nki.Kernel)

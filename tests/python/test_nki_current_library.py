@@ -1,0 +1,173 @@
+"""AWS's NKI kernel library (aws-neuron/nki-library) run unchanged under `import nki`
+at small shapes, against numpy references written here. The library is read from a
+checkout (NKIC_NKI_LIBRARY, default /tmp/corpus/nki-library) and skipped without one.
+docs/current_api.md lists the library kernels that do not run yet and why."""
+import importlib
+import os
+
+import numpy as np
+import pytest
+
+LIBRARY = os.environ.get("NKIC_NKI_LIBRARY", "/tmp/corpus/nki-library")
+SRC = os.path.join(LIBRARY, "src", "nkilib_src")
+pytestmark = pytest.mark.skipif(not os.path.isdir(SRC), reason="no nki-library checkout")
+
+
+@pytest.fixture(autouse=True)
+def _library(monkeypatch):
+    monkeypatch.setenv("NKI_SIMULATOR", "1")
+    monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE", raising=False)
+    monkeypatch.syspath_prepend(SRC)
+
+
+def kernel(module, name):
+    return getattr(importlib.import_module("nkilib." + module), name)
+
+
+def rand(*shape, seed=0, scale=1.0):
+    return (np.random.default_rng(seed).random(shape, dtype=np.float32) * scale).astype(np.float32)
+
+
+def logsumexp(x):
+    m = x.max(axis=1)
+    return np.log(np.exp(x - m[:, None]).sum(axis=1)) + m
+
+
+def test_cumsum():
+    x = rand(128, 300)
+    np.testing.assert_allclose(kernel("core.cumsum.cumsum", "cumsum")(x), np.cumsum(x, axis=-1), rtol=1e-4, atol=1e-4)
+
+
+def test_cascaded_max():
+    x = rand(1, 1024)
+    values, indices = kernel("core.max.cascaded_max", "cascaded_max")(x)
+    assert values[0, 0] == x.max() and indices[0, 0] == x.argmax()
+
+
+def test_rope():
+    x, cos, sin = rand(64, 1, 2, 128), rand(32, 1, 128, seed=1), rand(32, 1, 128, seed=2)
+    out = kernel("core.embeddings.rope", "RoPE")(x, cos, sin)
+    c, s = cos[:, :, None, :], sin[:, :, None, :]
+    np.testing.assert_allclose(out, np.concatenate([x[:32] * c - x[32:] * s, x[32:] * c + x[:32] * s]), rtol=1e-6)
+
+
+def test_rope_hf_writes_its_outputs():
+    q, k = rand(1, 2, 128, 64), rand(1, 2, 128, 64, seed=1)
+    cos, sin = rand(128, 64, seed=2), rand(128, 64, seed=3)
+    q_out, k_out = np.zeros_like(q), np.zeros_like(k)
+    kernel("core.embeddings.rope_hf", "rope_hf")(q, k, q_out, k_out, cos, sin)
+
+    def rotate(t):
+        return np.concatenate([-t[..., 32:], t[..., :32]], axis=-1)
+    np.testing.assert_allclose(q_out, q * cos + rotate(q) * sin, rtol=1e-6)
+    np.testing.assert_allclose(k_out, k * cos + rotate(k) * sin, rtol=1e-6)
+
+
+def test_cross_entropy_forward_and_backward():
+    import nki.language as nl
+    logits = rand(128, 512, scale=4.0)
+    targets = np.random.default_rng(1).integers(0, 512, 128).astype(np.int32)
+    loss, lse = kernel("experimental.loss.cross_entropy", "cross_entropy_forward")(logits, targets, chunk_size=512,
+                                                                                    dtype=nl.float32)
+    want_lse = logsumexp(logits)
+    np.testing.assert_allclose(lse, want_lse, rtol=1e-5)
+    np.testing.assert_allclose(loss, want_lse - logits[np.arange(128), targets], rtol=1e-5, atol=1e-5)
+    grad = kernel("experimental.loss.cross_entropy", "cross_entropy_backward")(
+        logits.copy(), targets, want_lse.astype(np.float32), chunk_size=512, dtype=nl.float32)
+    onehot = np.eye(512, dtype=np.float32)[targets]
+    np.testing.assert_allclose(grad, (np.exp(logits - want_lse[:, None]) - onehot) / 128, rtol=1e-4, atol=1e-7)
+
+
+def test_output_projection_cte():
+    attention, weight = rand(1, 1, 128, 512), rand(128, 512, seed=1)
+    out = kernel("core.output_projection.output_projection_cte.output_projection_cte",
+                 "output_projection_cte")(attention, weight)
+    np.testing.assert_allclose(out, np.einsum("bnds,ndh->bsh", attention, weight.reshape(1, 128, 512)), rtol=1e-5)
+
+
+def test_output_projection_tkg():
+    attention, weight = rand(128, 1, 1, 4), rand(128, 512, seed=1)
+    out = kernel("core.output_projection.output_projection_tkg", "output_projection_tkg")(attention, weight)
+    want = np.einsum("dbns,ndh->bsh", attention, weight.reshape(1, 128, 512)).reshape(4, 512)
+    np.testing.assert_allclose(out, want, rtol=1e-5)
+
+
+def test_depthwise_conv1d():
+    image, filters = rand(1, 128, 1, 256), rand(128, 1, 1, 3, seed=1)
+    out = kernel("experimental.conv.depthwise_conv1d", "depthwise_conv1d_implicit_gemm")(image, filters,
+                                                                                        feature_group_count=128)
+    want = sum(image[0, :, 0, k:k + 254] * filters[:, 0, 0, k:k + 1] for k in range(3))
+    np.testing.assert_allclose(out[0, :, 0], want, rtol=1e-5)
+
+
+def test_conv1d():
+    x, filters = rand(1, 128, 256), rand(3, 128, 128, seed=1)
+    out = kernel("experimental.conv.conv1d", "conv1d")(x, filters)
+    want = sum(np.einsum("bcl,co->bol", x[:, :, k:k + 254], filters[k]) for k in range(3))
+    np.testing.assert_allclose(out, want, rtol=1e-5)
+
+
+def test_attention_cte_causal():
+    q, k, v = rand(1, 128, 128), rand(1, 128, 128, seed=1), rand(1, 128, 128, seed=2)  # q [B, S, d], k [B, d, S]
+    out = kernel("core.attention.attention_cte", "attention_cte")(q, k, v)
+    scores = np.where(np.tril(np.ones((128, 128))) > 0, q[0] @ k[0], -np.inf)
+    p = np.exp(scores - scores.max(axis=1, keepdims=True))
+    # The kernel multiplies bf16 probabilities into V (flash-attention practice).
+    np.testing.assert_allclose(out[0], (p / p.sum(axis=1, keepdims=True)) @ v[0], atol=5e-3)
+
+
+def test_rmsnorm_quant_fp8_rows():
+    module = importlib.import_module("nkilib.core.rmsnorm.rmsnorm_quant")
+    hidden, gamma = rand(1, 4, 512), rand(512, seed=1)
+    out = module.rmsnorm_quant_kernel(hidden, gamma, module.RmsNormQuantKernelArgs())
+    # Each row: 512 float8_e4m3 values, then its fp32 dequantisation scale in 4 bytes.
+    scale = out[..., 512:].view(np.uint8).copy().view(np.float32)
+    normed = hidden / np.sqrt((hidden ** 2).mean(axis=-1, keepdims=True) + 1e-6) * gamma
+    np.testing.assert_allclose(scale[..., 0], np.abs(normed).max(axis=-1) / 240, rtol=1e-2)
+    error = np.abs(out[..., :512].astype(np.float32) * scale - normed)
+    assert (error <= 0.07 * np.abs(normed) + 1e-3).all()
+
+
+def test_rotational_topk():
+    import nki.language as nl
+    utils = importlib.import_module("nkilib.core.topk.rotational_topk_utils")
+    topk = importlib.import_module("nkilib.core.topk.rotational_topk")
+    x = rand(1, 4, 1024)
+    config = utils.create_topk_config(inp_shape=x.shape, inp_dtype=nl.float32, k=8, sorted=True, num_programs=1)
+    flat = x.reshape(config.BxS, config.vocab_size)
+    config = topk.prepare_rotational_constants(utils.create_rotational_topk_config(inp_shape=flat.shape,
+                                                                                  topk_config=config))
+    values, indices = topk.rotational_topk(flat, config)
+    order = np.argsort(-flat, axis=1)[:, :8]
+    np.testing.assert_array_equal(indices.reshape(4, 8), order)
+    np.testing.assert_array_equal(values.reshape(4, 8), np.take_along_axis(flat, order, axis=1))
+
+
+def test_qkv_cte_as_a_jit_of_the_plain_function():
+    import nki
+    from nkic.language import bfloat16
+    x, w = rand(1, 128, 256), rand(256, 384, seed=1)
+    out = nki.jit(kernel("core.qkv.qkv_cte", "qkv_cte"))(x, w)
+
+    def bf16(a):
+        return a.astype(bfloat16).astype(np.float32)
+    np.testing.assert_array_equal(out, bf16(bf16(x) @ bf16(w)))  # bf16 operands and result, fp32 accumulation
+
+
+def test_attention_bwd():
+    b, h, d, s = 1, 1, 128, 512
+    q, k, v, dy = (rand(b, h, d, s, seed=i) - 0.5 for i in range(4))
+    scale = 1 / np.sqrt(d)
+    scores = q[0, 0].T @ k[0, 0] * scale
+    lse = logsumexp(scores)
+    p = np.exp(scores - lse[:, None])
+    o = (p @ v[0, 0].T).T[None, None].astype(np.float32)
+    lse_tiles = lse.reshape(s // 128, 128).T[None, None].astype(np.float32)  # [bs, nheads, 128, seq_q // 128]
+    dq, dk, dv = kernel("core.attention.attention_bwd", "attention_bwd")(q, k, v, o, dy, lse_tiles,
+                                                                          mixed_precision=True)
+    d_out = dy[0, 0].T
+    d_p = d_out @ v[0, 0]
+    d_s = p * (d_p - (d_p * p).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(dv[0, 0], (p.T @ d_out).T, atol=1e-6)
+    np.testing.assert_allclose(dq[0, 0], (d_s @ k[0, 0].T * scale).T, atol=1e-6)
+    np.testing.assert_allclose(dk[0, 0], (d_s.T @ q[0, 0].T * scale).T, atol=1e-6)
