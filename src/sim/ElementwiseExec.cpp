@@ -39,17 +39,35 @@ void pick(const uint8_t* __restrict choose_a, const T* a, const T* b, T* __restr
   for (int64_t i = 0; i < m; ++i) out[i] = choose_a[i] ? a[i] : b[i];
 }
 
+
+// A copy into HBM tensors this large streams past the cache: the lines would
+// be evicted before anything reads them again.
+constexpr int64_t kStreamTensorBytes = int64_t{16} << 20;
+constexpr int64_t kStreamRowBytes = 1024;
+
 }  // namespace
 
 void TileExecutor::run_elementwise(const InstPlan& p) {
   bind_data(p);
   const int forms = static_cast<int>(step_.size());
+  const TensorMem& dst = mem_[p.accesses[0].tensor];
+  const int64_t elem = ir::size_of(p.accesses[0].dtype);
+  const bool stream = p.path == Path::Move && ir::is_hbm(dst.decl->memory) && step_[0] == 1 && step_[1] == 1 &&
+                      p.accesses[1].dtype == p.accesses[0].dtype && !p.accumulate &&
+                      dst.decl->num_elements() * elem >= kStreamTensorBytes;
+  bool streamed = false;
   space_.for_each_row([&](const int64_t* start, int64_t a, int64_t b) {
+    if (stream && (b - a) * elem >= kStreamRowBytes &&
+        stream_copy(data_[0] + (start[0] + a) * elem, data_[1] + (start[1] + a) * elem, (b - a) * elem)) {
+      streamed = true;
+      return;
+    }
     for (int64_t j = a; j < b; j += kChunk) {
       for (int e = 0; e < forms; ++e) off_[e] = start[e] + j * step_[e];
       run_chunk(p, std::min(kChunk, b - j));
     }
   });
+  if (streamed) stream_fence();
 }
 
 // An operand whose memory overlaps the dst's (the same tensor, or bindings that

@@ -11,7 +11,9 @@
 // When every product is exact in fp32 (operands of at most 12 significant
 // bits, bf16/fp16/fp8 values, in a range where no product overflows or leaves
 // the normal range), a fused multiply-add rounds exactly as a product followed
-// by an add: such blocks run on the FMA kernel when the CPU has one.
+// by an add: such blocks run on the FMA kernel when the CPU has one. On a CPU
+// with AVX-512, bf16/fp16/fp8 operands are packed in wider panels for its
+// 16-lane FMA kernel (same products, same order of sums).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -95,9 +97,54 @@ __attribute__((target("avx2,fma"))) void gemm_panels_fma(const float* sp, const 
   }
 }
 
+// The AVX-512 FMA kernel's panels: 8 x 32 blocks, 16 sums of 16 lanes in registers.
+constexpr int64_t kWideMR = 8, kWideNR = 32;
+
+__attribute__((target("avx512f"))) void gemm_panels_avx512(const float* sp, const float* vp, float* c,
+                                                            int64_t K, int64_t mpanels, int64_t npanels) {
+  const int64_t ldc = npanels * kWideNR;
+  for (int64_t nb = 0; nb < npanels; ++nb) {
+    for (int64_t mb = 0; mb < mpanels; ++mb) {
+      const float* s = sp + mb * K * kWideMR;
+      const float* v = vp + nb * K * kWideNR;
+      __m512 acc[kWideMR][2];
+      for (auto& r : acc) r[0] = r[1] = _mm512_setzero_ps();
+      for (int64_t k = 0; k < K; ++k, s += kWideMR, v += kWideNR) {
+        const __m512 r0 = _mm512_loadu_ps(v), r1 = _mm512_loadu_ps(v + 16);
+        for (int64_t i = 0; i < kWideMR; ++i) {
+          const __m512 si = _mm512_set1_ps(s[i]);
+          acc[i][0] = _mm512_fmadd_ps(si, r0, acc[i][0]);
+          acc[i][1] = _mm512_fmadd_ps(si, r1, acc[i][1]);
+        }
+      }
+      float* out = c + mb * kWideMR * ldc + nb * kWideNR;
+      for (int64_t i = 0; i < kWideMR; ++i) {
+        _mm512_storeu_ps(out + i * ldc, acc[i][0]);
+        _mm512_storeu_ps(out + i * ldc + 16, acc[i][1]);
+      }
+    }
+  }
+}
+
 bool cpu_has_fma() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return has;
+}
+
+bool cpu_has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+
+// Formats whose every value has at most 12 significant bits.
+bool short_format(ir::DType t) {
+  switch (t) {
+    case ir::DType::bfloat16:
+    case ir::DType::float16:
+    case ir::DType::float8_e4m3:
+    case ir::DType::float8_e5m2: return true;
+    default: return false;
+  }
 }
 
 // Over x's finite nonzero values: the least and greatest magnitude (as bits,
@@ -140,29 +187,66 @@ bool exact_products(const std::vector<float>& s, const std::vector<float>& v) {
          double(from_bits(a.lo)) * from_bits(b.lo) >= 0x1p-126;
 }
 
+// Copies row[0, len) to one panel every `P` values, `stride` apart; a fixed
+// width compiles to a few vector moves where a call to memcpy would dominate.
+template <int64_t P>
+void split_row(const float* row, int64_t len, float* out, int64_t stride) {
+  for (int64_t c = 0; c < len; c += P, out += stride)
+    for (int64_t j = 0; j < P; ++j) out[j] = row[c + j];
+}
+
+void split_row(const float* row, int64_t len, int64_t panel, float* out, int64_t stride) {
+  switch (panel) {
+    case kMR: return split_row<kMR>(row, len, out, stride);
+    case kNR: return split_row<kNR>(row, len, out, stride);
+    case kWideMR: return split_row<kWideMR>(row, len, out, stride);
+    default: return split_row<kWideNR>(row, len, out, stride);
+  }
+}
+
 }  // namespace
 
 // Decodes access `e` over the box's k range and its `coord` range into panels of
 // `panel` columns: element (k, i) at [(i / panel) * K + k] * panel + i % panel,
-// zero-padded to whole panels.
+// zero-padded to whole panels. Each row of k decodes in one pass, then splits.
 void TileExecutor::pack_operand(const InstPlan& p, int e, int coord, int64_t panel,
                                 std::vector<float>& out) {
   const InstPlan::Access& a = p.accesses[e];
   const int64_t K = hi_[0] - lo_[0], count = hi_[coord] - lo_[coord];
   const int64_t gk = a.flat.grid[0], gi = a.flat.grid[coord];
-  out.assign(K * round_up(count, panel), 0.0f);
-  for (int64_t pb = 0; pb * panel < count; ++pb) {
-    const int64_t width = std::min(panel, count - pb * panel);
-    int64_t off = bases_[e] + gk * lo_[0] + gi * (lo_[coord] + pb * panel);
-    float* dst = out.data() + pb * K * panel;
-    for (int64_t k = 0; k < K; ++k, off += gk, dst += panel)
-      gather_float(a.dtype, data_[e], off, gi, width, dst);
+  const int64_t padded = round_up(count, panel);
+  out.resize(K * padded);
+  float* row = fbuf_[0].data();
+  const int64_t step = kChunk / panel * panel;  // whole panels per decoded piece
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t off = bases_[e] + gk * (lo_[0] + k) + gi * lo_[coord];
+    for (int64_t c0 = 0; c0 < padded; c0 += step) {
+      const int64_t len = std::min(step, padded - c0), live = std::clamp<int64_t>(count - c0, 0, len);
+      gather_float(a.dtype, data_[e], off + gi * c0, gi, live, row);
+      std::fill(row + live, row + len, 0.0f);
+      split_row(row, len, panel, out.data() + ((c0 / panel) * K + k) * panel, K * panel);
+    }
   }
 }
 
 void TileExecutor::run_matmul(const InstPlan& p) {
   bind_direct(p);
   const int64_t K = hi_[0] - lo_[0], M = hi_[1] - lo_[1], N = hi_[2] - lo_[2];
+  // Wide panels only where they will most likely run the AVX-512 kernel; other
+  // operands (and rare out-of-range short values) take the narrow panels.
+  if (multi_.empty() && cpu_has_avx512() && short_format(p.accesses[1].dtype) &&
+      short_format(p.accesses[2].dtype)) {
+    const int64_t Np = round_up(N, kWideNR);
+    pack_operand(p, 1, 1, kWideMR, mm_s_);
+    pack_operand(p, 2, 2, kWideNR, mm_v_);
+    if (exact_products(mm_s_, mm_v_)) {
+      mm_c_.resize(round_up(M, kWideMR) * Np);
+      gemm_panels_avx512(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, round_up(M, kWideMR) / kWideMR,
+                         Np / kWideNR);
+      for (int64_t m = 0; m < M; ++m) store_matmul_row(p, m, 0, N, mm_c_.data() + m * Np);
+      return;
+    }
+  }
   const int64_t Mp = round_up(M, kMR), Np = round_up(N, kNR);
   pack_operand(p, 1, 1, kMR, mm_s_);
   pack_operand(p, 2, 2, kNR, mm_v_);
@@ -223,6 +307,15 @@ void TileExecutor::store_matmul_row(const InstPlan& p, int64_t m, int64_t n, int
   const InstPlan::Access& d = p.accesses[0];
   const int64_t gm = d.flat.grid[1], gn = d.flat.grid[2];
   const int64_t off = bases_[0] + gm * (lo_[1] + m) + gn * (lo_[2] + n);
+  // An fp32 row of PSUM adds in place: no staging copy.
+  if (d.dtype == ir::DType::float32 && gn == 1) {
+    float* dst = reinterpret_cast<float*>(data_[0]) + off;
+    if (p.accumulate)
+      accumulate(c, dst, count);
+    else
+      std::memcpy(dst, c, count * sizeof(float));
+    return;
+  }
   for (int64_t j = 0; j < count; j += kChunk) {
     const int64_t len = std::min(kChunk, count - j);
     if (p.accumulate) {
