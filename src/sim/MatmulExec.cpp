@@ -34,96 +34,62 @@ constexpr int64_t kNR = 16;  // moving columns (dst columns) per block
 
 int64_t round_up(int64_t v, int64_t r) { return (v + r - 1) / r * r; }
 
-// Eight fp32 lanes: one AVX register, or two SSE ones in the default clone.
+// fp32 vectors of 8 lanes (one AVX register, or two SSE ones in the default
+// clone) and of 16 (one AVX-512 register).
 typedef float f32x8 __attribute__((vector_size(32)));
-typedef float f32x8_unaligned __attribute__((vector_size(32), aligned(4), may_alias));
-constexpr int64_t kVecs = kNR / 8;
-
-// c[Mp x Np] = products of the panels. The block's kMR x kNR sums stay in
-// registers over the whole k loop. The AVX2 clone only widens the vectors (no
-// FMA: every product rounds before it is added, as on the hardware).
-NKIC_VECTOR_CLONES void gemm_panels(const float* sp, const float* vp,
-                                                                   float* c, int64_t K,
-                                                                   int64_t mpanels,
-                                                                   int64_t npanels) {
-  const int64_t ldc = npanels * kNR;
-  for (int64_t nb = 0; nb < npanels; ++nb) {
-    for (int64_t mb = 0; mb < mpanels; ++mb) {
-      const float* s = sp + mb * K * kMR;
-      const float* v = vp + nb * K * kNR;
-      f32x8 acc[kMR][kVecs] = {};
-      for (int64_t k = 0; k < K; ++k, s += kMR, v += kNR) {
-        f32x8 row[kVecs];
-        for (int64_t j = 0; j < kVecs; ++j)
-          row[j] = *reinterpret_cast<const f32x8_unaligned*>(v + 8 * j);
-        for (int64_t i = 0; i < kMR; ++i) {
-          const f32x8 si = f32x8{} + s[i];
-          for (int64_t j = 0; j < kVecs; ++j) acc[i][j] += si * row[j];
-        }
-      }
-      float* out = c + mb * kMR * ldc + nb * kNR;
-      for (int64_t i = 0; i < kMR; ++i)
-        for (int64_t j = 0; j < kVecs; ++j)
-          *reinterpret_cast<f32x8_unaligned*>(out + i * ldc + 8 * j) = acc[i][j];
-    }
-  }
-}
-
-// The FMA kernel: the same blocks and order of sums as gemm_panels.
-__attribute__((target("avx2,fma"))) void gemm_panels_fma(const float* sp, const float* vp, float* c,
-                                                          int64_t K, int64_t mpanels, int64_t npanels) {
-  static_assert(kMR == 6 && kVecs == 2);
-  const int64_t ldc = npanels * kNR;
-  for (int64_t nb = 0; nb < npanels; ++nb) {
-    for (int64_t mb = 0; mb < mpanels; ++mb) {
-      const float* s = sp + mb * K * kMR;
-      const float* v = vp + nb * K * kNR;
-      __m256 acc[kMR][kVecs];
-      for (auto& r : acc) r[0] = r[1] = _mm256_setzero_ps();
-      for (int64_t k = 0; k < K; ++k, s += kMR, v += kNR) {
-        const __m256 r0 = _mm256_loadu_ps(v), r1 = _mm256_loadu_ps(v + 8);
-        for (int64_t i = 0; i < kMR; ++i) {
-          const __m256 si = _mm256_broadcast_ss(s + i);
-          acc[i][0] = _mm256_fmadd_ps(si, r0, acc[i][0]);
-          acc[i][1] = _mm256_fmadd_ps(si, r1, acc[i][1]);
-        }
-      }
-      float* out = c + mb * kMR * ldc + nb * kNR;
-      for (int64_t i = 0; i < kMR; ++i) {
-        _mm256_storeu_ps(out + i * ldc, acc[i][0]);
-        _mm256_storeu_ps(out + i * ldc + 8, acc[i][1]);
-      }
-    }
-  }
-}
+typedef float f32x16 __attribute__((vector_size(64)));
 
 // The AVX-512 FMA kernel's panels: 8 x 32 blocks, 16 sums of 16 lanes in registers.
 constexpr int64_t kWideMR = 8, kWideNR = 32;
 
-__attribute__((target("avx512f"))) void gemm_panels_avx512(const float* sp, const float* vp, float* c,
-                                                            int64_t K, int64_t mpanels, int64_t npanels) {
-  const int64_t ldc = npanels * kWideNR;
+// c[Mp x Np] = products of the panels (MR stationary, NR moving columns each):
+// the block's MR x NR sums stay in registers over the whole k loop. Inlined into
+// each kernel below, built for its target: where the target has FMA the
+// compiler fuses each product into its add, which only those kernels whose
+// products are exact may do.
+template <class V, int64_t MR, int64_t NR>
+__attribute__((always_inline)) inline void gemm_blocks(const float* sp, const float* vp, float* c, int64_t K,
+                                                      int64_t mpanels, int64_t npanels) {
+  typedef V VU __attribute__((aligned(4), may_alias));
+  constexpr int64_t lanes = sizeof(V) / sizeof(float), vecs = NR / lanes;
+  const int64_t ldc = npanels * NR;
   for (int64_t nb = 0; nb < npanels; ++nb) {
     for (int64_t mb = 0; mb < mpanels; ++mb) {
-      const float* s = sp + mb * K * kWideMR;
-      const float* v = vp + nb * K * kWideNR;
-      __m512 acc[kWideMR][2];
-      for (auto& r : acc) r[0] = r[1] = _mm512_setzero_ps();
-      for (int64_t k = 0; k < K; ++k, s += kWideMR, v += kWideNR) {
-        const __m512 r0 = _mm512_loadu_ps(v), r1 = _mm512_loadu_ps(v + 16);
-        for (int64_t i = 0; i < kWideMR; ++i) {
-          const __m512 si = _mm512_set1_ps(s[i]);
-          acc[i][0] = _mm512_fmadd_ps(si, r0, acc[i][0]);
-          acc[i][1] = _mm512_fmadd_ps(si, r1, acc[i][1]);
+      const float* s = sp + mb * K * MR;
+      const float* v = vp + nb * K * NR;
+      V acc[MR][vecs] = {};
+      for (int64_t k = 0; k < K; ++k, s += MR, v += NR) {
+        V row[vecs];
+        for (int64_t j = 0; j < vecs; ++j) row[j] = *reinterpret_cast<const VU*>(v + lanes * j);
+        for (int64_t i = 0; i < MR; ++i) {
+          const V si = s[i] - V{};  // a broadcast: x - +0 is x (V{} + x is not, for x = -0)
+          for (int64_t j = 0; j < vecs; ++j) acc[i][j] += si * row[j];
         }
       }
-      float* out = c + mb * kWideMR * ldc + nb * kWideNR;
-      for (int64_t i = 0; i < kWideMR; ++i) {
-        _mm512_storeu_ps(out + i * ldc, acc[i][0]);
-        _mm512_storeu_ps(out + i * ldc + 16, acc[i][1]);
-      }
+      float* out = c + mb * MR * ldc + nb * NR;
+      for (int64_t i = 0; i < MR; ++i)
+        for (int64_t j = 0; j < vecs; ++j) *reinterpret_cast<VU*>(out + i * ldc + lanes * j) = acc[i][j];
     }
   }
+}
+
+// Any operands: the AVX2 clone only widens the vectors (no FMA: every product
+// rounds before it is added, as on the hardware).
+NKIC_VECTOR_CLONES void gemm_panels(const float* sp, const float* vp, float* c, int64_t K, int64_t mpanels,
+                                    int64_t npanels) {
+  gemm_blocks<f32x8, kMR, kNR>(sp, vp, c, K, mpanels, npanels);
+}
+
+// Exact products only, on the narrow panels.
+__attribute__((target("avx2,fma"))) void gemm_panels_fma(const float* sp, const float* vp, float* c,
+                                                          int64_t K, int64_t mpanels, int64_t npanels) {
+  gemm_blocks<f32x8, kMR, kNR>(sp, vp, c, K, mpanels, npanels);
+}
+
+// Exact products only, on the wide panels.
+__attribute__((target("avx512f"))) void gemm_panels_avx512(const float* sp, const float* vp, float* c,
+                                                            int64_t K, int64_t mpanels, int64_t npanels) {
+  gemm_blocks<f32x16, kWideMR, kWideNR>(sp, vp, c, K, mpanels, npanels);
 }
 
 bool cpu_has_fma() {
