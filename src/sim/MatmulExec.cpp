@@ -11,9 +11,9 @@
 // When every product is exact in fp32 (operands of at most 12 significant
 // bits, bf16/fp16/fp8 values, in a range where no product overflows or leaves
 // the normal range), a fused multiply-add rounds exactly as a product followed
-// by an add: such blocks run on the FMA kernel when the CPU has one. On a CPU
-// with AVX-512, bf16/fp16/fp8 operands are packed in wider panels for its
-// 16-lane FMA kernel (same products, same order of sums).
+// by an add: such blocks run on an FMA kernel when the CPU has one. On a CPU
+// with AVX-512 the panels are wider, for its 16-lane kernels (the same products
+// and the same order of sums).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -44,10 +44,10 @@ constexpr int64_t kWideMR = 8, kWideNR = 32;
 
 // c[Mp x Np] = products of the panels (MR stationary, NR moving columns each):
 // the block's MR x NR sums stay in registers over the whole k loop. Inlined into
-// each kernel below, built for its target: where the target has FMA the
-// compiler fuses each product into its add, which only those kernels whose
-// products are exact may do.
-template <class V, int64_t MR, int64_t NR>
+// each kernel below, built for its target: on a target with FMA the compiler
+// fuses each product into its add, which only exact products allow, unless
+// kRoundEach keeps every product rounded.
+template <class V, int64_t MR, int64_t NR, bool kRoundEach>
 __attribute__((always_inline)) inline void gemm_blocks(const float* sp, const float* vp, float* c, int64_t K,
                                                       int64_t mpanels, int64_t npanels) {
   typedef V VU __attribute__((aligned(4), may_alias));
@@ -63,7 +63,12 @@ __attribute__((always_inline)) inline void gemm_blocks(const float* sp, const fl
         for (int64_t j = 0; j < vecs; ++j) row[j] = *reinterpret_cast<const VU*>(v + lanes * j);
         for (int64_t i = 0; i < MR; ++i) {
           const V si = s[i] - V{};  // a broadcast: x - +0 is x (V{} + x is not, for x = -0)
-          for (int64_t j = 0; j < vecs; ++j) acc[i][j] += si * row[j];
+          for (int64_t j = 0; j < vecs; ++j) {
+            V prod = si * row[j];
+            // The empty asm keeps the compiler from fusing the product into the add.
+            if constexpr (kRoundEach) asm("" : "+v"(prod));
+            acc[i][j] += prod;
+          }
         }
       }
       float* out = c + mb * MR * ldc + nb * NR;
@@ -73,23 +78,29 @@ __attribute__((always_inline)) inline void gemm_blocks(const float* sp, const fl
   }
 }
 
-// Any operands: the AVX2 clone only widens the vectors (no FMA: every product
-// rounds before it is added, as on the hardware).
+// Any operands, on the narrow panels; the AVX2 clone only widens the vectors
+// (neither target has FMA).
 NKIC_VECTOR_CLONES void gemm_panels(const float* sp, const float* vp, float* c, int64_t K, int64_t mpanels,
                                     int64_t npanels) {
-  gemm_blocks<f32x8, kMR, kNR>(sp, vp, c, K, mpanels, npanels);
+  gemm_blocks<f32x8, kMR, kNR, false>(sp, vp, c, K, mpanels, npanels);
 }
 
 // Exact products only, on the narrow panels.
 __attribute__((target("avx2,fma"))) void gemm_panels_fma(const float* sp, const float* vp, float* c,
                                                           int64_t K, int64_t mpanels, int64_t npanels) {
-  gemm_blocks<f32x8, kMR, kNR>(sp, vp, c, K, mpanels, npanels);
+  gemm_blocks<f32x8, kMR, kNR, false>(sp, vp, c, K, mpanels, npanels);
+}
+
+// Any operands, on the wide panels.
+__attribute__((target("avx512f"))) void gemm_wide(const float* sp, const float* vp, float* c, int64_t K,
+                                                   int64_t mpanels, int64_t npanels) {
+  gemm_blocks<f32x16, kWideMR, kWideNR, true>(sp, vp, c, K, mpanels, npanels);
 }
 
 // Exact products only, on the wide panels.
-__attribute__((target("avx512f"))) void gemm_panels_avx512(const float* sp, const float* vp, float* c,
-                                                            int64_t K, int64_t mpanels, int64_t npanels) {
-  gemm_blocks<f32x16, kWideMR, kWideNR>(sp, vp, c, K, mpanels, npanels);
+__attribute__((target("avx512f"))) void gemm_wide_fma(const float* sp, const float* vp, float* c, int64_t K,
+                                                       int64_t mpanels, int64_t npanels) {
+  gemm_blocks<f32x16, kWideMR, kWideNR, false>(sp, vp, c, K, mpanels, npanels);
 }
 
 bool cpu_has_fma() {
@@ -100,17 +111,6 @@ bool cpu_has_fma() {
 bool cpu_has_avx512() {
   static const bool has = __builtin_cpu_supports("avx512f");
   return has;
-}
-
-// Formats whose every value has at most 12 significant bits.
-bool short_format(ir::DType t) {
-  switch (t) {
-    case ir::DType::bfloat16:
-    case ir::DType::float16:
-    case ir::DType::float8_e4m3:
-    case ir::DType::float8_e5m2: return true;
-    default: return false;
-  }
 }
 
 // Over x's finite nonzero values: the least and greatest magnitude (as bits,
@@ -198,30 +198,17 @@ void TileExecutor::pack_operand(const InstPlan& p, int e, int coord, int64_t pan
 void TileExecutor::run_matmul(const InstPlan& p) {
   bind_direct(p);
   const int64_t K = hi_[0] - lo_[0], M = hi_[1] - lo_[1], N = hi_[2] - lo_[2];
-  // Wide panels only where they will most likely run the AVX-512 kernel; other
-  // operands (and rare out-of-range short values) take the narrow panels.
-  if (multi_.empty() && cpu_has_avx512() && short_format(p.accesses[1].dtype) &&
-      short_format(p.accesses[2].dtype)) {
-    const int64_t Np = round_up(N, kWideNR);
-    pack_operand(p, 1, 1, kWideMR, mm_s_);
-    pack_operand(p, 2, 2, kWideNR, mm_v_);
-    if (exact_products(mm_s_, mm_v_)) {
-      mm_c_.resize(round_up(M, kWideMR) * Np);
-      gemm_panels_avx512(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, round_up(M, kWideMR) / kWideMR,
-                         Np / kWideNR);
-      for (int64_t m = 0; m < M; ++m) store_matmul_row(p, m, 0, N, mm_c_.data() + m * Np);
-      return;
-    }
-  }
-  const int64_t Mp = round_up(M, kMR), Np = round_up(N, kNR);
-  pack_operand(p, 1, 1, kMR, mm_s_);
-  pack_operand(p, 2, 2, kNR, mm_v_);
+  // Masked products are summed point by point, over the narrow panels.
+  const bool wide = multi_.empty() && cpu_has_avx512();
+  const int64_t mr = wide ? kWideMR : kMR, nr = wide ? kWideNR : kNR;
+  const int64_t Mp = round_up(M, mr), Np = round_up(N, nr);
+  pack_operand(p, 1, 1, mr, mm_s_);
+  pack_operand(p, 2, 2, nr, mm_v_);
   mm_c_.resize(Mp * Np);
   if (!multi_.empty()) return masked_product(p, Np);
-  if (cpu_has_fma() && exact_products(mm_s_, mm_v_))
-    gemm_panels_fma(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / kMR, Np / kNR);
-  else
-    gemm_panels(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / kMR, Np / kNR);
+  const bool fused = (wide || cpu_has_fma()) && exact_products(mm_s_, mm_v_);
+  const auto kernel = wide ? (fused ? gemm_wide_fma : gemm_wide) : (fused ? gemm_panels_fma : gemm_panels);
+  kernel(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / mr, Np / nr);
   for (int64_t m = 0; m < M; ++m) store_matmul_row(p, m, 0, N, mm_c_.data() + m * Np);
 }
 

@@ -197,6 +197,15 @@ def test_bf16_matmul_adds_fp32_products_in_order(scale):
     assert out.tobytes() == _matmul_in_order(lhsT, rhs).tobytes()
 
 
+def test_fp32_matmul_rounds_each_product_before_adding():
+    # fp32 operands: the products are not exact, so no multiply-add may fuse them.
+    rng = np.random.default_rng(4)
+    lhsT = rng.standard_normal((256, 128)).astype(np.float32)
+    rhs = rng.standard_normal((256, 512)).astype(np.float32)
+    out = nki.simulate_kernel(matmul, lhsT, rhs)
+    assert out.tobytes() == _matmul_in_order(lhsT, rhs).tobytes()
+
+
 def test_inputs_are_not_written():
     x = np.random.default_rng(1).standard_normal((1024, 512)).astype(np.float32)
     x.flags.writeable = False
