@@ -184,13 +184,20 @@ void TileExecutor::pack_operand(const InstPlan& p, int e, int coord, int64_t pan
   out.resize(K * padded);
   float* row = fbuf_[0].data();
   const int64_t step = kChunk / panel * panel;  // whole panels per decoded piece
+  // A contiguous fp32 row needs no decoding: its whole panels split straight from memory.
+  const bool direct = a.dtype == ir::DType::float32 && gi == 1;
   for (int64_t k = 0; k < K; ++k) {
     const int64_t off = bases_[e] + gk * (lo_[0] + k) + gi * lo_[coord];
     for (int64_t c0 = 0; c0 < padded; c0 += step) {
       const int64_t len = std::min(step, padded - c0), live = std::clamp<int64_t>(count - c0, 0, len);
-      gather_float(a.dtype, data_[e], off + gi * c0, gi, live, row);
-      std::fill(row + live, row + len, 0.0f);
-      split_row(row, len, panel, out.data() + ((c0 / panel) * K + k) * panel, K * panel);
+      const float* src = row;
+      if (direct && live == len) {
+        src = reinterpret_cast<const float*>(data_[e]) + off + c0;
+      } else {
+        gather_float(a.dtype, data_[e], off + gi * c0, gi, live, row);
+        std::fill(row + live, row + len, 0.0f);
+      }
+      split_row(src, len, panel, out.data() + ((c0 / panel) * K + k) * panel, K * panel);
     }
   }
 }
