@@ -1,7 +1,11 @@
 #include "sim/Convert.h"
 
+#include <immintrin.h>
+
+#include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 
@@ -19,8 +23,13 @@ namespace {
 // whose cost model refuses loops that would need a scalar epilogue.
 constexpr int64_t kBlock = 8;
 
+// The codec templates are forced inline so each vector clone of gather_float and
+// scatter_float gets its own wide copy (an outlined instance is built once, for
+// the default target).
+#define NKIC_CODEC inline __attribute__((always_inline))
+
 template <class T, class U, class F>
-inline void gather_as(const void* data, int64_t off, int64_t stride, int64_t n, U* __restrict out,
+NKIC_CODEC void gather_as(const void* data, int64_t off, int64_t stride, int64_t n, U* __restrict out,
                       F conv) {
   const T* __restrict p = static_cast<const T*>(data) + off;
   if (stride == 1) {
@@ -34,7 +43,7 @@ inline void gather_as(const void* data, int64_t off, int64_t stride, int64_t n, 
 }
 
 template <class T, class U, class F>
-inline void scatter_as(void* data, int64_t off, int64_t stride, int64_t n, const U* __restrict in,
+NKIC_CODEC void scatter_as(void* data, int64_t off, int64_t stride, int64_t n, const U* __restrict in,
                        F conv) {
   T* __restrict p = static_cast<T*>(data) + off;
   if (stride == 1) {
@@ -87,7 +96,7 @@ inline uint16_t float_to_bf16_bits(float v) {
 // Calls `body(storage_tag, decode)` for float format `t`. Each codec is its own
 // lambda type, so every instantiation calls (or inlines) it directly.
 template <class Body>
-inline void with_float_decoder(DType t, Body body) {
+NKIC_CODEC void with_float_decoder(DType t, Body body) {
   switch (t) {
     case DType::float32:
     case DType::tfloat32: body(float{}, [](float v) { return v; }); return;
@@ -107,7 +116,7 @@ inline void with_float_decoder(DType t, Body body) {
 
 // Calls `body(storage_tag, encode)` for float format `t`.
 template <class Body>
-inline void with_float_encoder(DType t, Body body) {
+NKIC_CODEC void with_float_encoder(DType t, Body body) {
   switch (t) {
     case DType::float32: body(float{}, [](float v) { return v; }); return;
     case DType::tfloat32: body(float{}, [](float v) { return round_tf32(v); }); return;
@@ -122,7 +131,7 @@ inline void with_float_encoder(DType t, Body body) {
 // Calls `body(storage_tag)` for integer format `t` (bool as its byte; readers
 // normalise it to 0/1 first).
 template <class Body>
-inline void with_int_type(DType t, Body body) {
+NKIC_CODEC void with_int_type(DType t, Body body) {
   switch (t) {
     case DType::int8: body(int8_t{}); return;
     case DType::int16: body(int16_t{}); return;
@@ -235,6 +244,27 @@ void copy_elements(int elem_size, const void* src, int64_t soff, int64_t sstride
     default: copy_typed<uint32_t>(src, soff, sstride, dst, doff, dstride, n); return;
   }
 }
+
+namespace {
+// Whole 32-byte stores after an aligning head; the tail is copied normally.
+__attribute__((target("avx2"))) void stream_avx2(std::byte* d, const std::byte* s, int64_t bytes) {
+  const int64_t head = std::min<int64_t>(bytes, (32 - reinterpret_cast<uintptr_t>(d) % 32) % 32);
+  std::memcpy(d, s, head);
+  int64_t i = head;
+  for (; i + 32 <= bytes; i += 32)
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i)));
+  std::memcpy(d + i, s + i, bytes - i);
+}
+}  // namespace
+
+bool stream_copy(void* dst, const void* src, int64_t bytes) {
+  static const bool has = __builtin_cpu_supports("avx2");
+  if (!has) return false;
+  stream_avx2(static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), bytes);
+  return true;
+}
+
+void stream_fence() { _mm_sfence(); }
 
 void fill_elements(int elem_size, const void* value, void* dst, int64_t off, int64_t stride,
                    int64_t n) {

@@ -31,6 +31,12 @@ void scatter_int_wrapped(ir::DType t, void* data, int64_t off, int64_t stride, i
 // Same-dtype transfers: raw element copies and fills of one encoded value.
 void copy_elements(int elem_size, const void* src, int64_t soff, int64_t sstride, void* dst,
                    int64_t doff, int64_t dstride, int64_t n);
+// A contiguous copy of `bytes` with non-temporal stores where the CPU has them:
+// for large destinations that the cache would not keep anyway, it saves reading
+// each line before it is overwritten. Returns whether it streamed; the caller
+// then ends its instruction with stream_fence().
+bool stream_copy(void* dst, const void* src, int64_t bytes);
+void stream_fence();
 void fill_elements(int elem_size, const void* value, void* dst, int64_t off, int64_t stride,
                    int64_t n);
 

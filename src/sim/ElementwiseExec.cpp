@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstddef>
 
 #include "sim/Convert.h"
 #include "sim/InstPlan.h"
@@ -39,17 +40,51 @@ void pick(const uint8_t* __restrict choose_a, const T* a, const T* b, T* __restr
   for (int64_t i = 0; i < m; ++i) out[i] = choose_a[i] ? a[i] : b[i];
 }
 
+
+// A copy into HBM tensors this large streams past the cache: the lines would
+// be evicted before anything reads them again.
+constexpr int64_t kStreamTensorBytes = int64_t{16} << 20;
+constexpr int64_t kStreamRowBytes = 1024;
+
+// Requests the cache lines of [p, p + bytes).
+void prefetch(const std::byte* p, int64_t bytes) {
+  for (int64_t i = 0; i < bytes; i += 64) __builtin_prefetch(p + i);
+}
+
 }  // namespace
 
 void TileExecutor::run_elementwise(const InstPlan& p) {
   bind_data(p);
   const int forms = static_cast<int>(step_.size());
+  const TensorMem& dst = mem_[p.accesses[0].tensor];
+  const int64_t elem = ir::size_of(p.accesses[0].dtype);
+  const bool stream = p.path == Path::Move && ir::is_hbm(dst.decl->memory) && step_[0] == 1 && step_[1] == 1 &&
+                      p.accesses[1].dtype == p.accesses[0].dtype && !p.accumulate &&
+                      dst.decl->num_elements() * elem >= kStreamTensorBytes;
+  bool streamed = false;
+  // The rows of a tile in HBM are short runs far apart, each a new stream to the
+  // hardware prefetcher: while one row copies, the next (at the step between the
+  // last two) is requested.
+  const bool ahead = p.path == Path::Move && ir::is_hbm(mem_[p.accesses[1].tensor].decl->memory) && step_[1] == 1;
+  const int64_t src_elem = ir::size_of(p.accesses[1].dtype);
+  int64_t last = -1;
   space_.for_each_row([&](const int64_t* start, int64_t a, int64_t b) {
+    if (ahead) {
+      const int64_t first = start[1] + a;
+      if (last >= 0) prefetch(data_[1] + (2 * first - last) * src_elem, (b - a) * src_elem);
+      last = first;
+    }
+    if (stream && (b - a) * elem >= kStreamRowBytes &&
+        stream_copy(data_[0] + (start[0] + a) * elem, data_[1] + (start[1] + a) * elem, (b - a) * elem)) {
+      streamed = true;
+      return;
+    }
     for (int64_t j = a; j < b; j += kChunk) {
       for (int e = 0; e < forms; ++e) off_[e] = start[e] + j * step_[e];
       run_chunk(p, std::min(kChunk, b - j));
     }
   });
+  if (streamed) stream_fence();
 }
 
 // An operand whose memory overlaps the dst's (the same tensor, or bindings that

@@ -11,7 +11,9 @@
 // When every product is exact in fp32 (operands of at most 12 significant
 // bits, bf16/fp16/fp8 values, in a range where no product overflows or leaves
 // the normal range), a fused multiply-add rounds exactly as a product followed
-// by an add: such blocks run on the FMA kernel when the CPU has one.
+// by an add: such blocks run on an FMA kernel when the CPU has one. On a CPU
+// with AVX-512 the panels are wider, for its 16-lane kernels (the same products
+// and the same order of sums).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -32,71 +34,82 @@ constexpr int64_t kNR = 16;  // moving columns (dst columns) per block
 
 int64_t round_up(int64_t v, int64_t r) { return (v + r - 1) / r * r; }
 
-// Eight fp32 lanes: one AVX register, or two SSE ones in the default clone.
+// fp32 vectors of 8 lanes (one AVX register, or two SSE ones in the default
+// clone) and of 16 (one AVX-512 register).
 typedef float f32x8 __attribute__((vector_size(32)));
-typedef float f32x8_unaligned __attribute__((vector_size(32), aligned(4), may_alias));
-constexpr int64_t kVecs = kNR / 8;
+typedef float f32x16 __attribute__((vector_size(64)));
 
-// c[Mp x Np] = products of the panels. The block's kMR x kNR sums stay in
-// registers over the whole k loop. The AVX2 clone only widens the vectors (no
-// FMA: every product rounds before it is added, as on the hardware).
-NKIC_VECTOR_CLONES void gemm_panels(const float* sp, const float* vp,
-                                                                   float* c, int64_t K,
-                                                                   int64_t mpanels,
-                                                                   int64_t npanels) {
-  const int64_t ldc = npanels * kNR;
+// The AVX-512 FMA kernel's panels: 8 x 32 blocks, 16 sums of 16 lanes in registers.
+constexpr int64_t kWideMR = 8, kWideNR = 32;
+
+// c[Mp x Np] = products of the panels (MR stationary, NR moving columns each):
+// the block's MR x NR sums stay in registers over the whole k loop. Inlined into
+// each kernel below, built for its target: on a target with FMA the compiler
+// fuses each product into its add, which only exact products allow, unless
+// kRoundEach keeps every product rounded.
+template <class V, int64_t MR, int64_t NR, bool kRoundEach>
+__attribute__((always_inline)) inline void gemm_blocks(const float* sp, const float* vp, float* c, int64_t K,
+                                                      int64_t mpanels, int64_t npanels) {
+  typedef V VU __attribute__((aligned(4), may_alias));
+  constexpr int64_t lanes = sizeof(V) / sizeof(float), vecs = NR / lanes;
+  const int64_t ldc = npanels * NR;
   for (int64_t nb = 0; nb < npanels; ++nb) {
     for (int64_t mb = 0; mb < mpanels; ++mb) {
-      const float* s = sp + mb * K * kMR;
-      const float* v = vp + nb * K * kNR;
-      f32x8 acc[kMR][kVecs] = {};
-      for (int64_t k = 0; k < K; ++k, s += kMR, v += kNR) {
-        f32x8 row[kVecs];
-        for (int64_t j = 0; j < kVecs; ++j)
-          row[j] = *reinterpret_cast<const f32x8_unaligned*>(v + 8 * j);
-        for (int64_t i = 0; i < kMR; ++i) {
-          const f32x8 si = f32x8{} + s[i];
-          for (int64_t j = 0; j < kVecs; ++j) acc[i][j] += si * row[j];
+      const float* s = sp + mb * K * MR;
+      const float* v = vp + nb * K * NR;
+      V acc[MR][vecs] = {};
+      for (int64_t k = 0; k < K; ++k, s += MR, v += NR) {
+        V row[vecs];
+        for (int64_t j = 0; j < vecs; ++j) row[j] = *reinterpret_cast<const VU*>(v + lanes * j);
+        for (int64_t i = 0; i < MR; ++i) {
+          const V si = s[i] - V{};  // a broadcast: x - +0 is x (V{} + x is not, for x = -0)
+          for (int64_t j = 0; j < vecs; ++j) {
+            V prod = si * row[j];
+            // The empty asm keeps the compiler from fusing the product into the add.
+            if constexpr (kRoundEach) asm("" : "+v"(prod));
+            acc[i][j] += prod;
+          }
         }
       }
-      float* out = c + mb * kMR * ldc + nb * kNR;
-      for (int64_t i = 0; i < kMR; ++i)
-        for (int64_t j = 0; j < kVecs; ++j)
-          *reinterpret_cast<f32x8_unaligned*>(out + i * ldc + 8 * j) = acc[i][j];
+      float* out = c + mb * MR * ldc + nb * NR;
+      for (int64_t i = 0; i < MR; ++i)
+        for (int64_t j = 0; j < vecs; ++j) *reinterpret_cast<VU*>(out + i * ldc + lanes * j) = acc[i][j];
     }
   }
 }
 
-// The FMA kernel: the same blocks and order of sums as gemm_panels.
+// Any operands, on the narrow panels; the AVX2 clone only widens the vectors
+// (neither target has FMA).
+NKIC_VECTOR_CLONES void gemm_panels(const float* sp, const float* vp, float* c, int64_t K, int64_t mpanels,
+                                    int64_t npanels) {
+  gemm_blocks<f32x8, kMR, kNR, false>(sp, vp, c, K, mpanels, npanels);
+}
+
+// Exact products only, on the narrow panels.
 __attribute__((target("avx2,fma"))) void gemm_panels_fma(const float* sp, const float* vp, float* c,
                                                           int64_t K, int64_t mpanels, int64_t npanels) {
-  static_assert(kMR == 6 && kVecs == 2);
-  const int64_t ldc = npanels * kNR;
-  for (int64_t nb = 0; nb < npanels; ++nb) {
-    for (int64_t mb = 0; mb < mpanels; ++mb) {
-      const float* s = sp + mb * K * kMR;
-      const float* v = vp + nb * K * kNR;
-      __m256 acc[kMR][kVecs];
-      for (auto& r : acc) r[0] = r[1] = _mm256_setzero_ps();
-      for (int64_t k = 0; k < K; ++k, s += kMR, v += kNR) {
-        const __m256 r0 = _mm256_loadu_ps(v), r1 = _mm256_loadu_ps(v + 8);
-        for (int64_t i = 0; i < kMR; ++i) {
-          const __m256 si = _mm256_broadcast_ss(s + i);
-          acc[i][0] = _mm256_fmadd_ps(si, r0, acc[i][0]);
-          acc[i][1] = _mm256_fmadd_ps(si, r1, acc[i][1]);
-        }
-      }
-      float* out = c + mb * kMR * ldc + nb * kNR;
-      for (int64_t i = 0; i < kMR; ++i) {
-        _mm256_storeu_ps(out + i * ldc, acc[i][0]);
-        _mm256_storeu_ps(out + i * ldc + 8, acc[i][1]);
-      }
-    }
-  }
+  gemm_blocks<f32x8, kMR, kNR, false>(sp, vp, c, K, mpanels, npanels);
+}
+
+// Any operands, on the wide panels.
+__attribute__((target("avx512f"))) void gemm_wide(const float* sp, const float* vp, float* c, int64_t K,
+                                                   int64_t mpanels, int64_t npanels) {
+  gemm_blocks<f32x16, kWideMR, kWideNR, true>(sp, vp, c, K, mpanels, npanels);
+}
+
+// Exact products only, on the wide panels.
+__attribute__((target("avx512f"))) void gemm_wide_fma(const float* sp, const float* vp, float* c, int64_t K,
+                                                       int64_t mpanels, int64_t npanels) {
+  gemm_blocks<f32x16, kWideMR, kWideNR, false>(sp, vp, c, K, mpanels, npanels);
 }
 
 bool cpu_has_fma() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+
+bool cpu_has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
   return has;
 }
 
@@ -140,38 +153,69 @@ bool exact_products(const std::vector<float>& s, const std::vector<float>& v) {
          double(from_bits(a.lo)) * from_bits(b.lo) >= 0x1p-126;
 }
 
+// Copies row[0, len) to one panel every `P` values, `stride` apart; a fixed
+// width compiles to a few vector moves where a call to memcpy would dominate.
+template <int64_t P>
+void split_row(const float* row, int64_t len, float* out, int64_t stride) {
+  for (int64_t c = 0; c < len; c += P, out += stride)
+    for (int64_t j = 0; j < P; ++j) out[j] = row[c + j];
+}
+
+void split_row(const float* row, int64_t len, int64_t panel, float* out, int64_t stride) {
+  switch (panel) {
+    case kMR: return split_row<kMR>(row, len, out, stride);
+    case kNR: return split_row<kNR>(row, len, out, stride);
+    case kWideMR: return split_row<kWideMR>(row, len, out, stride);
+    default: return split_row<kWideNR>(row, len, out, stride);
+  }
+}
+
 }  // namespace
 
 // Decodes access `e` over the box's k range and its `coord` range into panels of
 // `panel` columns: element (k, i) at [(i / panel) * K + k] * panel + i % panel,
-// zero-padded to whole panels.
+// zero-padded to whole panels. Each row of k decodes in one pass, then splits.
 void TileExecutor::pack_operand(const InstPlan& p, int e, int coord, int64_t panel,
                                 std::vector<float>& out) {
   const InstPlan::Access& a = p.accesses[e];
   const int64_t K = hi_[0] - lo_[0], count = hi_[coord] - lo_[coord];
   const int64_t gk = a.flat.grid[0], gi = a.flat.grid[coord];
-  out.assign(K * round_up(count, panel), 0.0f);
-  for (int64_t pb = 0; pb * panel < count; ++pb) {
-    const int64_t width = std::min(panel, count - pb * panel);
-    int64_t off = bases_[e] + gk * lo_[0] + gi * (lo_[coord] + pb * panel);
-    float* dst = out.data() + pb * K * panel;
-    for (int64_t k = 0; k < K; ++k, off += gk, dst += panel)
-      gather_float(a.dtype, data_[e], off, gi, width, dst);
+  const int64_t padded = round_up(count, panel);
+  out.resize(K * padded);
+  float* row = fbuf_[0].data();
+  const int64_t step = kChunk / panel * panel;  // whole panels per decoded piece
+  // A contiguous fp32 row needs no decoding: its whole panels split straight from memory.
+  const bool direct = a.dtype == ir::DType::float32 && gi == 1;
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t off = bases_[e] + gk * (lo_[0] + k) + gi * lo_[coord];
+    for (int64_t c0 = 0; c0 < padded; c0 += step) {
+      const int64_t len = std::min(step, padded - c0), live = std::clamp<int64_t>(count - c0, 0, len);
+      const float* src = row;
+      if (direct && live == len) {
+        src = reinterpret_cast<const float*>(data_[e]) + off + c0;
+      } else {
+        gather_float(a.dtype, data_[e], off + gi * c0, gi, live, row);
+        std::fill(row + live, row + len, 0.0f);
+      }
+      split_row(src, len, panel, out.data() + ((c0 / panel) * K + k) * panel, K * panel);
+    }
   }
 }
 
 void TileExecutor::run_matmul(const InstPlan& p) {
   bind_direct(p);
   const int64_t K = hi_[0] - lo_[0], M = hi_[1] - lo_[1], N = hi_[2] - lo_[2];
-  const int64_t Mp = round_up(M, kMR), Np = round_up(N, kNR);
-  pack_operand(p, 1, 1, kMR, mm_s_);
-  pack_operand(p, 2, 2, kNR, mm_v_);
+  // Masked products are summed point by point, over the narrow panels.
+  const bool wide = multi_.empty() && cpu_has_avx512();
+  const int64_t mr = wide ? kWideMR : kMR, nr = wide ? kWideNR : kNR;
+  const int64_t Mp = round_up(M, mr), Np = round_up(N, nr);
+  pack_operand(p, 1, 1, mr, mm_s_);
+  pack_operand(p, 2, 2, nr, mm_v_);
   mm_c_.resize(Mp * Np);
   if (!multi_.empty()) return masked_product(p, Np);
-  if (cpu_has_fma() && exact_products(mm_s_, mm_v_))
-    gemm_panels_fma(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / kMR, Np / kNR);
-  else
-    gemm_panels(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / kMR, Np / kNR);
+  const bool fused = (wide || cpu_has_fma()) && exact_products(mm_s_, mm_v_);
+  const auto kernel = wide ? (fused ? gemm_wide_fma : gemm_wide) : (fused ? gemm_panels_fma : gemm_panels);
+  kernel(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / mr, Np / nr);
   for (int64_t m = 0; m < M; ++m) store_matmul_row(p, m, 0, N, mm_c_.data() + m * Np);
 }
 
@@ -223,6 +267,15 @@ void TileExecutor::store_matmul_row(const InstPlan& p, int64_t m, int64_t n, int
   const InstPlan::Access& d = p.accesses[0];
   const int64_t gm = d.flat.grid[1], gn = d.flat.grid[2];
   const int64_t off = bases_[0] + gm * (lo_[1] + m) + gn * (lo_[2] + n);
+  // An fp32 row of PSUM adds in place: no staging copy.
+  if (d.dtype == ir::DType::float32 && gn == 1) {
+    float* dst = reinterpret_cast<float*>(data_[0]) + off;
+    if (p.accumulate)
+      accumulate(c, dst, count);
+    else
+      std::memcpy(dst, c, count * sizeof(float));
+    return;
+  }
   for (int64_t j = 0; j < count; j += kChunk) {
     const int64_t len = std::min(kChunk, count - j);
     if (p.accumulate) {

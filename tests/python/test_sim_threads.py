@@ -96,11 +96,26 @@ def running_sum(x):
     return out
 
 
+@nki.jit
+def round_trip(x):
+    """Tiles stored to an output of 16 MiB (large HBM writes bypass the cache), then
+    read back from it after every program's store."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    back = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    for r in nl.affine_range(x.shape[0] // 128):
+        nl.store(out[r * 128:(r + 1) * 128, :], value=nl.load(x[r * 128:(r + 1) * 128, :]))
+    for r in nl.affine_range(x.shape[0] // 128):
+        nl.store(back[r * 128:(r + 1) * 128, :], value=nl.negative(nl.load(out[r * 128:(r + 1) * 128, :])))
+    return out, back
+
+
 def _inputs():
     rng = np.random.default_rng(7)
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
     return {
         "spmd_add": (spmd_add[4, 4], f(512, 1024), f(512, 1024)),
+        "spmd_add_16mib": (spmd_add[16, 8], f(2048, 2048), f(2048, 2048)),
+        "round_trip_16mib": (round_trip, f(2048, 2048)),
         "softmax": (softmax, f(1024, 512)),
         "matmul_bf16": (matmul, f(256, 512).astype(nl.bfloat16), f(256, 1024).astype(nl.bfloat16)),
         "matmul_fp32": (matmul, f(256, 512), f(256, 1024)),
@@ -141,6 +156,11 @@ def test_results_are_the_kernels_math():
     k = _inputs()
     a, b = k["spmd_add"][1:]
     assert np.array_equal(nki.simulate_kernel(spmd_add[4, 4], a, b), a + b)
+    a, b = k["spmd_add_16mib"][1:]
+    assert np.array_equal(nki.simulate_kernel(spmd_add[16, 8], a, b), a + b)
+    x = k["round_trip_16mib"][1]
+    out, back = nki.simulate_kernel(round_trip, x)
+    assert np.array_equal(out, x) and np.array_equal(back, -x)
     x = k["same_element"][1]
     assert np.allclose(nki.simulate_kernel(same_element, x), np.exp(x[-128:]), rtol=1e-6, atol=0)
     x, w = k["scale_rows"][1:]
@@ -173,6 +193,15 @@ def test_bf16_matmul_adds_fp32_products_in_order(scale):
     rng = np.random.default_rng(3)
     lhsT = (rng.standard_normal((256, 128)) * scale).astype(np.float32).astype(nl.bfloat16)
     rhs = (rng.standard_normal((256, 512)) * scale).astype(np.float32).astype(nl.bfloat16)
+    out = nki.simulate_kernel(matmul, lhsT, rhs)
+    assert out.tobytes() == _matmul_in_order(lhsT, rhs).tobytes()
+
+
+def test_fp32_matmul_rounds_each_product_before_adding():
+    # fp32 operands: the products are not exact, so no multiply-add may fuse them.
+    rng = np.random.default_rng(4)
+    lhsT = rng.standard_normal((256, 128)).astype(np.float32)
+    rhs = rng.standard_normal((256, 512)).astype(np.float32)
     out = nki.simulate_kernel(matmul, lhsT, rhs)
     assert out.tobytes() == _matmul_in_order(lhsT, rhs).tobytes()
 
