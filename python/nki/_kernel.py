@@ -80,7 +80,8 @@ class Kernel(TraceKernel):
                 core.raise_unsupported_args(self.__name__, "a list argument; since nki 0.3 kernels take tuples "
                                             "(pass tuple(...))")
         _subset.check(self.func)
-        self.target = _target()
+        if not self.target_fixed:
+            self.target = _target()
         return super().trace(grid, args, kwargs)
 
     def run(self, grid, args, kwargs, **sim_options):

@@ -1,5 +1,6 @@
 """Kernels: the decorators (jit, trace, baremetal, simulate_kernel), SPMD
 launch kernel[g0, g1](...), tracing a kernel into IR and running it."""
+import copy
 import difflib
 import inspect
 import os
@@ -139,6 +140,16 @@ class TraceKernel:
 
     def __repr__(self):
         return f"<nki kernel {self.__name__}>"
+
+    # A target given by the caller (nkic.profile(target=), nkic --target) wins over where the
+    # kernel would otherwise take it from (its decorator, or the environment for nki.jit).
+    target_fixed = False
+
+    def retarget(self, target):
+        """This kernel, traced for `target`."""
+        k = copy.copy(self)
+        k.target, k.target_fixed = target, True
+        return k
 
     def __getitem__(self, grid):
         return Launch(self, grid)

@@ -94,7 +94,7 @@ def profile(kernel, *args, target=None, **kwargs):
     if not isinstance(kernel, _kernel.TraceKernel):
         kernel = _kernel.TraceKernel(kernel, mode="simulation")
     if target is not None:
-        kernel = _kernel.TraceKernel(kernel, platform_target=target)
+        kernel = kernel.retarget(target)
     try:
         return predict_traced(kernel.trace(grid, args, kwargs), kernel.target)
     except core.NKIError as e:

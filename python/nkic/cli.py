@@ -116,7 +116,7 @@ def _prepare(ns):
     mod = _load_module(path)
     k = _find_kernel(mod, kname or None, path)
     if ns.target and ns.cmd != "check":
-        k.target = ns.target
+        k = k.retarget(ns.target)
     args, kwargs = _kernel_args(mod, ns.arg)
     grid = _parse_grid(ns.grid) or getattr(mod, "GRID", None)
     try:
@@ -281,8 +281,7 @@ def cmd_check(ns, pr):
               "targets": [], "warnings": []}
     errors, seen = [], {}
     for t in _check_targets(ns.target):
-        k.target = t
-        _, err, caught = _trace(k, grid, args, kwargs)
+        _, err, caught = _trace(k.retarget(t), grid, args, kwargs)
         for w in caught:  # the same warning from every target is reported once
             seen.setdefault(out.warning_key(w), w)
         report["targets"].append({"target": t, "ok": err is None, "diagnostics": [out.diagnostic(err)] if err else []})
