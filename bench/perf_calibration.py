@@ -10,10 +10,11 @@ Prints one line per case, whether each family of variants ranks as published, th
 |ln(predicted / measured)| per target over the measured figures, and how many test upper
 bounds the prediction stays under. Exits 0 (it is a report) unless a kernel fails to trace.
 
-    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--only ID,...] [-v]
+    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--only ID,...] [-v]
 """
 import argparse
 import importlib
+import importlib.util
 import math
 import os
 import statistics
@@ -31,6 +32,9 @@ SDK = "aws-neuron/aws-neuron-sdk"
 SDK_HEAD = "81ce03ae261e12925e53437a0f690478e6366155"
 SAMP = "aws-neuron/nki-samples"
 SAMP_PERF = "0898a771c302e2ed7003cb0a51fc158d28e4d9e1"  # last commit with the perf asserts
+TUNE = "awslabs/nki-autotune"
+TUNE_HEAD = "d57bcc3be3318f9cec05c7f48c162d3d2b1706e0"
+TUNE_PREFIX = "nki-autotune:"  # a case path in an nki-autotune checkout (current nki API kernels)
 AUTO = "ucb-bar/autocomp"
 AUTO_HEAD = "dd26a5656bcd3158b80c36bc97500d76a495c765"
 
@@ -208,6 +212,14 @@ CASES = [
     case("T25", "select_and_scatter", VISION, "select_and_scatter_kernel",
          [Z(8, 64, 112, 112), Z(8, 64, 56, 56)], "trn1", 4500, "bound", samp_test("test_select_and_scatter.py", 45),
          note="p50"),
+    # nki-autotune's kernel library (current nki API), 2048^3 bf16 matmuls on trn2.
+    case("U1", "autotune matmul", TUNE_PREFIX + "kernel_library/matmul/lhs_rhs/kernel_handtuned_89.26mfu.py",
+         "matmul_lhs_rhs_nkigym", [Z(2048, 2048, dtype=BF16)] * 2, "trn2", 244.2, "measured",
+         (TUNE, "kernel_library/README.md", TUNE_HEAD, 14), note="best of 10 runs (89.47 % MFU)"),
+    case("U3", "autotune matmul", TUNE_PREFIX + "kernel_library/matmul/lhsT_rhs/kernel_hand_90.92mfu.py",
+         "matmul_lhsT_rhs_nkigym", [Z(2048, 2048, dtype=BF16)] * 2, "trn2", 244.2 * 89.47 / 90.92, "measured",
+         (TUNE, "kernel_library/README.md", TUNE_HEAD, 13),
+         note="derived from its published 90.92 % MFU with U1's implied peak"),
 ]
 
 # Families of variants of one kernel: the predicted order must match the published one for
@@ -248,10 +260,16 @@ def activation_chain(length):
     return chain
 
 
-def load_kernel(checkout, path, func):
+def load_kernel(checkout, path, func, autotune=None):
     """The kernel `func` of the public file `path` (relative to the checkout), imported unchanged."""
     if path is None:
         return globals()[func]
+    if path.startswith(TUNE_PREFIX):
+        file = os.path.join(autotune, path[len(TUNE_PREFIX):])
+        spec = importlib.util.spec_from_file_location("autotune_" + func, file)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return getattr(module, func)
     src = os.path.join(checkout, "src")
     if src not in sys.path:
         sys.path.insert(0, src)
@@ -280,12 +298,12 @@ def describe_error(e):
     return f"{e.code} at {where}: {e.message}" if isinstance(e, nkic.NKIError) else f"{type(e).__name__}: {e}"
 
 
-def run_cases(checkout, cases, verbose):
+def run_cases(checkout, cases, verbose, autotune=None):
     results, failures = {}, []
     for c in cases:
         t0 = time.perf_counter()
         try:
-            pred, prof = predict(c, load_kernel(checkout, c["path"], c["func"]))
+            pred, prof = predict(c, load_kernel(checkout, c["path"], c["func"], autotune))
         except Exception as e:  # a report: record the diagnostic, keep going
             failures.append((c, describe_error(e)))
             print(f"{c['id']:12s} {c['func']:44s} {c['target']:5s} FAILED: {describe_error(e)}")
@@ -360,15 +378,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("checkout", nargs="?", default="/tmp/corpus/nki-samples",
                     help="nki-samples checkout at commit fc5c69f")
+    ap.add_argument("--autotune", default="/tmp/corpus/autotune",
+                    help=f"nki-autotune checkout at {TUNE_HEAD[:7]} (its cases are skipped when absent)")
     ap.add_argument("--only", help="comma-separated case ids")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each case's profile summary")
     opts = ap.parse_args()
     if not os.path.isdir(os.path.join(opts.checkout, "src", "nki_samples")):
         sys.exit(f"{opts.checkout} is not an nki-samples checkout (git -C <mirror> worktree add -f DIR fc5c69f)")
     cases = [c for c in CASES if not opts.only or c["id"] in opts.only.split(",")]
+    if not os.path.isdir(os.path.join(opts.autotune, "kernel_library")):
+        print(f"no nki-autotune checkout at {opts.autotune}: its cases are skipped")
+        cases = [c for c in cases if not (c["path"] or "").startswith(TUNE_PREFIX)]
     print(f"nkic {nkic.__version__} cost model vs published figures; kernels from {opts.checkout}")
     print("Measured figures:")
-    results, failures = run_cases(opts.checkout, cases, opts.verbose)
+    results, failures = run_cases(opts.checkout, cases, opts.verbose, opts.autotune)
     under, total = print_bounds(results)
     print_rankings(results)
     print_medians(results)

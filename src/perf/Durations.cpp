@@ -35,19 +35,34 @@ InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Ta
   c.track = Track::dma;
   const int64_t points = ext.points();
   const ir::TensorDecl& dst = k.tensor(in.dst.tensor);
-  int64_t runs = 1, partitions = 0;
-  bool hbm = ir::is_hbm(dst.memory);
-  for (const ir::Access* a : {&in.dst, in.srcs.empty() ? nullptr : &in.srcs[0]}) {
-    if (!a) continue;
+  int64_t partitions = 0;
+  bool hbm = ir::is_hbm(dst.memory), from_hbm = false;
+  std::vector<const ir::Access*> sides{&in.dst};
+  if (!in.srcs.empty()) sides.push_back(&in.srcs[0]);
+  for (const ir::Access* a : sides) {
     const ir::TensorDecl& td = k.tensor(a->tensor);
     hbm = hbm || ir::is_hbm(td.memory);
-    runs = std::max(runs, (points + contiguous_run(*a, td, ext) - 1) / contiguous_run(*a, td, ext));
+    if (a != &in.dst) from_hbm = ir::is_hbm(td.memory);
     if (!ir::is_hbm(td.memory) && !ext.range.empty())
       partitions = std::max(partitions, ext.size(partition_coord(*a, td)));
   }
+  const DmaShape shape = dma_shape(sides, k, ext);
+  const int64_t runs = (points + shape.run - 1) / shape.run;
   // A collective moves its data out and back in (reduce-scatter, then all-gather).
   const int64_t passes = ir::info(in.opcode).cost == ir::Cost::collective ? 2 : 1;
   c.dma_bytes = points * ir::size_of(dst.dtype) * passes;
+  const double hbm_floor = hbm ? c.dma_bytes / (f.hbm_bytes_per_ns_per_chip / f.cores_per_chip) : 0.0;
+  // The transposing hardware writes SBUF (from HBM or from SBUF); other transposes go element-wise.
+  const double transpose_efficiency = ir::is_hbm(dst.memory) ? 0.0
+                                      : from_hbm             ? f.dma_transpose_efficiency
+                                                             : f.dma_transpose_sbuf_efficiency;
+  if (shape.transposes && transpose_efficiency > 0) {
+    // All queues cooperate, each writing its share of every [partitions, 16] block.
+    c.queues = f.dma_queues;
+    c.interval = c.latency =
+        std::max(c.dma_bytes / (transpose_efficiency * f.dma_queues * f.dma_queue_bytes_per_ns), hbm_floor);
+    return c;
+  }
   // The queues share the partitions of an on-chip side (128 partitions: 16 transfers of 8
   // buffers, as the architecture guide's example splits them); HBM to HBM by its buffers.
   const int64_t per_queue_partitions = std::max<int64_t>(1, t.statebuf_num_partitions / f.dma_queues);
@@ -55,7 +70,6 @@ InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Ta
   c.queues = static_cast<int>(std::clamp<int64_t>(std::min(spread, runs), 1, f.dma_queues));
   const double per_queue = (static_cast<double>(c.dma_bytes) + static_cast<double>(runs * passes) * f.dma_buffer_overhead_bytes) /
                            c.queues / f.dma_queue_bytes_per_ns;
-  const double hbm_floor = hbm ? c.dma_bytes / (f.hbm_bytes_per_ns_per_chip / f.cores_per_chip) : 0.0;
   c.interval = c.latency = std::max(per_queue, hbm_floor);
   return c;
 }

@@ -101,36 +101,72 @@ Box access_box(const ir::Access& a, const ir::TensorDecl& t, const Extents& ext,
   return b;
 }
 
-int64_t contiguous_run(const ir::Access& a, const ir::TensorDecl& t, const Extents& ext) {
-  if (a.index.size() != t.shape.size()) return 1;
-  const int first = ir::is_hbm(t.memory) ? 0 : t.partition_dim + 1;  // partitions are apart
-  int64_t run = 1;
-  for (int d = static_cast<int>(t.shape.size()) - 1; d >= first; --d) {
+namespace {
+
+// How one step of Grid coordinate g moves `a` through t's memory: by `elements`
+// (on chip: within a partition's free layout), across `partitions`, or not by
+// one fixed stride (floor divisions, indirect rows).
+struct Step {
+  int64_t elements = 0;
+  bool partitions = false;
+  bool fixed = true;
+};
+
+Step step_of(const ir::Access& a, const ir::TensorDecl& t, int g) {
+  Step s;
+  const ir::Var v{ir::VarKind::Grid, g};
+  if (a.index.size() != t.shape.size()) return {0, false, false};
+  const bool on_chip = !ir::is_hbm(t.memory);
+  int64_t dim_stride = 1;
+  for (int d = static_cast<int>(t.shape.size()) - 1; d >= 0; --d) {
     const ir::AffineExpr& e = a.index[d];
-    if (std::any_of(a.indirect.begin(), a.indirect.end(), [d](const ir::IndirectIndex& i) { return i.dim == d; })) break;
-    int g = e.single_grid_var();
-    if (g < 0) {
-      if (e.uses(ir::VarKind::Grid) || t.shape[d] != 1) break;
-      continue;  // a unit dimension
+    for (const ir::DivTerm& div : e.divs())
+      if (div.num.coeff(v) != 0) s.fixed = false;
+    const int64_t c = e.coeff(v);
+    const bool indirect =
+        std::any_of(a.indirect.begin(), a.indirect.end(), [d](const ir::IndirectIndex& i) { return i.dim == d; });
+    if (c != 0 && indirect) s.fixed = false;
+    if (on_chip && d == t.partition_dim) {
+      s.partitions = s.partitions || c != 0;
+      continue;  // partitions are apart: the free layout skips this dim
     }
-    if (!e.divs().empty() || e.coeff({ir::VarKind::Grid, g}) != 1 || static_cast<size_t>(g) >= ext.range.size()) break;
-    int64_t n = ext.size(g);
-    run *= n;
-    if (n != t.shape[d]) break;
+    s.elements += c * dim_stride;
+    dim_stride *= t.shape[d];
   }
-  return std::max<int64_t>(run, 1);
+  return s;
+}
+
+}  // namespace
+
+DmaShape dma_shape(const std::vector<const ir::Access*>& accesses, const ir::Kernel& k, const Extents& ext) {
+  DmaShape shape;
+  std::vector<int64_t> expected(accesses.size(), 1);
+  bool innermost = true;
+  for (int g = static_cast<int>(ext.range.size()) - 1; g >= 0; --g) {
+    const int64_t n = ext.size(g);
+    if (n <= 1) continue;
+    bool contiguous = true, walks_partitions = false, unit_elsewhere = false;
+    for (size_t i = 0; i < accesses.size(); ++i) {
+      const Step s = step_of(*accesses[i], k.tensor(accesses[i]->tensor), g);
+      const bool here = s.fixed && !s.partitions && s.elements == expected[i];
+      contiguous = contiguous && here;
+      walks_partitions = walks_partitions || s.partitions;
+      unit_elsewhere = unit_elsewhere || (here && s.elements == 1);
+    }
+    if (!contiguous) {
+      shape.transposes = innermost && walks_partitions && unit_elsewhere;
+      break;
+    }
+    shape.run *= n;
+    for (int64_t& e : expected) e *= n;
+    innermost = false;
+  }
+  return shape;
 }
 
 int64_t minor_stride_bytes(const ir::Access& a, const ir::TensorDecl& t, int rank) {
-  if (rank < 1 || a.index.size() != t.shape.size()) return 0;
-  const ir::Var g{ir::VarKind::Grid, rank - 1};
-  const int first = ir::is_hbm(t.memory) ? 0 : t.partition_dim + 1;
-  int64_t stride = 0, dim_stride = 1;
-  for (int d = static_cast<int>(t.shape.size()) - 1; d >= first; --d) {
-    stride += a.index[d].coeff(g) * dim_stride;
-    dim_stride *= t.shape[d];
-  }
-  return std::llabs(stride) * ir::size_of(t.dtype);
+  if (rank < 1) return 0;
+  return std::llabs(step_of(a, t, rank - 1).elements) * ir::size_of(t.dtype);
 }
 
 int partition_coord(const ir::Access& a, const ir::TensorDecl& t) {

@@ -39,10 +39,15 @@ struct Box {
 };
 Box access_box(const ir::Access& a, const ir::TensorDecl& t, const Extents& ext, const Env& env);
 
-// Elements of the contiguous runs an access is made of (a DMA buffer): the
-// trailing dimensions the access walks with unit step and whole extent, within
-// one partition for on-chip tensors. At least 1.
-int64_t contiguous_run(const ir::Access& a, const ir::TensorDecl& t, const Extents& ext);
+// How a transfer between `accesses` breaks into DMA buffers: `run` points are
+// contiguous in every access at once (walking the innermost Grid coordinates; on
+// chip, within one partition); `transposes` when the innermost coordinate is
+// contiguous on one side but walks the partitions of the other (a DMA transpose).
+struct DmaShape {
+  int64_t run = 1;
+  bool transposes = false;
+};
+DmaShape dma_shape(const std::vector<const ir::Access*>& accesses, const ir::Kernel& k, const Extents& ext);
 
 // Bytes between consecutive elements along the access's innermost Grid
 // coordinate (its most-minor free dimension); 0 when it does not move.

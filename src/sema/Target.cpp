@@ -32,6 +32,8 @@ CostFigures cost_figures(int gen) {
     c.hbm_bytes_per_ns_per_chip = 2900;
     c.cores_per_chip = 8;
     c.dve_act_psum_port = CostFigures::PsumPort::per_bank;
+    c.dma_transpose_efficiency = 0.9;       // trn2 architecture guide: up to 90 % (HBM to SBUF)
+    c.dma_transpose_sbuf_efficiency = 0.5;  // and up to 50 % (SBUF to SBUF)
   } else if (gen == 4) {
     c.pe = {2.4, 1, 1, 0, 0};
     c.act = {1.2, 1, 2, 2, act_fixed};   // 256 lanes' worth for BF16/FP16/FP8
@@ -41,6 +43,8 @@ CostFigures cost_figures(int gen) {
     c.hbm_bytes_per_ns_per_chip = 4900;
     c.cores_per_chip = 8;
     c.dve_act_psum_port = CostFigures::PsumPort::per_bank;
+    c.dma_transpose_efficiency = 0.9;       // trn2 architecture guide: up to 90 % (HBM to SBUF)
+    c.dma_transpose_sbuf_efficiency = 0.5;  // and up to 50 % (SBUF to SBUF)
   }
   return c;
 }

@@ -44,6 +44,10 @@ struct CostFigures {
   double dma_buffer_overhead_bytes = 512;
   double hbm_bytes_per_ns_per_chip = 0;
   int cores_per_chip = 1;
+  // A DMA transpose (the innermost coordinate contiguous on one side, walking
+  // partitions on the other) runs on all queues together at this share of their
+  // bandwidth, from HBM and from SBUF; 0: no transposing DMA hardware (element-wise).
+  double dma_transpose_efficiency = 0, dma_transpose_sbuf_efficiency = 0;
   // Engines that cannot stream from the same memory at once: on NC-v2 the Vector
   // and GpSimd engines share an SBUF port, and the Vector and Scalar engines a
   // PSUM port; from NC-v3 the latter holds only within one PSUM bank.

@@ -97,6 +97,30 @@ TEST(CostModel, ADmaTakesOneQueuePerEightPartitions) {
   EXPECT_NEAR(p.engines[4].busy, queue_time, 1e-6);
 }
 
+// x[i1, i0] = load(a[i0, i1]): a [512, 128] HBM tensor into a [128, 512] tile, transposed.
+perf::Profile transposed_load(const sema::Target& t) {
+  ir::Kernel k;
+  k.name = "transpose";
+  int in = add_tensor(k, "a", {512, 128}, Memory::SharedHBM, ir::Role::Input);
+  int sb = add_tensor(k, "x", {128, 512}, Memory::SBUF);
+  k.body.push_back(inst(Opcode::Load, ir::Access{sb, {AffineExpr::grid(1), AffineExpr::grid(0)}, {}}, {tile(in)},
+                        {512, 128}));
+  return perf::predict(k, t);
+}
+
+TEST(CostModel, ADmaTransposeRunsOnTheTransposingHardwareOrElementWise) {
+  const double bytes = 512 * 128 * 4.0;
+  // trn2: all 16 queues at 90 % of their bandwidth (the architecture guide's figure).
+  const sema::Target& t2 = *sema::find_target("trn2");
+  const sema::CostFigures& f2 = t2.cost;
+  EXPECT_NEAR(transposed_load(t2).latency,
+              f2.dma_fixed_latency_ns + bytes / (f2.dma_transpose_efficiency * 16 * f2.dma_queue_bytes_per_ns), 1e-6);
+  // trn1 has no such hardware: every element is its own buffer, over the 16 queues of 128 partitions.
+  const sema::CostFigures& f1 = trn1().cost;
+  const double per_queue = (bytes + 512 * 128 * f1.dma_buffer_overhead_bytes) / 16 / f1.dma_queue_bytes_per_ns;
+  EXPECT_NEAR(transposed_load(trn1()).latency, f1.dma_fixed_latency_ns + per_queue, 1e-6);
+}
+
 TEST(CostModel, IndependentEnginesOverlapAndDependentOnesChain) {
   const sema::CostFigures& f = trn1().cost;
   const double dve = stream_latency(f.dve, 1), act = stream_latency(f.act, 1);
