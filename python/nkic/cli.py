@@ -9,7 +9,6 @@ Exit status: 0 ok, 1 numeric mismatch (run), 2 kernel diagnostic, 3 usage error.
 docs/cli.md documents the options and the JSON schemas.
 """
 import argparse
-import importlib.util
 import inspect
 import json
 import os
@@ -24,6 +23,7 @@ import numpy as np
 from ._core import core
 from ._version import __version__
 from . import _cli_output as out, _compare, _dtypes, _kernel, _profile
+from ._kernel_file import CliError, find_kernel, load_module, user_call
 
 EXIT_OK, EXIT_MISMATCH, EXIT_DIAGNOSTIC, EXIT_USAGE = 0, 1, 2, 3
 TARGETS = ("inf1", "trn1", "inf2", "trn2", "trn3")
@@ -34,49 +34,10 @@ _SHORT_DTYPES = {
 }
 
 
-class CliError(Exception):
-    """A usage error: bad arguments, a missing file or kernel, a file whose own code fails."""
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's own usage errors exit 3 like nkic's
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
-
-
-def _user_call(what, fn, *args, **kwargs):
-    """Runs the file's own code; an exception from it is a usage error naming `what`
-    (a diagnostic from a kernel it runs stays a diagnostic)."""
-    try:
-        return fn(*args, **kwargs)
-    except core.NKIError:
-        raise
-    except Exception as e:
-        raise CliError(f"{what} raised {type(e).__name__}: {e}") from e
-
-
-def _load_module(path):
-    if not os.path.exists(path):
-        raise CliError(f"no such file: {path}")
-    name = "nkic_user_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    _user_call(f"loading {path}", spec.loader.exec_module, mod)
-    return mod
-
-
-def _find_kernel(mod, name, path):
-    if name:
-        k = getattr(mod, name, None)
-        if k is None:
-            raise CliError(f"{path} defines no kernel named {name!r}")
-    else:
-        found = [v for v in vars(mod).values() if isinstance(v, _kernel.TraceKernel)]
-        if len(found) != 1:
-            raise CliError(f"{path} defines {len(found)} kernels; name one as {path}::KERNEL")
-        k = found[0]
-    return k if isinstance(k, _kernel.TraceKernel) else _kernel.TraceKernel(k, mode="simulation")
 
 
 def parse_arg(text):
@@ -107,14 +68,14 @@ def _kernel_args(mod, arg_specs):
     make = getattr(mod, "make_inputs", None)
     if make is None:
         raise CliError("give the kernel's arguments with --arg NAME=DTYPE[SHAPE] (or define make_inputs() in the file)")
-    return tuple(_user_call("make_inputs()", make)), {}
+    return tuple(user_call("make_inputs()", make)), {}
 
 
 def _prepare(ns):
     """The file's module, its kernel (retargeted by --target), arguments and grid."""
     path, _, kname = ns.kernel.partition("::")
-    mod = _load_module(path)
-    k = _find_kernel(mod, kname or None, path)
+    mod = load_module(path)
+    k = find_kernel(mod, kname or None, path)
     if ns.target and ns.cmd != "check":
         k.target = ns.target
     args, kwargs = _kernel_args(mod, ns.arg)
@@ -176,25 +137,10 @@ def cmd_trace(ns, pr):
     return EXIT_OK
 
 
-class _Mismatch(Exception):
-    """The outputs cannot be compared with reference() at all (count or type)."""
-
-
 def _compare_outputs(mod, outs, refs, checked_uninitialized):
     """[(output report, text line)], one per output."""
-    outs, refs = _compare.as_tuple(outs), _compare.as_tuple(refs)
-    if len(outs) != len(refs):
-        raise _Mismatch(f"the kernel returns {len(outs)} output(s), but reference() returns {len(refs)}")
-    tolerance = getattr(mod, "TOLERANCE", None)
     rows = []
-    for i, (o, r) in enumerate(zip(outs, refs)):
-        if np.asarray(r).dtype == object:
-            raise _Mismatch(f"output {i}: reference() returned {type(r).__name__}, not an array")
-        try:
-            c = _compare.Comparison(o, r, tolerance)
-        except (TypeError, ValueError) as e:
-            raise _Mismatch(f"output {i}: reference() returned {type(r).__name__}, which cannot be compared "
-                            f"with the kernel's {_dtypes.dtype_name(o.dtype)}{list(o.shape)} array ({e})") from None
+    for i, c in enumerate(_compare.compare_outputs(outs, refs, getattr(mod, "TOLERANCE", None))):
         row = {"index": i, **c.as_dict(), "hint": None}
         if c.nan_count and not checked_uninitialized:
             row["hint"] = (f"{c.nan_count} NaN value(s) in the output; a read of memory no instruction wrote "
@@ -244,10 +190,10 @@ def cmd_run(ns, pr):
         report.update(ok=True, status="ok", message="no reference() in the file: nothing to compare")
         pr.line("  " + report["message"])
         return _finish_run(ns, pr, report, EXIT_OK)
-    refs = _user_call("reference()", reference, *args, **kwargs)
+    refs = user_call("reference()", reference, *args, **kwargs)
     try:
         rows = _compare_outputs(mod, outs, refs, uninit)
-    except _Mismatch as e:
+    except _compare.OutputsMismatch as e:
         report.update(status="mismatch", message=str(e))
         pr.line("  " + out.paint(f"MISMATCH: {e}", "mismatch", sys.stdout), always=True)
         return _finish_run(ns, pr, report, EXIT_MISMATCH)
