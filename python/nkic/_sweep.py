@@ -16,7 +16,7 @@ from ._core import core
 from . import _compare, _kernel, _kernel_file, _profile
 
 
-class SweepUsageError(ValueError):
+class SweepUsageError(_kernel_file.CliError, ValueError):
     """A sweep that cannot start: a parameter the kernel does not take, no values, bad syntax."""
 
 
