@@ -75,7 +75,11 @@ class ObjectSource:
     that a kernel defined in a script or a notebook reaches the workers too."""
 
     def __init__(self, kernel, inputs, reference, tolerance, grid):
-        import cloudpickle
+        try:
+            import cloudpickle
+        except ImportError:
+            raise SweepUsageError("a sweep of a kernel object needs cloudpickle (Debian: python3-cloudpickle, "
+                                  "which python3-distributed installs)") from None
         self.payload = cloudpickle.dumps((kernel, tuple(inputs), reference, tolerance, grid))
 
     def key(self):
