@@ -8,6 +8,7 @@ import itertools
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import time
 import warnings
@@ -219,7 +220,14 @@ class LocalPool:
         return cf.wait(futures, return_when=cf.FIRST_COMPLETED).done
 
     def cancel(self, futures):
+        # Ctrl-C: the running configurations are stopped too, not waited for.
+        processes = list(getattr(self.pool, "_processes", None) or {})
         self.pool.shutdown(wait=False, cancel_futures=True)
+        for pid in processes:
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
 
     def close(self):
         self.pool.shutdown(wait=True)
