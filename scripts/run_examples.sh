@@ -21,6 +21,10 @@ for ex in "${examples[@]}"; do
   { bin/nkic run "$ex" && bin/nkic profile "$ex" --target trn2; } || failed+=("$ex")
 done
 
+# The tile sizes of one example, ranked by predicted latency (docs/sweep.md).
+echo "== sweep examples/matmul_sweep.py"
+bin/nkic sweep examples/matmul_sweep.py --param TILE_N=256,512,1024 --param TILE_K=64,128 || failed+=("sweep")
+
 if ((${#failed[@]} > 0)); then
   echo "failed examples: ${failed[*]}" >&2
   exit 1

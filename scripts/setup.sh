@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepare a Debian 12 machine and build nkic: install the Debian packages the
-# build and the tests need (only the missing ones), configure once, build.
+# build, `nkic sweep` (dask.distributed, matplotlib) and the tests need (only the
+# missing ones), configure once, build.
 # Safe to run repeatedly and from any directory.
 #   scripts/setup.sh            the library and the Python module (_nkic) only
 #   scripts/setup.sh all        also the C++ tests (scripts/test.sh asks for this)
@@ -15,6 +16,7 @@ PACKAGES=(
   python3-pytest python3-hypothesis python3-scipy
   libgtest-dev libbenchmark-dev
   python3-setuptools python3-wheel python3-pip python3-venv python3-mypy
+  python3-distributed python3-matplotlib
 )
 # The tests also render the profile report in a real headless browser.
 if [[ "${1:-}" == all ]]; then

@@ -4,6 +4,7 @@ from ._core import core as _core
 from ._kernel import (TraceKernel, baremetal, benchmark, dont_trace, jit, set_option,  # noqa: F401
                       simulate_kernel, trace)
 from ._profile import ProfileResult, profile  # noqa: F401
+from ._sweep import sweep  # noqa: F401
 from . import language, isa, typing, compiler  # noqa: F401
 
 NKIError = _core.NKIError

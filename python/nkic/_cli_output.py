@@ -144,21 +144,23 @@ class ProgressBar:
 
     def __init__(self, stream, label="simulating", delay=0.5, width=30):
         self.stream, self.label, self.delay, self.width = stream, label, delay, width
-        self.start, self.shown = time.monotonic(), False
+        self.start, self.drawn = time.monotonic(), 0
 
     @staticmethod
     def wanted(stream, quiet):
         return not quiet and bool(getattr(stream, "isatty", lambda: False)())
 
-    def __call__(self, fraction):
+    def __call__(self, fraction, detail=""):
         if time.monotonic() - self.start < self.delay:
             return
         filled = int(round(self.width * fraction))
-        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {100 * fraction:3.0f}%")
+        text = f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {100 * fraction:3.0f}%{detail}"
+        # Pad over a longer line drawn before (the detail shrinks as well as grows).
+        self.stream.write("\r" + text.ljust(self.drawn))
         self.stream.flush()
-        self.shown = True
+        self.drawn = max(self.drawn, len(text))
 
     def close(self):
-        if self.shown:
-            self.stream.write("\r" + " " * (len(self.label) + self.width + 8) + "\r")
+        if self.drawn:
+            self.stream.write("\r" + " " * self.drawn + "\r")
             self.stream.flush()

@@ -66,3 +66,25 @@ def _finite(x):
 
 def as_tuple(value):
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+class OutputsMismatch(Exception):
+    """The outputs cannot be compared with the expected values at all (count or type)."""
+
+
+def compare_outputs(outputs, expected, tolerance=None):
+    """[Comparison], one per output; OutputsMismatch when the counts differ or an expected value
+    is not an array of numbers."""
+    outs, refs = as_tuple(outputs), as_tuple(expected)
+    if len(outs) != len(refs):
+        raise OutputsMismatch(f"the kernel returns {len(outs)} output(s), but reference() returns {len(refs)}")
+    result = []
+    for i, (o, r) in enumerate(zip(outs, refs)):
+        if np.asarray(r).dtype == object:
+            raise OutputsMismatch(f"output {i}: reference() returned {type(r).__name__}, not an array")
+        try:
+            result.append(Comparison(o, r, tolerance))
+        except (TypeError, ValueError) as e:
+            raise OutputsMismatch(f"output {i}: reference() returned {type(r).__name__}, which cannot be compared "
+                                  f"with the kernel's {_dtypes.dtype_name(o.dtype)}{list(o.shape)} array ({e})") from None
+    return result

@@ -4,12 +4,12 @@
   nkic run FILE[::KERNEL] [--no-checks] [--json]
   nkic check FILE::KERNEL --arg ... --target trn1,trn2 | all [--json | --sarif]
   nkic profile FILE[::KERNEL] [--target trn2] [--trace-json FILE] [--html FILE] [--json]
+  nkic sweep FILE[::KERNEL] --param NAME=V1,V2 ... [--target trn1,trn2] [--scheduler tcp://HOST:PORT | auto]
 
 Exit status: 0 ok, 1 numeric mismatch (run), 2 kernel diagnostic, 3 usage error.
 docs/cli.md documents the options and the JSON schemas.
 """
 import argparse
-import importlib.util
 import inspect
 import json
 import os
@@ -23,7 +23,8 @@ import numpy as np
 
 from ._core import core
 from ._version import __version__
-from . import _cli_output as out, _compare, _dtypes, _kernel, _profile
+from . import _cli_output as out, _compare, _dtypes, _kernel, _profile, _sweep, _sweep_output
+from ._kernel_file import CliError, find_kernel, load_module, user_call
 
 EXIT_OK, EXIT_MISMATCH, EXIT_DIAGNOSTIC, EXIT_USAGE = 0, 1, 2, 3
 TARGETS = ("inf1", "trn1", "inf2", "trn2", "trn3")
@@ -34,49 +35,10 @@ _SHORT_DTYPES = {
 }
 
 
-class CliError(Exception):
-    """A usage error: bad arguments, a missing file or kernel, a file whose own code fails."""
-
-
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's own usage errors exit 3 like nkic's
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
-
-
-def _user_call(what, fn, *args, **kwargs):
-    """Runs the file's own code; an exception from it is a usage error naming `what`
-    (a diagnostic from a kernel it runs stays a diagnostic)."""
-    try:
-        return fn(*args, **kwargs)
-    except core.NKIError:
-        raise
-    except Exception as e:
-        raise CliError(f"{what} raised {type(e).__name__}: {e}") from e
-
-
-def _load_module(path):
-    if not os.path.exists(path):
-        raise CliError(f"no such file: {path}")
-    name = "nkic_user_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    _user_call(f"loading {path}", spec.loader.exec_module, mod)
-    return mod
-
-
-def _find_kernel(mod, name, path):
-    if name:
-        k = getattr(mod, name, None)
-        if k is None:
-            raise CliError(f"{path} defines no kernel named {name!r}")
-    else:
-        found = [v for v in vars(mod).values() if isinstance(v, _kernel.TraceKernel)]
-        if len(found) != 1:
-            raise CliError(f"{path} defines {len(found)} kernels; name one as {path}::KERNEL")
-        k = found[0]
-    return k if isinstance(k, _kernel.TraceKernel) else _kernel.TraceKernel(k, mode="simulation")
 
 
 def parse_arg(text):
@@ -107,14 +69,14 @@ def _kernel_args(mod, arg_specs):
     make = getattr(mod, "make_inputs", None)
     if make is None:
         raise CliError("give the kernel's arguments with --arg NAME=DTYPE[SHAPE] (or define make_inputs() in the file)")
-    return tuple(_user_call("make_inputs()", make)), {}
+    return tuple(user_call("make_inputs()", make)), {}
 
 
 def _prepare(ns):
     """The file's module, its kernel (retargeted by --target), arguments and grid."""
     path, _, kname = ns.kernel.partition("::")
-    mod = _load_module(path)
-    k = _find_kernel(mod, kname or None, path)
+    mod = load_module(path)
+    k = find_kernel(mod, kname or None, path)
     if ns.target and ns.cmd != "check":
         k = k.retarget(ns.target)
     args, kwargs = _kernel_args(mod, ns.arg)
@@ -140,7 +102,7 @@ class _Printer:
     """Text output under -q / -v, with colour on a terminal."""
 
     def __init__(self, ns):
-        self.quiet, self.verbose, self.silent = ns.quiet, ns.verbose, ns.json  # JSON replaces the text
+        self.quiet, self.verbose, self.silent = ns.quiet, ns.verbose, ns.json is True  # JSON replaces the text
 
     def line(self, text="", *, always=False):
         if not self.silent and (always or not self.quiet):
@@ -176,25 +138,10 @@ def cmd_trace(ns, pr):
     return EXIT_OK
 
 
-class _Mismatch(Exception):
-    """The outputs cannot be compared with reference() at all (count or type)."""
-
-
 def _compare_outputs(mod, outs, refs, checked_uninitialized):
     """[(output report, text line)], one per output."""
-    outs, refs = _compare.as_tuple(outs), _compare.as_tuple(refs)
-    if len(outs) != len(refs):
-        raise _Mismatch(f"the kernel returns {len(outs)} output(s), but reference() returns {len(refs)}")
-    tolerance = getattr(mod, "TOLERANCE", None)
     rows = []
-    for i, (o, r) in enumerate(zip(outs, refs)):
-        if np.asarray(r).dtype == object:
-            raise _Mismatch(f"output {i}: reference() returned {type(r).__name__}, not an array")
-        try:
-            c = _compare.Comparison(o, r, tolerance)
-        except (TypeError, ValueError) as e:
-            raise _Mismatch(f"output {i}: reference() returned {type(r).__name__}, which cannot be compared "
-                            f"with the kernel's {_dtypes.dtype_name(o.dtype)}{list(o.shape)} array ({e})") from None
+    for i, c in enumerate(_compare.compare_outputs(outs, refs, getattr(mod, "TOLERANCE", None))):
         row = {"index": i, **c.as_dict(), "hint": None}
         if c.nan_count and not checked_uninitialized:
             row["hint"] = (f"{c.nan_count} NaN value(s) in the output; a read of memory no instruction wrote "
@@ -244,10 +191,10 @@ def cmd_run(ns, pr):
         report.update(ok=True, status="ok", message="no reference() in the file: nothing to compare")
         pr.line("  " + report["message"])
         return _finish_run(ns, pr, report, EXIT_OK)
-    refs = _user_call("reference()", reference, *args, **kwargs)
+    refs = user_call("reference()", reference, *args, **kwargs)
     try:
         rows = _compare_outputs(mod, outs, refs, uninit)
-    except _Mismatch as e:
+    except _compare.OutputsMismatch as e:
         report.update(status="mismatch", message=str(e))
         pr.line("  " + out.paint(f"MISMATCH: {e}", "mismatch", sys.stdout), always=True)
         return _finish_run(ns, pr, report, EXIT_MISMATCH)
@@ -335,18 +282,86 @@ def cmd_profile(ns, pr):
     return EXIT_OK
 
 
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports it
+
+
+def cmd_sweep(ns, pr):
+    grid = {}
+    for spec in ns.param:
+        name, values = _sweep.parse_param(spec)
+        if name in grid:
+            raise CliError(f"--param {name} is given twice; list all its values in one --param")
+        grid[name] = values
+    if not grid:
+        raise CliError("give the values to sweep with --param NAME=V1,V2,... (e.g. --param TILE_N=256,512)")
+    resume = ()
+    if ns.resume:
+        try:
+            resume = _sweep_output.read_rows(ns.resume)
+        except (OSError, ValueError) as e:
+            raise CliError(f"cannot resume from {ns.resume}: {e}") from None
+    targets = _check_targets(ns.target) if ns.target else None
+    bar = out.ProgressBar(sys.stderr, "sweep", delay=0.0) if out.ProgressBar.wanted(sys.stderr, ns.quiet) else None
+    done, best = [], []
+
+    def progress(row, count, total):
+        done.append(row)
+        if row["status"] == "ok" and row["predicted_latency_us"] is not None and (
+                not best or row["predicted_latency_us"] < best[0]["predicted_latency_us"]):
+            best[:] = [row]
+        if bar is not None:
+            lead = f"  best {_best_text(best[0])}" if best else ""
+            bar(count / total, f" {count}/{total}{lead}")
+
+    try:
+        rows = _sweep.sweep(ns.kernel, grid, targets=targets, scheduler=ns.scheduler, workers=ns.workers,
+                            checks=not ns.no_checks, resume=resume, progress=progress)
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        if ns.json_file:  # what finished is kept: --resume continues from it
+            _sweep_output.write_json(ns.json_file, [*resume, *done], ns.kernel, grid, targets)
+        print(f"nkic: interrupted after {len(done)} configuration(s)"
+              f"{'; --resume ' + ns.json_file + ' continues' if ns.json_file else ''}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if bar is not None:
+            bar.close()
+    targets = list(dict.fromkeys(r["target"] for r in rows))
+    if ns.json_file:
+        _sweep_output.write_json(ns.json_file, rows, ns.kernel, grid, targets)
+    if ns.csv:
+        _sweep_output.write_csv(ns.csv, rows, list(grid))
+    if ns.plot:
+        _sweep_output.plot(ns.plot, rows, list(grid))
+    ranked = _sweep.rank(rows)
+    if not ns.quiet:
+        print(_sweep_output.table(ranked, list(grid)))
+    statuses = {r["status"] for r in rows}
+    failed = sum(r["status"] == "failed" for r in rows)
+    if failed:
+        print(f"nkic: {failed} configuration(s) failed twice (see their rows)", file=sys.stderr)
+    return EXIT_OK if "ok" in statuses else EXIT_MISMATCH if "mismatch" in statuses else EXIT_DIAGNOSTIC
+
+
+def _best_text(row):
+    params = ", ".join(f"{k}={v}" for k, v in row["params"].items())
+    return f"{row['predicted_latency_us']:.3f} us ({params} on {row['target']})"
+
+
 def _parser():
     p = _Parser(prog="nkic", description="Trace, check and simulate NKI kernels on the CPU.",
                 epilog="exit status: 0 ok, 1 numeric mismatch, 2 kernel diagnostic, 3 usage error")
     p.add_argument("--version", action="version", version=f"nkic {__version__}")
-    common = _Parser(add_help=False)
-    common.add_argument("kernel", help="FILE.py or FILE.py::KERNEL")
-    common.add_argument("--arg", action="append", default=[], help="NAME=DTYPE[D0,D1,...] (e.g. x=f32[128,512])")
-    common.add_argument("--grid", help="SPMD launch grid, e.g. 2,4")
-    common.add_argument("--target", help="trn1, inf2, trn2, trn3, inf1 (check: comma list or 'all')")
-    loud = common.add_mutually_exclusive_group()
+    base = _Parser(add_help=False)
+    base.add_argument("kernel", help="FILE.py or FILE.py::KERNEL")
+    base.add_argument("--target", help="trn1, inf2, trn2, trn3, inf1 (check, sweep: comma list or 'all')")
+    loud = base.add_mutually_exclusive_group()
     loud.add_argument("-q", "--quiet", action="store_true", help="print only failures")
     loud.add_argument("-v", "--verbose", action="store_true", help="print full diagnostics and tracebacks")
+    common = _Parser(add_help=False, parents=[base])
+    common.add_argument("--arg", action="append", default=[], help="NAME=DTYPE[D0,D1,...] (e.g. x=f32[128,512])")
+    common.add_argument("--grid", help="SPMD launch grid, e.g. 2,4")
     common.add_argument("--json", action="store_true", help="print one JSON object (docs/cli.md has the schema)")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     for name, fn, help_ in (("trace", cmd_trace, "print the IR of FILE::KERNEL"),
@@ -369,6 +384,20 @@ def _parser():
             sp.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
         if name == "check":
             sp.add_argument("--sarif", action="store_true", help="print a SARIF 2.1.0 log instead of text")
+    sp = sub.add_parser("sweep", parents=[base], help="legality, numerics and predicted latency over a grid of "
+                        "keyword arguments (docs/sweep.md)")
+    sp.set_defaults(fn=cmd_sweep, json=False)
+    sp.add_argument("--param", action="append", default=[], metavar="NAME=V1,V2",
+                    help="a keyword argument of the kernel and its values (int, float, True/False, None or text)")
+    sp.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                    help="run on a dask.distributed cluster ('auto': a local one); default: a process pool")
+    sp.add_argument("--workers", type=int, metavar="N", help="processes of the local pool or of 'auto' (default: "
+                    "one per core)")
+    sp.add_argument("--no-checks", action="store_true", help="simulate without the race and uninitialized-read checks")
+    sp.add_argument("--json", dest="json_file", metavar="FILE", help="write every row as JSON")
+    sp.add_argument("--csv", metavar="FILE", help="write every row as CSV")
+    sp.add_argument("--plot", metavar="FILE.png", help="plot predicted latency against each parameter")
+    sp.add_argument("--resume", metavar="FILE.json", help="skip the configurations a --json file already holds")
     return p
 
 
