@@ -127,7 +127,8 @@ def run_task(task):
     loaded = _load(source)
     row = new_row(params, target)
     row["worker"] = _worker_address()
-    kernel = _kernel.TraceKernel(loaded.kernel, platform_target=target)
+    kernel = loaded.kernel if isinstance(loaded.kernel, _kernel.TraceKernel) else _kernel.TraceKernel(loaded.kernel)
+    kernel = kernel.retarget(target)  # a current-API kernel stays one
     t0 = time.perf_counter()
     try:
         with warnings.catch_warnings():

@@ -37,6 +37,10 @@ SOURCE = textwrap.dedent('''
 
     def make_inputs():
         return np.ones((512, 512), np.float32), np.ones((512, 512), np.float32)
+
+
+    def reference(a, b):
+        return a + b
 ''')
 
 
@@ -82,3 +86,9 @@ def test_cli_profile_of_a_current_kernel_honours_target(kernel_file):
                             "--json"], capture_output=True, text=True, timeout=120)
     assert check.returncode == 0, check.stderr
     assert [t["target"] for t in json.loads(check.stdout)["targets"]] == ["trn1", "trn3"]
+
+
+def test_a_sweep_of_a_current_kernel_runs_it_as_one_on_each_target(kernel_file):
+    rows = nkic.sweep(f"{kernel_file}::add_kernel", grid={}, targets=["trn1", "trn2"], workers=1)
+    assert [(r["target"], r["status"]) for r in rows] == [("trn1", "ok"), ("trn2", "ok")]
+    assert rows[0]["predicted_latency_us"] > rows[1]["predicted_latency_us"] > 0
