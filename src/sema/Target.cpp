@@ -23,6 +23,9 @@ CostFigures cost_figures(int gen) {
     c.cores_per_chip = 2;
     c.dve_pool_share_sbuf_port = true;
     c.dve_act_psum_port = CostFigures::PsumPort::shared;
+    // Not published for NC-v2, only that nl.load_transpose2d "can degrade DMA bandwidth
+    // significantly": the lowest transpose figure published (trn2's SBUF to SBUF, 50 %).
+    c.dma_transpose_efficiency = c.dma_transpose_sbuf_efficiency = 0.5;
   } else if (gen == 3) {
     c.pe = {2.4, 1, 1, 0, 0};
     c.act = {1.2, 1, 1, 0, act_fixed};

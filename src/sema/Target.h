@@ -46,7 +46,7 @@ struct CostFigures {
   int cores_per_chip = 1;
   // A DMA transpose (the innermost coordinate contiguous on one side, walking
   // partitions on the other) runs on all queues together at this share of their
-  // bandwidth, from HBM and from SBUF; 0: no transposing DMA hardware (element-wise).
+  // bandwidth, from HBM and from SBUF; 0: element-wise (every element its own buffer).
   double dma_transpose_efficiency = 0, dma_transpose_sbuf_efficiency = 0;
   // Engines that cannot stream from the same memory at once: on NC-v2 the Vector
   // and GpSimd engines share an SBUF port, and the Vector and Scalar engines a
