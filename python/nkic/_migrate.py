@@ -257,7 +257,11 @@ class Migration:
             if self.env.bind(targets[0], value):
                 return _DROP
             if isinstance(value, ast.Call):
-                return self._assign_call(node, targets[0], value)
+                out = self._assign_call(node, targets[0], value)
+                if out is not None:
+                    return out
+            if isinstance(targets[0], ast.Subscript):
+                return self._assign_view(node, targets[0], value)
         if isinstance(node, ast.AugAssign) and isinstance(value, ast.Call) and self._matmul(value):
             return self._accumulate(node, value)
         if isinstance(node, ast.Expr) and isinstance(value, ast.Call) and self._is(value, self.nl, "store"):
@@ -281,6 +285,20 @@ class Migration:
             if (self._is(call, self.nl, "zeros") or self._is(call, self.nl, "ndarray")) and call.args:
                 return self._allocation(node, target, call)
         return None
+
+    def _assign_view(self, node, target, value):
+        """`t[grid] = value` where the view became an access pattern (a call, which Python
+        cannot assign to): a copy into it; `nl.copy(x)` copies x directly."""
+        dst = self.render(target)
+        if not dst.endswith(")"):
+            return None
+        if isinstance(value, ast.Call) and self._is(value, self.nl, "copy") and len(value.args) == 1 \
+                and not value.keywords:
+            src = self.render(value.args[0])
+        else:
+            src = self.render(value)
+        self.uses_nisa = True
+        return f"{self._nisa_alias()}.tensor_copy(dst={dst}, src={src})"
 
     def _nisa_name(self, call):
         return call.func.attr
@@ -345,7 +363,13 @@ class Migration:
         if shape is None:
             shape = f"{src}.shape"
         if dtype is None:
-            dtype = f"{self.seg(base) if base is not None and shape != f'{src}.shape' else src}.dtype"
+            root = base
+            while isinstance(root, (ast.Call, ast.Attribute, ast.Subscript)):
+                root = root.func if isinstance(root, ast.Call) else root.value
+            dtype = f"{root.id if isinstance(root, ast.Name) else src}.dtype"
+        site = self.sites.get((call.lineno, call.col_offset + 1))
+        if site is not None:
+            self.shapes[target.id] = site
         dst = target.id
         if mask is not None and elts:
             dst = ix.bounded_tile(dst, ix.grid_vars(self.env, elts), mask)
@@ -364,7 +388,7 @@ class Migration:
             self.mask = saved
         elts, _ = self._grid_of(dst_node)
         if mask is not None and elts:
-            value = ix.bounded_tile(value if isinstance(value_node, ast.Name) else f"({value})",
+            value = ix.bounded_tile(value if isinstance(value_node, (ast.Name, ast.Call)) else f"({value})",
                                     ix.grid_vars(self.env, elts), mask)
         self.uses_nisa = True
         return f"{self._nisa_alias()}.dma_copy(dst={dst}, src={value})"
@@ -389,6 +413,9 @@ class Migration:
         name = self._nisa_name(call)
         mask = self._with_mask(call)
         pos, kws = self._args(call, skip=("mask", "dtype"), mask=mask)
+        for k, v in kws.items():  # numpy ufuncs as ALU ops: the nl operators of the same name
+            if k.startswith("op") and v.startswith("np."):
+                kws[k] = f"{next(iter(self.nl))}.{v[3:]}"
         if name == "affine_select":
             pos, kws = self._affine_select(call, pos, kws)
         elif name in ("memset", "iota"):
