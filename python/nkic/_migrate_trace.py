@@ -2,10 +2,10 @@
 the traced IR's tensors (shape, dtype, memory, source line:col) become the destinations
 of rewritten calls, and both versions are simulated on the same inputs and compared."""
 import importlib.util
+import inspect
 import os
 import re
 import sys
-import tempfile
 import warnings
 
 import numpy as np
@@ -66,27 +66,32 @@ def load_module(path, name):
 
 
 def run_legacy(kernel, grid, args, kwargs):
+    """Simulates the legacy kernel (as a plain simulation: no hardware notice)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return kernel.run(grid, args, kwargs)
+        traced = kernel.trace(grid, args, kwargs)
+    bound = inspect.signature(kernel.func).bind(*args, **kwargs).arguments
+    return _kernel.simulate_traced(traced, traced.arrays(bound))
 
 
-def run_current(text, path, name, grid, args, kwargs):
-    """Loads the migrated text as a module next to `path` and simulates its kernel `name`
-    (the SPMD grid becomes the kernel's spmd_grid argument)."""
+def run_current(path, name, grid, args, kwargs, target=None):
+    """Simulates the kernel `name` of the migrated file at `path` (the legacy SPMD grid
+    becomes the kernel's spmd_grid argument; `target` as NEURON_PLATFORM_TARGET_OVERRIDE)."""
     import nki
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(suffix="_migrated.py", prefix=".nkic_", dir=folder)
+    mod = load_module(path, "nkic_migrated_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0]))
+    if grid is not None:
+        kwargs = dict(kwargs, spmd_grid=tuple(grid))
+    saved = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE")
+    if target:
+        os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = target
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        mod = load_module(tmp, "nkic_migrated_" + re.sub(r"\W", "_", name))
-        kernel = getattr(mod, name)
-        if grid is not None:
-            kwargs = dict(kwargs, spmd_grid=tuple(grid))
-        return nki.simulate(kernel)(*args, **kwargs)
+        return nki.simulate(getattr(mod, name))(*args, **kwargs)
     finally:
-        os.unlink(tmp)
+        if target:
+            if saved is None:
+                del os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"]
+            else:
+                os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = saved
 
 
 def compare(legacy_outs, current_outs, tolerance=None):

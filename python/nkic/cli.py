@@ -5,6 +5,7 @@
   nkic check FILE::KERNEL --arg ... --target trn1,trn2 | all [--json | --sarif]
   nkic profile FILE[::KERNEL] [--target trn2] [--trace-json FILE] [--html FILE] [--json]
   nkic sweep FILE[::KERNEL] --param NAME=V1,V2 ... [--target trn1,trn2] [--scheduler tcp://HOST:PORT | auto]
+  nkic migrate FILE[::KERNEL] [--arg ...] [--check] [-o OUT.py] [--json]
 
 Exit status: 0 ok, 1 numeric mismatch (run), 2 kernel diagnostic, 3 usage error.
 docs/cli.md documents the options and the JSON schemas.
@@ -25,6 +26,7 @@ from ._core import core
 from ._version import __version__
 from . import _cli_output as out, _compare, _dtypes, _kernel, _profile, _sweep, _sweep_output
 from ._kernel_file import CliError, find_kernel, load_module, user_call
+from ._migrate_cli import cmd_migrate
 
 EXIT_OK, EXIT_MISMATCH, EXIT_DIAGNOSTIC, EXIT_USAGE = 0, 1, 2, 3
 TARGETS = ("inf1", "trn1", "inf2", "trn2", "trn3")
@@ -367,7 +369,8 @@ def _parser():
     for name, fn, help_ in (("trace", cmd_trace, "print the IR of FILE::KERNEL"),
                             ("run", cmd_run, "trace, simulate and compare with the file's reference()"),
                             ("check", cmd_check, "legality on one or more targets"),
-                            ("profile", cmd_profile, "predicted latency, engine use and timeline on a target")):
+                            ("profile", cmd_profile, "predicted latency, engine use and timeline on a target"),
+                            ("migrate", cmd_migrate, "rewrite a legacy neuronxcc.nki file into the current nki API")):
         sp = sub.add_parser(name, help=help_, parents=[common])
         sp.set_defaults(fn=fn)
         if name == "trace":
@@ -382,6 +385,10 @@ def _parser():
         if name == "profile":
             sp.add_argument("--trace-json", metavar="FILE", help="write the engine timeline (Perfetto / Chrome JSON)")
             sp.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+        if name == "migrate":
+            sp.add_argument("--check", action="store_true",
+                            help="simulate the legacy and the migrated kernels on the same inputs and compare")
+            sp.add_argument("-o", "--output", metavar="OUT.py", help="write the migrated file (default: stdout)")
         if name == "check":
             sp.add_argument("--sarif", action="store_true", help="print a SARIF 2.1.0 log instead of text")
     sp = sub.add_parser("sweep", parents=[base], help="legality, numerics and predicted latency over a grid of "
