@@ -45,7 +45,8 @@ class Migration:
         self.env = None
         self.mask = None
         self.blocks = {}      # tensor name -> position of its nl.par_dim (moved to the front)
-        self.accumulators = set()
+        self.accumulators = set()  # names a matmul accumulates into with +=
+        self.fresh = set()         # of those, the ones allocated here for it (nl.zeros in PSUM)
         self.shapes = {}      # name -> traced Site of the call it was assigned from
         self.spmd_kernels = self._spmd_kernels()
 
@@ -186,9 +187,9 @@ class Migration:
         return self.seg(target) + (f"({', '.join(kept)})" if kept else "")
 
     def _function(self, node):
-        outer = (self.env, self.blocks, self.accumulators, self.shapes)
+        outer = (self.env, self.blocks, self.accumulators, self.shapes, self.fresh)
         self.env = ix.IndexEnv(self.src, self.nl)
-        self.blocks, self.shapes = {}, {}
+        self.blocks, self.shapes, self.fresh = {}, {}, set()
         self.accumulators = self._accumulators(node)
         decorators = {id(d) for d in node.decorator_list}
         spmd = self._spmd(node) if node.name in self.spmd_kernels else {}
@@ -202,7 +203,7 @@ class Migration:
         try:
             return self.splice(node, transform)
         finally:
-            self.env, self.blocks, self.accumulators, self.shapes = outer
+            self.env, self.blocks, self.accumulators, self.shapes, self.fresh = outer
 
     def _accumulators(self, fn):
         """Names a matmul accumulates into with `+=` (PSUM tiles the first write can overwrite)."""
@@ -262,13 +263,25 @@ class Migration:
                     return out
             if isinstance(targets[0], ast.Subscript):
                 return self._assign_view(node, targets[0], value)
+        if isinstance(node, ast.Return) and isinstance(value, ast.Call) and (
+                self._is(value, self.nisa) or self._is(value, self.nl, "load")):
+            return self._return_call(node, value)
         if isinstance(node, ast.AugAssign) and isinstance(value, ast.Call) and self._matmul(value):
             return self._accumulate(node, value)
         if isinstance(node, ast.Expr) and isinstance(value, ast.Call) and self._is(value, self.nl, "store"):
             return self._store(node, value)
         return None
 
+    def _return_call(self, node, call):
+        """`return nisa.op(...)`: the destination gets a name (one the function does not use)."""
+        used = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name)}
+        name = next(n for n in ("result", "result_", "result__") if n not in used)
+        text = self._assign_call(node, ast.Name(id=name, ctx=ast.Store()), call)
+        return self.lines(node, text, f"return {name}")
+
     def _target_text(self, node, target):
+        if not hasattr(target, "lineno"):
+            return target.id
         if isinstance(node, ast.AnnAssign):
             return f"{self.render(target)}: {self.seg(node.annotation)}"
         return self.render(target)
@@ -323,6 +336,8 @@ class Migration:
                        and self.seg(buffer).endswith("psum"))
         if text is None and not zeroed_psum:
             return None
+        if zeroed_psum:
+            self.fresh.add(target.id)
         func = f"{next(iter(self.nl))}.ndarray" if zeroed_psum else self.seg(call.func)
         rest = [self.render(a) for a in call.args[1:]] + [self.render(k) for k in call.keywords]
         return f"{self._target_text(node, target)} = {func}({', '.join([text or self.render(shape)] + rest)})"
@@ -399,7 +414,7 @@ class Migration:
         pos, kws = self._args(call, skip=("mask", "transpose_x"), mask=self._with_mask(call))
         dst = self.render(node.target)
         base = node.target.value if isinstance(node.target, ast.Subscript) else node.target
-        fresh = isinstance(base, ast.Name) and base.id in self.accumulators
+        fresh = isinstance(base, ast.Name) and base.id in self.fresh
         args = [dst] + pos + [f"{k}={v}" for k, v in kws.items()] + ([] if fresh else ["accumulate=True"])
         self.uses_nisa = True
         return f"{self._nisa_alias()}.nc_matmul({', '.join(args)})"
@@ -413,9 +428,11 @@ class Migration:
         name = self._nisa_name(call)
         mask = self._with_mask(call)
         pos, kws = self._args(call, skip=("mask", "dtype"), mask=mask)
-        for k, v in kws.items():  # numpy ufuncs as ALU ops: the nl operators of the same name
-            if k.startswith("op") and v.startswith("np."):
-                kws[k] = f"{next(iter(self.nl))}.{v[3:]}"
+        nl = next(iter(self.nl))  # numpy ufuncs and dtypes: the nl names of the same name
+        pos = [f"{nl}.{a[3:]}" if a.startswith("np.") and a[3:].isidentifier() else a for a in pos]
+        kws = {k: f"{nl}.{v[3:]}" if v.startswith("np.") and v[3:].isidentifier() else v for k, v in kws.items()}
+        if name == "nc_matmul" and not isinstance(target, ast.Name):
+            kws.setdefault("accumulate", "False")  # `t[...] = nc_matmul(...)` overwrites every time
         if name == "affine_select":
             pos, kws = self._affine_select(call, pos, kws)
         elif name in ("memset", "iota"):

@@ -67,10 +67,10 @@ def cmd_migrate(ns, pr):
             if grid is not None:
                 grids[name] = grid
         text, notes = _migrate.migrate_source(source, sites, grids)
+    except core.NKIError as e:  # before SyntaxError: the kernel diagnostics derive from it
+        return _fail(ns, pr, path, e)
     except SyntaxError as e:
         raise cli.CliError(f"{path}:{e.lineno}: cannot parse the file: {e.msg}") from None
-    except core.NKIError as e:
-        return _fail(ns, pr, path, e)
     if ns.output:
         with open(ns.output, "w") as f:
             f.write(text)
