@@ -261,6 +261,9 @@ class Migration:
                 out = self._assign_call(node, targets[0], value)
                 if out is not None:
                     return out
+                bounded = self._masked_target(targets[0], value)
+                if bounded is not None:
+                    return f"{bounded} = {self.render(value)}"
             if isinstance(targets[0], ast.Subscript):
                 return self._assign_view(node, targets[0], value)
         if isinstance(node, ast.Return) and isinstance(value, ast.Call) and (
@@ -292,7 +295,7 @@ class Migration:
         if self._is(call, self.nisa) and self._nisa_name(call) not in ("get_nc_version",):
             return self._isa(node, target, call)
         if isinstance(target, ast.Name):
-            site = self.sites.get((call.lineno, call.col_offset + 1))
+            site = self.sites.get((call.lineno, call.col_offset + 1)) or self._broadcast(call)
             if site is not None:
                 self.shapes[target.id] = site
             if (self._is(call, self.nl, "zeros") or self._is(call, self.nl, "ndarray")) and call.args:
@@ -312,6 +315,24 @@ class Migration:
             src = self.render(value)
         self.uses_nisa = True
         return f"{self._nisa_alias()}.tensor_copy(dst={dst}, src={src})"
+
+    def _broadcast(self, call):
+        """`t.broadcast_to((P, F))` makes no tensor in the IR: its axes, from the literal shape
+        (an expression counts as an axis longer than 1)."""
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "broadcast_to" and call.args
+                and isinstance(call.args[0], ast.Tuple)):
+            return None
+        from ._migrate_trace import Site
+        return Site(tuple(e.value if isinstance(e, ast.Constant) and isinstance(e.value, int) else 2
+                          for e in call.args[0].elts), None, None)
+
+    def _masked_target(self, target, call):
+        """`t[...] = op(..., mask=m)` writes the masked part of t only."""
+        if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+                and isinstance(target.slice, ast.Constant) and target.slice.value is Ellipsis
+                and target.value.id in self.shapes and _kw(call, "mask") is not None):
+            return None
+        return ix.bounded_operand(target.value.id, self.shapes[target.value.id].shape, self._with_mask(call))
 
     def _nisa_name(self, call):
         return call.func.attr
@@ -347,14 +368,21 @@ class Migration:
         return ix.Mask(self.env, m) if m is not None else None
 
     def _args(self, call, skip=("mask",), mask=None):
-        """The call's arguments rendered (index subscripts converted, bounded by `mask`)."""
+        """The call's arguments rendered (index subscripts converted, bounded by `mask`,
+        and so are whole tiles of a masked computation)."""
         saved, self.mask = self.mask, mask
         try:
-            pos = [self.render(a) for a in call.args]
-            kws = {k.arg: self.render(k.value) for k in call.keywords if k.arg not in skip}
+            pos = [self._operand(a, mask) for a in call.args]
+            kws = {k.arg: self._operand(k.value, mask) for k in call.keywords if k.arg not in skip}
         finally:
             self.mask = saved
         return pos, kws
+
+    def _operand(self, node, mask):
+        site = self.shapes.get(node.id) if isinstance(node, ast.Name) else None
+        if mask is None or site is None:
+            return self.render(node)
+        return ix.bounded_operand(node.id, site.shape, mask)
 
     def _grid_of(self, node):
         """(index elements, base) of `base[elements]`, or (None, None)."""

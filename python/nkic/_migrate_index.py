@@ -182,7 +182,7 @@ class Mask:
     """The bounds a legacy `mask=` puts on index axes: var -> (mask const, exclusive bound)."""
 
     def __init__(self, env, node):
-        self.bounds = {}
+        self.bounds, self.vars = {}, []
         self._add(env, node)
 
     def _add(self, env, node):
@@ -198,6 +198,7 @@ class Mask:
             raise Unsupported("a mask bounding more than one index axis in one comparison")
         bound = right.const if isinstance(node.ops[0], ast.Lt) else f"{_paren(right.const)} + 1"
         self.bounds[id(left.terms[0][1])] = (left.const, bound)
+        self.vars.append(left.terms[0][1])
 
     def size(self, var):
         """The axis length under the mask (source text), or None when unbounded."""
@@ -214,6 +215,18 @@ class Mask:
         if mconst == const:
             return f"min({_add(const, var.size)}, {bound})"
         return _add(const, self.size(var))
+
+
+def bounded_operand(name, shape, mask):
+    """A whole tile operand of a masked call, cut to the masked part of the axes it spans
+    (its traced `shape` says which: an axis of size 1 is broadcast, not cut)."""
+    parts = [":"] * len(shape)
+    for var in mask.vars:
+        if var.pos < len(shape) and shape[var.pos] > 1:
+            parts[var.pos] = f"0:{mask.size(var)}"
+    while parts and parts[-1] == ":":
+        parts.pop()
+    return f"{name}[{', '.join(parts)}]" if parts else name
 
 
 def _strides(base, ndim):
