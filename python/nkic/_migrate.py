@@ -108,7 +108,7 @@ class Migration:
 
     def mark(self, node, message):
         self.notes.append(Note(node.lineno, message))
-        return self.lines(node, f"# nkic-migrate: {message}", self.splice(node))
+        return self.lines(node, f"# nkic-migrate: {message}", self.seg(node))  # kept as written
 
     # --- module-level facts ---------------------------------------------------------
     def _aliases(self):
@@ -188,7 +188,7 @@ class Migration:
 
     def _function(self, node):
         outer = (self.env, self.blocks, self.accumulators, self.shapes, self.fresh)
-        self.env = ix.IndexEnv(self.src, self.nl)
+        self.env = ix.IndexEnv(self.render, self.nl)
         self.blocks, self.shapes, self.fresh = {}, {}, set()
         self.accumulators = self._accumulators(node)
         decorators = {id(d) for d in node.decorator_list}
@@ -245,9 +245,13 @@ class Migration:
         ind, depth = self.indent(body[first]), "    " * dims
         head = "".join(f"for spmd_{d} in {nl}.affine_range(spmd_grid[{d}]):\n{ind}{'    ' * (d + 1)}"
                        for d in range(dims))
+        pending = [head]  # the loops open before the first statement that stays
+
+        def wrap(text):
+            opened, pending[:] = (pending[0] if pending else depth), []
+            return opened + text.replace("\n", "\n" + depth)
         for i in range(first, stop):
-            out[id(body[i])] = (lambda text, i=i: (head if i == first else depth)
-                                + text.replace("\n", "\n" + depth))
+            out[id(body[i])] = wrap
         return out
 
     def _statement(self, node):

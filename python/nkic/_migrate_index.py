@@ -79,11 +79,8 @@ class IndexEnv:
     """The index values of one kernel function: names bound to grids and affine
     expressions of them, in source order."""
 
-    def __init__(self, source, nl_names):
-        self.source, self.nl_names, self.names = source, nl_names, {}
-
-    def seg(self, node):
-        return ast.get_source_segment(self.source, node)
+    def __init__(self, render, nl_names):
+        self.seg, self.nl_names, self.names = render, nl_names, {}
 
     def value(self, node):
         """The index value of an expression: Affine, Grid, or None for an ordinary value."""
