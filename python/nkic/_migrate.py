@@ -10,7 +10,6 @@ from . import _migrate_index as ix
 from ._migrate_index import Unsupported
 
 _DROP = object()  # a rendered statement or decorator that disappears with its line
-_MATMULS = ("nc_matmul", "matmul")
 
 
 class Note:
@@ -167,7 +166,7 @@ class Migration:
             return "import " + ", ".join(names)
         return None
 
-    def _decorator(self, d, fn):
+    def _decorator(self, d):
         """A legacy decorator in the current API: `@nki.trace` / `nki.jit(mode="trace")`
         helpers become plain functions; mode= and platform_target= go."""
         call = d if isinstance(d, ast.Call) else None
@@ -196,7 +195,7 @@ class Migration:
 
         def transform(child):
             if id(child) in decorators:
-                text = self._decorator(child, node)
+                text = self._decorator(child)
                 return self.render(child) if text is None else text
             text = self.render(child)
             return spmd[id(child)](text) if id(child) in spmd and text is not _DROP else text

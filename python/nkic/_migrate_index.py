@@ -169,11 +169,6 @@ class IndexEnv:
             return True
         raise Unsupported("an index grid bound to this target")
 
-    def uses_index(self, node):
-        return any(isinstance(self.value(n), (Affine, Grid)) and self.value(n).terms
-                   if isinstance(self.value(n), Affine) else isinstance(self.value(n), Grid)
-                   for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)))
-
 
 class Mask:
     """The bounds a legacy `mask=` puts on index axes: var -> (mask const, exclusive bound)."""
@@ -293,15 +288,10 @@ def _access_pattern(env, base, elts, affs, mask):
 def grid_shape(env, elts, mask=None):
     """The tile shape (source text tuple) an index-grid subscript selects, in grid order;
     `mask` bounds the masked axes. None when no element is an index expression."""
-    axes = {}
-    for e in elts:
-        v = env.value(e)
-        if isinstance(v, Affine):
-            for _, var in v.terms:
-                axes[id(var)] = var
+    axes = grid_vars(env, elts)
     if not axes:
         return None
-    dims = [(mask.size(v) if mask else None) or v.size for v in sorted(axes.values(), key=lambda v: v.pos)]
+    dims = [(mask.size(v) if mask else None) or v.size for v in axes]
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
@@ -314,6 +304,7 @@ def bounded_tile(name, shape_vars, mask):
 
 
 def grid_vars(env, elts):
+    """The index axes the elements use, in grid order."""
     axes = {}
     for e in elts:
         v = env.value(e)

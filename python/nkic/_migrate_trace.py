@@ -10,7 +10,6 @@ import warnings
 
 import numpy as np
 
-from ._core import core
 from . import _compare, _kernel
 
 # `tensor NAME: DTYPE[D0, D1] BUFFER local  @ FILE:LINE:COL` in the IR's text
