@@ -111,15 +111,17 @@ class Migration:
 
     # --- module-level facts ---------------------------------------------------------
     def _aliases(self):
-        nl, nisa, nki = {"nl"}, {"nisa"}, {"nki"}
+        """The names the file gives nki.language and nki.isa (the first one is what new
+        code writes), and nki's."""
+        nl, nisa = [], []
         for n in ast.walk(self.tree):
             if isinstance(n, ast.Import):
                 for a in n.names:
                     if a.name.endswith("nki.language"):
-                        nl.add(a.asname or a.name)
+                        nl.append(a.asname or a.name)
                     elif a.name.endswith("nki.isa"):
-                        nisa.add(a.asname or a.name)
-        return nl, nisa, nki
+                        nisa.append(a.asname or a.name)
+        return nl + ["nl"], nisa + ["nisa"], ["nki"]
 
     def _spmd_kernels(self):
         return {f.name for f in ast.walk(self.tree) if isinstance(f, ast.FunctionDef)
@@ -238,9 +240,10 @@ class Migration:
             out[id(last)] = lambda text: f"{text}, spmd_grid={default}"
         body = node.body
         first = next(i for i, s in enumerate(body) if any(
-            isinstance(c, ast.Call) and self._is(c, self.nl, "program_id") for c in ast.walk(s)))
+            isinstance(c, ast.Call) and (self._is(c, self.nl, "program_id") or self._is(c, self.nl, "num_programs"))
+            for c in ast.walk(s)))
         stop = len(body) - 1 if isinstance(body[-1], ast.Return) else len(body)
-        nl = next(iter(self.nl))
+        nl = self.nl[0]
         ind, depth = self.indent(body[first]), "    " * dims
         head = "".join(f"for spmd_{d} in {nl}.affine_range(spmd_grid[{d}]):\n{ind}{'    ' * (d + 1)}"
                        for d in range(dims))
@@ -362,7 +365,7 @@ class Migration:
             return None
         if zeroed_psum:
             self.fresh.add(target.id)
-        func = f"{next(iter(self.nl))}.ndarray" if zeroed_psum else self.seg(call.func)
+        func = f"{self.nl[0]}.ndarray" if zeroed_psum else self.seg(call.func)
         rest = [self.render(a) for a in call.args[1:]] + [self.render(k) for k in call.keywords]
         return f"{self._target_text(node, target)} = {func}({', '.join([text or self.render(shape)] + rest)})"
 
@@ -419,8 +422,8 @@ class Migration:
         dst = target.id
         if mask is not None and elts:
             dst = ix.bounded_tile(dst, ix.grid_vars(self.env, elts), mask)
-        alloc = f"{self._target_text(node, target)} = {next(iter(self.nl))}.ndarray({shape}, dtype={dtype}, " \
-                f"buffer={next(iter(self.nl))}.sbuf)"
+        alloc = f"{self._target_text(node, target)} = {self.nl[0]}.ndarray({shape}, dtype={dtype}, " \
+                f"buffer={self.nl[0]}.sbuf)"
         return self.lines(node, alloc, f"{copy}(dst={dst}, src={src})")
 
     def _store(self, node, call):
@@ -451,7 +454,7 @@ class Migration:
         return f"{self._nisa_alias()}.nc_matmul({', '.join(args)})"
 
     def _nisa_alias(self):
-        return next(iter(self.nisa))
+        return self.nisa[0]
 
     def _isa(self, node, target, call):
         """`x = nisa.op(...)` -> `x = nl.ndarray(...)` + `nisa.op(x, ...)`, the destination
@@ -459,7 +462,7 @@ class Migration:
         name = self._nisa_name(call)
         mask = self._with_mask(call)
         pos, kws = self._args(call, skip=("mask", "dtype"), mask=mask)
-        nl = next(iter(self.nl))  # numpy ufuncs and dtypes: the nl names of the same name
+        nl = self.nl[0]  # numpy ufuncs and dtypes: the nl names of the same name
         pos = [f"{nl}.{a[3:]}" if a.startswith("np.") and a[3:].isidentifier() else a for a in pos]
         kws = {k: f"{nl}.{v[3:]}" if v.startswith("np.") and v[3:].isidentifier() else v for k, v in kws.items()}
         if name == "nc_matmul" and not isinstance(target, ast.Name):
@@ -480,8 +483,8 @@ class Migration:
             shape, dtype = self._shape_of(call, site)
             dt = _kw(call, "dtype")
             dtype = self.render(dt) if dt is not None else dtype
-            alloc = (f"{self._target_text(node, target)} = {next(iter(self.nl))}.ndarray({shape}, dtype={dtype}, "
-                     f"buffer={next(iter(self.nl))}.{site.buffer})")
+            alloc = (f"{self._target_text(node, target)} = {self.nl[0]}.ndarray({shape}, dtype={dtype}, "
+                     f"buffer={self.nl[0]}.{site.buffer})")
             dst = target.id
         else:
             alloc, dst = None, self._target_text(node, target)
@@ -492,7 +495,7 @@ class Migration:
     def _shape_of(self, call, site):
         """The destination's shape and dtype as source: an argument's when equal, else literals."""
         shape = "(" + ", ".join(str(d) for d in site.shape) + ("," if len(site.shape) == 1 else "") + ")"
-        dtype = f"{next(iter(self.nl))}.{site.dtype}"
+        dtype = f"{self.nl[0]}.{site.dtype}"
         for a in list(call.args) + [k.value for k in call.keywords]:
             known = self.shapes.get(a.id) if isinstance(a, ast.Name) else None
             if known is not None and known.shape == site.shape:
@@ -508,7 +511,7 @@ class Migration:
         names = ("on_true_tile", "on_false_value")
         rest = pos[1:] + [kws.pop(n) for n in names if n in kws]
         kws.pop("pred", None)
-        nl = next(iter(self.nl))
+        nl = self.nl[0]
         kws.update(cmp_op=f"{nl}.{cmp}", offset=offset)
         return [pattern, cm] + rest, kws
 

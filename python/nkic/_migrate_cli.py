@@ -17,7 +17,7 @@ def _kernel_inputs(cli, mod, kernels, ns):
     """kernel name -> (args, kwargs) for the kernels the given inputs fit."""
     if ns.arg:
         if len(kernels) != 1:
-            raise cli.CliError("--arg needs one kernel: name it as FILE.py::KERNEL")
+            raise CliError("--arg needs one kernel: name it as FILE.py::KERNEL")
         return {next(iter(kernels)): ((), dict(cli.parse_arg(a) for a in ns.arg))}
     make = getattr(mod, "make_inputs", None)
     if make is None:
@@ -33,7 +33,7 @@ def _kernel_inputs(cli, mod, kernels, ns):
     return fits
 
 
-def _legacy(cli, path, kname):
+def _legacy(path, kname):
     """(module or None, {name: legacy kernel}); a file that does not load migrates untraced."""
     try:
         mod = load_module(path)
@@ -42,7 +42,7 @@ def _legacy(cli, path, kname):
     kernels = {n: v for n, v in vars(mod).items() if mt.legacy_kernel(v) is not None}
     if kname:
         if kname not in kernels:
-            raise cli.CliError(f"{path} defines no legacy kernel named {kname!r}")
+            raise CliError(f"{path} defines no legacy kernel named {kname!r}")
         kernels = {kname: kernels[kname]}
     return mod, kernels, None
 
@@ -51,12 +51,12 @@ def cmd_migrate(ns, pr):
     from . import cli
     path, _, kname = ns.kernel.partition("::")
     if not os.path.exists(path):
-        raise cli.CliError(f"no such file: {path}")
+        raise CliError(f"no such file: {path}")
     with open(path) as f:
         source = f.read()
-    mod, kernels, load_error = _legacy(cli, path, kname)
+    mod, kernels, load_error = _legacy(path, kname)
     if load_error and ns.check:
-        raise cli.CliError(f"--check needs the legacy file to run: {load_error}")
+        raise CliError(f"--check needs the legacy file to run: {load_error}")
     inputs = _kernel_inputs(cli, mod, kernels, ns) if mod is not None else {}
     grid = cli._parse_grid(ns.grid) or getattr(mod, "GRID", None)
     sites, grids = {}, {}
@@ -70,7 +70,7 @@ def cmd_migrate(ns, pr):
     except core.NKIError as e:  # before SyntaxError: the kernel diagnostics derive from it
         return _fail(ns, pr, path, e)
     except SyntaxError as e:
-        raise cli.CliError(f"{path}:{e.lineno}: cannot parse the file: {e.msg}") from None
+        raise CliError(f"{path}:{e.lineno}: cannot parse the file: {e.msg}") from None
     if ns.output:
         with open(ns.output, "w") as f:
             f.write(text)
@@ -85,7 +85,7 @@ def cmd_migrate(ns, pr):
     status = cli.EXIT_OK
     if ns.check:
         if not inputs:
-            raise cli.CliError("--check needs inputs: define make_inputs() in the file or give --arg")
+            raise CliError("--check needs inputs: define make_inputs() in the file or give --arg")
         try:
             status = _check(ns, report, path, text, kernels, inputs, grid, getattr(mod, "TOLERANCE", None))
         except core.NKIError as e:

@@ -341,3 +341,24 @@ def test_nki_samples_tutorials(rel, kernel, inputs, grid, tmp_path):
     text = code((tmp_path / "migrated.py").read_text())
     for legacy in ("neuronxcc", "nl.arange", "nl.mgrid", "mask=", "par_dim"):
         assert legacy not in text, legacy
+
+
+def test_new_code_uses_the_files_own_module_names(tmp_path):
+    path = write(tmp_path, "aliases.py", '''\
+        from neuronxcc import nki as knl
+        import neuronxcc.nki.language as language
+
+
+        @knl.jit
+        def copy_kernel(a):
+            out = language.ndarray(a.shape, dtype=a.dtype, buffer=language.shared_hbm)
+            language.store(out, value=language.load(a))
+            t = language.load(a)
+            return out
+        ''')
+    r = migrate(path, "--arg", "a=f32[128,32]", "--check")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[:3] == ["import nki as knl", "import nki.language as language", "import nki.isa as nisa"]
+    assert "    t = language.ndarray(a.shape, dtype=a.dtype, buffer=language.sbuf)" in lines
+    assert "    nisa.dma_copy(dst=out, src=language.load(a))" in lines
