@@ -521,7 +521,10 @@ class Migration:
         if isinstance(base, ast.Name) and base.id in self.blocks:
             parts = self._elements(text) if text is not None else [self.render(e) for e in elts]
             p = self.blocks[base.id]
-            parts.insert(0, parts.pop(p))
+            if "..." in parts:
+                raise Unsupported(f"`...` in a subscript of {base.id}, whose block dimensions move behind "
+                                  "its partition dimension")
+            parts.insert(0, parts.pop(p) if p < len(parts) else ":")  # fewer indices: all partitions
             return f"{base.id}[{', '.join(parts)}]"
         return text
 

@@ -362,3 +362,25 @@ def test_new_code_uses_the_files_own_module_names(tmp_path):
     assert lines[:3] == ["import nki as knl", "import nki.language as language", "import nki.isa as nisa"]
     assert "    t = language.ndarray(a.shape, dtype=a.dtype, buffer=language.sbuf)" in lines
     assert "    nisa.dma_copy(dst=out, src=language.load(a))" in lines
+
+
+def test_a_block_selected_by_its_leading_index_keeps_every_partition(tmp_path):
+    path = write(tmp_path, "blocks.py", '''\
+        import neuronxcc.nki as nki
+        import neuronxcc.nki.language as nl
+
+
+        @nki.jit
+        def pick_kernel(a):
+            out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+            tiles = nl.ndarray((2, nl.par_dim(128), 64), dtype=a.dtype, buffer=nl.sbuf)
+            for b in nl.affine_range(2):
+                tiles[b] = nl.load(a[b * 128:(b + 1) * 128, :])
+            nl.store(out, value=nl.copy(tiles[1]))
+            return out
+        ''')
+    r = migrate(path, "--arg", "a=f32[256,64]", "--check")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert "        nisa.dma_copy(dst=tiles[:, b], src=a[b * 128:(b + 1) * 128, :])" in lines
+    assert "    nisa.dma_copy(dst=out, src=nl.copy(tiles[:, 1]))" in lines
