@@ -66,6 +66,17 @@ const types::TensorVal* optional_tensor(py::handle h, const char* what, std::opt
   return &*slot;
 }
 
+// reduce_op (a name, or None for add), reduce_res (a tile or None) and reduce_cmd
+// (nisa.reduce_cmd: idle 0, reset 1, reduce 2, reset_reduce 3, as ir::AccCmd).
+codegen::Accumulate accumulate_of(py::handle op, py::handle res, int cmd, std::optional<types::TensorVal>& slot) {
+  codegen::Accumulate acc;
+  if (cmd < 0 || cmd > 3) sema::fail(sema::err_unexpected_type_of_operand("reduce_cmd", "not a nisa.reduce_cmd"));
+  acc.cmd = static_cast<ir::AccCmd>(cmd);
+  if (!op.is_none()) acc.op = alu_of(op.cast<std::string>());
+  acc.res = optional_tensor(res, "reduce_res", slot);
+  return acc;
+}
+
 }  // namespace
 
 void bind_ops_api(py::module_& m) {
@@ -169,16 +180,6 @@ void bind_ops_api(py::module_& m) {
     for (size_t d = 1; d < v.shape.size(); ++d) n *= v.shape[d];
     sema::assert_elements_per_partition(n, min_size, max_size, operand, b.api(), b.raiser());
   });
-  // An operand of the composing nisa.* call against the op table.
-  m.def("check_activation_operands", [](py::handle data, py::handle bias, py::handle scale) {
-    codegen::KernelBuilder& b = builder("");
-    auto opt = [](py::handle h, const char* what) {
-      return py::isinstance<PyTensor>(h) ? std::optional<types::TensorVal>(tensor_of(h, what)) : std::nullopt;
-    };
-    std::optional<types::TensorVal> bt = opt(bias, "bias"), st = opt(scale, "scale");
-    if (!st && !PyNumber_Check(scale.ptr())) b.fail(sema::err_activation_scale_invalid_type(py_type_name(scale)));
-    codegen::check_activation_operands(b, tensor_of(data, "data"), bt ? &*bt : nullptr, st ? &*st : nullptr);
-  });
   m.def("engine_accumulator", [] { return wrap_tensor(builder("").engine_accumulator()); });
   m.def("check_operand", [](py::handle t, const std::string& operand) {
     builder("").check_operand(operand.c_str(), tensor_of(t, operand.c_str()));
@@ -272,6 +273,26 @@ void bind_ops_api(py::module_& m) {
     if (!op) sema::fail(sema::err_instruction_unsupported_op(opcode));
     return wrap_tensor(codegen::isa_pipeline(b, *op, tensor_of(data, "data"), steps_of(steps), a.op,
                                              ir::engine_from_nki(engine)));
+  });
+  m.def("activation", [](const std::string& op, py::handle data, py::handle bias, py::handle scale, py::handle reduce_op,
+                         py::handle reduce_res, int reduce_cmd, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(mask, dtype);
+    if (!py::isinstance<PyTensor>(scale) && !PyNumber_Check(scale.ptr()))
+      b.fail(sema::err_activation_scale_invalid_type(py_type_name(scale)));
+    std::optional<types::TensorVal> res_slot;
+    codegen::Accumulate acc = accumulate_of(reduce_op, reduce_res, reduce_cmd, res_slot);
+    const std::optional<types::Value> bv = bias.is_none() ? std::nullopt : std::optional(to_value(bias));
+    return wrap_tensor(codegen::activation(b, alu_of(op), tensor_of(data, "data"), bv, to_value(scale), acc, a.op));
+  });
+  m.def("tensor_scalar", [](py::handle data, py::list steps, py::handle reduce_op, py::handle reduce_res,
+                            int reduce_cmd, py::handle mask, py::handle dtype, int engine) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(mask, dtype);
+    a.op.engine = ir::engine_from_nki(engine);
+    std::optional<types::TensorVal> res_slot;
+    codegen::Accumulate acc = accumulate_of(reduce_op, reduce_res, reduce_cmd, res_slot);
+    return wrap_tensor(codegen::tensor_scalar(b, tensor_of(data, "data"), steps_of(steps), acc, a.op));
   });
   m.def("tensor_tensor_scan", [](py::handle data0, py::handle data1, py::handle initial, py::handle op0,
                                  py::handle op1, bool reverse0, bool reverse1, py::handle mask, py::handle dtype) {

@@ -99,7 +99,6 @@ def _no_psum(*operands):
             core.raise_unsupported_memory(name, "sbuf", "psum")
 
 
-_BITVEC = {"bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert"}
 # One-operand ops the ISA's tensor ops take in an op slot (NKI_API.md §3.2): they read
 # the data and ignore the slot's operand.
 _ONE_OPERAND = {"abs", "rsqrt", "reciprocal"}
@@ -124,15 +123,10 @@ def _engine_id(engine):
 @_api("nisa.tensor_scalar")
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *, dtype=None,
                   mask=None, engine=engine.unknown, **kwargs):
-    first = op_name(op0, "op0")
-    second = op_name(op1, None)
-    if second is not None and (first in _BITVEC) != (second in _BITVEC):
-        # NKI_API §3.4: a fused pair is two bitvec ops (integer bits) or two arithmetic ones (fp32)
-        core.raise_unsupported_op(f"{first} with {second}")
-    steps = [_step(first, operand0, reverse0)]
-    if second is not None:
-        steps.append(_step(second, operand1, reverse1))
-    return core.isa_pipeline("tensor_scalar", data, steps, mask, _dtype_arg(dtype), _engine_id(engine))
+    steps = [_step(op_name(op0, "op0"), operand0, reverse0)]
+    if op1 is not None:
+        steps.append(_step(op_name(op1), operand1, reverse1))
+    return core.tensor_scalar(data, steps, None, None, 0, mask, _dtype_arg(dtype), _engine_id(engine))
 
 
 class reduce_cmd(enum.IntEnum):
@@ -162,8 +156,6 @@ def _reduce_into(res, op, t, mask, cmd=reduce_cmd.reset_reduce):
     """The engine's reduce accumulator, one fp32 register per partition kept across
     instructions: reset_reduce restarts it with `t` folded over its free axes,
     reduce folds that into it, reset zeroes it; `res` (P, 1), when given, receives it."""
-    if op != "add" and core.cur_api() in ("nisa.activation", "nisa.activation_reduce"):
-        core.assert_nc_version(3, f"nisa.activation(reduce_op={op})")  # NC-v2's activation reduces with add only
     acc = core.engine_accumulator()[0:t.shape[0], :]
     if cmd == reduce_cmd.reset:
         acc[...] = 0.0
@@ -177,33 +169,21 @@ def _reduce_into(res, op, t, mask, cmd=reduce_cmd.reset_reduce):
 @_api("nisa.activation")
 def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
                mask=None, dtype=None, **kwargs):
-    core.check_activation_operands(data, bias, scale)
-    steps = []
-    if not (isinstance(scale, (int, float)) and scale == 1.0):
-        steps.append(("multiply", scale, False))
-    if bias is not None:
-        steps.append(("add", bias, False))
-    steps.append(_step(op_name(op), None))
-    out = core.isa_pipeline("activation", data, steps, mask, _dtype_arg(dtype), 0)
-    if reduce_res is not None or reduce_cmd != type(reduce_cmd).idle:
-        _reduce_into(reduce_res, op_name(reduce_op, None) or "add", out, mask, reduce_cmd)
-    return out
+    return core.activation(op_name(op), data, bias, scale, op_name(reduce_op, None), reduce_res, int(reduce_cmd), mask,
+                           _dtype_arg(dtype))
 
 
 @_api("nisa.activation_reduce")
 def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, mask=None, dtype=None, **kwargs):
-    return activation(op, data, bias=bias, scale=scale, reduce_op=reduce_op, reduce_res=reduce_res,
-                      reduce_cmd=reduce_cmd.reset_reduce, mask=mask, dtype=dtype)
+    return core.activation(op_name(op), data, bias, scale, op_name(reduce_op, None), reduce_res,
+                           int(reduce_cmd.reset_reduce), mask, _dtype_arg(dtype))
 
 
 @_api("nisa.tensor_scalar_reduce")
 def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, mask=None,
                          **kwargs):
-    first = op_name(op0, "op0")
-    out = core.elementwise(first, _operands(first, data, operand0, reverse0), mask,
-                           _dtype_arg(dtype) or core.tensor_info(data)[1])  # ISA results keep the data's dtype
-    _reduce_into(reduce_res, op_name(reduce_op, "reduce_op"), out, mask)
-    return out
+    return core.tensor_scalar(data, [_step(op_name(op0, "op0"), operand0, reverse0)], op_name(reduce_op, "reduce_op"),
+                              reduce_res, int(reduce_cmd.reset_reduce), mask, _dtype_arg(dtype), 0)
 
 
 @_api("nisa.scalar_tensor_tensor")

@@ -70,13 +70,35 @@ struct PipelineStep {
   std::optional<Value> operand;
   bool reverse = false;
 };
+// The reduce accumulator stage an elementwise ISA instruction carries (ir::AccCmd):
+// the engine folds the result per partition with `op` into its register, which
+// `res` (one element per partition), when given, receives.
+struct Accumulate {
+  ir::AccCmd cmd = ir::AccCmd::none;
+  ir::AluOp op = ir::AluOp::add;
+  const TensorVal* res = nullptr;
+};
 // One elementwise ISA instruction (activation, tensor_scalar,
 // scalar_tensor_tensor) applying `steps` in turn to `data`: each operand is
 // checked as the instruction's operand (reverse ? 0 : 1 in the op table), the
 // running value stays in fp32 (bitvec ops: the data's integer bits), the result
 // has `out` (default: the data's dtype) on `engine` (none: the table's).
 TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& data, const std::vector<PipelineStep>& steps,
-                       const OpArgs& args, ir::Engine engine = ir::Engine::none);
+                       const OpArgs& args, ir::Engine engine = ir::Engine::none, const Accumulate& acc = {});
+// Gives `in` (an elementwise instruction over [P, ...]) the accumulator stage `acc`:
+// checks its fold and reduce_res, and adds the register and reduce_res as extra dsts.
+void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate& acc);
+
+// The ALU instructions with an accumulator stage (OpsAccumulate.cpp).
+// nisa.activation: op(data * scale + bias) on the Scalar Engine (scale a number or
+// a [P, 1] fp32 tile, bias a [P, 1] tile or a number); `cmd` idle with a reduce_res is reset_reduce.
+TensorVal activation(KernelBuilder& b, ir::AluOp op, const TensorVal& data, const std::optional<Value>& bias,
+                     const Value& scale,
+                     Accumulate acc, const OpArgs& args);
+// nisa.tensor_scalar / tensor_scalar_reduce: one or two ALU stages (a fused pair is
+// two bitvec ops or two arithmetic ones) on `engine`, with the accumulator stage `acc`.
+TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vector<PipelineStep>& steps,
+                        const Accumulate& acc, const OpArgs& args);
 // `dst op= value` in place.
 void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const Value& value);
 

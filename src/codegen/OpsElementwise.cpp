@@ -133,7 +133,7 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, c
 }
 
 TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& data, const std::vector<PipelineStep>& steps,
-                       const OpArgs& args, ir::Engine engine) {
+                       const OpArgs& args, ir::Engine engine, const Accumulate& acc) {
   ir::DType running = operand_dtype(b, Value(data), 0);
   auto in = std::make_unique<ir::Instruction>();
   in->opcode = opcode;
@@ -174,6 +174,7 @@ TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& dat
                                args.dtype.value_or(b.tensor(data.tensor).dtype), Memory::SBUF);
   in->dst = access_for(b, dst, data.shape);
   in->predicate = predicate_for(b, args, data.shape.size());
+  attach_accumulator(b, *in, acc);
   b.emit(std::move(in));
   return dst;
 }

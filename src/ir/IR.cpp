@@ -21,6 +21,16 @@ const char* name(Role r) {
   return "?";
 }
 
+const char* name(AccCmd c) {
+  switch (c) {
+    case AccCmd::none: return "none";
+    case AccCmd::reset: return "reset";
+    case AccCmd::reduce: return "reduce";
+    case AccCmd::reset_reduce: return "reset_reduce";
+  }
+  return "?";
+}
+
 const char* name(AxisType t) { return t == AxisType::Affine ? "Affine" : "Sequential"; }
 
 std::vector<AluStep> pipeline(const Instruction& in) {

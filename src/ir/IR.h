@@ -93,6 +93,15 @@ struct AluStep {
   bool reverse = false;
 };
 
+// The engine's reduce accumulator (reduce_cmd): one fp32 register per partition,
+// kept across instructions. An activation, tensor_scalar or select instruction
+// with a command other than `none` folds its result over the free elements
+// (reset_reduce: the register restarts with the fold; reduce: it folds on; reset:
+// it is zeroed) and writes the register to extra_dsts[0] (the register) and, when
+// present, extra_dsts[1] (the call's reduce_res).
+enum class AccCmd : uint8_t { none, reset, reduce, reset_reduce };
+const char* name(AccCmd c);
+
 struct Instruction final : Stmt {
   Instruction() : Stmt(StmtKind::Instruction) {}
   void accept(IRVisitor& v) const override;
@@ -117,6 +126,8 @@ struct Instruction final : Stmt {
   // TensorReduce: the fold starts from the first element; with `accumulate` it
   // starts from dst's current value. `negate` multiplies the result by -1.
   bool negate = false;
+  AccCmd acc_cmd = AccCmd::none;  // the reduce accumulator stage, see AccCmd
+  AluOp acc_op = AluOp::add;      // its fold
   bool transpose = false;    // Matmul: a Tensor-Engine transpose (is_transpose); its PSUM dst may be bf16
   Predicate cond;            // AffineSelect: the per-point condition (not a mask)
   AffineExpr value;          // Iota: the value written at each point

@@ -135,6 +135,9 @@ class Printer : public IRVisitor {
       out += ir::name(s.op);
       if (elementwise && ir::info(s.op).arity == 2) out += " " + (s.src < 0 ? fmt_imm(s.imm) : access(in.srcs.at(s.src)));
     }
+    // The accumulator stage last, as the engine applies it: "; reset_reduce add".
+    if (in.acc_cmd == AccCmd::reset) out += "; reset";
+    else if (in.acc_cmd != AccCmd::none) out += "; " + std::string(ir::name(in.acc_cmd)) + " " + std::string(ir::name(in.acc_op));
     return out;
   }
   std::string expr(const AffineExpr& e) const {

@@ -89,6 +89,9 @@ class Verifier : public IRVisitor {
       if (s.src >= static_cast<int>(in.srcs.size())) err(at.str() + ": pipeline step reads a missing operand");
     if (op.exec == Exec::Row && in.widths.size() != 1 + in.extra_dsts.size() + in.srcs.size())
       err(at.str() + ": row instruction without a width per access");
+    if (in.acc_cmd != AccCmd::none &&
+        (op.exec != Exec::Elementwise || in.extra_dsts.empty() || in.extra_dsts.size() > 2))
+      err(at.str() + ": a reduce accumulator stage needs an elementwise instruction writing the register (and reduce_res)");
     if (in.has_dst()) check_access(in, in.dst, Where{&in, nullptr, "dst"});
     for (const Access& a : in.extra_dsts) check_access(in, a, Where{&in, nullptr, "dst"});
     for (const Access& a : in.srcs) check_access(in, a, Where{&in, nullptr, "src"});

@@ -125,7 +125,10 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
     strided = strided || minor_stride_bytes(a, td, rank) > t.cost.sbuf_stride_penalty_bytes;
   };
   if (in.has_dst()) operand(in.dst, false);
-  for (const ir::Access& a : in.extra_dsts) operand(a, false);
+  // A further result that does not stream (the reduce accumulator register, a
+  // [P, 1] reduce_res) is written once per partition: it does not set the rate.
+  for (const ir::Access& a : in.extra_dsts)
+    if (streams(a, pcoord)) operand(a, false);
   for (const ir::Access& a : in.srcs) operand(a, true);
   const double rate = narrow ? e.fast_elems_per_cycle : e.elems_per_cycle;
   const double cycles = per_partition * std::max(streamed, 1) / rate * (strided ? 2.0 : 1.0);

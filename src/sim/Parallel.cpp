@@ -99,6 +99,8 @@ void ParallelRegion::scan(const ir::Block& b) {
 
 void ParallelRegion::scan(const ir::Instruction& in) {
   if (!tile_opcode(in.opcode) || IndirectExec::handles(in) || !in.dst.indirect.empty()) eligible_ = false;
+  // The reduce accumulator is one register that every iteration and program reads and writes.
+  if (in.acc_cmd != ir::AccCmd::none) eligible_ = false;
   double points = trips_;
   for (int64_t n : in.shape) points *= static_cast<double>(n);
   points_ += points;

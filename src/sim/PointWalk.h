@@ -12,11 +12,10 @@ namespace nkic::sim {
 
 using ValueOf = std::function<int64_t(ir::Var)>;
 
-// Calls f(value_of) for every point of the iteration space the predicate keeps, row-major.
-template <class F>
-void for_each_point(const ir::Instruction& in, const int64_t* loops, const int64_t* pids, F f) {
-  std::vector<int64_t> point(in.shape.size(), 0);
-  ValueOf value_of = [&](ir::Var v) -> int64_t {
+// The variables' values at `point` (the Grid coords, read when called) of an
+// instruction running with these loop and program ids.
+inline ValueOf values_at(const std::vector<int64_t>& point, const int64_t* loops, const int64_t* pids) {
+  return [&point, loops, pids](ir::Var v) -> int64_t {
     switch (v.kind) {
       case ir::VarKind::Grid: return point[v.id];
       case ir::VarKind::Loop: return loops[v.id];
@@ -24,6 +23,13 @@ void for_each_point(const ir::Instruction& in, const int64_t* loops, const int64
     }
     return 0;
   };
+}
+
+// Calls f(value_of) for every point of the iteration space the predicate keeps, row-major.
+template <class F>
+void for_each_point(const ir::Instruction& in, const int64_t* loops, const int64_t* pids, F f) {
+  std::vector<int64_t> point(in.shape.size(), 0);
+  ValueOf value_of = values_at(point, loops, pids);
   while (true) {
     bool keep = true;
     for (const ir::Constraint& c : in.predicate) keep = keep && c.holds(c.expr.eval(value_of));

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "sim/Convert.h"
+#include "sim/Folds.h"
 #include "sim/InstPlan.h"
 #include "sim/TileExec.h"
 
@@ -16,17 +17,6 @@ using ir::AluOp;
 using Path = InstPlan::Path;
 
 namespace {
-
-bool logical(AluOp op) {
-  return op == AluOp::logical_and || op == AluOp::logical_or || op == AluOp::logical_xor;
-}
-
-// Logical folds work on truth values: each operand (and the dst's starting
-// value) becomes 1 or 0 first, so a single element folds to its truth too.
-template <class T>
-void to_truth(T* x, int64_t m) {
-  for (int64_t i = 0; i < m; ++i) x[i] = x[i] != T{0} ? T{1} : T{0};
-}
 
 // Folds x[0..m) into acc[at + j*step]. seen[] marks slots holding a partial
 // fold; an unseen slot starts from its first value, or from the preloaded dst
@@ -80,31 +70,6 @@ void fold_lanes(const LaneRow* rows, int n, const T* t, int64_t m, T* acc, uint8
   for (int r = 0; r < n; ++r) acc[rows[r].slot] = a[r];
 }
 
-// Calls body(f) with the binary fold function of `op` over T.
-template <class T, class Body>
-void with_fold(AluOp op, Body body) {
-  switch (op) {
-    case AluOp::add: return body([](T a, T b) { return a + b; });
-    case AluOp::subtract: return body([](T a, T b) { return a - b; });
-    case AluOp::multiply: return body([](T a, T b) { return a * b; });
-    // NaN-propagating, like nl.maximum / nl.minimum.
-    case AluOp::maximum: return body([](T a, T b) { return (a != a || a > b) ? a : b; });
-    case AluOp::minimum: return body([](T a, T b) { return (a != a || a < b) ? a : b; });
-    case AluOp::logical_and: return body([](T a, T b) { return a * b; });
-    case AluOp::logical_or: return body([](T a, T b) { return a + b - a * b; });
-    case AluOp::logical_xor: return body([](T a, T b) { return a == b ? T{0} : T{1}; });
-    default: break;
-  }
-  if constexpr (std::is_integral_v<T>) {
-    switch (op) {
-      case AluOp::bitwise_and: return body([](T a, T b) { return a & b; });
-      case AluOp::bitwise_or: return body([](T a, T b) { return a | b; });
-      case AluOp::bitwise_xor: return body([](T a, T b) { return a ^ b; });
-      default: break;
-    }
-  }
-}
-
 }  // namespace
 
 template <class T>
@@ -117,7 +82,7 @@ void TileExecutor::fold_rows(const InstPlan& p, T* acc, int64_t first_slot) {
   } else {
     x = ibuf_[0].data();
   }
-  const bool truth = logical(p.op);
+  const bool truth = logical_fold(p.op);
   uint8_t* seen = rseen_.data();
   with_fold<T>(p.op, [&](auto f) {
     // Float rows of one length folding into distinct slots wait in `lanes`.
@@ -186,7 +151,7 @@ void TileExecutor::run_reduce(const InstPlan& p) {
   const int64_t slots = mx - mn + 1;
   rseen_.assign(slots, 0);
   const uint8_t* seen = rseen_.data();
-  const bool truth = logical(p.op);
+  const bool truth = logical_fold(p.op);
 
   // Stores each run of folded slots, rounding once to the dst format.
   auto store_runs = [&](auto scatter, auto* acc) {

@@ -19,6 +19,7 @@
 #include "sim/PointWalk.h"
 #include "sim/RaceCheck.h"
 #include "sim/RowExec.h"
+#include "sim/AccumulatorExec.h"
 #include "sim/SideEffects.h"
 #include "sim/ThreadPool.h"
 #include "sim/TileExec.h"
@@ -63,6 +64,7 @@ class Executor final : public ir::IRVisitor {
         side_(mem_, opts.print_stream ? *opts.print_stream : std::cout),
         mx_(mem_, opts),
         rows_(mem_, opts),
+        accumulators_(mem_, opts),
         loop_(k.num_axes, 0),
         pid_(k.grid.size(), 0) {
     if (bindings.size() > k.tensors.size())
@@ -304,11 +306,12 @@ class Executor final : public ir::IRVisitor {
       case ir::Exec::Row: return rows_.run(in, loop_.data(), pid_.data());
       default: break;
     }
-    if (IndirectExec::handles(in)) return indirect_.run(in, loop_.data(), pid_.data());
+    if (IndirectExec::handles(in)) indirect_.run(in, loop_.data(), pid_.data());
     // Outside every loop of a one-program launch an instruction runs once (a
     // collective's replay runs a fresh executor; a nested one runs loop bodies):
     // its plan is not worth keeping.
-    tiles_->run(in, Env{loop_.data(), pid_.data()}, !nested_ && depth_ == 0 && k_.num_programs() == 1);
+    else tiles_->run(in, Env{loop_.data(), pid_.data()}, !nested_ && depth_ == 0 && k_.num_programs() == 1);
+    if (in.acc_cmd != ir::AccCmd::none) accumulators_.run(in, loop_.data(), pid_.data());
   }
 
  private:
@@ -388,6 +391,7 @@ class Executor final : public ir::IRVisitor {
   IndirectExec indirect_{mem_};
   MxExec mx_;
   RowExec rows_;
+  AccumulatorExec accumulators_;
   std::vector<int64_t> loop_, pid_;
 };
 
