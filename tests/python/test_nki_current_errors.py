@@ -39,7 +39,14 @@ def hwdge_on_trn1(a):
 @nki.jit
 def raw_enum(a):
     t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=t, src=a, dge_mode=2)  # ERR:raw_enum
+    nisa.dma_copy(dst=t, src=a, oob_mode=1)  # ERR:raw_enum
+    return a
+
+
+@nki.jit
+def dge_mode_out_of_range(a):
+    t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a, dge_mode=7)  # ERR:dge_range
     return a
 
 
@@ -160,7 +167,9 @@ CASES = [
     (hwdge_cast, "hwdge", "nisa.", "err_hwdge_dtype_mismatch",
      "'dma_copy' with dge_mode.hwdge copies bytes and cannot cast: src is 'float32', dst is 'bfloat16'"),
     (raw_enum, "raw_enum", "nisa.", "err_unexpected_type_of_operand",
-     "'dge_mode': got 2; since nki 0.3 it is a member of nisa.dge_mode"),
+     "'oob_mode': got 1; since nki 0.3 it is a member of nisa.oob_mode"),
+    (dge_mode_out_of_range, "dge_range", "nisa.", "err_unexpected_type_of_operand",
+     "'dge_mode': got 7; nisa.dge_mode numbers are unknown=0, swdge=1, hwdge=2, none=3"),
     (raw_engine, "raw_engine", "nisa.", "err_unexpected_type_of_operand",
      "'engine': got 5; since nki 0.3 it is a member of nisa.engine"),
     (memset_float_into_int, "memset", "nisa.", "err_memset_value_dtype",
@@ -239,6 +248,17 @@ def optional_argument(a, b=None):
     src = a if b is None else b  # `is None` stays accepted (the kernel library relies on it)
     nisa.dma_copy(dst=out, src=src)
     return out
+
+
+@nki.jit
+def copy_with_numbered_dge_mode(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a, dge_mode=3)  # the kernel library's spelling of dge_mode.none
+    return out
+
+
+def test_dge_mode_takes_its_number():
+    assert (nki.simulate(copy_with_numbered_dge_mode)(X) == 1).all()
 
 
 def test_is_none_is_accepted():

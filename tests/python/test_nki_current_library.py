@@ -171,3 +171,36 @@ def test_attention_bwd():
     np.testing.assert_allclose(dv[0, 0], (p.T @ d_out).T, atol=1e-6)
     np.testing.assert_allclose(dq[0, 0], (d_s @ k[0, 0].T * scale).T, atol=1e-6)
     np.testing.assert_allclose(dk[0, 0], (d_s.T @ q[0, 0].T * scale).T, atol=1e-6)
+
+
+def rmsnorm(x, gamma):
+    return x / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + 1e-6) * gamma
+
+
+def hidden_major(normed, h1):
+    """The token-generation norms' layout: [B, S, H] as [128, B*S, H // 128], row-major split of H."""
+    return normed.reshape(-1, 128, h1).transpose(1, 0, 2)
+
+
+def test_rmsnorm_tkg_writes_the_hidden_major_layout():
+    import nki
+    x, gamma = rand(1, 4, 256), rand(1, 256, seed=1)
+    out = np.zeros((128, 4, 2), np.float32)
+    nki.jit(kernel("core.subkernels.rmsnorm_tkg", "rmsnorm_tkg"))(x, gamma, out)  # passes dge_mode=3
+    np.testing.assert_allclose(out, hidden_major(rmsnorm(x, gamma), 2), rtol=1e-5, atol=1e-6)
+
+
+def test_layernorm_tkg_with_beta():
+    import nki
+    x, gamma, beta = rand(1, 4, 256), rand(1, 256, seed=1), rand(1, 256, seed=2)
+    out = np.zeros((128, 4, 2), np.float32)
+    nki.jit(kernel("core.subkernels.layernorm_tkg", "layernorm_tkg"))(x, gamma, out, beta)
+    normed = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-6) * gamma + beta
+    np.testing.assert_allclose(out, hidden_major(normed, 2), rtol=1e-5, atol=1e-5)
+
+
+def test_qkv_tkg_with_fused_rmsnorm():
+    import nki
+    hidden, weight, gamma = rand(1, 4, 256), rand(256, 384, seed=1), rand(1, 256, seed=2)
+    out = nki.jit(kernel("core.qkv.qkv_tkg", "qkv_tkg"))(hidden, weight, norm_w=gamma)
+    np.testing.assert_allclose(out, rmsnorm(hidden, gamma) @ weight, rtol=1e-5)
