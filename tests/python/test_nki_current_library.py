@@ -204,3 +204,23 @@ def test_qkv_tkg_with_fused_rmsnorm():
     hidden, weight, gamma = rand(1, 4, 256), rand(256, 384, seed=1), rand(1, 256, seed=2)
     out = nki.jit(kernel("core.qkv.qkv_tkg", "qkv_tkg"))(hidden, weight, norm_w=gamma)
     np.testing.assert_allclose(out, rmsnorm(hidden, gamma) @ weight, rtol=1e-5)
+
+
+def test_router_topk_softmax_after_topk():
+    import nki
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    tokens, experts, k = 4, 64, 4
+    x, w, bias = rand(tokens, 256), rand(256, experts, seed=1), rand(1, experts, seed=2)  # x in HBM as [T, H]
+    logits, affinities = np.zeros((tokens, experts), np.float32), np.zeros((tokens, experts), np.float32)
+    index = np.zeros((tokens, k), np.uint32)
+    nki.jit(kernel("core.router_topk.router_topk", "router_topk"))(
+        x, w, bias, logits, affinities, index, types.RouterActFnType.SOFTMAX, k, 1, 0,  # [T, H] in HBM, layout 0
+        router_pre_norm=False, use_indirect_dma_scatter=True)
+    want = x @ w + bias
+    np.testing.assert_allclose(logits, want, rtol=1e-5)
+    order = np.argsort(-want, axis=1)[:, :k]
+    np.testing.assert_array_equal(index, order)
+    top = np.exp(np.take_along_axis(want, order, axis=1) - want.max(axis=1, keepdims=True))
+    scattered = np.zeros_like(want)
+    np.put_along_axis(scattered, order, top / top.sum(axis=1, keepdims=True), axis=1)
+    np.testing.assert_allclose(affinities, scattered, rtol=1e-4)
