@@ -224,3 +224,15 @@ def test_router_topk_softmax_after_topk():
     scattered = np.zeros_like(want)
     np.put_along_axis(scattered, order, top / top.sum(axis=1, keepdims=True), axis=1)
     np.testing.assert_allclose(affinities, scattered, rtol=1e-4)
+
+
+def test_gen_mask_tkg_strided_prior_mask():
+    import nki
+    bs, heads, s_prior = 2, 2, 256
+    positions = np.array([[100, 37]], np.int32)  # [1, bs * s_active], s_active = 1
+    mask = nki.jit(kernel("core.attention.gen_mask_tkg", "gen_mask_tkg_hbm"))(positions, bs, heads, 1, s_prior)
+    tiles = s_prior // 128
+    # Strided MM1 layout: row t * 128 + p of the mask holds prior token p * tiles + t.
+    token = (np.arange(128)[None, :] * tiles + np.arange(tiles)[:, None]).reshape(-1)
+    want = (token[:, None] < positions[0][None, :]).astype(np.float32)  # [s_prior, bs]
+    np.testing.assert_array_equal(mask, np.broadcast_to(want[:, :, None, None], (s_prior, bs, heads, 1)))
