@@ -58,6 +58,16 @@ def raw_engine(a):
 
 
 @nki.jit
+def tensor_tensor_unpaired_dims(a):
+    x = nl.ndarray((128, 2, 3), nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 3, 2), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=y, value=0.0)
+    nisa.memset(dst=x, value=0.0)
+    nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add)  # ERR:unpaired
+    return a
+
+
+@nki.jit
 def memset_float_into_int(a):
     t = nl.ndarray((128, 64), nl.int32, buffer=nl.sbuf)
     nisa.memset(dst=t, value=1.5)  # ERR:memset
@@ -172,6 +182,9 @@ CASES = [
      "'dge_mode': got 7; nisa.dge_mode numbers are unknown=0, swdge=1, hwdge=2, none=3"),
     (raw_engine, "raw_engine", "nisa.", "err_unexpected_type_of_operand",
      "'engine': got 5; since nki 0.3 it is a member of nisa.engine"),
+    (tensor_tensor_unpaired_dims, "unpaired", "nisa.", "err_tile_shape_mismatch",
+     "number of elements per partition mismatch in parameters (data1[128, 2, 3], data2[128, 3, 2]) of "
+     "'tensor_tensor'"),
     (memset_float_into_int, "memset", "nisa.", "err_memset_value_dtype",
      "'memset' value 1.5 does not fit dst dtype 'int32': an integer tensor takes an integer value"),
     (output_in_private_hbm, "private_hbm", "nl.", "err_output_not_in_shared_hbm",

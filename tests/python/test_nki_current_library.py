@@ -236,3 +236,42 @@ def test_gen_mask_tkg_strided_prior_mask():
     token = (np.arange(128)[None, :] * tiles + np.arange(tiles)[:, None]).reshape(-1)
     want = (token[:, None] < positions[0][None, :]).astype(np.float32)  # [s_prior, bs]
     np.testing.assert_array_equal(mask, np.broadcast_to(want[:, :, None, None], (s_prior, bs, heads, 1)))
+
+
+def test_attention_tkg_one_token_over_a_masked_cache():
+    import nki
+    import nki.isa as nisa
+    import nki.language as nl
+    attention = importlib.import_module("nkilib.core.attention.attention_tkg")
+    config = importlib.import_module("nkilib.core.attention.attention_tkg_utils").AttnTKGConfig
+    allocator = importlib.import_module("nkilib.core.utils.allocator")
+    logging = importlib.import_module("nkilib.core.utils.logging")
+    heads, d, s_prior = 2, 64, 256
+
+    def attend(q, k_active, v_active, k_prior, v_prior, mask, out):
+        # Without fused RoPE the kernel takes Q and the active K in SBUF (qk_in_sb).
+        q_sb = nl.ndarray(q.shape, q.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=q_sb, src=q)
+        k_sb = nl.ndarray(k_active.shape, k_active.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=k_sb, src=k_active)
+        cfg = config(bs=1, q_head=heads, s_active=1, curr_sprior=s_prior, full_sprior=s_prior, d_head=d,
+                     qk_in_sb=True)
+        sbm = allocator.SbufManager(0, nl.tile_size.total_available_sbuf_size, logging.get_logger("test"),
+                                    use_auto_alloc=True)
+        sbm.open_scope(name="test")
+        attention.attention_tkg(q_sb, k_sb, v_active, k_prior, v_prior, mask, out, cfg, sbm)
+        sbm.close_scope()
+        return out
+
+    q, k_active = rand(d, heads, seed=0) - 0.5, rand(d, 1, seed=1) - 0.5  # [d, B*H*s_active], [d, B*s_active]
+    v_active = rand(1, 1, 1, d, seed=2) - 0.5
+    k_prior, v_prior = rand(1, 1, d, s_prior, seed=3) - 0.5, rand(1, 1, s_prior, d, seed=4) - 0.5
+    # The active token takes the cache's last slot; the mask covers every slot: 200 cached tokens and it.
+    mask = np.zeros((s_prior, 1, heads, 1), np.float32)
+    mask[:200] = mask[-1] = 1
+    out = nki.jit(attend)(q, k_active, v_active, k_prior, v_prior, mask, np.zeros((1, heads, d, 1), np.float32))
+    keys = np.concatenate([k_prior[0, 0, :, :200], k_active], axis=1)
+    values = np.concatenate([v_prior[0, 0, :200], v_active[0, 0]])
+    scores = q.T @ keys
+    p = np.exp(scores - scores.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out[0, :, :, 0], (p / p.sum(axis=1, keepdims=True)) @ values, rtol=1e-5, atol=1e-6)
