@@ -275,3 +275,25 @@ def test_attention_tkg_one_token_over_a_masked_cache():
     scores = q.T @ keys
     p = np.exp(scores - scores.max(axis=1, keepdims=True))
     np.testing.assert_allclose(out[0, :, :, 0], (p / p.sum(axis=1, keepdims=True)) @ values, rtol=1e-5, atol=1e-6)
+
+
+def test_mlp_tkg_silu_gate():
+    import nki
+    parameters = importlib.import_module("nkilib.core.mlp.mlp_parameters")
+    mlp = importlib.import_module("nkilib.core.mlp.mlp_tkg.mlp_tkg")
+    allocator = importlib.import_module("nkilib.core.utils.allocator")
+    logging = importlib.import_module("nkilib.core.utils.logging")
+
+    def run(hidden, gate, up, down, out):
+        # mlp_tkg's own fallback allocator is not imported in its module; give it a manual one.
+        sbm = allocator.SbufManager(0, 200 * 1024, logging.get_logger("test"))
+        sbm.open_scope(name="test")
+        mlp.mlp_tkg(parameters.MLPParameters(hidden, gate, up, down, output_dtype=hidden.dtype), out, None, sbm=sbm)
+        sbm.close_scope()
+        return out
+
+    hidden, gate, up = rand(1, 4, 256) - 0.5, rand(256, 512, seed=1) - 0.5, rand(256, 512, seed=2) - 0.5
+    down = rand(512, 256, seed=3) - 0.5
+    out = nki.jit(run)(hidden, gate, up, down, np.zeros((1, 4, 256), np.float32))
+    g = hidden @ gate
+    np.testing.assert_allclose(out, (g / (1 + np.exp(-g)) * (hidden @ up)) @ down, rtol=1e-5, atol=1e-4)
