@@ -28,12 +28,18 @@ def api(name):
     return mark
 
 
-def enum_arg(value, enum_type, what):
-    """An enum argument: a member of `enum_type`; raw integers are rejected since 0.3."""
+def enum_arg(value, enum_type, what, ints=False):
+    """An enum argument: a member of `enum_type`; raw integers are rejected since 0.3,
+    except where `ints` (the newest kernel library passes dge_mode as its 0.3 number)."""
     if isinstance(value, enum_type):
         return value
     if isinstance(value, enum.Enum) and type(value).__name__ == enum_type.__name__:
         return enum_type(value.value)  # the same enum of the legacy surface
+    if ints and isinstance(value, int) and not isinstance(value, bool):
+        if value in {m.value for m in enum_type}:
+            return enum_type(value)
+        numbers = ", ".join(f"{m.name}={m.value}" for m in enum_type)
+        core.raise_unexpected_operand(what, f"{value!r}; nisa.{enum_type.__name__} numbers are {numbers}")
     core.raise_unexpected_operand(what, f"{value!r}; since nki 0.3 it is a member of nisa.{enum_type.__name__} "
                                   f"(e.g. nisa.{enum_type.__name__}.{next(iter(enum_type)).name}), not a raw value")
 

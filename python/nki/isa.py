@@ -314,7 +314,7 @@ def quantize_mx(dst, src, dst_scale, name=None):
 def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown, engine=engine.unknown,
              name=None):
     oob = enum_arg(oob_mode, globals()["oob_mode"], "oob_mode")
-    dge = enum_arg(dge_mode, globals()["dge_mode"], "dge_mode")
+    dge = enum_arg(dge_mode, globals()["dge_mode"], "dge_mode", ints=True)
     _engine(engine)
     core.check_dma_copy(dst, src, dge == globals()["dge_mode"].hwdge)
     core.assign(dst, src, None, False, oob == globals()["oob_mode"].skip)
@@ -323,7 +323,7 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
 @_api("nisa.dma_transpose")
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown, oob_mode=oob_mode.error,
                   name=None):
-    enum_arg(dge_mode, globals()["dge_mode"], "dge_mode")
+    enum_arg(dge_mode, globals()["dge_mode"], "dge_mode", ints=True)
     if len(src.shape) > 2:  # unit dims carry no data: [A, 1, 1, B] transposes as [A, B]
         src = src[tuple(0 if n == 1 else slice(None) for n in src.shape)]
     _into(dst, lambda: _legacy.dma_transpose(src, dtype=_dtype(dst)))

@@ -1,4 +1,7 @@
 #include "codegen/Ops.h"
+
+#include <algorithm>
+
 #include "sema/Asserts.h"
 #include "sema/OpTable.h"
 #include "sema/ErrorCatalog.h"
@@ -36,6 +39,53 @@ int64_t free_elements(const TensorVal& t) {
   return n;
 }
 
+std::vector<int64_t> non_unit_free(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> out;
+  for (size_t d = 1; d < shape.size(); ++d)
+    if (shape[d] != 1) out.push_back(shape[d]);
+  return out;
+}
+
+// The free dims that both free shapes split into (row-major), e.g. [4] and [2, 2] as
+// [2, 2]; empty when neither refines the other's dims.
+std::vector<int64_t> common_split(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> x = non_unit_free(a), y = non_unit_free(b), out;
+  size_t i = 0, j = 0;
+  int64_t ra = 1, rb = 1;  // what is left of the current dim of each shape
+  while (true) {
+    if (ra == 1 && i < x.size()) ra = x[i++];
+    if (rb == 1 && j < y.size()) rb = y[j++];
+    if (ra == 1 && rb == 1) return out;
+    int64_t step = std::min(ra, rb);
+    if (step == 1 || ra % step || rb % step) return {};
+    out.push_back(step);
+    ra /= step, rb /= step;
+  }
+}
+
+// `t` with its free dims split into `split` (which refines them): each old dim reads the
+// row-major position of its run of new dims, so the index stays affine.
+TensorVal split_free_view(const TensorVal& t, const std::vector<int64_t>& split) {
+  std::vector<ir::AffineExpr> subst(t.shape.size(), ir::AffineExpr(0));
+  subst[0] = ir::AffineExpr::grid(0);
+  size_t k = 0;
+  for (size_t d = 1; d < t.shape.size(); ++d) {
+    if (t.shape[d] == 1) continue;
+    size_t end = k;
+    for (int64_t n = 1; n < t.shape[d]; ++end) n *= split[end];
+    ir::AffineExpr e(0);
+    int64_t stride = 1;
+    for (size_t r = end; r-- > k;) e = e + ir::AffineExpr::grid(static_cast<int>(r + 1)) * stride, stride *= split[r];
+    subst[d] = e;
+    k = end;
+  }
+  TensorVal r = t;
+  r.shape = {t.shape[0]};
+  r.shape.insert(r.shape.end(), split.begin(), split.end());
+  for (ir::AffineExpr& e : r.index) e = e.substitute_grid(subst);
+  return r;
+}
+
 // Tile operands share their partitions: nisa.tensor_tensor always (equal elements
 // per partition too), other ISA ops when neither is a one-partition broadcast.
 // One element per partition ([P, 1], [P, 1, 1]) broadcasts along every free dim of
@@ -56,6 +106,15 @@ void align_tile_operands(KernelBuilder& b, std::vector<Value>& operands) {
       b.fail(sema::err_num_partition_mismatch(named(0), named(1), b.api()));
     int64_t fx = free_elements(x), fy = free_elements(y);
     if (strict && fx != fy && fx != 1 && fy != 1) b.fail(sema::err_tile_shape_mismatch(named(0), named(1), b.api()));
+    // No broadcasting: equal elements per partition pair in order whatever the free
+    // shapes ([P, 4] with a [P, 2, 2] view, [P, 1, 2] with [P, 2], as the kernel library writes).
+    if (strict && fx == fy && fx != 1 && x.shape != y.shape) {
+      std::vector<int64_t> split = common_split(x.shape, y.shape);
+      if (split.empty()) b.fail(sema::err_tile_shape_mismatch(named(0), named(1), b.api()));
+      *tiles[0] = split_free_view(x, split);
+      *tiles[1] = split_free_view(y, split);
+      return;
+    }
   }
   const TensorVal* widest = tiles[0];
   for (const TensorVal* t : tiles)

@@ -167,6 +167,31 @@ def test_ap_access_pattern():
 
 
 @nki.jit
+def tensor_tensor_pairs_elements_in_order(a, b):
+    x = nl.ndarray((128, 4), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    m = nl.ndarray((128, 2), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=m, src=b)
+    # [P, 4] against a [P, 2, 2] view that repeats m's two columns (stride 0).
+    nisa.tensor_tensor(dst=x, data1=x, data2=m.ap([[2, 128], [0, 2], [1, 2]]), op=nl.subtract)
+    first = nl.ndarray((128, 1, 2), a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=first, src=x[:, 0:2])
+    nisa.tensor_tensor(dst=first, data1=first, data2=m, op=nl.add)  # [P, 1, 2] with [P, 2]
+    out = nl.ndarray((128, 4), a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=x)
+    back = nl.ndarray((128, 1, 2), a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=back, src=first)
+    return out, back
+
+
+def test_tensor_tensor_pairs_equal_elements_whatever_the_free_shapes():
+    a, b = rand(128, 4), rand(128, 2, seed=1)
+    out, back = nki.simulate(tensor_tensor_pairs_elements_in_order)(a, b)
+    np.testing.assert_array_equal(out, a - np.tile(b, 2))
+    np.testing.assert_array_equal(back[:, 0], (a[:, :2] - b) + b)
+
+
+@nki.jit
 def writes_input(a, out):
     t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=a)

@@ -39,7 +39,14 @@ def hwdge_on_trn1(a):
 @nki.jit
 def raw_enum(a):
     t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=t, src=a, dge_mode=2)  # ERR:raw_enum
+    nisa.dma_copy(dst=t, src=a, oob_mode=1)  # ERR:raw_enum
+    return a
+
+
+@nki.jit
+def dge_mode_out_of_range(a):
+    t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a, dge_mode=7)  # ERR:dge_range
     return a
 
 
@@ -47,6 +54,16 @@ def raw_enum(a):
 def raw_engine(a):
     t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
     nisa.memset(dst=t, value=0.0, engine=5)  # ERR:raw_engine
+    return a
+
+
+@nki.jit
+def tensor_tensor_unpaired_dims(a):
+    x = nl.ndarray((128, 2, 3), nl.float32, buffer=nl.sbuf)
+    y = nl.ndarray((128, 3, 2), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=y, value=0.0)
+    nisa.memset(dst=x, value=0.0)
+    nisa.tensor_tensor(dst=x, data1=x, data2=y, op=nl.add)  # ERR:unpaired
     return a
 
 
@@ -160,9 +177,14 @@ CASES = [
     (hwdge_cast, "hwdge", "nisa.", "err_hwdge_dtype_mismatch",
      "'dma_copy' with dge_mode.hwdge copies bytes and cannot cast: src is 'float32', dst is 'bfloat16'"),
     (raw_enum, "raw_enum", "nisa.", "err_unexpected_type_of_operand",
-     "'dge_mode': got 2; since nki 0.3 it is a member of nisa.dge_mode"),
+     "'oob_mode': got 1; since nki 0.3 it is a member of nisa.oob_mode"),
+    (dge_mode_out_of_range, "dge_range", "nisa.", "err_unexpected_type_of_operand",
+     "'dge_mode': got 7; nisa.dge_mode numbers are unknown=0, swdge=1, hwdge=2, none=3"),
     (raw_engine, "raw_engine", "nisa.", "err_unexpected_type_of_operand",
      "'engine': got 5; since nki 0.3 it is a member of nisa.engine"),
+    (tensor_tensor_unpaired_dims, "unpaired", "nisa.", "err_tile_shape_mismatch",
+     "number of elements per partition mismatch in parameters (data1[128, 2, 3], data2[128, 3, 2]) of "
+     "'tensor_tensor'"),
     (memset_float_into_int, "memset", "nisa.", "err_memset_value_dtype",
      "'memset' value 1.5 does not fit dst dtype 'int32': an integer tensor takes an integer value"),
     (output_in_private_hbm, "private_hbm", "nl.", "err_output_not_in_shared_hbm",
@@ -239,6 +261,17 @@ def optional_argument(a, b=None):
     src = a if b is None else b  # `is None` stays accepted (the kernel library relies on it)
     nisa.dma_copy(dst=out, src=src)
     return out
+
+
+@nki.jit
+def copy_with_numbered_dge_mode(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a, dge_mode=3)  # the kernel library's spelling of dge_mode.none
+    return out
+
+
+def test_dge_mode_takes_its_number():
+    assert (nki.simulate(copy_with_numbered_dge_mode)(X) == 1).all()
 
 
 def test_is_none_is_accepted():

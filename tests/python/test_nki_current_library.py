@@ -171,3 +171,129 @@ def test_attention_bwd():
     np.testing.assert_allclose(dv[0, 0], (p.T @ d_out).T, atol=1e-6)
     np.testing.assert_allclose(dq[0, 0], (d_s @ k[0, 0].T * scale).T, atol=1e-6)
     np.testing.assert_allclose(dk[0, 0], (d_s.T @ q[0, 0].T * scale).T, atol=1e-6)
+
+
+def rmsnorm(x, gamma):
+    return x / np.sqrt((x ** 2).mean(axis=-1, keepdims=True) + 1e-6) * gamma
+
+
+def hidden_major(normed, h1):
+    """The token-generation norms' layout: [B, S, H] as [128, B*S, H // 128], row-major split of H."""
+    return normed.reshape(-1, 128, h1).transpose(1, 0, 2)
+
+
+def test_rmsnorm_tkg_writes_the_hidden_major_layout():
+    import nki
+    x, gamma = rand(1, 4, 256), rand(1, 256, seed=1)
+    out = np.zeros((128, 4, 2), np.float32)
+    nki.jit(kernel("core.subkernels.rmsnorm_tkg", "rmsnorm_tkg"))(x, gamma, out)  # passes dge_mode=3
+    np.testing.assert_allclose(out, hidden_major(rmsnorm(x, gamma), 2), rtol=1e-5, atol=1e-6)
+
+
+def test_layernorm_tkg_with_beta():
+    import nki
+    x, gamma, beta = rand(1, 4, 256), rand(1, 256, seed=1), rand(1, 256, seed=2)
+    out = np.zeros((128, 4, 2), np.float32)
+    nki.jit(kernel("core.subkernels.layernorm_tkg", "layernorm_tkg"))(x, gamma, out, beta)
+    normed = (x - x.mean(axis=-1, keepdims=True)) / np.sqrt(x.var(axis=-1, keepdims=True) + 1e-6) * gamma + beta
+    np.testing.assert_allclose(out, hidden_major(normed, 2), rtol=1e-5, atol=1e-5)
+
+
+def test_qkv_tkg_with_fused_rmsnorm():
+    import nki
+    hidden, weight, gamma = rand(1, 4, 256), rand(256, 384, seed=1), rand(1, 256, seed=2)
+    out = nki.jit(kernel("core.qkv.qkv_tkg", "qkv_tkg"))(hidden, weight, norm_w=gamma)
+    np.testing.assert_allclose(out, rmsnorm(hidden, gamma) @ weight, rtol=1e-5)
+
+
+def test_router_topk_softmax_after_topk():
+    import nki
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    tokens, experts, k = 4, 64, 4
+    x, w, bias = rand(tokens, 256), rand(256, experts, seed=1), rand(1, experts, seed=2)  # x in HBM as [T, H]
+    logits, affinities = np.zeros((tokens, experts), np.float32), np.zeros((tokens, experts), np.float32)
+    index = np.zeros((tokens, k), np.uint32)
+    nki.jit(kernel("core.router_topk.router_topk", "router_topk"))(
+        x, w, bias, logits, affinities, index, types.RouterActFnType.SOFTMAX, k, 1, 0,  # [T, H] in HBM, layout 0
+        router_pre_norm=False, use_indirect_dma_scatter=True)
+    want = x @ w + bias
+    np.testing.assert_allclose(logits, want, rtol=1e-5)
+    order = np.argsort(-want, axis=1)[:, :k]
+    np.testing.assert_array_equal(index, order)
+    top = np.exp(np.take_along_axis(want, order, axis=1) - want.max(axis=1, keepdims=True))
+    scattered = np.zeros_like(want)
+    np.put_along_axis(scattered, order, top / top.sum(axis=1, keepdims=True), axis=1)
+    np.testing.assert_allclose(affinities, scattered, rtol=1e-4)
+
+
+def test_gen_mask_tkg_strided_prior_mask():
+    import nki
+    bs, heads, s_prior = 2, 2, 256
+    positions = np.array([[100, 37]], np.int32)  # [1, bs * s_active], s_active = 1
+    mask = nki.jit(kernel("core.attention.gen_mask_tkg", "gen_mask_tkg_hbm"))(positions, bs, heads, 1, s_prior)
+    tiles = s_prior // 128
+    # Strided MM1 layout: row t * 128 + p of the mask holds prior token p * tiles + t.
+    token = (np.arange(128)[None, :] * tiles + np.arange(tiles)[:, None]).reshape(-1)
+    want = (token[:, None] < positions[0][None, :]).astype(np.float32)  # [s_prior, bs]
+    np.testing.assert_array_equal(mask, np.broadcast_to(want[:, :, None, None], (s_prior, bs, heads, 1)))
+
+
+def test_attention_tkg_one_token_over_a_masked_cache():
+    import nki
+    import nki.isa as nisa
+    import nki.language as nl
+    attention = importlib.import_module("nkilib.core.attention.attention_tkg")
+    config = importlib.import_module("nkilib.core.attention.attention_tkg_utils").AttnTKGConfig
+    allocator = importlib.import_module("nkilib.core.utils.allocator")
+    logging = importlib.import_module("nkilib.core.utils.logging")
+    heads, d, s_prior = 2, 64, 256
+
+    def attend(q, k_active, v_active, k_prior, v_prior, mask, out):
+        # Without fused RoPE the kernel takes Q and the active K in SBUF (qk_in_sb).
+        q_sb = nl.ndarray(q.shape, q.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=q_sb, src=q)
+        k_sb = nl.ndarray(k_active.shape, k_active.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=k_sb, src=k_active)
+        cfg = config(bs=1, q_head=heads, s_active=1, curr_sprior=s_prior, full_sprior=s_prior, d_head=d,
+                     qk_in_sb=True)
+        sbm = allocator.SbufManager(0, nl.tile_size.total_available_sbuf_size, logging.get_logger("test"),
+                                    use_auto_alloc=True)
+        sbm.open_scope(name="test")
+        attention.attention_tkg(q_sb, k_sb, v_active, k_prior, v_prior, mask, out, cfg, sbm)
+        sbm.close_scope()
+        return out
+
+    q, k_active = rand(d, heads, seed=0) - 0.5, rand(d, 1, seed=1) - 0.5  # [d, B*H*s_active], [d, B*s_active]
+    v_active = rand(1, 1, 1, d, seed=2) - 0.5
+    k_prior, v_prior = rand(1, 1, d, s_prior, seed=3) - 0.5, rand(1, 1, s_prior, d, seed=4) - 0.5
+    # The active token takes the cache's last slot; the mask covers every slot: 200 cached tokens and it.
+    mask = np.zeros((s_prior, 1, heads, 1), np.float32)
+    mask[:200] = mask[-1] = 1
+    out = nki.jit(attend)(q, k_active, v_active, k_prior, v_prior, mask, np.zeros((1, heads, d, 1), np.float32))
+    keys = np.concatenate([k_prior[0, 0, :, :200], k_active], axis=1)
+    values = np.concatenate([v_prior[0, 0, :200], v_active[0, 0]])
+    scores = q.T @ keys
+    p = np.exp(scores - scores.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(out[0, :, :, 0], (p / p.sum(axis=1, keepdims=True)) @ values, rtol=1e-5, atol=1e-6)
+
+
+def test_mlp_tkg_silu_gate():
+    import nki
+    parameters = importlib.import_module("nkilib.core.mlp.mlp_parameters")
+    mlp = importlib.import_module("nkilib.core.mlp.mlp_tkg.mlp_tkg")
+    allocator = importlib.import_module("nkilib.core.utils.allocator")
+    logging = importlib.import_module("nkilib.core.utils.logging")
+
+    def run(hidden, gate, up, down, out):
+        # mlp_tkg's own fallback allocator is not imported in its module; give it a manual one.
+        sbm = allocator.SbufManager(0, 200 * 1024, logging.get_logger("test"))
+        sbm.open_scope(name="test")
+        mlp.mlp_tkg(parameters.MLPParameters(hidden, gate, up, down, output_dtype=hidden.dtype), out, None, sbm=sbm)
+        sbm.close_scope()
+        return out
+
+    hidden, gate, up = rand(1, 4, 256) - 0.5, rand(256, 512, seed=1) - 0.5, rand(256, 512, seed=2) - 0.5
+    down = rand(512, 256, seed=3) - 0.5
+    out = nki.jit(run)(hidden, gate, up, down, np.zeros((1, 4, 256), np.float32))
+    g = hidden @ gate
+    np.testing.assert_allclose(out, (g / (1 + np.exp(-g)) * (hidden @ up)) @ down, rtol=1e-5, atol=1e-4)
