@@ -6,6 +6,13 @@
 set -e
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 export PYTHONPATH="$ROOT/python:$ROOT/build/python${PYTHONPATH:+:$PYTHONPATH}"
+# numpy's side of each ratio runs on the BLAS a pip user's numpy brings: OpenBLAS
+# (Debian's libopenblas0-pthread; without it numpy falls back to the reference BLAS).
+if ! dpkg-query -W -f='${Status}' libopenblas0-pthread 2>/dev/null | grep -q "install ok installed"; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y libopenblas0-pthread
+fi
 /usr/bin/python3 "$ROOT/bench/bench_tracer.py" "$@"
 /usr/bin/python3 "$ROOT/bench/bench_sim.py" "$@"
 SAMPLES=${NKI_SAMPLES:-/tmp/corpus/nki-samples}
