@@ -2,19 +2,13 @@
 
 #include <cstdio>
 
+#include "sema/CatalogMake.h"
+
 namespace nkic::sema {
 
 namespace {
-Diagnostic make(std::string code, std::string msg, ErrorKind kind = ErrorKind::Syntax,
-                std::string hint = "") {
-  Diagnostic d;
-  d.code = std::move(code);
-  d.message = std::move(msg);
-  d.kind = kind;
-  d.hint = std::move(hint);
-  return d;
-}
-std::string s(std::string_view v) { return std::string(v); }
+using catalog::make;
+using catalog::s;
 // The documented messages name the bare API ('load', not 'nl.load').
 std::string_view bare_api(std::string_view api) {
   size_t dot = api.find('.');
@@ -579,43 +573,6 @@ Diagnostic err_tensor_creation_on_scratchpad_with_init_value_not_supported() {
   return make("err_tensor_creation_on_scratchpad_with_init_value_not_supported",
               "Creating SBUF/PSUM tensor with init value is not supported in allocated NKI kernels", ErrorKind::Syntax,
               "create it with nl.ndarray and fill it with nisa.memset or an assignment");
-}
-
-// The current nki API's 0.3+ rules and its accepted Python subset (docs/current_api.md).
-Diagnostic err_hwdge_dtype_mismatch(std::string_view src, std::string_view dst) {
-  return make("err_hwdge_dtype_mismatch",
-              "'dma_copy' with dge_mode.hwdge copies bytes and cannot cast: src is '" + s(src) + "', dst is '" +
-                  s(dst) + "'",
-              ErrorKind::Type, "give src and dst one dtype (reinterpret with .view(dtype)), or leave dge_mode unknown");
-}
-
-Diagnostic err_memset_value_dtype(std::string_view value, std::string_view dtype, std::string_view why) {
-  return make("err_memset_value_dtype",
-              "'memset' value " + s(value) + " does not fit dst dtype '" + s(dtype) + "': " + s(why), ErrorKind::Type,
-              "pass a value of dst's type (an int literal for integer tensors)");
-}
-
-Diagnostic err_output_not_in_shared_hbm(std::string_view tensor, std::string_view memory) {
-  return make("err_output_not_in_shared_hbm",
-              "kernel output '" + s(tensor) + "' is in '" + s(memory) + "'; outputs must be in shared HBM",
-              ErrorKind::Syntax, "allocate it with nl.ndarray(shape, dtype, buffer=nl.shared_hbm)");
-}
-
-Diagnostic err_unsupported_python_construct(std::string_view what, std::string_view hint) {
-  return make("err_unsupported_python_construct", s(what) + " is not supported in an NKI kernel", ErrorKind::Syntax,
-              s(hint));
-}
-
-Diagnostic err_address_out_of_range(std::string_view tensor, std::string_view why) {
-  return make("err_address_out_of_range", "address= of '" + s(tensor) + "' does not fit: " + s(why), ErrorKind::Syntax,
-              "place the tensor inside the buffer (address=(start partition, free byte offset))");
-}
-
-Diagnostic err_psum_address_not_bank_aligned(std::string_view tensor, int64_t offset, int64_t bank_bytes) {
-  return make("err_psum_address_not_bank_aligned",
-              "address= of PSUM tensor '" + s(tensor) + "' starts at free byte offset " + std::to_string(offset) +
-                  ", not on a PSUM bank boundary (a multiple of " + std::to_string(bank_bytes) + " bytes)",
-              ErrorKind::Syntax, "use address=(partition, bank * " + std::to_string(bank_bytes) + ")");
 }
 
 }  // namespace nkic::sema
