@@ -68,7 +68,7 @@ void fold_psum_zeroing(const ir::Kernel& k, Sites& s) {
 class Walker {
  public:
   Walker(const ir::Kernel& k, const sema::Target& t, const Options& o, const Sites& s)
-      : k_(k), sites_(s), sched_(k, t, o, s.count) {
+      : k_(k), sites_(s), sched_(k, t, o, s.order) {
     env_.loop.assign(k.num_axes, 0);
     env_.pid.assign(k.grid.size(), 0);
   }
@@ -93,7 +93,7 @@ class Walker {
       if (s->kind == ir::StmtKind::Instruction) {
         const auto* in = static_cast<const ir::Instruction*>(s.get());
         const int site = sites_.site.at(in);
-        if (!sites_.folded[site]) sched_.execute(site, *in, env_);
+        if (!sites_.folded[site]) sched_.execute(site, env_);
       } else {
         loop(*static_cast<const ir::Loop*>(s.get()));
       }

@@ -36,13 +36,13 @@ InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Ta
   const int64_t points = ext.points();
   const ir::TensorDecl& dst = k.tensor(in.dst.tensor);
   int64_t partitions = 0;
-  bool hbm = ir::is_hbm(dst.memory), from_hbm = false;
+  bool hbm = false;
+  const bool from_hbm = !in.srcs.empty() && ir::is_hbm(k.tensor(in.srcs[0].tensor).memory);
   std::vector<const ir::Access*> sides{&in.dst};
   if (!in.srcs.empty()) sides.push_back(&in.srcs[0]);
   for (const ir::Access* a : sides) {
     const ir::TensorDecl& td = k.tensor(a->tensor);
     hbm = hbm || ir::is_hbm(td.memory);
-    if (a != &in.dst) from_hbm = ir::is_hbm(td.memory);
     if (!ir::is_hbm(td.memory) && !ext.range.empty())
       partitions = std::max(partitions, ext.size(partition_coord(*a, td)));
   }

@@ -45,11 +45,17 @@ bool Totals::same(const Totals& o) const {
   return true;
 }
 
-Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, int num_sites)
-    : k_(k), t_(t), o_(o), free_(kComputeTracks + t.cost.dma_queues, 0.0),
+Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
+                   std::vector<const ir::Instruction*> sites)
+    : k_(k), t_(t), o_(o), site_inst_(std::move(sites)), free_(kComputeTracks + t.cost.dma_queues, 0.0),
       last_node_(kComputeTracks + t.cost.dma_queues, -1), gaps_(kComputeTracks), regions_(k.tensors.size()),
-      written_(k.tensors.size(), false), live_(k.tensors.size()), site_busy_(num_sites, 0.0),
-      site_critical_(num_sites, 0.0), site_count_(num_sites, 0) {}
+      written_(k.tensors.size(), false), live_(k.tensors.size()), site_busy_(site_inst_.size(), 0.0),
+      site_critical_(site_inst_.size(), 0.0), site_count_(site_inst_.size(), 0) {
+  for (const ir::Instruction* in : site_inst_) {
+    if (in->has_dst()) written_[root(in->dst.tensor)] = true;
+    for (const ir::Access& a : in->extra_dsts) written_[root(a.tensor)] = true;
+  }
+}
 
 int Schedule::root(int id) const {
   while (k_.tensor(id).alias_of >= 0) id = k_.tensor(id).alias_of;
@@ -192,9 +198,8 @@ double Schedule::place(int ti, double ready, double interval) {
   return start;
 }
 
-void Schedule::execute(int site, const ir::Instruction& in, const Env& env) {
-  if (site_inst_.size() < site_busy_.size()) site_inst_.resize(site_busy_.size(), nullptr);
-  site_inst_[site] = &in;
+void Schedule::execute(int site, const Env& env) {
+  const ir::Instruction& in = *site_inst_[site];
   const Extents ext = active_extents(in, env);
   const InstCost c = cost_of(in, k_, t_, ext);
   if (!c.costed) return;
@@ -434,7 +439,7 @@ Profile Schedule::finish() {
 
   std::map<std::pair<const std::string*, int>, LineCost> lines;
   for (size_t s = 0; s < site_inst_.size(); ++s) {
-    if (!site_inst_[s] || site_count_[s] == 0) continue;
+    if (site_count_[s] == 0) continue;
     LineCost& l = lines[{site_inst_[s]->loc.file, site_inst_[s]->loc.line}];
     l.loc = site_inst_[s]->loc;
     l.busy += site_busy_[s];

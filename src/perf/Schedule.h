@@ -34,9 +34,10 @@ struct Totals {
 
 class Schedule {
  public:
-  Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, int num_sites);
+  // `sites`: the kernel's instructions in program order (a site is an index into it).
+  Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, std::vector<const ir::Instruction*> sites);
 
-  void execute(int site, const ir::Instruction& in, const Env& env);
+  void execute(int site, const Env& env);
   // A fresh allocation of on-chip tensor `id` (a new loop iteration or program):
   // no dependency on its earlier contents; its occupancy interval closes.
   void release(int id);
@@ -78,6 +79,21 @@ class Schedule {
     int tensor;
   };
 
+  struct Gap {
+    double from, to;
+  };
+  // A memory port two engines cannot stream through at once (CostFigures):
+  // until when, and by which node, each engine holds it.
+  struct Port {
+    double free[kComputeTracks] = {};
+    int64_t node[kComputeTracks] = {-1, -1, -1, -1};
+  };
+
+  // The earliest start >= ready at which compute engine `ti` is idle for
+  // `interval`: a gap it left waiting for operands (the compiler's scheduler
+  // fills those with later independent instructions), else its free time.
+  double place(int ti, double ready, double interval);
+  std::vector<int64_t> ports_of(const ir::Instruction& in, Track track) const;
   int root(int id) const;
   void read(int tensor, const Box& b, double& ready, int64_t& dep) const;
   void write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const;
@@ -91,25 +107,10 @@ class Schedule {
   const sema::Target& t_;
   Options o_;
   std::vector<const ir::Instruction*> site_inst_;
-  // The earliest start >= ready at which compute engine `ti` is idle for
-  // `interval`: a gap it left waiting for operands (the compiler's scheduler
-  // fills those with later independent instructions), else its free time.
-  double place(int ti, double ready, double interval);
-
   std::vector<double> free_;          // compute engines, then DMA queues
-  struct Gap {
-    double from, to;
-  };
-  std::vector<std::vector<Gap>> gaps_;  // per compute engine, oldest first
-  // A memory port two engines cannot stream through at once (CostFigures):
-  // until when, and by which node, each engine holds it.
-  struct Port {
-    double free[kComputeTracks] = {};
-    int64_t node[kComputeTracks] = {-1, -1, -1, -1};
-  };
-  std::map<int64_t, Port> ports_;  // kSbufPort, kPsumPort, or a PSUM tensor (its bank)
-  std::vector<int64_t> ports_of(const ir::Instruction& in, Track track) const;
   std::vector<int64_t> last_node_;    // per track: the node that holds it
+  std::vector<std::vector<Gap>> gaps_;  // per compute engine, oldest first
+  std::map<int64_t, Port> ports_;  // kSbufPort, kPsumPort, or a PSUM tensor (its bank)
   std::vector<std::vector<Region>> regions_;  // per root tensor
   std::vector<bool> written_;         // tensors some instruction writes
   std::vector<Live> live_;

@@ -185,6 +185,19 @@ TEST(CostModel, TheVectorAndScalarEnginesShareThePsumPortOnNcV2AndOneBankLater) 
   EXPECT_NEAR(psum_readers(t2, true).latency, 512.0 / 2 / t2.cost.dve.clock_ghz + act2, 1e-6);
 }
 
+TEST(CostModel, AWriteWaitsForTheReadsOfWhatItOverwrites) {
+  // The Scalar Engine reads a; the Vector Engine's memset of a waits until that read is done (WAR).
+  ir::Kernel k;
+  k.name = "war";
+  int a = add_tensor(k, "a", {128, 512}, Memory::SBUF), d = add_tensor(k, "d", {128, 512}, Memory::SBUF);
+  k.body.push_back(inst(Opcode::Activation, tile(d), {tile(a)}));
+  auto zero = inst(Opcode::Memset, tile(a), {});
+  zero->imms = {0.0};
+  k.body.push_back(std::move(zero));
+  const sema::CostFigures& f = trn1().cost;
+  EXPECT_NEAR(perf::predict(k, trn1()).latency, stream_latency(f.act, 1) + stream_latency(f.dve, 1), 1e-6);
+}
+
 TEST(CostModel, TwoInputsTakeTwiceTheVectorEngineTime) {
   ir::Kernel k;
   k.name = "tt";
