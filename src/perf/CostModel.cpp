@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "ir/IRVisitor.h"
+#include "perf/Hoisting.h"
 #include "sema/ErrorCatalog.h"
 
 namespace nkic::perf {
@@ -19,6 +20,7 @@ struct Sites {
   std::vector<int> on_chip;                    // fresh in every program
   std::vector<const ir::Instruction*> order;   // by site
   std::vector<bool> folded;                    // by site: costs nothing (fold_psum_zeroing)
+  std::vector<int> hoisted;                    // by site: the loop axis it runs once in, or -1
   int count = 0;
 
   void number(const ir::Block& b) {
@@ -71,6 +73,7 @@ class Walker {
       : k_(k), sites_(s), sched_(k, t, o, s.order) {
     env_.loop.assign(k.num_axes, 0);
     env_.pid.assign(k.grid.size(), 0);
+    later_.assign(k.num_axes, false);
   }
 
   Profile run() {
@@ -84,6 +87,11 @@ class Walker {
       block(k_.body);
     });
     if (k_.num_programs() > 1) sched_.note("SPMD programs run one after another on one NeuronCore");
+    const auto hoisted = std::count_if(sites_.hoisted.begin(), sites_.hoisted.end(), [](int a) { return a >= 0; });
+    if (hoisted > 0)
+      sched_.note(std::to_string(hoisted) +
+                  " instruction(s) whose operands do not change across their loop's iterations are costed once per"
+                  " loop entry, as neuronx-cc hoists them");
     return sched_.finish();
   }
 
@@ -93,7 +101,8 @@ class Walker {
       if (s->kind == ir::StmtKind::Instruction) {
         const auto* in = static_cast<const ir::Instruction*>(s.get());
         const int site = sites_.site.at(in);
-        if (!sites_.folded[site]) sched_.execute(site, env_);
+        const int h = sites_.hoisted[site];
+        if (!sites_.folded[site] && (h < 0 || !later_[h])) sched_.execute(site, env_);
       } else {
         loop(*static_cast<const ir::Loop*>(s.get()));
       }
@@ -111,6 +120,7 @@ class Walker {
         static_cast<size_t>(l.axis) < sites_.allocated_in.size() ? sites_.allocated_in[l.axis] : std::vector<int>{};
     iterate(trips, s0, s1, l.loc, [&](int64_t i) {
       env_.loop[l.axis] = l.lb + i * l.stride;
+      later_[l.axis] = i > 0;
       for (int id : fresh) sched_.release(id);
       block(l.body);
     });
@@ -163,6 +173,7 @@ class Walker {
   const Sites& sites_;
   Schedule sched_;
   Env env_;
+  std::vector<bool> later_;  // by loop axis: past its first iteration (hoisted sites are skipped)
 };
 
 }  // namespace
@@ -172,6 +183,8 @@ Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& 
   Sites s;
   s.number(k.body);
   fold_psum_zeroing(k, s);
+  s.hoisted.assign(s.order.size(), -1);
+  for (const auto& [in, axis] : loop_invariant(k)) s.hoisted[s.site.at(in)] = axis;
   s.allocated_in.resize(k.num_axes);
   for (const ir::TensorDecl& t : k.tensors) {
     if (ir::is_hbm(t.memory) && t.memory != ir::Memory::PrivateHBM) continue;

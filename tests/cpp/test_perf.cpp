@@ -273,6 +273,47 @@ TEST(CostModel, ALoopOfIdenticalIterationsCostsAsItsUnrolledCopyWithoutSchedulin
   }
 }
 
+// for i in range(n): t = load(a); u = exp(t); v = load(b[i]); w = u + v; store(out[i], w)
+// t and u are the same in every iteration: costed once, as neuronx-cc hoists
+// them. `reads_loop_value` makes the activation read v instead, so it stays.
+ir::Kernel invariant_loop(int64_t n, bool reads_loop_value) {
+  ir::Kernel k;
+  k.name = "invariant";
+  int a = add_tensor(k, "a", {128, 512}, Memory::SharedHBM, ir::Role::Input);
+  int b = add_tensor(k, "b", {128 * n, 512}, Memory::SharedHBM, ir::Role::Input);
+  int out = add_tensor(k, "out", {128 * n, 512}, Memory::SharedHBM, ir::Role::Output);
+  int t = add_tensor(k, "t", {128, 512}, Memory::SBUF), u = add_tensor(k, "u", {128, 512}, Memory::SBUF);
+  int v = add_tensor(k, "v", {128, 512}, Memory::SBUF), w = add_tensor(k, "w", {128, 512}, Memory::SBUF);
+  auto loop = std::make_unique<ir::Loop>();
+  loop->axis = 0;
+  loop->ub = n;
+  ir::Block& body = loop->body;
+  body.push_back(inst(Opcode::Load, tile(t), {tile(a)}));
+  body.push_back(inst(Opcode::Load, tile(v), {tile(b, 128, 0)}));
+  body.push_back(inst(Opcode::Activation, tile(u), {tile(reads_loop_value ? v : t)}));
+  body.push_back(inst(Opcode::TensorTensor, tile(w), {tile(u), tile(v)}));
+  body.push_back(inst(Opcode::Store, tile(out, 128, 0), {tile(w)}));
+  k.body.push_back(std::move(loop));
+  k.num_axes = 1;
+  return k;
+}
+
+TEST(CostModel, AnInstructionWhoseOperandsDoNotChangeAcrossItsLoopIsCostedOnce) {
+  const int64_t n = 50;
+  perf::Profile hoisted = perf::predict(invariant_loop(n, false), trn1());
+  EXPECT_EQ(hoisted.engines[1].instructions, 1);  // the activation
+  EXPECT_EQ(hoisted.engines[2].instructions, n);  // the add reads v, loaded in every iteration
+  EXPECT_EQ(hoisted.engines[4].instructions, 1 + 2 * n);
+  EXPECT_TRUE(std::any_of(hoisted.notes.begin(), hoisted.notes.end(), [](const std::string& s) {
+    return s.rfind("2 instruction(s) whose operands do not change across their loop's iterations", 0) == 0;
+  }));
+  perf::Profile kept = perf::predict(invariant_loop(n, true), trn1());
+  EXPECT_EQ(kept.engines[1].instructions, n);
+  EXPECT_EQ(kept.engines[4].instructions, 1 + 2 * n);  // the load of a still runs once
+  EXPECT_NEAR(kept.engines[1].busy, n * hoisted.engines[1].busy, 1e-9 * kept.engines[1].busy);
+  EXPECT_GT(kept.latency, hoisted.latency);
+}
+
 TEST(CostModel, ATargetWithoutFiguresIsADiagnostic) {
   try {
     perf::predict(copy_loop(2, false), *sema::find_target("inf1"));
