@@ -82,7 +82,9 @@ void bind_nki_api(py::module_& m) {
       d = ir::dtype_from_name(dtype.cast<std::string>());
       if (!d) sema::fail(sema::err_unsupported_dtype("'" + dtype.cast<std::string>() + "'"));
     }
-    return wrap_tensor(codegen::ap_view(b, tile_arg(t, "tensor"), pattern, offset, ind, d));
+    std::optional<ir::AffineExpr> start;
+    if (offset) start = ir::AffineExpr(*offset);
+    return wrap_tensor(codegen::ap_view(b, tile_arg(t, "tensor"), pattern, start, ind, d));
   });
 }
 

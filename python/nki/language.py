@@ -256,3 +256,5 @@ def _none_aware(compare, if_none):
 
 core.NkiTensor.__eq__ = _none_aware(core.NkiTensor.__eq__, False)
 core.NkiTensor.__ne__ = _none_aware(core.NkiTensor.__ne__, True)
+
+from . import _views  # noqa: E402,F401  (attaches the 0.5 view methods to NkiTensor)
