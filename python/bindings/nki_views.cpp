@@ -1,7 +1,9 @@
-// The current nki API's view methods and view attributes (codegen/ViewMethods.h):
-// arguments converted here, every rule in C++.
+// The current nki API's view methods and view attributes (codegen/ViewMethods.h)
+// and its register operands (codegen/Registers.h): arguments converted here,
+// every rule in C++.
 #include <pybind11/stl.h>
 
+#include "codegen/Registers.h"
 #include "codegen/ViewMethods.h"
 #include "sema/ErrorCatalog.h"
 #include "trace/TraceContext.h"
@@ -125,6 +127,9 @@ void bind_nki_views(py::module_& m) {
     const std::optional<ir::DType> d = ir::dtype_from_name(dtype);
     if (!d) sema::fail(sema::err_unsupported_dtype("'" + dtype + "'"));
     return wrap_tensor(codegen::reinterpret_view(builder(api), view_arg(t, api), *d));
+  });
+  m.def("check_register_operand", [](py::handle t, const std::string& api, const std::string& what) {
+    codegen::check_register_operand(builder(api.c_str()), view_arg(t, api.c_str(), what.c_str()), api, what);
   });
   m.def("view_pattern", [](py::handle t) {
     constexpr const char* api = "tensor.get_pattern";

@@ -342,7 +342,8 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
 
 
 for _name in ("activate2", "exponential", "tensor_scalar_cumulative", "rng", "set_rng_seed", "rand2",
-              "rand_set_state", "rand_get_state", "register_alloc", "register_move", "register_load",
-              "register_store", "topk", "nonzero_with_count", "core_barrier", "sendrecv"):
+              "rand_set_state", "rand_get_state", "topk", "nonzero_with_count", "core_barrier", "sendrecv"):
     globals()[_name] = _unavailable("nisa." + _name, "is not supported by nkic yet")
 del _name
+
+from ._registers import VirtualRegister, register_alloc, register_load, register_move, register_store  # noqa: E402,F401
