@@ -6,6 +6,7 @@
 #include "codegen/AccessPattern.h"
 #include "codegen/CurrentRules.h"
 #include "codegen/Destination.h"
+#include "codegen/Placement.h"
 #include "ir/SourceLoc.h"
 #include "sema/ErrorCatalog.h"
 #include "trace/TraceContext.h"
@@ -53,6 +54,7 @@ void bind_nki_api(py::module_& m) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nl.ndarray").builder();
     codegen::check_address(b, tile_arg(t, "tensor"), partition, free_offset);
   });
+  m.def("check_placements", [] { codegen::check_placement_overlap(trace::TraceContext::nki_ctx("nl.ndarray").builder()); });
   m.def("check_outputs", [](py::list outputs) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nki.jit").builder();
     std::vector<types::TensorVal> ts;
