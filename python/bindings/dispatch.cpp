@@ -300,8 +300,10 @@ PyMethodDef call_defs[] = {
 
 bool eval_if_cnd(py::handle cnd) {
   // The seed's first test: any tensor (whatever its size) is device data.
-  if (py::isinstance<PyTensor>(cnd))
+  if (py::isinstance<PyTensor>(cnd)) {
+    if (trace::TraceContext::tensor_is_true()) return true;
     sema::fail(sema::err_dynamic_control_flow_not_supported("a tensor, whose values are computed on the device"));
+  }
   // A traced value's __bool__ raises the precise diagnostic; anything else is plain Python.
   int truth = PyObject_IsTrue(cnd.ptr());
   if (truth < 0) throw py::error_already_set();

@@ -481,7 +481,10 @@ void bind_values(py::module_& m) {
         types::TensorVal dst = codegen::subscript(ctx.builder(), self.v, index_key(key));
         codegen::assign(ctx.builder(), dst, to_value(value), false);
       })
-      .def("__bool__", [](py::object self) -> bool { truth_error(self); })
+      .def("__bool__", [](py::object self) -> bool {
+        if (trace::TraceContext::tensor_is_true()) return true;
+        truth_error(self);
+      })
       .def("__index__", [](py::object self) -> int64_t { symbolic_int_error(self); })
       .def("__int__", [](py::object self) -> int64_t { symbolic_int_error(self); })
       .def("__float__", [](py::object self) -> double { symbolic_int_error(self); })

@@ -41,6 +41,11 @@ TraceContext::TraceContext(TraceOptions opts)
 
 TraceContext* TraceContext::current() { return global_ctx.get(); }
 
+bool TraceContext::tensor_is_true() {
+  TraceContext* c = current();
+  return c != nullptr && c->builder().current_api;
+}
+
 TraceContext& TraceContext::nki_ctx(const std::string& api) {
   if (!global_ctx) sema::fail(sema::err_nki_api_outside_of_nki_kernel(api));
   global_ctx->builder_.requested_api = api;

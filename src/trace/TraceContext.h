@@ -43,6 +43,10 @@ class TraceContext final : public types::TensorOpSink {
   static TraceContext* current();
   // Like current(), but raises err_nki_api_outside_of_nki_kernel naming `api`.
   static TraceContext& nki_ctx(const std::string& api);
+  // A tensor in a Python condition (`if t:`, `t and ...`): in a current-API kernel it
+  // stands for a given argument, as the compiler reads it (the NKI library tests
+  // optional tensors so); the legacy API rejects it as device data.
+  static bool tensor_is_true();
   // Installs a fresh context as this thread's global context.
   static TraceContext& new_ctx(TraceOptions opts);
   // Tears the thread's context down (global_ctx = None).
