@@ -27,6 +27,7 @@ const char* name(AccCmd c) {
     case AccCmd::reset: return "reset";
     case AccCmd::reduce: return "reduce";
     case AccCmd::reset_reduce: return "reset_reduce";
+    case AccCmd::load_reduce: return "load_reduce";
   }
   return "?";
 }

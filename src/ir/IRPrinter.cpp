@@ -138,6 +138,7 @@ class Printer : public IRVisitor {
     // The accumulator stage last, as the engine applies it: "; reset_reduce add".
     if (in.acc_cmd == AccCmd::reset) out += "; reset";
     else if (in.acc_cmd != AccCmd::none) out += "; " + std::string(ir::name(in.acc_cmd)) + " " + std::string(ir::name(in.acc_op));
+    if (in.acc_cmd == AccCmd::load_reduce) out += " from " + fmt_imm(in.acc_init);
     return out;
   }
   std::string expr(const AffineExpr& e) const {
