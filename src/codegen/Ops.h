@@ -32,6 +32,15 @@ std::string describe(const KernelBuilder& b, const TensorVal& v);
 // None, an index expression, a mask or an object of no NKI meaning.
 [[noreturn]] void reject_operand(KernelBuilder& b, const std::string& operand, const Value& v);
 
+// A view's elements per partition (the product of its free dims).
+int64_t free_elements(const TensorVal& t);
+// `t` as [P, F]: its free dims as one row per partition, as the engines walk them.
+TensorVal rows_of(KernelBuilder& b, const TensorVal& t);
+
+// The fresh SBUF result (dst's shape and dtype) a destination-passing builder
+// emits into; write_into then re-points its instructions at dst.
+TensorVal destination_result(KernelBuilder& b, const char* hint, const TensorVal& dst);
+
 // Where each operand of an instruction reads: the view aligned (numpy rules,
 // broadcast dims dropped) to the instruction's iteration space.
 ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vector<int64_t>& iter);

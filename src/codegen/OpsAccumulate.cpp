@@ -22,12 +22,6 @@ bool accumulator_fold(ir::AluOp op) {
   }
 }
 
-int64_t free_elements(const TensorVal& t) {
-  int64_t n = 1;
-  for (size_t d = 1; d < t.shape.size(); ++d) n *= t.shape[d];
-  return n;
-}
-
 }  // namespace
 
 void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate& acc) {

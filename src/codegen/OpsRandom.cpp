@@ -10,16 +10,6 @@ namespace nkic::codegen {
 
 namespace {
 
-int64_t free_elements(const TensorVal& t) {
-  int64_t n = 1;
-  for (size_t d = 1; d < t.shape.size(); ++d) n *= t.shape[d];
-  return n;
-}
-
-TensorVal result_like(KernelBuilder& b, const char* hint, const TensorVal& dst) {
-  return alloc_tensor(b, b.tensor_name("", hint), dst.shape, b.tensor(dst.tensor).dtype, ir::Memory::SBUF);
-}
-
 // The engine an RNG call names: `dflt` when unknown; Vector or GpSimd only, the
 // GpSimd one from NeuronCore-v3 (`gpsimd_from`), the Vector one from `vector_from`.
 ir::Engine rng_engine(KernelBuilder& b, ir::Engine e, ir::Engine dflt, int vector_from, int gpsimd_from) {
@@ -43,11 +33,6 @@ void check_state_words(KernelBuilder& b, const char* name, const TensorVal& t, i
   sema::assert_exact_elements(free_elements(t), e == ir::Engine::pool ? 6 : 24, name, b.api(), b.raiser());
 }
 
-// `t` as [P, F]: the generators walk each partition's free elements in order.
-TensorVal rows_of(KernelBuilder& b, const TensorVal& t) {
-  return t.shape.size() == 2 ? t : reshape_view(b, t, {t.shape.at(0), free_elements(t)});
-}
-
 // The instruction over the rows of `dst` (or of srcs[0] when it has none); a
 // [P, 1] source is read at its partition's row.
 ir::Instruction& emit_on(KernelBuilder& b, ir::Opcode op, ir::Engine e, const TensorVal* dst,
@@ -66,7 +51,7 @@ TensorVal rng(KernelBuilder& b, const TensorVal& dst, ir::Engine engine) {
   b.check_operand("dst", dst);
   const ir::Engine e = rng_engine(b, engine, ir::Engine::dve, 2, 3);
   check_gpsimd_memory(b, "dst", dst, e);
-  TensorVal out = result_like(b, "rng", dst);
+  TensorVal out = destination_result(b, "rng", dst);
   emit_on(b, ir::Opcode::Rng, e, &out, {});
   return out;
 }
@@ -80,7 +65,7 @@ TensorVal rand2(KernelBuilder& b, const TensorVal& dst, const Value& min, const 
     if (!o || !o->numeric) reject_operand(b, name, v);
     return o->value;
   };
-  TensorVal out = result_like(b, "rand2", dst);
+  TensorVal out = destination_result(b, "rand2", dst);
   if (!lo_tile && !hi_tile) {
     const double lo = number("min", min), hi = number("max", max);
     if (!(lo < hi)) b.fail(sema::err_unsupported_args(b.api(), "min (" + std::to_string(lo) + ") is not below max (" +
@@ -119,7 +104,7 @@ TensorVal rand_get_state(KernelBuilder& b, const TensorVal& dst, ir::Engine engi
   const ir::Engine e = rng_engine(b, engine, ir::Engine::pool, 4, 3);
   check_gpsimd_memory(b, "dst", dst, e);
   check_state_words(b, "dst", dst, e);
-  TensorVal out = result_like(b, "rand_get_state", dst);
+  TensorVal out = destination_result(b, "rand_get_state", dst);
   emit_on(b, ir::Opcode::RandGetState, e, &out, {});
   return out;
 }

@@ -13,14 +13,6 @@ using ir::Memory;
 
 namespace {
 
-// `t` as [P, F]: its free dims as one row per partition.
-TensorVal rows_of(KernelBuilder& b, const TensorVal& t) {
-  if (t.shape.size() == 2) return t;
-  int64_t free = 1;
-  for (size_t d = 1; d < t.shape.size(); ++d) free *= t.shape[d];
-  return reshape_view(b, t, {t.shape.empty() ? 1 : t.shape[0], free});
-}
-
 // The instruction over srcs[0]'s rows, writing `dst` (and `extra` results); the
 // mask applies to the positions of srcs[0] (bn_aggr: of its triples).
 ir::Instruction& emit_rows(KernelBuilder& b, ir::Opcode opcode, const std::vector<TensorVal>& srcs,
@@ -45,12 +37,6 @@ TensorVal result(KernelBuilder& b, const char* hint, std::vector<int64_t> shape,
 }
 
 ir::DType dtype_of(const KernelBuilder& b, const TensorVal& t) { return b.tensor(t.tensor).dtype; }
-
-int64_t free_elements(const TensorVal& t) {
-  int64_t n = 1;
-  for (size_t d = 1; d < t.shape.size(); ++d) n *= t.shape[d];
-  return n;
-}
 
 // `other` walks the same rows as `data`: its partitions and elements per partition
 // (`elements`, or data's) match.
@@ -167,10 +153,6 @@ int immediate(KernelBuilder& b, const char* name, const Value& v, const TensorVa
   return -1;
 }
 
-TensorVal result_like(KernelBuilder& b, const char* hint, const TensorVal& dst) {
-  return alloc_tensor(b, b.tensor_name("", hint), dst.shape, dtype_of(b, dst), Memory::SBUF);
-}
-
 [[noreturn]] void unsupported(KernelBuilder& b, const std::string& why) { b.fail(sema::err_unsupported_args(b.api(), why)); }
 
 }  // namespace
@@ -195,13 +177,14 @@ TensorVal tensor_scalar_cumulative(KernelBuilder& b, const TensorVal& dst, const
   std::vector<TensorVal> srcs = {src};
   double imm0 = 0.0, init = 0.0;
   const int k0 = immediate(b, "imm0", *op0.operand, src, srcs, imm0);
-  const int k1 = imm1 ? immediate(b, "imm1", *imm1, src, srcs, init) : -1;
+  if (imm1) immediate(b, "imm1", *imm1, src, srcs, init);
   TensorVal reg = b.engine_accumulator();
   reg.shape[0] = src.shape[0];
-  TensorVal out = result_like(b, "tensor_scalar_cumulative", dst);
+  TensorVal out = destination_result(b, "tensor_scalar_cumulative", dst);
   ir::Instruction& in = emit_rows(b, ir::Opcode::TensorScalarCumulative, srcs, out, {reg}, {});
-  // steps[0]: op0 with imm0; steps[1]: the scan's op1, with load_reduce's start (imm1).
-  in.steps = {{op0.op, k0, imm0, op0.reverse}, {op1, k1, init, false}};
+  // steps[0]: op0 with imm0; the scan folds with acc_op from load_reduce's start
+  // (acc_init, or the last source when imm1 is a tile).
+  in.steps = {{op0.op, k0, imm0, op0.reverse}};
   in.acc_cmd = cmd;
   in.acc_op = op1;
   in.acc_init = init;
@@ -222,7 +205,7 @@ TensorVal topk(KernelBuilder& b, const TensorVal& val_dst, const TensorVal& idx_
   if (free_elements(src) * 16 < n)
     unsupported(b, "src's " + std::to_string(free_elements(src)) + " columns of 16 partitions hold fewer than n = " +
                        std::to_string(n) + " values");
-  TensorVal out = result_like(b, "topk", val_dst);
+  TensorVal out = destination_result(b, "topk", val_dst);
   emit_rows(b, ir::Opcode::TopK, {src}, out, {idx_dst}, {}).imms = {static_cast<double>(n)};
   return out;
 }
@@ -234,7 +217,7 @@ TensorVal nonzero_with_count(KernelBuilder& b, const TensorVal& dst, const Tenso
   check_rows(b, src, dst, free_elements(src) + 1);
   for (auto [name, v] : {std::pair{"index_offset", index_offset}, std::pair{"padding_val", padding_val}})
     if (v < INT32_MIN || v > INT32_MAX) unsupported(b, std::string(name) + " = " + std::to_string(v) + " is not an int32");
-  TensorVal out = result_like(b, "nonzero_with_count", dst);
+  TensorVal out = destination_result(b, "nonzero_with_count", dst);
   emit_rows(b, ir::Opcode::NonzeroWithCount, {src}, out, {}, {}).imms = {static_cast<double>(index_offset),
                                                                         static_cast<double>(padding_val)};
   return out;

@@ -319,27 +319,27 @@ void RowExec::sequence_bounds(Rows& r) {
 void RowExec::cumulative(Rows& r) {
   const ir::Instruction& in = r.in;
   const std::vector<float> x = r.read(r.src(0));
-  const ir::AluStep &first = in.steps.at(0), &second = in.steps.at(1);
-  const auto operand = [&](const ir::AluStep& s) {
-    return s.src >= 0 ? r.read(r.src(s.src))[0] : static_cast<float>(s.imm);
-  };
-  const float imm0 = operand(first);
+  const ir::AluStep& first = in.steps.at(0);
+  const AluOp fold = in.acc_op;
+  const float imm0 = first.src >= 0 ? r.read(r.src(first.src))[0] : static_cast<float>(first.imm);
   float reg = 0.0f;
   switch (in.acc_cmd) {
     case ir::AccCmd::reduce: reg = r.read(1)[0]; break;
-    case ir::AccCmd::load_reduce: reg = operand(second); break;
+    case ir::AccCmd::load_reduce:
+      reg = ir::load_reduce_source(in) ? r.read(r.src(in.srcs.size() - 1))[0] : static_cast<float>(in.acc_init);
+      break;
     default:  // reset_reduce: op1's identity
-      reg = second.op == AluOp::multiply   ? 1.0f
-            : second.op == AluOp::maximum ? -std::numeric_limits<float>::infinity()
-            : second.op == AluOp::minimum ? std::numeric_limits<float>::infinity()
-                                          : 0.0f;
+      reg = fold == AluOp::multiply   ? 1.0f
+            : fold == AluOp::maximum ? -std::numeric_limits<float>::infinity()
+            : fold == AluOp::minimum ? std::numeric_limits<float>::infinity()
+                                     : 0.0f;
   }
   const int64_t n = static_cast<int64_t>(x.size());
   std::vector<float> out(n);
   std::vector<uint8_t> kept(n);
   for (int64_t i = 0; i < n; ++i) {
     const float t = first.reverse ? alu(first.op, imm0, x[i]) : alu(first.op, x[i], imm0);
-    reg = alu(second.op, t, reg);
+    reg = alu(fold, t, reg);
     out[i] = reg;
     kept[i] = r.keep(i);
   }

@@ -141,7 +141,10 @@ def cumulative(a, v):
     nisa.tensor_scalar_cumulative(dst=c3, src=x, op0=nl.multiply, op1=nl.maximum, imm0=1.0, imm1=10.0,
                                   reduce_cmd=nisa.reduce_cmd.load_reduce)
     nisa.tensor_scalar_cumulative(dst=c4, src=x, op0=nl.subtract, op1=nl.subtract, imm0=vt)
-    return stored(c1), stored(c2), stored(c3), stored(c4)
+    c5 = sbuf(a.shape)
+    nisa.tensor_scalar_cumulative(dst=c5, src=x, op0=nl.add, op1=nl.minimum, imm0=vt, imm1=vt,
+                                  reduce_cmd=nisa.reduce_cmd.load_reduce)
+    return stored(c1), stored(c2), stored(c3), stored(c4), stored(c5)
 
 
 def scan(values, op, start):
@@ -155,7 +158,7 @@ def scan(values, op, start):
 def test_tensor_scalar_cumulative_scans_and_carries_the_accumulator():
     a = RNG.uniform(-3, 3, (32, 24)).astype(np.float32)
     v = RNG.uniform(-1, 1, (32, 1)).astype(np.float32)
-    c1, c2, c3, c4 = nki.simulate(cumulative)(a, v)
+    c1, c2, c3, c4, c5 = nki.simulate(cumulative)(a, v)
     for p in range(32):
         r1 = scan(a[p] * np.float32(2), np.add, 0.0)
         np.testing.assert_array_equal(c1[p], r1)
@@ -163,6 +166,24 @@ def test_tensor_scalar_cumulative_scans_and_carries_the_accumulator():
         np.testing.assert_array_equal(c3[p], scan(a[p], np.maximum, 10.0))
         # reg = op1(op0(x, imm0), reg), operands in the stub's order.
         np.testing.assert_array_equal(c4[p], scan(a[p] - v[p, 0], np.subtract, 0.0))
+        np.testing.assert_array_equal(c5[p], scan(a[p] + v[p, 0], np.minimum, v[p, 0]))  # from a tile imm1
+    ir = trace_ir(cumulative, a, v)
+    assert "= tensor_scalar_cumulative[dve](t.1[i0, i1]; multiply 2; reset_reduce add) iter=[32, 24]" in ir, ir
+    assert "; add; load_reduce minimum from t.3[i0, 0]) iter=[32, 24]" in ir, ir
+
+
+@nki.jit
+def cumulative_reverse0(a):
+    x = loaded(a)
+    nisa.tensor_scalar_cumulative(dst=x, src=x, op0=nl.add, op1=nl.add, imm0=1.0, reverse0=True)  # ERR:cum_rev
+    return a
+
+
+def test_tensor_scalar_cumulative_takes_no_reverse0():
+    """§13 #14: the stub's pseudo-code reads reverse0, its signature has none; the signature wins."""
+    check_diag(trace_error(cumulative_reverse0, X), M, "err_unsupported_args",
+               "unsupported arguments to 'nisa.tensor_scalar_cumulative': unexpected keyword argument 'reverse0'",
+               [("cum_rev", "nisa.")])
 
 
 # nisa.topk
