@@ -37,6 +37,11 @@ int64_t free_elements(const TensorVal& t);
 // `t` as [P, F]: its free dims as one row per partition, as the engines walk them.
 TensorVal rows_of(KernelBuilder& b, const TensorVal& t);
 
+// `other` walks the same rows as `data`: its partitions and elements per partition
+// (`elements`, or data's) match.
+void check_rows(KernelBuilder& b, const TensorVal& data, const TensorVal& other, int64_t elements = -1);
+// An immediate operand `name`: a number, or a [P, 1] tile on data's partitions.
+void check_immediate(KernelBuilder& b, const char* name, const Value& v, const TensorVal& data);
 // The fresh SBUF result (dst's shape and dtype) a destination-passing builder
 // emits into; write_into then re-points its instructions at dst.
 TensorVal destination_result(KernelBuilder& b, const char* hint, const TensorVal& dst);

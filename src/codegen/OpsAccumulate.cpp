@@ -79,28 +79,6 @@ TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vect
 
 namespace {
 
-// The call's dst gives the result its dtype; dst and data walk the same rows.
-TensorVal checked_dst(KernelBuilder& b, const TensorVal& dst, const TensorVal& data) {
-  b.check_operand("dst", dst);
-  if (dst.shape.at(0) != data.shape.at(0))
-    b.fail(sema::err_num_partition_mismatch(describe(b, data), describe(b, dst), b.api()));
-  if (free_elements(dst) != free_elements(data))
-    b.fail(sema::err_tile_shape_mismatch(describe(b, data), describe(b, dst), b.api()));
-  return dst;
-}
-
-// An immediate operand: a number, or a [P, 1] tile of data's partitions.
-void check_immediate(KernelBuilder& b, const char* name, const Value& v, const TensorVal& data) {
-  if (const auto* t = std::get_if<TensorVal>(&v)) {
-    b.check_operand(name, *t);
-    if (t->shape.at(0) != data.shape.at(0))
-      b.fail(sema::err_num_partition_mismatch(describe(b, data), describe(b, *t), b.api()));
-    sema::assert_elements_per_partition(free_elements(*t), 1, 1, name, b.api(), b.raiser());
-  } else if (const auto* o = std::get_if<types::Other>(&v); !o || !o->numeric) {
-    reject_operand(b, name, v);
-  }
-}
-
 // idle with a reduce_res reads the register a fresh fold fills, as activation's does.
 Accumulate with_result(Accumulate acc) {
   if (acc.cmd == ir::AccCmd::none && acc.res) acc.cmd = ir::AccCmd::reset_reduce;
@@ -112,7 +90,8 @@ Accumulate with_result(Accumulate acc) {
 TensorVal exponential(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const Value& max_value,
                       Accumulate acc) {
   b.check_operand("src", src);
-  checked_dst(b, dst, src);
+  b.check_operand("dst", dst);
+  check_rows(b, src, dst);
   check_immediate(b, "max_value", max_value, src);
   if (acc.cmd != ir::AccCmd::load_reduce && acc.init != 0.0)
     b.fail(sema::err_unsupported_args(b.api(), "reduce_init is read only with reduce_cmd.load_reduce; leave it 0.0"));
@@ -126,7 +105,8 @@ TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const 
                     const PipelineStep& first, const PipelineStep& second, Accumulate acc) {
   using ir::AluOp;
   b.check_operand("data", data);
-  checked_dst(b, dst, data);
+  b.check_operand("dst", dst);
+  check_rows(b, data, dst);
   // The engine's six tensor-scalar stage pairs (the stub's list).
   static const std::pair<AluOp, AluOp> kPairs[] = {{AluOp::multiply, AluOp::add},   {AluOp::multiply, AluOp::subtract},
                                                    {AluOp::multiply, AluOp::bypass}, {AluOp::add, AluOp::bypass},

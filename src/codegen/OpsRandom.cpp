@@ -75,12 +75,8 @@ TensorVal rand2(KernelBuilder& b, const TensorVal& dst, const Value& min, const 
   }
   if (!lo_tile || !hi_tile)
     b.fail(sema::err_unsupported_args(b.api(), "min and max are both numbers or both [P, 1] tiles"));
-  for (auto [name, t] : {std::pair{"min", lo_tile}, std::pair{"max", hi_tile}}) {
-    b.check_operand(name, *t);
-    if (t->shape.at(0) != dst.shape.at(0))
-      b.fail(sema::err_num_partition_mismatch(describe(b, dst), describe(b, *t), b.api()));
-    sema::assert_exact_elements(free_elements(*t), 1, name, b.api(), b.raiser());
-  }
+  check_immediate(b, "min", min, dst);
+  check_immediate(b, "max", max, dst);
   emit_on(b, ir::Opcode::Rand2, ir::Engine::none, &out, {*lo_tile, *hi_tile});
   return out;
 }

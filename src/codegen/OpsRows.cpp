@@ -38,15 +38,6 @@ TensorVal result(KernelBuilder& b, const char* hint, std::vector<int64_t> shape,
 
 ir::DType dtype_of(const KernelBuilder& b, const TensorVal& t) { return b.tensor(t.tensor).dtype; }
 
-// `other` walks the same rows as `data`: its partitions and elements per partition
-// (`elements`, or data's) match.
-void check_rows(KernelBuilder& b, const TensorVal& data, const TensorVal& other, int64_t elements = -1) {
-  if (other.shape[0] != data.shape[0])
-    b.fail(sema::err_num_partition_mismatch(describe(b, data), describe(b, other), b.api()));
-  if (free_elements(other) != (elements < 0 ? free_elements(data) : elements))
-    b.fail(sema::err_tile_shape_mismatch(describe(b, data), describe(b, other), b.api()));
-}
-
 void check_vals(KernelBuilder& b, const TensorVal& vals) {
   b.check_operand("vals", vals);
   sema::assert_elements_per_partition(free_elements(vals), 8, 8, "vals", b.api(), b.raiser());
@@ -141,15 +132,12 @@ namespace {
 // the tile becomes srcs[k] of the instruction (its index into `srcs`), a number `imm`.
 int immediate(KernelBuilder& b, const char* name, const Value& v, const TensorVal& data, std::vector<TensorVal>& srcs,
               double& imm) {
+  check_immediate(b, name, v, data);
   if (const auto* t = std::get_if<TensorVal>(&v)) {
-    b.check_operand(name, *t);
-    check_rows(b, data, *t, 1);
     srcs.push_back(*t);
     return static_cast<int>(srcs.size()) - 1;
   }
-  const auto* o = std::get_if<types::Other>(&v);
-  if (!o || !o->numeric) reject_operand(b, name, v);
-  imm = o->value;
+  imm = std::get<types::Other>(v).value;
   return -1;
 }
 

@@ -379,8 +379,9 @@ def exp_into_uint32(a):
 
 @nki.jit
 def exp_max_value_shape(a):
-    x = loaded(a)
-    nisa.exponential(dst=x, src=x, max_value=x)  # ERR:exp_max
+    x, m = loaded(a), sbuf((128, 4))
+    nisa.memset(dst=m, value=0.0)
+    nisa.exponential(dst=x, src=x, max_value=m)  # ERR:exp_max
     return a
 
 
@@ -605,7 +606,8 @@ CASES = [
     (exp_reduce_init_tile, "exp_init_tile", "err_unsupported_args", "nkic takes reduce_init as a number, not a tile"),
     (exp_into_uint32, "exp_dtype", "err_supported_operand_dtype",
      "operand 'dst' of 'nisa.exponential' has dtype 'uint32', which is not supported"),
-    (exp_max_value_shape, "exp_max", "err_elements_per_partition_mismatch", "max_value"),
+    (exp_max_value_shape, "exp_max", "err_tile_shape_mismatch",
+     ["number of elements per partition mismatch in parameters (t.1[128, 64], t.2[128, 4]) of 'exponential'"]),
     (act2_bad_pair, "act2_pair", "err_unsupported_args",
      "(op0, op1) = (add, add) is not one of (multiply, add), (multiply, subtract), (multiply, bypass), "
      "(add, bypass), (subtract, bypass), (bypass, bypass)"),
