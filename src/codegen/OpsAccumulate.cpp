@@ -22,6 +22,12 @@ bool accumulator_fold(ir::AluOp op) {
   }
 }
 
+// idle with a reduce_res reads the register a fresh fold fills.
+Accumulate with_result(Accumulate acc) {
+  if (acc.cmd == ir::AccCmd::none && acc.res) acc.cmd = ir::AccCmd::reset_reduce;
+  return acc;
+}
+
 }  // namespace
 
 void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate& acc) {
@@ -57,7 +63,7 @@ TensorVal activation(KernelBuilder& b, ir::AluOp op, const TensorVal& data, cons
   if (scale_tile || !number || number->value != 1.0) steps.push_back({ir::AluOp::multiply, scale, false});
   if (bias) steps.push_back({ir::AluOp::add, *bias, false});
   steps.push_back({op, std::nullopt, false});
-  if (acc.cmd == ir::AccCmd::none && acc.res) acc.cmd = ir::AccCmd::reset_reduce;
+  acc = with_result(acc);
   // NeuronCore-v2's activation accumulates with add only.
   if (acc.cmd != ir::AccCmd::none && acc.op != ir::AluOp::add)
     sema::assert_nc_version(b.target(), 3, "nisa.activation(reduce_op=" + std::string(ir::name(acc.op)) + ")",
@@ -76,16 +82,6 @@ TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vect
   }
   return isa_pipeline(b, ir::Opcode::TensorScalar, data, steps, args, args.engine, acc);
 }
-
-namespace {
-
-// idle with a reduce_res reads the register a fresh fold fills, as activation's does.
-Accumulate with_result(Accumulate acc) {
-  if (acc.cmd == ir::AccCmd::none && acc.res) acc.cmd = ir::AccCmd::reset_reduce;
-  return acc;
-}
-
-}  // namespace
 
 TensorVal exponential(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const Value& max_value,
                       Accumulate acc) {
