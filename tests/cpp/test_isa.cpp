@@ -348,5 +348,37 @@ TEST(IsaCurrent, NonzeroWithCountWritesEachGpSimdCoresFirstPartitionExactly) {
   }
 }
 
+TEST(IsaCurrent, RngDrawsEachPartitionsXorwowStreamFromTheStateSet) {
+  Built k(64, DType::uint32, trn3());
+  k.b.cur_api = "nisa.memset";
+  const TensorVal words = codegen::full(k.b, "w", {128, 6}, DType::uint32, Memory::SBUF, 7.0);
+  const TensorVal bits = codegen::full(k.b, "r", {128, 64}, DType::uint32, Memory::SBUF, 0.0);
+  k.b.cur_api = "nisa.rand_set_state";
+  codegen::rand_set_state(k.b, words, ir::Engine::pool);
+  k.b.cur_api = "nisa.rng";
+  const codegen::DestinationMark mark = codegen::begin_destination(k.b);
+  codegen::write_into(k.b, mark, codegen::rng(k.b, bits, ir::Engine::pool), bits);
+  k.store(bits);
+  const std::string text = ir::print(k.b.kernel(), {.show_locations = false});
+  EXPECT_NE(text.find("  rand_set_state[pool](w[i0, i1]) iter=[128, 6]\n  r[i0, i1] = rng[pool]() iter=[128, 64]\n"),
+            std::string::npos)
+      << text;
+  const std::vector<float> raw = k.run([](int, int) { return 0.0f; });
+  const auto* out = reinterpret_cast<const uint32_t*>(raw.data());
+  // Marsaglia's xorwow from x0..x4 = 7 and the Weyl counter d = 7.
+  uint32_t x[5] = {7, 7, 7, 7, 7}, d = 7;
+  for (int j = 0; j < 64; ++j) {
+    uint32_t t = x[4];
+    const uint32_t s = x[0];
+    x[4] = x[3], x[3] = x[2], x[2] = x[1], x[1] = s;
+    t ^= t >> 2;
+    t ^= t << 1;
+    t ^= s ^ (s << 4);
+    x[0] = t;
+    d += 362437u;
+    for (int p = 0; p < 128; p += 31) ASSERT_EQ(out[p * 64 + j], t + d) << p << ", " << j;
+  }
+}
+
 }  // namespace
 }  // namespace nkic
