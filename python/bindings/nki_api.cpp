@@ -7,6 +7,7 @@
 #include "codegen/CurrentRules.h"
 #include "codegen/Destination.h"
 #include "codegen/Ops.h"
+#include "codegen/Placement.h"
 #include "ir/SourceLoc.h"
 #include "sema/ErrorCatalog.h"
 #include "trace/TraceContext.h"
@@ -151,6 +152,7 @@ void bind_nki_api(py::module_& m) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nl.ndarray").builder();
     codegen::check_address(b, tile_arg(t, "tensor"), partition, free_offset);
   });
+  m.def("check_placements", [] { codegen::check_placement_overlap(trace::TraceContext::nki_ctx("nl.ndarray").builder()); });
   m.def("check_outputs", [](py::list outputs) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nki.jit").builder();
     std::vector<types::TensorVal> ts;
@@ -180,7 +182,9 @@ void bind_nki_api(py::module_& m) {
       d = ir::dtype_from_name(dtype.cast<std::string>());
       if (!d) sema::fail(sema::err_unsupported_dtype("'" + dtype.cast<std::string>() + "'"));
     }
-    return wrap_tensor(codegen::ap_view(b, tile_arg(t, "tensor"), pattern, offset, ind, d));
+    std::optional<ir::AffineExpr> start;
+    if (offset) start = ir::AffineExpr(*offset);
+    return wrap_tensor(codegen::ap_view(b, tile_arg(t, "tensor"), pattern, start, ind, d));
   });
 }
 

@@ -55,6 +55,7 @@ class Kernel(TraceKernel):
         core.set_current_api()
 
     def _check_result(self, result):
+        core.check_placements()  # the body is traced: every use of a placed tensor is known
         outputs = list(result) if isinstance(result, (tuple, list)) else [] if result is None else [result]
         core.check_outputs([o for o in outputs if isinstance(o, core.NkiTensor)])
 

@@ -401,6 +401,8 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     core.assign(dst, others[0], None, len(srcs) == 2, False)
 
 
-for _name in ("register_alloc", "register_move", "register_load", "register_store", "core_barrier", "sendrecv"):
+for _name in ("core_barrier", "sendrecv"):
     globals()[_name] = _unavailable("nisa." + _name, "is not supported by nkic yet")
 del _name
+
+from ._registers import VirtualRegister, register_alloc, register_load, register_move, register_store  # noqa: E402,F401

@@ -5,9 +5,6 @@
 
 namespace nkic::codegen {
 
-namespace {
-
-// The storage offset (in elements) where view `t` starts.
 ir::AffineExpr view_offset(const KernelBuilder& b, const types::TensorVal& t) {
   const std::vector<int64_t>& shape = b.tensor(t.tensor).shape;
   std::vector<ir::AffineExpr> origin(t.shape.size(), ir::AffineExpr(0));
@@ -19,6 +16,8 @@ ir::AffineExpr view_offset(const KernelBuilder& b, const types::TensorVal& t) {
   }
   return off;
 }
+
+namespace {
 
 // An index tile is an integer SBUF tile, itself indexed statically.
 void check_index_tile(KernelBuilder& b, const types::TensorVal& idx) {
@@ -33,13 +32,13 @@ void check_index_tile(KernelBuilder& b, const types::TensorVal& idx) {
 }  // namespace
 
 types::TensorVal ap_view(KernelBuilder& b, const types::TensorVal& t,
-                         const std::vector<std::pair<int64_t, int64_t>>& pattern, std::optional<int64_t> offset,
+                         const std::vector<std::pair<int64_t, int64_t>>& pattern, std::optional<ir::AffineExpr> offset,
                          const std::optional<ApIndirect>& indirect, std::optional<ir::DType> dtype) {
   b.check_live(t);
   if (pattern.empty()) b.fail(sema::err_unsupported_index(".ap() needs at least one [step, count] pair"));
   for (const auto& [step, count] : pattern)
     if (count < 1) b.fail(sema::err_unsupported_index(".ap() counts are positive, got " + std::to_string(count)));
-  ir::AffineExpr start = offset ? ir::AffineExpr(*offset) : view_offset(b, t);
+  ir::AffineExpr start = offset ? *offset : view_offset(b, t);
   types::TensorVal whole = b.full_view(t.tensor);
   whole.region = t.region;
   ir::DType from = b.tensor(t.tensor).dtype;

@@ -20,11 +20,14 @@ struct ApIndirect {
   int dim = 0;
 };
 
+// The storage offset (in elements) where view `t` starts in its tensor.
+ir::AffineExpr view_offset(const KernelBuilder& b, const types::TensorVal& t);
+
 // `pattern` is [step, count] pairs, outermost first, in elements (of `dtype` when
 // it reinterprets the tensor). On chip the first pair is the partition access: its
 // step is the tensor's free-element count. Runtime offsets index HBM tensors only.
 types::TensorVal ap_view(KernelBuilder& b, const types::TensorVal& t,
-                         const std::vector<std::pair<int64_t, int64_t>>& pattern, std::optional<int64_t> offset,
+                         const std::vector<std::pair<int64_t, int64_t>>& pattern, std::optional<ir::AffineExpr> offset,
                          const std::optional<ApIndirect>& indirect = std::nullopt,
                          std::optional<ir::DType> dtype = std::nullopt);
 

@@ -52,6 +52,12 @@ class KernelBuilder {
   // A kernel of the current nki API: helpers are plain Python functions that may
   // create, rebind and return tensors (shared HBM too) with Python semantics.
   bool current_api = false;
+  // Tensors placed by address= (the current API): partition and free byte offset.
+  struct Placement {
+    int tensor;
+    int64_t partition, offset;
+  };
+  std::vector<Placement> placements;
   bool direct_allocation = false;  // some tensor was placed with ncc.sbuf/psum.alloc or mod_alloc
   // The name for a new tensor: the explicit name, else the assigned variable, else `fallback`.
   // A fallback name marks the next tensor's name as generated (see adopt_name).

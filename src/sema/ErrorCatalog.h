@@ -137,4 +137,6 @@ Diagnostic err_unsupported_python_construct(std::string_view what, std::string_v
 
 Diagnostic err_address_out_of_range(std::string_view tensor, std::string_view why);
 Diagnostic err_psum_address_not_bank_aligned(std::string_view tensor, int64_t offset, int64_t bank_bytes);
+// Two tensors placed by address= share bytes of a partition while both are live.
+Diagnostic err_address_overlap(std::string_view tensor, std::string_view other, std::string_view where);
 }  // namespace nkic::sema

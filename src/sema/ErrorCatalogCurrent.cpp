@@ -37,6 +37,13 @@ Diagnostic err_address_out_of_range(std::string_view tensor, std::string_view wh
               "place the tensor inside the buffer (address=(start partition, free byte offset))");
 }
 
+Diagnostic err_address_overlap(std::string_view tensor, std::string_view other, std::string_view where) {
+  return make("err_address_overlap",
+              "address= of '" + s(tensor) + "' overlaps '" + s(other) + "' (" + s(where) +
+                  ") while both are in use: one would overwrite the other",
+              ErrorKind::Syntax, "place them apart, or let nkic place one of them (omit address=)");
+}
+
 Diagnostic err_psum_address_not_bank_aligned(std::string_view tensor, int64_t offset, int64_t bank_bytes) {
   return make("err_psum_address_not_bank_aligned",
               "address= of PSUM tensor '" + s(tensor) + "' starts at free byte offset " + std::to_string(offset) +

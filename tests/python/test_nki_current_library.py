@@ -305,3 +305,15 @@ def test_mlp_tkg_silu_gate():
     out = nki.jit(run)(hidden, gate, up, down, np.zeros((1, 4, 256), np.float32))
     g = hidden @ gate
     np.testing.assert_allclose(out, (g / (1 + np.exp(-g)) * (hidden @ up)) @ down, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("tiles", [0, 1, 3])
+def test_dynamic_elementwise_add_runs_its_runtime_tile_count(tiles):
+    # A register-bounded nl.dynamic_range; the row offset is an SBUF counter advanced in the loop.
+    import nki.language as nl
+    add = kernel("experimental.dynamic_shapes.dynamic_elementwise_add", "dynamic_elementwise_add")
+    a, b = rand(512, 1024).astype(nl.bfloat16), rand(512, 1024, seed=1).astype(nl.bfloat16)
+    with pytest.warns(DeprecationWarning, match="dynamic_range"):
+        out = add(a, b, np.array([[tiles]], np.int32))
+    rows = tiles * 128
+    np.testing.assert_array_equal(out[:rows], (a.astype(np.float32) + b.astype(np.float32)).astype(nl.bfloat16)[:rows])
