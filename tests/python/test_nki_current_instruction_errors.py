@@ -147,48 +147,27 @@ def cum_int32(a):
 
 
 @nki.jit
-def topk_small_n(a):
-    s = sbuf((16, 4), nl.bfloat16)
-    v, i = sbuf((16, 4), nl.bfloat16), sbuf((16, 4), nl.uint32)
+def topk_shapes(a, parts=16, cols=4, k=4, n=40, src_dtype=nl.bfloat16):
+    s = sbuf((parts, cols), src_dtype)
+    v, i = sbuf((parts, k), nl.bfloat16), sbuf((parts, k), nl.uint32)
     nisa.memset(dst=s, value=0.0)
-    nisa.topk(val_dst=v, idx_dst=i, src=s, n=6)  # ERR:topk_n
+    nisa.topk(val_dst=v, idx_dst=i, src=s, n=n)  # ERR:topk
     return a
 
 
-@nki.jit
-def topk_k_above_n(a):
-    s = sbuf((16, 4), nl.bfloat16)
-    v, i = sbuf((16, 12), nl.bfloat16), sbuf((16, 12), nl.uint32)
-    nisa.memset(dst=s, value=0.0)
-    nisa.topk(val_dst=v, idx_dst=i, src=s, n=10)  # ERR:topk_k
-    return a
+TOPK = [
+    ({"n": 6}, "err_unsupported_args", "n = 6 is outside [8, 65536)"),
+    ({"k": 12, "n": 10}, "err_unsupported_args", "K = 12 (val_dst's free size) is outside [1, min(n, 32767)]"),
+    ({"parts": 8, "n": 20}, "err_unsupported_args", "src has 8 partitions, not a multiple of 16"),
+    ({"cols": 2}, "err_unsupported_args", "src's 2 columns of 16 partitions hold fewer than n = 40 values"),
+    ({"src_dtype": nl.float32}, "err_supported_operand_dtype",
+     "operand 'src' of 'nisa.topk' has dtype 'float32', which is not supported; expected one of {bfloat16}"),
+]
 
 
-@nki.jit
-def topk_partitions(a):
-    s = sbuf((8, 4), nl.bfloat16)
-    v, i = sbuf((8, 4), nl.bfloat16), sbuf((8, 4), nl.uint32)
-    nisa.memset(dst=s, value=0.0)
-    nisa.topk(val_dst=v, idx_dst=i, src=s, n=20)  # ERR:topk_p
-    return a
-
-
-@nki.jit
-def topk_short_src(a):
-    s = sbuf((16, 2), nl.bfloat16)
-    v, i = sbuf((16, 4), nl.bfloat16), sbuf((16, 4), nl.uint32)
-    nisa.memset(dst=s, value=0.0)
-    nisa.topk(val_dst=v, idx_dst=i, src=s, n=40)  # ERR:topk_cols
-    return a
-
-
-@nki.jit
-def topk_fp32_src(a):
-    s = sbuf((16, 4))
-    v, i = sbuf((16, 4), nl.bfloat16), sbuf((16, 4), nl.uint32)
-    nisa.memset(dst=s, value=0.0)
-    nisa.topk(val_dst=v, idx_dst=i, src=s, n=40)  # ERR:topk_dtype
-    return a
+@pytest.mark.parametrize("shapes,code,message", TOPK, ids=[m for _, _, m in TOPK])
+def test_topk_rule(shapes, code, message):
+    check_diag(trace_error(topk_shapes, X, **shapes), M, code, message, [("topk", "nisa.")])
 
 
 @nki.jit
@@ -292,13 +271,6 @@ CASES = [
     (cum_idle, "cum_idle", "err_unsupported_args", "reduce_cmd none is not one of reset_reduce, reduce, load_reduce"),
     (cum_int32, "cum_dtype", "err_supported_operand_dtype",
      "operand 'src' of 'nisa.tensor_scalar_cumulative' has dtype 'int32', which is not supported"),
-    (topk_small_n, "topk_n", "err_unsupported_args", "n = 6 is outside [8, 65536)"),
-    (topk_k_above_n, "topk_k", "err_unsupported_args", "K = 12 (val_dst's free size) is outside [1, min(n, 32767)]"),
-    (topk_partitions, "topk_p", "err_unsupported_args", "src has 8 partitions, not a multiple of 16"),
-    (topk_short_src, "topk_cols", "err_unsupported_args",
-     "src's 2 columns of 16 partitions hold fewer than n = 40 values"),
-    (topk_fp32_src, "topk_dtype", "err_supported_operand_dtype",
-     "operand 'src' of 'nisa.topk' has dtype 'float32', which is not supported; expected one of {bfloat16}"),
     (nonzero_wrong_width, "nz_width", "err_tile_shape_mismatch", "nonzero_with_count"),
     (nonzero_float_dst, "nz_dtype", "err_supported_operand_dtype",
      "operand 'dst' of 'nisa.nonzero_with_count' has dtype 'float32'"),
