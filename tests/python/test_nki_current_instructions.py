@@ -103,6 +103,26 @@ def test_activate2_scale_bias_then_function_with_max_reduce():
     assert "activate2[act]" in trace_ir(act2_scale_bias, a)
 
 
+@nki.jit
+def act2_accumulate(a):
+    x = loaded(a)
+    y, r = sbuf(a.shape), sbuf((a.shape[0], 1))
+    nisa.activate2(dst=y, op=nl.copy, data=x, imm0=1.0, imm1=0.0, op0=nl.add, op1=nl.bypass,
+                   reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    nisa.activate2(dst=y, op=nl.copy, data=x, imm0=0.0, imm1=0.0, op0=nl.bypass, op1=nl.bypass,
+                   reduce_cmd=nisa.reduce_cmd.reset)
+    nisa.activate2(dst=y, op=nl.square, data=x, imm0=0.0, imm1=0.0, op0=nl.bypass, op1=nl.bypass,
+                   reduce_op=nl.minimum, reduce_res=r, reduce_cmd=nisa.reduce_cmd.reduce)
+    return stored(r)
+
+
+def test_activate2_reset_zeroes_the_accumulator_and_reduce_folds_on():
+    a = RNG.uniform(0.5, 2, (32, 16)).astype(np.float32)
+    r = nki.simulate(act2_accumulate)(a)
+    # After reset the register holds 0, below every square: the minimum stays 0.
+    np.testing.assert_array_equal(r[:, 0], np.minimum(0.0, (a * a).min(axis=1)))
+
+
 def test_activate2_tile_immediates_and_reversed_stages():
     a = RNG.uniform(-1, 1, (64, 20)).astype(np.float32)
     s = RNG.uniform(0.5, 1.5, (64, 1)).astype(np.float32)
@@ -180,6 +200,16 @@ def test_topk_reads_each_core_s_16_partition_snake():
         assert list(vals[16 * g]) == sorted(vals[16 * g])
 
 
+def test_topk_takes_equal_values_lower_position_first():
+    a = np.zeros((16, 2), np.float32)
+    a[:, 0] = [3, 1, 3, 2, 5, 0, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0]   # snake positions 0..15
+    a[:, 1] = 3                                                  # positions 16..31
+    vals, idx = nki.simulate(topk_kernel)(a, 20, 4)
+    # The 4 largest of [3 1 3 2 5 0 3 1 0 ... 0 3 3 3 3]: 5 and the first three 3s, ascending.
+    np.testing.assert_array_equal(vals[0], [3, 3, 3, 5])
+    np.testing.assert_array_equal(idx[0], [0, 2, 6, 4])
+
+
 # nisa.nonzero_with_count
 @nki.jit
 def nonzero(a):
@@ -249,25 +279,29 @@ def test_rng_truncates_the_same_draws_to_the_dtype():
 def state_round_trip(words):
     w = loaded(words)
     before, a, b = sbuf((16, 6), nl.uint32), sbuf((16, 10), nl.uint32), sbuf((16, 10), nl.uint32)
-    vstate, c = sbuf((16, 24), nl.uint32), sbuf((16, 4), nl.uint32)
+    vstate, c, d = sbuf((16, 24), nl.uint32), sbuf((16, 4), nl.uint32), sbuf((16, 4), nl.uint32)
     nisa.rand_set_state(src_seeds=w)
     nisa.rand_get_state(dst=before)
     nisa.rng(dst=a, engine=nisa.engine.gpsimd)
     nisa.rand_set_state(src_seeds=before)
     nisa.rng(dst=b, engine=nisa.engine.gpsimd)
+    # The Vector engine's generators are their own: GpSimd's draws left them as they were.
     nisa.rand_get_state(dst=vstate, engine=nisa.engine.vector)
-    nisa.rand_set_state(src_seeds=vstate, engine=nisa.engine.vector)
     nisa.rng(dst=c)
-    return stored(before), stored(a), stored(b)
+    nisa.rand_set_state(src_seeds=vstate, engine=nisa.engine.vector)
+    nisa.rng(dst=d, engine=nisa.engine.vector)
+    return stored(before), stored(a), stored(b), stored(vstate), stored(c), stored(d)
 
 
 def test_rand_state_is_xorwow_per_partition():
     words = RNG.integers(1, 2**32, (16, 6), dtype=np.uint64).astype(np.uint32)
-    before, a, b = nki.simulate(state_round_trip)(words)
+    before, a, b, vstate, c, d = nki.simulate(state_round_trip)(words)
     np.testing.assert_array_equal(before, words)
     np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(c, d)
     for p in range(16):
         np.testing.assert_array_equal(a[p], xorwow(words[p], 10))
+        np.testing.assert_array_equal(c[p], xorwow(vstate[p], 4))   # words 0-5 of the Vector state
 
 
 @nki.jit
