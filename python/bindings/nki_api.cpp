@@ -6,6 +6,7 @@
 #include "codegen/AccessPattern.h"
 #include "codegen/CurrentRules.h"
 #include "codegen/Destination.h"
+#include "codegen/Ops.h"
 #include "codegen/Placement.h"
 #include "ir/SourceLoc.h"
 #include "sema/ErrorCatalog.h"
@@ -21,9 +22,106 @@ types::TensorVal tile_arg(py::handle h, const char* what) {
   return unwrap<PyTensor>(h).v;
 }
 
+codegen::KernelBuilder& nisa(const char* api) { return trace::TraceContext::nki_ctx(api).builder(); }
+
+ir::AluOp alu_arg(const std::string& op) {
+  if (auto a = ir::alu_op_from_name(op)) return *a;
+  sema::fail(sema::err_instruction_unsupported_op(op));
+}
+
+// nisa.reduce_cmd's number (idle 0 ... load_reduce 4) as the instruction's accumulator command.
+ir::AccCmd acc_cmd(int cmd) {
+  if (cmd < 0 || cmd > 4) sema::fail(sema::err_unexpected_type_of_operand("reduce_cmd", "not a nisa.reduce_cmd"));
+  return static_cast<ir::AccCmd>(cmd);
+}
+
+// A number argument of `api`; nkic takes these as Python numbers only.
+double number_arg(py::handle h, const char* what, const char* api) {
+  if (is_tensor(h))
+    sema::fail(sema::err_unsupported_args(api, std::string("nkic takes ") + what + " as a number, not a tile"));
+  if (!PyNumber_Check(h.ptr()) || is_traced(h))
+    sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected a number"));
+  return h.cast<double>();
+}
+
+// The accumulator stage of a call: its command, fold and optional reduce_res.
+struct AccArgs {
+  std::optional<types::TensorVal> res;
+  codegen::Accumulate acc;
+  AccArgs(int cmd, ir::AluOp op, py::handle reduce_res) {
+    acc.cmd = acc_cmd(cmd);
+    acc.op = op;
+    if (!reduce_res.is_none()) res = tile_arg(reduce_res, "reduce_res");
+    acc.res = res ? &*res : nullptr;
+  }
+};
+
+void bind_accumulating(py::module_& m) {
+  m.def("exponential", [](py::handle dst, py::handle src, py::handle max_value, py::handle reduce_res, int cmd,
+                          py::handle reduce_init) {
+    codegen::KernelBuilder& b = nisa("nisa.exponential");
+    AccArgs a(cmd, ir::AluOp::add, reduce_res);
+    a.acc.init = number_arg(reduce_init, "reduce_init", "nisa.exponential");
+    return wrap_tensor(codegen::exponential(b, tile_arg(dst, "dst"), tile_arg(src, "src"), to_value(max_value), a.acc));
+  });
+  m.def("activate2", [](py::handle dst, const std::string& op, py::handle data, py::handle imm0, py::handle imm1,
+                        const std::string& op0, const std::string& op1, py::handle relu_param, bool reverse0,
+                        bool reverse1, const std::string& reduce_op, py::handle reduce_res, int cmd) {
+    codegen::KernelBuilder& b = nisa("nisa.activate2");
+    number_arg(relu_param, "relu_param", "nisa.activate2");
+    AccArgs a(cmd, alu_arg(reduce_op), reduce_res);
+    if (a.acc.cmd == ir::AccCmd::load_reduce)
+      b.fail(sema::err_unsupported_args("nisa.activate2", "the Scalar Engine's accumulator has no load_reduce"));
+    return wrap_tensor(codegen::activate2(b, tile_arg(dst, "dst"), alu_arg(op), tile_arg(data, "data"),
+                                          {alu_arg(op0), to_value(imm0), reverse0}, {alu_arg(op1), to_value(imm1), reverse1},
+                                          a.acc));
+  });
+  m.def("tensor_scalar_cumulative", [](py::handle dst, py::handle src, const std::string& op0, const std::string& op1,
+                                       py::handle imm0, py::handle imm1, int cmd) {
+    codegen::KernelBuilder& b = nisa("nisa.tensor_scalar_cumulative");
+    std::optional<types::Value> init;
+    if (!imm1.is_none()) init = to_value(imm1);
+    return wrap_tensor(codegen::tensor_scalar_cumulative(b, tile_arg(dst, "dst"), tile_arg(src, "src"),
+                                                         {alu_arg(op0), to_value(imm0), false}, alu_arg(op1), init,
+                                                         acc_cmd(cmd)));
+  });
+  m.def("topk", [](py::handle val_dst, py::handle idx_dst, py::handle src, py::handle n) {
+    codegen::KernelBuilder& b = nisa("nisa.topk");
+    return wrap_tensor(codegen::topk(b, tile_arg(val_dst, "val_dst"), tile_arg(idx_dst, "idx_dst"), tile_arg(src, "src"),
+                                     int_arg(n, "n", "nisa.topk")));
+  });
+  m.def("nonzero_with_count", [](py::handle dst, py::handle src, py::handle index_offset, py::handle padding_val) {
+    codegen::KernelBuilder& b = nisa("nisa.nonzero_with_count");
+    return wrap_tensor(codegen::nonzero_with_count(b, tile_arg(dst, "dst"), tile_arg(src, "src"),
+                                                   int_arg(index_offset, "index_offset", "nisa.nonzero_with_count"),
+                                                   int_arg(padding_val, "padding_val", "nisa.nonzero_with_count")));
+  });
+}
+
+void bind_random(py::module_& m) {
+  m.def("rng", [](py::handle dst, int engine) {
+    return wrap_tensor(codegen::rng(nisa("nisa.rng"), tile_arg(dst, "dst"), ir::engine_from_nki(engine)));
+  });
+  m.def("rand2", [](py::handle dst, py::handle min, py::handle max) {
+    return wrap_tensor(codegen::rand2(nisa("nisa.rand2"), tile_arg(dst, "dst"), to_value(min), to_value(max)));
+  });
+  m.def("set_rng_seed", [](py::handle seeds) {
+    codegen::set_rng_seed(nisa("nisa.set_rng_seed"), tile_arg(seeds, "src_seeds"));
+  });
+  m.def("rand_set_state", [](py::handle seeds, int engine) {
+    codegen::rand_set_state(nisa("nisa.rand_set_state"), tile_arg(seeds, "src_seeds"), ir::engine_from_nki(engine));
+  });
+  m.def("rand_get_state", [](py::handle dst, int engine) {
+    return wrap_tensor(
+        codegen::rand_get_state(nisa("nisa.rand_get_state"), tile_arg(dst, "dst"), ir::engine_from_nki(engine)));
+  });
+}
+
 }  // namespace
 
 void bind_nki_api(py::module_& m) {
+  bind_accumulating(m);
+  bind_random(m);
   // produce() builds the instruction(s) into a fresh result; they then write dst.
   m.def("write_into", [](py::handle dst, const py::function& produce) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa").builder();

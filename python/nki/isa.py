@@ -135,7 +135,29 @@ def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0
                                                  scale=scale, dtype=_dtype(dst)))
 
 
+@_api("nisa.activate2")
+def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=False, reverse1=False, reduce_op=None,
+              reduce_res=None, reduce_cmd=reduce_cmd.idle, name=None):
+    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
+    _into(dst, lambda: core.activate2(dst, op_name(op), data, imm0, imm1, op_name(op0, "op0"), op_name(op1, "op1"),
+                                      relu_param, bool(reverse0), bool(reverse1), op_name(reduce_op, None) or "add",
+                                      reduce_res, int(cmd)))
+
+
 # Vector Engine.
+@_api("nisa.exponential")
+def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.idle, reduce_init=0.0, name=None):
+    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
+    _into(dst, lambda: core.exponential(dst, src, max_value, reduce_res, int(cmd), reduce_init))
+
+
+@_api("nisa.tensor_scalar_cumulative")
+def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None, reduce_cmd=reduce_cmd.reset_reduce, name=None):
+    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
+    _into(dst, lambda: core.tensor_scalar_cumulative(dst, src, op_name(op0, "op0"), op_name(op1, "op1"), imm0, imm1,
+                                                     int(cmd)))
+
+
 @_api("nisa.tensor_tensor")
 def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
     e = _engine(engine)
@@ -253,6 +275,34 @@ def dropout(dst, data, prob, name=None):
     _into(dst, lambda: _legacy.dropout(data, prob, dtype=_dtype(dst)))
 
 
+# The engines' random number generators.
+@_api("nisa.rng")
+def rng(dst, engine=engine.vector, name=None):
+    e = _engine(engine)
+    _into(dst, lambda: core.rng(dst, int(e)))
+
+
+@_api("nisa.rand2")
+def rand2(dst, min, max, name=None):
+    _into(dst, lambda: core.rand2(dst, min, max))
+
+
+@_api("nisa.set_rng_seed")
+def set_rng_seed(src_seeds, name=None):
+    core.set_rng_seed(src_seeds)
+
+
+@_api("nisa.rand_set_state")
+def rand_set_state(src_seeds, engine=engine.gpsimd, name=None):
+    core.rand_set_state(src_seeds, int(_engine(engine)))
+
+
+@_api("nisa.rand_get_state")
+def rand_get_state(dst, engine=engine.gpsimd, name=None):
+    e = _engine(engine)
+    _into(dst, lambda: core.rand_get_state(dst, int(e)))
+
+
 # GpSimd Engine.
 def _affine(dst, pattern, offset, channel_multiplier):
     """offset + p * channel_multiplier + sum of step_k * i_k over dst's partitions and
@@ -292,6 +342,16 @@ def tensor_partition_reduce(dst, op, data, name=None):
 @_api("nisa.sequence_bounds")
 def sequence_bounds(dst, segment_ids, name=None):
     _into(dst, lambda: _legacy.sequence_bounds(segment_ids=segment_ids, dtype=_dtype(dst)))
+
+
+@_api("nisa.nonzero_with_count")
+def nonzero_with_count(dst, src, index_offset=0, padding_val=-1, name=None):
+    _into(dst, lambda: core.nonzero_with_count(dst, src, index_offset, padding_val))
+
+
+@_api("nisa.topk")
+def topk(val_dst, idx_dst, src, n, name=None):
+    _into(val_dst, lambda: core.topk(val_dst, idx_dst, src, n))
 
 
 @_api("nisa.local_gather")
@@ -341,8 +401,7 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     core.assign(dst, others[0], None, len(srcs) == 2, False)
 
 
-for _name in ("activate2", "exponential", "tensor_scalar_cumulative", "rng", "set_rng_seed", "rand2",
-              "rand_set_state", "rand_get_state", "topk", "nonzero_with_count", "core_barrier", "sendrecv"):
+for _name in ("core_barrier", "sendrecv"):
     globals()[_name] = _unavailable("nisa." + _name, "is not supported by nkic yet")
 del _name
 

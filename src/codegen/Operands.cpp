@@ -1,3 +1,4 @@
+#include "codegen/Indexing.h"
 #include "codegen/Ops.h"
 #include "sema/ErrorCatalog.h"
 #include "types/IndexAlgebra.h"
@@ -12,6 +13,37 @@ void reject_operand(KernelBuilder& b, const std::string& operand, const Value& v
                     : std::holds_alternative<TensorVal>(v)      ? "a tensor"
                                                                 : "'" + std::get<types::Other>(v).type_name + "'";
   b.fail(sema::err_unexpected_type_of_operand(operand, got));
+}
+
+int64_t free_elements(const TensorVal& t) {
+  int64_t n = 1;
+  for (size_t d = 1; d < t.shape.size(); ++d) n *= t.shape[d];
+  return n;
+}
+
+TensorVal rows_of(KernelBuilder& b, const TensorVal& t) {
+  if (t.shape.size() == 2) return t;
+  return reshape_view(b, t, {t.shape.empty() ? 1 : t.shape[0], free_elements(t)});
+}
+
+void check_rows(KernelBuilder& b, const TensorVal& data, const TensorVal& other, int64_t elements) {
+  if (other.shape[0] != data.shape[0])
+    b.fail(sema::err_num_partition_mismatch(describe(b, data), describe(b, other), b.api()));
+  if (free_elements(other) != (elements < 0 ? free_elements(data) : elements))
+    b.fail(sema::err_tile_shape_mismatch(describe(b, data), describe(b, other), b.api()));
+}
+
+void check_immediate(KernelBuilder& b, const char* name, const Value& v, const TensorVal& data) {
+  if (const auto* t = std::get_if<TensorVal>(&v)) {
+    b.check_operand(name, *t);
+    check_rows(b, data, *t, 1);
+  } else if (const auto* o = std::get_if<types::Other>(&v); !o || !o->numeric) {
+    reject_operand(b, name, v);
+  }
+}
+
+TensorVal destination_result(KernelBuilder& b, const char* hint, const TensorVal& dst) {
+  return alloc_tensor(b, b.tensor_name("", hint), dst.shape, b.tensor(dst.tensor).dtype, ir::Memory::SBUF);
 }
 
 ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vector<int64_t>& iter) {

@@ -32,6 +32,20 @@ std::string describe(const KernelBuilder& b, const TensorVal& v);
 // None, an index expression, a mask or an object of no NKI meaning.
 [[noreturn]] void reject_operand(KernelBuilder& b, const std::string& operand, const Value& v);
 
+// A view's elements per partition (the product of its free dims).
+int64_t free_elements(const TensorVal& t);
+// `t` as [P, F]: its free dims as one row per partition, as the engines walk them.
+TensorVal rows_of(KernelBuilder& b, const TensorVal& t);
+
+// `other` walks the same rows as `data`: its partitions and elements per partition
+// (`elements`, or data's) match.
+void check_rows(KernelBuilder& b, const TensorVal& data, const TensorVal& other, int64_t elements = -1);
+// An immediate operand `name`: a number, or a [P, 1] tile on data's partitions.
+void check_immediate(KernelBuilder& b, const char* name, const Value& v, const TensorVal& data);
+// The fresh SBUF result (dst's shape and dtype) a destination-passing builder
+// emits into; write_into then re-points its instructions at dst.
+TensorVal destination_result(KernelBuilder& b, const char* hint, const TensorVal& dst);
+
 // Where each operand of an instruction reads: the view aligned (numpy rules,
 // broadcast dims dropped) to the instruction's iteration space.
 ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vector<int64_t>& iter);
@@ -77,6 +91,7 @@ struct Accumulate {
   ir::AccCmd cmd = ir::AccCmd::none;
   ir::AluOp op = ir::AluOp::add;
   const TensorVal* res = nullptr;
+  double init = 0.0;  // load_reduce's starting value
 };
 // One elementwise ISA instruction (activation, tensor_scalar,
 // scalar_tensor_tensor) applying `steps` in turn to `data`: each operand is
@@ -99,6 +114,17 @@ TensorVal activation(KernelBuilder& b, ir::AluOp op, const TensorVal& data, cons
 // two bitvec ops or two arithmetic ones) on `engine`, with the accumulator stage `acc`.
 TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vector<PipelineStep>& steps,
                         const Accumulate& acc, const OpArgs& args);
+// The current API's accumulator instructions: each takes the call's `dst` (its
+// dtype, and the op table's checks of it) and returns a fresh result that
+// write_into re-points at dst.
+// nisa.exponential (Vector Engine, NeuronCore-v4+): exp(src - max_value), max_value
+// a number or a [P, 1] tile, with the accumulator's running sum (acc.op is add).
+TensorVal exponential(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const Value& max_value,
+                      Accumulate acc);
+// nisa.activate2 (Scalar Engine, NeuronCore-v4+): op((data op0 imm0) op1 imm1), each
+// stage skipped when bypass; the (op0, op1) pair is one of the engine's six.
+TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const TensorVal& data,
+                    const PipelineStep& first, const PipelineStep& second, Accumulate acc);
 // `dst op= value` in place.
 void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const Value& value);
 
@@ -155,6 +181,20 @@ TensorVal match_replace8(KernelBuilder& b, const TensorVal& data, const TensorVa
 // nisa.sequence_bounds: [P, 2, F], per element of segment_ids [P, F] the start and
 // the end (exclusive) of the run of equal ids holding it; padding (id 0): F and -1.
 TensorVal sequence_bounds(KernelBuilder& b, const TensorVal& segment_ids, const OpArgs& args);
+// nisa.tensor_scalar_cumulative: per partition, reg = op1(op0(src[i], imm0), reg),
+// dst[i] = reg, reg starting as `cmd` says (reset_reduce: op1's identity; reduce:
+// the accumulator; load_reduce: imm1); the accumulator keeps the last value.
+TensorVal tensor_scalar_cumulative(KernelBuilder& b, const TensorVal& dst, const TensorVal& src,
+                                   const PipelineStep& op0, ir::AluOp op1, const std::optional<Value>& imm1,
+                                   ir::AccCmd cmd);
+// nisa.topk: per GpSimd core (16 partitions), the K = val_dst free size largest of
+// the n values of its snake (element e at partition e % 16, column e / 16),
+// ascending, into every partition of the core; their positions into idx_dst.
+TensorVal topk(KernelBuilder& b, const TensorVal& val_dst, const TensorVal& idx_dst, const TensorVal& src, int64_t n);
+// nisa.nonzero_with_count (NeuronCore-v3+): on partitions 0, 16, ..., 112 the positions
+// (+ index_offset) of src's nonzero elements, padding_val, then their count.
+TensorVal nonzero_with_count(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, int64_t index_offset,
+                             int64_t padding_val);
 // nisa.iota: materialise an index expression into an SBUF tile.
 TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args);
 // nisa.affine_select: pred ? on_true : on_false_value, pred an affine comparison.
@@ -176,6 +216,17 @@ void loop_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& x, ir:
 // nl.rand: a tile of uniform [0, 1) values; nl.random_seed sets the state.
 TensorVal rand(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, const OpArgs& args);
 void random_seed(KernelBuilder& b, double seed);
+// The engines' XORWOW generators (OpsRandom.cpp), one per partition of the Vector
+// and the GpSimd engine. nisa.rng: 32 random bits per element, truncated to
+// dst's integer dtype; nisa.rand2 (Vector, NeuronCore-v4+): uniform in [min, max)
+// (numbers, or both [P, 1] tiles); nisa.set_rng_seed: the Vector generators from a
+// [1, 1] seed; nisa.rand_set_state / rand_get_state (NeuronCore-v3+): each
+// partition's state words (6 on GpSimd, 24 on Vector from NeuronCore-v4).
+TensorVal rng(KernelBuilder& b, const TensorVal& dst, ir::Engine engine);
+TensorVal rand2(KernelBuilder& b, const TensorVal& dst, const Value& min, const Value& max);
+void set_rng_seed(KernelBuilder& b, const TensorVal& seeds);
+void rand_set_state(KernelBuilder& b, const TensorVal& seeds, ir::Engine engine);
+TensorVal rand_get_state(KernelBuilder& b, const TensorVal& dst, ir::Engine engine);
 // nl.all_reduce: the fold of x over the SPMD programs along `axes` of the launch grid.
 TensorVal all_reduce(KernelBuilder& b, const TensorVal& x, ir::AluOp op, const std::vector<int64_t>& axes,
                      const OpArgs& args);

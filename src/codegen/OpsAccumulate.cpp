@@ -1,6 +1,8 @@
 // The ALU instructions that carry the engine's reduce accumulator (reduce_cmd):
 // activation on the Scalar Engine, tensor_scalar on the Vector Engine. The fold
 // is a stage of the instruction itself, not a tensor_reduce after it.
+#include <algorithm>
+
 #include "codegen/Indexing.h"
 #include "codegen/Ops.h"
 #include "sema/Asserts.h"
@@ -20,10 +22,10 @@ bool accumulator_fold(ir::AluOp op) {
   }
 }
 
-int64_t free_elements(const TensorVal& t) {
-  int64_t n = 1;
-  for (size_t d = 1; d < t.shape.size(); ++d) n *= t.shape[d];
-  return n;
+// idle with a reduce_res reads the register a fresh fold fills.
+Accumulate with_result(Accumulate acc) {
+  if (acc.cmd == ir::AccCmd::none && acc.res) acc.cmd = ir::AccCmd::reset_reduce;
+  return acc;
 }
 
 }  // namespace
@@ -37,6 +39,7 @@ void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate&
   reg.shape[0] = partitions;
   in.acc_cmd = acc.cmd;
   in.acc_op = acc.op;
+  in.acc_init = acc.init;
   in.extra_dsts.push_back(access_for(b, reg, {partitions, 1}));
   if (!acc.res) return;
   const TensorVal& res = *acc.res;
@@ -60,7 +63,7 @@ TensorVal activation(KernelBuilder& b, ir::AluOp op, const TensorVal& data, cons
   if (scale_tile || !number || number->value != 1.0) steps.push_back({ir::AluOp::multiply, scale, false});
   if (bias) steps.push_back({ir::AluOp::add, *bias, false});
   steps.push_back({op, std::nullopt, false});
-  if (acc.cmd == ir::AccCmd::none && acc.res) acc.cmd = ir::AccCmd::reset_reduce;
+  acc = with_result(acc);
   // NeuronCore-v2's activation accumulates with add only.
   if (acc.cmd != ir::AccCmd::none && acc.op != ir::AluOp::add)
     sema::assert_nc_version(b.target(), 3, "nisa.activation(reduce_op=" + std::string(ir::name(acc.op)) + ")",
@@ -78,6 +81,60 @@ TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vect
                                                   ir::name(steps[1].op))));
   }
   return isa_pipeline(b, ir::Opcode::TensorScalar, data, steps, args, args.engine, acc);
+}
+
+TensorVal exponential(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const Value& max_value,
+                      Accumulate acc) {
+  b.check_operand("src", src);
+  b.check_operand("dst", dst);
+  check_rows(b, src, dst);
+  check_immediate(b, "max_value", max_value, src);
+  if (acc.cmd != ir::AccCmd::load_reduce && acc.init != 0.0)
+    b.fail(sema::err_unsupported_args(b.api(), "reduce_init is read only with reduce_cmd.load_reduce; leave it 0.0"));
+  const std::vector<PipelineStep> steps = {{ir::AluOp::subtract, max_value, false}, {ir::AluOp::exp, std::nullopt, false}};
+  OpArgs args;
+  args.dtype = b.tensor(dst.tensor).dtype;
+  return isa_pipeline(b, ir::Opcode::Exponential, src, steps, args, ir::Engine::none, with_result(acc));
+}
+
+TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const TensorVal& data,
+                    const PipelineStep& first, const PipelineStep& second, Accumulate acc) {
+  using ir::AluOp;
+  b.check_operand("data", data);
+  b.check_operand("dst", dst);
+  check_rows(b, data, dst);
+  // The engine's six tensor-scalar stage pairs (the stub's list).
+  static const std::pair<AluOp, AluOp> kPairs[] = {{AluOp::multiply, AluOp::add},   {AluOp::multiply, AluOp::subtract},
+                                                   {AluOp::multiply, AluOp::bypass}, {AluOp::add, AluOp::bypass},
+                                                   {AluOp::subtract, AluOp::bypass}, {AluOp::bypass, AluOp::bypass}};
+  if (std::find(std::begin(kPairs), std::end(kPairs), std::pair{first.op, second.op}) == std::end(kPairs))
+    b.fail(sema::err_unsupported_args(
+        b.api(), "(op0, op1) = (" + std::string(ir::name(first.op)) + ", " + std::string(ir::name(second.op)) +
+                     ") is not one of (multiply, add), (multiply, subtract), (multiply, bypass), (add, bypass), "
+                     "(subtract, bypass), (bypass, bypass)"));
+  for (const PipelineStep* s : {&first, &second})
+    if (s->op == AluOp::bypass && s->reverse)
+      b.fail(sema::err_unsupported_args(b.api(), std::string(s == &first ? "reverse0 needs op0" : "reverse1 needs op1") +
+                                                     " (it is bypass)"));
+  const auto* t0 = first.operand ? std::get_if<TensorVal>(&*first.operand) : nullptr;
+  const auto* t1 = second.operand ? std::get_if<TensorVal>(&*second.operand) : nullptr;
+  if (first.operand) check_immediate(b, "imm0", *first.operand, data);
+  if (second.operand) check_immediate(b, "imm1", *second.operand, data);
+  if (t0 && t1 && b.tensor(t0->tensor).dtype != b.tensor(t1->tensor).dtype)
+    b.fail(sema::err_supported_operand_dtype("the tiles imm0 ('" + std::string(ir::name(b.tensor(t0->tensor).dtype)) +
+                                             "') and imm1 ('" + std::string(ir::name(b.tensor(t1->tensor).dtype)) +
+                                             "') of 'nisa.activate2' must have one dtype"));
+  acc = with_result(acc);
+  if (acc.cmd != ir::AccCmd::none && acc.op != AluOp::add && acc.op != AluOp::maximum && acc.op != AluOp::minimum)
+    b.fail(sema::err_unsupported_args(b.api(), "reduce_op " + std::string(ir::name(acc.op)) +
+                                                   " is not one of add, maximum, minimum"));
+  std::vector<PipelineStep> steps;
+  for (const PipelineStep* s : {&first, &second})
+    if (s->op != AluOp::bypass) steps.push_back(*s);
+  steps.push_back({op, std::nullopt, false});
+  OpArgs args;
+  args.dtype = b.tensor(dst.tensor).dtype;
+  return isa_pipeline(b, ir::Opcode::Activate2, data, steps, args, ir::Engine::none, acc);
 }
 
 }  // namespace nkic::codegen

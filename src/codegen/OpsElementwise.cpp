@@ -33,12 +33,6 @@ ir::DType operand_dtype(KernelBuilder& b, const Value& v, size_t i) {
   reject_operand(b, name, v);
 }
 
-int64_t free_elements(const TensorVal& t) {
-  int64_t n = 1;
-  for (size_t d = 1; d < t.shape.size(); ++d) n *= t.shape[d];
-  return n;
-}
-
 std::vector<int64_t> non_unit_free(const std::vector<int64_t>& shape) {
   std::vector<int64_t> out;
   for (size_t d = 1; d < shape.size(); ++d)

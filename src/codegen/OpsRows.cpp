@@ -1,5 +1,7 @@
 // The row instructions of the Vector Engine (sim/RowExec): each walks every
 // partition along its free elements, flattened as the engine walks them.
+#include <cstdint>
+
 #include "codegen/Indexing.h"
 #include "codegen/Ops.h"
 #include "sema/Asserts.h"
@@ -10,14 +12,6 @@ namespace nkic::codegen {
 using ir::Memory;
 
 namespace {
-
-// `t` as [P, F]: its free dims as one row per partition.
-TensorVal rows_of(KernelBuilder& b, const TensorVal& t) {
-  if (t.shape.size() == 2) return t;
-  int64_t free = 1;
-  for (size_t d = 1; d < t.shape.size(); ++d) free *= t.shape[d];
-  return reshape_view(b, t, {t.shape.empty() ? 1 : t.shape[0], free});
-}
 
 // The instruction over srcs[0]'s rows, writing `dst` (and `extra` results); the
 // mask applies to the positions of srcs[0] (bn_aggr: of its triples).
@@ -43,21 +37,6 @@ TensorVal result(KernelBuilder& b, const char* hint, std::vector<int64_t> shape,
 }
 
 ir::DType dtype_of(const KernelBuilder& b, const TensorVal& t) { return b.tensor(t.tensor).dtype; }
-
-int64_t free_elements(const TensorVal& t) {
-  int64_t n = 1;
-  for (size_t d = 1; d < t.shape.size(); ++d) n *= t.shape[d];
-  return n;
-}
-
-// `other` walks the same rows as `data`: its partitions and elements per partition
-// (`elements`, or data's) match.
-void check_rows(KernelBuilder& b, const TensorVal& data, const TensorVal& other, int64_t elements = -1) {
-  if (other.shape[0] != data.shape[0])
-    b.fail(sema::err_num_partition_mismatch(describe(b, data), describe(b, other), b.api()));
-  if (free_elements(other) != (elements < 0 ? free_elements(data) : elements))
-    b.fail(sema::err_tile_shape_mismatch(describe(b, data), describe(b, other), b.api()));
-}
 
 void check_vals(KernelBuilder& b, const TensorVal& vals) {
   b.check_operand("vals", vals);
@@ -145,6 +124,91 @@ TensorVal sequence_bounds(KernelBuilder& b, const TensorVal& segment_ids, const 
                          dtype_of(b, segment_ids));
   emit_rows(b, ir::Opcode::SequenceBounds, {segment_ids}, dst, {}, args);
   return dst;
+}
+
+namespace {
+
+// A current-API operand that is a number or a [P, 1] tile of data's partitions:
+// the tile becomes srcs[k] of the instruction (its index into `srcs`), a number `imm`.
+int immediate(KernelBuilder& b, const char* name, const Value& v, const TensorVal& data, std::vector<TensorVal>& srcs,
+              double& imm) {
+  check_immediate(b, name, v, data);
+  if (const auto* t = std::get_if<TensorVal>(&v)) {
+    srcs.push_back(*t);
+    return static_cast<int>(srcs.size()) - 1;
+  }
+  imm = std::get<types::Other>(v).value;
+  return -1;
+}
+
+[[noreturn]] void unsupported(KernelBuilder& b, const std::string& why) { b.fail(sema::err_unsupported_args(b.api(), why)); }
+
+}  // namespace
+
+TensorVal tensor_scalar_cumulative(KernelBuilder& b, const TensorVal& dst, const TensorVal& src,
+                                   const PipelineStep& op0, ir::AluOp op1, const std::optional<Value>& imm1,
+                                   ir::AccCmd cmd) {
+  using ir::AluOp;
+  b.check_operand("src", src);
+  b.check_operand("dst", dst);
+  check_rows(b, src, dst);
+  if (ir::info(op0.op).kind != ir::AluKind::Arith || ir::info(op0.op).arity != 2)
+    b.fail(sema::err_instruction_unsupported_op(ir::name(op0.op)));
+  if (op1 != AluOp::add && op1 != AluOp::subtract && op1 != AluOp::multiply && op1 != AluOp::maximum &&
+      op1 != AluOp::minimum)
+    unsupported(b, "op1 " + std::string(ir::name(op1)) + " is not one of add, subtract, multiply, maximum, minimum");
+  if (cmd != ir::AccCmd::reset_reduce && cmd != ir::AccCmd::reduce && cmd != ir::AccCmd::load_reduce)
+    unsupported(b, "reduce_cmd " + std::string(ir::name(cmd)) + " is not one of reset_reduce, reduce, load_reduce");
+  if ((cmd == ir::AccCmd::load_reduce) != imm1.has_value())
+    unsupported(b, cmd == ir::AccCmd::load_reduce ? "reduce_cmd.load_reduce starts from imm1, which is None"
+                                                  : "imm1 is read only with reduce_cmd.load_reduce; leave it None");
+  std::vector<TensorVal> srcs = {src};
+  double imm0 = 0.0, init = 0.0;
+  const int k0 = immediate(b, "imm0", *op0.operand, src, srcs, imm0);
+  if (imm1) immediate(b, "imm1", *imm1, src, srcs, init);
+  TensorVal reg = b.engine_accumulator();
+  reg.shape[0] = src.shape[0];
+  TensorVal out = destination_result(b, "tensor_scalar_cumulative", dst);
+  ir::Instruction& in = emit_rows(b, ir::Opcode::TensorScalarCumulative, srcs, out, {reg}, {});
+  // steps[0]: op0 with imm0; the scan folds with acc_op from load_reduce's start
+  // (acc_init, or the last source when imm1 is a tile).
+  in.steps = {{op0.op, k0, imm0, op0.reverse}};
+  in.acc_cmd = cmd;
+  in.acc_op = op1;
+  in.acc_init = init;
+  return out;
+}
+
+TensorVal topk(KernelBuilder& b, const TensorVal& val_dst, const TensorVal& idx_dst, const TensorVal& src, int64_t n) {
+  b.check_operand("src", src);
+  b.check_operand("val_dst", val_dst);
+  b.check_operand("idx_dst", idx_dst);
+  const int64_t k = free_elements(val_dst), partitions = src.shape[0];
+  check_rows(b, src, val_dst, k);
+  check_rows(b, src, idx_dst, k);
+  if (partitions % 16 != 0) unsupported(b, "src has " + std::to_string(partitions) + " partitions, not a multiple of 16");
+  if (n < 8 || n >= 65536) unsupported(b, "n = " + std::to_string(n) + " is outside [8, 65536)");
+  if (k < 1 || k >= 32768 || k > n)
+    unsupported(b, "K = " + std::to_string(k) + " (val_dst's free size) is outside [1, min(n, 32767)]");
+  if (free_elements(src) * 16 < n)
+    unsupported(b, "src's " + std::to_string(free_elements(src)) + " columns of 16 partitions hold fewer than n = " +
+                       std::to_string(n) + " values");
+  TensorVal out = destination_result(b, "topk", val_dst);
+  emit_rows(b, ir::Opcode::TopK, {src}, out, {idx_dst}, {}).imms = {static_cast<double>(n)};
+  return out;
+}
+
+TensorVal nonzero_with_count(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, int64_t index_offset,
+                             int64_t padding_val) {
+  b.check_operand("src", src);
+  b.check_operand("dst", dst);
+  check_rows(b, src, dst, free_elements(src) + 1);
+  for (auto [name, v] : {std::pair{"index_offset", index_offset}, std::pair{"padding_val", padding_val}})
+    if (v < INT32_MIN || v > INT32_MAX) unsupported(b, std::string(name) + " = " + std::to_string(v) + " is not an int32");
+  TensorVal out = destination_result(b, "nonzero_with_count", dst);
+  emit_rows(b, ir::Opcode::NonzeroWithCount, {src}, out, {}, {}).imms = {static_cast<double>(index_offset),
+                                                                        static_cast<double>(padding_val)};
+  return out;
 }
 
 }  // namespace nkic::codegen

@@ -27,11 +27,18 @@ const char* name(AccCmd c) {
     case AccCmd::reset: return "reset";
     case AccCmd::reduce: return "reduce";
     case AccCmd::reset_reduce: return "reset_reduce";
+    case AccCmd::load_reduce: return "load_reduce";
   }
   return "?";
 }
 
 const char* name(AxisType t) { return t == AxisType::Affine ? "Affine" : "Sequential"; }
+
+const Access* load_reduce_source(const Instruction& in) {
+  if (in.opcode != Opcode::TensorScalarCumulative || in.acc_cmd != AccCmd::load_reduce || in.steps.empty())
+    return nullptr;
+  return in.srcs.size() > (in.steps[0].src >= 0 ? 2u : 1u) ? &in.srcs.back() : nullptr;
+}
 
 std::vector<AluStep> pipeline(const Instruction& in) {
   if (!in.steps.empty() || info(in.opcode).exec != Exec::Elementwise) return in.steps;

@@ -98,8 +98,9 @@ struct AluStep {
 // with a command other than `none` folds its result over the free elements
 // (reset_reduce: the register restarts with the fold; reduce: it folds on; reset:
 // it is zeroed) and writes the register to extra_dsts[0] (the register) and, when
-// present, extra_dsts[1] (the call's reduce_res).
-enum class AccCmd : uint8_t { none, reset, reduce, reset_reduce };
+// present, extra_dsts[1] (the call's reduce_res). load_reduce: the register
+// restarts from acc_init, then folds on. The numbering is nisa.reduce_cmd's.
+enum class AccCmd : uint8_t { none, reset, reduce, reset_reduce, load_reduce };
 const char* name(AccCmd c);
 
 struct Instruction final : Stmt {
@@ -128,6 +129,7 @@ struct Instruction final : Stmt {
   bool negate = false;
   AccCmd acc_cmd = AccCmd::none;  // the reduce accumulator stage, see AccCmd
   AluOp acc_op = AluOp::add;      // its fold
+  double acc_init = 0.0;          // load_reduce's start (tensor_scalar_cumulative: or its last source, a tile)
   bool transpose = false;    // Matmul: a Tensor-Engine transpose (is_transpose); its PSUM dst may be bf16
   Predicate cond;            // AffineSelect: the per-point condition (not a mask)
   AffineExpr value;          // Iota: the value written at each point
@@ -142,6 +144,9 @@ struct Instruction final : Stmt {
   SourceLoc loc;
 };
 
+// Where a load_reduce starts when not from acc_init: tensor_scalar_cumulative's
+// imm1 tile, its last source (after src and an imm0 tile); null otherwise.
+const Access* load_reduce_source(const Instruction& in);
 // The pipeline of an elementwise instruction (its steps, or the single op `alu`).
 std::vector<AluStep> pipeline(const Instruction& in);
 // The engine `in` runs on: its own, or its opcode's default.

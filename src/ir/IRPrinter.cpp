@@ -133,11 +133,17 @@ class Printer : public IRVisitor {
       out += "; ";
       if (s.reverse) out += "reverse ";
       out += ir::name(s.op);
-      if (elementwise && ir::info(s.op).arity == 2) out += " " + (s.src < 0 ? fmt_imm(s.imm) : access(in.srcs.at(s.src)));
+      // Elsewhere the sources are listed already; an immediate operand is shown at its step.
+      if (ir::info(s.op).arity == 2 && (elementwise || s.src < 0))
+        out += " " + (s.src < 0 ? fmt_imm(s.imm) : access(in.srcs.at(s.src)));
     }
     // The accumulator stage last, as the engine applies it: "; reset_reduce add".
     if (in.acc_cmd == AccCmd::reset) out += "; reset";
     else if (in.acc_cmd != AccCmd::none) out += "; " + std::string(ir::name(in.acc_cmd)) + " " + std::string(ir::name(in.acc_op));
+    if (in.acc_cmd == AccCmd::load_reduce) {
+      const Access* start = load_reduce_source(in);
+      out += " from " + (start ? access(*start) : fmt_imm(in.acc_init));
+    }
     return out;
   }
   std::string expr(const AffineExpr& e) const {

@@ -49,6 +49,8 @@ enum class Cost : uint8_t { none, dma, matmul, stream, row, collective };
   X(TensorScalar,       "tensor_scalar",          dve,  Elementwise, 1, 3, 0, true,  stream)       \
   X(ScalarTensorTensor, "scalar_tensor_tensor",   dve,  Elementwise, 2, 3, 0, true,  stream)       \
   X(Activation,         "activation",             act,  Elementwise, 1, 3, 0, true,  stream)       \
+  X(Activate2,          "activate2",              act,  Elementwise, 1, 3, 0, true,  stream)       \
+  X(Exponential,        "exponential",            dve,  Elementwise, 1, 2, 0, true,  stream)       \
   X(Select,             "select",                 dve,  Elementwise, 2, 3, 0, true,  stream)       \
   X(AffineSelect,       "affine_select",          pool, Elementwise, 1, 1, 1, true,  stream)       \
   X(Iota,               "iota",                   pool, Elementwise, 0, 0, 0, true,  stream)       \
@@ -61,8 +63,18 @@ enum class Cost : uint8_t { none, dma, matmul, stream, row, collective };
   X(FindIndex8,         "nc_find_index8",         dve,  Row,         2, 2, 0, true,  row)          \
   X(MatchReplace8,      "nc_match_replace8",      dve,  Row,         2, 3, 1, true,  row)          \
   X(SequenceBounds,     "sequence_bounds",        pool, Row,         1, 1, 0, true,  row)          \
+  X(TensorScalarCumulative, "tensor_scalar_cumulative", dve, Row,     1, 3, 0, true,  row)          \
+  /* topk reads one 16-partition snake per GpSimd core; nonzero_with_count row 0 of each core. */ \
+  X(TopK,               "topk",                   pool, Row,         1, 1, 1, true,  row)          \
+  X(NonzeroWithCount,   "nonzero_with_count",     pool, Row,         1, 1, 2, true,  row)          \
   X(Rand,               "rand",                   pool, Side,        0, 0, 0, true,  stream)       \
   X(RandomSeed,         "random_seed",            pool, Side,        0, 0, 1, false, none)         \
+  /* The engines' XORWOW generators, one per partition (sim/SideEffects). */                      \
+  X(Rng,                "rng",                    dve,  Side,        0, 0, 0, true,  stream)       \
+  X(Rand2,              "rand2",                  dve,  Side,        0, 2, 0, true,  stream)       \
+  X(SetRngSeed,         "set_rng_seed",           dve,  Side,        1, 1, 0, false, stream)       \
+  X(RandSetState,       "rand_set_state",         pool, Side,        1, 1, 0, false, stream)       \
+  X(RandGetState,       "rand_get_state",         pool, Side,        0, 0, 0, true,  stream)       \
   X(Print,              "device_print",           sp,   Side,        1, 1, 0, false, none)         \
   X(AllReduce,          "all_reduce",             pool, Collective,  1, 1, 0, true,  collective)   \
   /* The mx ops iterate over [Q, 4, 8, 4, ...]: partition p = 32*g0 + 8*g1 + g2 of the data       \

@@ -90,8 +90,10 @@ class Verifier : public IRVisitor {
     if (op.exec == Exec::Row && in.widths.size() != 1 + in.extra_dsts.size() + in.srcs.size())
       err(at.str() + ": row instruction without a width per access");
     if (in.acc_cmd != AccCmd::none &&
-        (op.exec != Exec::Elementwise || in.extra_dsts.empty() || in.extra_dsts.size() > 2))
-      err(at.str() + ": a reduce accumulator stage needs an elementwise instruction writing the register (and reduce_res)");
+        ((op.exec != Exec::Elementwise && in.opcode != Opcode::TensorScalarCumulative) || in.extra_dsts.empty() ||
+         in.extra_dsts.size() > 2))
+      err(at.str() + ": a reduce accumulator stage needs an elementwise instruction (or tensor_scalar_cumulative) "
+                     "writing the register (and reduce_res)");
     if (in.has_dst()) check_access(in, in.dst, Where{&in, nullptr, "dst"});
     for (const Access& a : in.extra_dsts) check_access(in, a, Where{&in, nullptr, "dst"});
     for (const Access& a : in.srcs) check_access(in, a, Where{&in, nullptr, "src"});

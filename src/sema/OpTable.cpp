@@ -14,6 +14,18 @@ const std::vector<D> kMxDtypes = {D::float8_e4m3fn_x4, D::float8_e5m2_x4, D::flo
 const std::vector<D> kSelectDtypes = {D::float32, D::float16, D::bfloat16, D::tfloat32, D::float8_e4m3, D::float8_e5m2,
                                       D::int8, D::uint8, D::int16, D::uint16};
 
+// The current API's instructions (NKI_CURRENT_API.md §6.5-6.7).
+const std::vector<D> kExpSrc = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::int8,
+                                D::int16, D::int32, D::uint8, D::uint16, D::uint32};
+const std::vector<D> kExpDst = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::tfloat32,
+                                D::int8, D::int16, D::int32, D::uint8, D::uint16};
+const std::vector<D> kFloatRes = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::tfloat32};
+const std::vector<D> kCumulative = {D::bfloat16, D::float16, D::float32, D::float8_e4m3, D::float8_e5m2,
+                                    D::uint8, D::uint16, D::int8, D::int16};
+const std::vector<D> kRngBits = {D::int8, D::int16, D::int32, D::uint8, D::uint16, D::uint32};
+const std::vector<D> kRand2 = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::tfloat32,
+                               D::int8, D::int16, D::int32, D::uint8, D::uint16, D::uint32};
+
 const std::vector<OpSpec>& table() {
   static const std::vector<OpSpec> ops = {
       {"nl.load", {{"src", kHBM}}},
@@ -32,6 +44,26 @@ const std::vector<OpSpec>& table() {
       {"nl.atomic_rmw", {{"dst", kHBM}, {"value", kOnChip}}},
       {"nisa.sequence_bounds", {{"segment_ids", kOnChip, {D::float32, D::int32}, 2, 2}}},
       {"nisa.range_select", {}, true, 3},
+      {"nisa.exponential",
+       {{"src", kOnChip, kExpSrc, 1, 4}, {"dst", kOnChip, kExpDst, 1, 4}, {"max_value", kOnChip, {D::float32}},
+        {"reduce_res", kOnChip, kFloatRes}},
+       true,
+       4},
+      {"nisa.activate2", {}, true, 4},
+      {"nisa.tensor_scalar_cumulative",
+       {{"src", kOnChip, kCumulative}, {"dst", kOnChip, kCumulative}, {"imm0", kOnChip, {D::float32}},
+        {"imm1", kOnChip, {D::float32}}}},
+      {"nisa.topk", {{"src", kSBUF, {D::bfloat16}, 2, 2}, {"val_dst", kSBUF, {D::bfloat16}, 2, 2},
+                     {"idx_dst", kSBUF, {D::uint32}, 2, 2}}},
+      {"nisa.nonzero_with_count", {{"src", kSBUF, {D::float32, D::int32}, 2, 2}, {"dst", kSBUF, {D::int32}, 2, 2}},
+       true,
+       3},
+      {"nisa.rng", {{"dst", kOnChip, kRngBits}}},
+      {"nisa.rand2", {{"dst", kOnChip, kRand2}, {"min", kOnChip, {D::float32}}, {"max", kOnChip, {D::float32}}}, true,
+       4},
+      {"nisa.set_rng_seed", {{"src_seeds", kOnChip, {D::uint32, D::int32}, 2, 2}}},
+      {"nisa.rand_set_state", {{"src_seeds", kSBUF, {D::uint32}, 2, 2}}, true, 3},
+      {"nisa.rand_get_state", {{"dst", kOnChip, {D::uint32}, 2, 2}}, true, 3},
       {"nisa.quantize_mx",
        {{"src", kSBUF, {D::bfloat16, D::float16}, 2, 2},
         {"dst", kSBUF, {D::float8_e4m3fn_x4, D::float8_e5m2_x4}, 2, 2},

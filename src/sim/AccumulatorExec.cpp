@@ -84,7 +84,10 @@ void AccumulatorExec::run(const ir::Instruction& in, const int64_t* loops, const
     row[0] = p;
     const int64_t off = point_offset(mem_, in, in.extra_dsts[0], at_row);
     float v = in.acc_cmd == ir::AccCmd::reset ? 0.0f : fold_[p];
-    if (in.acc_cmd == ir::AccCmd::reduce) {
+    if (in.acc_cmd == ir::AccCmd::load_reduce) {
+      const float init = static_cast<float>(in.acc_init);
+      eval_binary(in.acc_op, &init, &v, &v, 1);
+    } else if (in.acc_cmd == ir::AccCmd::reduce) {
       // The register folds the new partial in, as a tensor_tensor of the two would.
       const float held = static_cast<float>(
           load_element(reg.decl->dtype, reg.data, read_offset(mem_, in, in.extra_dsts[0], at_row, opts_.check_uninitialized)));

@@ -6,6 +6,7 @@
 
 #include "sim/AluEval.h"
 #include "sim/Convert.h"
+#include "sim/Numerics.h"
 
 namespace nkic::sim {
 
@@ -140,6 +141,14 @@ struct RowExec::Rows {
     scatter_float(t.decl->dtype, t.data, off, 1, 1, &v);
     if (!t.written.empty()) t.written[off] = 1;
   }
+  // An integer result exactly (fp32 holds integers only up to 2^24).
+  void write_exact(size_t e, int64_t at, double v) {
+    TensorMem& t = ex.mem_.at(acc[e]->tensor);
+    j = at;
+    const int64_t off = point_offset(ex.mem_, in, *acc[e], value_of);
+    store_element(t.decl->dtype, t.data, off, v);
+    if (!t.written.empty()) t.written[off] = 1;
+  }
 };
 
 void RowExec::run(const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {
@@ -151,6 +160,9 @@ void RowExec::run(const ir::Instruction& in, const int64_t* loops, const int64_t
       case ir::Opcode::BnStats: bn_stats(r); break;
       case ir::Opcode::BnAggr: bn_aggr(r); break;
       case ir::Opcode::SequenceBounds: sequence_bounds(r); break;
+      case ir::Opcode::TensorScalarCumulative: cumulative(r); break;
+      case ir::Opcode::TopK: topk(r); break;
+      case ir::Opcode::NonzeroWithCount: nonzero_with_count(r); break;
       default: top8(r); break;
     }
   }
@@ -300,6 +312,78 @@ void RowExec::sequence_bounds(Rows& r) {
     out[n + i] = padding ? -1.0f : static_cast<float>(end[i]);
   }
   r.write_row(0, out);
+}
+
+// reg = op1(op0(src[i], imm0), reg), dst[i] = reg, from the start reduce_cmd
+// names; the accumulator (extra_dsts[0]) keeps the last value.
+void RowExec::cumulative(Rows& r) {
+  const ir::Instruction& in = r.in;
+  const std::vector<float> x = r.read(r.src(0));
+  const ir::AluStep& first = in.steps.at(0);
+  const AluOp fold = in.acc_op;
+  const float imm0 = first.src >= 0 ? r.read(r.src(first.src))[0] : static_cast<float>(first.imm);
+  float reg = 0.0f;
+  switch (in.acc_cmd) {
+    case ir::AccCmd::reduce: reg = r.read(1)[0]; break;
+    case ir::AccCmd::load_reduce:
+      reg = ir::load_reduce_source(in) ? r.read(r.src(in.srcs.size() - 1))[0] : static_cast<float>(in.acc_init);
+      break;
+    default:  // reset_reduce: op1's identity
+      reg = fold == AluOp::multiply   ? 1.0f
+            : fold == AluOp::maximum ? -std::numeric_limits<float>::infinity()
+            : fold == AluOp::minimum ? std::numeric_limits<float>::infinity()
+                                     : 0.0f;
+  }
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<float> out(n);
+  std::vector<uint8_t> kept(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const float t = first.reverse ? alu(first.op, imm0, x[i]) : alu(first.op, x[i], imm0);
+    reg = alu(fold, t, reg);
+    out[i] = reg;
+    kept[i] = r.keep(i);
+  }
+  r.write_row(0, out, &kept);
+  r.write(1, 0, reg);
+}
+
+// One GpSimd core's 16 partitions hold one snake of n values (element e at
+// partition e % 16, column e / 16); the K largest (equal values: the lower
+// position first) go, ascending, to every partition of the core, their
+// positions to idx_dst (extra_dsts[0]). Computed once per core, at its first partition.
+void RowExec::topk(Rows& r) {
+  const int64_t first = r.p;
+  if (first % 16 != 0) return;
+  const int64_t n = static_cast<int64_t>(r.in.imms.at(0)), k = r.width(0);
+  std::vector<std::vector<float>> rows;
+  for (r.p = first; r.p < first + 16; ++r.p) rows.push_back(r.read(r.src(0)));
+  std::vector<std::pair<float, int64_t>> snake;
+  for (int64_t e = 0; e < n; ++e) snake.push_back({rows[e % 16][e / 16], e});
+  std::stable_sort(snake.begin(), snake.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  snake.resize(k);
+  std::stable_sort(snake.begin(), snake.end(), [](const auto& a, const auto& b) {
+    return a.first < b.first || (a.first == b.first && a.second < b.second);
+  });
+  std::vector<float> vals(k), idx(k);
+  for (int64_t i = 0; i < k; ++i) vals[i] = snake[i].first, idx[i] = static_cast<float>(snake[i].second);
+  for (r.p = first; r.p < first + 16; ++r.p) {
+    r.write_row(0, vals);
+    r.write_row(1, idx);
+  }
+  r.p = first + 15;  // run() moves on to the next core's first partition
+}
+
+// On each GpSimd core's first partition (0, 16, ...): the positions of the nonzero
+// elements plus imms[0], imms[1] (padding) in the remaining slots, then their count.
+void RowExec::nonzero_with_count(Rows& r) {
+  if (r.p % 16 != 0) return;
+  const std::vector<float> x = r.read(r.src(0));
+  const int64_t n = static_cast<int64_t>(x.size());
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (x[i] != 0.0f) r.write_exact(0, count++, static_cast<double>(i) + r.in.imms.at(0));
+  for (int64_t i = count; i < n; ++i) r.write_exact(0, i, r.in.imms.at(1));
+  r.write_exact(0, n, static_cast<double>(count));
 }
 
 }  // namespace nkic::sim

@@ -9,12 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "codegen/Destination.h"
 #include "codegen/Indexing.h"
 #include "codegen/KernelBuilder.h"
 #include "codegen/Ops.h"
 #include "ir/IRPrinter.h"
 #include "ir/Verifier.h"
 #include "sema/Diagnostic.h"
+#include "sema/OpTable.h"
 #include "sema/Target.h"
 #include "sim/Simulator.h"
 
@@ -54,9 +56,11 @@ TEST(IsaTable, EveryOpcodeHasANameAnEngineAndRoundTrips) {
 
 // A kernel built with the C++ builders: inputs a [128, 64] and b [128, 1], out [128, W].
 struct Built {
-  KernelBuilder b{"k", sema::default_target()};
+  KernelBuilder b;
   TensorVal a, bias, out;
-  explicit Built(int64_t out_width = 64, DType out_dtype = DType::float32) {
+  explicit Built(int64_t out_width = 64, DType out_dtype = DType::float32,
+                 const sema::Target& target = sema::default_target())
+      : b("k", target) {
     a = b.full_view(b.add_tensor("a", {128, 64}, DType::float32, Memory::SharedHBM, ir::Role::Input));
     bias = b.full_view(b.add_tensor("b", {128, 1}, DType::float32, Memory::SharedHBM, ir::Role::Input));
     out = b.full_view(b.add_tensor("out", {128, out_width}, out_dtype, Memory::SharedHBM, ir::Role::Output));
@@ -246,6 +250,133 @@ TEST(IsaRows, OperandsMustWalkTheDataRows) {
     ADD_FAILURE() << "a data1 of another width was accepted";
   } catch (const sema::NkiError& e) {
     EXPECT_EQ(e.diag().code, "err_tile_shape_mismatch");
+  }
+}
+
+// The current API's instructions, on NeuronCore-v4 (trn3).
+const sema::Target& trn3() { return *sema::find_target("trn3"); }
+
+TensorVal sbuf_tile(Built& k, const char* name, std::vector<int64_t> shape, DType dtype = DType::float32) {
+  return codegen::alloc_tensor(k.b, name, std::move(shape), dtype, Memory::SBUF);
+}
+
+TEST(IsaCurrent, ExponentialIsOneVectorInstructionFoldingIntoTheAccumulator) {
+  Built k(1, DType::float32, trn3());
+  const TensorVal x = k.load(k.a), y = k.load(k.bias);
+  const TensorVal dst = sbuf_tile(k, "e", {128, 64}), res = sbuf_tile(k, "s", {128, 1});
+  k.b.cur_api = "nisa.exponential";
+  codegen::exponential(k.b, dst, x, Value(y), {ir::AccCmd::load_reduce, AluOp::add, &res, 2.0});
+  k.store(res);
+  const std::vector<std::string> lines = k.lines();
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(lines[2].find("= exponential[dve](a_tile[i0, i1]; subtract b_tile[i0, 0]; exp; load_reduce add from 2)"),
+            std::string::npos)
+      << lines[2];
+  const auto f = [](int p, int j) { return 0.01f * static_cast<float>((p * 3 + j) % 17); };
+  const std::vector<float> out = k.run(f);
+  for (int p = 0; p < 128; p += 9) {
+    float sum = 0.0f;
+    for (int j = 0; j < 64; ++j) sum += std::exp(f(p, j) - static_cast<float>(p) / 8.0f);
+    EXPECT_NEAR(out[p], 2.0f + sum, 1e-5f * (2.0f + sum)) << p;
+  }
+}
+
+TEST(IsaCurrent, ExponentialNeedsNeuronCoreV4ForItsApi) {
+  Built k;  // trn2
+  const TensorVal x = k.load(k.a);
+  k.b.cur_api = "nisa.exponential";
+  try {
+    sema::check_api_target(k.b.api(), k.b.target(), k.b.raiser());
+    ADD_FAILURE() << "nisa.exponential was accepted on NeuronCore-v3";
+  } catch (const sema::NkiError& e) {
+    EXPECT_EQ(e.diag().code, "err_min_arch_support_for_inst");
+  }
+}
+
+TEST(IsaCurrent, CumulativeScansEachRowAndLeavesTheLastValueInTheAccumulator) {
+  Built k;
+  const TensorVal x = k.load(k.a);
+  const TensorVal d1 = sbuf_tile(k, "c1", {128, 64}), d2 = sbuf_tile(k, "c2", {128, 64});
+  k.b.cur_api = "nisa.tensor_scalar_cumulative";
+  codegen::tensor_scalar_cumulative(k.b, d1, x, {AluOp::multiply, number(2.0)}, AluOp::add, std::nullopt,
+                                    ir::AccCmd::reset_reduce);
+  // reduce: the second scan starts from the first one's last value.
+  const TensorVal c = codegen::tensor_scalar_cumulative(k.b, d2, x, {AluOp::subtract, number(1.0), true},
+                                                        AluOp::maximum, std::nullopt, ir::AccCmd::reduce);
+  k.store(c);
+  const std::vector<std::string> lines = k.lines();
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(lines[2].find("tensor_scalar_cumulative[dve](a_tile[i0, i1]; reverse subtract 1; reduce maximum)"),
+            std::string::npos)
+      << lines[2];
+  const auto f = [](int p, int j) { return 0.25f * static_cast<float>((p + j * 5) % 11) - 1.0f; };
+  const std::vector<float> out = k.run(f);
+  for (int p = 0; p < 128; p += 7) {
+    float reg = 0.0f;
+    for (int j = 0; j < 64; ++j) reg = f(p, j) * 2.0f + reg;
+    for (int j = 0; j < 64; ++j) {
+      reg = std::max(1.0f - f(p, j), reg);
+      ASSERT_EQ(out[p * 64 + j], reg) << p << ", " << j;
+    }
+  }
+}
+
+TEST(IsaCurrent, NonzeroWithCountWritesEachGpSimdCoresFirstPartitionExactly) {
+  Built k(65, DType::int32, trn3());
+  const TensorVal x = k.load(k.a);
+  k.b.cur_api = "nisa.memset";
+  const TensorVal dst = codegen::full(k.b, "nz", {128, 65}, DType::int32, Memory::SBUF, 0.0);
+  k.b.cur_api = "nisa.nonzero_with_count";
+  // Written into dst (the current API's destination passing): the other partitions keep their zeros.
+  const codegen::DestinationMark mark = codegen::begin_destination(k.b);
+  // An offset past fp32's exact integers: the indices are written as integers.
+  codegen::write_into(k.b, mark, codegen::nonzero_with_count(k.b, dst, x, (1 << 24) + 1, -3), dst);
+  k.store(dst);
+  const auto f = [](int p, int j) { return (p + j) % 3 == 0 ? 1.0f : 0.0f; };
+  const std::vector<float> raw = k.run(f);
+  const auto* out = reinterpret_cast<const int32_t*>(raw.data());
+  for (int p = 0; p < 128; ++p) {
+    std::vector<int32_t> expect(65, 0);
+    if (p % 16 == 0) {
+      int n = 0;
+      for (int j = 0; j < 64; ++j)
+        if (f(p, j) != 0.0f) expect[n++] = (1 << 24) + 1 + j;
+      for (int j = n; j < 64; ++j) expect[j] = -3;
+      expect[64] = n;
+    }
+    ASSERT_EQ(std::vector<int32_t>(out + p * 65, out + p * 65 + 65), expect) << p;
+  }
+}
+
+TEST(IsaCurrent, RngDrawsEachPartitionsXorwowStreamFromTheStateSet) {
+  Built k(64, DType::uint32, trn3());
+  k.b.cur_api = "nisa.memset";
+  const TensorVal words = codegen::full(k.b, "w", {128, 6}, DType::uint32, Memory::SBUF, 7.0);
+  const TensorVal bits = codegen::full(k.b, "r", {128, 64}, DType::uint32, Memory::SBUF, 0.0);
+  k.b.cur_api = "nisa.rand_set_state";
+  codegen::rand_set_state(k.b, words, ir::Engine::pool);
+  k.b.cur_api = "nisa.rng";
+  const codegen::DestinationMark mark = codegen::begin_destination(k.b);
+  codegen::write_into(k.b, mark, codegen::rng(k.b, bits, ir::Engine::pool), bits);
+  k.store(bits);
+  const std::string text = ir::print(k.b.kernel(), {.show_locations = false});
+  EXPECT_NE(text.find("  rand_set_state[pool](w[i0, i1]) iter=[128, 6]\n  r[i0, i1] = rng[pool]() iter=[128, 64]\n"),
+            std::string::npos)
+      << text;
+  const std::vector<float> raw = k.run([](int, int) { return 0.0f; });
+  const auto* out = reinterpret_cast<const uint32_t*>(raw.data());
+  // Marsaglia's xorwow from x0..x4 = 7 and the Weyl counter d = 7.
+  uint32_t x[5] = {7, 7, 7, 7, 7}, d = 7;
+  for (int j = 0; j < 64; ++j) {
+    uint32_t t = x[4];
+    const uint32_t s = x[0];
+    x[4] = x[3], x[3] = x[2], x[2] = x[1], x[1] = s;
+    t ^= t >> 2;
+    t ^= t << 1;
+    t ^= s ^ (s << 4);
+    x[0] = t;
+    d += 362437u;
+    for (int p = 0; p < 128; p += 31) ASSERT_EQ(out[p * 64 + j], t + d) << p << ", " << j;
   }
 }
 

@@ -38,6 +38,14 @@ def test_cumsum():
     np.testing.assert_allclose(kernel("core.cumsum.cumsum", "cumsum")(x), np.cumsum(x, axis=-1), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_find_nonzero_indices_with_count(dtype):
+    x = (np.random.default_rng(3).random((1, 96)) > 0.6).astype(dtype) * 5
+    out = kernel("experimental.benchmark.find_nonzero_indices_with_count", "find_nonzero_indices_with_count")(x)
+    nz = np.flatnonzero(x[0])
+    np.testing.assert_array_equal(out[0], list(nz) + [-1] * (96 - len(nz)) + [len(nz)])
+
+
 def test_cascaded_max():
     x = rand(1, 1024)
     values, indices = kernel("core.max.cascaded_max", "cascaded_max")(x)
