@@ -392,3 +392,42 @@ def test_lnc2_launch():
     with pytest.raises(nkic.NKIError) as info:
         per_core_rows[2, 1]
     assert info.value.code == "err_unsupported_args" and "kernel[lnc] takes one integer" in info.value.message
+
+
+@nki.jit
+def add_optional_bias(x, bias=None):
+    t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    if bias:  # a given tensor is true: the NKI library tests optional tensors this way
+        b = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=b, src=bias)
+        nisa.tensor_tensor(dst=t, data1=t, data2=b, op=nl.add)
+    scale = 2.0 if bias and x else 1.0  # `and` asks the tensor's own truth value
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=scale)
+    out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def test_a_tensor_in_a_python_condition_is_true_in_the_current_api():
+    x = np.ones((4, 8), np.float32)
+    np.testing.assert_array_equal(nki.simulate(add_optional_bias)(x), x)
+    np.testing.assert_array_equal(nki.simulate(add_optional_bias)(x, 2 * x), 6 * x)
+
+
+def test_a_tensor_condition_stays_an_error_in_a_legacy_kernel():
+    from neuronxcc import nki as legacy_nki
+    import neuronxcc.nki.language as lnl
+
+    @legacy_nki.jit
+    def legacy(x):
+        t = lnl.load(x)
+        if t:
+            t = lnl.add(t, 1.0)
+        out = lnl.ndarray(x.shape, x.dtype, buffer=lnl.shared_hbm)
+        lnl.store(out, t)
+        return out
+
+    with pytest.raises(nkic.NKIError) as info:
+        legacy_nki.simulate_kernel(legacy, np.ones((4, 8), np.float32))
+    assert info.value.code == "err_dynamic_control_flow_not_supported"
