@@ -384,8 +384,10 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown, oob_mode=oob_mode.error,
                   name=None):
     enum_arg(dge_mode, globals()["dge_mode"], "dge_mode", ints=True)
-    if len(src.shape) > 2:  # unit dims carry no data: [A, 1, 1, B] transposes as [A, B]
-        src = src[tuple(0 if n == 1 else slice(None) for n in src.shape)]
+    if len(src.shape) > 2:  # unit dims carry no data: [A, 1, 1, B] transposes as [A, B], [1, 1, 1, B] as [1, B]
+        keep = [d for d, n in enumerate(src.shape) if n != 1]
+        keep = sorted(keep + [d for d in range(len(src.shape)) if d not in keep][:max(0, 2 - len(keep))])
+        src = src[tuple(slice(None) if d in keep else 0 for d in range(len(src.shape)))]
     _into(dst, lambda: _legacy.dma_transpose(src, dtype=_dtype(dst)))
 
 

@@ -431,3 +431,22 @@ def test_a_tensor_condition_stays_an_error_in_a_legacy_kernel():
     with pytest.raises(nkic.NKIError) as info:
         legacy_nki.simulate_kernel(legacy, np.ones((4, 8), np.float32))
     assert info.value.code == "err_dynamic_control_flow_not_supported"
+
+
+@pytest.mark.parametrize("rank", [2, 4])
+def test_dma_transpose_of_a_row_with_unit_dims(rank):
+    # [1, 128] and its 4-D form [1, 1, 1, 128] into a [128, 1] column (the library loads biases so).
+    @nki.jit
+    def column(b):
+        t = nl.ndarray((128, 1), nl.float32, buffer=nl.sbuf)
+        if rank == 4:
+            nisa.dma_transpose(dst=t.ap(pattern=[[1, 128], [1, 1], [1, 1], [1, 1]]),
+                               src=b.ap(pattern=[[128, 1], [128, 1], [128, 1], [1, 128]], offset=0))
+        else:
+            nisa.dma_transpose(dst=t, src=b)
+        out = nl.ndarray((128, 1), nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    b = np.arange(128, dtype=np.float32).reshape(1, 128)
+    np.testing.assert_array_equal(nki.simulate(column)(b), b.T)

@@ -317,3 +317,141 @@ def test_dynamic_elementwise_add_runs_its_runtime_tile_count(tiles):
         out = add(a, b, np.array([[tiles]], np.int32))
     rows = tiles * 128
     np.testing.assert_array_equal(out[:rows], (a.astype(np.float32) + b.astype(np.float32)).astype(nl.bfloat16)[:rows])
+
+
+# MoE token generation (moe_tkg): both non-MX paths against a numpy MoE step.
+
+
+def moe_reference(x, gate_up, down, experts, weight, act, gate_up_bias=None, down_bias=None, clamp=None):
+    """One MoE token-generation step: token t sums, over the local experts in experts[t], weight(t, e) times
+    act(clamp(x @ gate_e + b)) * clamp(x @ up_e + b) @ down_e + b. clamp = (gate_hi, up_lo, up_hi)."""
+    out = np.zeros((x.shape[0], down.shape[-1]), np.float32)
+    for t in range(x.shape[0]):
+        for e in experts[t]:
+            g, u = x[t] @ gate_up[e, :, 0], x[t] @ gate_up[e, :, 1]
+            if gate_up_bias is not None:
+                g, u = g + gate_up_bias[e, 0], u + gate_up_bias[e, 1]
+            if clamp is not None:
+                g, u = np.minimum(g, clamp[0]), np.clip(u, clamp[1], clamp[2])
+            y = (act(g) * u) @ down[e]
+            out[t] += weight(t, e) * (y if down_bias is None else y + down_bias[e])
+    return out
+
+
+def silu(g):
+    return g / (1 + np.exp(-g))
+
+
+def swish(g):  # ActFnType.Swish is nl.gelu_apprx_sigmoid: x * sigmoid(1.702 x)
+    return g / (1 + np.exp(-1.702 * g))
+
+
+def moe_inputs(tokens, hidden, intermediate, experts, seed=0):
+    x = rand(tokens, hidden, seed=seed) - 0.5
+    gate_up = rand(experts, hidden, 2, intermediate, seed=seed + 1) - 0.5  # [E_L, H, gate/up, I]
+    down = rand(experts, intermediate, hidden, seed=seed + 2) - 0.5
+    return x, gate_up, down
+
+
+def top_k_routing(tokens, experts, k, seed=0):
+    """Distinct top-k expert indices per token, and [T, E] affinities non-zero at them only."""
+    rng = np.random.default_rng(seed)
+    index = np.stack([rng.choice(experts, k, replace=False) for _ in range(tokens)]).astype(np.int32)
+    affinities = np.zeros((tokens, experts), np.float32)
+    np.put_along_axis(affinities, index, rng.random((tokens, k), dtype=np.float32), axis=1)
+    return index, affinities
+
+
+def bf16(a):
+    import nki.language as nl
+    return a.astype(nl.bfloat16)
+
+
+@pytest.mark.parametrize("tokens", [4, 130])  # 130: two 128-token tiles
+def test_moe_tkg_all_experts_post_scale(tokens):
+    import nki
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    x, gate_up, down = moe_inputs(tokens, 256, 128, 2)
+    index, affinities = top_k_routing(tokens, 2, 2, seed=3)
+    out = nki.jit(kernel("core.moe.moe_tkg.moe_tkg", "moe_tkg"))(
+        x, gate_up, down, affinities, index, True, rank_id=np.zeros((1, 1), np.uint32),
+        expert_affinities_scaling_mode=types.ExpertAffinityScaleMode.POST_SCALE)
+    want = moe_reference(x, gate_up, down, [range(2)] * tokens, lambda t, e: affinities[t, e], silu)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_moe_tkg_all_experts_of_rank_one_masks_unselected_experts():
+    import nki
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    tokens, local = 4, 2  # 4 global experts over 2 ranks; rank 1 holds experts 2 and 3
+    x, gate_up, down = moe_inputs(tokens, 256, 128, local)
+    index, _ = top_k_routing(tokens, 4, 2, seed=3)
+    affinities = rand(tokens, 4, seed=4)  # dense: the masking, not the router, zeroes the unselected experts
+    out = nki.jit(kernel("core.moe.moe_tkg.moe_tkg", "moe_tkg"))(
+        x, gate_up, down, affinities, index, True, rank_id=np.ones((1, 1), np.uint32), mask_unselected_experts=True,
+        expert_affinities_scaling_mode=types.ExpertAffinityScaleMode.POST_SCALE)
+
+    def weight(t, e):
+        return affinities[t, local + e] if local + e in index[t] else 0.0
+    want = moe_reference(x, gate_up, down, [range(local)] * tokens, weight, silu)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("inter", [128, 256])
+def test_moe_tkg_all_experts_unscaled_with_bias_and_clamp(inter):
+    # I = 128 loads its bias with a 4-D [1, 1, 1, 128] nisa.dma_transpose.
+    import nki
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    x, gate_up, down = moe_inputs(4, 256, inter, 2)
+    gate_up_bias, down_bias = rand(2, 2, inter, seed=5) - 0.5, rand(2, 256, seed=6) - 0.5
+    index, affinities = top_k_routing(4, 2, 2, seed=3)
+    out = nki.jit(kernel("core.moe.moe_tkg.moe_tkg", "moe_tkg"))(
+        x, gate_up, down, affinities, index, True, expert_gate_up_bias=gate_up_bias, expert_down_bias=down_bias,
+        activation_fn=types.ActFnType.Swish, gate_clamp_upper_limit=1.0, up_clamp_lower_limit=-1.0,
+        up_clamp_upper_limit=1.0)
+    want = moe_reference(x, gate_up, down, [range(2)] * 4, lambda t, e: 1.0, swish, gate_up_bias, down_bias,
+                         clamp=(1.0, -1.0, 1.0))
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("tokens, k", [(1, 4), (4, 2)])
+def test_moe_tkg_selective_experts_post_scale(tokens, k):
+    import nki
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    x, gate_up, down = moe_inputs(tokens, 256, 128, 4)
+    gate_up_bias, down_bias = rand(4, 2, 128, seed=5) - 0.5, rand(4, 256, seed=6) - 0.5
+    index, affinities = top_k_routing(tokens, 4, k, seed=3)
+    out = nki.jit(kernel("core.moe.moe_tkg.moe_tkg", "moe_tkg"))(
+        x, gate_up, down, affinities, index, False, expert_gate_up_bias=gate_up_bias, expert_down_bias=down_bias,
+        expert_affinities_scaling_mode=types.ExpertAffinityScaleMode.POST_SCALE, activation_fn=types.ActFnType.Swish,
+        gate_clamp_upper_limit=1.0, up_clamp_lower_limit=-1.0, up_clamp_upper_limit=1.0)
+    want = moe_reference(x, gate_up, down, index, lambda t, e: affinities[t, e], swish, gate_up_bias, down_bias,
+                         clamp=(1.0, -1.0, 1.0))
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_moe_tkg_selective_experts_unscaled():
+    import nki
+    x, gate_up, down = moe_inputs(4, 256, 128, 4)
+    index, affinities = top_k_routing(4, 4, 2, seed=3)
+    out = nki.jit(kernel("core.moe.moe_tkg.moe_tkg", "moe_tkg"))(x, gate_up, down, affinities, index, False)
+    want = moe_reference(x, gate_up, down, index, lambda t, e: 1.0, silu)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("all_experts", [True, False])
+def test_moe_tkg_bfloat16(all_experts):
+    import nki
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    x, gate_up, down = (bf16(a) for a in moe_inputs(4, 256, 128, 4))
+    index, affinities = top_k_routing(4, 4, 4 if all_experts else 2, seed=3)
+    affinities = bf16(affinities)
+    out = nki.jit(kernel("core.moe.moe_tkg.moe_tkg", "moe_tkg"))(
+        x, gate_up, down, affinities, index, all_experts, rank_id=np.zeros((1, 1), np.uint32),
+        expert_affinities_scaling_mode=types.ExpertAffinityScaleMode.POST_SCALE)
+    assert out.dtype == x.dtype
+    f32 = [a.astype(np.float32) for a in (x, gate_up, down, affinities)]
+    experts = [range(4)] * 4 if all_experts else index
+    want = moe_reference(*f32[:3], experts, lambda t, e: f32[3][t, e], silu)
+    # bf16 activations into the down projection and a bf16 accumulator: about 3 significant digits.
+    np.testing.assert_allclose(out.astype(np.float32), want, rtol=0, atol=1e-2 * np.abs(want).max())
