@@ -15,12 +15,15 @@ from nkic._lang_math import (abs, add, all, arctan, bitwise_and, bitwise_or, bit
                              mod, multiply, negative, power, prod, reciprocal, relu, right_shift, rms_norm,
                              rsqrt, sigmoid, sign, silu, silu_dx, sin, softmax, softplus, sqrt, square, subtract, sum,
                              tan, tanh, transpose, trunc, var, where)
-from nkic.language import (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
-                           tfloat32, uint8, uint16, uint32, float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4,
-                           sbuf, psum, shared_hbm, private_hbm, hbm, tile_size, ds, fp32, finfo, load, store,
+from nkic.language import (sbuf, psum, shared_hbm, private_hbm, hbm, tile_size, ds, fp32, finfo, load, store,  # noqa: F401
                            load_transpose2d, expand_dims, device_print, gather_flattened, rand, random_seed, dropout,
                            shared_constant, program_ndim)
 from ._api import api as _api
+from . import _dtype
+
+# The dtypes by name (their order is _dtype.NAMES; `bool_` is "bool").
+(bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32, tfloat32, uint8, uint16, uint32,
+ float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4) = (_dtype.BY_NAME[n] for n in _dtype.NAMES)
 
 # OCP fp8 formats nkic's core does not model yet: names kernels can mention (dtype
 # tables, comparisons); a tensor of one is an err_unsupported_dtype where it is made.

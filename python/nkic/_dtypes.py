@@ -46,6 +46,9 @@ def dtype_name(dt):
     """The core's name for any dtype spelling (nl.*, np.*, np.dtype, 'float32')."""
     if isinstance(dt, _StoredDType):
         return dt.name
+    name = getattr(dt, "nki_dtype_name", None)  # the current API's dtypes (nki.language)
+    if isinstance(name, str):
+        return name
     if isinstance(dt, str) and dt in _STORED:
         return dt
     if dt is None:  # np.dtype(None) would be float64

@@ -450,3 +450,23 @@ def test_dma_transpose_of_a_row_with_unit_dims(rank):
 
     b = np.arange(128, dtype=np.float32).reshape(1, 128)
     np.testing.assert_array_equal(nki.simulate(column)(b), b.T)
+
+
+def test_dtypes_are_their_names_and_numpy_reads_them():
+    seen = {}
+
+    @nki.jit
+    def probe(x):
+        t = nl.ndarray(x.shape, nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        seen.update(tile=str(t.dtype), input=str(x.dtype), equal=(t.dtype == nl.bfloat16, x.dtype == "float32",
+                    x.dtype == np.float32, t.dtype != nl.float32), size=t.dtype.itemsize)
+        out = nl.ndarray(x.shape, nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    x = np.full((4, 8), 1.0 + 2.0 ** -9, np.float32)  # rounds to 1.0 in bfloat16
+    np.testing.assert_array_equal(nki.simulate(probe)(x), np.ones_like(x))
+    assert seen == {"tile": "bfloat16", "input": "float32", "equal": (True, True, True, True), "size": 2}
+    assert str(nl.bfloat16) == "bfloat16" and {nl.int32: 1}["int32"] == 1
+    assert np.dtype(nl.bfloat16) == np.ones(2).astype(nl.bfloat16).dtype and nl.float32(1.5) == np.float32(1.5)

@@ -1,0 +1,71 @@
+"""The dtypes of the current API. NKI 0.3+ spells a dtype as its name (NKI_CURRENT_API.md
+§7.6: `DType` is a string alias): str() of one is the name, and it equals the name, the same
+dtype, and the numpy type that stores it; numpy reads it as that type (its `.dtype`)."""
+import numpy as np
+
+from nkic._core import core
+from nkic import _dtypes
+
+
+class DType:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    @property
+    def nki_dtype_name(self):  # how nkic's dtype_name() recognises it
+        return self.name
+
+    @property
+    def dtype(self):
+        return _dtypes.numpy_dtype(self.name)
+
+    @property
+    def itemsize(self):
+        return self.dtype.itemsize
+
+    def __str__(self):
+        return self.name
+
+    __repr__ = __str__
+
+    def __eq__(self, other):
+        if isinstance(other, (DType, str)):
+            return self.name == str(other)
+        if isinstance(other, (type, np.dtype, _dtypes._StoredDType)):
+            try:
+                return _dtypes.dtype_name(other) == self.name
+            except core.NKIError:
+                return False
+        return NotImplemented
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __call__(self, value):
+        """nl.float32(1.5): a numpy scalar of the type (as np.float32(1.5))."""
+        return self.dtype.type(value)
+
+
+NAMES = ("bfloat16", "bool", "float8_e4m3", "float8_e5m2", "float16", "float32", "int8", "int16", "int32",
+         "tfloat32", "uint8", "uint16", "uint32", "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4")
+BY_NAME = {n: DType(n) for n in NAMES}
+
+_legacy_dtype = core.NkiTensor.dtype
+
+
+def _tensor_dtype(t):
+    """A tile's dtype: its name in a current-API kernel, the legacy numpy type otherwise."""
+    if core.current_api():
+        name = core.tensor_info(t)[1]
+        if name in BY_NAME:
+            return BY_NAME[name]
+    return _legacy_dtype.fget(t)
+
+
+core.NkiTensor.dtype = property(_tensor_dtype)
