@@ -8,8 +8,8 @@ from nkic._core import core
 from nkic import language as _legacy, _dtypes, _loops
 from nkic._ops import nki_api as _mark
 from nkic import _lang_math
-from nkic._lang_math import (abs, add, all, arctan, bitwise_and, bitwise_or, bitwise_xor, ceil, copy, cos,  # noqa: F401,A004
-                             divide, erf, erf_dx, exp, floor, fmod, gelu, gelu_apprx_sigmoid, gelu_apprx_tanh,
+from nkic._lang_math import (abs, abs_max, abs_min, add, all, arctan, bitwise_and, bitwise_or, bitwise_xor, ceil, copy, cos,  # noqa: F401,A004
+                             divide, erf, erf_dx, exp, floor, fmod, gelu, gelu_apprx_sigmoid, gelu_apprx_sigmoid_dx, gelu_apprx_tanh,
                              gelu_dx, invert, left_shift, log, logical_and,
                              logical_not, logical_or, logical_xor, matmul, max, maximum, mean, min, minimum, mish,
                              mod, multiply, negative, power, prod, reciprocal, relu, right_shift, rms_norm,
@@ -20,6 +20,8 @@ from nkic.language import (sbuf, psum, shared_hbm, private_hbm, hbm, tile_size, 
                            shared_constant, program_ndim)
 from ._api import api as _api
 from . import _dtype
+
+NkiTensor = core.NkiTensor
 
 # The dtypes by name (their order is _dtype.NAMES; `bool_` is "bool").
 (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32, tfloat32, uint8, uint16, uint32,

@@ -31,9 +31,9 @@ def _binary(name, op=None):
 
 _UNARY = ["abs", "negative", "sign", "trunc", "floor", "ceil", "exp", "log", "sin", "cos", "tan", "tanh",
           "arctan", "sqrt", "rsqrt", "reciprocal", "square", "sigmoid", "relu", "gelu", "gelu_dx",
-          "gelu_apprx_tanh", "gelu_apprx_sigmoid", "silu", "silu_dx", "erf", "erf_dx", "softplus", "mish",
+          "gelu_apprx_tanh", "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "silu", "silu_dx", "erf", "erf_dx", "softplus", "mish",
           "invert"]
-_BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "bitwise_and",
+_BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "abs_max", "abs_min", "bitwise_and",
            "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
 for _n in _UNARY:
     globals()[_n] = _unary(_n)

@@ -92,6 +92,20 @@ types::TensorVal KernelBuilder::full_view(int id) const {
   return v;
 }
 
+// An ALU operator newer than the target's engines (abs_max on NeuronCore-v4), in
+// any stage of the instruction.
+void KernelBuilder::check_alu_generation(const ir::Instruction& in) const {
+  auto check = [&](ir::AluOp op) {
+    const int v = ir::info(op).min_nc_version;
+    if (v > target().nc_version)
+      fail(sema::err_min_arch_support_for_inst(std::string(ir::name(op)) + "' in '" + api(), v, target().name,
+                                               target().nc_version));
+  };
+  check(in.alu);
+  for (const ir::AluStep& s : in.steps) check(s.op);
+  if (in.acc_cmd != ir::AccCmd::none) check(in.acc_op);
+}
+
 ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   // An empty index (nl.arange(5, 3), nl.mgrid[8:2]) leaves nothing to execute: a shape error here,
   // not a malformed kernel in the simulator.
@@ -106,6 +120,7 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   sema::assert_packed_operands(*inst, [this](int id) -> const ir::TensorDecl& { return tensor(id); }, api(),
                                raiser());
   check_accesses(*inst);
+  check_alu_generation(*inst);
   if (++num_instructions_ > max_instructions)
     fail(sema::err_trace_limit_exceeded("emit " + std::to_string(num_instructions_) + " instructions or more",
                                         max_instructions));

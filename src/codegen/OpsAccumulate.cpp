@@ -17,7 +17,7 @@ bool accumulator_fold(ir::AluOp op) {
   using ir::AluOp;
   switch (op) {
     case AluOp::add: case AluOp::subtract: case AluOp::multiply: case AluOp::maximum: case AluOp::minimum:
-    case AluOp::logical_and: case AluOp::logical_or: case AluOp::logical_xor: return true;
+    case AluOp::abs_max: case AluOp::abs_min: case AluOp::logical_and: case AluOp::logical_or: case AluOp::logical_xor: return true;
     default: return false;
   }
 }
@@ -125,9 +125,10 @@ TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const 
                                              "') and imm1 ('" + std::string(ir::name(b.tensor(t1->tensor).dtype)) +
                                              "') of 'nisa.activate2' must have one dtype"));
   acc = with_result(acc);
-  if (acc.cmd != ir::AccCmd::none && acc.op != AluOp::add && acc.op != AluOp::maximum && acc.op != AluOp::minimum)
+  if (acc.cmd != ir::AccCmd::none && acc.op != AluOp::add && acc.op != AluOp::maximum && acc.op != AluOp::minimum &&
+      acc.op != AluOp::abs_max && acc.op != AluOp::abs_min)
     b.fail(sema::err_unsupported_args(b.api(), "reduce_op " + std::string(ir::name(acc.op)) +
-                                                   " is not one of add, maximum, minimum"));
+                                                   " is not one of add, maximum, minimum, abs_max, abs_min"));
   std::vector<PipelineStep> steps;
   for (const PipelineStep* s : {&first, &second})
     if (s->op != AluOp::bypass) steps.push_back(*s);

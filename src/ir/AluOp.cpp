@@ -6,7 +6,7 @@ namespace nkic::ir {
 
 namespace {
 constexpr AluOpInfo kInfo[] = {
-#define NKIC_ALU_INFO(name, arity, kind) {#name, arity, AluKind::kind},
+#define NKIC_ALU_INFO(name, arity, kind, nc) {#name, arity, AluKind::kind, nc},
     NKIC_ALU_OPS(NKIC_ALU_INFO)
 #undef NKIC_ALU_INFO
 };

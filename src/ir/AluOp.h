@@ -8,68 +8,71 @@
 
 namespace nkic::ir {
 
-#define NKIC_ALU_OPS(X)                                                         \
-  /* name            arity kind        */                                       \
-  X(bypass,          1, Arith)         /* identity: copy / np.copy */           \
-  X(add,             2, Arith)                                                  \
-  X(subtract,        2, Arith)                                                  \
-  X(multiply,        2, Arith)                                                  \
-  X(divide,          2, Arith)                                                  \
-  X(maximum,         2, Arith)                                                  \
-  X(minimum,         2, Arith)                                                  \
-  X(power,           2, Arith)                                                  \
-  X(mod,             2, Arith)                                                  \
-  X(fmod,            2, Arith)                                                  \
-  X(equal,           2, Compare)                                                \
-  X(not_equal,       2, Compare)                                                \
-  X(greater,         2, Compare)                                                \
-  X(greater_equal,   2, Compare)                                                \
-  X(less,            2, Compare)                                                \
-  X(less_equal,      2, Compare)                                                \
-  X(logical_and,     2, Logical)                                                \
-  X(logical_or,      2, Logical)                                                \
-  X(logical_xor,     2, Logical)                                                \
-  X(logical_not,     1, Logical)                                                \
-  X(bitwise_and,     2, Bitvec)                                                 \
-  X(bitwise_or,      2, Bitvec)                                                 \
-  X(bitwise_xor,     2, Bitvec)                                                 \
-  X(left_shift,      2, Bitvec)                                                 \
-  X(right_shift,     2, Bitvec)                                                 \
-  X(invert,          1, Bitvec)                                                 \
-  X(abs,             1, Activation)                                             \
-  X(negative,        1, Activation)                                             \
-  X(sign,            1, Activation)                                             \
-  X(trunc,           1, Activation)                                             \
-  X(floor,           1, Activation)                                             \
-  X(ceil,            1, Activation)                                             \
-  X(exp,             1, Activation)                                             \
-  X(log,             1, Activation)                                             \
-  X(sin,             1, Activation)                                             \
-  X(cos,             1, Activation)                                             \
-  X(tan,             1, Activation)                                             \
-  X(tanh,            1, Activation)                                             \
-  X(arctan,          1, Activation)                                             \
-  X(sqrt,            1, Activation)                                             \
-  X(rsqrt,           1, Activation)                                             \
-  X(reciprocal,      1, Activation)                                             \
-  X(square,          1, Activation)                                             \
-  X(sigmoid,         1, Activation)                                             \
-  X(relu,            1, Activation)                                             \
-  X(gelu,            1, Activation)                                             \
-  X(gelu_dx,         1, Activation)                                             \
-  X(gelu_apprx_tanh, 1, Activation)                                             \
-  X(gelu_apprx_sigmoid, 1, Activation)                                          \
-  X(silu,            1, Activation)                                             \
-  X(silu_dx,         1, Activation)                                             \
-  X(erf,             1, Activation)                                             \
-  X(erf_dx,          1, Activation)                                             \
-  X(softplus,        1, Activation)                                             \
-  X(mish,            1, Activation)
+#define NKIC_ALU_OPS(X)                                                        \
+  /* name            arity kind  NeuronCore version it needs */                \
+  X(bypass,          1, Arith, 2)         /* identity: copy / np.copy */       \
+  X(add,             2, Arith, 2)                                              \
+  X(subtract,        2, Arith, 2)                                              \
+  X(multiply,        2, Arith, 2)                                              \
+  X(divide,          2, Arith, 2)                                              \
+  X(maximum,         2, Arith, 2)                                              \
+  X(minimum,         2, Arith, 2)                                              \
+  X(abs_max,         2, Arith, 4)    /* the signed value of larger magnitude */ \
+  X(abs_min,         2, Arith, 4)                                              \
+  X(power,           2, Arith, 2)                                              \
+  X(mod,             2, Arith, 2)                                              \
+  X(fmod,            2, Arith, 2)                                              \
+  X(equal,           2, Compare, 2)                                            \
+  X(not_equal,       2, Compare, 2)                                            \
+  X(greater,         2, Compare, 2)                                            \
+  X(greater_equal,   2, Compare, 2)                                            \
+  X(less,            2, Compare, 2)                                            \
+  X(less_equal,      2, Compare, 2)                                            \
+  X(logical_and,     2, Logical, 2)                                            \
+  X(logical_or,      2, Logical, 2)                                            \
+  X(logical_xor,     2, Logical, 2)                                            \
+  X(logical_not,     1, Logical, 2)                                            \
+  X(bitwise_and,     2, Bitvec, 2)                                             \
+  X(bitwise_or,      2, Bitvec, 2)                                             \
+  X(bitwise_xor,     2, Bitvec, 2)                                             \
+  X(left_shift,      2, Bitvec, 2)                                             \
+  X(right_shift,     2, Bitvec, 2)                                             \
+  X(invert,          1, Bitvec, 2)                                             \
+  X(abs,             1, Activation, 2)                                         \
+  X(negative,        1, Activation, 2)                                         \
+  X(sign,            1, Activation, 2)                                         \
+  X(trunc,           1, Activation, 2)                                         \
+  X(floor,           1, Activation, 2)                                         \
+  X(ceil,            1, Activation, 2)                                         \
+  X(exp,             1, Activation, 2)                                         \
+  X(log,             1, Activation, 2)                                         \
+  X(sin,             1, Activation, 2)                                         \
+  X(cos,             1, Activation, 2)                                         \
+  X(tan,             1, Activation, 2)                                         \
+  X(tanh,            1, Activation, 2)                                         \
+  X(arctan,          1, Activation, 2)                                         \
+  X(sqrt,            1, Activation, 2)                                         \
+  X(rsqrt,           1, Activation, 2)                                         \
+  X(reciprocal,      1, Activation, 2)                                         \
+  X(square,          1, Activation, 2)                                         \
+  X(sigmoid,         1, Activation, 2)                                         \
+  X(relu,            1, Activation, 2)                                         \
+  X(gelu,            1, Activation, 2)                                         \
+  X(gelu_dx,         1, Activation, 2)                                         \
+  X(gelu_apprx_tanh, 1, Activation, 2)                                         \
+  X(gelu_apprx_sigmoid, 1, Activation, 2)                                      \
+  X(gelu_apprx_sigmoid_dx, 1, Activation, 2)                                   \
+  X(silu,            1, Activation, 2)                                         \
+  X(silu_dx,         1, Activation, 2)                                         \
+  X(erf,             1, Activation, 2)                                         \
+  X(erf_dx,          1, Activation, 2)                                         \
+  X(softplus,        1, Activation, 2)                                         \
+  X(mish,            1, Activation, 2)
 
 enum class AluKind : uint8_t { Arith, Compare, Logical, Bitvec, Activation };
 
 enum class AluOp : uint8_t {
-#define NKIC_ALU_ENUM(name, arity, kind) name,
+#define NKIC_ALU_ENUM(name, arity, kind, nc) name,
   NKIC_ALU_OPS(NKIC_ALU_ENUM)
 #undef NKIC_ALU_ENUM
 };
@@ -78,6 +81,7 @@ struct AluOpInfo {
   std::string_view name;
   int arity;
   AluKind kind;
+  int min_nc_version;  // the NeuronCore generation whose engines have it (abs_max: v4)
 };
 
 const AluOpInfo& info(AluOp op);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/Folds.h"
 #include "sim/VecExp.h"
 #include "sim/VectorClones.h"
 
@@ -191,6 +192,13 @@ NKIC_VECTOR_CLONES void eval_unary(AluOp op, const float* a, float* out, int64_t
     case AluOp::gelu_apprx_sigmoid:
       map_exp_neg(a, out, n, [](float x) { return 1.702f * x; }, [](float x, float e) { return x * logistic(e); });
       return;
+    case AluOp::gelu_apprx_sigmoid_dx:
+      // d/dx x*s(1.702x) = s + 1.702*x*s*(1 - s)
+      map_exp_neg(a, out, n, [](float x) { return 1.702f * x; }, [](float x, float e) {
+        const float s = logistic(e);
+        return s + 1.702f * x * s * (1.0f - s);
+      });
+      return;
     case AluOp::silu: map_exp_neg(a, out, n, same, [](float x, float e) { return x * logistic(e); }); return;
     case AluOp::silu_dx:
       map_exp_neg(a, out, n, same, [](float x, float e) {
@@ -216,6 +224,8 @@ NKIC_VECTOR_CLONES void eval_binary(AluOp op, const float* a, const float* b, fl
     case AluOp::divide: map2(a, b, out, n, [](float x, float y) { return x / y; }); return;
     case AluOp::maximum: map2(a, b, out, n, [](float x, float y) { return max_nan(x, y); }); return;
     case AluOp::minimum: map2(a, b, out, n, [](float x, float y) { return min_nan(x, y); }); return;
+    case AluOp::abs_max: map2(a, b, out, n, [](float x, float y) { return abs_larger(x, y); }); return;
+    case AluOp::abs_min: map2(a, b, out, n, [](float x, float y) { return abs_smaller(x, y); }); return;
     case AluOp::power: map2(a, b, out, n, [](float x, float y) { return std::pow(x, y); }); return;
     case AluOp::mod: map2(a, b, out, n, [](float x, float y) { return py_mod(x, y); }); return;
     case AluOp::fmod: map2(a, b, out, n, [](float x, float y) { return std::fmod(x, y); }); return;
@@ -265,6 +275,8 @@ void eval_binary_int(AluOp op, const int64_t* a, const int64_t* b, int64_t* out,
     case AluOp::divide: map2(a, b, out, n, [](I x, I y) { return div_rne(x, y); }); return;
     case AluOp::maximum: map2(a, b, out, n, [](I x, I y) { return x > y ? x : y; }); return;
     case AluOp::minimum: map2(a, b, out, n, [](I x, I y) { return x < y ? x : y; }); return;
+    case AluOp::abs_max: map2(a, b, out, n, [](I x, I y) { return abs_larger(x, y); }); return;
+    case AluOp::abs_min: map2(a, b, out, n, [](I x, I y) { return abs_smaller(x, y); }); return;
     case AluOp::power: map2(a, b, out, n, [](I x, I y) { return pow_int(x, y); }); return;
     case AluOp::mod: map2(a, b, out, n, [](I x, I y) { return py_mod_int(x, y); }); return;
     case AluOp::fmod: map2(a, b, out, n, [](I x, I y) { return c_mod_int(x, y); }); return;

@@ -20,6 +20,19 @@ void to_truth(T* x, int64_t m) {
   for (int64_t i = 0; i < m; ++i) x[i] = x[i] != T{0} ? T{1} : T{0};
 }
 
+// abs_max / abs_min (NKI 0.4): the operand of larger / smaller magnitude, its sign
+// kept, the second on ties; NaN-propagating like maximum / minimum.
+template <class T>
+T abs_larger(T a, T b) {
+  if (a != a) return a;
+  return (a < T{0} ? -a : a) > (b < T{0} ? -b : b) ? a : b;
+}
+template <class T>
+T abs_smaller(T a, T b) {
+  if (a != a) return a;
+  return (a < T{0} ? -a : a) < (b < T{0} ? -b : b) ? a : b;
+}
+
 // Calls body(f) with the binary fold function of `op` over T.
 template <class T, class Body>
 void with_fold(ir::AluOp op, Body body) {
@@ -31,6 +44,8 @@ void with_fold(ir::AluOp op, Body body) {
     // NaN-propagating, like nl.maximum / nl.minimum.
     case AluOp::maximum: return body([](T a, T b) { return (a != a || a > b) ? a : b; });
     case AluOp::minimum: return body([](T a, T b) { return (a != a || a < b) ? a : b; });
+    case AluOp::abs_max: return body([](T a, T b) { return abs_larger(a, b); });
+    case AluOp::abs_min: return body([](T a, T b) { return abs_smaller(a, b); });
     case AluOp::logical_and: return body([](T a, T b) { return a * b; });
     case AluOp::logical_or: return body([](T a, T b) { return a + b - a * b; });
     case AluOp::logical_xor: return body([](T a, T b) { return a == b ? T{0} : T{1}; });

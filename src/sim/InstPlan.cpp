@@ -40,6 +40,8 @@ bool foldable(AluOp op) {
     case AluOp::multiply:
     case AluOp::maximum:
     case AluOp::minimum:
+    case AluOp::abs_max:
+    case AluOp::abs_min:
     case AluOp::logical_and:
     case AluOp::logical_or:
     case AluOp::logical_xor:

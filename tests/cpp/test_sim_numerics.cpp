@@ -36,6 +36,8 @@ double float_ref(AluOp op, double a, double b) {
     case AluOp::divide: return a / b;
     case AluOp::maximum: return std::max(a, b);
     case AluOp::minimum: return std::min(a, b);
+    case AluOp::abs_max: return std::fabs(a) > std::fabs(b) ? a : b;
+    case AluOp::abs_min: return std::fabs(a) < std::fabs(b) ? a : b;
     case AluOp::power: return std::pow(a, b);
     case AluOp::mod: return a - b * std::floor(a / b);
     case AluOp::fmod: return std::fmod(a, b);
@@ -75,6 +77,10 @@ double float_ref(AluOp op, double a, double b) {
     case AluOp::gelu_apprx_tanh:
       return 0.5 * a * (1 + std::tanh(std::sqrt(2 / M_PI) * (a + 0.044715 * a * a * a)));
     case AluOp::gelu_apprx_sigmoid: return a * sigmoid_ref(1.702 * a);
+    case AluOp::gelu_apprx_sigmoid_dx: {
+      const double s = sigmoid_ref(1.702 * a);
+      return s + 1.702 * a * s * (1.0 - s);
+    }
     case AluOp::silu: return a * sigmoid_ref(a);
     case AluOp::silu_dx: {
       double s = sigmoid_ref(a);

@@ -470,3 +470,51 @@ def test_dtypes_are_their_names_and_numpy_reads_them():
     assert seen == {"tile": "bfloat16", "input": "float32", "equal": (True, True, True, True), "size": 2}
     assert str(nl.bfloat16) == "bfloat16" and {nl.int32: 1}["int32"] == 1
     assert np.dtype(nl.bfloat16) == np.ones(2).astype(nl.bfloat16).dtype and nl.float32(1.5) == np.float32(1.5)
+
+
+@nki.jit
+def abs_pick(a, b):
+    t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    u = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    nisa.dma_copy(dst=u, src=b)
+    big = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=big, data1=t, data2=u, op=nl.abs_max)  # ERR:abs_max
+    small = nl.abs_min(t, u)
+    out = nl.ndarray((2,) + a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out[0], src=big)
+    nisa.dma_copy(dst=out[1], src=small)
+    return out
+
+
+def test_abs_max_and_abs_min_keep_the_sign_of_the_larger_or_smaller_magnitude(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
+    a = np.array([[1.0, -3.0, 2.0, -2.0, 0.5]], np.float32)
+    b = np.array([[-2.0, 1.0, -2.0, 2.0, -0.25]], np.float32)
+    out = nki.simulate(abs_pick)(a, b)
+    np.testing.assert_array_equal(out[0], np.where(np.abs(a) > np.abs(b), a, b))  # ties: the second
+    np.testing.assert_array_equal(out[1], np.where(np.abs(a) < np.abs(b), a, b))
+
+
+def test_abs_max_needs_neuroncore_v4(monkeypatch):
+    from nki_test_util import Markers, check_diag, trace_error
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
+    e = trace_error(abs_pick, np.ones((1, 4), np.float32), np.ones((1, 4), np.float32))
+    check_diag(e, Markers(__file__), "err_min_arch_support_for_inst",
+               "'abs_max' in 'nisa.tensor_tensor' is available on NeuronCore-v4 and newer only; target 'trn2' is "
+               "NeuronCore-v3", [("abs_max", "nisa.")])
+
+
+def test_gelu_apprx_sigmoid_dx_is_the_derivative_of_gelu_apprx_sigmoid():
+    @nki.jit
+    def grad(x):
+        t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        nisa.activation(dst=t, op=nl.gelu_apprx_sigmoid_dx, data=t)
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    x = np.linspace(-4, 4, 64, dtype=np.float32).reshape(1, 64)
+    s = 1 / (1 + np.exp(-1.702 * x.astype(np.float64)))
+    np.testing.assert_allclose(nki.simulate(grad)(x), s + 1.702 * x * s * (1 - s), rtol=1e-5, atol=1e-6)
