@@ -1,6 +1,7 @@
 #include "sema/OpTable.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "sema/ErrorCatalog.h"
 
@@ -71,9 +72,14 @@ uint8_t mask_of(ir::Memory m) {
 
 const OpSpec& op_spec(std::string_view api) {
   static const OpSpec compute = {"", {}};
-  for (const OpSpec& op : table())
-    if (op.api == api) return op;
-  return compute;
+  // Looked up several times per traced instruction: by hash, not by a scan of the table.
+  static const std::unordered_map<std::string_view, const OpSpec*> by_api = [] {
+    std::unordered_map<std::string_view, const OpSpec*> m;
+    for (const OpSpec& op : table()) m.emplace(op.api, &op);
+    return m;
+  }();
+  auto it = by_api.find(api);
+  return it == by_api.end() ? compute : *it->second;
 }
 
 void check_operand(std::string_view api, std::string_view operand, const ir::TensorDecl& t,
