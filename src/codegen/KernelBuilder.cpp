@@ -30,10 +30,11 @@ void KernelBuilder::fail(sema::Diagnostic d) const {
 
 std::string KernelBuilder::unique_name(std::string base) {
   if (base.empty()) base = "t";
-  std::string name = base;
   // Resume numbering where the last tensor of this base stopped: names are never
-  // released, so this keeps tracing linear in the number of tensors.
+  // released, so this keeps tracing linear in the number of tensors. A base
+  // that has been numbered is itself taken: numbering goes on at once.
   int& n = next_suffix_[base];
+  std::string name = n == 0 ? base : base + "." + std::to_string(++n);
   while (!used_names_.insert(name).second) name = base + "." + std::to_string(++n);
   return name;
 }

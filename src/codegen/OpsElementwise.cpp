@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/SmallVec.h"
 #include "sema/Asserts.h"
 #include "sema/OpTable.h"
 #include "sema/ErrorCatalog.h"
@@ -92,8 +93,8 @@ TensorVal split_free_view(const TensorVal& t, const std::vector<int64_t>& split)
 // the other operand, as (P, 1) operands do (public kernels add [P, 1] biases with
 // tensor_tensor); numpy's right alignment would pair it with the wrong dims.
 void align_tile_operands(KernelBuilder& b, std::vector<Value>& operands) {
-  std::vector<TensorVal*> tiles;
-  std::vector<size_t> slots;
+  ir::SmallVec<TensorVal*, 4> tiles;
+  ir::SmallVec<size_t, 4> slots;
   for (size_t i = 0; i < operands.size(); ++i)
     if (auto* t = std::get_if<TensorVal>(&operands[i])) tiles.push_back(t), slots.push_back(i);
   if (tiles.size() < 2) return;
@@ -145,8 +146,8 @@ void materialise_indices(KernelBuilder& b, std::vector<Value>& operands) {
 Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, const OpArgs& args) {
   materialise_indices(b, operands);
   align_tile_operands(b, operands);
-  std::vector<ir::DType> dtypes;
-  std::vector<const TensorVal*> tensors;
+  ir::SmallVec<ir::DType, 4> dtypes;
+  ir::SmallVec<const TensorVal*, 4> tensors;
   std::vector<int64_t> shape;
   for (size_t i = 0; i < operands.size(); ++i) {
     dtypes.push_back(operand_dtype(b, operands[i], i));
@@ -180,6 +181,7 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, c
     in->opcode = operands.size() == 2 ? ir::Opcode::TensorTensor
                  : op == ir::AluOp::bypass ? ir::Opcode::Copy
                                            : ir::Opcode::Activation;
+    in->srcs.reserve(tensors.size());
     for (const TensorVal* t : tensors) in->srcs.push_back(access_for(b, *t, shape));
   } else {
     in->opcode = ir::Opcode::TensorScalar;

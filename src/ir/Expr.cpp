@@ -163,6 +163,16 @@ AffineExpr AffineExpr::map_vars(const std::function<AffineExpr(Var)>& f) const {
 }
 
 AffineExpr AffineExpr::substitute_grid(const std::vector<AffineExpr>& subst) const {
+  if (divs_.empty()) {  // every view composition of the tracer: no callback per term
+    AffineExpr r(constant_);
+    for (const Term& t : terms_) {
+      if (t.var.kind == VarKind::Grid && t.var.id >= 0 && t.var.id < static_cast<int>(subst.size()))
+        r.add_scaled(subst[t.var.id], t.coeff);
+      else
+        r.add_term(t.var, t.coeff);
+    }
+    return r;
+  }
   return map_vars([&](Var v) {
     if (v.kind == VarKind::Grid && v.id >= 0 && v.id < static_cast<int>(subst.size())) return subst[v.id];
     return var(v);
