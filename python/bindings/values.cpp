@@ -233,7 +233,7 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
   py::tuple tup = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
   items.reserve(tup.size());
   for (py::handle k : tup) {
-    codegen::IndexItem it;
+    codegen::IndexItem& it = items.emplace_back();  // filled in place: an item is large
     if (k.is_none()) {
       it.kind = codegen::IndexItem::Kind::NewAxis;
     } else if (k.ptr() == Py_Ellipsis) {
@@ -282,7 +282,6 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
         sema::fail(sema::err_unexpected_type_of_operand("index", "a mask (pass it as mask=)"));
       }
     }
-    items.push_back(std::move(it));
   }
   return items;
 }
