@@ -109,6 +109,7 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   types::TensorVal r;
   r.tensor = t.tensor;
   r.region = t.region;
+  r.shape.reserve(std::max<size_t>(items.size(), 2));
   std::vector<ir::AffineExpr> view(t.shape.size());
   if (advanced) {
     for (const IndexItem& it : items) {

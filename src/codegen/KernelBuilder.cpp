@@ -88,6 +88,7 @@ types::TensorVal KernelBuilder::full_view(int id) const {
   types::TensorVal v;
   v.tensor = id;
   v.shape = tensor(id).shape;
+  v.index.reserve(v.shape.size());
   for (size_t d = 0; d < v.shape.size(); ++d) v.index.push_back(ir::AffineExpr::grid(static_cast<int>(d)));
   v.region = regions_.back();
   return v;

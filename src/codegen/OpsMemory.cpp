@@ -64,7 +64,10 @@ TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> 
     if (d <= 0) b.fail(sema::err_invalid_shape(shape));
   if (!ir::is_hbm(memory)) {
     // Block dims [B.., P, F..] are deprecated: each block is a [P, F..] tile, checked as one.
-    std::vector<int64_t> tile(shape.begin() + std::min<size_t>(partition_dim, shape.size()), shape.end());
+    std::vector<int64_t> blocks_dropped;
+    if (partition_dim > 0)
+      blocks_dropped.assign(shape.begin() + std::min<size_t>(partition_dim, shape.size()), shape.end());
+    const std::vector<int64_t>& tile = partition_dim > 0 ? blocks_dropped : shape;
     if (partition_dim > 0) b.warn(sema::warn_block_dimension_is_deprecated());
     sema::assert_min_rank(tile, 2, "on-chip tensor", b.raiser());
     sema::assert_par_dim(tile[0], memory, b.target(), b.raiser());
