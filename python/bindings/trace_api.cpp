@@ -170,44 +170,6 @@ const NativeBuilder* native_builder(py::handle func) {
   return &it->second;
 }
 
-namespace {
-
-// `name = value` in traced code: a new tensor takes the variable's name;
-// replacing a live tensor by another one may warn. Returns the value bound.
-py::object bind_value(py::handle name, py::handle value, py::handle old) {
-  PyTypeObject* tensor_type = traced_types().tensor;
-  trace::TraceContext* c = trace::TraceContext::current();
-  py::object result = py::reinterpret_borrow<py::object>(value);
-  if (!c || Py_TYPE(value.ptr()) != tensor_type) return result;
-  const types::TensorVal& fresh = unwrap<PyTensor>(value).v;
-  std::string n = name.cast<std::string>();
-  c->builder().adopt_name(fresh.tensor, n);
-  if (Py_TYPE(old.ptr()) != tensor_type || old.ptr() == value.ptr()) return result;
-  if (auto msg = c->shadowing_warning(n, unwrap<PyTensor>(old).v, fresh)) {
-    ir::SourceLoc at = user_location();
-    py::module_::import("warnings").attr("warn_explicit")(*msg, py::handle(PyExc_SyntaxWarning),
-                                                          at.file ? *at.file : std::string("<kernel>"), at.line);
-  }
-  return result;
-}
-
-PyObject* bind_hook(PyObject*, PyObject* const* args, Py_ssize_t nargsf) {
-  if (PyVectorcall_NARGS(nargsf) != 3 || !PyUnicode_Check(args[0])) {
-    PyErr_SetString(PyExc_TypeError, "bind(name, value, old)");
-    return nullptr;
-  }
-  try {
-    return bind_value(args[0], args[1], args[2]).release().ptr();
-  } catch (...) {
-    return translated_exception();
-  }
-}
-
-PyMethodDef bind_def = {"bind", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&bind_hook)), METH_FASTCALL,
-                        "The pre-pass's `name = value` hook."};
-
-}  // namespace
-
 void bind_trace_api(py::module_& m) {
   m.def("trace_begin", [](const std::string& name, const std::string& target, std::vector<int64_t> grid,
                           std::vector<int> cores, bool unroll_builtin_range, bool legacy_outputs,
@@ -289,9 +251,6 @@ void bind_trace_api(py::module_& m) {
     const types::TensorVal& v = t.cast<const PyTensor&>().v;
     return v.region && v.region != ctx().builder().region();
   });
-  // The pre-pass's `name = value` hook (bind_hook): four calls per traced line, so
-  // a vectorcall function rather than a pybind11 overload.
-  m.add_object(bind_def.ml_name, py::reinterpret_steal<py::object>(PyCFunction_NewEx(&bind_def, nullptr, m.ptr())));
   m.def("adopt_name", [](py::handle t, const std::string& name) {
     ctx().builder().adopt_name(t.cast<const PyTensor&>().v.tensor, name);
   });
