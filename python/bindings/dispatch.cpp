@@ -43,7 +43,7 @@ Decision decide_uncached(py::handle func) {
   if (d.action == trace::CallAction::Builder) {
     d.api = py::isinstance<py::str>(marker) ? marker.cast<std::string>()
                                             : py::str(py::getattr(func, "__name__", py::str("?"))).cast<std::string>();
-    d.native = native_builder(func);
+    d.native = native_form(func);
   }
   // Builtins, classes and objects without Python source cannot be inlined: they run as Python.
   bool callable_object = !is_function && !PyMethod_Check(func.ptr()) && py::hasattr(py::type::handle_of(func), "__call__");
@@ -191,7 +191,7 @@ py::object call_decided(trace::TraceContext* ctx, ir::SourceLoc here, const Deci
       sema::check_api_target(d.api, ctx->target(), ctx->builder().raiser());
       try {
         if (d.native) {
-          py::object r = call_native(*static_cast<const NativeBuilder*>(d.native), a);
+          py::object r = call_native(*d.native, a);
           if (r) return r;
         }
         return vectorcall(func, a);
