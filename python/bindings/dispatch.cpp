@@ -44,6 +44,7 @@ Decision decide_uncached(py::handle func) {
     d.api = py::isinstance<py::str>(marker) ? marker.cast<std::string>()
                                             : py::str(py::getattr(func, "__name__", py::str("?"))).cast<std::string>();
     d.native = native_form(func);
+    d.min_nc_version = sema::op_spec(d.api).min_nc_version;
   }
   // Builtins, classes and objects without Python source cannot be inlined: they run as Python.
   bool callable_object = !is_function && !PyMethod_Check(func.ptr()) && py::hasattr(py::type::handle_of(func), "__call__");
@@ -188,7 +189,7 @@ py::object call_decided(trace::TraceContext* ctx, ir::SourceLoc here, const Deci
     case trace::CallAction::Builder: {
       PushedLocation at(ctx, here);
       trace::TraceContext::ApiScope scope(*ctx, d.api);
-      sema::check_api_target(d.api, ctx->target(), ctx->builder().raiser());
+      if (d.min_nc_version) sema::assert_nc_version(ctx->target(), d.min_nc_version, d.api, ctx->builder().raiser());
       try {
         if (d.native) {
           py::object r = call_native(*d.native, a);

@@ -246,13 +246,22 @@ void KernelBuilder::warn(sema::Diagnostic d) const {
   if (warning_handler) warning_handler(d);
 }
 
+const sema::OpSpec& KernelBuilder::op_spec() const {
+  const std::string& a = api();
+  if (!spec_ || a != spec_api_) {
+    spec_ = &sema::op_spec(a);
+    spec_api_ = a;
+  }
+  return *spec_;
+}
+
 void KernelBuilder::check_operand(const char* operand, const types::TensorVal& v) const {
   check_live(v);
   const ir::TensorDecl& t = tensor(v.tensor);
   // A tensor with block dims is a tile only once indexed down to its partition dim.
   if (t.partition_dim > 0 && v.index[t.partition_dim].coeff({ir::VarKind::Grid, 0}) == 0)
     fail(sema::err_failed_to_infer_tile_from_local_tensor(t.name));
-  sema::check_operand(api(), operand, t, v.shape, raiser());
+  sema::check_operand(op_spec(), api(), operand, t, v.shape, raiser());
   // Runtime offsets into on-chip tensors: only the dynamic copies read or write them.
   if (!v.indirect.empty() && !ir::is_hbm(t.memory) && api() != "nisa.tensor_copy_dynamic_src" &&
       api() != "nisa.tensor_copy_dynamic_dst")

@@ -20,6 +20,10 @@
 #include "sema/Target.h"
 #include "types/Values.h"
 
+namespace nkic::sema {
+struct OpSpec;
+}
+
 namespace nkic::codegen {
 
 class KernelBuilder {
@@ -48,6 +52,8 @@ class KernelBuilder {
   // when the call did not come through the dispatcher (no nki_api_scope).
   std::string requested_api;
   const std::string& api() const { return cur_api.empty() ? requested_api : cur_api; }
+  // The op table's spec of api(), looked up again only when the API in flight changes.
+  const sema::OpSpec& op_spec() const;
   std::string name_hint;  // the variable the current call is assigned to ("x = nl.load(...)")
   // A kernel of the current nki API: helpers are plain Python functions that may
   // create, rebind and return tensors (shared HBM too) with Python semantics.
@@ -181,6 +187,8 @@ class KernelBuilder {
   int64_t num_instructions_ = 0;
   int last_generated_name_ = -1;  // the newest tensor whose name came from its op
   bool next_name_generated_ = false;
+  mutable std::string spec_api_;
+  mutable const sema::OpSpec* spec_ = nullptr;
 };
 
 }  // namespace nkic::codegen

@@ -19,7 +19,7 @@ namespace {
 // engine can read: an on-chip tensor or a number.
 // The operand's name in the op table (data1, data2, ...), else x / y.
 std::string operand_name(const KernelBuilder& b, size_t i) {
-  const sema::OpSpec& spec = sema::op_spec(b.api());
+  const sema::OpSpec& spec = b.op_spec();
   if (i < spec.operands.size()) return std::string(spec.operands[i].name);
   return i == 0 ? "x" : "y";
 }
@@ -98,7 +98,7 @@ void align_tile_operands(KernelBuilder& b, std::vector<Value>& operands) {
   for (size_t i = 0; i < operands.size(); ++i)
     if (auto* t = std::get_if<TensorVal>(&operands[i])) tiles.push_back(t), slots.push_back(i);
   if (tiles.size() < 2) return;
-  const bool strict = !sema::op_spec(b.api()).broadcast;
+  const bool strict = !b.op_spec().broadcast;
   const bool isa = b.api().rfind("nisa.", 0) == 0;
   if (tiles.size() == 2) {
     const TensorVal &x = *tiles[0], &y = *tiles[1];
@@ -153,7 +153,8 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, c
     dtypes.push_back(operand_dtype(b, operands[i], i));
     if (auto* t = std::get_if<TensorVal>(&operands[i])) {
       tensors.push_back(t);
-      shape = types::broadcast_shapes(shape, t->shape);
+      if (tensors.size() == 1) shape = t->shape;  // broadcasting with itself: the first shape as it is
+      else if (shape != t->shape) shape = types::broadcast_shapes(shape, t->shape);
     }
   }
   if (tensors.empty()) b.fail(sema::err_unexpected_type_of_operand("x", "no tensor operand"));

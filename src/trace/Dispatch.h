@@ -41,6 +41,7 @@ class DispatchCache {
     std::string api;  // the NKI API a Builder call runs
     // The plain form a Builder call may take without entering the API's Python function, or null.
     const NativeForm* native = nullptr;
+    int min_nc_version = 0;  // a Builder call's first NeuronCore generation (the op table's), 0: every one
   };
   const Decision* find(const void* callee) const {
     auto it = map_.find(callee);
