@@ -28,6 +28,33 @@ void KernelBuilder::fail(sema::Diagnostic d) const {
   sema::fail(std::move(d));
 }
 
+bool KernelBuilder::NameSet::insert(const std::string& name) {
+  if (2 * (names_.size() + 1) > slots_.size()) grow();
+  const uint64_t h = std::hash<std::string>{}(name);
+  const uint64_t tag = h >> 32 << 32;
+  const size_t mask = slots_.size() - 1;
+  for (size_t s = h & mask;; s = (s + 1) & mask) {
+    const uint64_t slot = slots_[s];
+    if (slot == 0) {
+      names_.push_back(name);
+      slots_[s] = tag | names_.size();
+      return true;
+    }
+    if ((slot >> 32 << 32) == tag && names_[(slot & 0xffffffffu) - 1] == name) return false;
+  }
+}
+
+void KernelBuilder::NameSet::grow() {
+  slots_.assign(std::max<size_t>(64, 2 * slots_.size()), 0);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const uint64_t h = std::hash<std::string>{}(names_[i]);
+    size_t s = h & mask;
+    while (slots_[s] != 0) s = (s + 1) & mask;
+    slots_[s] = (h >> 32 << 32) | (i + 1);
+  }
+}
+
 std::string KernelBuilder::unique_name(std::string base) {
   if (base.empty()) base = "t";
   // Resume numbering where the last tensor of this base stopped: names are never
@@ -35,7 +62,7 @@ std::string KernelBuilder::unique_name(std::string base) {
   // that has been numbered is itself taken: numbering goes on at once.
   int& n = next_suffix_[base];
   std::string name = n == 0 ? base : base + "." + std::to_string(++n);
-  while (!used_names_.insert(name).second) name = base + "." + std::to_string(++n);
+  while (!used_names_.insert(name)) name = base + "." + std::to_string(++n);
   return name;
 }
 

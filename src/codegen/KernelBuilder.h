@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -181,7 +180,18 @@ class KernelBuilder {
   std::vector<ir::SourceLoc> first_write_;
   std::vector<const ir::Instruction*> last_writer_;
   std::vector<ir::Predicate> last_write_mask_;
-  std::unordered_set<std::string> used_names_;
+  // The names handed out (never released): an open-addressing table of hashes
+  // and positions in one array of names, with no node per name, so that naming
+  // stays cheap in unrolls of 100k tensors.
+  class NameSet {
+   public:
+    bool insert(const std::string& name);  // false when the name is taken
+   private:
+    void grow();
+    std::vector<std::string> names_;
+    std::vector<uint64_t> slots_;  // (hash's high half << 32) | (position + 1); 0 = empty
+  };
+  NameSet used_names_;
   std::unordered_map<std::string, int> next_suffix_;
   int next_region_ = 0;
   int64_t num_instructions_ = 0;
