@@ -43,7 +43,8 @@ Decision decide_uncached(py::handle func) {
   if (d.action == trace::CallAction::Builder) {
     d.api = py::isinstance<py::str>(marker) ? marker.cast<std::string>()
                                             : py::str(py::getattr(func, "__name__", py::str("?"))).cast<std::string>();
-    d.native = native_builder(func);
+    d.native = native_form(func);
+    d.min_nc_version = sema::op_spec(d.api).min_nc_version;
   }
   // Builtins, classes and objects without Python source cannot be inlined: they run as Python.
   bool callable_object = !is_function && !PyMethod_Check(func.ptr()) && py::hasattr(py::type::handle_of(func), "__call__");
@@ -188,10 +189,10 @@ py::object call_decided(trace::TraceContext* ctx, ir::SourceLoc here, const Deci
     case trace::CallAction::Builder: {
       PushedLocation at(ctx, here);
       trace::TraceContext::ApiScope scope(*ctx, d.api);
-      sema::check_api_target(d.api, ctx->target(), ctx->builder().raiser());
+      if (d.min_nc_version) sema::assert_nc_version(ctx->target(), d.min_nc_version, d.api, ctx->builder().raiser());
       try {
         if (d.native) {
-          py::object r = call_native(*static_cast<const NativeBuilder*>(d.native), a);
+          py::object r = call_native(*d.native, a);
           if (r) return r;
         }
         return vectorcall(func, a);
@@ -271,31 +272,77 @@ py::object call(int loc, PyObject* name, py::handle func, const CallArgs& a) {
   return call_decided(ctx, here, d, func, a);
 }
 
-// The hooks as vectorcall functions: __nki_call__(loc, func, *args, **kwargs) and
-// __nki_call_named__(loc, name, func, *args, **kwargs) pass the user's arguments
-// on as they came, with no tuple or dict built for them.
-template <bool kNamed>
+// `name = value` in traced code: a new tensor takes the variable's name;
+// replacing a live tensor (`old`, what the name held) by another one may warn.
+// Returns the value bound.
+py::object bind_value(py::handle name, py::handle value, py::handle old) {
+  PyTypeObject* tensor_type = traced_types().tensor;
+  trace::TraceContext* c = trace::TraceContext::current();
+  py::object result = py::reinterpret_borrow<py::object>(value);
+  if (!c || Py_TYPE(value.ptr()) != tensor_type) return result;
+  const types::TensorVal& fresh = unwrap<PyTensor>(value).v;
+  std::string n = name.cast<std::string>();
+  c->builder().adopt_name(fresh.tensor, n);
+  if (Py_TYPE(old.ptr()) != tensor_type || old.ptr() == value.ptr()) return result;
+  if (auto msg = c->shadowing_warning(n, unwrap<PyTensor>(old).v, fresh)) {
+    ir::SourceLoc at = user_location();
+    py::module_::import("warnings").attr("warn_explicit")(*msg, py::handle(PyExc_SyntaxWarning),
+                                                          at.file ? *at.file : std::string("<kernel>"), at.line);
+  }
+  return result;
+}
+
+// The hooks as vectorcall functions, which pass the user's arguments on as they
+// came, with no tuple or dict built for them:
+//   __nki_call__(loc, func, *args, **kwargs)                   f(...)
+//   __nki_call_named__(loc, name, func, *args, **kwargs)       name = f(...), name global
+//   __nki_call_bound__(loc, name, old, func, *args, **kwargs)  name = f(...): the call, then bind
+enum class Hook { Call, Named, Bound };
+
+template <Hook kHook>
 PyObject* call_hook(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
-  constexpr size_t kLead = kNamed ? 3 : 2;
+  constexpr size_t kLead = kHook == Hook::Call ? 2 : kHook == Hook::Named ? 3 : 4;
   const size_t n = static_cast<size_t>(PyVectorcall_NARGS(nargsf));
-  if (n < kLead || !PyLong_Check(args[0]) || (kNamed && !PyUnicode_Check(args[1]))) {
-    PyErr_SetString(PyExc_TypeError, "__nki_call__(loc, [name,] func, *args, **kwargs)");
+  if (n < kLead || !PyLong_Check(args[0]) || (kHook != Hook::Call && !PyUnicode_Check(args[1]))) {
+    PyErr_SetString(PyExc_TypeError, "__nki_call__(loc, [name, [old,]] func, *args, **kwargs)");
     return nullptr;
   }
   try {
     const int loc = static_cast<int>(PyLong_AsLong(args[0]));
     CallArgs a{args + kLead, n - kLead, kwnames};
-    return call(loc, kNamed ? args[1] : nullptr, args[kLead - 1], a).release().ptr();
+    py::object r = call(loc, kHook == Hook::Call ? nullptr : args[1], args[kLead - 1], a);
+    if constexpr (kHook == Hook::Bound) r = bind_value(args[1], r, args[2]);
+    return r.release().ptr();
   } catch (...) {
     return translated_exception();
   }
 }
 
+PyObject* bind_hook(PyObject*, PyObject* const* args, Py_ssize_t nargsf) {
+  if (PyVectorcall_NARGS(nargsf) != 3 || !PyUnicode_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "bind(name, value, old)");
+    return nullptr;
+  }
+  try {
+    return bind_value(args[0], args[1], args[2]).release().ptr();
+  } catch (...) {
+    return translated_exception();
+  }
+}
+
+template <class F>
+PyCFunction as_cfunction(F* f) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
+}
+
 PyMethodDef call_defs[] = {
-    {"call", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call_hook<false>)),
-     METH_FASTCALL | METH_KEYWORDS, "The dispatcher every call site of traced code goes through."},
-    {"call_named", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call_hook<true>)),
-     METH_FASTCALL | METH_KEYWORDS, "The dispatcher for `x = f(...)`: the call's tensor takes the name x."},
+    {"call", as_cfunction(&call_hook<Hook::Call>), METH_FASTCALL | METH_KEYWORDS,
+     "The dispatcher every call site of traced code goes through."},
+    {"call_named", as_cfunction(&call_hook<Hook::Named>), METH_FASTCALL | METH_KEYWORDS,
+     "The dispatcher for `x = f(...)`: the call's tensor takes the name x."},
+    {"call_bound", as_cfunction(&call_hook<Hook::Bound>), METH_FASTCALL | METH_KEYWORDS,
+     "The dispatcher for `x = f(...)` that also binds x (given what x held), as bind does."},
+    {"bind", as_cfunction(&bind_hook), METH_FASTCALL, "The pre-pass's `name = value` hook: bind(name, value, old)."},
 };
 
 bool eval_if_cnd(py::handle cnd) {

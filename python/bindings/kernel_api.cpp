@@ -40,7 +40,7 @@ sim::SimOptions sim_options(bool check_uninitialized, bool check_races, std::opt
 
 void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs,
          bool check_uninitialized, bool check_races, std::optional<double> time_limit, double memory_limit,
-         py::object progress) {
+         py::object progress, bool budget_checked) {
   const ir::Kernel& k = *self.k;
   if (inputs.size() != k.inputs.size() || outputs.size() != k.outputs.size())
     throw py::value_error("simulate: wrong number of buffers");
@@ -48,6 +48,7 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
   for (size_t i = 0; i < inputs.size(); ++i) bindings[k.inputs[i]] = reinterpret_cast<void*>(inputs[i]);
   for (size_t i = 0; i < outputs.size(); ++i) bindings[k.outputs[i]] = reinterpret_cast<void*>(outputs[i]);
   sim::SimOptions opts = sim_options(check_uninitialized, check_races, time_limit, memory_limit);
+  opts.budget_checked = budget_checked;
   std::ostringstream printed;  // nl.device_print output, written to Python's stdout afterwards
   opts.print_stream = &printed;
   if (!progress.is_none())
@@ -138,7 +139,7 @@ void bind_kernel_api(py::module_& m) {
       .def("verify", [](const PyKernel& s) { return ir::verify(*s.k); })
       .def("simulate", &run, py::arg("inputs"), py::arg("outputs"), py::arg("check_uninitialized") = false,
            py::arg("check_races") = false, py::arg("time_limit") = std::nullopt, py::arg("memory_limit") = 0.0,
-           py::arg("progress") = py::none())
+           py::arg("progress") = py::none(), py::arg("budget_checked") = false)
       // simulate()'s budget check, run before the caller allocates the outputs.
       .def("check_budget", [](const PyKernel& s, bool check_uninitialized, std::optional<double> time_limit,
                               double memory_limit) {

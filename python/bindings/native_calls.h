@@ -7,6 +7,8 @@
 
 #include <cstddef>
 
+#include "trace/NativeCall.h"
+
 namespace py = pybind11;
 
 namespace nkic::py_bind {
@@ -24,12 +26,11 @@ struct CallArgs {
   py::dict dict() const;    // the keyword arguments
 };
 
-struct NativeBuilder;
 // Runs the call; a null object when its arguments take another form (the API's
 // Python function then handles them, with its own defaults and errors).
-py::object call_native(const NativeBuilder& b, const CallArgs& a);
+py::object call_native(const trace::NativeForm& form, const CallArgs& a);
 
-// The fast path for the API function `func`, or null when it has none.
-const NativeBuilder* native_builder(py::handle func);
+// The fast path for the API function `func` (the form its nki_native marker names), or null.
+const trace::NativeForm* native_form(py::handle func);
 
 }  // namespace nkic::py_bind

@@ -109,65 +109,43 @@ py::object elementwise_call(trace::TraceContext& c, ir::AluOp op, PyObject* cons
 
 }  // namespace
 
-// The native forms mirror the Python signatures of language.py / _lang_math.py:
-// nl.load(src, *, mask=None, dtype=None), nl.store(dst, value, *, mask=None),
-// nl.<op>(x[, y], *, dtype=None, mask=None); any other keyword, or a dtype, is
-// left to the Python function.
-struct NativeBuilder {
-  enum class Kind : uint8_t { Load, Store, Elementwise } kind;
-  ir::AluOp op = ir::AluOp::bypass;
-  size_t arity = 0;
-};
-
-namespace {
-
-bool is_name(PyObject* kw, const char* name) { return PyUnicode_CompareWithASCIIString(kw, name) == 0; }
-
-}  // namespace
-
-py::object call_native(const NativeBuilder& b, const CallArgs& a) {
-  py::handle mask = py::none(), value;
-  for (size_t i = 0; i < a.nkw(); ++i) {
-    PyObject* k = a.kwname(i);
-    if (is_name(k, "mask")) mask = a.kwvalue(i);
-    else if (b.kind == NativeBuilder::Kind::Store && is_name(k, "value")) value = a.kwvalue(i);
-    else if (!(b.kind != NativeBuilder::Kind::Store && is_name(k, "dtype") && a.kwvalue(i) == Py_None)) return {};
+// trace::bind_native places the call's arguments (its keywords by name and
+// None-ness: a call passes few, nl.store's value=, a mask=); the binding only
+// converts the values.
+py::object call_native(const trace::NativeForm& form, const CallArgs& a) {
+  constexpr size_t kMaxKeywords = 4;
+  const size_t nkw = a.nkw();
+  if (nkw > kMaxKeywords) return {};
+  trace::Keyword keywords[kMaxKeywords];
+  for (size_t i = 0; i < nkw; ++i) {
+    Py_ssize_t len = 0;
+    const char* utf8 = PyUnicode_AsUTF8AndSize(a.kwname(i), &len);
+    if (!utf8) throw py::error_already_set();
+    keywords[i] = {std::string_view(utf8, static_cast<size_t>(len)), a.kwvalue(i) == Py_None};
   }
-  trace::TraceContext& c = ctx();
-  switch (b.kind) {
-    case NativeBuilder::Kind::Load:
-      if (a.nargs != 1) return {};
-      return load_call(a.args[0], mask, py::none(), false);
-    case NativeBuilder::Kind::Store:
-      if (a.nargs == 2 && !value) value = a.args[1];
-      else if (a.nargs != 1 || !value) return {};
-      store_call(a.args[0], value, mask, false);
+  trace::NativeArgs at;
+  if (!trace::bind_native(form, a.nargs, keywords, nkw, at)) return {};
+  auto arg = [&](int i) { return py::handle(a.args[i]); };
+  const py::handle mask = at.mask >= 0 ? arg(at.mask) : py::none();
+  switch (form.kind) {
+    case trace::NativeForm::Kind::Load: return load_call(arg(at.operands[0]), mask, py::none(), false);
+    case trace::NativeForm::Kind::Store:
+      store_call(arg(at.operands[0]), arg(at.operands[1]), mask, false);
       return py::none();
-    case NativeBuilder::Kind::Elementwise:
-      if (a.nargs != b.arity) return {};
-      return elementwise_call(c, b.op, a.args, a.nargs, mask, py::none());
+    case trace::NativeForm::Kind::Elementwise: {
+      PyObject* operands[2] = {a.args[at.operands[0]], form.arity > 1 ? a.args[at.operands[1]] : nullptr};
+      return elementwise_call(ctx(), form.op, operands, form.arity, mask, py::none());
+    }
   }
   return {};
 }
 
-// The Python functions name their native form (nki_native: "load", "store" or
-// "elementwise:<op>"), so a callee whose signature differs never takes it.
-const NativeBuilder* native_builder(py::handle func) {
-  static const NativeBuilder load{NativeBuilder::Kind::Load}, store{NativeBuilder::Kind::Store};
+// The Python functions name their native form (nki_native), so a callee whose
+// signature differs never takes it.
+const trace::NativeForm* native_form(py::handle func) {
   py::object marker = py::getattr(func, "nki_native", py::none());
   if (!py::isinstance<py::str>(marker)) return nullptr;
-  const std::string form = marker.cast<std::string>();
-  if (form == "load") return &load;
-  if (form == "store") return &store;
-  constexpr std::string_view kElementwise = "elementwise:";
-  if (form.rfind(kElementwise, 0) != 0) return nullptr;
-  std::optional<ir::AluOp> alu = ir::alu_op_from_name(form.substr(kElementwise.size()));
-  if (!alu) return nullptr;
-  // One entry per op, made once and kept (node-based: stable addresses).
-  static std::unordered_map<int, NativeBuilder> elementwise;
-  auto [it, fresh] = elementwise.try_emplace(static_cast<int>(*alu));
-  if (fresh) it->second = {NativeBuilder::Kind::Elementwise, *alu, static_cast<size_t>(ir::info(*alu).arity)};
-  return &it->second;
+  return trace::native_form(marker.cast<std::string>());
 }
 
 void bind_trace_api(py::module_& m) {
@@ -250,23 +228,6 @@ void bind_trace_api(py::module_& m) {
   m.def("is_outer_tensor", [](py::handle t) {
     const types::TensorVal& v = t.cast<const PyTensor&>().v;
     return v.region && v.region != ctx().builder().region();
-  });
-  // The pre-pass's `name = value` hook: a new tensor takes the variable's name;
-  // replacing a live tensor by another one may warn. Returns the value bound.
-  m.def("bind", [](py::handle name, py::object value, py::handle old) -> py::object {
-    PyTypeObject* tensor_type = traced_types().tensor;
-    trace::TraceContext* c = trace::TraceContext::current();
-    if (!c || Py_TYPE(value.ptr()) != tensor_type) return value;
-    const types::TensorVal& fresh = unwrap<PyTensor>(value).v;
-    std::string n = name.cast<std::string>();
-    c->builder().adopt_name(fresh.tensor, n);
-    if (Py_TYPE(old.ptr()) != tensor_type || old.ptr() == value.ptr()) return value;
-    if (auto msg = c->shadowing_warning(n, unwrap<PyTensor>(old).v, fresh)) {
-      ir::SourceLoc at = user_location();
-      py::module_::import("warnings").attr("warn_explicit")(*msg, py::handle(PyExc_SyntaxWarning),
-                                                            at.file ? *at.file : std::string("<kernel>"), at.line);
-    }
-    return value;
   });
   m.def("adopt_name", [](py::handle t, const std::string& name) {
     ctx().builder().adopt_name(t.cast<const PyTensor&>().v.tensor, name);

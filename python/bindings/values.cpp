@@ -233,7 +233,7 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
   py::tuple tup = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
   items.reserve(tup.size());
   for (py::handle k : tup) {
-    codegen::IndexItem it;
+    codegen::IndexItem& it = items.emplace_back();  // filled in place: an item is large
     if (k.is_none()) {
       it.kind = codegen::IndexItem::Kind::NewAxis;
     } else if (k.ptr() == Py_Ellipsis) {
@@ -282,7 +282,6 @@ std::vector<codegen::IndexItem> index_key(py::handle key) {
         sema::fail(sema::err_unexpected_type_of_operand("index", "a mask (pass it as mask=)"));
       }
     }
-    items.push_back(std::move(it));
   }
   return items;
 }
@@ -375,7 +374,15 @@ Value to_value(py::handle h) {
   return other_of(h);
 }
 
-py::object wrap_tensor(types::TensorVal v) { return py::cast(PyTensor{std::move(v)}); }
+// Every traced op returns a new tensor object: the class's type record is looked
+// up once, not on every cast.
+py::object wrap_tensor(types::TensorVal v) {
+  static const py::detail::type_info* const tinfo = py::detail::get_type_info(typeid(PyTensor));
+  PyTensor t{std::move(v)};
+  auto move = [](const void* p) -> void* { return new PyTensor(std::move(*static_cast<PyTensor*>(const_cast<void*>(p)))); };
+  return py::reinterpret_steal<py::object>(
+      py::detail::type_caster_generic::cast(&t, py::return_value_policy::move, {}, tinfo, nullptr, move));
+}
 
 py::object wrap_index(types::IndexVal v) {
   // A constant scalar index is just a Python int (e.g. program_id(0) of a 1-instance launch).

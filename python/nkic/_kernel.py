@@ -332,7 +332,7 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
             outputs.append(np.empty(shape, dtype=_dtypes.numpy_dtype(dt)))
     kernel.simulate([a.__array_interface__["data"][0] for a in inputs],
                     [a.__array_interface__["data"][0] for a in outputs], check_uninitialized, check_races,
-                    time_limit, memory_limit, progress)
+                    time_limit, memory_limit, progress, budget_checked=True)
     for o, i in aliased.items():
         np.copyto(arrays[i], outputs[o])
         outputs[o] = arrays[i]

@@ -163,6 +163,7 @@ def annotate(name, annotation, value, old):
 HOOKS = {
     "__nki_call__": core.call,
     "__nki_call_named__": core.call_named,
+    "__nki_call_bound__": core.call_bound,
     "__nki_if__": core.eval_if_cnd,
     "__nki_ifexp__": ifexp_test,
     "__nki_cmp__": core.compare_nary,
@@ -247,7 +248,13 @@ class _Rewriter(ast.NodeTransformer):
                                                    body=[ast.Assign(targets=[ast.Name(id=old, ctx=ast.Store())],
                                                                     value=ast.Constant(None))])],
                        orelse=[], finalbody=[])
-        node.value = _hook("__nki_bind__", node, ast.Constant(name), value, ast.Name(id=old, ctx=ast.Load()))
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "__nki_call_named__":
+            # `name = f(...)`: one hook makes the call and binds its result (the old value is read first).
+            value.func.id = "__nki_call_bound__"
+            value.args.insert(2, ast.copy_location(ast.Name(id=old, ctx=ast.Load()), node))
+            node.value = value
+        else:
+            node.value = _hook("__nki_bind__", node, ast.Constant(name), value, ast.Name(id=old, ctx=ast.Load()))
         return [_located(read, node), node]
 
     def visit_Return(self, node):

@@ -109,6 +109,7 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   types::TensorVal r;
   r.tensor = t.tensor;
   r.region = t.region;
+  r.shape.reserve(std::max<size_t>(items.size(), 2));
   std::vector<ir::AffineExpr> view(t.shape.size());
   if (advanced) {
     for (const IndexItem& it : items) {
@@ -136,18 +137,22 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
         extent = *it.size;
       } else {
         ir::AffineExpr stop = bound(it.stop, size, size);
-        ir::AffineExpr len = stop - start;
-        if (!len.is_constant())
-          b.fail(index_error("the slice `" + start.str() + ":" + stop.str() + "` of tensor `" + name +
-                             "` has no static size; write it as nl.ds(start, size)"));
-        extent = len.constant();
+        if (start.is_constant() && stop.is_constant()) {  // the common `a:b`: no expression arithmetic
+          extent = stop.constant() - start.constant();
+        } else {
+          ir::AffineExpr len = stop - start;
+          if (!len.is_constant())
+            b.fail(index_error("the slice `" + start.str() + ":" + stop.str() + "` of tensor `" + name +
+                               "` has no static size; write it as nl.ds(start, size)"));
+          extent = len.constant();
+        }
       }
       if (it.step <= 0) b.fail(index_error("slice steps must be positive integers"));
       int64_t n = (extent + it.step - 1) / it.step;
       if (n <= 0) b.fail(index_error("the slice of tensor `" + name + "` on dimension " + std::to_string(d) + " is empty"));
       int g = static_cast<int>(r.shape.size());
       r.shape.push_back(n);
-      view[d] = start + ir::AffineExpr::grid(g) * it.step;
+      view[d] = start + ir::AffineExpr::var({ir::VarKind::Grid, g}, it.step);
     }
   }
   r.index.reserve(t.index.size());

@@ -28,13 +28,41 @@ void KernelBuilder::fail(sema::Diagnostic d) const {
   sema::fail(std::move(d));
 }
 
+bool KernelBuilder::NameSet::insert(const std::string& name) {
+  if (2 * (names_.size() + 1) > slots_.size()) grow();
+  const uint64_t h = std::hash<std::string>{}(name);
+  const uint64_t tag = h >> 32 << 32;
+  const size_t mask = slots_.size() - 1;
+  for (size_t s = h & mask;; s = (s + 1) & mask) {
+    const uint64_t slot = slots_[s];
+    if (slot == 0) {
+      names_.push_back(name);
+      slots_[s] = tag | names_.size();
+      return true;
+    }
+    if ((slot >> 32 << 32) == tag && names_[(slot & 0xffffffffu) - 1] == name) return false;
+  }
+}
+
+void KernelBuilder::NameSet::grow() {
+  slots_.assign(std::max<size_t>(64, 2 * slots_.size()), 0);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const uint64_t h = std::hash<std::string>{}(names_[i]);
+    size_t s = h & mask;
+    while (slots_[s] != 0) s = (s + 1) & mask;
+    slots_[s] = (h >> 32 << 32) | (i + 1);
+  }
+}
+
 std::string KernelBuilder::unique_name(std::string base) {
   if (base.empty()) base = "t";
-  std::string name = base;
   // Resume numbering where the last tensor of this base stopped: names are never
-  // released, so this keeps tracing linear in the number of tensors.
+  // released, so this keeps tracing linear in the number of tensors. A base
+  // that has been numbered is itself taken: numbering goes on at once.
   int& n = next_suffix_[base];
-  while (!used_names_.insert(name).second) name = base + "." + std::to_string(++n);
+  std::string name = n == 0 ? base : base + "." + std::to_string(++n);
+  while (!used_names_.insert(name)) name = base + "." + std::to_string(++n);
   return name;
 }
 
@@ -87,6 +115,7 @@ types::TensorVal KernelBuilder::full_view(int id) const {
   types::TensorVal v;
   v.tensor = id;
   v.shape = tensor(id).shape;
+  v.index.reserve(v.shape.size());
   for (size_t d = 0; d < v.shape.size(); ++d) v.index.push_back(ir::AffineExpr::grid(static_cast<int>(d)));
   v.region = regions_.back();
   return v;
@@ -259,13 +288,22 @@ void KernelBuilder::warn(sema::Diagnostic d) const {
   if (warning_handler) warning_handler(d);
 }
 
+const sema::OpSpec& KernelBuilder::op_spec() const {
+  const std::string& a = api();
+  if (!spec_ || a != spec_api_) {
+    spec_ = &sema::op_spec(a);
+    spec_api_ = a;
+  }
+  return *spec_;
+}
+
 void KernelBuilder::check_operand(const char* operand, const types::TensorVal& v) const {
   check_live(v);
   const ir::TensorDecl& t = tensor(v.tensor);
   // A tensor with block dims is a tile only once indexed down to its partition dim.
   if (t.partition_dim > 0 && v.index[t.partition_dim].coeff({ir::VarKind::Grid, 0}) == 0)
     fail(sema::err_failed_to_infer_tile_from_local_tensor(t.name));
-  sema::check_operand(api(), operand, t, v.shape, raiser());
+  sema::check_operand(op_spec(), api(), operand, t, v.shape, raiser());
   // Runtime offsets into on-chip tensors: only the dynamic copies read or write them.
   if (!v.indirect.empty() && !ir::is_hbm(t.memory) && api() != "nisa.tensor_copy_dynamic_src" &&
       api() != "nisa.tensor_copy_dynamic_dst")

@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -19,6 +18,10 @@
 #include "sema/Diagnostic.h"
 #include "sema/Target.h"
 #include "types/Values.h"
+
+namespace nkic::sema {
+struct OpSpec;
+}
 
 namespace nkic::codegen {
 
@@ -48,6 +51,8 @@ class KernelBuilder {
   // when the call did not come through the dispatcher (no nki_api_scope).
   std::string requested_api;
   const std::string& api() const { return cur_api.empty() ? requested_api : cur_api; }
+  // The op table's spec of api(), looked up again only when the API in flight changes.
+  const sema::OpSpec& op_spec() const;
   std::string name_hint;  // the variable the current call is assigned to ("x = nl.load(...)")
   // A kernel of the current nki API: helpers are plain Python functions that may
   // create, rebind and return tensors (shared HBM too) with Python semantics.
@@ -182,12 +187,25 @@ class KernelBuilder {
   std::vector<ir::SourceLoc> first_write_;
   std::vector<const ir::Instruction*> last_writer_;
   std::vector<ir::Predicate> last_write_mask_;
-  std::unordered_set<std::string> used_names_;
+  // The names handed out (never released): an open-addressing table of hashes
+  // and positions in one array of names, with no node per name, so that naming
+  // stays cheap in unrolls of 100k tensors.
+  class NameSet {
+   public:
+    bool insert(const std::string& name);  // false when the name is taken
+   private:
+    void grow();
+    std::vector<std::string> names_;
+    std::vector<uint64_t> slots_;  // (hash's high half << 32) | (position + 1); 0 = empty
+  };
+  NameSet used_names_;
   std::unordered_map<std::string, int> next_suffix_;
   int next_region_ = 0;
   int64_t num_instructions_ = 0;
   int last_generated_name_ = -1;  // the newest tensor whose name came from its op
   bool next_name_generated_ = false;
+  mutable std::string spec_api_;
+  mutable const sema::OpSpec* spec_ = nullptr;
 };
 
 }  // namespace nkic::codegen

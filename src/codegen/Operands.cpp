@@ -51,8 +51,11 @@ ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vec
   ir::Access a;
   a.tensor = v.tensor;
   a.index.reserve(v.index.size());
-  for (const ir::AffineExpr& e : v.index)
-    a.index.push_back(types::align_grid(e.drop_broadcast_grid(v.shape), v.shape.size(), iter.size()));
+  for (const ir::AffineExpr& e : v.index) {
+    a.index.push_back(e.drop_broadcast_grid(v.shape));
+    // Most operands span the whole iteration space: their grid needs no shift (nor a copy).
+    if (v.shape.size() != iter.size()) a.index.back() = types::align_grid(a.index.back(), v.shape.size(), iter.size());
+  }
   for (const TensorVal::Indirect& ind : v.indirect) {
     // The index view shares the outer view's grid: broadcast it the same way.
     TensorVal idx = *ind.index;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/SmallVec.h"
 #include "sema/Asserts.h"
 #include "sema/OpTable.h"
 #include "sema/ErrorCatalog.h"
@@ -18,7 +19,7 @@ namespace {
 // engine can read: an on-chip tensor or a number.
 // The operand's name in the op table (data1, data2, ...), else x / y.
 std::string operand_name(const KernelBuilder& b, size_t i) {
-  const sema::OpSpec& spec = sema::op_spec(b.api());
+  const sema::OpSpec& spec = b.op_spec();
   if (i < spec.operands.size()) return std::string(spec.operands[i].name);
   return i == 0 ? "x" : "y";
 }
@@ -86,12 +87,12 @@ TensorVal split_free_view(const TensorVal& t, const std::vector<int64_t>& split)
 // the other operand, as (P, 1) operands do (public kernels add [P, 1] biases with
 // tensor_tensor); numpy's right alignment would pair it with the wrong dims.
 void align_tile_operands(KernelBuilder& b, std::vector<Value>& operands) {
-  std::vector<TensorVal*> tiles;
-  std::vector<size_t> slots;
+  ir::SmallVec<TensorVal*, 4> tiles;
+  ir::SmallVec<size_t, 4> slots;
   for (size_t i = 0; i < operands.size(); ++i)
     if (auto* t = std::get_if<TensorVal>(&operands[i])) tiles.push_back(t), slots.push_back(i);
   if (tiles.size() < 2) return;
-  const bool strict = !sema::op_spec(b.api()).broadcast;
+  const bool strict = !b.op_spec().broadcast;
   const bool isa = b.api().rfind("nisa.", 0) == 0;
   if (tiles.size() == 2) {
     const TensorVal &x = *tiles[0], &y = *tiles[1];
@@ -139,14 +140,15 @@ void materialise_indices(KernelBuilder& b, std::vector<Value>& operands) {
 Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, const OpArgs& args) {
   materialise_indices(b, operands);
   align_tile_operands(b, operands);
-  std::vector<ir::DType> dtypes;
-  std::vector<const TensorVal*> tensors;
+  ir::SmallVec<ir::DType, 4> dtypes;
+  ir::SmallVec<const TensorVal*, 4> tensors;
   std::vector<int64_t> shape;
   for (size_t i = 0; i < operands.size(); ++i) {
     dtypes.push_back(operand_dtype(b, operands[i], i));
     if (auto* t = std::get_if<TensorVal>(&operands[i])) {
       tensors.push_back(t);
-      shape = types::broadcast_shapes(shape, t->shape);
+      if (tensors.size() == 1) shape = t->shape;  // broadcasting with itself: the first shape as it is
+      else if (shape != t->shape) shape = types::broadcast_shapes(shape, t->shape);
     }
   }
   if (tensors.empty()) b.fail(sema::err_unexpected_type_of_operand("x", "no tensor operand"));
@@ -174,6 +176,7 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, c
     in->opcode = operands.size() == 2 ? ir::Opcode::TensorTensor
                  : op == ir::AluOp::bypass ? ir::Opcode::Copy
                                            : ir::Opcode::Activation;
+    in->srcs.reserve(tensors.size());
     for (const TensorVal* t : tensors) in->srcs.push_back(access_for(b, *t, shape));
   } else {
     in->opcode = ir::Opcode::TensorScalar;

@@ -64,7 +64,10 @@ TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> 
     if (d <= 0) b.fail(sema::err_invalid_shape(shape));
   if (!ir::is_hbm(memory)) {
     // Block dims [B.., P, F..] are deprecated: each block is a [P, F..] tile, checked as one.
-    std::vector<int64_t> tile(shape.begin() + std::min<size_t>(partition_dim, shape.size()), shape.end());
+    std::vector<int64_t> blocks_dropped;
+    if (partition_dim > 0)
+      blocks_dropped.assign(shape.begin() + std::min<size_t>(partition_dim, shape.size()), shape.end());
+    const std::vector<int64_t>& tile = partition_dim > 0 ? blocks_dropped : shape;
     if (partition_dim > 0) b.warn(sema::warn_block_dimension_is_deprecated());
     sema::assert_min_rank(tile, 2, "on-chip tensor", b.raiser());
     sema::assert_par_dim(tile[0], memory, b.target(), b.raiser());
@@ -101,17 +104,19 @@ namespace {
 
 // An HBM view of fewer than two dims (A[p0:p1, j], A[b, h], a 1-D vector or its
 // slice) moves as a [P, 1] or [1, 1] tile: its one dim is the partition dim.
-TensorVal with_tile_rank(KernelBuilder& b, const TensorVal& access) {
-  TensorVal t = access;
-  if (ir::is_hbm(b.tensor(t.tensor).memory))
-    while (t.shape.size() < 2) t.shape.push_back(1);
-  return t;
+// Any other view is `access` itself; a padded one is made in `padded`.
+const TensorVal& with_tile_rank(KernelBuilder& b, const TensorVal& access, TensorVal& padded) {
+  if (access.shape.size() >= 2 || !ir::is_hbm(b.tensor(access.tensor).memory)) return access;
+  padded = access;
+  while (padded.shape.size() < 2) padded.shape.push_back(1);
+  return padded;
 }
 
 }  // namespace
 
 TensorVal load(KernelBuilder& b, const TensorVal& access, const OpArgs& args) {
-  TensorVal src = with_tile_rank(b, access);
+  TensorVal padded;
+  const TensorVal& src = with_tile_rank(b, access, padded);
   b.check_operand("src", src);
   const ir::TensorDecl& s = b.tensor(src.tensor);
   TensorVal dst = alloc_tensor(b, b.tensor_name("", s.name + "_tile"), src.shape, args.dtype.value_or(s.dtype), Memory::SBUF);
@@ -138,7 +143,8 @@ TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& src, const OpArgs&
 }
 
 void store(KernelBuilder& b, const TensorVal& access, const Value& value, const OpArgs& args) {
-  TensorVal dst = with_tile_rank(b, access);
+  TensorVal padded;
+  const TensorVal& dst = with_tile_rank(b, access, padded);
   b.check_operand("dst", dst);
   std::unique_ptr<ir::Instruction> in;
   if (auto* v = std::get_if<TensorVal>(&value)) {

@@ -34,17 +34,25 @@ int compare_div(const DivTerm& a, const DivTerm& b) {
 }
 }  // namespace
 
+const std::vector<DivTerm>& AffineExpr::no_divs() {
+  static const std::vector<DivTerm> none;
+  return none;
+}
+
 void AffineExpr::add_div(const AffineExpr& num, int64_t den, int64_t coeff) {
   if (coeff == 0) return;
   DivTerm d{num, den, coeff};
-  auto it = std::lower_bound(divs_.begin(), divs_.end(), d,
+  if (!divs_) divs_ = std::make_unique<std::vector<DivTerm>>();
+  std::vector<DivTerm>& divs = *divs_;
+  auto it = std::lower_bound(divs.begin(), divs.end(), d,
                              [](const DivTerm& x, const DivTerm& y) { return compare_div(x, y) < 0; });
-  if (it != divs_.end() && compare_div(*it, d) == 0) {
+  if (it != divs.end() && compare_div(*it, d) == 0) {
     it->coeff += coeff;
-    if (it->coeff == 0) divs_.erase(it);
+    if (it->coeff == 0) divs.erase(it);
   } else {
-    divs_.insert(it, std::move(d));
+    divs.insert(it, std::move(d));
   }
+  if (divs.empty()) divs_.reset();
 }
 
 int AffineExpr::compare(const AffineExpr& a, const AffineExpr& b) {
@@ -56,10 +64,11 @@ int AffineExpr::compare(const AffineExpr& a, const AffineExpr& b) {
     if (!(x.var == y.var)) return x.var < y.var ? -1 : 1;
     if (x.coeff != y.coeff) return x.coeff < y.coeff ? -1 : 1;
   }
-  if (a.divs_.size() != b.divs_.size()) return a.divs_.size() < b.divs_.size() ? -1 : 1;
-  for (size_t i = 0; i < a.divs_.size(); ++i) {
-    if (int c = compare_div(a.divs_[i], b.divs_[i])) return c;
-    if (a.divs_[i].coeff != b.divs_[i].coeff) return a.divs_[i].coeff < b.divs_[i].coeff ? -1 : 1;
+  const std::vector<DivTerm>&ad = a.divs(), &bd = b.divs();
+  if (ad.size() != bd.size()) return ad.size() < bd.size() ? -1 : 1;
+  for (size_t i = 0; i < ad.size(); ++i) {
+    if (int c = compare_div(ad[i], bd[i])) return c;
+    if (ad[i].coeff != bd[i].coeff) return ad[i].coeff < bd[i].coeff ? -1 : 1;
   }
   return 0;
 }
@@ -76,13 +85,13 @@ bool AffineExpr::uses(VarKind k) const {
 }
 
 bool AffineExpr::divs_use(VarKind k) const {
-  return std::any_of(divs_.begin(), divs_.end(), [k](const DivTerm& d) { return d.num.uses(k); });
+  return divs_ && std::any_of(divs_->begin(), divs_->end(), [k](const DivTerm& d) { return d.num.uses(k); });
 }
 
 std::vector<Var> AffineExpr::vars() const {
   std::vector<Var> out;
   for (const Term& t : terms_) out.push_back(t.var);
-  for (const DivTerm& d : divs_)
+  for (const DivTerm& d : divs())
     for (Var v : d.num.vars()) out.push_back(v);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -110,15 +119,15 @@ AffineExpr AffineExpr::floordiv(const AffineExpr& num, int64_t den) {
     whole.add_term(t.var, q);
     rest.add_term(t.var, t.coeff - q * den);
   }
-  for (const DivTerm& d : num.divs_) {
+  for (const DivTerm& d : num.divs()) {
     int64_t q = floor_div(d.coeff, den);
     whole.add_div(d.num, d.den, q);
     rest.add_div(d.num, d.den, d.coeff - q * den);
   }
   if (rest.is_constant()) return whole + floor_div(rest.constant_, den);
   // floor(floor(x / a) / b) = floor(x / (a * b))
-  if (rest.constant_ == 0 && rest.terms_.empty() && rest.divs_.size() == 1 && rest.divs_[0].coeff == 1)
-    return whole + floordiv(rest.divs_[0].num, rest.divs_[0].den * den);
+  if (rest.constant_ == 0 && rest.terms_.empty() && rest.divs().size() == 1 && rest.divs()[0].coeff == 1)
+    return whole + floordiv(rest.divs()[0].num, rest.divs()[0].den * den);
   whole.add_div(rest, den, 1);
   return whole;
 }
@@ -131,7 +140,7 @@ AffineExpr AffineExpr::operator+(const AffineExpr& o) const {
   AffineExpr r = *this;
   r.constant_ += o.constant_;
   for (const Term& t : o.terms_) r.add_term(t.var, t.coeff);
-  for (const DivTerm& d : o.divs_) r.add_div(d.num, d.den, d.coeff);
+  for (const DivTerm& d : o.divs()) r.add_div(d.num, d.den, d.coeff);
   return r;
 }
 
@@ -143,8 +152,10 @@ AffineExpr AffineExpr::operator*(int64_t k) const {
   r.constant_ = constant_ * k;
   r.terms_ = terms_;
   for (Term& t : r.terms_) t.coeff *= k;
-  r.divs_ = divs_;
-  for (DivTerm& d : r.divs_) d.coeff *= k;
+  if (divs_) {
+    r.divs_ = std::make_unique<std::vector<DivTerm>>(*divs_);
+    for (DivTerm& d : *r.divs_) d.coeff *= k;
+  }
   return r;
 }
 
@@ -152,17 +163,27 @@ void AffineExpr::add_scaled(const AffineExpr& o, int64_t k) {
   if (k == 0) return;
   constant_ += o.constant_ * k;
   for (const Term& t : o.terms_) add_term(t.var, t.coeff * k);
-  for (const DivTerm& d : o.divs_) add_div(d.num, d.den, d.coeff * k);
+  for (const DivTerm& d : o.divs()) add_div(d.num, d.den, d.coeff * k);
 }
 
 AffineExpr AffineExpr::map_vars(const std::function<AffineExpr(Var)>& f) const {
   AffineExpr r(constant_);
   for (const Term& t : terms_) r.add_scaled(f(t.var), t.coeff);
-  for (const DivTerm& d : divs_) r.add_scaled(floordiv(d.num.map_vars(f), d.den), d.coeff);
+  for (const DivTerm& d : divs()) r.add_scaled(floordiv(d.num.map_vars(f), d.den), d.coeff);
   return r;
 }
 
 AffineExpr AffineExpr::substitute_grid(const std::vector<AffineExpr>& subst) const {
+  if (!divs_) {  // every view composition of the tracer: no callback per term
+    AffineExpr r(constant_);
+    for (const Term& t : terms_) {
+      if (t.var.kind == VarKind::Grid && t.var.id >= 0 && t.var.id < static_cast<int>(subst.size()))
+        r.add_scaled(subst[t.var.id], t.coeff);
+      else
+        r.add_term(t.var, t.coeff);
+    }
+    return r;
+  }
   return map_vars([&](Var v) {
     if (v.kind == VarKind::Grid && v.id >= 0 && v.id < static_cast<int>(subst.size())) return subst[v.id];
     return var(v);
@@ -171,7 +192,7 @@ AffineExpr AffineExpr::substitute_grid(const std::vector<AffineExpr>& subst) con
 
 AffineExpr AffineExpr::shift_grid(int offset) const {
   if (offset == 0) return *this;
-  if (divs_.empty()) {  // a uniform shift keeps the terms sorted: renumber in place
+  if (!divs_) {  // a uniform shift keeps the terms sorted: renumber in place
     AffineExpr r = *this;
     for (Term& t : r.terms_)
       if (t.var.kind == VarKind::Grid) t.var.id += offset;
@@ -187,7 +208,7 @@ AffineExpr AffineExpr::drop_broadcast_grid(const std::vector<int64_t>& shape) co
   auto broadcast = [&](Var v) {
     return v.kind == VarKind::Grid && v.id >= 0 && v.id < static_cast<int>(shape.size()) && shape[v.id] == 1;
   };
-  if (divs_.empty()) {  // dropping terms keeps the rest sorted
+  if (!divs_) {  // dropping terms keeps the rest sorted
     AffineExpr r;
     r.constant_ = constant_;
     for (const Term& t : terms_)
@@ -200,7 +221,7 @@ AffineExpr AffineExpr::drop_broadcast_grid(const std::vector<int64_t>& shape) co
 int64_t AffineExpr::eval(const std::function<int64_t(Var)>& value_of) const {
   int64_t v = constant_;
   for (const Term& t : terms_) v += t.coeff * value_of(t.var);
-  for (const DivTerm& d : divs_) v += d.coeff * floor_div(d.num.eval(value_of), d.den);
+  for (const DivTerm& d : divs()) v += d.coeff * floor_div(d.num.eval(value_of), d.den);
   return v;
 }
 
@@ -212,15 +233,15 @@ std::pair<int64_t, int64_t> AffineExpr::bounds(
     hi += c * (c > 0 ? r.second : r.first);
   };
   for (const Term& t : terms_) add(t.coeff, range_of(t.var));
-  for (const DivTerm& d : divs_) {
+  for (const DivTerm& d : divs()) {
     auto [nlo, nhi] = d.num.bounds(range_of);
     add(d.coeff, {floor_div(nlo, d.den), floor_div(nhi, d.den)});
   }
   // c*floor(x/den) beside m*x is m*(x mod den) + (c + m*den)*floor(x/den) with
   // x mod den in [0, den-1]: bounding that form too, for each m that cancels a
   // var of x, and intersecting keeps `%` (and mixes like 2*(x % d) + x // d) tight.
-  if (divs_.size() > 4) return {lo, hi};
-  for (const DivTerm& d : divs_) {
+  if (divs().size() > 4) return {lo, hi};
+  for (const DivTerm& d : divs()) {
     std::vector<int64_t> ms;
     for (const Term& t : d.num.terms_)
       if (int64_t c = coeff(t.var); c != 0 && c % t.coeff == 0) ms.push_back(c / t.coeff);
@@ -245,7 +266,7 @@ std::pair<int64_t, int64_t> AffineExpr::bounds(
 AffineExpr AffineExpr::fold_constant_divs(const std::function<OptRange(Var)>& range_of) const {
   AffineExpr r(constant_);
   for (const Term& t : terms_) r.add_term(t.var, t.coeff);
-  for (const DivTerm& d : divs_) {
+  for (const DivTerm& d : divs()) {
     AffineExpr num = d.num.fold_constant_divs(range_of);
     bool ranged = true;
     for (Var v : num.vars()) ranged = ranged && range_of(v).has_value();
@@ -285,7 +306,7 @@ std::string AffineExpr::str(const std::function<std::string(Var)>& var_name) con
     s += name;
   };
   for (const Term& t : terms_) add(t.coeff, var_name ? var_name(t.var) : default_var_name(t.var));
-  for (const DivTerm& d : divs_) add(d.coeff, "((" + d.num.str(var_name) + ") // " + std::to_string(d.den) + ")");
+  for (const DivTerm& d : divs()) add(d.coeff, "((" + d.num.str(var_name) + ") // " + std::to_string(d.den) + ")");
   if (s.empty()) return std::to_string(constant_);
   if (constant_ > 0) s += " + " + std::to_string(constant_);
   if (constant_ < 0) s += " - " + std::to_string(-constant_);

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -47,6 +48,11 @@ class AffineExpr {
  public:
   AffineExpr() = default;
   AffineExpr(int64_t c) : constant_(c) {}  // NOLINT: constants convert implicitly
+  AffineExpr(const AffineExpr& o);
+  AffineExpr& operator=(const AffineExpr& o);
+  AffineExpr(AffineExpr&&) noexcept = default;
+  AffineExpr& operator=(AffineExpr&&) noexcept = default;
+  ~AffineExpr() = default;
   static AffineExpr var(Var v, int64_t coeff = 1);
   static AffineExpr grid(int id) { return var({VarKind::Grid, id}); }
 
@@ -54,7 +60,7 @@ class AffineExpr {
   // The linear part: sorted by var, no zeros. Floor-division terms are apart.
   const Terms& terms() const { return terms_; }
   // Sorted (compare()), merged, no zero coefficients.
-  const std::vector<DivTerm>& divs() const { return divs_; }
+  const std::vector<DivTerm>& divs() const { return divs_ ? *divs_ : no_divs(); }
   bool is_constant() const;
   bool is_affine() const;  // no floor-division
   // Linear coefficient of v (a var inside a floor-division is not counted).
@@ -108,9 +114,12 @@ class AffineExpr {
   void add_term(Var v, int64_t coeff);
   void add_div(const AffineExpr& num, int64_t den, int64_t coeff);
   void add_scaled(const AffineExpr& o, int64_t k);  // *this += k * o
+  static const std::vector<DivTerm>& no_divs();
   int64_t constant_ = 0;
   Terms terms_;
-  std::vector<DivTerm> divs_;
+  // Floor-divisions are rare: a linear expression (nearly every index) holds no
+  // list of them, so it copies and dies without touching one. Null or non-empty.
+  std::unique_ptr<std::vector<DivTerm>> divs_;
 };
 
 // coeff * floor(num / den), den > 0.
@@ -120,8 +129,20 @@ struct DivTerm {
   int64_t coeff = 1;
 };
 
-inline bool AffineExpr::is_constant() const { return terms_.empty() && divs_.empty(); }
-inline bool AffineExpr::is_affine() const { return divs_.empty(); }
+inline AffineExpr::AffineExpr(const AffineExpr& o)
+    : constant_(o.constant_), terms_(o.terms_), divs_(o.divs_ ? std::make_unique<std::vector<DivTerm>>(*o.divs_) : nullptr) {}
+
+inline AffineExpr& AffineExpr::operator=(const AffineExpr& o) {
+  if (this != &o) {
+    constant_ = o.constant_;
+    terms_ = o.terms_;
+    divs_ = o.divs_ ? std::make_unique<std::vector<DivTerm>>(*o.divs_) : nullptr;  // copied before the old list dies
+  }
+  return *this;
+}
+
+inline bool AffineExpr::is_constant() const { return terms_.empty() && !divs_; }
+inline bool AffineExpr::is_affine() const { return !divs_; }
 
 int64_t floor_div(int64_t a, int64_t b);
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <new>
+#include <stdexcept>
 #include <type_traits>
 
 namespace nkic::ir {
@@ -53,6 +54,10 @@ class SmallVec {
   bool empty() const { return size_ == 0; }
   T& operator[](size_t i) { return data()[i]; }
   const T& operator[](size_t i) const { return data()[i]; }
+  T& at(size_t i) {
+    if (i >= size_) throw std::out_of_range("SmallVec::at");
+    return data()[i];
+  }
   T& front() { return data()[0]; }
   const T& front() const { return data()[0]; }
   T& back() { return data()[size_ - 1]; }

@@ -1,6 +1,7 @@
 #include "ir/Verifier.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -110,15 +111,29 @@ class Verifier : public IRVisitor {
   }
 
  private:
-  // Per tensor: an earlier tensor has its name. One sort, not a set of names:
-  // the verifier runs before every simulation of kernels of 100k tensors.
+  // Per tensor: an earlier tensor has its name. An open-addressing table of
+  // tensor ids, sized once (no node per name): the verifier runs before every
+  // simulation of kernels of 100k tensors.
   std::vector<bool> repeated_names() const {
-    std::vector<std::pair<std::string_view, size_t>> names;
-    names.reserve(k_.tensors.size());
-    for (size_t i = 0; i < k_.tensors.size(); ++i) names.emplace_back(k_.tensors[i].name, i);
-    std::sort(names.begin(), names.end());
-    std::vector<bool> repeated(names.size(), false);
-    for (size_t i = 1; i < names.size(); ++i) repeated[names[i].second] = names[i].first == names[i - 1].first;
+    const size_t n = k_.tensors.size();
+    std::vector<bool> repeated(n, false);
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    std::vector<int> slots(cap, -1);
+    const std::hash<std::string_view> hash;
+    for (size_t i = 0; i < n; ++i) {
+      const std::string_view name = k_.tensors[i].name;
+      for (size_t s = hash(name) & (cap - 1);; s = (s + 1) & (cap - 1)) {
+        if (slots[s] < 0) {
+          slots[s] = static_cast<int>(i);
+          break;
+        }
+        if (k_.tensors[static_cast<size_t>(slots[s])].name == name) {
+          repeated[i] = true;
+          break;
+        }
+      }
+    }
     return repeated;
   }
   bool valid(int id) const { return id >= 0 && id < static_cast<int>(k_.tensors.size()); }

@@ -5,13 +5,24 @@
 #include <optional>
 #include <vector>
 
+#include "ir/SmallVec.h"
 #include "sema/ErrorCatalog.h"
 
 namespace nkic::sema {
 
 namespace {
 
-using Range = std::pair<int64_t, int64_t>;
+// [lo, hi] as a trivially copyable pair (kept in a SmallVec).
+struct Range {
+  int64_t first = 0, second = 0;
+  Range() = default;
+  Range(int64_t lo, int64_t hi) : first(lo), second(hi) {}
+  Range(std::pair<int64_t, int64_t> r) : first(r.first), second(r.second) {}  // NOLINT: VarRange's pairs convert
+  operator std::pair<int64_t, int64_t>() const { return {first, second}; }     // NOLINT
+};
+// One range per access dim: checked for every access of every traced
+// instruction, so kept in place rather than on the heap.
+using Ranges = ir::SmallVec<Range, 4>;
 
 // Narrows `r` (the range of the constraint's only variable) to where `coeff*v + k >= 0` / `== 0` holds.
 void narrow(Range& r, int64_t coeff, int64_t k, ir::CmpKind kind) {
@@ -32,24 +43,27 @@ void narrow(Range& r, int64_t coeff, int64_t k, ir::CmpKind kind) {
 // Constraints on a single variable narrow it; the others are ignored, which
 // only widens the ranges. Returns false when the predicate leaves nothing.
 bool index_ranges(const ir::Instruction& in, const ir::Access& a, const VarRange& range_of,
-                  const std::map<ir::Var, int64_t>& fixed, std::vector<Range>& out, bool& known) {
-  // A few vars each (the grid coords, some loop variables): a flat list, searched
-  // linearly; a returned Range* is used before the list grows again.
+                  const std::map<ir::Var, int64_t>& fixed, Ranges& out, bool& known) {
+  // A few vars each (the grid coords, some loop variables): a flat list in place,
+  // searched linearly; a returned Range* is used before the list grows again.
   struct Slot {
     ir::Var v;
     Range r;
   };
-  std::vector<Slot> ranges;
-  ranges.reserve(in.shape.size() + 4);
+  ir::SmallVec<Slot, 8> ranges;
   for (size_t k = 0; k < in.shape.size(); ++k)
     ranges.push_back({{ir::VarKind::Grid, static_cast<int32_t>(k)}, {0, in.shape[k] - 1}});
   auto range = [&](ir::Var v) -> Range* {
     for (Slot& s : ranges)
       if (s.v == v) return &s.r;
-    if (auto f = fixed.find(v); f != fixed.end()) return &ranges.emplace_back(Slot{v, {f->second, f->second}}).r;
+    if (auto f = fixed.find(v); f != fixed.end()) {
+      ranges.push_back(Slot{v, {f->second, f->second}});
+      return &ranges.back().r;
+    }
     auto r = range_of(v);
     if (!r) return nullptr;
-    return &ranges.emplace_back(Slot{v, *r}).r;
+    ranges.push_back(Slot{v, *r});
+    return &ranges.back().r;
   };
   for (const ir::Constraint& c : in.predicate) {
     ir::AffineExpr e = fixed.empty() ? c.expr : c.expr.map_vars([&fixed](ir::Var v) {
@@ -70,7 +84,20 @@ bool index_ranges(const ir::Instruction& in, const ir::Access& a, const VarRange
   for (const ir::AffineExpr& e : a.index) {
     bool ranged = true;
     if (e.is_affine()) {  // the terms hold each var once: no list of vars to build
-      for (const ir::Term& t : e.terms()) ranged = ranged && range(t.var);
+      Range b{e.constant(), e.constant()};
+      for (const ir::Term& t : e.terms()) {
+        const Range* r = range(t.var);
+        if (!r) {
+          ranged = false;
+          break;
+        }
+        b.first += t.coeff * (t.coeff > 0 ? r->first : r->second);
+        b.second += t.coeff * (t.coeff > 0 ? r->second : r->first);
+      }
+      if (ranged) {
+        out.push_back(b);
+        continue;
+      }
     } else {
       for (ir::Var v : e.vars()) ranged = ranged && range(v);
     }
@@ -93,7 +120,7 @@ void apply_direct_bounds(const ir::Instruction& in, const ir::AffineExpr& e, Ran
   }
 }
 
-bool in_bounds(const std::vector<Range>& rs, const ir::TensorDecl& t, size_t& bad) {
+bool in_bounds(const Ranges& rs, const ir::TensorDecl& t, size_t& bad) {
   for (size_t d = 0; d < rs.size() && d < t.shape.size(); ++d)
     if (rs[d].first < 0 || rs[d].second >= t.shape[d]) {
       bad = d;
@@ -122,7 +149,7 @@ void assert_access_in_bounds(const ir::Instruction& given, const ir::Access& a, 
   std::optional<ir::Instruction> view;
   if (ir::info(given.opcode).exec == ir::Exec::Row) view.emplace(row_view(given, a));
   const ir::Instruction& in = view ? *view : given;
-  std::vector<Range> rs;
+  Ranges rs;
   bool known = false;
   if (!index_ranges(in, a, range_of, {}, rs, known) || !known) return;
   for (size_t d = 0; d < rs.size(); ++d) apply_direct_bounds(in, a.index[d], rs[d]);
@@ -153,7 +180,7 @@ void assert_access_in_bounds(const ir::Instruction& given, const ir::Access& a, 
     for (size_t i = 0; i < vars.size(); ++i) fixed[vars[i]] = var_ranges[i].first;
     bool any_bad = false;
     while (true) {
-      std::vector<Range> exact;
+      Ranges exact;
       bool k2 = false;
       if (index_ranges(in, a, range_of, fixed, exact, k2) && k2) {
         for (size_t d = 0; d < exact.size(); ++d) apply_direct_bounds(in, a.index[d], exact[d]);

@@ -1,6 +1,7 @@
 #include "sema/OpTable.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "sema/ErrorCatalog.h"
 
@@ -103,14 +104,23 @@ uint8_t mask_of(ir::Memory m) {
 
 const OpSpec& op_spec(std::string_view api) {
   static const OpSpec compute = {"", {}};
-  for (const OpSpec& op : table())
-    if (op.api == api) return op;
-  return compute;
+  // Looked up several times per traced instruction: by hash, not by a scan of the table.
+  static const std::unordered_map<std::string_view, const OpSpec*> by_api = [] {
+    std::unordered_map<std::string_view, const OpSpec*> m;
+    for (const OpSpec& op : table()) m.emplace(op.api, &op);
+    return m;
+  }();
+  auto it = by_api.find(api);
+  return it == by_api.end() ? compute : *it->second;
 }
 
 void check_operand(std::string_view api, std::string_view operand, const ir::TensorDecl& t,
                    const std::vector<int64_t>& view_shape, const Raise& raise) {
-  const OpSpec& op = op_spec(api);
+  check_operand(op_spec(api), api, operand, t, view_shape, raise);
+}
+
+void check_operand(const OpSpec& op, std::string_view api, std::string_view operand, const ir::TensorDecl& t,
+                   const std::vector<int64_t>& view_shape, const Raise& raise) {
   static const OperandSpec on_chip_default = {"", kOnChip};
   const OperandSpec* spec = &on_chip_default;
   for (const OperandSpec& o : op.operands)
@@ -136,10 +146,6 @@ void check_operand(std::string_view api, std::string_view operand, const ir::Ten
   if (rank > spec->max_rank)
     raise(err_exceed_max_supported_dimension(t.name + shape_str(view_shape), api, spec->max_rank));
   if (rank < spec->min_rank) assert_min_rank(view_shape, spec->min_rank, std::string(operand), raise);
-}
-
-void check_api_target(std::string_view api, const Target& target, const Raise& raise) {
-  if (int v = op_spec(api).min_nc_version) assert_nc_version(target, v, api, raise);
 }
 
 void check_hwdge(std::string_view api, const Target& target, const Raise& raise) {

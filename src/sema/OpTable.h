@@ -35,9 +35,10 @@ const OpSpec& op_spec(std::string_view api);
 // Checks one operand (its tensor's declaration and the view's shape) against the table.
 void check_operand(std::string_view api, std::string_view operand, const ir::TensorDecl& t,
                    const std::vector<int64_t>& view_shape, const Raise& raise);
+// The same with the API's spec already looked up (op_spec(api)).
+void check_operand(const OpSpec& op, std::string_view api, std::string_view operand, const ir::TensorDecl& t,
+                   const std::vector<int64_t>& view_shape, const Raise& raise);
 
-// err_min_arch_support_for_inst when `api` is newer than the target.
-void check_api_target(std::string_view api, const Target& target, const Raise& raise);
 // err_min_arch_support_for_hwdge when the target has no hardware DGE.
 void check_hwdge(std::string_view api, const Target& target, const Raise& raise);
 

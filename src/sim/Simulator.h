@@ -30,6 +30,9 @@ struct SimOptions {
   // host has available).
   double time_limit_seconds = 600;
   double memory_limit_bytes = 0;
+  // The caller has run check_budget with these options (before allocating the
+  // outputs): simulate() does not walk the kernel for it again.
+  bool budget_checked = false;
   // Threads for independent SPMD programs and loop iterations (0: NKIC_THREADS,
   // else the machine's cores). No count changes a result.
   int threads = 0;

@@ -24,8 +24,13 @@ SplitExpr SplitExpr::from(const ir::AffineExpr& e, int rank) {
 
 void SplitExpr::set(const ir::AffineExpr& e, int rank) {
   constant = e.constant();
-  divs = e.divs();
-  grid_divs = e.divs_use(ir::VarKind::Grid);
+  if (e.divs().empty()) {  // nearly every index: no division to copy or scan
+    divs.clear();
+    grid_divs = false;
+  } else {
+    divs = e.divs();
+    grid_divs = e.divs_use(ir::VarKind::Grid);
+  }
   grid.assign(rank, 0);
   outer.clear();
   num_grid_vars = 0;

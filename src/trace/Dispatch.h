@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "trace/NativeCall.h"
+
 namespace nkic::trace {
 
 struct CalleeTraits {
@@ -37,8 +39,9 @@ class DispatchCache {
   struct Decision {
     CallAction action = CallAction::Inline;
     std::string api;  // the NKI API a Builder call runs
-    // The front end's own fast path for a Builder call (opaque here), or null.
-    const void* native = nullptr;
+    // The plain form a Builder call may take without entering the API's Python function, or null.
+    const NativeForm* native = nullptr;
+    int min_nc_version = 0;  // a Builder call's first NeuronCore generation (the op table's), 0: every one
   };
   const Decision* find(const void* callee) const {
     auto it = map_.find(callee);

@@ -1,5 +1,5 @@
 // trace/ without Python: the dispatcher's four gates and its per-callee cache,
-// the TraceContext lifecycle, scope chain, call sites and shadowing rule, and
+// the native call forms and their argument binding, the TraceContext lifecycle, scope chain, call sites and shadowing rule, and
 // source locations pushed by the front end onto what the builder records.
 #include <gtest/gtest.h>
 
@@ -13,6 +13,7 @@
 #include "ir/SourceLoc.h"
 #include "sema/Diagnostic.h"
 #include "trace/Dispatch.h"
+#include "trace/NativeCall.h"
 #include "trace/TraceContext.h"
 
 namespace nkic::trace {
@@ -52,6 +53,77 @@ TEST(Dispatch, LibraryGateNeedsAFunctionFromAnExcludedModule) {
 TEST(Dispatch, ActionNames) {
   EXPECT_STREQ(name(CallAction::Builder), "Builder");
   EXPECT_STREQ(name(CallAction::Inline), "Inline");
+}
+
+// ---------------------------------------------------------------- Native call forms
+
+TEST(NativeCall, MarkersNameTheirForm) {
+  const NativeForm* load = native_form("load");
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(load->kind, NativeForm::Kind::Load);
+  EXPECT_EQ(native_form("store")->kind, NativeForm::Kind::Store);
+  const NativeForm* add = native_form("elementwise:add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->kind, NativeForm::Kind::Elementwise);
+  EXPECT_EQ(add->op, ir::AluOp::add);
+  EXPECT_EQ(add->arity, 2u);
+  EXPECT_EQ(native_form("elementwise:exp")->arity, 1u);
+  EXPECT_EQ(native_form("elementwise:add"), add);  // one form per op, kept
+  EXPECT_EQ(native_form("elementwise:no_such_op"), nullptr);
+  EXPECT_EQ(native_form("matmul"), nullptr);
+  EXPECT_EQ(native_form(""), nullptr);
+}
+
+TEST(NativeCall, LoadTakesOneSourceAMaskAndANoneDtype) {
+  const NativeForm& load = *native_form("load");
+  NativeArgs at;
+  ASSERT_TRUE(bind_native(load, 1, nullptr, 0, at));
+  EXPECT_EQ(at.operands[0], 0);
+  EXPECT_EQ(at.mask, -1);
+  const Keyword mask_none_dtype[] = {{"dtype", true}, {"mask", false}};
+  ASSERT_TRUE(bind_native(load, 1, mask_none_dtype, 2, at));
+  EXPECT_EQ(at.mask, 2);  // the keyword values follow the positional arguments
+  const Keyword dtype[] = {{"dtype", false}};
+  EXPECT_FALSE(bind_native(load, 1, dtype, 1, at));  // a dtype is the Python form's to convert
+  const Keyword other[] = {{"src", false}};
+  EXPECT_FALSE(bind_native(load, 0, other, 1, at));
+  EXPECT_FALSE(bind_native(load, 2, nullptr, 0, at));
+}
+
+TEST(NativeCall, StoreTakesItsValueByPositionOrByName) {
+  const NativeForm& store = *native_form("store");
+  NativeArgs at;
+  ASSERT_TRUE(bind_native(store, 2, nullptr, 0, at));
+  EXPECT_EQ(at.operands[0], 0);
+  EXPECT_EQ(at.operands[1], 1);
+  const Keyword value[] = {{"value", false}};
+  ASSERT_TRUE(bind_native(store, 1, value, 1, at));
+  EXPECT_EQ(at.operands[1], 1);
+  const Keyword mask_value[] = {{"mask", false}, {"value", false}};
+  ASSERT_TRUE(bind_native(store, 1, mask_value, 2, at));
+  EXPECT_EQ(at.mask, 1);
+  EXPECT_EQ(at.operands[1], 2);
+  EXPECT_FALSE(bind_native(store, 2, value, 1, at));  // the value twice
+  EXPECT_FALSE(bind_native(store, 1, nullptr, 0, at));  // no value
+  const Keyword dtype[] = {{"dtype", true}};
+  EXPECT_FALSE(bind_native(store, 2, dtype, 1, at));  // nl.store has no dtype
+}
+
+TEST(NativeCall, ElementwiseTakesItsOperandsByPosition) {
+  const NativeForm& add = *native_form("elementwise:add");
+  NativeArgs at;
+  const Keyword none_dtype_mask[] = {{"dtype", true}, {"mask", false}};
+  ASSERT_TRUE(bind_native(add, 2, none_dtype_mask, 2, at));
+  EXPECT_EQ(at.operands[0], 0);
+  EXPECT_EQ(at.operands[1], 1);
+  EXPECT_EQ(at.mask, 3);
+  EXPECT_FALSE(bind_native(add, 1, nullptr, 0, at));
+  const Keyword y[] = {{"y", false}};
+  EXPECT_FALSE(bind_native(add, 1, y, 1, at));
+  const Keyword value[] = {{"value", false}};
+  EXPECT_FALSE(bind_native(add, 2, value, 1, at));
+  ASSERT_TRUE(bind_native(*native_form("elementwise:exp"), 1, nullptr, 0, at));
+  EXPECT_EQ(at.operands[1], -1);
 }
 
 TEST(DispatchCache, RemembersADecisionUntilTheCalleeIsErased) {

@@ -300,6 +300,20 @@ def test_time_limit_keyword_and_environment(monkeypatch):
     assert M.same_file(info.value.file) and info.value.line == M.line("bad_env")
 
 
+def test_traced_kernel_checks_its_budget_unless_the_caller_did():
+    # The traced kernel's simulate() checks the budget itself; simulate_kernel checks it
+    # before allocating the outputs and says so (budget_checked), so the kernel is walked once.
+    x = f32((128, 64))
+    traced = nki.jit(k_long_affine).trace(None, (x, 2), {})
+    out = np.empty_like(x)
+    ptrs = ([x.__array_interface__["data"][0]], [out.__array_interface__["data"][0]])
+    with pytest.raises(nki.NKIError) as info:
+        traced.ir.simulate(*ptrs, time_limit=1e-12)
+    assert info.value.code == "err_simulation_time_limit_exceeded"
+    traced.ir.simulate(*ptrs, time_limit=1e-12, budget_checked=True)
+    np.testing.assert_array_equal(out, x)
+
+
 @pytest.mark.parametrize("bad", [-1, "10", True])
 def test_time_limit_must_be_seconds(bad):
     with pytest.raises(nki.NKIError) as info:
