@@ -286,7 +286,7 @@ TEST(IsaCurrent, ExponentialNeedsNeuronCoreV4ForItsApi) {
   const TensorVal x = k.load(k.a);
   k.b.cur_api = "nisa.exponential";
   try {
-    sema::check_api_target(k.b.api(), k.b.target(), k.b.raiser());
+    sema::assert_nc_version(k.b.target(), sema::op_spec(k.b.api()).min_nc_version, k.b.api(), k.b.raiser());
     ADD_FAILURE() << "nisa.exponential was accepted on NeuronCore-v3";
   } catch (const sema::NkiError& e) {
     EXPECT_EQ(e.diag().code, "err_min_arch_support_for_inst");
