@@ -9,65 +9,65 @@
 namespace nkic::ir {
 
 #define NKIC_ALU_OPS(X)                                                        \
-  /* name            arity kind  NeuronCore version it needs */                \
-  X(bypass,          1, Arith, 2)         /* identity: copy / np.copy */       \
-  X(add,             2, Arith, 2)                                              \
-  X(subtract,        2, Arith, 2)                                              \
-  X(multiply,        2, Arith, 2)                                              \
-  X(divide,          2, Arith, 2)                                              \
-  X(maximum,         2, Arith, 2)                                              \
-  X(minimum,         2, Arith, 2)                                              \
+  /* name            arity kind  NeuronCore version it needs (0: every) */     \
+  X(bypass,          1, Arith, 0)         /* identity: copy / np.copy */       \
+  X(add,             2, Arith, 0)                                              \
+  X(subtract,        2, Arith, 0)                                              \
+  X(multiply,        2, Arith, 0)                                              \
+  X(divide,          2, Arith, 0)                                              \
+  X(maximum,         2, Arith, 0)                                              \
+  X(minimum,         2, Arith, 0)                                              \
   X(abs_max,         2, Arith, 4)    /* the signed value of larger magnitude */ \
   X(abs_min,         2, Arith, 4)                                              \
-  X(power,           2, Arith, 2)                                              \
-  X(mod,             2, Arith, 2)                                              \
-  X(fmod,            2, Arith, 2)                                              \
-  X(equal,           2, Compare, 2)                                            \
-  X(not_equal,       2, Compare, 2)                                            \
-  X(greater,         2, Compare, 2)                                            \
-  X(greater_equal,   2, Compare, 2)                                            \
-  X(less,            2, Compare, 2)                                            \
-  X(less_equal,      2, Compare, 2)                                            \
-  X(logical_and,     2, Logical, 2)                                            \
-  X(logical_or,      2, Logical, 2)                                            \
-  X(logical_xor,     2, Logical, 2)                                            \
-  X(logical_not,     1, Logical, 2)                                            \
-  X(bitwise_and,     2, Bitvec, 2)                                             \
-  X(bitwise_or,      2, Bitvec, 2)                                             \
-  X(bitwise_xor,     2, Bitvec, 2)                                             \
-  X(left_shift,      2, Bitvec, 2)                                             \
-  X(right_shift,     2, Bitvec, 2)                                             \
-  X(invert,          1, Bitvec, 2)                                             \
-  X(abs,             1, Activation, 2)                                         \
-  X(negative,        1, Activation, 2)                                         \
-  X(sign,            1, Activation, 2)                                         \
-  X(trunc,           1, Activation, 2)                                         \
-  X(floor,           1, Activation, 2)                                         \
-  X(ceil,            1, Activation, 2)                                         \
-  X(exp,             1, Activation, 2)                                         \
-  X(log,             1, Activation, 2)                                         \
-  X(sin,             1, Activation, 2)                                         \
-  X(cos,             1, Activation, 2)                                         \
-  X(tan,             1, Activation, 2)                                         \
-  X(tanh,            1, Activation, 2)                                         \
-  X(arctan,          1, Activation, 2)                                         \
-  X(sqrt,            1, Activation, 2)                                         \
-  X(rsqrt,           1, Activation, 2)                                         \
-  X(reciprocal,      1, Activation, 2)                                         \
-  X(square,          1, Activation, 2)                                         \
-  X(sigmoid,         1, Activation, 2)                                         \
-  X(relu,            1, Activation, 2)                                         \
-  X(gelu,            1, Activation, 2)                                         \
-  X(gelu_dx,         1, Activation, 2)                                         \
-  X(gelu_apprx_tanh, 1, Activation, 2)                                         \
-  X(gelu_apprx_sigmoid, 1, Activation, 2)                                      \
-  X(gelu_apprx_sigmoid_dx, 1, Activation, 2)                                   \
-  X(silu,            1, Activation, 2)                                         \
-  X(silu_dx,         1, Activation, 2)                                         \
-  X(erf,             1, Activation, 2)                                         \
-  X(erf_dx,          1, Activation, 2)                                         \
-  X(softplus,        1, Activation, 2)                                         \
-  X(mish,            1, Activation, 2)
+  X(power,           2, Arith, 0)                                              \
+  X(mod,             2, Arith, 0)                                              \
+  X(fmod,            2, Arith, 0)                                              \
+  X(equal,           2, Compare, 0)                                            \
+  X(not_equal,       2, Compare, 0)                                            \
+  X(greater,         2, Compare, 0)                                            \
+  X(greater_equal,   2, Compare, 0)                                            \
+  X(less,            2, Compare, 0)                                            \
+  X(less_equal,      2, Compare, 0)                                            \
+  X(logical_and,     2, Logical, 0)                                            \
+  X(logical_or,      2, Logical, 0)                                            \
+  X(logical_xor,     2, Logical, 0)                                            \
+  X(logical_not,     1, Logical, 0)                                            \
+  X(bitwise_and,     2, Bitvec, 0)                                             \
+  X(bitwise_or,      2, Bitvec, 0)                                             \
+  X(bitwise_xor,     2, Bitvec, 0)                                             \
+  X(left_shift,      2, Bitvec, 0)                                             \
+  X(right_shift,     2, Bitvec, 0)                                             \
+  X(invert,          1, Bitvec, 0)                                             \
+  X(abs,             1, Activation, 0)                                         \
+  X(negative,        1, Activation, 0)                                         \
+  X(sign,            1, Activation, 0)                                         \
+  X(trunc,           1, Activation, 0)                                         \
+  X(floor,           1, Activation, 0)                                         \
+  X(ceil,            1, Activation, 0)                                         \
+  X(exp,             1, Activation, 0)                                         \
+  X(log,             1, Activation, 0)                                         \
+  X(sin,             1, Activation, 0)                                         \
+  X(cos,             1, Activation, 0)                                         \
+  X(tan,             1, Activation, 0)                                         \
+  X(tanh,            1, Activation, 0)                                         \
+  X(arctan,          1, Activation, 0)                                         \
+  X(sqrt,            1, Activation, 0)                                         \
+  X(rsqrt,           1, Activation, 0)                                         \
+  X(reciprocal,      1, Activation, 0)                                         \
+  X(square,          1, Activation, 0)                                         \
+  X(sigmoid,         1, Activation, 0)                                         \
+  X(relu,            1, Activation, 0)                                         \
+  X(gelu,            1, Activation, 0)                                         \
+  X(gelu_dx,         1, Activation, 0)                                         \
+  X(gelu_apprx_tanh, 1, Activation, 0)                                         \
+  X(gelu_apprx_sigmoid, 1, Activation, 0)                                      \
+  X(gelu_apprx_sigmoid_dx, 1, Activation, 0)                                   \
+  X(silu,            1, Activation, 0)                                         \
+  X(silu_dx,         1, Activation, 0)                                         \
+  X(erf,             1, Activation, 0)                                         \
+  X(erf_dx,          1, Activation, 0)                                         \
+  X(softplus,        1, Activation, 0)                                         \
+  X(mish,            1, Activation, 0)
 
 enum class AluKind : uint8_t { Arith, Compare, Logical, Bitvec, Activation };
 
@@ -81,7 +81,7 @@ struct AluOpInfo {
   std::string_view name;
   int arity;
   AluKind kind;
-  int min_nc_version;  // the NeuronCore generation whose engines have it (abs_max: v4)
+  int min_nc_version;  // the first NeuronCore generation whose engines have it (0: every one)
 };
 
 const AluOpInfo& info(AluOp op);
