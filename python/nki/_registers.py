@@ -30,6 +30,13 @@ class VirtualRegister:
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __index__ = __int__ = _python_value
 
+    def nki_open_while(self):
+        """`while reg:` (0.3-0.5; deprecated in 0.6): the body runs while the register is nonzero,
+        tested before each trip; the body updates it (register_load). Returns the closer."""
+        warnings.warn("`while reg:` is deprecated since nki 0.6: use nl.while_loop(reg, body)",
+                      DeprecationWarning, stacklevel=3)
+        return _open_tested_while(self)
+
 
 def _modules():
     from . import isa, language  # the package's own modules, which import this one
@@ -129,27 +136,34 @@ def fori_loop(lower, upper, body_fun, step=1):
     return None
 
 
+def _open_tested_while(cond):
+    """A device loop tested before each trip: a 0/1 guard loop (cond != 0) around the core's
+    do-while, whose entry is unconditional. Returns close(reg): reg is the condition after a trip."""
+    nl, nisa = _modules()
+    guard = VirtualRegister(_tile())
+    nisa.tensor_scalar(dst=guard.tile, data=cond.tile, op0=nl.not_equal, operand0=0)
+    core.open_loop("", 0, guard.tile, 1, True, [])
+    entry = VirtualRegister(_tile())
+    nisa.memset(dst=entry.tile, value=1)
+    core.open_while_loop(entry.tile)
+
+    def close(after):
+        core.close_while_loop(after.tile)
+        core.close_loop()
+    return close
+
+
 @_api("nl.while_loop")
 def while_loop(init, body_fun):
-    # Checked before each trip: a 0/1 guard loop around the core's do-while, whose
-    # entry is unconditional. The body gets the condition by value, in a register of
-    # the loop's own, and the register it returns is copied there for the next test.
-    nl, nisa = _modules()
+    # The body gets the condition by value, in a register of the loop's own; the register
+    # it returns is copied there for the next test.
     cur = VirtualRegister(_tile())
     _fill(cur, _register(init, "init", "nl.while_loop"))
-    guard = VirtualRegister(_tile())
-    nisa.tensor_scalar(dst=guard.tile, data=cur.tile, op0=nl.not_equal, operand0=0)
-    core.open_loop("", 0, guard.tile, 1, True, [])
-    try:
-        entry = VirtualRegister(_tile())
-        nisa.memset(dst=entry.tile, value=1)
-        core.open_while_loop(entry.tile)
-        after = body_fun(cur)
-        if after is not cur:
-            _fill(cur, _register(after, "body_fun result", "nl.while_loop"))
-        core.close_while_loop(cur.tile)
-    finally:
-        core.close_loop()
+    close = _open_tested_while(cur)
+    after = body_fun(cur)
+    if after is not None and after is not cur:
+        _fill(cur, _register(after, "body_fun result", "nl.while_loop"))
+    close(cur)
     return None
 
 

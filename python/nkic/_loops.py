@@ -163,17 +163,24 @@ class WhileLoop:
     """One execution of a `while` statement in traced code. A plain condition keeps
     Python's loop. A runtime one (a one-element tile, 2.25 do-while form) opens a
     loop axis entered unconditionally, traces the body once, and closes it with the
-    condition's binding after the body, which the device tests after each iteration."""
-    __slots__ = ("loop_id", "state")
+    condition's binding after the body, which the device tests after each iteration.
+    A condition that opens its own device loop (a current-API register) is closed by it."""
+    __slots__ = ("loop_id", "state", "close")
 
     def __init__(self, loop_id):
-        self.loop_id, self.state = loop_id, "start"
+        self.loop_id, self.state, self.close = loop_id, "start", None
 
     def test(self, condition):
         if self.state == "static":
             return core.eval_if_cnd(condition())
         if self.state == "start":
             value = condition()
+            opener = getattr(value, "nki_open_while", None)  # a register of the current API (`while reg:`)
+            if opener is not None and core.trace_active():
+                self.close = opener()
+                _deferred_stack().append(self.loop_id)
+                self.state = "body"
+                return True
             runtime = core.trace_active() and isinstance(value, core.NkiTensor) and math.prod(value.shape) == 1
             if not runtime:  # plain values loop in Python; a whole tile has no truth value
                 self.state = "static"
@@ -184,7 +191,10 @@ class WhileLoop:
             return True
         _deferred_stack().pop()  # the body has been traced: its condition closes the loop
         self.state = "done"
-        core.close_while_loop(condition())
+        if self.close is not None:
+            self.close(condition())
+        else:
+            core.close_while_loop(condition())
         return False
 
 

@@ -225,3 +225,30 @@ def test_register_misuse_is_a_diagnostic_at_the_call(kernel, marker, code, messa
     # The body of a runtime loop is the user's function: the loop call is a note.
     notes = [("arith_call", "nl.", "body")] if marker == "arith" else []
     check_diag(trace_error(kernel, np.zeros((1, 1), np.float32)), M, code, message, [(marker, token)], notes)
+
+
+@nki.jit
+def count_down_deprecated(data, count_input):
+    """The 0.3-0.5 form of count_down: `while reg:`, the body reloading the register."""
+    result = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    val = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=val, src=data)
+    acc = nl.zeros((1, 1), dtype=nl.float32, buffer=nl.sbuf)
+    count_sb = count_tile(count_input)
+    one_sb = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.memset(dst=one_sb, value=1)
+    reg = nisa.register_alloc()
+    nisa.register_load(reg, count_sb)
+    while reg:
+        nisa.tensor_tensor(dst=acc, data1=acc, data2=val, op=nl.add)
+        nisa.tensor_tensor(dst=count_sb, data1=count_sb, data2=one_sb, op=nl.subtract)
+        nisa.register_load(reg, count_sb)
+    nisa.dma_copy(dst=result, src=acc)
+    return result
+
+
+@pytest.mark.parametrize("count", [0, 3])
+def test_while_on_a_register_is_deprecated_and_tested_before_each_trip(count):
+    with pytest.warns(DeprecationWarning, match="`while reg:` is deprecated since nki 0.6"):
+        out = nki.simulate(count_down_deprecated)(np.array([[1.5]], np.float32), np.array([[count]], np.int32))
+    np.testing.assert_array_equal(out, [[1.5 * count]])
