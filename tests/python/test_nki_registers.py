@@ -72,10 +72,8 @@ def test_fori_loop_with_compile_time_bounds_and_a_step():
     np.testing.assert_array_equal(out, np.where(np.arange(N) % 2 == 1, DATA, 0))
 
 
-@nki.jit
-def count_down(data, count_input):
-    """The SDK's while_loop example: acc += val while a counter, decremented in SBUF, is nonzero."""
-    result = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+def counter(data, count_input):
+    """val, acc = 0, a counter in SBUF, the constant 1 and a register holding the counter."""
     val = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.sbuf)
     nisa.dma_copy(dst=val, src=data)
     acc = nl.zeros((1, 1), dtype=nl.float32, buffer=nl.sbuf)
@@ -84,16 +82,32 @@ def count_down(data, count_input):
     nisa.memset(dst=one_sb, value=1)
     reg = nisa.register_alloc()
     nisa.register_load(reg, count_sb)
+    return val, acc, count_sb, one_sb, reg
+
+
+def count_step(val, acc, count_sb, one_sb, reg):
+    nisa.tensor_tensor(dst=acc, data1=acc, data2=val, op=nl.add)
+    nisa.tensor_tensor(dst=count_sb, data1=count_sb, data2=one_sb, op=nl.subtract)
+    nisa.register_load(reg, count_sb)
+
+
+def result_of(acc):
+    result = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=result, src=acc)
+    return result
+
+
+@nki.jit
+def count_down(data, count_input):
+    """The SDK's while_loop example: acc += val while a counter, decremented in SBUF, is nonzero."""
+    val, acc, count_sb, one_sb, reg = counter(data, count_input)
 
     def body(r):
-        nisa.tensor_tensor(dst=acc, data1=acc, data2=val, op=nl.add)
-        nisa.tensor_tensor(dst=count_sb, data1=count_sb, data2=one_sb, op=nl.subtract)
-        nisa.register_load(r, count_sb)
+        count_step(val, acc, count_sb, one_sb, r)
         return r
 
     nl.while_loop(reg, body)
-    nisa.dma_copy(dst=result, src=acc)
-    return result
+    return result_of(acc)
 
 
 @pytest.mark.parametrize("count", [0, 1, 4])
@@ -230,21 +244,10 @@ def test_register_misuse_is_a_diagnostic_at_the_call(kernel, marker, code, messa
 @nki.jit
 def count_down_deprecated(data, count_input):
     """The 0.3-0.5 form of count_down: `while reg:`, the body reloading the register."""
-    result = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.shared_hbm)
-    val = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=val, src=data)
-    acc = nl.zeros((1, 1), dtype=nl.float32, buffer=nl.sbuf)
-    count_sb = count_tile(count_input)
-    one_sb = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
-    nisa.memset(dst=one_sb, value=1)
-    reg = nisa.register_alloc()
-    nisa.register_load(reg, count_sb)
+    val, acc, count_sb, one_sb, reg = counter(data, count_input)
     while reg:
-        nisa.tensor_tensor(dst=acc, data1=acc, data2=val, op=nl.add)
-        nisa.tensor_tensor(dst=count_sb, data1=count_sb, data2=one_sb, op=nl.subtract)
-        nisa.register_load(reg, count_sb)
-    nisa.dma_copy(dst=result, src=acc)
-    return result
+        count_step(val, acc, count_sb, one_sb, reg)
+    return result_of(acc)
 
 
 @pytest.mark.parametrize("count", [0, 3])
