@@ -47,6 +47,22 @@ class DType:
     def __hash__(self):
         return hash(self.name)
 
+    def _order(self, other, compare):
+        return compare(self.name, str(other)) if isinstance(other, (DType, str)) else NotImplemented
+
+    # Ordered as the names they are (sorted() of a dtype list works as it does on strings).
+    def __lt__(self, other):
+        return self._order(other, str.__lt__)
+
+    def __le__(self, other):
+        return self._order(other, str.__le__)
+
+    def __gt__(self, other):
+        return self._order(other, str.__gt__)
+
+    def __ge__(self, other):
+        return self._order(other, str.__ge__)
+
     def __call__(self, value):
         """nl.float32(1.5): a numpy scalar of the type (as np.float32(1.5))."""
         return self.dtype.type(value)

@@ -124,8 +124,15 @@ def _open(lower, upper, step, api):
     return core.open_loop("", lower, upper, step, True, [])
 
 
+def _body(body_fun, api):
+    if not callable(body_fun):
+        core.raise_unexpected_operand(f"{api} body_fun", f"'{type(body_fun).__name__}', expected a function")
+    return body_fun
+
+
 @_api("nl.fori_loop")
 def fori_loop(lower, upper, body_fun, step=1):
+    _body(body_fun, "nl.fori_loop")
     var = _open(lower, upper, step, "nl.fori_loop")
     if var is None:
         return None
@@ -157,6 +164,7 @@ def _open_tested_while(cond):
 def while_loop(init, body_fun):
     # The body gets the condition by value, in a register of the loop's own; the register
     # it returns is copied there for the next test.
+    _body(body_fun, "nl.while_loop")
     cur = VirtualRegister(_tile())
     _fill(cur, _register(init, "init", "nl.while_loop"))
     close = _open_tested_while(cur)

@@ -469,6 +469,7 @@ def test_dtypes_are_their_names_and_numpy_reads_them():
     np.testing.assert_array_equal(nki.simulate(probe)(x), np.ones_like(x))
     assert seen == {"tile": "bfloat16", "input": "float32", "equal": (True, True, True, True), "size": 2}
     assert str(nl.bfloat16) == "bfloat16" and {nl.int32: 1}["int32"] == 1
+    assert sorted([nl.float32, nl.bfloat16, "int8"]) == ["bfloat16", "float32", "int8"]
     assert np.dtype(nl.bfloat16) == np.ones(2).astype(nl.bfloat16).dtype and nl.float32(1.5) == np.float32(1.5)
 
 

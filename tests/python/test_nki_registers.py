@@ -222,6 +222,12 @@ def while_on_tile(a):
     return a
 
 
+@nki.jit
+def not_a_body(a):
+    nl.fori_loop(0, 4, 5)  # ERR:body
+    return a
+
+
 RULES = [
     (alloc_float, "alloc", "err_unexpected_type_of_operand", "'float', expected None or an int", "nisa."),
     (load_wide, "wide", "err_unsupported_args", "src is a one-element tensor ([1] or [1, 1]), got [2, 2]", "nisa."),
@@ -231,6 +237,8 @@ RULES = [
     (python_arithmetic, "arith", "err_unsupported_args", "Python arithmetic on it is not possible", "i "),
     (python_truth, "truth", "err_unsupported_args", "which Python cannot test", "r:"),
     (while_on_tile, "while", "err_unexpected_type_of_operand", "expected a VirtualRegister", "nl."),
+    (not_a_body, "body", "err_unexpected_type_of_operand", "'nl.fori_loop body_fun': got 'int', expected a function",
+     "nl."),
 ]
 
 
