@@ -19,7 +19,7 @@ Cases (fp32 unless noted):
     store on a [128, 8192] tile); compared with the same math in numpy.
 
 For each: trace once (time printed), then simulate (nkic._kernel.simulate_traced)
-and run the numpy reference, each best of --repeat with time.perf_counter; the
+and run the numpy reference, each once untimed and then best of --repeat with time.perf_counter; the
 ratio sim/numpy is printed and the simulated result is checked against numpy
 (bit for bit for the adds; within stated bounds for matmul and softmax).
 Nothing is asserted about time. The first line names the BLAS numpy uses (the
@@ -202,8 +202,12 @@ def run_case(label, kernel, grid, arrays, reference, repeat, per_instruction=Fal
     flops: report GFLOP/s instead of GiB/s."""
     t_trace, traced = best_of(lambda: kernel.trace(grid, tuple(arrays), {}), 1)
     ninst = traced.ir.num_instructions()
+    # One untimed run of each side first: the kernel's first huge-page faults of a process
+    # (memory compaction, seen as system time) would otherwise land in the best of a few.
+    simulate_traced(traced, list(arrays))
     t_sim, out = best_of(lambda: simulate_traced(traced, list(arrays)), repeat)
     np_arrays = arrays if np_arrays is None else np_arrays
+    reference(*np_arrays)
     t_np, ref = best_of(lambda: reference(*np_arrays), repeat)
     if check is None:
         ok, note = out.shape == ref.shape and out.dtype == ref.dtype and np.array_equal(out, ref), None
