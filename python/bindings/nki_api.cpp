@@ -152,6 +152,38 @@ void bind_nki_api(py::module_& m) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nl.ndarray").builder();
     codegen::check_address(b, tile_arg(t, "tensor"), partition, free_offset);
   });
+  // kernel[n] of the current API: the body traced once per core (codegen/Cores.h).
+  m.def("lnc_begin_core", [](int c) {
+    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nki.jit").builder();
+    if (c == 0) b.cores.emplace();
+    b.cores->begin_core(b, c);
+  });
+  m.def("lnc_sync", [](const std::string& api) {
+    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx(api).builder();
+    b.cores->sync(b, api);
+  });
+  m.def("lnc_begin_exchange", [] {
+    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa.sendrecv").builder();
+    b.cores->begin_exchange(b);
+  });
+  m.def("lnc_end_exchange", [] {
+    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa.sendrecv").builder();
+    b.cores->end_exchange(b);
+  });
+  m.def("lnc_finish", [] {
+    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nki.jit").builder();
+    b.cores->finish(b);
+  });
+  m.def("check_core_barrier", [](py::handle data, const std::vector<int64_t>& cores, int n) {
+    codegen::check_core_barrier(nisa("nisa.core_barrier"), tile_arg(data, "data"), cores, n);
+  });
+  m.def("check_sendrecv", [](py::handle src, py::handle dst, int64_t send_to, int64_t recv_from, int self, int n) {
+    codegen::check_sendrecv(nisa("nisa.sendrecv"), tile_arg(src, "src"), tile_arg(dst, "dst"), send_to, recv_from,
+                            self, n);
+  });
+  m.def("check_sendrecv_pairs", [](const std::vector<std::array<int64_t, 3>>& pairs) {
+    codegen::check_sendrecv_pairs(nisa("nisa.sendrecv"), pairs);
+  });
   m.def("check_placements", [] { codegen::check_placement_overlap(trace::TraceContext::nki_ctx("nl.ndarray").builder()); });
   m.def("check_outputs", [](py::list outputs) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nki.jit").builder();

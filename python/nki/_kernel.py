@@ -9,6 +9,7 @@ import numpy as np
 from nkic._core import core
 from . import _subset
 from nkic._kernel import Launch, TraceKernel, _unexpected
+from . import _lnc
 
 # NEURON_PLATFORM_TARGET_OVERRIDE spellings (NKI_CURRENT_API.md §1.4) -> nkic target names.
 _TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2", "trn3": "trn3",
@@ -83,7 +84,12 @@ class Kernel(TraceKernel):
         _subset.check(self.func)
         if not self.target_fixed:
             self.target = _target()
-        return super().trace(grid, args, kwargs)
+        # kernel[n]: one program, the body traced once per core (_lnc); kernel[1] is the plain kernel.
+        self._lnc = grid[0] if grid else 1
+        return super().trace(None, args, kwargs)
+
+    def _run_body(self, body):
+        return body() if self._lnc == 1 else _lnc.trace_per_core(self._lnc, body)
 
     def run(self, grid, args, kwargs, **sim_options):
         if not self.simulation and os.environ.get("NKI_SIMULATOR") != "1" and not _notified:

@@ -10,7 +10,8 @@ from nkic._core import core
 from nkic import isa as _legacy, language as _legacy_nl
 from nkic._ops import op_name
 from . import language as nl
-from ._api import api as _api, enum_arg, unavailable as _unavailable
+from . import _lnc
+from ._api import api as _api, enum_arg
 
 
 class engine(enum.IntEnum):
@@ -403,8 +404,35 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     core.assign(dst, others[0], None, len(srcs) == 2, False)
 
 
-for _name in ("core_barrier", "sendrecv"):
-    globals()[_name] = _unavailable("nisa." + _name, "is not supported by nkic yet")
-del _name
+@_api("nisa.core_barrier")
+def core_barrier(data, cores, engine=engine.gpsimd, name=None):
+    """kernel[n]: every core's instructions before it run before any core's after it (_lnc).
+    One core has nothing to wait for."""
+    _engine(engine)
+    lnc = _lnc.active()
+    cores = [core.int_arg(c, "cores", "nisa.core_barrier") for c in (cores if isinstance(cores, tuple) else (cores,))]
+    core.check_core_barrier(data, cores, lnc.n if lnc else 1)
+    if lnc:
+        _lnc.sync("nisa.core_barrier")
+
+
+@_api("nisa.sendrecv")
+def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_engine.dma, name=None):
+    """kernel[n]: core c's src lands in core send_to_rank's dst once every core has reached the
+    call (one DMA per core, between the cores' segments)."""
+    enum_arg(dma_engine, globals()["dma_engine"], "dma_engine")
+    lnc = _lnc.active()
+    to = core.int_arg(send_to_rank, "send_to_rank", "nisa.sendrecv")
+    frm = core.int_arg(recv_from_rank, "recv_from_rank", "nisa.sendrecv")
+    core.check_sendrecv(src, dst, to, frm, lnc.core if lnc else 0, lnc.n if lnc else 1)
+    point = _lnc.sync("nisa.sendrecv", (src, dst, to, frm))
+    if point is None:
+        return
+    core.check_sendrecv_pairs([(c, rec[2], rec[3]) for c, _, rec in point])
+    dst_of = {c: rec[1] for c, _, rec in point}
+    core.lnc_begin_exchange()
+    for _, _, (s, _, to_core, _) in point:
+        dma_copy(dst=dst_of[to_core], src=s)
+    core.lnc_end_exchange()
 
 from ._registers import VirtualRegister, register_alloc, register_load, register_move, register_store  # noqa: E402,F401

@@ -17,9 +17,9 @@ from nkic._lang_math import (abs, abs_max, abs_min, add, all, arctan, bitwise_an
                              tan, tanh, transpose, trunc, var, where)
 from nkic.language import (sbuf, psum, shared_hbm, private_hbm, hbm, tile_size, ds, fp32, finfo, load, store,  # noqa: F401
                            load_transpose2d, expand_dims, device_print, gather_flattened, rand, random_seed, dropout,
-                           shared_constant, program_ndim)
+                           shared_constant)
 from ._api import api as _api
-from . import _dtype
+from . import _dtype, _lnc
 
 NkiTensor = core.NkiTensor
 
@@ -84,7 +84,8 @@ def _storage(dtype, buffer):
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """An uninitialised tensor; address=(partition, free byte offset) places it: checked to
     fit the target's buffer (values do not depend on the placement)."""
-    t = core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name or "", 0)
+    make = lambda: core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name or "", 0)  # noqa: E731
+    t = _lnc.shared_tensor(make, _legacy._shape(shape), dtype, "nl.ndarray") if buffer is shared_hbm else make()
     if address is not None:
         partition, offset = address
         core.check_address(t, core.int_arg(partition, "address", "nl.ndarray"),
@@ -137,13 +138,26 @@ def broadcast_to(x, shape, dtype=None):
 
 @_api("nl.program_id")
 def program_id(axis=0):
-    return _legacy.program_id(axis)
+    """kernel[n]: the core being traced, a compile-time int (§8.1)."""
+    cores = _lnc.active()
+    if cores is None:
+        return _legacy.program_id(axis)
+    if core.int_arg(axis, "axis", "nl.program_id") != 0:
+        return _legacy.program_id(axis)  # a launch of one axis: err_program_id_axis_out_of_bounds
+    return cores.core
+
+
+@_api("nl.program_ndim")
+def program_ndim():
+    """kernel[n] launches over one axis of cores."""
+    return _legacy.program_ndim() if _lnc.active() is None else 1
 
 
 @_api("nl.num_programs")
 def num_programs(axes=None):
     """The launch's program count along `axes`; without it the total (§13 #16)."""
-    return _legacy.num_programs(axes)
+    cores = _lnc.active()
+    return _legacy.num_programs(axes) if cores is None else cores.n
 
 
 @contextlib.contextmanager

@@ -207,7 +207,7 @@ class TraceKernel:
                 call_args[name] = value
             fn = _rewrite.rewritten(self.func)
             bound.arguments.update(call_args)
-            result = fn(*bound.args, **bound.kwargs)
+            result = self._run_body(lambda: fn(*bound.args, **bound.kwargs))
             self._check_result(result)
             return _Traced(core.finalize(result), array_params, legacy)
         except core.NKIError as e:
@@ -220,6 +220,10 @@ class TraceKernel:
             raise
         finally:
             core.trace_end()
+
+    def _run_body(self, body):
+        """Traces the kernel body (a front end may trace it more than once)."""
+        return body()
 
     def run(self, grid, args, kwargs, check_uninitialized=False, check_races=False, time_limit=None):
         if self.mode == "baremetal" or (self.mode == "auto" and not _notified.get("baremetal")):

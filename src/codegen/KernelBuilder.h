@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/Cores.h"
 #include "codegen/Range.h"
 #include "ir/IR.h"
 #include "sema/Bounds.h"
@@ -63,6 +64,8 @@ class KernelBuilder {
     int64_t partition, offset;
   };
   std::vector<Placement> placements;
+  // kernel[n] traced once per core (the current API's LNC specialisation); empty otherwise.
+  std::optional<CoreSegments> cores;
   bool direct_allocation = false;  // some tensor was placed with ncc.sbuf/psum.alloc or mod_alloc
   // The name for a new tensor: the explicit name, else the assigned variable, else `fallback`.
   // A fallback name marks the next tensor's name as generated (see adopt_name).

@@ -64,6 +64,8 @@ const std::vector<OpSpec>& table() {
        4},
       {"nisa.set_rng_seed", {{"src_seeds", kOnChip, {D::uint32, D::int32}, 2, 2}}},
       {"nisa.rand_set_state", {{"src_seeds", kSBUF, {D::uint32}, 2, 2}}, true, 3},
+      {"nisa.core_barrier", {{"data", kHBM}}, true, 3},
+      {"nisa.sendrecv", {{"src", kSBUF}, {"dst", kSBUF}}, true, 3},
       {"nisa.rand_get_state", {{"dst", kOnChip, {D::uint32}, 2, 2}}, true, 3},
       {"nisa.quantize_mx",
        {{"src", kSBUF, {D::bfloat16, D::float16}, 2, 2},

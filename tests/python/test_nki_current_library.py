@@ -455,3 +455,64 @@ def test_moe_tkg_bfloat16(all_experts):
     want = moe_reference(*f32[:3], experts, lambda t, e: f32[3][t, e], silu)
     # bf16 activations into the down projection and a bf16 accumulator: about 3 significant digits.
     np.testing.assert_allclose(out.astype(np.float32), want, rtol=0, atol=1e-2 * np.abs(want).max())
+
+
+# Blockwise MoE matmuls (moe_cte) on two cores: kernel[2] traced per core, sendrecv and core_barrier.
+def blockwise_routing(tokens, k, experts, block, seed=0):
+    """Top-k expert masks, the token of each block slot (tokens = padding) and each block's expert."""
+    rng = np.random.default_rng(seed)
+    blocks = -(-(tokens * k - (experts - 1)) // block) + experts - 1
+    chosen = np.stack([rng.choice(experts, k, replace=False) for _ in range(tokens)])
+    mask = np.zeros((tokens, experts))
+    for j in range(k):
+        mask[np.arange(tokens), chosen[:, j]] = 1
+    per_expert = np.ceil(mask.sum(0) / block).astype(np.int32)
+    per_expert[experts - 1] += blocks - per_expert.sum()
+    block_to_expert = np.repeat(np.arange(experts), per_expert).astype(np.int32)
+    pos = np.cumsum(mask, axis=0)
+    pos[:, 1:] += (np.cumsum(per_expert) * block)[:-1]
+    pos = np.where(mask > 0, pos, 0).astype(np.int64)
+    slots = np.full(blocks * block + 1, tokens, np.int32)
+    slots[pos] = np.arange(tokens)[:, None]
+    return mask, slots[1:], block_to_expert
+
+
+def blockwise_reference(hidden, affinity, gate_up, down, slots, block_to_expert, block):
+    """Each block's tokens through its expert's SiLU MLP, scaled by their affinity (POST_SCALE), summed."""
+    out = np.zeros_like(hidden)
+    for b, e in enumerate(block_to_expert):
+        ids = slots[b * block:(b + 1) * block]
+        ids = ids[ids < hidden.shape[0] - 1]
+        x = hidden[ids]
+        h = silu(x @ gate_up[e, :, 0]) * (x @ gate_up[e, :, 1])
+        np.add.at(out, ids, (h @ down[e]) * affinity[ids, e][:, None])
+    return out
+
+
+@pytest.mark.parametrize("shard, block, inter, experts", [("intermediate", 256, 256, 2), ("block", 256, 128, 2),
+                                                           ("block", 128, 128, 4)])
+def test_blockwise_moe_matmul_on_two_cores(shard, block, inter, experts):
+    cte = importlib.import_module("nkilib.core.moe.moe_cte.moe_cte_utils")
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    tokens, hidden_size = 127, 512
+    mask, slots, block_to_expert = blockwise_routing(tokens, 1, experts, block)
+    hidden = rand(tokens + 1, hidden_size, seed=1)
+    hidden[tokens] = 0  # the padding token
+    affinity = rand(tokens + 1, experts, seed=2)
+    affinity[:tokens] *= mask
+    affinity[tokens] = 0
+    gate_up = rand(experts, hidden_size, 2, inter, seed=3, scale=0.2) - 0.1
+    down = rand(experts, inter, hidden_size, seed=4, scale=0.2) - 0.1
+    common = dict(skip_dma=cte.SkipMode(False, False), compute_dtype=np.float32, is_tensor_update_accumulating=False,
+                  expert_affinities_scaling_mode=types.ExpertAffinityScaleMode.POST_SCALE,
+                  activation_function=types.ActFnType.SiLU)
+    args = (hidden, affinity.reshape(-1, 1), gate_up, down, block, slots, block_to_expert.reshape(-1, 1))
+    if shard == "intermediate":
+        mm = kernel("core.moe.moe_cte.bwmm_shard_on_I", "blockwise_mm_baseline_shard_intermediate")
+        out = mm[2](*args, **common)
+    else:
+        mm = kernel("core.moe.moe_cte.bwmm_shard_on_block", "bwmm_shard_on_block")
+        out = mm[2](*args, block_sharding_strategy=cte.BlockShardStrategy.PING_PONG, **common)
+    out = out[0] if isinstance(out, tuple) else out
+    want = blockwise_reference(hidden, affinity, gate_up, down, slots, block_to_expert, block)
+    np.testing.assert_allclose(out[:tokens], want[:tokens], rtol=1e-5, atol=1e-5)

@@ -1,0 +1,112 @@
+#include "codegen/Cores.h"
+
+#include "codegen/KernelBuilder.h"
+
+#include "sema/ErrorCatalog.h"
+
+namespace nkic::codegen {
+
+namespace {
+
+size_t top_level_size(KernelBuilder& b) { return b.kernel().body.size(); }
+
+}  // namespace
+
+void check_core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores, int n) {
+  constexpr std::string_view api = "nisa.core_barrier";
+  b.check_live(data);
+  // The docs ask for shared HBM; the kernel library's router also passes the SBUF tile it
+  // staged the data in. The barrier orders every instruction either way.
+  const ir::Memory m = b.tensor(data.tensor).memory;
+  if (m != ir::Memory::SharedHBM && m != ir::Memory::SBUF)
+    b.fail(sema::err_unsupported_args(api, "data is the shared HBM (or SBUF) tensor the cores synchronise on; `" +
+                                               KernelBuilder::display_name(b.tensor(data.tensor).name) + "` is in " +
+                                               ir::name(m)));
+  std::vector<int64_t> all;
+  for (int c = 0; c < n; ++c) all.push_back(c);
+  if (n > 1 && cores != all)
+    b.fail(sema::err_unsupported_args(api, "cores names every core of the launch, " + sema::shape_str(all) +
+                                               "; got " + sema::shape_str(cores)));
+}
+
+void check_sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
+                    int64_t recv_from, int self, int n) {
+  constexpr std::string_view api = "nisa.sendrecv";
+  if (n < 2) b.fail(sema::err_unsupported_args(api, "exchanges tiles between the cores of a kernel[2] launch"));
+  for (const types::TensorVal* t : {&src, &dst}) {
+    b.check_live(*t);
+    if (b.tensor(t->tensor).memory != ir::Memory::SBUF)
+      b.fail(sema::err_unsupported_memory(t == &src ? "src" : "dst", api, "sbuf", ir::name(b.tensor(t->tensor).memory)));
+  }
+  if (src.shape != dst.shape || b.tensor(src.tensor).dtype != b.tensor(dst.tensor).dtype)
+    b.fail(sema::err_unsupported_args(api, "src and dst have one shape and dtype"));
+  for (const int64_t r : {send_to, recv_from})
+    if (r < 0 || r >= n || r == self)
+      b.fail(sema::err_unsupported_args(api, "the ranks are the other core of the launch (0 .. " +
+                                                 std::to_string(n - 1) + ", not " + std::to_string(self) +
+                                                 "); got " + std::to_string(r)));
+}
+
+void check_sendrecv_pairs(KernelBuilder& b, const std::vector<std::array<int64_t, 3>>& pairs) {
+  for (const auto& [c, to, from] : pairs) {
+    bool received = false;
+    for (const auto& [peer, peer_to, peer_from] : pairs) received |= peer == to && peer_from == c;
+    if (!received)
+      b.fail(sema::err_unsupported_args("nisa.sendrecv", "core " + std::to_string(c) + " sends to core " +
+                                                             std::to_string(to) + ", which does not receive from it"));
+  }
+}
+
+void CoreSegments::begin_core(KernelBuilder& b, int c) {
+  if (c != static_cast<int>(cuts_.size())) b.fail(sema::err_internal("cores are traced in order"));
+  cuts_.push_back({top_level_size(b)});
+}
+
+void CoreSegments::sync(KernelBuilder& b, std::string_view api) {
+  if (&b.insertion_block() != &b.kernel().body)
+    b.fail(sema::err_unsupported_args(api, "nkic synchronises the cores at the kernel's top level only, not inside "
+                                           "a runtime loop or a branch"));
+  cuts_.back().push_back(top_level_size(b));
+}
+
+void CoreSegments::begin_exchange(KernelBuilder& b) { exchange_start_ = top_level_size(b); }
+
+void CoreSegments::end_exchange(KernelBuilder& b) {
+  exchanges_[cuts_.back().size() - 2] = {exchange_start_, top_level_size(b)};
+  // The last core's next segment starts after the exchange.
+  cuts_.back().back() = top_level_size(b);
+}
+
+void CoreSegments::finish(KernelBuilder& b) {
+  ir::Block& body = b.kernel().body;
+  const size_t syncs = cuts_.at(0).size() - 1;
+  for (size_t c = 1; c < cuts_.size(); ++c)
+    if (cuts_[c].size() - 1 != syncs)
+      b.fail(sema::err_unsupported_args("nki.jit", "core 0 passes " + std::to_string(syncs) +
+                                                       " synchronisation points (core_barrier, sendrecv) and core " +
+                                                       std::to_string(c) + " " + std::to_string(cuts_[c].size() - 1) +
+                                                       ": every core must follow the same control flow"));
+  auto end_of = [&](size_t c, size_t s) {
+    if (s + 1 < cuts_[c].size()) {
+      // The last core's segment s ends where the exchange of sync point s starts.
+      const auto x = exchanges_.find(s);
+      if (c + 1 == cuts_.size() && x != exchanges_.end()) return x->second.first;
+      return cuts_[c][s + 1];
+    }
+    return c + 1 < cuts_.size() ? cuts_[c + 1][0] : body.size();
+  };
+  ir::Block ordered;
+  ordered.reserve(body.size());
+  auto take = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) ordered.push_back(std::move(body[i]));
+  };
+  take(0, cuts_[0][0]);  // allocations and copies before core 0 started (none in practice)
+  for (size_t s = 0; s <= syncs; ++s) {
+    for (size_t c = 0; c < cuts_.size(); ++c) take(cuts_[c][s], end_of(c, s));
+    if (const auto x = exchanges_.find(s); x != exchanges_.end()) take(x->second.first, x->second.second);
+  }
+  if (ordered.size() != body.size()) b.fail(sema::err_internal("per-core segments do not cover the kernel body"));
+  body = std::move(ordered);
+}
+
+}  // namespace nkic::codegen

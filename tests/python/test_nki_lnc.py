@@ -1,0 +1,155 @@
+"""kernel[n] of the current nki API (NKI_CURRENT_API.md §8.1, §6.9): the body traced once per
+core with a compile-time program id, shared-HBM tensors common to the cores, and
+nisa.core_barrier / nisa.sendrecv ordering the cores' instructions; each misuse is a
+diagnostic at the user's line."""
+import numpy as np
+import pytest
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+from nki_test_util import Markers, check_diag, trace_error
+
+M = Markers(__file__)
+A = np.arange(4 * 8, dtype=np.float32).reshape(4, 8)
+
+
+@pytest.fixture(autouse=True)
+def _trn2(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
+
+
+@nki.jit
+def swap_halves(a):
+    """Each core sends its half to the other, writes what it received doubled, and after a
+    barrier core 0 adds 1 to what core 1 wrote."""
+    n = a.shape[0] // 2
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    c = nl.program_id(0)
+    mine = nl.ndarray((n, a.shape[1]), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=mine, src=a[c * n:(c + 1) * n, :])
+    theirs = nl.ndarray((n, a.shape[1]), a.dtype, buffer=nl.sbuf)
+    nisa.sendrecv(src=mine, dst=theirs, send_to_rank=1 - c, recv_from_rank=1 - c, pipe_id=0)
+    nisa.tensor_scalar(dst=theirs, data=theirs, op0=nl.multiply, operand0=2.0)
+    nisa.dma_copy(dst=out[c * n:(c + 1) * n, :], src=theirs)
+    nisa.core_barrier(out, (0, 1))
+    if c == 0:
+        back = nl.ndarray((n, a.shape[1]), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=back, src=out[n:2 * n, :])
+        nisa.tensor_scalar(dst=back, data=back, op0=nl.add, operand0=1.0)
+        nisa.dma_copy(dst=out[n:2 * n, :], src=back)
+    return out
+
+
+def test_sendrecv_and_core_barrier_order_the_two_cores():
+    np.testing.assert_array_equal(nki.simulate(swap_halves[2])(A), np.concatenate([2 * A[2:], 2 * A[:2] + 1]))
+
+
+def test_the_program_id_is_a_python_int_per_core():
+    seen = []
+
+    @nki.jit
+    def rows(a):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        c = nl.program_id(0)
+        seen.append((c, nl.num_programs(), nl.program_ndim(), type(c).__name__))
+        rows_here = max(a.shape[0] - 3 * c, 0)  # Python arithmetic on the core's index
+        t = nl.ndarray((rows_here, a.shape[1]), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[3 * c:3 * c + rows_here, :])
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=float(c + 1))
+        nisa.dma_copy(dst=out[3 * c:3 * c + rows_here, :], src=t)
+        return out
+
+    out = nki.simulate(rows[2])(A)
+    assert seen == [(0, 2, 1, "int"), (1, 2, 1, "int")]
+    # core 1 writes rows 3.. after core 0 wrote all rows: its values win there.
+    np.testing.assert_array_equal(out, np.concatenate([A[:3] + 1, A[3:] + 2]))
+
+
+def test_a_barrier_at_one_core_has_nothing_to_wait_for():
+    @nki.jit
+    def copy(a):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        nisa.dma_copy(dst=out, src=t)
+        nisa.core_barrier(out, (0,))
+        return out
+
+    np.testing.assert_array_equal(nki.simulate(copy)(A), A)
+
+
+@nki.jit
+def sendrecv_alone(a):
+    t = nl.ndarray((2, 8), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[0:2, :])
+    nisa.sendrecv(src=t, dst=t, send_to_rank=1, recv_from_rank=1, pipe_id=0)  # ERR:alone
+    return a
+
+
+@nki.jit
+def send_to_self(a):
+    t = nl.ndarray((2, 8), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[0:2, :])
+    c = nl.program_id(0)
+    nisa.sendrecv(src=t, dst=t, send_to_rank=c, recv_from_rank=1 - c, pipe_id=0)  # ERR:self
+    return a
+
+
+def filled(shape, a):
+    """A shared-HBM output every core writes (zeros)."""
+    out = nl.ndarray(shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=nl.zeros(shape, a.dtype, buffer=nl.sbuf))
+    return out
+
+
+@nki.jit
+def barrier_on_core_0_only(a):
+    out = filled(a.shape, a)
+    if nl.program_id(0) == 0:
+        nisa.core_barrier(out, (0, 1))
+    return out
+
+
+@nki.jit
+def barrier_in_a_loop(a):
+    out = filled(a.shape, a)
+    nl.fori_loop(0, 2, lambda i: nisa.core_barrier(out, (0, 1)))  # ERR:loop
+    return out
+
+
+@nki.jit
+def barrier_of_one_core(a):
+    out = filled(a.shape, a)
+    nisa.core_barrier(out, (0,))  # ERR:cores
+    return out
+
+
+@nki.jit
+def uneven_outputs(a):
+    rows = 4 if nl.program_id(0) == 0 else 2
+    out = nl.ndarray((rows, 8), a.dtype, buffer=nl.shared_hbm)  # ERR:shared
+    nisa.dma_copy(dst=out, src=nl.zeros((rows, 8), a.dtype, buffer=nl.sbuf))
+    return out
+
+
+RULES = [
+    (sendrecv_alone, None, "alone", "nisa.", "exchanges tiles between the cores of a kernel[2] launch"),
+    (send_to_self, 2, "self", "nisa.", "the ranks are the other core of the launch (0 .. 1, not 0); got 0"),
+    (barrier_in_a_loop, 2, "loop", "nisa.", "nkic synchronises the cores at the kernel's top level only"),
+    (barrier_of_one_core, 2, "cores", "nisa.", "cores names every core of the launch, [0, 1]; got [0]"),
+    (uneven_outputs, 2, "shared", "nl.", "core 1 allocates shared HBM tensor #0 unlike core 0"),
+]
+
+
+@pytest.mark.parametrize("kernel, lnc, marker, token, message", RULES, ids=[r[2] for r in RULES])
+def test_a_core_rule_is_a_diagnostic_at_the_call(kernel, lnc, marker, token, message):
+    e = trace_error(kernel if lnc is None else kernel[lnc].kernel, A, grid=None if lnc is None else (lnc,))
+    notes = [("loop", "nl.", "<lambda>")] if marker == "loop" else []
+    check_diag(e, M, "err_unsupported_args", message, [(marker, token)], notes)
+
+
+def test_cores_passing_different_sync_points_is_a_diagnostic():
+    e = trace_error(barrier_on_core_0_only, A, grid=(2,))
+    assert e.code == "err_unsupported_args"
+    assert "core 0 passes 1 synchronisation points (core_barrier, sendrecv) and core 1 0" in e.message
