@@ -410,7 +410,7 @@ def core_barrier(data, cores, engine=engine.gpsimd, name=None):
     One core has nothing to wait for."""
     _engine(engine)
     lnc = _lnc.active()
-    cores = [core.int_arg(c, "cores", "nisa.core_barrier") for c in (cores if isinstance(cores, tuple) else (cores,))]
+    cores = [core.int_arg(c, "cores", "nisa.core_barrier") for c in (cores if isinstance(cores, (tuple, list)) else (cores,))]
     core.check_core_barrier(data, cores, lnc.n if lnc else 1)
     if lnc:
         _lnc.sync("nisa.core_barrier")

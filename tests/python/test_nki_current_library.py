@@ -516,3 +516,136 @@ def test_blockwise_moe_matmul_on_two_cores(shard, block, inter, experts):
     out = out[0] if isinstance(out, tuple) else out
     want = blockwise_reference(hidden, affinity, gate_up, down, slots, block_to_expert, block)
     np.testing.assert_allclose(out[:tokens], want[:tokens], rtol=1e-5, atol=1e-5)
+
+
+# The MoE block (moe_block_tkg) at [2]: RMSNorm, router top-k and the MoE step on two cores.
+
+
+def block_inputs(tokens, hidden, inter, experts, local, seed=0):
+    """[1, tokens, H] input, [1, H] gamma, [H, E] router and the E_L local experts' weights."""
+    x = rand(1, tokens, hidden, seed=seed) - 0.5
+    gamma, router = rand(1, hidden, seed=seed + 1), rand(hidden, experts, seed=seed + 2) - 0.5
+    gate_up = rand(local, hidden, 2, inter, seed=seed + 3) - 0.5  # [E_L, H, gate/up, I]
+    down = rand(local, inter, hidden, seed=seed + 4) - 0.5
+    return x, gamma, router, gate_up, down
+
+
+def block_routing(logits, k, pre_norm, norm_topk=False, sigmoid=False):
+    """Each token's top-k experts and the [T, E] affinities, zero off them. pre_norm: the activation (softmax
+    over E, or sigmoid) ranks the experts, its values optionally L1-normalised over the k; otherwise the
+    logits rank them and a softmax over the k top logits weights them."""
+    if not pre_norm:
+        scores = logits
+    elif sigmoid:
+        scores = 1 / (1 + np.exp(-logits))
+    else:
+        scores = np.exp(logits - logits.max(axis=1, keepdims=True))
+        scores /= scores.sum(axis=1, keepdims=True)
+    order = np.argsort(-scores, axis=1)
+    ranked = np.take_along_axis(scores, order, axis=1)
+    assert (ranked[:, k - 1] - ranked[:, k] > 1e-3).all(), "a near tie at the k-th expert: the data needs a margin"
+    top = ranked[:, :k]
+    if not pre_norm:
+        top = np.exp(top - top[:, :1])
+    if not pre_norm or norm_topk:
+        top = top / top.sum(axis=1, keepdims=True)
+    affinities = np.zeros_like(logits)
+    np.put_along_axis(affinities, order[:, :k], top, axis=1)
+    return order[:, :k], affinities
+
+
+def run_block(x, gamma, router, gate_up, down, k, pre_norm, all_experts, rank=0, **options):
+    import nki.language as nl
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    options.setdefault("router_act_fn", types.RouterActFnType.SOFTMAX)
+    options.setdefault("expert_affinities_scaling_mode", types.ExpertAffinityScaleMode.POST_SCALE)
+    if all_experts:
+        options["rank_id"] = np.full((1, 1), rank, np.uint32)
+    block = kernel("core.moe_block.moe_block_tkg", "moe_block_tkg")
+    return block[2](x, gamma, router, gate_up, down, top_k=k, router_pre_norm=pre_norm, is_all_expert=all_experts,
+                    router_mm_dtype=nl.float32 if x.dtype == np.float32 else nl.bfloat16, **options)
+
+
+def block_reference(normed, router, gate_up, down, k, pre_norm, all_experts, rank=0, bias=0, scaled=True, **routing):
+    """(out [T, H], router logits [T, E]) from the normed [T, H] tokens: the MoE step over the routed experts
+    (selective) or every local expert e of the rank, global rank * E_L + e (all-expert), each weighted by its
+    affinity (POST_SCALE, zero off the top-k) or by 1 (NO_SCALE)."""
+    logits = normed @ router + bias
+    index, affinities = block_routing(logits, k, pre_norm, **routing)
+    local = gate_up.shape[0]
+    experts = [range(local)] * len(normed) if all_experts else index
+    first = rank * local if all_experts else 0
+
+    def weight(t, e):
+        return affinities[t, first + e] if scaled else 1.0
+    return moe_reference(normed, gate_up, down, experts, weight, silu), logits
+
+
+def check_block(out, logits, want, want_logits):
+    # fp32 throughout (router_mm_dtype fp32); the residue is summation order: worst about 7e-5 on outputs up to 150.
+    np.testing.assert_allclose(logits, want_logits, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("all_experts, pre_norm", [(False, True), (False, False), (True, True),
+                                                   (True, False)])
+@pytest.mark.parametrize("tokens", [1, 4])  # selective: 1 splits the hidden dimension over the cores, 4 the tokens
+def test_moe_block_tkg_softmax_router(tokens, pre_norm, all_experts):
+    x, gamma, router, gate_up, down = block_inputs(tokens, 256, 128, 8, 8)
+    out, logits = run_block(x, gamma, router, gate_up, down, 2, pre_norm, all_experts)
+    check_block(out, logits, *block_reference(rmsnorm(x[0], gamma), router, gate_up, down, 2, pre_norm, all_experts))
+
+
+@pytest.mark.parametrize("all_experts", [False, True])
+@pytest.mark.parametrize("tokens", [1, 4])
+def test_moe_block_tkg_normalised_top_k_with_router_bias(tokens, all_experts):
+    x, gamma, router, gate_up, down = block_inputs(tokens, 256, 128, 8, 8)
+    bias = rand(1, 8, seed=9) - 0.5
+    out, logits = run_block(x, gamma, router, gate_up, down, 2, True, all_experts, router_bias=bias,
+                            norm_topk_prob=True)
+    check_block(out, logits, *block_reference(rmsnorm(x[0], gamma), router, gate_up, down, 2, True, all_experts,
+                                              bias=bias, norm_topk=True))
+
+
+@pytest.mark.parametrize("all_experts", [False, True])
+def test_moe_block_tkg_sigmoid_router(all_experts):
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    x, gamma, router, gate_up, down = block_inputs(4, 256, 128, 8, 8)
+    out, logits = run_block(x, gamma, router, gate_up, down, 2, True, all_experts,
+                            router_act_fn=types.RouterActFnType.SIGMOID)
+    check_block(out, logits, *block_reference(rmsnorm(x[0], gamma), router, gate_up, down, 2, True, all_experts,
+                                              sigmoid=True))
+
+
+@pytest.mark.parametrize("all_experts", [False, True])
+def test_moe_block_tkg_unscaled(all_experts):
+    # NO_SCALE: every routed expert (selective) or every local expert (all-expert) at weight 1.
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    x, gamma, router, gate_up, down = block_inputs(4, 256, 128, 8, 8)
+    out, logits = run_block(x, gamma, router, gate_up, down, 2, True, all_experts,
+                            expert_affinities_scaling_mode=types.ExpertAffinityScaleMode.NO_SCALE)
+    check_block(out, logits, *block_reference(rmsnorm(x[0], gamma), router, gate_up, down, 2, True, all_experts,
+                                              scaled=False))
+
+
+def test_moe_block_tkg_all_experts_of_rank_one():
+    # 8 experts over 2 ranks: rank 1 holds experts 4..7 and adds only the tokens routed to them.
+    x, gamma, router, gate_up, down = block_inputs(4, 256, 128, 8, 4)
+    out, logits = run_block(x, gamma, router, gate_up, down, 2, True, True, rank=1)
+    want, want_logits = block_reference(rmsnorm(x[0], gamma), router, gate_up, down, 2, True, True, rank=1)
+    assert 0 < np.count_nonzero(np.abs(want).max(axis=1)) < 4  # some tokens are routed to rank 1, some not
+    check_block(out, logits, want, want_logits)
+
+
+@pytest.mark.parametrize("all_experts", [False, True])
+def test_moe_block_tkg_bfloat16(all_experts):
+    x, gamma, router, gate_up, down = (bf16(a) for a in block_inputs(4, 256, 128, 8, 8))
+    out, logits = run_block(x, gamma, router, gate_up, down, 2, True, all_experts)
+    assert out.dtype == logits.dtype == x.dtype
+    f32 = [a.astype(np.float32) for a in (x, gamma, router, gate_up, down)]
+    normed = bf16(rmsnorm(f32[0][0], f32[1])).astype(np.float32)  # the norm's output is bf16 (the input's dtype)
+    want, want_logits = block_reference(normed, *f32[2:], 2, True, all_experts)
+    # The logits are stored in bf16 (8-bit mantissa); the MoE step keeps bf16 activations and a bf16
+    # accumulator, about 3 significant digits as in test_moe_tkg_bfloat16 (worst 7.5e-3 of the largest output).
+    np.testing.assert_allclose(logits.astype(np.float32), want_logits, rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(out.astype(np.float32), want, rtol=0, atol=1e-2 * np.abs(want).max())
