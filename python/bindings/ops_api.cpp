@@ -153,6 +153,24 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, dtype);
     return wrap_tensor(codegen::reduce(b, alu_of(op), tensor_of(x, "x"), std::move(axes), keepdims, a.op, negate));
   });
+  m.def("mean", [](py::handle x, std::vector<int64_t> axes, bool keepdims, py::handle mask, py::handle dtype) {
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::mean(builder("nl.mean"), tensor_of(x, "x"), axes, keepdims, a.op));
+  });
+  m.def("var", [](py::handle x, std::vector<int64_t> axes, py::handle mask, py::handle dtype) {
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::variance(builder("nl.var"), tensor_of(x, "x"), axes, a.op));
+  });
+  m.def("softmax", [](py::handle x, std::vector<int64_t> axes, py::handle compute, py::handle mask, py::handle dtype) {
+    Args a(mask, dtype), c(py::none(), compute);
+    return wrap_tensor(codegen::softmax(builder("nl.softmax"), tensor_of(x, "x"), axes, c.op.dtype, a.op));
+  });
+  m.def("rms_norm", [](py::handle x, py::handle w, std::vector<int64_t> axes, double n, double epsilon,
+                       py::handle compute, py::handle mask, py::handle dtype) {
+    Args a(mask, dtype), c(py::none(), compute);
+    return wrap_tensor(codegen::rms_norm(builder("nl.rms_norm"), tensor_of(x, "x"), to_value(w), axes, n, epsilon,
+                                         c.op.dtype, a.op));
+  });
   m.def("partition_reduce", [](const std::string& op, py::handle data, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("nisa.tensor_partition_reduce");
     Args a(mask, dtype);

@@ -1,6 +1,5 @@
 """nl.* math: elementwise operators, comparisons, reductions, matmul and the
 composite APIs (softmax, rms_norm, mean, var), all built on the core's op builders."""
-import numpy as np
 
 from ._core import core
 from . import _dtypes
@@ -79,66 +78,25 @@ def all(x, axis, *, dtype=bool_, mask=None, **kwargs):  # noqa: A001
     return core.reduce("nl.all", "logical_and", x, _axes(axis), False, False, mask, _dtype_arg(dtype))
 
 
-def _count(x, axis):
-    n = 1
-    for a in _axes(axis):
-        n *= x.shape[a]
-    return n
-
-
-def _result_dtype(x, dtype):
-    """dtype=, else the input's float format; integer inputs give float32 (§2.10)."""
-    if dtype is not None:
-        return _dtype_arg(dtype)
-    name = core.tensor_info(x)[1]
-    return name if _dtypes.is_float(name) else "float32"
-
-
-def _mean(x, axis, mask, keepdims, out):
-    # The sum stays in fp32; the scaling rounds once into the result dtype.
-    s = core.reduce("nl.mean", "add", x, _axes(axis), keepdims, False, mask, "float32")
-    return core.elementwise("multiply", (s, np.float32(1.0 / _count(x, axis))), mask, out)
-
-
 @_api("nl.mean")
 def mean(x, axis, *, dtype=None, mask=None, keepdims=False, **kwargs):
-    return _mean(x, axis, mask, keepdims, _result_dtype(x, dtype))
+    return core.mean(x, _axes(axis), bool(keepdims), mask, _dtype_arg(dtype))
 
 
 @_api("nl.var")
 def var(x, axis, *, dtype=None, mask=None, **kwargs):
-    m = _mean(x, axis, mask, True, "float32")
-    d = core.elementwise("subtract", (x, m), mask, "float32")
-    sq = core.elementwise("multiply", (d, d), mask, "float32")
-    return _mean(sq, axis, mask, False, _result_dtype(x, dtype))
-
-
-def _composite_dtype(x, dtype, compute_dtype):
-    """softmax / rms_norm results: 'dtype and compute_dtype currently behave the
-    same' (§2.8), else the input's dtype."""
-    return _dtype_arg(dtype) or _dtype_arg(compute_dtype) or core.tensor_info(x)[1]
+    return core.var(x, _axes(axis), mask, _dtype_arg(dtype))
 
 
 @_api("nl.softmax")
 def softmax(x, axis, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
-    # Intermediates in fp32 unless compute_dtype says otherwise; one rounding at the end.
-    dt = _dtype_arg(compute_dtype) or "float32"
-    axes = _axes(axis)
-    m = core.reduce("nl.softmax", "maximum", x, axes, True, False, mask, dt)
-    e = core.elementwise("exp", (core.elementwise("subtract", (x, m), mask, dt),), mask, dt)
-    s = core.reduce("nl.softmax", "add", e, axes, True, False, mask, dt)
-    return core.elementwise("divide", (e, s), mask, _composite_dtype(x, dtype, compute_dtype))
+    return core.softmax(x, _axes(axis), _dtype_arg(compute_dtype), mask, _dtype_arg(dtype))
 
 
 @_api("nl.rms_norm")
 def rms_norm(x, w, axis, n, epsilon=1e-06, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
-    dt = _dtype_arg(compute_dtype) or "float32"
-    sq = core.elementwise("multiply", (x, x), mask, dt)
-    ms = core.reduce("nl.rms_norm", "add", sq, _axes(axis), True, False, mask, dt)
-    ms = core.elementwise("multiply", (ms, np.float32(1.0 / n)), mask, dt)
-    r = core.elementwise("rsqrt", (core.elementwise("add", (ms, float(epsilon)), mask, dt),), mask, dt)
-    return core.elementwise("multiply", (core.elementwise("multiply", (x, r), mask, dt), w), mask,
-                            _composite_dtype(x, dtype, compute_dtype))
+    return core.rms_norm(x, w, _axes(axis), float(n), float(epsilon), _dtype_arg(compute_dtype), mask,
+                         _dtype_arg(dtype))
 
 
 @_api("nl.matmul")

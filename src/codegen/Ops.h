@@ -136,6 +136,16 @@ void check_activation_operands(KernelBuilder& b, const TensorVal& data, const Te
 // Folds `x` with `op` over the free axes `axes` (never 0, the partition axis).
 TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,
                  const OpArgs& args, bool negate = false);
+// The nl convenience APIs of several instructions (OpsComposite.cpp): args.dtype is the
+// call's dtype=, `compute` its compute_dtype=.
+TensorVal mean(KernelBuilder& b, const TensorVal& x, const std::vector<int64_t>& axes, bool keepdims,
+               const OpArgs& args);
+TensorVal variance(KernelBuilder& b, const TensorVal& x, const std::vector<int64_t>& axes, const OpArgs& args);
+TensorVal softmax(KernelBuilder& b, const TensorVal& x, const std::vector<int64_t>& axes,
+                  std::optional<ir::DType> compute, const OpArgs& args);
+// `n` divides the sum of squares (the call's n, not the axes' extent).
+TensorVal rms_norm(KernelBuilder& b, const TensorVal& x, const Value& w, const std::vector<int64_t>& axes, double n,
+                   double epsilon, std::optional<ir::DType> compute, const OpArgs& args);
 // nisa.tensor_partition_reduce: `x` [P, F...] folded over its partitions into [1, F...].
 TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args);
 // nisa.nc_matmul: stationary [K, M], moving [K, N] -> PSUM fp32 [M, N] = stationary.T @ moving.

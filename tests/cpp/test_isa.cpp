@@ -380,5 +380,29 @@ TEST(IsaCurrent, RngDrawsEachPartitionsXorwowStreamFromTheStateSet) {
   }
 }
 
+// nl.softmax lowers in C++ to the instructions neuronx-cc emits for it: a max fold, the
+// shifted exp, a sum fold and the divide; the result matches a direct computation.
+TEST(IsaComposites, SoftmaxIsMaxExpSumDivide) {
+  Built k;
+  const TensorVal x = k.load(k.a);
+  k.b.cur_api = "nl.softmax";
+  k.store(codegen::softmax(k.b, x, {1}, std::nullopt, {}));
+  std::vector<std::string> ops;  // "dst = name[engine](...)": the names
+  for (const std::string& l : k.lines()) {
+    const size_t name = l.find(" = ") + 3;
+    ops.push_back(l.substr(name, l.find('[', name) - name));
+  }
+  EXPECT_EQ(ops, (std::vector<std::string>{"load", "tensor_reduce", "tensor_tensor", "activation", "tensor_reduce",
+                                           "tensor_tensor", "store"}));
+  const auto f = [](int p, int j) { return 0.05f * static_cast<float>((p * 7 + j) % 23) - 0.5f; };
+  const std::vector<float> out = k.run(f);
+  for (int p = 0; p < 128; p += 13) {
+    float m = -1e30f, s = 0.0f;
+    for (int j = 0; j < 64; ++j) m = std::max(m, f(p, j));
+    for (int j = 0; j < 64; ++j) s += std::exp(f(p, j) - m);
+    for (int j = 0; j < 64; j += 9) EXPECT_NEAR(out[p * 64 + j], std::exp(f(p, j) - m) / s, 1e-6f) << p << " " << j;
+  }
+}
+
 }  // namespace
 }  // namespace nkic
