@@ -33,6 +33,14 @@ def _user_traceback(tb):
     return new
 
 
+def _raised_by_user_callee(tb):
+    """The error came from a call the kernel made to plain Python (the call hook runs the
+    callee as written: calling a string, int('x')), so the user's line is where it belongs."""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code is _rewrite.inline_function.__code__
+
+
 class _Traced:
     """A kernel traced for one set of argument shapes: its IR and parameter map."""
 
@@ -65,6 +73,9 @@ def _recursion_too_deep(tb):
                                           (col or 0) + 1)
 
 
+_MAX_GRID = 2**31 - 1  # a launch grid size the core holds (any larger one is far past the time budget)
+
+
 def _grid_spec(name, grid):
     if grid is None:
         return [], []
@@ -73,8 +84,9 @@ def _grid_spec(name, grid):
     dims, cores = [], []
     for g in grid:
         n = g if isinstance(g, (int, np.integer)) else getattr(g, "size", g)  # numpy ints have a .size too
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            core.raise_unsupported_args(name, f"the launch grid {grid!r} needs positive integer sizes, got {n!r}")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= _MAX_GRID:
+            core.raise_unsupported_args(name, f"the launch grid {grid!r} needs positive integer sizes up to "
+                                        f"{_MAX_GRID}, got {n!r}")
         dims.append(int(n))
         cores.append(int(getattr(g, "physical_cores", 1)))
     return dims, cores
@@ -212,6 +224,10 @@ class TraceKernel:
             return _Traced(core.finalize(result), array_params, legacy)
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:
+            if _raised_by_user_callee(e.__traceback__):
+                raise e.with_traceback(_user_traceback(e.__traceback__)) from None
+            raise
         except RecursionError as e:
             try:
                 _recursion_too_deep(e.__traceback__)

@@ -92,6 +92,8 @@ def classify(exc, case_path):
     for f in reversed(frames):
         who = _owner(f.filename, case_path)
         if who == "nkic":
+            if isinstance(exc, AssertionError) and f.name.startswith("assert_"):
+                break  # nkic's assertion helpers (pytest_plugin.assert_close) fail the test by contract
             return "bare_exception", f"{type(exc).__name__} at {_rel(f.filename)}:{f.name}"
         if who == "user":
             break
