@@ -312,6 +312,32 @@ void bind_ops_api(py::module_& m) {
     codegen::Accumulate acc = accumulate_of(reduce_op, reduce_res, reduce_cmd, res_slot);
     return wrap_tensor(codegen::tensor_scalar(b, tensor_of(data, "data"), steps_of(steps), acc, a.op));
   });
+  m.def("select_reduce", [](py::handle dst, py::handle predicate, py::handle on_true, py::handle on_false,
+                            bool reverse_pred, py::handle reduce_op, py::handle reduce_res, int reduce_cmd,
+                            py::handle mask) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(mask, py::none());
+    std::optional<types::TensorVal> res_slot;
+    codegen::Accumulate acc = accumulate_of(reduce_op, reduce_res, reduce_cmd, res_slot);
+    if (acc.cmd != ir::AccCmd::none && reduce_op.is_none())
+      b.fail(sema::err_operand_cannot_be_none("reduce_op"));
+    codegen::select_reduce(b, tensor_of(dst, "dst"), tensor_of(predicate, "predicate"), tensor_of(on_true, "on_true"),
+                           to_value(on_false), reverse_pred, acc, a.op);
+  });
+  m.def("range_select", [](py::handle on_true, py::handle comp_op0, py::handle comp_op1, py::handle bound0,
+                           py::handle bound1, py::handle reduce_op, py::handle reduce_res, int reduce_cmd,
+                           int64_t range_start, py::handle on_false, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(mask, dtype);
+    const types::Value fill = to_value(on_false);
+    const auto* number = std::get_if<types::Other>(&fill);
+    if (!number || !number->numeric) codegen::reject_operand(b, "on_false_value", fill);
+    std::optional<types::TensorVal> res_slot;
+    codegen::Accumulate acc = accumulate_of(reduce_op, reduce_res, reduce_cmd, res_slot);
+    if (acc.cmd != ir::AccCmd::none && reduce_op.is_none()) b.fail(sema::err_operand_cannot_be_none("reduce_op"));
+    return wrap_tensor(codegen::range_select(b, tensor_of(on_true, "on_true_tile"), step_of(comp_op0, bound0, false),
+                                             step_of(comp_op1, bound1, false), range_start, number->value, acc, a.op));
+  });
   m.def("tensor_tensor_scan", [](py::handle data0, py::handle data1, py::handle initial, py::handle op0,
                                  py::handle op1, bool reverse0, bool reverse1, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("");

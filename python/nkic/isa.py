@@ -148,24 +148,6 @@ class oob_mode(enum.IntEnum):
     skip = 1
 
 
-def _free_axes(t):
-    return list(range(1, len(t.shape)))
-
-
-def _reduce_into(res, op, t, mask, cmd=reduce_cmd.reset_reduce):
-    """The engine's reduce accumulator, one fp32 register per partition kept across
-    instructions: reset_reduce restarts it with `t` folded over its free axes,
-    reduce folds that into it, reset zeroes it; `res` (P, 1), when given, receives it."""
-    acc = core.engine_accumulator()[0:t.shape[0], :]
-    if cmd == reduce_cmd.reset:
-        acc[...] = 0.0
-    else:
-        r = core.reduce(core.cur_api(), op, t, _free_axes(t), True, False, mask, "float32")
-        acc[...] = core.elementwise(op, (acc, r), mask, "float32") if cmd == reduce_cmd.reduce else r
-    if res is not None:
-        res[...] = acc
-
-
 @_api("nisa.activation")
 def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
                mask=None, dtype=None, **kwargs):
@@ -328,20 +310,12 @@ def dropout(data, prob, *, mask=None, dtype=None, **kwargs):
     return language.dropout(data, prob, dtype=dtype, mask=mask)
 
 
-def _select_into(out, keep, on_true, on_false, reduce_res, reduce_op, cmd, mask):
-    """`out = keep ? on_true : on_false`, then the per-partition reduction into `reduce_res`
-    that reduce_cmd asks for (idle: none; reset: the accumulator restarts; reduce: it folds on)."""
-    out[...] = core.where(keep, on_true, on_false, mask, core.tensor_info(out)[1])
-    if cmd != reduce_cmd.idle:
-        _reduce_into(reduce_res, op_name(reduce_op, "reduce_op"), out, mask, cmd)
-    return out
-
-
 @_api("nisa.select_reduce")
 def select_reduce(*, dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=reduce_cmd.idle,
                   reduce_op=np.amax, reverse_pred=False, mask=None, dtype=None, **kwargs):
-    predicate, on_true = _like(predicate, dst), _like(on_true, dst)
-    return _select_into(dst, _predicate(predicate, reverse_pred, mask), on_true, on_false, reduce_res, reduce_op, reduce_cmd, mask)
+    core.select_reduce(dst, predicate, on_true, on_false, bool(reverse_pred), op_name(reduce_op, None), reduce_res,
+                       int(reduce_cmd), mask)
+    return dst
 
 
 @_api("nisa.range_select")
@@ -350,30 +324,14 @@ def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd
                  **kwargs):
     """Keeps on_true_tile[p, i] where comp_op0(range_start + i, bound0[p]) and
     comp_op1(range_start + i, bound1[p]) hold (index i over the flattened free elements)."""
-    flat = _flat2d(on_true_tile)
-    idx = _free_index(flat, range_start, mask)
-    keep = core.elementwise("logical_and", (core.elementwise(op_name(comp_op0, "comp_op0"), (idx, bound0), mask, "uint8"),
-                                            core.elementwise(op_name(comp_op1, "comp_op1"), (idx, bound1), mask, "uint8")),
-                            mask, "uint8")
-    out = language.ndarray(flat.shape, dtype=_dtype_arg(dtype) or core.tensor_info(on_true_tile)[1])
-    _select_into(out, keep, flat, on_false_value, reduce_res, reduce_op, reduce_cmd, mask)
-    return _unflat(out, on_true_tile)
+    return core.range_select(on_true_tile, op_name(comp_op0, "comp_op0"), op_name(comp_op1, "comp_op1"), bound0, bound1,
+                             op_name(reduce_op, None), reduce_res, int(reduce_cmd), int(range_start), on_false_value,
+                             mask, _dtype_arg(dtype))
 
 
 def _flat2d(t):
     """t as [P, F]: the free dims flattened, as the engines walk them."""
     return t if len(t.shape) == 2 else t.reshape((t.shape[0], int(np.prod(t.shape[1:]))))
-
-
-def _free_index(flat, start=0, mask=None):
-    """The fp32 tile of free positions start + i (exact below 2^24)."""
-    p, n = flat.shape
-    return core.iota(0 * language.arange(p)[:, None] + language.arange(n)[None, :] + start, "float32", mask)
-
-
-def _unflat(out, like):
-    """A [P, F] result back in the shape of the tile it was computed from."""
-    return out if out.shape == like.shape else out.reshape(like.shape)
 
 
 @_api("nisa.max8")

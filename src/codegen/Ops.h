@@ -125,6 +125,18 @@ TensorVal exponential(KernelBuilder& b, const TensorVal& dst, const TensorVal& s
 // stage skipped when bypass; the (op0, op1) pair is one of the engine's six.
 TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const TensorVal& data,
                     const PipelineStep& first, const PipelineStep& second, Accumulate acc);
+// nisa.select_reduce (Vector Engine): dst = predicate != 0 ? on_true : on_false
+// (reverse_pred: predicate == 0), on_false a tile or a number, with the accumulator
+// stage `acc` (idle: none, even with a reduce_res). A predicate or on_true whose
+// free elements split differently from dst's is read as dst's (the engine walks them flat).
+void select_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& predicate, const TensorVal& on_true,
+                   const Value& on_false, bool reverse_pred, const Accumulate& acc, const OpArgs& args);
+// nisa.range_select (Vector Engine): on_true[p, i] where both comparisons of the
+// position range_start + i (i over the flattened free elements, in fp32) with their
+// bound (a [P, 1] tile or a number) hold, else on_false; with the accumulator stage `acc`.
+TensorVal range_select(KernelBuilder& b, const TensorVal& on_true, const PipelineStep& first,
+                       const PipelineStep& second, int64_t range_start, double on_false, const Accumulate& acc,
+                       const OpArgs& args);
 // `dst op= value` in place.
 void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const Value& value);
 

@@ -1,5 +1,5 @@
 // The ALU instructions that carry the engine's reduce accumulator (reduce_cmd):
-// activation on the Scalar Engine, tensor_scalar on the Vector Engine. The fold
+// activation on the Scalar Engine, tensor_scalar and select on the Vector Engine. The fold
 // is a stage of the instruction itself, not a tensor_reduce after it.
 #include <algorithm>
 
@@ -26,6 +26,13 @@ bool accumulator_fold(ir::AluOp op) {
 Accumulate with_result(Accumulate acc) {
   if (acc.cmd == ir::AccCmd::none && acc.res) acc.cmd = ir::AccCmd::reset_reduce;
   return acc;
+}
+
+// `t` viewed in dst's shape when only the split of their free elements differs
+// ([128, 64] against a [128, 2, 32] dst); otherwise `t` as it is.
+TensorVal on_dst_grid(KernelBuilder& b, const TensorVal& t, const TensorVal& dst) {
+  if (t.shape == dst.shape || t.shape.at(0) != dst.shape.at(0) || free_elements(t) != free_elements(dst)) return t;
+  return reshape_view(b, t, dst.shape);
 }
 
 }  // namespace
@@ -136,6 +143,63 @@ TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const 
   OpArgs args;
   args.dtype = b.tensor(dst.tensor).dtype;
   return isa_pipeline(b, ir::Opcode::Activate2, data, steps, args, ir::Engine::none, acc);
+}
+
+void select_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& predicate, const TensorVal& on_true,
+                   const Value& on_false, bool reverse_pred, const Accumulate& acc, const OpArgs& args) {
+  b.check_operand("dst", dst);
+  b.check_operand("predicate", predicate);
+  b.check_operand("on_true", on_true);
+  auto in = make_instruction(ir::Opcode::Select, dst.shape);
+  in->dst = access_for(b, dst, dst.shape);
+  auto read = [&](const TensorVal& t) { return access_for(b, fit_value(b, dst.shape, on_dst_grid(b, t, dst)), dst.shape); };
+  in->srcs = {read(predicate), read(on_true)};
+  if (const auto* t = std::get_if<TensorVal>(&on_false)) {
+    b.check_operand("on_false", *t);
+    in->srcs.push_back(read(*t));
+  } else if (const auto* o = std::get_if<types::Other>(&on_false); o && o->numeric) {
+    in->imms = {o->value};
+  } else {
+    reject_operand(b, "on_false", on_false);
+  }
+  in->reverse = reverse_pred;
+  in->predicate = predicate_for(b, args, dst.shape.size());
+  attach_accumulator(b, *in, acc);
+  b.emit(std::move(in));
+}
+
+TensorVal range_select(KernelBuilder& b, const TensorVal& on_true, const PipelineStep& first,
+                       const PipelineStep& second, int64_t range_start, double on_false, const Accumulate& acc,
+                       const OpArgs& args) {
+  b.check_operand("on_true_tile", on_true);
+  const TensorVal rows = rows_of(b, on_true);
+  auto in = make_instruction(ir::Opcode::RangeSelect, rows.shape);
+  in->srcs.push_back(access_for(b, rows, rows.shape));
+  for (const PipelineStep* s : {&first, &second}) {
+    const char* name = s == &first ? "bound0" : "bound1";
+    if (ir::info(s->op).kind != ir::AluKind::Compare)
+      b.fail(sema::err_instruction_unsupported_op(std::string(ir::name(s->op)) + " as " +
+                                                  (s == &first ? "comp_op0" : "comp_op1")));
+    if (!s->operand) b.fail(sema::err_operand_cannot_be_none(name));
+    check_immediate(b, name, *s->operand, rows);
+    ir::AluStep step{s->op, -1, 0.0, false};
+    if (const auto* t = std::get_if<TensorVal>(&*s->operand)) {
+      step.src = static_cast<int>(in->srcs.size());
+      in->srcs.push_back(access_for(b, *t, rows.shape));
+    } else {
+      step.imm = std::get<types::Other>(*s->operand).value;
+    }
+    in->steps.push_back(step);
+  }
+  in->imms = {on_false};
+  in->value = ir::AffineExpr::grid(1) + ir::AffineExpr(range_start);
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "range_select"), rows.shape,
+                               args.dtype.value_or(b.tensor(on_true.tensor).dtype), ir::Memory::SBUF);
+  in->dst = access_for(b, dst, rows.shape);
+  in->predicate = predicate_for(b, args, rows.shape.size());
+  attach_accumulator(b, *in, acc);
+  b.emit(std::move(in));
+  return on_true.shape == rows.shape ? dst : reshape_view(b, dst, on_true.shape);
 }
 
 }  // namespace nkic::codegen

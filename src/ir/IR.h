@@ -94,8 +94,8 @@ struct AluStep {
 };
 
 // The engine's reduce accumulator (reduce_cmd): one fp32 register per partition,
-// kept across instructions. An activation, tensor_scalar or select instruction
-// with a command other than `none` folds its result over the free elements
+// kept across instructions. An activation, tensor_scalar, select or range_select
+// instruction with a command other than `none` folds its result over the free elements
 // (reset_reduce: the register restarts with the fold; reduce: it folds on; reset:
 // it is zeroed) and writes the register to extra_dsts[0] (the register) and, when
 // present, extra_dsts[1] (the call's reduce_res). load_reduce: the register
@@ -121,7 +121,9 @@ struct Instruction final : Stmt {
   // `reverse`), see pipeline().
   std::vector<AluStep> steps;
   std::vector<double> imms;
-  bool reverse = false;      // TensorScalar: scalar is the left operand
+  // TensorScalar: scalar is the left operand. Select: on_true where the condition
+  // is zero (reverse_pred).
+  bool reverse = false;
   bool accumulate = false;   // dst <- dst + result (PSUM accumulation, `+=`)
   bool oob_skip = false;     // indirect accesses out of bounds skip the point (oob_mode.skip)
   // TensorReduce: the fold starts from the first element; with `accumulate` it
@@ -132,7 +134,9 @@ struct Instruction final : Stmt {
   double acc_init = 0.0;          // load_reduce's start (tensor_scalar_cumulative: or its last source, a tile)
   bool transpose = false;    // Matmul: a Tensor-Engine transpose (is_transpose); its PSUM dst may be bf16
   Predicate cond;            // AffineSelect: the per-point condition (not a mask)
-  AffineExpr value;          // Iota: the value written at each point
+  // Iota: the value written at each point. RangeSelect: the position its steps
+  // compare with the bounds (range_start + the free element's index).
+  AffineExpr value;
   std::string text;          // Print: the prefix
   // Row instructions (scan, bn_stats, max8, ...): the free extent each access
   // walks per partition (dst, extra_dsts, then srcs); Grid coord 0 is the

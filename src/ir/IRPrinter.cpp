@@ -124,9 +124,10 @@ class Printer : public IRVisitor {
     const bool piped = elementwise && !steps.empty();
     for (size_t i = 0; i < in.srcs.size(); ++i)
       if (!piped || i == 0) ops.push_back(access(in.srcs[i]));
-    if (!piped)
+    // range_select: its data, on_false value and position; its steps compare the position.
+    if (!piped || in.opcode == Opcode::RangeSelect)
       for (double v : in.imms) ops.push_back(fmt_imm(v));
-    if (in.opcode == Opcode::Iota) ops.push_back(expr(in.value));
+    if (in.opcode == Opcode::Iota || in.opcode == Opcode::RangeSelect) ops.push_back(expr(in.value));
     std::string out = join(ops);
     if (!elementwise && in.alu != AluOp::bypass) out += "; " + std::string(ir::name(in.alu));
     for (const AluStep& s : steps) {
@@ -137,6 +138,7 @@ class Printer : public IRVisitor {
       if (ir::info(s.op).arity == 2 && (elementwise || s.src < 0))
         out += " " + (s.src < 0 ? fmt_imm(s.imm) : access(in.srcs.at(s.src)));
     }
+    if (in.opcode == Opcode::Select && in.reverse) out += "; reverse_pred";
     // The accumulator stage last, as the engine applies it: "; reset_reduce add".
     if (in.acc_cmd == AccCmd::reset) out += "; reset";
     else if (in.acc_cmd != AccCmd::none) out += "; " + std::string(ir::name(in.acc_cmd)) + " " + std::string(ir::name(in.acc_op));

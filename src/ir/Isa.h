@@ -52,6 +52,9 @@ enum class Cost : uint8_t { none, dma, matmul, stream, row, collective };
   X(Activate2,          "activate2",              act,  Elementwise, 1, 3, 0, true,  stream)       \
   X(Exponential,        "exponential",            dve,  Elementwise, 1, 2, 0, true,  stream)       \
   X(Select,             "select",                 dve,  Elementwise, 2, 3, 0, true,  stream)       \
+  /* range_select keeps srcs[0] where steps[0] and steps[1] (each comparing `value`, the         \
+     position, with a bound) both hold, else imms[0]. */                                          \
+  X(RangeSelect,        "range_select",           dve,  Elementwise, 1, 3, 1, true,  stream)       \
   X(AffineSelect,       "affine_select",          pool, Elementwise, 1, 1, 1, true,  stream)       \
   X(Iota,               "iota",                   pool, Elementwise, 0, 0, 0, true,  stream)       \
   X(TensorReduce,       "tensor_reduce",          dve,  Reduce,      1, 1, 0, true,  stream)       \

@@ -173,18 +173,34 @@ const int64_t* TileExecutor::int_operand(const InstPlan& p, int k, int64_t m, in
 }
 
 // Per point: 1 where the choice picks operands[0]. A tensor choice is any
-// nonzero (or NaN) element, as logical ops read truth; a condition choice needs
+// nonzero (or NaN) element, as logical ops read truth (a reversed one: a zero
+// element); a condition choice needs
 // every constraint to hold.
 const uint8_t* TileExecutor::choice_mask(const InstPlan& p, int64_t m) {
   uint8_t* mask = mask_.data();
-  if (p.choice == Choice::Tensor) {
+  if (p.choice == Choice::Tensor || p.choice == Choice::TensorZero) {
     gather_float(p.accesses[1].dtype, data_[1], off_[1], step_[1], m, cbuf_.data());
     const float* c = cbuf_.data();
-    for (int64_t i = 0; i < m; ++i) mask[i] = c[i] != 0.0f;
+    const bool zero = p.choice == Choice::TensorZero;
+    for (int64_t i = 0; i < m; ++i) mask[i] = (c[i] != 0.0f) != zero;
     return mask;
   }
   std::fill_n(mask, m, uint8_t{1});
   const int first = static_cast<int>(p.accesses.size());
+  if (p.choice == Choice::Range) {
+    // The position in fp32 (exact below 2^24), each comparison in fp32 as a tensor_tensor's.
+    float* pos = cbuf_.data();
+    for (int64_t i = 0; i < m; ++i) pos[i] = static_cast<float>(off_[first] + i * step_[first]);
+    float* cmp = fuse_[0].data();
+    for (size_t k = 0; k < 2; ++k) {
+      const InstPlan::Operand& o = p.range_bounds[k];
+      if (o.access >= 0) gather_float(p.accesses[o.access].dtype, data_[o.access], off_[o.access], step_[o.access], m, cmp);
+      else std::fill_n(cmp, m, static_cast<float>(o.constant));
+      eval_binary(p.range_ops[k], pos, cmp, cmp, m);
+      for (int64_t i = 0; i < m; ++i) mask[i] &= cmp[i] != 0.0f;
+    }
+    return mask;
+  }
   for (size_t c = 0; c < p.cond_kinds.size(); ++c) {
     const int64_t v = off_[first + c], s = step_[first + c];
     if (p.cond_kinds[c] == ir::CmpKind::Ge) {

@@ -81,8 +81,17 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
       break;
     case Opcode::Matmul: p.operands = {src0, {2, -1, 0.0}}; break;
     case Opcode::Select:
-      p.choice = Choice::Tensor;
+      p.choice = in.reverse ? Choice::TensorZero : Choice::Tensor;
       p.operands = {{2, -1, 0.0}, in.srcs.size() == 3 ? Operand{3, -1, 0.0} : imm(0)};
+      break;
+    case Opcode::RangeSelect:
+      p.choice = Choice::Range;
+      p.forms.push_back(SplitExpr::from(in.value, static_cast<int>(in.shape.size())));
+      for (size_t k = 0; k < 2; ++k) {
+        p.range_ops[k] = in.steps.at(k).op;
+        p.range_bounds[k] = step_operand(in.steps[k]);
+      }
+      p.operands = {src0, imm(0)};
       break;
     case Opcode::AffineSelect:
       p.choice = Choice::Cond;
@@ -192,7 +201,10 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
 
   for (const Operand& o : p.operands)
     if (o.access >= 0) p.reads.push_back(o.access);
-  if (p.choice == Choice::Tensor) p.reads.push_back(1);
+  if (p.choice == Choice::Tensor || p.choice == Choice::TensorZero) p.reads.push_back(1);
+  if (p.choice == Choice::Range)
+    for (const Operand& o : p.range_bounds)
+      if (o.access >= 0) p.reads.push_back(o.access);
   p.accumulate = in.accumulate;
   p.negate = in.negate;
   if (in.accumulate) p.reads.push_back(0);

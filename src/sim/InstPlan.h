@@ -22,8 +22,10 @@ struct InstPlan {
   // encoded value. Float: the op in fp32. Int: the op exactly in int64.
   enum class Path : uint8_t { Move, Fill, Float, Int };
   // Select and AffineSelect pick operands[0] where the choice holds, else
-  // operands[1]; the choice is src0 != 0 (Tensor) or every condition form (Cond).
-  enum class Choice : uint8_t { None, Tensor, Cond };
+  // operands[1]; the choice is src0 != 0 (Tensor), src0 == 0 (TensorZero, a
+  // select with reverse_pred), every condition form (Cond) or both of
+  // range_select's comparisons of the position (forms[0]) with its bounds (Range).
+  enum class Choice : uint8_t { None, Tensor, TensorZero, Cond, Range };
   struct Access {
     int tensor = -1;
     ir::DType dtype = ir::DType::float32;
@@ -58,6 +60,9 @@ struct InstPlan {
   };
   std::vector<Step> steps;
   Choice choice = Choice::None;
+  // Range: each comparison's op and bound (a [P, 1] access or a constant).
+  std::array<ir::AluOp, 2> range_ops{};
+  std::array<Operand, 2> range_bounds{};
   std::vector<int> reads;  // accesses whose memory the instruction reads
   IntFormat format;
   bool accumulate = false;

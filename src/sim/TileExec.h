@@ -118,7 +118,8 @@ class TileExecutor {
   std::vector<float> fbuf_[4];
   std::vector<int64_t> ibuf_[4];
   std::vector<float> cbuf_;
-  // A fused pipeline's running values, alternating between the two.
+  // A fused pipeline's running values, alternating between the two (fuse_[0]:
+  // also range_select's comparisons).
   std::vector<float> fuse_[2];
   std::vector<int64_t> ifuse_[2];
   std::vector<uint8_t> mask_;
