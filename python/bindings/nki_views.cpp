@@ -148,10 +148,8 @@ void bind_nki_views(py::module_& m) {
   m.def("view_name", [](py::handle t) {
     constexpr const char* api = "tensor.name";
     // Reshapes and .ap() views alias the tensor the kernel named.
-    codegen::KernelBuilder& b = builder(api);
-    int id = view_arg(t, api).tensor;
-    while (b.tensor(id).alias_of >= 0) id = b.tensor(id).alias_of;
-    return b.tensor(id).name;
+    const ir::Kernel& k = builder(api).kernel();
+    return k.tensor(k.root(view_arg(t, api).tensor)).name;
   });
 }
 

@@ -37,7 +37,6 @@ class CoreSegments {
   void end_exchange(KernelBuilder& b);
   // Reorders the kernel body; raises when the cores passed different numbers of sync points.
   void finish(KernelBuilder& b);
-  int syncs_of_current() const { return cuts_.empty() ? 0 : static_cast<int>(cuts_.back().size()) - 1; }
 
  private:
   std::vector<std::vector<size_t>> cuts_;  // per core: where each of its segments starts

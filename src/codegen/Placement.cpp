@@ -13,11 +13,6 @@ struct Live {
   int64_t first = -1, last = -1;  // program positions of the first and last use
 };
 
-int root(const ir::Kernel& k, int t) {
-  while (k.tensor(t).alias_of >= 0) t = k.tensor(t).alias_of;
-  return t;
-}
-
 // Numbers instructions in program order; a tensor used in a loop it was declared
 // outside of is live for the whole loop (the next iteration uses it again).
 class Uses {
@@ -31,8 +26,8 @@ class Uses {
         const int64_t at = pos_++;
         auto touch = [&](const ir::Access& a) {
           if (a.tensor < 0) return;
-          use(root(k_, a.tensor), at, at);
-          for (const ir::IndirectIndex& i : a.indirect) use(root(k_, i.index.tensor), at, at);
+          use(k_.root(a.tensor), at, at);
+          for (const ir::IndirectIndex& i : a.indirect) use(k_.root(i.index.tensor), at, at);
         };
         if (in.has_dst()) touch(in.dst);
         for (const ir::Access& a : in.srcs) touch(a);

@@ -190,6 +190,11 @@ struct Kernel {
   Block body;
 
   const TensorDecl& tensor(int id) const { return tensors.at(id); }
+  // The tensor whose bytes `id` names: itself, or what its reshape/view aliases.
+  int root(int id) const {
+    while (tensor(id).alias_of >= 0) id = tensor(id).alias_of;
+    return id;
+  }
   int64_t num_programs() const;
 };
 

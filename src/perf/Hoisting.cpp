@@ -40,11 +40,6 @@ bool fixed_in(const ir::Kernel& k, const ir::Instruction& in, int axis) {
   return true;
 }
 
-int root(const ir::Kernel& k, int t) {
-  while (k.tensor(t).alias_of >= 0) t = k.tensor(t).alias_of;
-  return t;
-}
-
 struct Body {
   std::vector<const ir::Instruction*> order;  // every instruction of the body, nested ones too
   std::vector<bool> direct;
@@ -63,15 +58,15 @@ struct Body {
 
 std::vector<int> written(const ir::Kernel& k, const ir::Instruction& in) {
   std::vector<int> w;
-  if (in.has_dst()) w.push_back(root(k, in.dst.tensor));
-  for (const ir::Access& a : in.extra_dsts) w.push_back(root(k, a.tensor));
+  if (in.has_dst()) w.push_back(k.root(in.dst.tensor));
+  for (const ir::Access& a : in.extra_dsts) w.push_back(k.root(a.tensor));
   return w;
 }
 
 std::vector<int> read(const ir::Kernel& k, const ir::Instruction& in) {
   std::vector<int> r;
-  for (const ir::Access& a : in.srcs) r.push_back(root(k, a.tensor));
-  if (in.accumulate && in.has_dst()) r.push_back(root(k, in.dst.tensor));
+  for (const ir::Access& a : in.srcs) r.push_back(k.root(a.tensor));
+  if (in.accumulate && in.has_dst()) r.push_back(k.root(in.dst.tensor));
   return r;
 }
 

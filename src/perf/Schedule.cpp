@@ -57,10 +57,7 @@ Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
   }
 }
 
-int Schedule::root(int id) const {
-  while (k_.tensor(id).alias_of >= 0) id = k_.tensor(id).alias_of;
-  return id;
-}
+int Schedule::root(int id) const { return k_.root(id); }
 
 void Schedule::read(int tensor, const Box& b, double& ready, int64_t& dep) const {
   for (const Region& r : regions_[root(tensor)])

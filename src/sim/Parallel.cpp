@@ -72,10 +72,7 @@ void ParallelRegion::drop_private() {
   shared_.erase(std::unique(shared_.begin(), shared_.end()), shared_.end());
 }
 
-int ParallelRegion::root(int t) const {
-  while (k_.tensor(t).alias_of >= 0) t = k_.tensor(t).alias_of;
-  return t;
-}
+int ParallelRegion::root(int t) const { return k_.root(t); }
 
 void ParallelRegion::scan(const ir::Block& b) {
   for (const ir::StmtPtr& s : b) {
