@@ -17,11 +17,6 @@ namespace nkic::py_bind {
 
 namespace {
 
-types::TensorVal tile_arg(py::handle h, const char* what) {
-  if (!is_tensor(h)) sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected a tile"));
-  return unwrap<PyTensor>(h).v;
-}
-
 codegen::KernelBuilder& nisa(const char* api) { return trace::TraceContext::nki_ctx(api).builder(); }
 
 ir::AluOp alu_arg(const std::string& op) {
@@ -51,7 +46,7 @@ struct AccArgs {
   AccArgs(int cmd, ir::AluOp op, py::handle reduce_res) {
     acc.cmd = acc_cmd(cmd);
     acc.op = op;
-    if (!reduce_res.is_none()) res = tile_arg(reduce_res, "reduce_res");
+    if (!reduce_res.is_none()) res = tensor_arg(reduce_res, "reduce_res");
     acc.res = res ? &*res : nullptr;
   }
 };
@@ -62,7 +57,7 @@ void bind_accumulating(py::module_& m) {
     codegen::KernelBuilder& b = nisa("nisa.exponential");
     AccArgs a(cmd, ir::AluOp::add, reduce_res);
     a.acc.init = number_arg(reduce_init, "reduce_init", "nisa.exponential");
-    return wrap_tensor(codegen::exponential(b, tile_arg(dst, "dst"), tile_arg(src, "src"), to_value(max_value), a.acc));
+    return wrap_tensor(codegen::exponential(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), to_value(max_value), a.acc));
   });
   m.def("activate2", [](py::handle dst, const std::string& op, py::handle data, py::handle imm0, py::handle imm1,
                         const std::string& op0, const std::string& op1, py::handle relu_param, bool reverse0,
@@ -72,7 +67,7 @@ void bind_accumulating(py::module_& m) {
     AccArgs a(cmd, alu_arg(reduce_op), reduce_res);
     if (a.acc.cmd == ir::AccCmd::load_reduce)
       b.fail(sema::err_unsupported_args("nisa.activate2", "the Scalar Engine's accumulator has no load_reduce"));
-    return wrap_tensor(codegen::activate2(b, tile_arg(dst, "dst"), alu_arg(op), tile_arg(data, "data"),
+    return wrap_tensor(codegen::activate2(b, tensor_arg(dst, "dst"), alu_arg(op), tensor_arg(data, "data"),
                                           {alu_arg(op0), to_value(imm0), reverse0}, {alu_arg(op1), to_value(imm1), reverse1},
                                           a.acc));
   });
@@ -81,18 +76,18 @@ void bind_accumulating(py::module_& m) {
     codegen::KernelBuilder& b = nisa("nisa.tensor_scalar_cumulative");
     std::optional<types::Value> init;
     if (!imm1.is_none()) init = to_value(imm1);
-    return wrap_tensor(codegen::tensor_scalar_cumulative(b, tile_arg(dst, "dst"), tile_arg(src, "src"),
+    return wrap_tensor(codegen::tensor_scalar_cumulative(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"),
                                                          {alu_arg(op0), to_value(imm0), false}, alu_arg(op1), init,
                                                          acc_cmd(cmd)));
   });
   m.def("topk", [](py::handle val_dst, py::handle idx_dst, py::handle src, py::handle n) {
     codegen::KernelBuilder& b = nisa("nisa.topk");
-    return wrap_tensor(codegen::topk(b, tile_arg(val_dst, "val_dst"), tile_arg(idx_dst, "idx_dst"), tile_arg(src, "src"),
+    return wrap_tensor(codegen::topk(b, tensor_arg(val_dst, "val_dst"), tensor_arg(idx_dst, "idx_dst"), tensor_arg(src, "src"),
                                      int_arg(n, "n", "nisa.topk")));
   });
   m.def("nonzero_with_count", [](py::handle dst, py::handle src, py::handle index_offset, py::handle padding_val) {
     codegen::KernelBuilder& b = nisa("nisa.nonzero_with_count");
-    return wrap_tensor(codegen::nonzero_with_count(b, tile_arg(dst, "dst"), tile_arg(src, "src"),
+    return wrap_tensor(codegen::nonzero_with_count(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"),
                                                    int_arg(index_offset, "index_offset", "nisa.nonzero_with_count"),
                                                    int_arg(padding_val, "padding_val", "nisa.nonzero_with_count")));
   });
@@ -100,20 +95,20 @@ void bind_accumulating(py::module_& m) {
 
 void bind_random(py::module_& m) {
   m.def("rng", [](py::handle dst, int engine) {
-    return wrap_tensor(codegen::rng(nisa("nisa.rng"), tile_arg(dst, "dst"), ir::engine_from_nki(engine)));
+    return wrap_tensor(codegen::rng(nisa("nisa.rng"), tensor_arg(dst, "dst"), ir::engine_from_nki(engine)));
   });
   m.def("rand2", [](py::handle dst, py::handle min, py::handle max) {
-    return wrap_tensor(codegen::rand2(nisa("nisa.rand2"), tile_arg(dst, "dst"), to_value(min), to_value(max)));
+    return wrap_tensor(codegen::rand2(nisa("nisa.rand2"), tensor_arg(dst, "dst"), to_value(min), to_value(max)));
   });
   m.def("set_rng_seed", [](py::handle seeds) {
-    codegen::set_rng_seed(nisa("nisa.set_rng_seed"), tile_arg(seeds, "src_seeds"));
+    codegen::set_rng_seed(nisa("nisa.set_rng_seed"), tensor_arg(seeds, "src_seeds"));
   });
   m.def("rand_set_state", [](py::handle seeds, int engine) {
-    codegen::rand_set_state(nisa("nisa.rand_set_state"), tile_arg(seeds, "src_seeds"), ir::engine_from_nki(engine));
+    codegen::rand_set_state(nisa("nisa.rand_set_state"), tensor_arg(seeds, "src_seeds"), ir::engine_from_nki(engine));
   });
   m.def("rand_get_state", [](py::handle dst, int engine) {
     return wrap_tensor(
-        codegen::rand_get_state(nisa("nisa.rand_get_state"), tile_arg(dst, "dst"), ir::engine_from_nki(engine)));
+        codegen::rand_get_state(nisa("nisa.rand_get_state"), tensor_arg(dst, "dst"), ir::engine_from_nki(engine)));
   });
 }
 
@@ -125,32 +120,32 @@ void bind_nki_api(py::module_& m) {
   // produce() builds the instruction(s) into a fresh result; they then write dst.
   m.def("write_into", [](py::handle dst, const py::function& produce) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa").builder();
-    types::TensorVal d = tile_arg(dst, "dst");
+    types::TensorVal d = tensor_arg(dst, "dst");
     codegen::DestinationMark mark = codegen::begin_destination(b);
     py::object result = produce();
-    codegen::write_into(b, mark, tile_arg(result, "result"), d);
+    codegen::write_into(b, mark, tensor_arg(result, "result"), d);
   });
   m.def("matmul_into", [](py::handle dst, const py::function& produce, std::optional<bool> accumulate) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa.nc_matmul").builder();
-    types::TensorVal d = tile_arg(dst, "dst");
+    types::TensorVal d = tensor_arg(dst, "dst");
     codegen::DestinationMark mark = codegen::begin_destination(b);
     py::object result = produce();
-    codegen::matmul_into(b, mark, tile_arg(result, "result"), d, accumulate);
+    codegen::matmul_into(b, mark, tensor_arg(result, "result"), d, accumulate);
   });
   m.def("check_dma_copy", [](py::handle dst, py::handle src, bool hwdge) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa.dma_copy").builder();
-    codegen::check_dma_copy(b, tile_arg(dst, "dst"), tile_arg(src, "src"), hwdge);
+    codegen::check_dma_copy(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), hwdge);
   });
   m.def("check_memset_value", [](py::handle dst, py::handle value) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa.memset").builder();
     if (!PyNumber_Check(value.ptr()) || is_traced(value))
       sema::fail(sema::err_unexpected_type_of_operand("value", "'" + py_type_name(value) + "', expected a number"));
     bool integer = PyIndex_Check(value.ptr()) != 0;  // int, bool and numpy integers; not floats
-    codegen::check_memset_value(b, tile_arg(dst, "dst"), value.cast<double>(), integer);
+    codegen::check_memset_value(b, tensor_arg(dst, "dst"), value.cast<double>(), integer);
   });
   m.def("check_address", [](py::handle t, int64_t partition, int64_t free_offset) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nl.ndarray").builder();
-    codegen::check_address(b, tile_arg(t, "tensor"), partition, free_offset);
+    codegen::check_address(b, tensor_arg(t, "tensor"), partition, free_offset);
   });
   // kernel[n] of the current API: the body traced once per core (codegen/Cores.h).
   m.def("lnc_begin_core", [](int c) {
@@ -175,10 +170,10 @@ void bind_nki_api(py::module_& m) {
     b.cores->finish(b);
   });
   m.def("check_core_barrier", [](py::handle data, const std::vector<int64_t>& cores, int n) {
-    codegen::check_core_barrier(nisa("nisa.core_barrier"), tile_arg(data, "data"), cores, n);
+    codegen::check_core_barrier(nisa("nisa.core_barrier"), tensor_arg(data, "data"), cores, n);
   });
   m.def("check_sendrecv", [](py::handle src, py::handle dst, int64_t send_to, int64_t recv_from, int self, int n) {
-    codegen::check_sendrecv(nisa("nisa.sendrecv"), tile_arg(src, "src"), tile_arg(dst, "dst"), send_to, recv_from,
+    codegen::check_sendrecv(nisa("nisa.sendrecv"), tensor_arg(src, "src"), tensor_arg(dst, "dst"), send_to, recv_from,
                             self, n);
   });
   m.def("check_sendrecv_pairs", [](const std::vector<std::array<int64_t, 3>>& pairs) {
@@ -188,7 +183,7 @@ void bind_nki_api(py::module_& m) {
   m.def("check_outputs", [](py::list outputs) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nki.jit").builder();
     std::vector<types::TensorVal> ts;
-    for (py::handle h : outputs) ts.push_back(tile_arg(h, "output"));
+    for (py::handle h : outputs) ts.push_back(tensor_arg(h, "output"));
     codegen::check_outputs_shared_hbm(b, ts);
   });
   // A construct outside the accepted Python subset, found by the front end's AST walk.
@@ -207,8 +202,8 @@ void bind_nki_api(py::module_& m) {
                       py::handle scalar_offset, py::handle vector_offset, int indirect_dim, py::handle dtype) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("tensor.ap").builder();
     std::optional<codegen::ApIndirect> ind;
-    if (!scalar_offset.is_none()) ind = codegen::ApIndirect{tile_arg(scalar_offset, "scalar_offset"), false, indirect_dim};
-    if (!vector_offset.is_none()) ind = codegen::ApIndirect{tile_arg(vector_offset, "vector_offset"), true, indirect_dim};
+    if (!scalar_offset.is_none()) ind = codegen::ApIndirect{tensor_arg(scalar_offset, "scalar_offset"), false, indirect_dim};
+    if (!vector_offset.is_none()) ind = codegen::ApIndirect{tensor_arg(vector_offset, "vector_offset"), true, indirect_dim};
     std::optional<ir::DType> d;
     if (!dtype.is_none()) {
       d = ir::dtype_from_name(dtype.cast<std::string>());
@@ -216,7 +211,7 @@ void bind_nki_api(py::module_& m) {
     }
     std::optional<ir::AffineExpr> start;
     if (offset) start = ir::AffineExpr(*offset);
-    return wrap_tensor(codegen::ap_view(b, tile_arg(t, "tensor"), pattern, start, ind, d));
+    return wrap_tensor(codegen::ap_view(b, tensor_arg(t, "tensor"), pattern, start, ind, d));
   });
 }
 

@@ -15,11 +15,8 @@ namespace {
 
 codegen::KernelBuilder& builder(const char* api) { return trace::TraceContext::nki_ctx(api).builder(); }
 
-types::TensorVal view_arg(py::handle h, const char* api, const char* what = "self") {
-  if (!is_tensor(h))
-    sema::fail(sema::err_unexpected_type_of_operand(std::string(api) + " " + what,
-                                                    "'" + py_type_name(h) + "', expected a tensor"));
-  return unwrap<PyTensor>(h).v;
+const types::TensorVal& view_arg(py::handle h, const char* api, const char* what = "self") {
+  return tensor_arg(h, std::string(api) + " " + what, "a tensor");
 }
 
 std::vector<int64_t> ints_arg(py::handle h, const char* what, const char* api) {

@@ -18,11 +18,6 @@ ir::AluOp alu_of(const std::string& op) {
   sema::fail(sema::err_instruction_unsupported_op(op));
 }
 
-types::TensorVal tensor_of(py::handle h, const char* what) {
-  if (!py::isinstance<PyTensor>(h))
-    sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected a tile"));
-  return h.cast<const PyTensor&>().v;
-}
 
 // A call's shared keyword arguments; the mask is stored alongside so OpArgs can point at it.
 struct Args {
@@ -62,7 +57,7 @@ std::vector<codegen::PipelineStep> steps_of(py::list steps) {
 
 const types::TensorVal* optional_tensor(py::handle h, const char* what, std::optional<types::TensorVal>& slot) {
   if (h.is_none()) return nullptr;
-  slot = tensor_of(h, what);
+  slot = tensor_arg(h, what);
   return &*slot;
 }
 
@@ -81,12 +76,12 @@ codegen::Accumulate accumulate_of(py::handle op, py::handle res, int cmd, std::o
 
 void bind_ops_api(py::module_& m) {
   m.def("reshape_view", [](py::handle t, std::vector<int64_t> shape) {
-    return wrap_tensor(codegen::reshape_view(builder("reshape"), tensor_of(t, "tensor"), std::move(shape)));
+    return wrap_tensor(codegen::reshape_view(builder("reshape"), tensor_arg(t, "tensor"), std::move(shape)));
   });
   m.def("dtype_view", [](py::handle t, const std::string& dtype) {
     auto d = ir::dtype_from_name(dtype);
     if (!d) sema::fail(sema::err_unsupported_dtype("'" + dtype + "'"));
-    return wrap_tensor(codegen::dtype_view(builder("view"), tensor_of(t, "tensor"), *d));
+    return wrap_tensor(codegen::dtype_view(builder("view"), tensor_arg(t, "tensor"), *d));
   });
   m.def("shared_constant", [](std::vector<int64_t> shape, const std::string& dtype, std::vector<double> values,
                               const std::string& api) {
@@ -98,19 +93,19 @@ void bind_ops_api(py::module_& m) {
   m.def("gather_flattened", [](py::handle data, py::handle indices, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("nl.gather_flattened");
     Args a(mask, dtype);
-    return wrap_tensor(codegen::gather_flattened(b, tensor_of(data, "data"), tensor_of(indices, "indices"), a.op));
+    return wrap_tensor(codegen::gather_flattened(b, tensor_arg(data, "data"), tensor_arg(indices, "indices"), a.op));
   });
   m.def("atomic_rmw", [](py::handle dst, py::handle value, const std::string& op, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.atomic_rmw");
     Args a(mask, py::none());
-    codegen::atomic_rmw(b, tensor_of(dst, "dst"), to_value(value), alu_of(op), a.op);
+    codegen::atomic_rmw(b, tensor_arg(dst, "dst"), to_value(value), alu_of(op), a.op);
   });
   m.def("assign", [](py::handle dst, py::handle value, py::handle mask, bool accumulate, bool oob_skip) {
     codegen::KernelBuilder& b = builder("nisa.dma_copy");
     Args a(mask, py::none());
     a.op.oob_skip = oob_skip;
     a.op.engine = ir::Engine::dma;
-    codegen::assign(b, tensor_of(dst, "dst"), to_value(value), accumulate, a.op);
+    codegen::assign(b, tensor_arg(dst, "dst"), to_value(value), accumulate, a.op);
   });
   m.def("loop_reduce", [](py::handle dst, py::handle x, const std::string& op, py::list loop_vars, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.loop_reduce");
@@ -122,7 +117,7 @@ void bind_ops_api(py::module_& m) {
       if (!iv) sema::fail(sema::err_unexpected_type_of_operand("loop_indices", "not a loop variable"));
       ivs.push_back(*iv);
     }
-    codegen::loop_reduce(b, tensor_of(dst, "dst"), tensor_of(x, "x"), alu_of(op), ivs, a.op);
+    codegen::loop_reduce(b, tensor_arg(dst, "dst"), tensor_arg(x, "x"), alu_of(op), ivs, a.op);
   });
   m.def("rand", [](std::vector<int64_t> shape, const std::string& dtype, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.rand");
@@ -134,73 +129,73 @@ void bind_ops_api(py::module_& m) {
                          py::handle dtype) {
     codegen::KernelBuilder& b = builder("nl.all_reduce");
     Args a(mask, dtype);
-    return wrap_tensor(codegen::all_reduce(b, tensor_of(x, "x"), alu_of(op), axes, a.op));
+    return wrap_tensor(codegen::all_reduce(b, tensor_arg(x, "x"), alu_of(op), axes, a.op));
   });
   m.def("device_print", [](const std::string& prefix, py::handle x, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.device_print");
     Args a(mask, py::none());
-    codegen::device_print(b, prefix, tensor_of(x, "x"), a.op);
+    codegen::device_print(b, prefix, tensor_arg(x, "x"), a.op);
   });
   m.def("broadcast_view", [](py::handle t, std::vector<int64_t> shape) {
-    return wrap_tensor(codegen::broadcast_view(builder("broadcast_to"), tensor_of(t, "src"), shape));
+    return wrap_tensor(codegen::broadcast_view(builder("broadcast_to"), tensor_arg(t, "src"), shape));
   });
   m.def("expand_dims_view", [](py::handle t, int64_t axis) {
-    return wrap_tensor(codegen::expand_dims_view(builder("expand_dims"), tensor_of(t, "data"), axis));
+    return wrap_tensor(codegen::expand_dims_view(builder("expand_dims"), tensor_arg(t, "data"), axis));
   });
   m.def("reduce", [](const std::string& api, const std::string& op, py::handle x, std::vector<int64_t> axes,
                      bool keepdims, bool negate, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder(api);
     Args a(mask, dtype);
-    return wrap_tensor(codegen::reduce(b, alu_of(op), tensor_of(x, "x"), std::move(axes), keepdims, a.op, negate));
+    return wrap_tensor(codegen::reduce(b, alu_of(op), tensor_arg(x, "x"), std::move(axes), keepdims, a.op, negate));
   });
   m.def("mean", [](py::handle x, std::vector<int64_t> axes, bool keepdims, py::handle mask, py::handle dtype) {
     Args a(mask, dtype);
-    return wrap_tensor(codegen::mean(builder("nl.mean"), tensor_of(x, "x"), axes, keepdims, a.op));
+    return wrap_tensor(codegen::mean(builder("nl.mean"), tensor_arg(x, "x"), axes, keepdims, a.op));
   });
   m.def("var", [](py::handle x, std::vector<int64_t> axes, py::handle mask, py::handle dtype) {
     Args a(mask, dtype);
-    return wrap_tensor(codegen::variance(builder("nl.var"), tensor_of(x, "x"), axes, a.op));
+    return wrap_tensor(codegen::variance(builder("nl.var"), tensor_arg(x, "x"), axes, a.op));
   });
   m.def("softmax", [](py::handle x, std::vector<int64_t> axes, py::handle compute, py::handle mask, py::handle dtype) {
     Args a(mask, dtype), c(py::none(), compute);
-    return wrap_tensor(codegen::softmax(builder("nl.softmax"), tensor_of(x, "x"), axes, c.op.dtype, a.op));
+    return wrap_tensor(codegen::softmax(builder("nl.softmax"), tensor_arg(x, "x"), axes, c.op.dtype, a.op));
   });
   m.def("rms_norm", [](py::handle x, py::handle w, std::vector<int64_t> axes, double n, double epsilon,
                        py::handle compute, py::handle mask, py::handle dtype) {
     Args a(mask, dtype), c(py::none(), compute);
-    return wrap_tensor(codegen::rms_norm(builder("nl.rms_norm"), tensor_of(x, "x"), to_value(w), axes, n, epsilon,
+    return wrap_tensor(codegen::rms_norm(builder("nl.rms_norm"), tensor_arg(x, "x"), to_value(w), axes, n, epsilon,
                                          c.op.dtype, a.op));
   });
   m.def("partition_reduce", [](const std::string& op, py::handle data, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("nisa.tensor_partition_reduce");
     Args a(mask, dtype);
-    return wrap_tensor(codegen::partition_reduce(b, alu_of(op), tensor_of(data, "data"), a.op));
+    return wrap_tensor(codegen::partition_reduce(b, alu_of(op), tensor_arg(data, "data"), a.op));
   });
   m.def("local_gather", [](py::handle src, py::handle index, int64_t num_elem, std::optional<int64_t> num_valid,
                            py::handle mask) {
     codegen::KernelBuilder& b = builder("nisa.local_gather");
     Args a(mask, py::none());
-    return wrap_tensor(codegen::local_gather(b, tensor_of(src, "src_buffer"), tensor_of(index, "index"), num_elem,
+    return wrap_tensor(codegen::local_gather(b, tensor_arg(src, "src_buffer"), tensor_arg(index, "index"), num_elem,
                                              num_valid, a.op));
   });
   m.def("nc_matmul", [](py::handle stationary, py::handle moving, py::handle mask, bool double_row, bool is_transpose) {
     codegen::KernelBuilder& b = builder("nisa.nc_matmul");
     Args a(mask, py::none());
-    const types::TensorVal s = tensor_of(stationary, "stationary"), mv = tensor_of(moving, "moving");
+    const types::TensorVal s = tensor_arg(stationary, "stationary"), mv = tensor_arg(moving, "moving");
     return wrap_tensor(double_row ? codegen::nc_matmul_double_row(b, s, mv, a.op) : codegen::nc_matmul(b, s, mv, a.op, is_transpose));
   });
   // The element-count companions for the ops the Python layer composes.
   m.def("assert_elements_per_partition", [](py::handle t, const std::string& operand, int64_t min_size,
                                             int64_t max_size) {
     codegen::KernelBuilder& b = builder("");  // the API in flight is the composing nisa.* call
-    const types::TensorVal v = tensor_of(t, operand.c_str());
+    const types::TensorVal v = tensor_arg(t, operand.c_str());
     int64_t n = 1;
     for (size_t d = 1; d < v.shape.size(); ++d) n *= v.shape[d];
     sema::assert_elements_per_partition(n, min_size, max_size, operand, b.api(), b.raiser());
   });
   m.def("engine_accumulator", [] { return wrap_tensor(builder("").engine_accumulator()); });
   m.def("check_operand", [](py::handle t, const std::string& operand) {
-    builder("").check_operand(operand.c_str(), tensor_of(t, operand.c_str()));
+    builder("").check_operand(operand.c_str(), tensor_arg(t, operand.c_str()));
   });
   m.def("tile_sizes", [] {
     trace::TraceContext* c = trace::TraceContext::current();
@@ -215,42 +210,42 @@ void bind_ops_api(py::module_& m) {
   m.def("tensor_copy_dynamic_src", [](py::handle src, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("nisa.tensor_copy_dynamic_src");
     Args a(mask, dtype);
-    return wrap_tensor(codegen::tensor_copy_dynamic_src(b, tensor_of(src, "src"), a.op));
+    return wrap_tensor(codegen::tensor_copy_dynamic_src(b, tensor_arg(src, "src"), a.op));
   });
   m.def("tensor_copy_dynamic_dst", [](py::handle dst, py::handle src, py::handle mask) {
     codegen::KernelBuilder& b = builder("nisa.tensor_copy_dynamic_dst");
     Args a(mask, py::none());
-    codegen::tensor_copy_dynamic_dst(b, tensor_of(dst, "dst"), tensor_of(src, "src"), a.op);
+    codegen::tensor_copy_dynamic_dst(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), a.op);
   });
   m.def("quantize_mx", [](py::handle dst, py::handle src, py::handle dst_scale) {
     codegen::KernelBuilder& b = builder("nisa.quantize_mx");
-    codegen::quantize_mx(b, tensor_of(dst, "dst"), tensor_of(src, "src"), tensor_of(dst_scale, "dst_scale"));
+    codegen::quantize_mx(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), tensor_arg(dst_scale, "dst_scale"));
   });
   m.def("nc_matmul_mx", [](py::handle dst, py::handle stationary, py::handle moving, py::handle stationary_scale,
                            py::handle moving_scale) {
     codegen::KernelBuilder& b = builder("nisa.nc_matmul_mx");
-    codegen::nc_matmul_mx(b, tensor_of(dst, "dst"), tensor_of(stationary, "stationary"), tensor_of(moving, "moving"),
-                          tensor_of(stationary_scale, "stationary_scale"), tensor_of(moving_scale, "moving_scale"));
+    codegen::nc_matmul_mx(b, tensor_arg(dst, "dst"), tensor_arg(stationary, "stationary"), tensor_arg(moving, "moving"),
+                          tensor_arg(stationary_scale, "stationary_scale"), tensor_arg(moving_scale, "moving_scale"));
   });
   m.def("matmul", [](py::handle x, py::handle y, bool transpose_x, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.matmul");
     Args a(mask, py::none());
-    return wrap_tensor(codegen::matmul(b, tensor_of(x, "x"), tensor_of(y, "y"), transpose_x, a.op));
+    return wrap_tensor(codegen::matmul(b, tensor_arg(x, "x"), tensor_arg(y, "y"), transpose_x, a.op));
   });
   m.def("transpose", [](const std::string& api, py::handle x, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder(api);
     Args a(mask, dtype);
-    return wrap_tensor(codegen::transpose(b, tensor_of(x, "x"), a.op));
+    return wrap_tensor(codegen::transpose(b, tensor_arg(x, "x"), a.op));
   });
   m.def("check_bn_stats", [](py::handle data, py::handle mask) {
     codegen::KernelBuilder& b = builder("nisa.bn_stats");
     Args a(mask, py::none());
-    codegen::check_bn_stats(b, tensor_of(data, "data"), a.op);
+    codegen::check_bn_stats(b, tensor_arg(data, "data"), a.op);
   });
   m.def("vector_transpose", [](py::handle x, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("nisa.nc_transpose");
     Args a(mask, dtype);
-    return wrap_tensor(codegen::vector_transpose(b, tensor_of(x, "data"), a.op));
+    return wrap_tensor(codegen::vector_transpose(b, tensor_arg(x, "data"), a.op));
   });
   m.def("iota", [](py::handle expr, const std::string& dtype, py::handle mask) {
     codegen::KernelBuilder& b = builder("nisa.iota");
@@ -274,12 +269,12 @@ void bind_ops_api(py::module_& m) {
     if (mp->dnf.size() == 1 && mp->dnf[0].size() > 1)
       sema::fail(sema::err_unsupported_expression_in_mask(
           "affine_select takes a single comparison; combine conditions with nl.where instead of '&'"));
-    return wrap_tensor(codegen::affine_select(b, *mp, tensor_of(on_true, "on_true_tile"), on_false, a.op));
+    return wrap_tensor(codegen::affine_select(b, *mp, tensor_arg(on_true, "on_true_tile"), on_false, a.op));
   });
   m.def("where", [](py::handle cond, py::handle x, py::handle y, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("nl.where");
     Args a(mask, dtype);
-    return wrap_tensor(codegen::where(b, tensor_of(cond, "condition"), to_value(x), to_value(y), a.op));
+    return wrap_tensor(codegen::where(b, tensor_arg(cond, "condition"), to_value(x), to_value(y), a.op));
   });
   // The ISA instructions with several ALU stages or a per-partition walk: one IR
   // instruction each (the API in flight names them in diagnostics).
@@ -289,7 +284,7 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, dtype);
     auto op = ir::opcode_from_name(opcode);
     if (!op) sema::fail(sema::err_instruction_unsupported_op(opcode));
-    return wrap_tensor(codegen::isa_pipeline(b, *op, tensor_of(data, "data"), steps_of(steps), a.op,
+    return wrap_tensor(codegen::isa_pipeline(b, *op, tensor_arg(data, "data"), steps_of(steps), a.op,
                                              ir::engine_from_nki(engine)));
   });
   m.def("activation", [](const std::string& op, py::handle data, py::handle bias, py::handle scale, py::handle reduce_op,
@@ -301,7 +296,7 @@ void bind_ops_api(py::module_& m) {
     std::optional<types::TensorVal> res_slot;
     codegen::Accumulate acc = accumulate_of(reduce_op, reduce_res, reduce_cmd, res_slot);
     const std::optional<types::Value> bv = bias.is_none() ? std::nullopt : std::optional(to_value(bias));
-    return wrap_tensor(codegen::activation(b, alu_of(op), tensor_of(data, "data"), bv, to_value(scale), acc, a.op));
+    return wrap_tensor(codegen::activation(b, alu_of(op), tensor_arg(data, "data"), bv, to_value(scale), acc, a.op));
   });
   m.def("tensor_scalar", [](py::handle data, py::list steps, py::handle reduce_op, py::handle reduce_res,
                             int reduce_cmd, py::handle mask, py::handle dtype, int engine) {
@@ -310,7 +305,7 @@ void bind_ops_api(py::module_& m) {
     a.op.engine = ir::engine_from_nki(engine);
     std::optional<types::TensorVal> res_slot;
     codegen::Accumulate acc = accumulate_of(reduce_op, reduce_res, reduce_cmd, res_slot);
-    return wrap_tensor(codegen::tensor_scalar(b, tensor_of(data, "data"), steps_of(steps), acc, a.op));
+    return wrap_tensor(codegen::tensor_scalar(b, tensor_arg(data, "data"), steps_of(steps), acc, a.op));
   });
   m.def("select_reduce", [](py::handle dst, py::handle predicate, py::handle on_true, py::handle on_false,
                             bool reverse_pred, py::handle reduce_op, py::handle reduce_res, int reduce_cmd,
@@ -321,7 +316,7 @@ void bind_ops_api(py::module_& m) {
     codegen::Accumulate acc = accumulate_of(reduce_op, reduce_res, reduce_cmd, res_slot);
     if (acc.cmd != ir::AccCmd::none && reduce_op.is_none())
       b.fail(sema::err_operand_cannot_be_none("reduce_op"));
-    codegen::select_reduce(b, tensor_of(dst, "dst"), tensor_of(predicate, "predicate"), tensor_of(on_true, "on_true"),
+    codegen::select_reduce(b, tensor_arg(dst, "dst"), tensor_arg(predicate, "predicate"), tensor_arg(on_true, "on_true"),
                            to_value(on_false), reverse_pred, acc, a.op);
   });
   m.def("range_select", [](py::handle on_true, py::handle comp_op0, py::handle comp_op1, py::handle bound0,
@@ -335,42 +330,42 @@ void bind_ops_api(py::module_& m) {
     std::optional<types::TensorVal> res_slot;
     codegen::Accumulate acc = accumulate_of(reduce_op, reduce_res, reduce_cmd, res_slot);
     if (acc.cmd != ir::AccCmd::none && reduce_op.is_none()) b.fail(sema::err_operand_cannot_be_none("reduce_op"));
-    return wrap_tensor(codegen::range_select(b, tensor_of(on_true, "on_true_tile"), step_of(comp_op0, bound0, false),
+    return wrap_tensor(codegen::range_select(b, tensor_arg(on_true, "on_true_tile"), step_of(comp_op0, bound0, false),
                                              step_of(comp_op1, bound1, false), range_start, number->value, acc, a.op));
   });
   m.def("tensor_tensor_scan", [](py::handle data0, py::handle data1, py::handle initial, py::handle op0,
                                  py::handle op1, bool reverse0, bool reverse1, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("");
     Args a(mask, dtype);
-    return wrap_tensor(codegen::tensor_tensor_scan(b, tensor_of(data0, "data0"), tensor_of(data1, "data1"),
+    return wrap_tensor(codegen::tensor_tensor_scan(b, tensor_arg(data0, "data0"), tensor_arg(data1, "data1"),
                                                    to_value(initial), step_of(op0, py::none(), reverse0),
                                                    step_of(op1, py::none(), reverse1), a.op));
   });
   m.def("bn_stats", [](py::handle data, py::handle mask, py::handle dtype) {
     Args a(mask, dtype);
-    return wrap_tensor(codegen::bn_stats(builder(""), tensor_of(data, "data"), a.op));
+    return wrap_tensor(codegen::bn_stats(builder(""), tensor_arg(data, "data"), a.op));
   });
   m.def("bn_aggr", [](py::handle data, py::handle mask, py::handle dtype) {
     Args a(mask, dtype);
-    return wrap_tensor(codegen::bn_aggr(builder(""), tensor_of(data, "data"), a.op));
+    return wrap_tensor(codegen::bn_aggr(builder(""), tensor_arg(data, "data"), a.op));
   });
   m.def("sequence_bounds", [](py::handle ids, py::handle dtype) {
     Args a(py::none(), dtype);
-    return wrap_tensor(codegen::sequence_bounds(builder(""), tensor_of(ids, "segment_ids"), a.op));
+    return wrap_tensor(codegen::sequence_bounds(builder(""), tensor_arg(ids, "segment_ids"), a.op));
   });
   m.def("max8", [](py::handle src, py::handle mask, py::handle dtype) {
     Args a(mask, dtype);
-    return wrap_tensor(codegen::max8(builder(""), tensor_of(src, "src"), a.op));
+    return wrap_tensor(codegen::max8(builder(""), tensor_arg(src, "src"), a.op));
   });
   m.def("find_index8", [](py::handle data, py::handle vals, py::handle mask, py::handle dtype) {
     Args a(mask, dtype);
-    return wrap_tensor(codegen::find_index8(builder(""), tensor_of(data, "data"), tensor_of(vals, "vals"), a.op));
+    return wrap_tensor(codegen::find_index8(builder(""), tensor_arg(data, "data"), tensor_arg(vals, "vals"), a.op));
   });
   m.def("match_replace8", [](py::handle data, py::handle vals, double imm, py::handle dst_idx, py::handle mask,
                              py::handle dtype) {
     Args a(mask, dtype);
     std::optional<types::TensorVal> idx;
-    return wrap_tensor(codegen::match_replace8(builder(""), tensor_of(data, "data"), tensor_of(vals, "vals"), imm,
+    return wrap_tensor(codegen::match_replace8(builder(""), tensor_arg(data, "data"), tensor_arg(vals, "vals"), imm,
                                                optional_tensor(dst_idx, "dst_idx", idx), a.op));
   });
 }

@@ -34,11 +34,6 @@ ir::Memory memory_of(const std::string& name) {
   sema::fail(sema::err_unsupported_buffer(name));
 }
 
-const types::TensorVal& tensor_arg(py::handle h, const char* what) {
-  if (!is_tensor(h))
-    sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected a tensor"));
-  return unwrap<PyTensor>(h).v;
-}
 
 // mask= and dtype= keyword arguments; the MaskVal lives in `storage`.
 codegen::OpArgs op_args(py::handle mask, py::handle dtype, std::optional<types::MaskVal>& storage) {
@@ -86,7 +81,7 @@ py::object load_call(py::handle src, py::handle mask, py::handle dtype, bool oob
   std::optional<types::MaskVal> ms;
   codegen::OpArgs a = op_args(mask, dtype, ms);
   a.oob_skip = oob_skip;
-  return wrap_tensor(codegen::load(c.builder(), tensor_arg(src, "src"), a));
+  return wrap_tensor(codegen::load(c.builder(), tensor_arg(src, "src", "a tensor"), a));
 }
 
 void store_call(py::handle dst, py::handle value, py::handle mask, bool oob_skip) {
@@ -94,7 +89,7 @@ void store_call(py::handle dst, py::handle value, py::handle mask, bool oob_skip
   std::optional<types::MaskVal> ms;
   codegen::OpArgs a = op_args(mask, py::none(), ms);
   a.oob_skip = oob_skip;
-  codegen::store(c.builder(), tensor_arg(dst, "dst"), to_value(value), a);
+  codegen::store(c.builder(), tensor_arg(dst, "dst", "a tensor"), to_value(value), a);
 }
 
 py::object elementwise_call(trace::TraceContext& c, ir::AluOp op, PyObject* const* operands, size_t n, py::handle mask,
@@ -333,8 +328,8 @@ void bind_trace_api(py::module_& m) {
       b.fail(sema::err_trace_limit_exceeded("unroll a static_range of " + std::to_string(iterations) + " iterations",
                                             b.max_instructions));
   });
-  m.def("open_while_loop", [](py::handle cond) { ctx("while").open_while_loop(tensor_arg(cond, "cond")); });
-  m.def("close_while_loop", [](py::handle cond) { ctx("while").close_while_loop(tensor_arg(cond, "cond")); });
+  m.def("open_while_loop", [](py::handle cond) { ctx("while").open_while_loop(tensor_arg(cond, "cond", "a tensor")); });
+  m.def("close_while_loop", [](py::handle cond) { ctx("while").close_while_loop(tensor_arg(cond, "cond", "a tensor")); });
   m.def("close_loop", [] {
     if (trace::TraceContext* c = trace::TraceContext::current()) c->close_loop();
   });
@@ -373,7 +368,7 @@ void bind_trace_api(py::module_& m) {
     trace::TraceContext& c = ctx("nl.load_transpose2d");
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, dtype, ms);
-    return wrap_tensor(codegen::load_transpose2d(c.builder(), tensor_arg(src, "src"), a));
+    return wrap_tensor(codegen::load_transpose2d(c.builder(), tensor_arg(src, "src", "a tensor"), a));
   });
   m.def("store", &store_call);
   m.def("elementwise", [](const std::string& op, py::tuple operands, py::handle mask, py::handle dtype) {
@@ -383,7 +378,7 @@ void bind_trace_api(py::module_& m) {
     return elementwise_call(c, *alu, &PySequence_Fast_ITEMS(operands.ptr())[0], operands.size(), mask, dtype);
   });
   m.def("tensor_info", [](py::handle t) {
-    types::TensorVal v = tensor_arg(t, "tensor");
+    types::TensorVal v = tensor_arg(t, "tensor", "a tensor");
     const ir::TensorDecl& d = ctx().builder().tensor(v.tensor);
     return py::make_tuple(d.name, std::string(ir::name(d.dtype)), std::string(ir::name(d.memory)));
   });

@@ -358,6 +358,12 @@ py::object reshape_tile_index(const PyIndex& self, py::handle key) {
 
 std::string py_type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")); }
 
+const types::TensorVal& tensor_arg(py::handle h, std::string_view what, std::string_view kind) {
+  if (!is_tensor(h))
+    sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected " + std::string(kind)));
+  return unwrap<PyTensor>(h).v;
+}
+
 const TracedTypes& traced_types() {
   static const TracedTypes t{reinterpret_cast<PyTypeObject*>(py::type::of<PyTensor>().ptr()),
                              reinterpret_cast<PyTypeObject*>(py::type::of<PyIndex>().ptr()),

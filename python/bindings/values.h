@@ -55,6 +55,9 @@ std::string short_repr(py::handle h);
 // an int, a numpy integer or an integral float that fits in 64 bits; anything
 // else is a diagnostic naming the value (`what`) and `api` (default: the API in flight).
 int64_t int_arg(py::handle h, std::string_view what, const std::string& api = "");
+// The tile an API argument must be, or err_unexpected_type_of_operand naming `what`
+// and saying it expected `kind`.
+const types::TensorVal& tensor_arg(py::handle h, std::string_view what, std::string_view kind = "a tile");
 // A traced tile or index where a Python int is needed: why it is symbolic, as a diagnostic.
 [[noreturn]] void symbolic_int_error(py::handle h);
 
