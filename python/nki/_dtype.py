@@ -40,10 +40,6 @@ class DType:
                 return False
         return NotImplemented
 
-    def __ne__(self, other):
-        equal = self.__eq__(other)
-        return equal if equal is NotImplemented else not equal
-
     def __hash__(self):
         return hash(self.name)
 

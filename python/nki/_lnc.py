@@ -6,6 +6,7 @@ same control flow, so its k-th shared allocation is core 0's k-th."""
 import threading
 
 from nkic._core import core
+from nkic import _dtypes
 
 _state = threading.local()
 
@@ -48,7 +49,7 @@ def shared_tensor(make, shape, dtype, api):
         cores.shared.append(make())
         return cores.shared[-1]
     if k >= len(cores.shared) or tuple(cores.shared[k].shape) != tuple(shape) or \
-            str(cores.shared[k].dtype) != str(dtype):
+            core.tensor_info(cores.shared[k])[1] != _dtypes.dtype_name(dtype):
         core.raise_unsupported_args(api, f"core {cores.core} allocates shared HBM tensor #{k} unlike core 0 "
                                     "(every core must follow the same control flow)")
     return cores.shared[k]

@@ -1,5 +1,7 @@
 """The view methods and attributes of NkiTensor in nki 0.5+ (NKI_CURRENT_API.md §4.3);
 each is one call into the C++ view builder (codegen/ViewMethods), which holds the rules."""
+import math
+
 from nkic._core import core
 from nkic import _dtypes
 
@@ -78,15 +80,8 @@ for _name, _method in (("slice", _slice), ("select", _select), ("vector_select",
     setattr(core.NkiTensor, _name, _method)
 
 
-def _size(t):
-    size = 1
-    for n in t.shape:
-        size *= n
-    return size
-
-
 # Attributes known at specialization (§3.1): strides and offset in elements of the view's storage.
 core.NkiTensor.strides = property(lambda t: tuple(step for step, _ in core.view_pattern(t)[0]))
 core.NkiTensor.offset = property(lambda t: core.view_pattern(t)[1])
-core.NkiTensor.size = property(_size)
+core.NkiTensor.size = property(lambda t: math.prod(t.shape))
 core.NkiTensor.name = property(core.view_name)

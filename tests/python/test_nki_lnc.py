@@ -50,7 +50,7 @@ def test_the_program_id_is_a_python_int_per_core():
 
     @nki.jit
     def rows(a):
-        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        out = nl.ndarray(a.shape, np.float32, buffer=nl.shared_hbm)  # a numpy dtype names the same tensor
         c = nl.program_id(0)
         seen.append((c, nl.num_programs(), nl.program_ndim(), type(c).__name__))
         rows_here = max(a.shape[0] - 3 * c, 0)  # Python arithmetic on the core's index
@@ -62,6 +62,7 @@ def test_the_program_id_is_a_python_int_per_core():
 
     out = nki.simulate(rows[2])(A)
     assert seen == [(0, 2, 1, "int"), (1, 2, 1, "int")]
+    assert out.dtype == np.float32
     # core 1 writes rows 3.. after core 0 wrote all rows: its values win there.
     np.testing.assert_array_equal(out, np.concatenate([A[:3] + 1, A[3:] + 2]))
 
