@@ -341,9 +341,24 @@ def test_kernel_launches_with_arguments_that_do_not_fit():
     kernel = nki.jit(k)
     e = trace_error(kernel, XF)
     assert e.code == "err_unsupported_args" and e.message == "unsupported arguments to 'k': missing a required argument: 'y'"
-    for grid in (0, -1, "a", (2, 0)):
+    for grid in (0, -1, "a", (2, 0), 2**63):
         e = trace_error(kernel, XF, XF, grid=grid)
         assert e.code == "err_unsupported_args" and "needs positive integer sizes" in e.message, grid
+    assert "up to 2147483647, got 9223372036854775808" in e.message
+
+
+def test_a_type_error_of_the_kernels_own_call_is_shown_at_its_line():
+    import traceback
+
+    def k(x, f):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(x))
+        f(4)  # f is a string: calling it is the kernel's own error
+        return out
+    with pytest.raises(TypeError, match="'str' object is not callable") as info:
+        nki.jit(k).trace(None, (XF, "x"), {})
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert last.filename == __file__ and last.line == "f(4)  # f is a string: calling it is the kernel's own error"
 
 
 @nki.jit
