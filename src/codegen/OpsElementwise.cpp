@@ -92,7 +92,7 @@ void align_tile_operands(KernelBuilder& b, std::vector<Value>& operands) {
   for (size_t i = 0; i < operands.size(); ++i)
     if (auto* t = std::get_if<TensorVal>(&operands[i])) tiles.push_back(t), slots.push_back(i);
   if (tiles.size() < 2) return;
-  const bool strict = !b.op_spec().broadcast;
+  const bool strict = b.op_spec().shapes == ir::Shapes::equal;
   const bool isa = b.api().rfind("nisa.", 0) == 0;
   if (tiles.size() == 2) {
     const TensorVal &x = *tiles[0], &y = *tiles[1];

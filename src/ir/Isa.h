@@ -5,7 +5,10 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
+
+#include "ir/DType.h"
 
 namespace nkic::ir {
 
@@ -38,60 +41,136 @@ enum class Exec : uint8_t { Move, Elementwise, Reduce, Matmul, Row, Mx, Side, Co
 // the cost model; the table only says which formula applies).
 enum class Cost : uint8_t { none, dma, matmul, stream, row, collective };
 
-//  name                 printed name             engine exec         srcs  imms  dst  cost
-#define NKIC_OPCODES(X)                                                                            \
-  X(Load,               "load",                   dma,  Move,        1, 1, 0, true,  dma)          \
-  X(Store,              "store",                  dma,  Move,        1, 1, 0, true,  dma)          \
-  X(Copy,               "tensor_copy",            dve,  Move,        1, 1, 0, true,  stream)       \
-  X(Transpose,          "nc_transpose",           pe,   Move,        1, 1, 0, true,  matmul)       \
-  X(Memset,             "memset",                 dve,  Elementwise, 0, 0, 1, true,  stream)       \
-  X(TensorTensor,       "tensor_tensor",          dve,  Elementwise, 2, 2, 0, true,  stream)       \
-  X(TensorScalar,       "tensor_scalar",          dve,  Elementwise, 1, 3, 0, true,  stream)       \
-  X(ScalarTensorTensor, "scalar_tensor_tensor",   dve,  Elementwise, 2, 3, 0, true,  stream)       \
-  X(Activation,         "activation",             act,  Elementwise, 1, 3, 0, true,  stream)       \
-  X(Activate2,          "activate2",              act,  Elementwise, 1, 3, 0, true,  stream)       \
-  X(Exponential,        "exponential",            dve,  Elementwise, 1, 2, 0, true,  stream)       \
-  X(Select,             "select",                 dve,  Elementwise, 2, 3, 0, true,  stream)       \
-  /* range_select keeps srcs[0] where steps[0] and steps[1] (each comparing `value`, the         \
-     position, with a bound) both hold, else imms[0]. */                                          \
-  X(RangeSelect,        "range_select",           dve,  Elementwise, 1, 3, 1, true,  stream)       \
-  X(AffineSelect,       "affine_select",          pool, Elementwise, 1, 1, 1, true,  stream)       \
-  X(Iota,               "iota",                   pool, Elementwise, 0, 0, 0, true,  stream)       \
-  X(TensorReduce,       "tensor_reduce",          dve,  Reduce,      1, 1, 0, true,  stream)       \
-  X(Matmul,             "nc_matmul",              pe,   Matmul,      2, 2, 0, true,  matmul)       \
-  X(TensorTensorScan,   "tensor_tensor_scan",     dve,  Row,         2, 3, 0, true,  row)          \
-  X(BnStats,            "bn_stats",               dve,  Row,         1, 1, 0, true,  row)          \
-  X(BnAggr,             "bn_aggr",                dve,  Row,         1, 1, 0, true,  row)          \
-  X(Max8,               "max8",                   dve,  Row,         1, 1, 0, true,  row)          \
-  X(FindIndex8,         "nc_find_index8",         dve,  Row,         2, 2, 0, true,  row)          \
-  X(MatchReplace8,      "nc_match_replace8",      dve,  Row,         2, 3, 1, true,  row)          \
-  X(SequenceBounds,     "sequence_bounds",        pool, Row,         1, 1, 0, true,  row)          \
-  X(TensorScalarCumulative, "tensor_scalar_cumulative", dve, Row,     1, 3, 0, true,  row)          \
-  /* topk reads one 16-partition snake per GpSimd core; nonzero_with_count row 0 of each core. */ \
-  X(TopK,               "topk",                   pool, Row,         1, 1, 1, true,  row)          \
-  X(NonzeroWithCount,   "nonzero_with_count",     pool, Row,         1, 1, 2, true,  row)          \
-  X(Rand,               "rand",                   pool, Side,        0, 0, 0, true,  stream)       \
-  X(RandomSeed,         "random_seed",            pool, Side,        0, 0, 1, false, none)         \
-  /* The engines' XORWOW generators, one per partition (sim/SideEffects). */                      \
-  X(Rng,                "rng",                    dve,  Side,        0, 0, 0, true,  stream)       \
-  X(Rand2,              "rand2",                  dve,  Side,        0, 2, 0, true,  stream)       \
-  X(SetRngSeed,         "set_rng_seed",           dve,  Side,        1, 1, 0, false, stream)       \
-  X(RandSetState,       "rand_set_state",         pool, Side,        1, 1, 0, false, stream)       \
-  X(RandGetState,       "rand_get_state",         pool, Side,        0, 0, 0, true,  stream)       \
-  X(Print,              "device_print",           sp,   Side,        1, 1, 0, false, none)         \
-  X(AllReduce,          "all_reduce",             pool, Collective,  1, 1, 0, true,  collective)   \
-  /* The mx ops iterate over [Q, 4, 8, 4, ...]: partition p = 32*g0 + 8*g1 + g2 of the data       \
-     (quadrant, block of 8 in it, row), g3 the lane of a packed element; the block's E8M0 scale   \
-     sits in row 32*g0 + g1 of the scale tile. MxScale writes the scales, MxQuantize the data. */  \
-  X(MxScale,            "quantize_mx.scale",      dve,  Mx,          1, 1, 1, true,  stream)       \
-  X(MxQuantize,         "quantize_mx",            dve,  Mx,          2, 2, 0, true,  stream)       \
-  X(MatmulMx,           "nc_matmul_mx",           pe,   Mx,          4, 4, 0, true,  matmul)
+// Where an operand may live: a mask of memories.
+enum MemoryMask : uint8_t { kHBM = 1, kSBUF = 2, kPSUM = 4, kOnChip = kSBUF | kPSUM };
+
+// What the nisa call of an instruction accepts in one operand (named as the call
+// names it): its memories, its dtypes (empty: any) and its ranks.
+struct OperandRule {
+  std::string_view name;
+  uint8_t memories = kOnChip;
+  std::span<const DType> dtypes = {};
+  int min_rank = 1;
+  int max_rank = 8;
+};
+
+// How the tile operands of the nisa call relate: `bcast` lets a [P, 1] or [1, F]
+// operand stand for a whole tile; `equal` needs equal partitions and elements per partition.
+enum class Shapes : uint8_t { bcast, equal };
+
+// Dtype sets the operand rules below share (NKI_API.md §3, NKI_CURRENT_API.md §6.5-6.7).
+namespace dtypes {
+using D = DType;
+inline constexpr D kMatmul[] = {D::float8_e4m3, D::float8_e5m2, D::bfloat16, D::float16, D::tfloat32, D::float32};
+inline constexpr D kMx[] = {D::float8_e4m3fn_x4, D::float8_e5m2_x4, D::float4_e2m1fn_x4};
+inline constexpr D kMxData[] = {D::float8_e4m3fn_x4, D::float8_e5m2_x4};
+inline constexpr D kMxSrc[] = {D::bfloat16, D::float16};
+inline constexpr D kSelect[] = {D::float32, D::float16, D::bfloat16, D::tfloat32, D::float8_e4m3, D::float8_e5m2,
+                                D::int8, D::uint8, D::int16, D::uint16};
+inline constexpr D kExpSrc[] = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::int8,
+                                D::int16, D::int32, D::uint8, D::uint16, D::uint32};
+inline constexpr D kExpDst[] = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::tfloat32,
+                                D::int8, D::int16, D::int32, D::uint8, D::uint16};
+inline constexpr D kFloatRes[] = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::tfloat32};
+inline constexpr D kCumulative[] = {D::bfloat16, D::float16, D::float32, D::float8_e4m3, D::float8_e5m2,
+                                    D::uint8, D::uint16, D::int8, D::int16};
+inline constexpr D kRngBits[] = {D::int8, D::int16, D::int32, D::uint8, D::uint16, D::uint32};
+inline constexpr D kRand2[] = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::tfloat32,
+                               D::int8, D::int16, D::int32, D::uint8, D::uint16, D::uint32};
+inline constexpr D kFp32[] = {D::float32};
+inline constexpr D kUint8[] = {D::uint8};
+inline constexpr D kUint32[] = {D::uint32};
+inline constexpr D kBf16[] = {D::bfloat16};
+inline constexpr D kInt32[] = {D::int32};
+inline constexpr D kFp32OrInt32[] = {D::float32, D::int32};
+inline constexpr D kSeeds[] = {D::uint32, D::int32};
+}  // namespace dtypes
+
+// One row per instruction: its enum name, its printed name, its default engine, how
+// the simulator executes it, its source and immediate counts, whether it writes a
+// destination, its cost class, the first NeuronCore generation that has it (0: every
+// one), how its nisa call's tile operands relate, and the rules of those operands
+// (the call `nisa.<printed name>`; an operand without a rule must be on-chip).
+//  name                 printed name             engine exec         srcs  imms  dst  cost  gen shapes operands
+#define NKIC_OPCODES(X)                                                                                          \
+  X(Load,               "load",                   dma,  Move,        1, 1, 0, true,  dma,    0, bcast)           \
+  X(Store,              "store",                  dma,  Move,        1, 1, 0, true,  dma,    0, bcast)           \
+  X(Copy,               "tensor_copy",            dve,  Move,        1, 1, 0, true,  stream, 0, bcast)           \
+  X(Transpose,          "nc_transpose",           pe,   Move,        1, 1, 0, true,  matmul, 0, bcast,           \
+    {"x", kOnChip, {}, 2, 2})                                                                                    \
+  X(Memset,             "memset",                 dve,  Elementwise, 0, 0, 1, true,  stream, 0, bcast)           \
+  X(TensorTensor,       "tensor_tensor",          dve,  Elementwise, 2, 2, 0, true,  stream, 0, equal,           \
+    {"data1", kOnChip, {}, 2}, {"data2", kOnChip, {}, 2})                                                        \
+  X(TensorScalar,       "tensor_scalar",          dve,  Elementwise, 1, 3, 0, true,  stream, 0, bcast)           \
+  X(ScalarTensorTensor, "scalar_tensor_tensor",   dve,  Elementwise, 2, 3, 0, true,  stream, 0, bcast)           \
+  X(Activation,         "activation",             act,  Elementwise, 1, 3, 0, true,  stream, 0, bcast)           \
+  X(Activate2,          "activate2",              act,  Elementwise, 1, 3, 0, true,  stream, 4, bcast)           \
+  X(Exponential,        "exponential",            dve,  Elementwise, 1, 2, 0, true,  stream, 4, bcast,           \
+    {"src", kOnChip, dtypes::kExpSrc, 1, 4}, {"dst", kOnChip, dtypes::kExpDst, 1, 4},                            \
+    {"max_value", kOnChip, dtypes::kFp32}, {"reduce_res", kOnChip, dtypes::kFloatRes})                           \
+  X(Select,             "select",                 dve,  Elementwise, 2, 3, 0, true,  stream, 0, bcast)           \
+  /* range_select keeps srcs[0] where steps[0] and steps[1] (each comparing `value`, the                      \
+     position, with a bound) both hold, else imms[0]. */                                                         \
+  X(RangeSelect,        "range_select",           dve,  Elementwise, 1, 3, 1, true,  stream, 3, bcast,           \
+    {"on_true_tile", kOnChip, {}, 2})                                                                            \
+  X(AffineSelect,       "affine_select",          pool, Elementwise, 1, 1, 1, true,  stream, 0, bcast,           \
+    {"on_true_tile", kOnChip, dtypes::kSelect, 2})                                                               \
+  X(Iota,               "iota",                   pool, Elementwise, 0, 0, 0, true,  stream, 0, bcast)           \
+  X(TensorReduce,       "tensor_reduce",          dve,  Reduce,      1, 1, 0, true,  stream, 0, bcast)           \
+  X(Matmul,             "nc_matmul",              pe,   Matmul,      2, 2, 0, true,  matmul, 0, bcast,           \
+    {"stationary", kSBUF, dtypes::kMatmul, 2, 2}, {"moving", kSBUF, dtypes::kMatmul, 2, 4})                      \
+  X(TensorTensorScan,   "tensor_tensor_scan",     dve,  Row,         2, 3, 0, true,  row,    0, bcast)           \
+  X(BnStats,            "bn_stats",               dve,  Row,         1, 1, 0, true,  row,    0, bcast)           \
+  X(BnAggr,             "bn_aggr",                dve,  Row,         1, 1, 0, true,  row,    0, bcast)           \
+  X(Max8,               "max8",                   dve,  Row,         1, 1, 0, true,  row,    0, bcast)           \
+  X(FindIndex8,         "nc_find_index8",         dve,  Row,         2, 2, 0, true,  row,    0, bcast)           \
+  X(MatchReplace8,      "nc_match_replace8",      dve,  Row,         2, 3, 1, true,  row,    0, bcast)           \
+  X(SequenceBounds,     "sequence_bounds",        pool, Row,         1, 1, 0, true,  row,    0, bcast,           \
+    {"segment_ids", kOnChip, dtypes::kFp32OrInt32, 2, 2})                                                        \
+  X(TensorScalarCumulative, "tensor_scalar_cumulative", dve, Row,     1, 3, 0, true,  row,    0, bcast,           \
+    {"src", kOnChip, dtypes::kCumulative}, {"dst", kOnChip, dtypes::kCumulative},                                \
+    {"imm0", kOnChip, dtypes::kFp32}, {"imm1", kOnChip, dtypes::kFp32})                                          \
+  /* topk reads one 16-partition snake per GpSimd core; nonzero_with_count row 0 of each core. */              \
+  X(TopK,               "topk",                   pool, Row,         1, 1, 1, true,  row,    0, bcast,           \
+    {"src", kSBUF, dtypes::kBf16, 2, 2}, {"val_dst", kSBUF, dtypes::kBf16, 2, 2},                                \
+    {"idx_dst", kSBUF, dtypes::kUint32, 2, 2})                                                                   \
+  X(NonzeroWithCount,   "nonzero_with_count",     pool, Row,         1, 1, 2, true,  row,    3, bcast,           \
+    {"src", kSBUF, dtypes::kFp32OrInt32, 2, 2}, {"dst", kSBUF, dtypes::kInt32, 2, 2})                            \
+  X(Rand,               "rand",                   pool, Side,        0, 0, 0, true,  stream, 0, bcast)           \
+  X(RandomSeed,         "random_seed",            pool, Side,        0, 0, 1, false, none,   0, bcast)           \
+  /* The engines' XORWOW generators, one per partition (sim/SideEffects). */                                   \
+  X(Rng,                "rng",                    dve,  Side,        0, 0, 0, true,  stream, 0, bcast,           \
+    {"dst", kOnChip, dtypes::kRngBits})                                                                          \
+  X(Rand2,              "rand2",                  dve,  Side,        0, 2, 0, true,  stream, 4, bcast,           \
+    {"dst", kOnChip, dtypes::kRand2}, {"min", kOnChip, dtypes::kFp32}, {"max", kOnChip, dtypes::kFp32})          \
+  X(SetRngSeed,         "set_rng_seed",           dve,  Side,        1, 1, 0, false, stream, 0, bcast,           \
+    {"src_seeds", kOnChip, dtypes::kSeeds, 2, 2})                                                                \
+  X(RandSetState,       "rand_set_state",         pool, Side,        1, 1, 0, false, stream, 3, bcast,           \
+    {"src_seeds", kSBUF, dtypes::kUint32, 2, 2})                                                                 \
+  X(RandGetState,       "rand_get_state",         pool, Side,        0, 0, 0, true,  stream, 3, bcast,           \
+    {"dst", kOnChip, dtypes::kUint32, 2, 2})                                                                     \
+  X(Print,              "device_print",           sp,   Side,        1, 1, 0, false, none,   0, bcast)           \
+  X(AllReduce,          "all_reduce",             pool, Collective,  1, 1, 0, true,  collective, 0, bcast)       \
+  /* The mx ops iterate over [Q, 4, 8, 4, ...]: partition p = 32*g0 + 8*g1 + g2 of the data                    \
+     (quadrant, block of 8 in it, row), g3 the lane of a packed element; the block's E8M0 scale                \
+     sits in row 32*g0 + g1 of the scale tile. MxScale writes the scales, MxQuantize the data                  \
+     (nisa.quantize_mx emits both). */                                                                          \
+  X(MxScale,            "quantize_mx.scale",      dve,  Mx,          1, 1, 1, true,  stream, 4, bcast)           \
+  X(MxQuantize,         "quantize_mx",            dve,  Mx,          2, 2, 0, true,  stream, 4, bcast,           \
+    {"src", kSBUF, dtypes::kMxSrc, 2, 2}, {"dst", kSBUF, dtypes::kMxData, 2, 2},                                 \
+    {"dst_scale", kSBUF, dtypes::kUint8, 2, 2})                                                                  \
+  X(MatmulMx,           "nc_matmul_mx",           pe,   Mx,          4, 4, 0, true,  matmul, 4, bcast,           \
+    {"dst", kPSUM, {}, 2, 2}, {"stationary", kSBUF, dtypes::kMx, 2, 2}, {"moving", kSBUF, dtypes::kMx, 2, 2},    \
+    {"stationary_scale", kSBUF, dtypes::kUint8, 2, 2}, {"moving_scale", kSBUF, dtypes::kUint8, 2, 2})
 
 enum class Opcode : uint8_t {
 #define NKIC_OPCODE_ENUM(n, ...) n,
   NKIC_OPCODES(NKIC_OPCODE_ENUM)
 #undef NKIC_OPCODE_ENUM
 };
+#define NKIC_OPCODE_ONE(...) +1
+inline constexpr int kNumOpcodes = 0 NKIC_OPCODES(NKIC_OPCODE_ONE);
+#undef NKIC_OPCODE_ONE
 
 struct OpcodeInfo {
   const char* name;   // the ISA's name, as `nkic trace` prints it
@@ -101,6 +180,9 @@ struct OpcodeInfo {
   uint8_t min_imms;
   bool has_dst;
   Cost cost;
+  uint8_t min_nc_version;  // the first NeuronCore generation with it (0: every one)
+  Shapes shapes;
+  std::span<const OperandRule> operands;
 };
 const OpcodeInfo& info(Opcode op);
 const char* name(Opcode op);

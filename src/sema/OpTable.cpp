@@ -1,6 +1,8 @@
 #include "sema/OpTable.h"
 
 #include <algorithm>
+#include <deque>
+#include <string>
 #include <unordered_map>
 
 #include "sema/ErrorCatalog.h"
@@ -9,23 +11,9 @@ namespace nkic::sema {
 
 namespace {
 
-using D = ir::DType;
-const std::vector<D> kMatmulDtypes = {D::float8_e4m3, D::float8_e5m2, D::bfloat16, D::float16, D::tfloat32, D::float32};
-const std::vector<D> kMxDtypes = {D::float8_e4m3fn_x4, D::float8_e5m2_x4, D::float4_e2m1fn_x4};
-const std::vector<D> kSelectDtypes = {D::float32, D::float16, D::bfloat16, D::tfloat32, D::float8_e4m3, D::float8_e5m2,
-                                      D::int8, D::uint8, D::int16, D::uint16};
-
-// The current API's instructions (NKI_CURRENT_API.md §6.5-6.7).
-const std::vector<D> kExpSrc = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::int8,
-                                D::int16, D::int32, D::uint8, D::uint16, D::uint32};
-const std::vector<D> kExpDst = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::tfloat32,
-                                D::int8, D::int16, D::int32, D::uint8, D::uint16};
-const std::vector<D> kFloatRes = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::tfloat32};
-const std::vector<D> kCumulative = {D::bfloat16, D::float16, D::float32, D::float8_e4m3, D::float8_e5m2,
-                                    D::uint8, D::uint16, D::int8, D::int16};
-const std::vector<D> kRngBits = {D::int8, D::int16, D::int32, D::uint8, D::uint16, D::uint32};
-const std::vector<D> kRand2 = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::tfloat32,
-                               D::int8, D::int16, D::int32, D::uint8, D::uint16, D::uint32};
+using namespace ir;  // the memory masks and dtype sets of the instruction table
+using D = DType;
+constexpr D kUint16[] = {D::uint16};
 
 const std::vector<OpSpec>& table() {
   static const std::vector<OpSpec> ops = {
@@ -33,58 +21,23 @@ const std::vector<OpSpec>& table() {
       {"nl.store", {{"dst", kHBM}, {"value", kOnChip}}},
       {"nl.load_transpose2d", {{"src", kHBM, {}, 2, 2}}},
       {"nisa.dma_transpose", {{"src", kHBM | kOnChip, {}, 2, 2}}},
-      {"nl.matmul", {{"x", kSBUF, kMatmulDtypes, 2, 2}, {"y", kSBUF, kMatmulDtypes, 2, 2}}},
-      {"nisa.nc_matmul", {{"stationary", kSBUF, kMatmulDtypes, 2, 2}, {"moving", kSBUF, kMatmulDtypes, 2, 4}}},
+      {"nl.matmul", {{"x", kSBUF, dtypes::kMatmul, 2, 2}, {"y", kSBUF, dtypes::kMatmul, 2, 2}}},
       {"nl.transpose", {{"x", kOnChip, {}, 2, 2}}},
-      {"nisa.nc_transpose", {{"x", kOnChip, {}, 2, 2}}},
-      {"nisa.affine_select", {{"on_true_tile", kOnChip, kSelectDtypes, 2}}},
       {"nl.where", {{"condition", kOnChip, {}, 2}, {"x", kOnChip, {}, 2}, {"y", kOnChip, {}, 2}}},
       {"nisa.select_reduce",
        {{"dst", kOnChip, {}, 2}, {"predicate", kOnChip, {}, 2}, {"on_true", kOnChip, {}, 2}, {"on_false", kOnChip, {}, 2}}},
-      {"nisa.tensor_tensor", {{"data1", kOnChip, {}, 2}, {"data2", kOnChip, {}, 2}}, false},
-      {"nisa.local_gather", {{"src_buffer", kSBUF, {}, 2}, {"index", kSBUF, {D::uint16}, 2, 2}}},
+      {"nisa.local_gather", {{"src_buffer", kSBUF, {}, 2}, {"index", kSBUF, kUint16, 2, 2}}},
       {"nl.gather_flattened", {{"data", kSBUF, {}, 2}, {"indices", kSBUF, {}, 2, 4}}},
       {"nl.atomic_rmw", {{"dst", kHBM}, {"value", kOnChip}}},
-      {"nisa.sequence_bounds", {{"segment_ids", kOnChip, {D::float32, D::int32}, 2, 2}}},
-      {"nisa.range_select", {{"on_true_tile", kOnChip, {}, 2}}, true, 3},
-      {"nisa.exponential",
-       {{"src", kOnChip, kExpSrc, 1, 4}, {"dst", kOnChip, kExpDst, 1, 4}, {"max_value", kOnChip, {D::float32}},
-        {"reduce_res", kOnChip, kFloatRes}},
-       true,
-       4},
-      {"nisa.activate2", {}, true, 4},
-      {"nisa.tensor_scalar_cumulative",
-       {{"src", kOnChip, kCumulative}, {"dst", kOnChip, kCumulative}, {"imm0", kOnChip, {D::float32}},
-        {"imm1", kOnChip, {D::float32}}}},
-      {"nisa.topk", {{"src", kSBUF, {D::bfloat16}, 2, 2}, {"val_dst", kSBUF, {D::bfloat16}, 2, 2},
-                     {"idx_dst", kSBUF, {D::uint32}, 2, 2}}},
-      {"nisa.nonzero_with_count", {{"src", kSBUF, {D::float32, D::int32}, 2, 2}, {"dst", kSBUF, {D::int32}, 2, 2}},
-       true,
-       3},
-      {"nisa.rng", {{"dst", kOnChip, kRngBits}}},
-      {"nisa.rand2", {{"dst", kOnChip, kRand2}, {"min", kOnChip, {D::float32}}, {"max", kOnChip, {D::float32}}}, true,
-       4},
-      {"nisa.set_rng_seed", {{"src_seeds", kOnChip, {D::uint32, D::int32}, 2, 2}}},
-      {"nisa.rand_set_state", {{"src_seeds", kSBUF, {D::uint32}, 2, 2}}, true, 3},
-      {"nisa.core_barrier", {{"data", kHBM}}, true, 3},
-      {"nisa.sendrecv", {{"src", kSBUF}, {"dst", kSBUF}}, true, 3},
-      {"nisa.rand_get_state", {{"dst", kOnChip, {D::uint32}, 2, 2}}, true, 3},
-      {"nisa.quantize_mx",
-       {{"src", kSBUF, {D::bfloat16, D::float16}, 2, 2},
-        {"dst", kSBUF, {D::float8_e4m3fn_x4, D::float8_e5m2_x4}, 2, 2},
-        {"dst_scale", kSBUF, {D::uint8}, 2, 2}},
-       true,
-       4},
-      {"nisa.nc_matmul_mx",
-       {{"dst", kPSUM, {}, 2, 2},
-        {"stationary", kSBUF, kMxDtypes, 2, 2},
-        {"moving", kSBUF, kMxDtypes, 2, 2},
-        {"stationary_scale", kSBUF, {D::uint8}, 2, 2},
-        {"moving_scale", kSBUF, {D::uint8}, 2, 2}},
-       true,
-       4},
+      {"nisa.core_barrier", {{"data", kHBM}}, Shapes::bcast, 3},
+      {"nisa.sendrecv", {{"src", kSBUF}, {"dst", kSBUF}}, Shapes::bcast, 3},
   };
   return ops;
+}
+
+// The spec of an instruction's own nisa call, from its row of the instruction table.
+OpSpec instruction_spec(std::string_view api, const OpcodeInfo& row) {
+  return {api, {row.operands.begin(), row.operands.end()}, row.shapes, row.min_nc_version};
 }
 
 std::string memories_str(uint8_t m) {
@@ -109,9 +62,21 @@ uint8_t mask_of(ir::Memory m) {
 const OpSpec& op_spec(std::string_view api) {
   static const OpSpec compute = {"", {}};
   // Looked up several times per traced instruction: by hash, not by a scan of the table.
+  static const std::deque<std::string> instruction_apis = [] {
+    std::deque<std::string> names;
+    for (int op = 0; op < ir::kNumOpcodes; ++op) names.push_back("nisa." + std::string(ir::name(ir::Opcode(op))));
+    return names;
+  }();
+  static const std::deque<OpSpec> instruction_specs = [] {
+    std::deque<OpSpec> specs;
+    for (int op = 0; op < ir::kNumOpcodes; ++op)
+      specs.push_back(instruction_spec(instruction_apis[op], ir::info(ir::Opcode(op))));
+    return specs;
+  }();
   static const std::unordered_map<std::string_view, const OpSpec*> by_api = [] {
     std::unordered_map<std::string_view, const OpSpec*> m;
     for (const OpSpec& op : table()) m.emplace(op.api, &op);
+    for (const OpSpec& op : instruction_specs) m.emplace(op.api, &op);
     return m;
   }();
   auto it = by_api.find(api);

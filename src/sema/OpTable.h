@@ -1,6 +1,9 @@
-// One declarative table of every op's operands: the memories, dtypes and ranks
-// each accepts. An op gets its operand checks by declaration, not by code:
-// builders call check_operand with the API in flight and the operand's name.
+// The operand rules of every API: the memories, dtypes and ranks each operand
+// accepts. An instruction's own nisa call (`nisa.<instruction>`) takes its rules
+// from the instruction table (ir/Isa.h); the table here holds the APIs that are not
+// one instruction's call (the nl conveniences, DMA transposes, gathers, barriers).
+// An op gets its operand checks by declaration, not by code: builders call
+// check_operand with the API in flight and the operand's name.
 #pragma once
 #include <cstdint>
 #include <string_view>
@@ -12,20 +15,12 @@
 
 namespace nkic::sema {
 
-enum MemoryMask : uint8_t { kHBM = 1, kSBUF = 2, kPSUM = 4, kOnChip = kSBUF | kPSUM };
-
-struct OperandSpec {
-  std::string_view name;
-  uint8_t memories = kOnChip;
-  std::vector<ir::DType> dtypes = {};  // empty: any dtype
-  int min_rank = 1;
-  int max_rank = 8;
-};
+using OperandSpec = ir::OperandRule;
 
 struct OpSpec {
   std::string_view api;
   std::vector<OperandSpec> operands;
-  bool broadcast = true;  // false: tile operands need equal partitions and elements per partition
+  ir::Shapes shapes = ir::Shapes::bcast;
   int min_nc_version = 0;  // the first NeuronCore generation with this API
 };
 

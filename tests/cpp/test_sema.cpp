@@ -343,6 +343,36 @@ TEST(SemaOpTable, DefaultComputeSpecIsAnyOnChipOperand) {
   EXPECT_EQ(sema::op_spec("nisa.nc_matmul").operands.size(), 2u);
 }
 
+// An instruction's own nisa call reads its rules off the instruction's row: its
+// operands, its first NeuronCore generation and how its tile operands relate.
+TEST(SemaOpTable, InstructionCallsTakeTheirRulesFromTheInstructionTable) {
+  for (int i = 0; i < ir::kNumOpcodes; ++i) {
+    const ir::OpcodeInfo& row = ir::info(static_cast<ir::Opcode>(i));
+    const std::string api = "nisa." + std::string(row.name);
+    const sema::OpSpec& spec = sema::op_spec(api);
+    EXPECT_EQ(spec.api, api);
+    EXPECT_EQ(spec.min_nc_version, row.min_nc_version) << api;
+    EXPECT_EQ(spec.shapes, row.shapes) << api;
+    ASSERT_EQ(spec.operands.size(), row.operands.size()) << api;
+    for (size_t k = 0; k < row.operands.size(); ++k) EXPECT_EQ(spec.operands[k].name, row.operands[k].name);
+  }
+  EXPECT_EQ(sema::op_spec("nisa.exponential").min_nc_version, 4);
+  EXPECT_EQ(sema::op_spec("nisa.tensor_tensor").shapes, ir::Shapes::equal);
+  EXPECT_EQ(sema::op_spec("nisa.tensor_scalar").shapes, ir::Shapes::bcast);
+  // The convenience API of the same instruction keeps its own rules: nl.matmul's y is 2-D
+  // where nc_matmul's moving operand may have four dims.
+  auto y3 = decl("y", {128, 2, 64}, DType::bfloat16, Memory::SBUF);
+  EXPECT_PASSES(sema::check_operand("nisa.nc_matmul", "moving", y3, {128, 2, 64}, kThrow));
+  EXPECT_CODE(sema::check_operand("nl.matmul", "y", y3, {128, 2, 64}, kThrow), "err_exceed_max_supported_dimension");
+  // The rules are the row's: a dtype the row's set leaves out is refused with that set.
+  auto idx = decl("idx", {128, 8}, DType::float32, Memory::SBUF);
+  auto d = diag_of([&] { sema::check_operand("nisa.topk", "idx_dst", idx, {128, 8}, kThrow); });
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->code, "err_supported_operand_dtype");
+  EXPECT_EQ(d->message,
+            "operand 'idx_dst' of 'nisa.topk' has dtype 'float32', which is not supported; expected one of {uint32}");
+}
+
 // ------------------------------------------------------------------ bounds
 
 // x[tile.p, i * 512 + tile.x] over a [128, 512] tile, i in [0, 7], x of shape [128, 4000].
