@@ -39,19 +39,10 @@ import sys
 import time
 
 
-def _openblas_coretype():
-    """The OPENBLAS_CORETYPE matching this CPU's vector units, or None."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return None
-    return "SkylakeX" if "avx512f" in flags else "Haswell" if "avx2" in flags else None
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _blas  # noqa: E402
 
-
-# Read once, when numpy loads OpenBLAS: it must be set before the import.
-if "OPENBLAS_CORETYPE" not in os.environ and _openblas_coretype():
-    os.environ["OPENBLAS_CORETYPE"] = _openblas_coretype()
+_blas.use_cpu_kernels()  # before numpy loads OpenBLAS
 
 import numpy as np  # noqa: E402
 
@@ -230,30 +221,13 @@ def run_case(label, kernel, grid, arrays, reference, repeat, per_instruction=Fal
     return ok
 
 
-def _numpy_blas():
-    """The BLAS library numpy has loaded (after a matmul), from /proc/self/maps:
-    the matmul ratio depends on it (netlib's reference BLAS is ~10x slower than
-    OpenBLAS)."""
-    try:
-        with open("/proc/self/maps") as f:
-            libs = {line.split()[-1] for line in f if "blas" in line.rsplit("/", 1)[-1].lower()}
-    except OSError:
-        return "unknown"
-    return ", ".join(sorted(os.path.realpath(p) for p in libs)) or "unknown"
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--repeat", type=int, default=3, help="best of this many runs")
     p.add_argument("--quick", action="store_true",
                    help="smaller sizes (1024x4096, n=2500, matmul 512^3, softmax 1024x2048)")
     args = p.parse_args(argv)
-    np.ones((2, 2)) @ np.ones((2, 2))  # loads numpy's BLAS, if it loads one lazily
-    blas = _numpy_blas()
-    note = "" if "openblas" in blas.lower() or "mkl" in blas.lower() else \
-        " (not OpenBLAS: apt-get install libopenblas0-pthread for the BLAS a pip numpy brings)"
-    print(f"numpy BLAS: {blas}, OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'unset')}, "
-          f"simulator threads: {os.environ.get('NKIC_THREADS', os.cpu_count())}{note}")
+    print(f"{_blas.describe()}, simulator threads: {os.environ.get('NKIC_THREADS', os.cpu_count())}")
     rng = np.random.default_rng(0)
     ok = True
 

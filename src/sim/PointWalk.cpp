@@ -5,15 +5,21 @@
 
 namespace nkic::sim {
 
-int64_t point_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
-                     const ValueOf& value_of) {
-  const TensorMem& t = mem.at(a.tensor);
-  std::vector<int64_t> idx(a.index.size());
+void point_indices(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
+                   const ValueOf& value_of, std::vector<int64_t>& idx) {
+  idx.resize(a.index.size());
   for (size_t d = 0; d < a.index.size(); ++d) idx[d] = a.index[d].eval(value_of);
   for (const ir::IndirectIndex& ind : a.indirect) {
     const TensorMem& it = mem.at(ind.index.tensor);
     idx[ind.dim] += static_cast<int64_t>(load_element(it.decl->dtype, it.data, point_offset(mem, in, ind.index, value_of)));
   }
+}
+
+int64_t point_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
+                     const ValueOf& value_of) {
+  const TensorMem& t = mem.at(a.tensor);
+  std::vector<int64_t> idx;
+  point_indices(mem, in, a, value_of, idx);
   int64_t off = 0;
   for (size_t d = 0; d < idx.size(); ++d) {
     if ((idx[d] < 0 || idx[d] >= t.decl->shape[d]) && in.oob_skip) return -1;

@@ -40,6 +40,11 @@ void for_each_point(const ir::Instruction& in, const int64_t* loops, const int64
   }
 }
 
+// The index `a` touches at a point in each dim of its tensor, reading indirect index
+// values from their tiles; not checked against the tensor's bounds.
+void point_indices(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
+                   const ValueOf& value_of, std::vector<int64_t>& idx);
+
 // The element offset `a` touches at a point, reading indirect index values from
 // their tiles; outside the tensor it raises err_tensor_access_out_of_bound (sim_error),
 // or returns -1 when the instruction skips out-of-bound points (oob_mode.skip).
