@@ -31,17 +31,20 @@ def test_gather_rows_with_offset_and_stride_match_numpy():
 
 
 @nki.jit
-def scatter_convert(data, idx):
-    out = nl.ndarray((32, 64), dtype=nl.bfloat16, buffer=nl.shared_hbm)
-    nl.store(out, nl.zeros((32, 64), dtype=nl.bfloat16, buffer=nl.sbuf))
+def scatter(data, idx, out_dtype, add):
+    out = nl.ndarray((32, 64), dtype=out_dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.zeros((32, 64), dtype=out_dtype, buffer=nl.sbuf))
     i = nl.load(idx)
     rows = nl.load(data[0:8, :])
-    nl.store(out[i, nl.arange(64)[None, :]], rows)
+    if add:
+        nl.atomic_rmw(out[i, nl.arange(64)[None, :]], value=rows, op=np.add)
+    else:
+        nl.store(out[i, nl.arange(64)[None, :]], rows)
     return out
 
 
 def test_scatter_converts_each_element_as_a_store_does():
-    got = scatter_convert(DATA, IDX).astype(np.float32)
+    got = scatter(DATA, IDX, nl.bfloat16, False).astype(np.float32)
     want = np.zeros((32, 64), np.float32)
     for r, target in enumerate(IDX[:, 0]):  # later rows win, in program order
         want[target] = DATA[r]
@@ -71,18 +74,8 @@ def test_a_mask_keeps_only_its_elements():
         np.testing.assert_array_equal(got, want)
 
 
-@nki.jit
-def accumulate(data, idx):
-    out = nl.ndarray((32, 64), dtype=data.dtype, buffer=nl.shared_hbm)
-    nl.store(out, nl.zeros((32, 64), dtype=data.dtype, buffer=nl.sbuf))
-    i = nl.load(idx)
-    rows = nl.load(data[0:8, :])
-    nl.atomic_rmw(out[i, nl.arange(64)[None, :]], value=rows, op=np.add)
-    return out
-
-
 def test_accumulating_store_adds_repeated_rows_in_order():
-    got = accumulate(DATA, IDX)
+    got = scatter(DATA, IDX, nl.float32, True)
     want = np.zeros((32, 64), np.float32)
     for r, target in enumerate(IDX[:, 0]):
         want[target] = (want[target] + DATA[r]).astype(np.float32)
