@@ -5,8 +5,8 @@ namespace nkic::ir {
 namespace {
 
 constexpr OpcodeInfo kInfo[] = {
-#define NKIC_OPCODE_INFO(n, printed, engine, exec, min_srcs, max_srcs, min_imms, has_dst, cost) \
-  {printed, Engine::engine, Exec::exec, min_srcs, max_srcs, min_imms, has_dst, Cost::cost},
+#define NKIC_OPCODE_INFO(n, printed, engine, exec, min_srcs, max_srcs, min_imms, has_dst, cost, form) \
+  {printed, Engine::engine, Exec::exec, min_srcs, max_srcs, min_imms, has_dst, Cost::cost, Form::form},
     NKIC_OPCODES(NKIC_OPCODE_INFO)
 #undef NKIC_OPCODE_INFO
 };

@@ -38,54 +38,70 @@ enum class Exec : uint8_t { Move, Elementwise, Reduce, Matmul, Row, Mx, Side, Co
 // the cost model; the table only says which formula applies).
 enum class Cost : uint8_t { none, dma, matmul, stream, row, collective };
 
-//  name                 printed name             engine exec         srcs  imms  dst  cost
+// What an instruction's operands are, for the printer, the verifier and the
+// simulator's plan (the executor of its Exec kind reads them so):
+//   pipe     the data (srcs[0]) through the ALU pipeline (ir::pipeline), or moved
+//   fill     imms[0] at every point
+//   fold     srcs[0] folded with `alu` over the coords dst omits
+//   product  stationary srcs[0] [K, M] and moving srcs[1] [K, N] on [K, M, N]
+//   pick     srcs[1] where srcs[0] != 0 (== 0 with `reverse`), else srcs[2], or
+//            imms[0] when there is no srcs[2]
+//   range    srcs[0] where steps[0] and steps[1] compare `value` (the position)
+//            true, else imms[0]
+//   cond     srcs[0] where every `cond` holds, else imms[0]
+//   index    the exact value of `value` at each point
+//   gate     srcs[0] where a uniform draw of the random state is >= the rate
+//            (srcs[1], or imms[0] when there is no srcs[1]), else 0
+enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index, gate };
+
+//  name                 printed name             engine exec         srcs  imms  dst  cost   form
 #define NKIC_OPCODES(X)                                                                            \
-  X(Load,               "load",                   dma,  Move,        1, 1, 0, true,  dma)          \
-  X(Store,              "store",                  dma,  Move,        1, 1, 0, true,  dma)          \
-  X(Copy,               "tensor_copy",            dve,  Move,        1, 1, 0, true,  stream)       \
-  X(Transpose,          "nc_transpose",           pe,   Move,        1, 1, 0, true,  matmul)       \
-  X(Memset,             "memset",                 dve,  Elementwise, 0, 0, 1, true,  stream)       \
-  X(TensorTensor,       "tensor_tensor",          dve,  Elementwise, 2, 2, 0, true,  stream)       \
-  X(TensorScalar,       "tensor_scalar",          dve,  Elementwise, 1, 3, 0, true,  stream)       \
-  X(ScalarTensorTensor, "scalar_tensor_tensor",   dve,  Elementwise, 2, 3, 0, true,  stream)       \
-  X(Activation,         "activation",             act,  Elementwise, 1, 3, 0, true,  stream)       \
-  X(Activate2,          "activate2",              act,  Elementwise, 1, 3, 0, true,  stream)       \
-  X(Exponential,        "exponential",            dve,  Elementwise, 1, 2, 0, true,  stream)       \
-  X(Select,             "select",                 dve,  Elementwise, 2, 3, 0, true,  stream)       \
+  X(Load,               "load",                   dma,  Move,        1, 1, 0, true,  dma, pipe)      \
+  X(Store,              "store",                  dma,  Move,        1, 1, 0, true,  dma, pipe)      \
+  X(Copy,               "tensor_copy",            dve,  Move,        1, 1, 0, true,  stream, pipe)   \
+  X(Transpose,          "nc_transpose",           pe,   Move,        1, 1, 0, true,  matmul, pipe)   \
+  X(Memset,             "memset",                 dve,  Elementwise, 0, 0, 1, true,  stream, fill)   \
+  X(TensorTensor,       "tensor_tensor",          dve,  Elementwise, 2, 2, 0, true,  stream, pipe)   \
+  X(TensorScalar,       "tensor_scalar",          dve,  Elementwise, 1, 3, 0, true,  stream, pipe)   \
+  X(ScalarTensorTensor, "scalar_tensor_tensor",   dve,  Elementwise, 2, 3, 0, true,  stream, pipe)   \
+  X(Activation,         "activation",             act,  Elementwise, 1, 3, 0, true,  stream, pipe)   \
+  X(Activate2,          "activate2",              act,  Elementwise, 1, 3, 0, true,  stream, pipe)   \
+  X(Exponential,        "exponential",            dve,  Elementwise, 1, 2, 0, true,  stream, pipe)   \
+  X(Select,             "select",                 dve,  Elementwise, 2, 3, 0, true,  stream, pick)   \
   /* range_select keeps srcs[0] where steps[0] and steps[1] (each comparing `value`, the         \
      position, with a bound) both hold, else imms[0]. */                                          \
-  X(RangeSelect,        "range_select",           dve,  Elementwise, 1, 3, 1, true,  stream)       \
-  X(AffineSelect,       "affine_select",          pool, Elementwise, 1, 1, 1, true,  stream)       \
-  X(Iota,               "iota",                   pool, Elementwise, 0, 0, 0, true,  stream)       \
-  X(TensorReduce,       "tensor_reduce",          dve,  Reduce,      1, 1, 0, true,  stream)       \
-  X(Matmul,             "nc_matmul",              pe,   Matmul,      2, 2, 0, true,  matmul)       \
-  X(TensorTensorScan,   "tensor_tensor_scan",     dve,  Row,         2, 3, 0, true,  row)          \
-  X(BnStats,            "bn_stats",               dve,  Row,         1, 1, 0, true,  row)          \
-  X(BnAggr,             "bn_aggr",                dve,  Row,         1, 1, 0, true,  row)          \
-  X(Max8,               "max8",                   dve,  Row,         1, 1, 0, true,  row)          \
-  X(FindIndex8,         "nc_find_index8",         dve,  Row,         2, 2, 0, true,  row)          \
-  X(MatchReplace8,      "nc_match_replace8",      dve,  Row,         2, 3, 1, true,  row)          \
-  X(SequenceBounds,     "sequence_bounds",        pool, Row,         1, 1, 0, true,  row)          \
-  X(TensorScalarCumulative, "tensor_scalar_cumulative", dve, Row,     1, 3, 0, true,  row)          \
+  X(RangeSelect,        "range_select",           dve,  Elementwise, 1, 3, 1, true,  stream, range)  \
+  X(AffineSelect,       "affine_select",          pool, Elementwise, 1, 1, 1, true,  stream, cond)   \
+  X(Iota,               "iota",                   pool, Elementwise, 0, 0, 0, true,  stream, index)  \
+  X(TensorReduce,       "tensor_reduce",          dve,  Reduce,      1, 1, 0, true,  stream, fold)   \
+  X(Matmul,             "nc_matmul",              pe,   Matmul,      2, 2, 0, true,  matmul, product) \
+  X(TensorTensorScan,   "tensor_tensor_scan",     dve,  Row,         2, 3, 0, true,  row, pipe)      \
+  X(BnStats,            "bn_stats",               dve,  Row,         1, 1, 0, true,  row, pipe)      \
+  X(BnAggr,             "bn_aggr",                dve,  Row,         1, 1, 0, true,  row, pipe)      \
+  X(Max8,               "max8",                   dve,  Row,         1, 1, 0, true,  row, pipe)      \
+  X(FindIndex8,         "nc_find_index8",         dve,  Row,         2, 2, 0, true,  row, pipe)      \
+  X(MatchReplace8,      "nc_match_replace8",      dve,  Row,         2, 3, 1, true,  row, pipe)      \
+  X(SequenceBounds,     "sequence_bounds",        pool, Row,         1, 1, 0, true,  row, pipe)      \
+  X(TensorScalarCumulative, "tensor_scalar_cumulative", dve, Row,     1, 3, 0, true,  row, pipe)     \
   /* topk reads one 16-partition snake per GpSimd core; nonzero_with_count row 0 of each core. */ \
-  X(TopK,               "topk",                   pool, Row,         1, 1, 1, true,  row)          \
-  X(NonzeroWithCount,   "nonzero_with_count",     pool, Row,         1, 1, 2, true,  row)          \
-  X(Rand,               "rand",                   pool, Side,        0, 0, 0, true,  stream)       \
-  X(RandomSeed,         "random_seed",            pool, Side,        0, 0, 1, false, none)         \
+  X(TopK,               "topk",                   pool, Row,         1, 1, 1, true,  row, pipe)      \
+  X(NonzeroWithCount,   "nonzero_with_count",     pool, Row,         1, 1, 2, true,  row, pipe)      \
+  X(Rand,               "rand",                   pool, Side,        0, 0, 0, true,  stream, pipe)   \
+  X(RandomSeed,         "random_seed",            pool, Side,        0, 0, 1, false, none, pipe)     \
   /* The engines' XORWOW generators, one per partition (sim/SideEffects). */                      \
-  X(Rng,                "rng",                    dve,  Side,        0, 0, 0, true,  stream)       \
-  X(Rand2,              "rand2",                  dve,  Side,        0, 2, 0, true,  stream)       \
-  X(SetRngSeed,         "set_rng_seed",           dve,  Side,        1, 1, 0, false, stream)       \
-  X(RandSetState,       "rand_set_state",         pool, Side,        1, 1, 0, false, stream)       \
-  X(RandGetState,       "rand_get_state",         pool, Side,        0, 0, 0, true,  stream)       \
-  X(Print,              "device_print",           sp,   Side,        1, 1, 0, false, none)         \
-  X(AllReduce,          "all_reduce",             pool, Collective,  1, 1, 0, true,  collective)   \
+  X(Rng,                "rng",                    dve,  Side,        0, 0, 0, true,  stream, pipe)   \
+  X(Rand2,              "rand2",                  dve,  Side,        0, 2, 0, true,  stream, pipe)   \
+  X(SetRngSeed,         "set_rng_seed",           dve,  Side,        1, 1, 0, false, stream, pipe)   \
+  X(RandSetState,       "rand_set_state",         pool, Side,        1, 1, 0, false, stream, pipe)   \
+  X(RandGetState,       "rand_get_state",         pool, Side,        0, 0, 0, true,  stream, pipe)   \
+  X(Print,              "device_print",           sp,   Side,        1, 1, 0, false, none, pipe)     \
+  X(AllReduce,          "all_reduce",             pool, Collective,  1, 1, 0, true,  collective, pipe) \
   /* The mx ops iterate over [Q, 4, 8, 4, ...]: partition p = 32*g0 + 8*g1 + g2 of the data       \
      (quadrant, block of 8 in it, row), g3 the lane of a packed element; the block's E8M0 scale   \
      sits in row 32*g0 + g1 of the scale tile. MxScale writes the scales, MxQuantize the data. */  \
-  X(MxScale,            "quantize_mx.scale",      dve,  Mx,          1, 1, 1, true,  stream)       \
-  X(MxQuantize,         "quantize_mx",            dve,  Mx,          2, 2, 0, true,  stream)       \
-  X(MatmulMx,           "nc_matmul_mx",           pe,   Mx,          4, 4, 0, true,  matmul)
+  X(MxScale,            "quantize_mx.scale",      dve,  Mx,          1, 1, 1, true,  stream, pipe)   \
+  X(MxQuantize,         "quantize_mx",            dve,  Mx,          2, 2, 0, true,  stream, pipe)   \
+  X(MatmulMx,           "nc_matmul_mx",           pe,   Mx,          4, 4, 0, true,  matmul, pipe)
 
 enum class Opcode : uint8_t {
 #define NKIC_OPCODE_ENUM(n, ...) n,
@@ -101,6 +117,7 @@ struct OpcodeInfo {
   uint8_t min_imms;
   bool has_dst;
   Cost cost;
+  Form form;
 };
 const OpcodeInfo& info(Opcode op);
 const char* name(Opcode op);
