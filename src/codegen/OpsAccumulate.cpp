@@ -78,8 +78,10 @@ TensorVal activation(KernelBuilder& b, ir::AluOp op, const TensorVal& data, cons
   return isa_pipeline(b, ir::Opcode::Activation, data, steps, args, ir::Engine::none, acc);
 }
 
-TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vector<PipelineStep>& steps,
+TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vector<PipelineStep>& given,
                         const Accumulate& acc, const OpArgs& args) {
+  std::vector<PipelineStep> steps;
+  for (const PipelineStep& s : given) steps.push_back({s.op, slot_operand(s.op, s.operand), s.reverse});
   // NKI_API §3.4: a fused pair is two bitvec ops (integer bits) or two arithmetic ones (fp32).
   if (steps.size() == 2) {
     const bool first = ir::info(steps[0].op).kind == ir::AluKind::Bitvec;
