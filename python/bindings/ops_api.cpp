@@ -302,6 +302,18 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, dtype);
     return wrap_tensor(codegen::tensor_copy(b, tensor_arg(src, "data"), ir::engine_from_nki(engine), a.op));
   });
+  m.def("tensor_copy_predicated", [](py::handle dst, py::handle src, py::handle predicate, bool reverse_pred,
+                                     py::handle mask) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(mask, py::none());
+    codegen::tensor_copy_predicated(b, tensor_arg(dst, "dst"), to_value(src), tensor_arg(predicate, "predicate"),
+                                    reverse_pred, a.op);
+  });
+  m.def("dropout", [](py::handle x, py::handle rate, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(mask, dtype);
+    return wrap_tensor(codegen::dropout(b, tensor_arg(x, "data"), to_value(rate), a.op));
+  });
   m.def("activation", [](const std::string& op, py::handle data, py::handle bias, py::handle scale, py::handle reduce_op,
                          py::handle reduce_res, int reduce_cmd, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("");

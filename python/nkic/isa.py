@@ -139,27 +139,11 @@ def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, 
                                      _dtype_arg(dtype))
 
 
-def _predicate(predicate, reverse_pred, mask):
-    """The predicate tile, or its complement (zero elements) with reverse_pred."""
-    return core.elementwise("equal", (predicate, 0), mask, "uint8") if reverse_pred else predicate
-
-
 @_api("nisa.tensor_copy_predicated")
 def tensor_copy_predicated(*, src, dst, predicate, mask=None, dtype=None, reverse_pred=False, **kwargs):
-    if not isinstance(src, core.NkiTensor):  # a scalar src is copied where the predicate holds
-        src = memset(tuple(dst.shape), src, core.tensor_info(dst)[1])
-    src, predicate = _like(src, dst), _like(predicate, dst)
-    dst[...] = core.where(_predicate(predicate, reverse_pred, mask), src, dst, mask, _dtype_arg(dtype) or core.tensor_info(dst)[1])
-
-
-def _like(t, dst):
-    """`t` in dst's shape when only the split of their free elements differs (the engines
-    walk free elements flat): [128, 64] against a [128, 2, 32] dst."""
-    if not isinstance(t, core.NkiTensor) or tuple(t.shape) == tuple(dst.shape) or t.shape[0] != dst.shape[0]:
-        return t
-    if int(np.prod(t.shape)) != int(np.prod(dst.shape)):
-        return t
-    return t.reshape(tuple(dst.shape))
+    """dst = src (a tile or a number) where predicate is nonzero (zero with reverse_pred); the
+    copy lands in dst's dtype."""
+    core.tensor_copy_predicated(dst, src, predicate, bool(reverse_pred), mask)
 
 
 @_api("nisa.tensor_partition_reduce")
@@ -263,8 +247,8 @@ def sequence_bounds(*, segment_ids, dtype=None, **kwargs):
 
 @_api("nisa.dropout")
 def dropout(data, prob, *, mask=None, dtype=None, **kwargs):
-    """nl.dropout with `prob` a scalar or a [P, 1] tile."""
-    return language.dropout(data, prob, dtype=dtype, mask=mask)
+    """Zeroes each element with probability `prob` (a scalar or a [P, 1] tile)."""
+    return core.dropout(data, prob, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.select_reduce")

@@ -157,6 +157,11 @@ void select_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& pred
 TensorVal range_select(KernelBuilder& b, const TensorVal& on_true, const PipelineStep& first,
                        const PipelineStep& second, int64_t range_start, double on_false, const Accumulate& acc,
                        const OpArgs& args);
+// nisa.tensor_copy_predicated (Vector Engine): dst = src where predicate is nonzero (zero with
+// reverse_pred), dst unchanged elsewhere; src a tile or a number (as memset would store it in
+// dst's dtype). A src or predicate whose free elements split differently from dst's is read as dst's.
+void tensor_copy_predicated(KernelBuilder& b, const TensorVal& dst, const Value& src, const TensorVal& predicate,
+                            bool reverse_pred, const OpArgs& args);
 // Raises err_unsupported_memory when more than one of `operands` (name, tile or null) is in
 // PSUM (an engine reads at most one of its inputs from PSUM, NKI_API §3.4), naming the last.
 void check_one_psum_input(KernelBuilder& b, std::initializer_list<std::pair<const char*, const TensorVal*>> operands);
@@ -294,6 +299,10 @@ TensorVal rand2(KernelBuilder& b, const TensorVal& dst, const Value& min, const 
 void set_rng_seed(KernelBuilder& b, const TensorVal& seeds);
 void rand_set_state(KernelBuilder& b, const TensorVal& seeds, ir::Engine engine);
 TensorVal rand_get_state(KernelBuilder& b, const TensorVal& dst, ir::Engine engine);
+// nl.dropout / nisa.dropout (Vector Engine): x where a uniform [0, 1) draw is >= rate (a number
+// or a tile that broadcasts to x), else 0; one draw per element of x, masked or not, from the
+// random state nl.rand reads (the same stream an nl.rand of x's shape would take).
+TensorVal dropout(KernelBuilder& b, const TensorVal& x, const Value& rate, const OpArgs& args);
 // nl.all_reduce: the fold of x over the SPMD programs along `axes` of the launch grid.
 TensorVal all_reduce(KernelBuilder& b, const TensorVal& x, ir::AluOp op, const std::vector<int64_t>& axes,
                      const OpArgs& args);

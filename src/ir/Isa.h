@@ -71,6 +71,9 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   /* range_select keeps srcs[0] where steps[0] and steps[1] (each comparing `value`, the         \
      position, with a bound) both hold, else imms[0]. */                                          \
   X(RangeSelect,        "range_select",           dve,  Elementwise, 1, 3, 1, true,  stream, range)  \
+  /* tensor_copy_predicated writes dst where the predicate holds and reads dst (its last src)      \
+     elsewhere; a scalar src is imms[0], picked where the predicate does not hold (reverse). */    \
+  X(CopyPredicated,     "tensor_copy_predicated", dve,  Elementwise, 2, 3, 0, true,  stream, pick)   \
   X(AffineSelect,       "affine_select",          pool, Elementwise, 1, 1, 1, true,  stream, cond)   \
   X(Iota,               "iota",                   pool, Elementwise, 0, 0, 0, true,  stream, index)  \
   X(TensorReduce,       "tensor_reduce",          dve,  Reduce,      1, 1, 0, true,  stream, fold)   \
@@ -94,6 +97,8 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   X(SetRngSeed,         "set_rng_seed",           dve,  Side,        1, 1, 0, false, stream, pipe)   \
   X(RandSetState,       "rand_set_state",         pool, Side,        1, 1, 0, false, stream, pipe)   \
   X(RandGetState,       "rand_get_state",         pool, Side,        0, 0, 0, true,  stream, pipe)   \
+  /* dropout takes one draw of nl.rand's state per point, as nl.rand of data's shape would. */    \
+  X(Dropout,            "dropout",                dve,  Side,        1, 2, 0, true,  stream, gate)   \
   X(Print,              "device_print",           sp,   Side,        1, 1, 0, false, none, pipe)     \
   X(AllReduce,          "all_reduce",             pool, Collective,  1, 1, 0, true,  collective, pipe) \
   /* The mx ops iterate over [Q, 4, 8, 4, ...]: partition p = 32*g0 + 8*g1 + g2 of the data       \
