@@ -193,15 +193,6 @@ void bind_ops_api(py::module_& m) {
     return wrap_tensor(codegen::nisa_nc_matmul(b, tensor_arg(stationary, "stationary"), tensor_arg(moving, "moving"), a.op,
                                                double_row, is_transpose, tile_size));
   });
-  // The element-count companions for the ops the Python layer composes.
-  m.def("assert_elements_per_partition", [](py::handle t, const std::string& operand, int64_t min_size,
-                                            int64_t max_size) {
-    codegen::KernelBuilder& b = builder("");  // the API in flight is the composing nisa.* call
-    const types::TensorVal v = tensor_arg(t, operand.c_str());
-    int64_t n = 1;
-    for (size_t d = 1; d < v.shape.size(); ++d) n *= v.shape[d];
-    sema::assert_elements_per_partition(n, min_size, max_size, operand, b.api(), b.raiser());
-  });
   m.def("engine_accumulator", [] { return wrap_tensor(builder("").engine_accumulator()); });
   m.def("check_operand", [](py::handle t, const std::string& operand) {
     builder("").check_operand(operand.c_str(), tensor_arg(t, operand.c_str()));
@@ -313,6 +304,10 @@ void bind_ops_api(py::module_& m) {
     codegen::KernelBuilder& b = builder("");
     Args a(mask, dtype);
     return wrap_tensor(codegen::dropout(b, tensor_arg(x, "data"), to_value(rate), a.op));
+  });
+  m.def("nc_stream_shuffle", [](py::handle src, py::handle dst, std::vector<int64_t> shuffle_mask) {
+    codegen::KernelBuilder& b = builder("");
+    codegen::nc_stream_shuffle(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), shuffle_mask);
   });
   m.def("activation", [](const std::string& op, py::handle data, py::handle bias, py::handle scale, py::handle reduce_op,
                          py::handle reduce_res, int reduce_cmd, py::handle mask, py::handle dtype) {

@@ -303,17 +303,4 @@ def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, 
 def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None, **kwargs):
     """Within each 32-partition quadrant, partition i of dst receives partition shuffle_mask[i]
     of src (255: dst keeps it); the same 32-entry mask serves every quadrant."""
-    shuffle = [int(m) for m in shuffle_mask]
-    core.assert_elements_per_partition(dst, "dst", *[int(np.prod(src.shape[1:]))] * 2)
-    if len(shuffle) != 32:
-        core.raise_unexpected_operand("shuffle_mask", f"{len(shuffle)} entries; it names a source partition (or 255) "
-                                      "for each of the 32 partitions of a quadrant")
-    # The engine reads every source partition before writing: an in-place shuffle
-    # (src and dst the same tile) must not see its own writes.
-    src = core.elementwise("bypass", (src,), None, None)
-    rows = max(src.shape[0], dst.shape[0])
-    for base in range(0, rows, 32):
-        for i, s in enumerate(shuffle):
-            d, s = base + i, base + s
-            if shuffle[i] != 255 and d < dst.shape[0] and s < src.shape[0]:
-                dst[d:d + 1] = src[s:s + 1]
+    core.nc_stream_shuffle(src, dst, [int(m) for m in shuffle_mask])

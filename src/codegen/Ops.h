@@ -306,6 +306,12 @@ TensorVal dropout(KernelBuilder& b, const TensorVal& x, const Value& rate, const
 // nl.all_reduce: the fold of x over the SPMD programs along `axes` of the launch grid.
 TensorVal all_reduce(KernelBuilder& b, const TensorVal& x, ir::AluOp op, const std::vector<int64_t>& axes,
                      const OpArgs& args);
+// nisa.nc_stream_shuffle (Vector Engine): within each 32-partition quadrant, partition i of dst
+// receives partition shuffle_mask[i] of src (255: dst keeps it); 32 entries, the same for every
+// quadrant; dst and src hold the same elements per partition. Every source row is read before
+// any is written (src may be dst).
+void nc_stream_shuffle(KernelBuilder& b, const TensorVal& dst, const TensorVal& src,
+                       const std::vector<int64_t>& shuffle_mask);
 // nl.device_print: prints the tile when simulated.
 void device_print(KernelBuilder& b, const std::string& prefix, const TensorVal& x, const OpArgs& args);
 // nl.where: condition != 0 ? x : y (y a tensor or a number).

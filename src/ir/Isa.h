@@ -32,7 +32,8 @@ Engine engine_from_nki(int nki_engine);
 //   Mx          the microscaling kernels
 //   Side        effects outside the tensors (random state, printing)
 //   Collective  a fold across SPMD programs
-enum class Exec : uint8_t { Move, Elementwise, Reduce, Matmul, Row, Mx, Side, Collective };
+//   Shuffle     a move of whole partitions to other partitions of their quadrant
+enum class Exec : uint8_t { Move, Elementwise, Reduce, Matmul, Row, Mx, Side, Collective, Shuffle };
 
 // What the cost model charges an instruction by (issue-level detail lives in
 // the cost model; the table only says which formula applies).
@@ -101,6 +102,9 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   X(Dropout,            "dropout",                dve,  Side,        1, 2, 0, true,  stream, gate)   \
   X(Print,              "device_print",           sp,   Side,        1, 1, 0, false, none, pipe)     \
   X(AllReduce,          "all_reduce",             pool, Collective,  1, 1, 0, true,  collective, pipe) \
+  /* nc_stream_shuffle: imms are the 32 source partitions of a quadrant (255: dst keeps its row);  \
+     widths are dst's and src's partitions, each access walked over [its partitions, shape[1]]. */ \
+  X(StreamShuffle,      "nc_stream_shuffle",      dve,  Shuffle,     1, 1, 32, true, stream, pipe)   \
   /* The mx ops iterate over [Q, 4, 8, 4, ...]: partition p = 32*g0 + 8*g1 + g2 of the data       \
      (quadrant, block of 8 in it, row), g3 the lane of a packed element; the block's E8M0 scale   \
      sits in row 32*g0 + g1 of the scale tile. MxScale writes the scales, MxQuantize the data. */  \

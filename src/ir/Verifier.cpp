@@ -93,6 +93,8 @@ class Verifier : public IRVisitor {
       if (s.src >= static_cast<int>(in.srcs.size())) err(at.str() + ": pipeline step reads a missing operand");
     if (op.exec == Exec::Row && in.widths.size() != 1 + in.extra_dsts.size() + in.srcs.size())
       err(at.str() + ": row instruction without a width per access");
+    if (op.exec == Exec::Shuffle && in.widths.size() != 2)
+      err(at.str() + ": shuffle without the partitions of dst and src");
     if (in.acc_cmd != AccCmd::none &&
         ((op.exec != Exec::Elementwise && in.opcode != Opcode::TensorScalarCumulative) || in.extra_dsts.empty() ||
          in.extra_dsts.size() > 2))

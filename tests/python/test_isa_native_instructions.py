@@ -1,8 +1,8 @@
-"""tensor_copy_predicated and dropout are one instruction each, built
+"""tensor_copy_predicated, dropout and nc_stream_shuffle are one instruction each, built
 and checked in C++: the same numbers as the compositions of nl instructions they
 replace (dropout: the draws of nl.rand under the same seed), one line of IR each, and
-their rules (scalar src, reverse_pred, free-element splits, PSUM inputs) as diagnostics
-at the user's line."""
+their rules (scalar src, reverse_pred, free-element splits, PSUM inputs, the shuffle
+mask) as diagnostics at the user's line."""
 import numpy as np
 import pytest
 
@@ -161,3 +161,41 @@ def dropout_bad_prob(x):
 def test_dropout_prob_is_a_number_or_a_tile():
     e = trace_error(dropout_bad_prob, X)
     check_diag(e, M, "err_unexpected_type_of_operand", "'prob'", [("bad_prob", "nl.")], api="nl.dropout")
+
+
+def shuffle(x):
+    out = nl.ndarray((96, 64), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    d = nl.full((96, 2, 32), -1.0, dtype=nl.bfloat16)
+    nisa.nc_stream_shuffle(src=nl.load(x[0:40]), dst=d, shuffle_mask=[(i * 7) % 32 if i % 5 else 255
+                                                                      for i in range(32)])
+    nl.store(out, value=d.reshape((96, 64)))
+    return out
+
+
+def test_stream_shuffle_is_one_instruction_over_partitions_of_both():
+    ir = trace_ir(shuffle, X)
+    lines = instructions(ir, "nc_stream_shuffle")
+    assert len(lines) == 1 and "[dve]" in lines[0] and "widths=[96, 40]" in lines[0], ir
+    got = simulate(shuffle, X)
+    want = np.full((96, 64), -1.0, np.float32)
+    mask = [(i * 7) % 32 if i % 5 else 255 for i in range(32)]
+    for q in (0, 32, 64):
+        for i, s in enumerate(mask):
+            if s != 255 and q + s < 40:
+                want[q + i] = X[q + s].astype(nl.bfloat16).astype(np.float32)
+    np.testing.assert_array_equal(got.astype(np.float32), want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_stream_shuffle_moves_rows_exactly(dtype):
+    data = (RNG.random((64, 64)) * 2**30).astype(dtype)
+
+    @nki.jit
+    def reverse(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        nisa.nc_stream_shuffle(src=t, dst=t, shuffle_mask=list(range(31, -1, -1)))
+        nl.store(out, value=t)
+        return out
+
+    np.testing.assert_array_equal(simulate(reverse, data), np.concatenate([data[31::-1], data[63:31:-1]]))
