@@ -141,10 +141,12 @@ TensorVal unit_dims_squeezed(KernelBuilder& b, const TensorVal& t) {
   for (size_t d = 0; d < t.shape.size(); ++d) kept += (keep[d] = t.shape[d] != 1);
   for (size_t d = 0; d < t.shape.size() && kept < 2; ++d)
     if (!keep[d]) keep[d] = true, ++kept;
-  std::vector<int64_t> shape;
-  for (size_t d = 0; d < t.shape.size(); ++d)
-    if (keep[d]) shape.push_back(t.shape[d]);
-  return reshape_view(b, t, shape);
+  std::vector<IndexItem> key(t.shape.size());
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (keep[d]) key[d].kind = IndexItem::Kind::Slice;
+    else key[d].value = types::index_constant(0);
+  }
+  return subscript(b, t, key);
 }
 
 }  // namespace
