@@ -61,7 +61,7 @@ void bind_accumulating(py::module_& m) {
   m.def("iota_pattern", [](py::handle dst, codegen::AffinePattern pattern, py::handle offset,
                            py::handle channel_multiplier) {
     codegen::KernelBuilder& b = nisa("nisa.iota");
-    return wrap_tensor(codegen::iota_pattern(b, tensor_arg(dst, "dst"), pattern, int_arg(offset, "offset", "nisa.iota"),
+    return wrap_tensor(codegen::iota_pattern(b, tensor_arg(dst, "dst"), pattern, to_value(offset),
                                              int_arg(channel_multiplier, "channel_multiplier", "nisa.iota")));
   });
   m.def("affine_select_pattern", [](py::handle dst, codegen::AffinePattern pattern, py::handle channel_multiplier,
@@ -69,7 +69,7 @@ void bind_accumulating(py::module_& m) {
     codegen::KernelBuilder& b = nisa("nisa.affine_select");
     return wrap_tensor(codegen::affine_select_pattern(
         b, tensor_arg(dst, "dst"), pattern, int_arg(channel_multiplier, "channel_multiplier", "nisa.affine_select"),
-        tensor_arg(on_true, "on_true_tile"), on_false, alu_arg(cmp), int_arg(offset, "offset", "nisa.affine_select")));
+        tensor_arg(on_true, "on_true_tile"), on_false, alu_arg(cmp), to_value(offset)));
   });
   m.def("exponential", [](py::handle dst, py::handle src, py::handle max_value, py::handle reduce_res, int cmd,
                           py::handle reduce_init) {

@@ -263,15 +263,16 @@ TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, c
 TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& on_true, double on_false,
                         const OpArgs& args);
 // The current API's access patterns: `pattern` [step, count] pairs over dst's partitions,
-// offset + p * channel_multiplier + sum_k step_k * i_k of shape [P, count_0, ...].
+// offset + p * channel_multiplier + sum_k step_k * i_k of shape [P, count_0, ...]; the offset
+// an integer or an affine value of loop variables.
 // nisa.iota: that value into a tile of dst's dtype; nisa.affine_select: on_true_tile where
 // `cmp` (a comparison) of it with 0 holds, else on_false_value, in dst's dtype.
 using AffinePattern = std::vector<std::pair<int64_t, int64_t>>;
-TensorVal iota_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern, int64_t offset,
+TensorVal iota_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern, const Value& offset,
                        int64_t channel_multiplier);
 TensorVal affine_select_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern,
                                 int64_t channel_multiplier, const TensorVal& on_true, double on_false, ir::AluOp cmp,
-                                int64_t offset);
+                                const Value& offset);
 // nl.gather_flattened: out[p, j..] = data[p, flat(indices[p, j..])] over data's flattened free dims.
 TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const TensorVal& indices, const OpArgs& args);
 // nisa.local_gather: per GpSimd core (16 partitions), the core's flattened

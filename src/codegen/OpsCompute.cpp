@@ -342,11 +342,20 @@ TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, c
 
 namespace {
 
-types::IndexVal affine_pattern(const TensorVal& dst, const AffinePattern& pattern, int64_t offset,
-                               int64_t channel_multiplier) {
+types::IndexVal affine_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern,
+                               const Value& offset, int64_t channel_multiplier) {
+  ir::AffineExpr start;
+  if (const auto* i = std::get_if<types::IndexVal>(&offset); i && i->is_scalar()) {
+    if (!i->non_affine.empty()) b.fail(sema::err_non_affine_index_expression(i->non_affine));
+    start = i->expr;
+  } else if (const auto* o = std::get_if<types::Other>(&offset); o && o->is_int) {
+    start = ir::AffineExpr(static_cast<int64_t>(o->value));
+  } else {
+    reject_operand(b, "offset", offset);
+  }
   types::IndexVal v;
   v.shape = {dst.shape.at(0)};
-  v.expr = ir::AffineExpr::grid(0) * channel_multiplier + ir::AffineExpr(offset);
+  v.expr = ir::AffineExpr::grid(0) * channel_multiplier + start;
   for (const auto& [step, count] : pattern) {
     v.expr = v.expr + ir::AffineExpr::grid(static_cast<int>(v.shape.size())) * step;
     v.shape.push_back(count);
@@ -356,14 +365,14 @@ types::IndexVal affine_pattern(const TensorVal& dst, const AffinePattern& patter
 
 }  // namespace
 
-TensorVal iota_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern, int64_t offset,
+TensorVal iota_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern, const Value& offset,
                        int64_t channel_multiplier) {
-  return iota(b, affine_pattern(dst, pattern, offset, channel_multiplier), b.tensor(dst.tensor).dtype, {});
+  return iota(b, affine_pattern(b, dst, pattern, offset, channel_multiplier), b.tensor(dst.tensor).dtype, {});
 }
 
 TensorVal affine_select_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern,
                                 int64_t channel_multiplier, const TensorVal& on_true, double on_false, ir::AluOp cmp,
-                                int64_t offset) {
+                                const Value& offset) {
   using types::CmpOp;
   CmpOp op;
   switch (cmp) {
@@ -375,7 +384,7 @@ TensorVal affine_select_pattern(KernelBuilder& b, const TensorVal& dst, const Af
     case ir::AluOp::less_equal: op = CmpOp::le; break;
     default: b.fail(sema::err_instruction_unsupported_op(ir::name(cmp)));
   }
-  const types::MaskVal pred = types::compare_index(op, affine_pattern(dst, pattern, offset, channel_multiplier),
+  const types::MaskVal pred = types::compare_index(op, affine_pattern(b, dst, pattern, offset, channel_multiplier),
                                                    types::index_constant(0));
   OpArgs args;
   args.dtype = b.tensor(dst.tensor).dtype;
