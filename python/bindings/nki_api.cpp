@@ -52,6 +52,25 @@ struct AccArgs {
 };
 
 void bind_accumulating(py::module_& m) {
+  m.def("dma_compute", [](py::handle dst, py::sequence srcs, const std::string& reduce_op) {
+    codegen::KernelBuilder& b = nisa("nisa.dma_compute");
+    std::vector<types::TensorVal> views;
+    for (py::handle s : srcs) views.push_back(tensor_arg(s, "srcs"));
+    codegen::dma_compute(b, tensor_arg(dst, "dst"), views, alu_arg(reduce_op));
+  });
+  m.def("iota_pattern", [](py::handle dst, codegen::AffinePattern pattern, py::handle offset,
+                           py::handle channel_multiplier) {
+    codegen::KernelBuilder& b = nisa("nisa.iota");
+    return wrap_tensor(codegen::iota_pattern(b, tensor_arg(dst, "dst"), pattern, to_value(offset),
+                                             int_arg(channel_multiplier, "channel_multiplier", "nisa.iota")));
+  });
+  m.def("affine_select_pattern", [](py::handle dst, codegen::AffinePattern pattern, py::handle channel_multiplier,
+                                    py::handle on_true, double on_false, const std::string& cmp, py::handle offset) {
+    codegen::KernelBuilder& b = nisa("nisa.affine_select");
+    return wrap_tensor(codegen::affine_select_pattern(
+        b, tensor_arg(dst, "dst"), pattern, int_arg(channel_multiplier, "channel_multiplier", "nisa.affine_select"),
+        tensor_arg(on_true, "on_true_tile"), on_false, alu_arg(cmp), to_value(offset)));
+  });
   m.def("exponential", [](py::handle dst, py::handle src, py::handle max_value, py::handle reduce_res, int cmd,
                           py::handle reduce_init) {
     codegen::KernelBuilder& b = nisa("nisa.exponential");

@@ -238,10 +238,6 @@ void bind_trace_api(py::module_& m) {
     sema::fail(sema::err_operand_cannot_be_none(operand));
   });
   m.def("raise_invalid_shape", [](const std::string& why) { sema::fail(sema::err_invalid_shape(why)); });
-  m.def("raise_unsupported_memory", [](const std::string& operand, const std::string& expected, const std::string& actual) {
-    trace::TraceContext& c = ctx();
-    c.builder().fail(sema::err_unsupported_memory(operand, c.cur_api(), expected, actual));
-  });
   m.def("assert_nc_version", [](int min_version, const std::string& what) {
     trace::TraceContext& c = ctx();
     sema::assert_nc_version(c.target(), min_version, what, c.builder().raiser());
@@ -364,11 +360,11 @@ void bind_trace_api(py::module_& m) {
   });
   // Each builder resolves the context first: outside a kernel that is the error to report.
   m.def("load", &load_call);
-  m.def("load_transpose2d", [](py::handle src, py::handle mask, py::handle dtype) {
+  m.def("load_transpose2d", [](py::handle src, py::handle mask, py::handle dtype, bool squeeze_unit_dims) {
     trace::TraceContext& c = ctx("nl.load_transpose2d");
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, dtype, ms);
-    return wrap_tensor(codegen::load_transpose2d(c.builder(), tensor_arg(src, "src", "a tensor"), a));
+    return wrap_tensor(codegen::load_transpose2d(c.builder(), tensor_arg(src, "src", "a tensor"), a, squeeze_unit_dims));
   });
   m.def("store", &store_call);
   m.def("elementwise", [](const std::string& op, py::tuple operands, py::handle mask, py::handle dtype) {

@@ -305,34 +305,22 @@ def rand_get_state(dst, engine=engine.gpsimd, name=None):
 
 
 # GpSimd Engine.
-def _affine(dst, pattern, offset, channel_multiplier):
-    """offset + p * channel_multiplier + sum of step_k * i_k over dst's partitions and
-    the pattern's [step, count] pairs, as an index expression of shape [P, n0, n1, ...]."""
-    pairs = [(core.int_arg(p[0], "step"), core.int_arg(p[1], "count")) for p in pattern]
-    rank = len(pairs) + 1
-    expr = _legacy_nl.arange(dst.shape[0])[(slice(None),) + (None,) * (rank - 1)] * channel_multiplier + offset
-    for k, (step, count) in enumerate(pairs):
-        expr = expr + _legacy_nl.arange(count)[(None,) * (k + 1) + (slice(None),) + (None,) * (rank - k - 2)] * step
-    return expr
+def _pattern(pattern):
+    """The [step, count] pairs of an access pattern, as integers."""
+    return [(core.int_arg(p[0], "step"), core.int_arg(p[1], "count")) for p in pattern]
 
 
 @_api("nisa.iota")
 def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
-    _into(dst, lambda: _legacy.iota(_affine(dst, pattern, offset, channel_multiplier), dst.dtype))
-
-
-_CMP = {"equal": lambda a: a == 0, "not_equal": lambda a: a != 0, "greater": lambda a: a > 0,
-        "greater_equal": lambda a: a >= 0, "less": lambda a: a < 0, "less_equal": lambda a: a <= 0}
+    _into(dst, lambda: core.iota_pattern(dst, _pattern(pattern), offset, channel_multiplier))
 
 
 @_api("nisa.affine_select")
 def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op=nl.equal, offset=0,
                   name=None):
-    cmp = _CMP.get(op_name(cmp_op, "cmp_op"))
-    if cmp is None:
-        core.raise_unsupported_op(op_name(cmp_op))
-    pred = cmp(_affine(dst, pattern, offset, channel_multiplier))
-    _into(dst, lambda: _legacy.affine_select(pred, on_true_tile, on_false_value, dtype=_dtype(dst)))
+    cmp = op_name(cmp_op, "cmp_op")
+    _into(dst, lambda: core.affine_select_pattern(dst, _pattern(pattern), channel_multiplier, on_true_tile,
+                                                  float(on_false_value), cmp, offset))
 
 
 @_api("nisa.tensor_partition_reduce")
@@ -385,23 +373,14 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown, oob_mode=oob_mode.error,
                   name=None):
     enum_arg(dge_mode, globals()["dge_mode"], "dge_mode", ints=True)
-    if len(src.shape) > 2:  # unit dims carry no data: [A, 1, 1, B] transposes as [A, B], [1, 1, 1, B] as [1, B]
-        keep = [d for d, n in enumerate(src.shape) if n != 1]
-        keep = sorted(keep + [d for d in range(len(src.shape)) if d not in keep][:max(0, 2 - len(keep))])
-        src = src[tuple(slice(None) if d in keep else 0 for d in range(len(src.shape)))]
-    _into(dst, lambda: _legacy.dma_transpose(src, dtype=_dtype(dst)))
+    _into(dst, lambda: core.load_transpose2d(src, None, _dtype(dst), True))
 
 
 @_api("nisa.dma_compute")
 def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=oob_mode.error, name=None):
     """dst = the sum of srcs (§13 #25, the stub's reading): one source is a copy; the
     read-modify-write form lists dst among two sources (dst += src)."""
-    srcs = list(srcs)
-    others = [s for s in srcs if s is not dst]
-    if op_name(reduce_op, "reduce_op") != "add" or len(others) != 1 or len(srcs) - len(others) > 1:
-        core.raise_unsupported_args("nisa.dma_compute", "nkic supports dma_compute(dst, [src], nl.add) and the "
-                                    "read-modify-write form dma_compute(dst, [src, dst], nl.add)")
-    core.assign(dst, others[0], None, len(srcs) == 2, False)
+    core.dma_compute(dst, list(srcs), op_name(reduce_op, "reduce_op"))
 
 
 @_api("nisa.core_barrier")

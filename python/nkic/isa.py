@@ -39,9 +39,8 @@ def _dtype_arg(dtype):
 @_api("nisa.nc_matmul")
 def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
               tile_position=(), tile_size=(), mask=None, **kwargs):
-    if tuple(tile_size) == (32, 32):
-        core.assert_nc_version(3, "nisa.nc_matmul(tile_size=(32, 32))")  # NC-v2 tiles the PE array in halves only
-    return core.nc_matmul(stationary, moving, mask, kwargs.get("perf_mode") == "double_row_gen3", bool(is_transpose))
+    return core.nc_matmul(stationary, moving, mask, kwargs.get("perf_mode") == "double_row_gen3", bool(is_transpose),
+                          [int(n) for n in tile_size])
 
 
 @_api("nisa.nc_matmul_mx")
@@ -60,10 +59,7 @@ def quantize_mx(dst, src, dst_scale, name=None, **kwargs):
 
 @_api("nisa.nc_transpose")
 def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
-    data = _flat2d(data)  # several free axes collapse into one
-    if engine == vector_engine:
-        return core.vector_transpose(data, mask, _dtype_arg(dtype))
-    return core.transpose("nisa.nc_transpose", data, mask, _dtype_arg(dtype))
+    return core.nc_transpose(data, mask, _dtype_arg(dtype), _engine_id(engine))
 
 
 @_api("nisa.tensor_reduce")
@@ -75,45 +71,12 @@ def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdi
 
 @_api("nisa.tensor_tensor")
 def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=engine.unknown, **kwargs):
-    name = op_name(op)
-    _one_psum_input(("data1", data1), ("data2", data2))
-    if name == "power" or engine == gpsimd_engine:
-        _no_psum(("data1", data1), ("data2", data2))
-    return core.elementwise(name, _operands(name, data1, data2), mask, _dtype_arg(dtype))
-
-
-def _in_psum(t):
-    return isinstance(t, core.NkiTensor) and core.tensor_info(t)[2] == "psum"
-
-
-def _one_psum_input(*operands):
-    """NKI_API §3.4: an engine reads at most one of its tile inputs from PSUM."""
-    if sum(_in_psum(t) for _, t in operands) > 1:
-        core.raise_unsupported_memory(operands[-1][0], "sbuf", "psum")
-
-
-def _no_psum(*operands):
-    """GpSimd (power, engine=gpsimd_engine) cannot access PSUM."""
-    for name, t in operands:
-        if _in_psum(t):
-            core.raise_unsupported_memory(name, "sbuf", "psum")
-
-
-# One-operand ops the ISA's tensor ops take in an op slot (NKI_API.md §3.2): they read
-# the data and ignore the slot's operand.
-_ONE_OPERAND = {"abs", "rsqrt", "reciprocal"}
-
-
-def _operands(op, data, operand, reverse=False):
-    """What op `op` reads in a tensor op slot: (data, operand), swapped with reverse."""
-    if op in _ONE_OPERAND:
-        return (data,)
-    return (operand, data) if reverse else (data, operand)
+    return core.tensor_tensor(data1, data2, op_name(op), mask, _dtype_arg(dtype), _engine_id(engine))
 
 
 def _step(op, operand, reverse=False):
-    """One ALU stage of an ISA instruction: (op, its operand or None, reverse)."""
-    return (op, None if op in _ONE_OPERAND else operand, bool(reverse))
+    """One ALU stage of an ISA instruction as the builders take it: (op, operand, reverse)."""
+    return (op, operand, bool(reverse))
 
 
 def _engine_id(engine):
@@ -172,32 +135,15 @@ def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0
 def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None,
                          mask=None, **kwargs):
     first, second = op_name(op0, "op0"), op_name(op1, "op1")
-    _one_psum_input(("data", data), ("operand1", operand1))
-    steps = [_step(first, operand0, reverse0), _step(second, operand1, reverse1)]
-    return core.isa_pipeline("scalar_tensor_tensor", data, steps, mask, _dtype_arg(dtype), 0)
-
-
-def _predicate(predicate, reverse_pred, mask):
-    """The predicate tile, or its complement (zero elements) with reverse_pred."""
-    return core.elementwise("equal", (predicate, 0), mask, "uint8") if reverse_pred else predicate
+    return core.scalar_tensor_tensor(data, first, operand0, bool(reverse0), second, operand1, bool(reverse1), mask,
+                                     _dtype_arg(dtype))
 
 
 @_api("nisa.tensor_copy_predicated")
 def tensor_copy_predicated(*, src, dst, predicate, mask=None, dtype=None, reverse_pred=False, **kwargs):
-    if not isinstance(src, core.NkiTensor):  # a scalar src is copied where the predicate holds
-        src = memset(tuple(dst.shape), src, core.tensor_info(dst)[1])
-    src, predicate = _like(src, dst), _like(predicate, dst)
-    dst[...] = core.where(_predicate(predicate, reverse_pred, mask), src, dst, mask, _dtype_arg(dtype) or core.tensor_info(dst)[1])
-
-
-def _like(t, dst):
-    """`t` in dst's shape when only the split of their free elements differs (the engines
-    walk free elements flat): [128, 64] against a [128, 2, 32] dst."""
-    if not isinstance(t, core.NkiTensor) or tuple(t.shape) == tuple(dst.shape) or t.shape[0] != dst.shape[0]:
-        return t
-    if int(np.prod(t.shape)) != int(np.prod(dst.shape)):
-        return t
-    return t.reshape(tuple(dst.shape))
+    """dst = src (a tile or a number) where predicate is nonzero (zero with reverse_pred); the
+    copy lands in dst's dtype."""
+    core.tensor_copy_predicated(dst, src, predicate, bool(reverse_pred), mask)
 
 
 @_api("nisa.tensor_partition_reduce")
@@ -214,22 +160,18 @@ def _check_dge(mode):
 def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown,
              **kwargs):
     _check_dge(dge_mode)
-    if dst_rmw_op is not None and op_name(dst_rmw_op) != "add":
-        core.raise_unsupported_op(op_name(dst_rmw_op))
-    core.assign(dst, src, mask, dst_rmw_op is not None, int(oob_mode) == 1)  # 1: oob_mode.skip (the arg shadows the enum)
+    core.dma_copy(dst, src, mask, op_name(dst_rmw_op, None), int(oob_mode) == 1)  # 1: oob_mode.skip (the arg shadows the enum)
 
 
 @_api("nisa.dma_transpose")
 def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.unknown, **kwargs):
     _check_dge(dge_mode)
-    return core.load_transpose2d(src, mask, _dtype_arg(dtype))
+    return core.load_transpose2d(src, mask, _dtype_arg(dtype), False)
 
 
 @_api("nisa.tensor_copy")
 def tensor_copy(src, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
-    if engine == gpsimd_engine:
-        _no_psum(("src", src))
-    return core.isa_pipeline("tensor_copy", src, [], mask, _dtype_arg(dtype), _engine_id(engine))
+    return core.tensor_copy(src, mask, _dtype_arg(dtype), _engine_id(engine))
 
 
 @_api("nisa.tensor_copy_dynamic_src")
@@ -292,7 +234,6 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     with r[:, -1] = initial; kept in fp32 and rounded once into the result. One column step
     per free element, as the engine walks them; `mask` (over the whole tile) applies to the
     result, and a column's value only flows into later columns."""
-    _one_psum_input(("data0", data0), ("data1", data1))
     return core.tensor_tensor_scan(data0, data1, initial, op_name(op0, "op0"), op_name(op1, "op1"), bool(reverse0),
                                    bool(reverse1), mask, _dtype_arg(dtype))
 
@@ -306,8 +247,8 @@ def sequence_bounds(*, segment_ids, dtype=None, **kwargs):
 
 @_api("nisa.dropout")
 def dropout(data, prob, *, mask=None, dtype=None, **kwargs):
-    """nl.dropout with `prob` a scalar or a [P, 1] tile."""
-    return language.dropout(data, prob, dtype=dtype, mask=mask)
+    """Zeroes each element with probability `prob` (a scalar or a [P, 1] tile)."""
+    return core.dropout(data, prob, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.select_reduce")
@@ -329,15 +270,9 @@ def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd
                              mask, _dtype_arg(dtype))
 
 
-def _flat2d(t):
-    """t as [P, F]: the free dims flattened, as the engines walk them."""
-    return t if len(t.shape) == 2 else t.reshape((t.shape[0], int(np.prod(t.shape[1:]))))
-
-
 @_api("nisa.max8")
 def max8(*, src, mask=None, dtype=None, **kwargs):
     """The 8 largest values per partition, descending (repeated values repeat)."""
-    core.assert_elements_per_partition(src, "src", *core.topk_elements())
     return core.max8(src, mask, _dtype_arg(dtype))
 
 
@@ -345,7 +280,6 @@ def max8(*, src, mask=None, dtype=None, **kwargs):
 def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
     """Per partition, the position of each of the 8 `vals` in `data` (equal values: successive
     occurrences; absent values: all ones)."""
-    core.assert_elements_per_partition(data, "data", *core.topk_elements())
     return core.find_index8(data, vals, mask, _dtype_arg(dtype))
 
 
@@ -354,7 +288,6 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, *
     """`data` with the first occurrence of each of the 8 `vals` replaced by `imm` (the engine
     walks vals from the last to the first: of equal vals, the last takes the first occurrence,
     as the Neuron SDK documents); the positions go to `dst_idx` when given."""
-    core.assert_elements_per_partition(data, "data", 1, core.topk_elements()[1])
     return core.match_replace8(data, vals, float(imm), dst_idx, mask, _dtype_arg(dtype))
 
 
@@ -370,17 +303,4 @@ def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, 
 def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None, **kwargs):
     """Within each 32-partition quadrant, partition i of dst receives partition shuffle_mask[i]
     of src (255: dst keeps it); the same 32-entry mask serves every quadrant."""
-    shuffle = [int(m) for m in shuffle_mask]
-    core.assert_elements_per_partition(dst, "dst", *[int(np.prod(src.shape[1:]))] * 2)
-    if len(shuffle) != 32:
-        core.raise_unexpected_operand("shuffle_mask", f"{len(shuffle)} entries; it names a source partition (or 255) "
-                                      "for each of the 32 partitions of a quadrant")
-    # The engine reads every source partition before writing: an in-place shuffle
-    # (src and dst the same tile) must not see its own writes.
-    src = core.elementwise("bypass", (src,), None, None)
-    rows = max(src.shape[0], dst.shape[0])
-    for base in range(0, rows, 32):
-        for i, s in enumerate(shuffle):
-            d, s = base + i, base + s
-            if shuffle[i] != 255 and d < dst.shape[0] and s < src.shape[0]:
-                dst[d:d + 1] = src[s:s + 1]
+    core.nc_stream_shuffle(src, dst, [int(m) for m in shuffle_mask])

@@ -198,7 +198,7 @@ load.nki_native = "load"  # the dispatcher runs load's plain calls in the core (
 
 @_api("nl.load_transpose2d")
 def load_transpose2d(src, *, mask=None, dtype=None, **kwargs):
-    return core.load_transpose2d(src, mask, None if dtype is None else _dtypes.dtype_name(dtype))
+    return core.load_transpose2d(src, mask, None if dtype is None else _dtypes.dtype_name(dtype), False)
 
 
 @_api("nl.store")
@@ -442,8 +442,7 @@ def random_seed(seed, *, mask=None, **kwargs):
 @_api("nl.dropout")
 def dropout(x, rate, *, dtype=None, mask=None, **kwargs):
     """Zeroes each element with probability `rate` (a number or a tile that broadcasts), no rescaling."""
-    keep = core.elementwise("greater_equal", (rand(x.shape, float32), rate), mask, "uint8")
-    return core.where(keep, x, 0.0, mask, _dtype_arg(dtype) or core.tensor_info(x)[1])
+    return core.dropout(x, rate, mask, _dtype_arg(dtype))
 
 
 @_api("nl.all_reduce")

@@ -107,6 +107,27 @@ TensorVal fit_value(const KernelBuilder& b, const std::vector<int64_t>& dst, con
   return r;
 }
 
+namespace {
+bool in_psum(const KernelBuilder& b, const TensorVal* t) { return t && b.tensor(t->tensor).memory == ir::Memory::PSUM; }
+}  // namespace
+
+void check_one_psum_input(KernelBuilder& b, std::initializer_list<std::pair<const char*, const TensorVal*>> operands) {
+  int n = 0;
+  for (const auto& [name, t] : operands) n += in_psum(b, t);
+  if (n > 1) b.fail(sema::err_unsupported_memory((operands.end() - 1)->first, b.api(), "sbuf", "psum"));
+}
+
+void check_no_psum(KernelBuilder& b, std::initializer_list<std::pair<const char*, const TensorVal*>> operands) {
+  for (const auto& [name, t] : operands)
+    if (in_psum(b, t)) b.fail(sema::err_unsupported_memory(name, b.api(), "sbuf", "psum"));
+}
+
+std::optional<Value> slot_operand(ir::AluOp op, std::optional<Value> operand) {
+  // NKI_API §3.2: the one-operand ops an op slot takes read the data and ignore the slot's operand.
+  if (op == ir::AluOp::abs || op == ir::AluOp::rsqrt || op == ir::AluOp::reciprocal) return std::nullopt;
+  return operand;
+}
+
 ir::Predicate predicate_for(const KernelBuilder& b, const OpArgs& args, size_t rank) {
   return args.mask ? types::lower_mask(*args.mask, rank) : ir::Predicate{};
 }

@@ -1,9 +1,11 @@
 // The op builders: each turns one nl.* / operator call into sema checks plus
 // IR instructions, at the insertion point of the KernelBuilder.
 #pragma once
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/KernelBuilder.h"
@@ -63,14 +65,22 @@ TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, i
 TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
 // nl.shared_constant: a read-only HBM tensor holding compile-time values (row-major).
 TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, std::vector<double> values);
-// HBM [N, M] -> SBUF [M, N]: a load whose destination access is transposed.
-TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
+// HBM [N, M] -> SBUF [M, N]: a load whose destination access is transposed. With
+// `squeeze_unit_dims` (the current API's dma_transpose) a src of more dims drops its size-1
+// dims down to two ([A, 1, 1, B] as [A, B], [1, 1, 1, B] as [1, B]): they carry no data.
+TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& src, const OpArgs& args, bool squeeze_unit_dims = false);
 void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpArgs& args);
 // nisa.tensor_copy_dynamic_src: a copy of `src`, an on-chip view at a runtime
 // free-dim offset (`x[i_p, i_f + off[0, j]]`), into a new SBUF tile.
 TensorVal tensor_copy_dynamic_src(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
 // nisa.tensor_copy_dynamic_dst: `src` copied into `dst`, an on-chip view at a runtime offset.
 void tensor_copy_dynamic_dst(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const OpArgs& args);
+// nisa.dma_copy: dst = src, or with `rmw` (dst_rmw_op, add only) dst += src.
+void dma_copy(KernelBuilder& b, const TensorVal& dst, const Value& src, std::optional<ir::AluOp> rmw,
+              const OpArgs& args);
+// nisa.dma_compute (the stub's reading, NKI_CURRENT_API §13 #25) as nkic supports it: one
+// source other than dst, reduce_op add: dst = src, or dst += src when dst is the other source.
+void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<TensorVal>& srcs, ir::AluOp reduce_op);
 // `dst[...] = value` (accumulate: `dst[...] += value`, a PSUM-style accumulation).
 // With a mask (nisa.dma_copy(mask=...)), only the masked points are written.
 void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args = {});
@@ -103,6 +113,16 @@ TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& dat
 // Gives `in` (an elementwise instruction over [P, ...]) the accumulator stage `acc`:
 // checks its fold and reduce_res, and adds the register and reduce_res as extra dsts.
 void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate& acc);
+
+// nisa.tensor_tensor: data1 op data2 (a one-operand op reads data1 only); on `engine`, which
+// (GpSimd, and the power op) reads no PSUM; at most one of the two in PSUM.
+Value tensor_tensor(KernelBuilder& b, ir::AluOp op, const TensorVal& data1, const TensorVal& data2, ir::Engine engine,
+                    const OpArgs& args);
+// nisa.scalar_tensor_tensor: (data op0 operand0) op1 operand1, data and operand1 not both in PSUM.
+TensorVal scalar_tensor_tensor(KernelBuilder& b, const TensorVal& data, const PipelineStep& first,
+                               const PipelineStep& second, const OpArgs& args);
+// nisa.tensor_copy on `engine` (none: the table's); GpSimd reads no PSUM.
+TensorVal tensor_copy(KernelBuilder& b, const TensorVal& src, ir::Engine engine, const OpArgs& args);
 
 // The ALU instructions with an accumulator stage (OpsAccumulate.cpp).
 // nisa.activation: op(data * scale + bias) on the Scalar Engine (scale a number or
@@ -137,6 +157,19 @@ void select_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& pred
 TensorVal range_select(KernelBuilder& b, const TensorVal& on_true, const PipelineStep& first,
                        const PipelineStep& second, int64_t range_start, double on_false, const Accumulate& acc,
                        const OpArgs& args);
+// nisa.tensor_copy_predicated (Vector Engine): dst = src where predicate is nonzero (zero with
+// reverse_pred), dst unchanged elsewhere; src a tile or a number (as memset would store it in
+// dst's dtype). A src or predicate whose free elements split differently from dst's is read as dst's.
+void tensor_copy_predicated(KernelBuilder& b, const TensorVal& dst, const Value& src, const TensorVal& predicate,
+                            bool reverse_pred, const OpArgs& args);
+// Raises err_unsupported_memory when more than one of `operands` (name, tile or null) is in
+// PSUM (an engine reads at most one of its inputs from PSUM, NKI_API §3.4), naming the last.
+void check_one_psum_input(KernelBuilder& b, std::initializer_list<std::pair<const char*, const TensorVal*>> operands);
+// Raises err_unsupported_memory for the first of `operands` in PSUM (GpSimd reads no PSUM).
+void check_no_psum(KernelBuilder& b, std::initializer_list<std::pair<const char*, const TensorVal*>> operands);
+// The operand an ALU stage reads from its slot: none for the one-operand ops the tensor
+// instructions take in an op slot (abs, rsqrt, reciprocal: they apply to the data).
+std::optional<Value> slot_operand(ir::AluOp op, std::optional<Value> operand);
 // `dst op= value` in place.
 void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const Value& value);
 
@@ -168,10 +201,17 @@ TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorV
 // moving [K, 2, N], contracted over K and the pair dim (256 rows) -> PSUM fp32 [M, N].
 TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
                                const OpArgs& args);
+// nisa.nc_matmul as the call names it: nc_matmul, or nc_matmul_double_row with `double_row`;
+// tile_size (32, 32) needs NeuronCore-v3 (NeuronCore-v2 tiles the PE array in halves only).
+TensorVal nisa_nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args,
+                         bool double_row, bool is_transpose, const std::vector<int64_t>& tile_size);
 // nl.matmul: x @ y (x.T @ y with transpose_x); x's transpose is folded into its access pattern.
 TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool transpose_x, const OpArgs& args);
 // Partition <-> free transpose of a 2-D tile: a copy with a permuted access.
 TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args);
+// nisa.nc_transpose: data's free dims flattened into one ([P, F]), transposed on the Tensor
+// Engine, or on the Vector Engine (vector_transpose) when `engine` names it.
+TensorVal nc_transpose(KernelBuilder& b, const TensorVal& data, ir::Engine engine, const OpArgs& args);
 // nisa.nc_transpose on the Vector Engine, whose data moves only inside a 32 x 32
 // block of one partition quadrant: a tile up to 32 x 32 is transposed ([P, F] ->
 // [F, P]); a larger one whose dims are multiples of 32 has each block transposed
@@ -222,6 +262,17 @@ TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, c
 // nisa.affine_select: pred ? on_true : on_false_value, pred an affine comparison.
 TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& on_true, double on_false,
                         const OpArgs& args);
+// The current API's access patterns: `pattern` [step, count] pairs over dst's partitions,
+// offset + p * channel_multiplier + sum_k step_k * i_k of shape [P, count_0, ...]; the offset
+// an integer or an affine value of loop variables.
+// nisa.iota: that value into a tile of dst's dtype; nisa.affine_select: on_true_tile where
+// `cmp` (a comparison) of it with 0 holds, else on_false_value, in dst's dtype.
+using AffinePattern = std::vector<std::pair<int64_t, int64_t>>;
+TensorVal iota_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern, const Value& offset,
+                       int64_t channel_multiplier);
+TensorVal affine_select_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern,
+                                int64_t channel_multiplier, const TensorVal& on_true, double on_false, ir::AluOp cmp,
+                                const Value& offset);
 // nl.gather_flattened: out[p, j..] = data[p, flat(indices[p, j..])] over data's flattened free dims.
 TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const TensorVal& indices, const OpArgs& args);
 // nisa.local_gather: per GpSimd core (16 partitions), the core's flattened
@@ -249,9 +300,19 @@ TensorVal rand2(KernelBuilder& b, const TensorVal& dst, const Value& min, const 
 void set_rng_seed(KernelBuilder& b, const TensorVal& seeds);
 void rand_set_state(KernelBuilder& b, const TensorVal& seeds, ir::Engine engine);
 TensorVal rand_get_state(KernelBuilder& b, const TensorVal& dst, ir::Engine engine);
+// nl.dropout / nisa.dropout (Vector Engine): x where a uniform [0, 1) draw is >= rate (a number
+// or a tile that broadcasts to x), else 0; one draw per element of x, masked or not, from the
+// random state nl.rand reads (the same stream an nl.rand of x's shape would take).
+TensorVal dropout(KernelBuilder& b, const TensorVal& x, const Value& rate, const OpArgs& args);
 // nl.all_reduce: the fold of x over the SPMD programs along `axes` of the launch grid.
 TensorVal all_reduce(KernelBuilder& b, const TensorVal& x, ir::AluOp op, const std::vector<int64_t>& axes,
                      const OpArgs& args);
+// nisa.nc_stream_shuffle (Vector Engine): within each 32-partition quadrant, partition i of dst
+// receives partition shuffle_mask[i] of src (255: dst keeps it); 32 entries, the same for every
+// quadrant; dst and src hold the same elements per partition. Every source row is read before
+// any is written (src may be dst).
+void nc_stream_shuffle(KernelBuilder& b, const TensorVal& dst, const TensorVal& src,
+                       const std::vector<int64_t>& shuffle_mask);
 // nl.device_print: prints the tile when simulated.
 void device_print(KernelBuilder& b, const std::string& prefix, const TensorVal& x, const OpArgs& args);
 // nl.where: condition != 0 ? x : y (y a tensor or a number).

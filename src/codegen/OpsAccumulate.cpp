@@ -2,6 +2,7 @@
 // activation on the Scalar Engine, tensor_scalar and select on the Vector Engine. The fold
 // is a stage of the instruction itself, not a tensor_reduce after it.
 #include <algorithm>
+#include <cmath>
 
 #include "codegen/Indexing.h"
 #include "codegen/Ops.h"
@@ -78,8 +79,10 @@ TensorVal activation(KernelBuilder& b, ir::AluOp op, const TensorVal& data, cons
   return isa_pipeline(b, ir::Opcode::Activation, data, steps, args, ir::Engine::none, acc);
 }
 
-TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vector<PipelineStep>& steps,
+TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vector<PipelineStep>& given,
                         const Accumulate& acc, const OpArgs& args) {
+  std::vector<PipelineStep> steps;
+  for (const PipelineStep& s : given) steps.push_back({s.op, slot_operand(s.op, s.operand), s.reverse});
   // NKI_API §3.4: a fused pair is two bitvec ops (integer bits) or two arithmetic ones (fp32).
   if (steps.size() == 2) {
     const bool first = ir::info(steps[0].op).kind == ir::AluKind::Bitvec;
@@ -165,6 +168,46 @@ void select_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& pred
   in->reverse = reverse_pred;
   in->predicate = predicate_for(b, args, dst.shape.size());
   attach_accumulator(b, *in, acc);
+  b.emit(std::move(in));
+}
+
+namespace {
+
+// The value memset stores in `t`: a float rounds (in the simulator, as the store does), an
+// integer truncates toward zero and saturates (NaN: 0), a bool is v != 0.
+double memset_value(ir::DType t, double v) {
+  if (ir::is_float(t)) return v;
+  if (t == ir::DType::bool_) return v != 0.0;
+  if (std::isnan(v)) return 0.0;
+  const int bits = 8 * ir::size_of(t);
+  const bool is_signed = ir::info(t).is_signed;
+  const double hi = std::ldexp(1.0, is_signed ? bits - 1 : bits) - 1.0;
+  const double lo = is_signed ? -hi - 1.0 : 0.0;
+  return std::clamp(std::trunc(v), lo, hi);
+}
+
+}  // namespace
+
+void tensor_copy_predicated(KernelBuilder& b, const TensorVal& dst, const Value& src, const TensorVal& predicate,
+                            bool reverse_pred, const OpArgs& args) {
+  const auto* tile = std::get_if<TensorVal>(&src);
+  const auto* number = std::get_if<types::Other>(&src);
+  if (!tile && !(number && number->numeric)) reject_operand(b, "src", src);
+  b.check_operand("dst", dst);
+  b.check_operand("predicate", predicate);
+  if (tile) b.check_operand("src", *tile);
+  check_one_psum_input(b, {{"predicate", &predicate}, {"src", tile}});
+  auto in = make_instruction(ir::Opcode::CopyPredicated, dst.shape);
+  in->dst = access_for(b, dst, dst.shape);
+  auto read = [&](const TensorVal& t) { return access_for(b, fit_value(b, dst.shape, on_dst_grid(b, t, dst)), dst.shape); };
+  in->srcs.push_back(read(predicate));
+  // dst keeps its value where the copy does not happen: it is the last source. A
+  // number is the immediate the pick takes where dst is not, so the predicate reverses.
+  if (tile) in->srcs.push_back(read(*tile));
+  else in->imms = {memset_value(b.tensor(dst.tensor).dtype, number->value)};
+  in->srcs.push_back(in->dst);
+  in->reverse = tile ? reverse_pred : !reverse_pred;
+  in->predicate = predicate_for(b, args, dst.shape.size());
   b.emit(std::move(in));
 }
 

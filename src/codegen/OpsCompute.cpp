@@ -207,6 +207,13 @@ TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorV
                      nullptr, true, is_transpose);
 }
 
+TensorVal nisa_nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args,
+                         bool double_row, bool is_transpose, const std::vector<int64_t>& tile_size) {
+  if (tile_size == std::vector<int64_t>{32, 32})
+    sema::assert_nc_version(b.target(), 3, "nisa.nc_matmul(tile_size=(32, 32))", b.raiser());
+  return double_row ? nc_matmul_double_row(b, stationary, moving, args) : nc_matmul(b, stationary, moving, args, is_transpose);
+}
+
 TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
                                const OpArgs& args) {
   sema::assert_nc_version(b.target(), 3, "nisa.nc_matmul(perf_mode='double_row_gen3')", b.raiser());
@@ -261,6 +268,11 @@ TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
   in->predicate = predicate_for(b, args, 2);
   b.emit(std::move(in));
   return dst;
+}
+
+TensorVal nc_transpose(KernelBuilder& b, const TensorVal& data, ir::Engine engine, const OpArgs& args) {
+  const TensorVal flat = rows_of(b, data);
+  return engine == ir::Engine::dve ? vector_transpose(b, flat, args) : transpose(b, flat, args);
 }
 
 TensorVal vector_transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
@@ -326,6 +338,57 @@ TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, c
   in->predicate = predicate_for(b, args, shape.size());
   b.emit(std::move(in));
   return dst;
+}
+
+namespace {
+
+types::IndexVal affine_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern,
+                               const Value& offset, int64_t channel_multiplier) {
+  ir::AffineExpr start;
+  if (const auto* i = std::get_if<types::IndexVal>(&offset); i && i->is_scalar()) {
+    if (!i->non_affine.empty()) b.fail(sema::err_non_affine_index_expression(i->non_affine));
+    start = i->expr;
+  } else if (const auto* o = std::get_if<types::Other>(&offset); o && o->is_int) {
+    start = ir::AffineExpr(static_cast<int64_t>(o->value));
+  } else {
+    reject_operand(b, "offset", offset);
+  }
+  types::IndexVal v;
+  v.shape = {dst.shape.at(0)};
+  v.expr = ir::AffineExpr::grid(0) * channel_multiplier + start;
+  for (const auto& [step, count] : pattern) {
+    v.expr = v.expr + ir::AffineExpr::grid(static_cast<int>(v.shape.size())) * step;
+    v.shape.push_back(count);
+  }
+  return v;
+}
+
+}  // namespace
+
+TensorVal iota_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern, const Value& offset,
+                       int64_t channel_multiplier) {
+  return iota(b, affine_pattern(b, dst, pattern, offset, channel_multiplier), b.tensor(dst.tensor).dtype, {});
+}
+
+TensorVal affine_select_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern,
+                                int64_t channel_multiplier, const TensorVal& on_true, double on_false, ir::AluOp cmp,
+                                const Value& offset) {
+  using types::CmpOp;
+  CmpOp op;
+  switch (cmp) {
+    case ir::AluOp::equal: op = CmpOp::eq; break;
+    case ir::AluOp::not_equal: op = CmpOp::ne; break;
+    case ir::AluOp::greater: op = CmpOp::gt; break;
+    case ir::AluOp::greater_equal: op = CmpOp::ge; break;
+    case ir::AluOp::less: op = CmpOp::lt; break;
+    case ir::AluOp::less_equal: op = CmpOp::le; break;
+    default: b.fail(sema::err_instruction_unsupported_op(ir::name(cmp)));
+  }
+  const types::MaskVal pred = types::compare_index(op, affine_pattern(b, dst, pattern, offset, channel_multiplier),
+                                                   types::index_constant(0));
+  OpArgs args;
+  args.dtype = b.tensor(dst.tensor).dtype;
+  return affine_select(b, pred, on_true, on_false, args);
 }
 
 TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& on_true, double on_false,

@@ -235,6 +235,28 @@ TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& dat
   return dst;
 }
 
+Value tensor_tensor(KernelBuilder& b, ir::AluOp op, const TensorVal& data1, const TensorVal& data2, ir::Engine engine,
+                    const OpArgs& args) {
+  check_one_psum_input(b, {{"data1", &data1}, {"data2", &data2}});
+  if (op == ir::AluOp::power || engine == ir::Engine::pool) check_no_psum(b, {{"data1", &data1}, {"data2", &data2}});
+  if (!slot_operand(op, Value(data2))) return elementwise(b, op, {Value(data1)}, args);
+  return elementwise(b, op, {Value(data1), Value(data2)}, args);
+}
+
+TensorVal scalar_tensor_tensor(KernelBuilder& b, const TensorVal& data, const PipelineStep& first,
+                               const PipelineStep& second, const OpArgs& args) {
+  const TensorVal* operand1 = second.operand ? std::get_if<TensorVal>(&*second.operand) : nullptr;
+  check_one_psum_input(b, {{"data", &data}, {"operand1", operand1}});
+  const std::vector<PipelineStep> steps = {{first.op, slot_operand(first.op, first.operand), first.reverse},
+                                           {second.op, slot_operand(second.op, second.operand), second.reverse}};
+  return isa_pipeline(b, ir::Opcode::ScalarTensorTensor, data, steps, args);
+}
+
+TensorVal tensor_copy(KernelBuilder& b, const TensorVal& src, ir::Engine engine, const OpArgs& args) {
+  if (engine == ir::Engine::pool) check_no_psum(b, {{"src", &src}});
+  return isa_pipeline(b, ir::Opcode::Copy, src, {}, args, engine);
+}
+
 void check_activation_operands(KernelBuilder& b, const TensorVal& data, const TensorVal* bias, const TensorVal* scale) {
   using D = ir::DType;
   if (bias) {

@@ -1,3 +1,6 @@
+#include <algorithm>
+
+#include "codegen/Indexing.h"
 #include "codegen/Ops.h"
 #include "sema/Asserts.h"
 #include "sema/ErrorCatalog.h"
@@ -128,7 +131,28 @@ TensorVal load(KernelBuilder& b, const TensorVal& access, const OpArgs& args) {
   return dst;
 }
 
-TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
+namespace {
+
+// `t` without its size-1 dims, keeping the first of them while it has fewer than two dims.
+TensorVal unit_dims_squeezed(KernelBuilder& b, const TensorVal& t) {
+  if (t.shape.size() <= 2) return t;
+  std::vector<bool> keep(t.shape.size());
+  size_t kept = 0;
+  for (size_t d = 0; d < t.shape.size(); ++d) kept += (keep[d] = t.shape[d] != 1);
+  for (size_t d = 0; d < t.shape.size() && kept < 2; ++d)
+    if (!keep[d]) keep[d] = true, ++kept;
+  std::vector<IndexItem> key(t.shape.size());
+  for (size_t d = 0; d < t.shape.size(); ++d) {
+    if (keep[d]) key[d].kind = IndexItem::Kind::Slice;
+    else key[d].value = types::index_constant(0);
+  }
+  return subscript(b, t, key);
+}
+
+}  // namespace
+
+TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& given, const OpArgs& args, bool squeeze_unit_dims) {
+  const TensorVal src = squeeze_unit_dims ? unit_dims_squeezed(b, given) : given;
   b.check_operand("src", src);
   if (!src.indirect.empty()) b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(b.api()));
   const ir::TensorDecl& s = b.tensor(src.tensor);
@@ -160,6 +184,44 @@ void store(KernelBuilder& b, const TensorVal& access, const Value& value, const 
   in->predicate = predicate_for(b, args, dst.shape.size());
   in->oob_skip = args.oob_skip;
   in->engine = args.engine;
+  b.emit(std::move(in));
+}
+
+void dma_copy(KernelBuilder& b, const TensorVal& dst, const Value& src, std::optional<ir::AluOp> rmw,
+              const OpArgs& args) {
+  if (rmw && *rmw != ir::AluOp::add) b.fail(sema::err_instruction_unsupported_op(ir::name(*rmw)));
+  assign(b, dst, src, rmw.has_value(), args);
+}
+
+void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<TensorVal>& srcs, ir::AluOp reduce_op) {
+  std::vector<const TensorVal*> others;
+  for (const TensorVal& s : srcs)
+    if (s.tensor != dst.tensor || s.shape != dst.shape || s.index != dst.index) others.push_back(&s);
+  if (reduce_op != ir::AluOp::add || others.size() != 1 || srcs.size() - others.size() > 1)
+    b.fail(sema::err_unsupported_args(b.api(), "nkic supports dma_compute(dst, [src], nl.add) and the "
+                                               "read-modify-write form dma_compute(dst, [src, dst], nl.add)"));
+  OpArgs args;
+  args.engine = ir::Engine::dma;
+  assign(b, dst, *others[0], srcs.size() == 2, args);
+}
+
+void nc_stream_shuffle(KernelBuilder& b, const TensorVal& dst, const TensorVal& src,
+                       const std::vector<int64_t>& shuffle_mask) {
+  b.check_operand("src", src);
+  b.check_operand("dst", dst);
+  sema::assert_elements_per_partition(free_elements(dst), free_elements(src), free_elements(src), "dst", b.api(),
+                                      b.raiser());
+  constexpr size_t kQuadrant = 32;
+  if (shuffle_mask.size() != kQuadrant)
+    b.fail(sema::err_unexpected_type_of_operand(
+        "shuffle_mask", std::to_string(shuffle_mask.size()) +
+                            " entries; it names a source partition (or 255) for each of the 32 partitions of a quadrant"));
+  const TensorVal d = rows_of(b, dst), s = rows_of(b, src);
+  auto in = make_instruction(ir::Opcode::StreamShuffle, {std::max(d.shape[0], s.shape[0]), d.shape[1]});
+  in->dst = access_for(b, d, d.shape);
+  in->srcs.push_back(access_for(b, s, s.shape));
+  in->widths = {d.shape[0], s.shape[0]};
+  for (int64_t m : shuffle_mask) in->imms.push_back(static_cast<double>(m));
   b.emit(std::move(in));
 }
 

@@ -5,6 +5,7 @@
 #include "codegen/Ops.h"
 #include "sema/Asserts.h"
 #include "sema/ErrorCatalog.h"
+#include "types/IndexAlgebra.h"
 
 namespace nkic::codegen {
 
@@ -103,6 +104,28 @@ TensorVal rand_get_state(KernelBuilder& b, const TensorVal& dst, ir::Engine engi
   TensorVal out = destination_result(b, "rand_get_state", dst);
   emit_on(b, ir::Opcode::RandGetState, e, &out, {});
   return out;
+}
+
+TensorVal dropout(KernelBuilder& b, const TensorVal& x, const Value& rate, const OpArgs& args) {
+  b.check_operand("data", x);
+  auto in = make_instruction(ir::Opcode::Dropout, x.shape);
+  in->srcs.push_back(access_for(b, x, x.shape));
+  if (const auto* t = std::get_if<TensorVal>(&rate)) {
+    b.check_operand("prob", *t);
+    if (types::broadcast_shapes(x.shape, t->shape) != x.shape)
+      b.fail(sema::err_tile_shape_mismatch(describe(b, x), describe(b, *t), b.api()));
+    in->srcs.push_back(access_for(b, *t, x.shape));
+  } else if (const auto* o = std::get_if<types::Other>(&rate); o && o->numeric) {
+    in->imms = {o->value};
+  } else {
+    reject_operand(b, "prob", rate);
+  }
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "dropout"), x.shape, args.dtype.value_or(b.tensor(x.tensor).dtype),
+                               ir::Memory::SBUF);
+  in->dst = access_for(b, dst, x.shape);
+  in->predicate = predicate_for(b, args, x.shape.size());
+  b.emit(std::move(in));
+  return dst;
 }
 
 }  // namespace nkic::codegen

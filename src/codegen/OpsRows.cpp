@@ -47,6 +47,7 @@ void check_vals(KernelBuilder& b, const TensorVal& vals) {
 
 TensorVal tensor_tensor_scan(KernelBuilder& b, const TensorVal& data0, const TensorVal& data1, const Value& initial,
                              const PipelineStep& op0, const PipelineStep& op1, const OpArgs& args) {
+  check_one_psum_input(b, {{"data0", &data0}, {"data1", &data1}});
   b.check_operand("data0", data0);
   b.check_operand("data1", data1);
   for (ir::AluOp op : {op0.op, op1.op})
@@ -86,7 +87,17 @@ TensorVal bn_aggr(KernelBuilder& b, const TensorVal& data, const OpArgs& args) {
   return dst;
 }
 
+namespace {
+
+// The top-8 instructions' element limits per partition (the target's, from `min`).
+void check_top8_elements(KernelBuilder& b, const TensorVal& t, const char* name, int64_t min) {
+  sema::assert_elements_per_partition(free_elements(t), min, b.target().topk_max_elements, name, b.api(), b.raiser());
+}
+
+}  // namespace
+
 TensorVal max8(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
+  check_top8_elements(b, src, "src", b.target().topk_min_elements);
   b.check_operand("src", src);
   TensorVal dst = result(b, "max8", {src.shape[0], 8}, args, dtype_of(b, src));
   emit_rows(b, ir::Opcode::Max8, {src}, dst, {}, args);
@@ -94,6 +105,7 @@ TensorVal max8(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
 }
 
 TensorVal find_index8(KernelBuilder& b, const TensorVal& data, const TensorVal& vals, const OpArgs& args) {
+  check_top8_elements(b, data, "data", b.target().topk_min_elements);
   b.check_operand("data", data);
   check_vals(b, vals);
   check_rows(b, data, vals, 8);
@@ -104,6 +116,7 @@ TensorVal find_index8(KernelBuilder& b, const TensorVal& data, const TensorVal& 
 
 TensorVal match_replace8(KernelBuilder& b, const TensorVal& data, const TensorVal& vals, double imm,
                          const TensorVal* dst_idx, const OpArgs& args) {
+  check_top8_elements(b, data, "data", 1);
   b.check_operand("data", data);
   check_vals(b, vals);
   check_rows(b, data, vals, 8);

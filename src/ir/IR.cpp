@@ -41,13 +41,12 @@ const Access* load_reduce_source(const Instruction& in) {
 }
 
 std::vector<AluStep> pipeline(const Instruction& in) {
-  if (!in.steps.empty() || info(in.opcode).exec != Exec::Elementwise) return in.steps;
-  switch (in.opcode) {
-    case Opcode::TensorTensor: return {{in.alu, 1, 0.0, false}};
-    case Opcode::TensorScalar: return {{in.alu, -1, in.imms.empty() ? 0.0 : in.imms[0], in.reverse}};
-    case Opcode::Activation: return {{in.alu, -1, 0.0, false}};
-    default: return {};
-  }
+  const OpcodeInfo& op = info(in.opcode);
+  if (!in.steps.empty() || op.exec != Exec::Elementwise || op.form != Form::pipe) return in.steps;
+  // The one-op form: `alu` on the data and the second source of a two-source instruction,
+  // else on the data and the immediate (a one-operand op ignores it).
+  if (op.min_srcs >= 2) return {{in.alu, 1, 0.0, false}};
+  return {{in.alu, -1, in.imms.empty() ? 0.0 : in.imms[0], in.reverse}};
 }
 
 Engine engine_of(const Instruction& in) { return in.engine == Engine::none ? info(in.opcode).engine : in.engine; }

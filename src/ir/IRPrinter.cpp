@@ -118,16 +118,17 @@ class Printer : public IRVisitor {
   // subtract 1", "; exp"). Others: the sources and immediates, then "; op" and the steps.
   std::string operands(const Instruction& in) const {
     std::vector<std::string> ops;
-    if (in.opcode == Opcode::Print) ops.push_back('"' + in.text + '"');
+    const Form form = info(in.opcode).form;
+    if (!in.text.empty()) ops.push_back('"' + in.text + '"');
     const bool elementwise = info(in.opcode).exec == Exec::Elementwise;
     const std::vector<AluStep> steps = pipeline(in);
     const bool piped = elementwise && !steps.empty();
     for (size_t i = 0; i < in.srcs.size(); ++i)
       if (!piped || i == 0) ops.push_back(access(in.srcs[i]));
     // range_select: its data, on_false value and position; its steps compare the position.
-    if (!piped || in.opcode == Opcode::RangeSelect)
+    if (!piped || form == Form::range)
       for (double v : in.imms) ops.push_back(fmt_imm(v));
-    if (in.opcode == Opcode::Iota || in.opcode == Opcode::RangeSelect) ops.push_back(expr(in.value));
+    if (form == Form::index || form == Form::range) ops.push_back(expr(in.value));
     std::string out = join(ops);
     if (!elementwise && in.alu != AluOp::bypass) out += "; " + std::string(ir::name(in.alu));
     for (const AluStep& s : steps) {
@@ -138,7 +139,7 @@ class Printer : public IRVisitor {
       if (ir::info(s.op).arity == 2 && (elementwise || s.src < 0))
         out += " " + (s.src < 0 ? fmt_imm(s.imm) : access(in.srcs.at(s.src)));
     }
-    if (in.opcode == Opcode::Select && in.reverse) out += "; reverse_pred";
+    if (form == Form::pick && in.reverse) out += "; reverse_pred";
     // The accumulator stage last, as the engine applies it: "; reset_reduce add".
     if (in.acc_cmd == AccCmd::reset) out += "; reset";
     else if (in.acc_cmd != AccCmd::none) out += "; " + std::string(ir::name(in.acc_cmd)) + " " + std::string(ir::name(in.acc_op));

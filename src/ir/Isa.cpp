@@ -6,16 +6,17 @@ namespace {
 
 // Each row's operand rules, ended by an empty rule so that a row without rules still
 // makes an array.
-#define NKIC_OPCODE_OPERANDS(n, printed, engine, exec, min_srcs, max_srcs, min_imms, has_dst, cost, gen, shapes, \
-                             ...)                                                                               \
+#define NKIC_OPCODE_OPERANDS(n, printed, engine, exec, min_srcs, max_srcs, min_imms, has_dst, cost, form, gen, \
+                             shapes, ...)                                                                       \
   constexpr OperandRule k##n##Operands[] = {__VA_ARGS__ __VA_OPT__(, ) OperandRule{}};
 NKIC_OPCODES(NKIC_OPCODE_OPERANDS)
 #undef NKIC_OPCODE_OPERANDS
 
 constexpr OpcodeInfo kInfo[] = {
-#define NKIC_OPCODE_INFO(n, printed, engine, exec, min_srcs, max_srcs, min_imms, has_dst, cost, gen, shapes, ...) \
-  {printed, Engine::engine, Exec::exec, min_srcs, max_srcs, min_imms, has_dst, Cost::cost, gen, Shapes::shapes,     \
-   {k##n##Operands, std::size(k##n##Operands) - 1}},
+#define NKIC_OPCODE_INFO(n, printed, engine, exec, min_srcs, max_srcs, min_imms, has_dst, cost, form, gen, shapes, \
+                         ...)                                                                                   \
+  {printed, Engine::engine, Exec::exec, min_srcs, max_srcs, min_imms, has_dst, Cost::cost, Form::form, gen,         \
+   Shapes::shapes, {k##n##Operands, std::size(k##n##Operands) - 1}},
     NKIC_OPCODES(NKIC_OPCODE_INFO)
 #undef NKIC_OPCODE_INFO
 };

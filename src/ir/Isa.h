@@ -35,7 +35,8 @@ Engine engine_from_nki(int nki_engine);
 //   Mx          the microscaling kernels
 //   Side        effects outside the tensors (random state, printing)
 //   Collective  a fold across SPMD programs
-enum class Exec : uint8_t { Move, Elementwise, Reduce, Matmul, Row, Mx, Side, Collective };
+//   Shuffle     a move of whole partitions to other partitions of their quadrant
+enum class Exec : uint8_t { Move, Elementwise, Reduce, Matmul, Row, Mx, Side, Collective, Shuffle };
 
 // What the cost model charges an instruction by (issue-level detail lives in
 // the cost model; the table only says which formula applies).
@@ -86,80 +87,107 @@ inline constexpr D kFp32OrInt32[] = {D::float32, D::int32};
 inline constexpr D kSeeds[] = {D::uint32, D::int32};
 }  // namespace dtypes
 
+// What an instruction's operands are, for the printer, the verifier and the
+// simulator's plan (the executor of its Exec kind reads them so):
+//   pipe     the data (srcs[0]) through the ALU pipeline (ir::pipeline), or moved
+//   fill     imms[0] at every point
+//   fold     srcs[0] folded with `alu` over the coords dst omits
+//   product  stationary srcs[0] [K, M] and moving srcs[1] [K, N] on [K, M, N]
+//   pick     srcs[1] where srcs[0] != 0 (== 0 with `reverse`), else srcs[2], or
+//            imms[0] when there is no srcs[2]
+//   range    srcs[0] where steps[0] and steps[1] compare `value` (the position)
+//            true, else imms[0]
+//   cond     srcs[0] where every `cond` holds, else imms[0]
+//   index    the exact value of `value` at each point
+//   gate     srcs[0] where a uniform draw of the random state is >= the rate
+//            (srcs[1], or imms[0] when there is no srcs[1]), else 0
+enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index, gate };
+
 // One row per instruction: its enum name, its printed name, its default engine, how
 // the simulator executes it, its source and immediate counts, whether it writes a
-// destination, its cost class, the first NeuronCore generation that has it (0: every
-// one), how its nisa call's tile operands relate, and the rules of those operands
-// (the call `nisa.<printed name>`; an operand without a rule must be on-chip).
-//  name                 printed name             engine exec         srcs  imms  dst  cost  gen shapes operands
+// destination, its cost class, its operand form, the first NeuronCore generation that
+// has it (0: every one), how its nisa call's tile operands relate, and the rules of
+// those operands (the call `nisa.<printed name>`; an operand without a rule must be
+// on-chip).
+//  name                 printed name             engine exec         srcs  imms  dst  cost  form  gen shapes operands
 #define NKIC_OPCODES(X)                                                                                          \
-  X(Load,               "load",                   dma,  Move,        1, 1, 0, true,  dma,    0, bcast)           \
-  X(Store,              "store",                  dma,  Move,        1, 1, 0, true,  dma,    0, bcast)           \
-  X(Copy,               "tensor_copy",            dve,  Move,        1, 1, 0, true,  stream, 0, bcast)           \
-  X(Transpose,          "nc_transpose",           pe,   Move,        1, 1, 0, true,  matmul, 0, bcast,           \
+  X(Load,               "load",                   dma,  Move,        1, 1, 0, true,  dma, pipe,    0, bcast)     \
+  X(Store,              "store",                  dma,  Move,        1, 1, 0, true,  dma, pipe,    0, bcast)     \
+  X(Copy,               "tensor_copy",            dve,  Move,        1, 1, 0, true,  stream, pipe, 0, bcast)     \
+  X(Transpose,          "nc_transpose",           pe,   Move,        1, 1, 0, true,  matmul, pipe, 0, bcast,     \
     {"x", kOnChip, {}, 2, 2})                                                                                    \
-  X(Memset,             "memset",                 dve,  Elementwise, 0, 0, 1, true,  stream, 0, bcast)           \
-  X(TensorTensor,       "tensor_tensor",          dve,  Elementwise, 2, 2, 0, true,  stream, 0, equal,           \
+  X(Memset,             "memset",                 dve,  Elementwise, 0, 0, 1, true,  stream, fill, 0, bcast)     \
+  X(TensorTensor,       "tensor_tensor",          dve,  Elementwise, 2, 2, 0, true,  stream, pipe, 0, equal,     \
     {"data1", kOnChip, {}, 2}, {"data2", kOnChip, {}, 2})                                                        \
-  X(TensorScalar,       "tensor_scalar",          dve,  Elementwise, 1, 3, 0, true,  stream, 0, bcast)           \
-  X(ScalarTensorTensor, "scalar_tensor_tensor",   dve,  Elementwise, 2, 3, 0, true,  stream, 0, bcast)           \
-  X(Activation,         "activation",             act,  Elementwise, 1, 3, 0, true,  stream, 0, bcast)           \
-  X(Activate2,          "activate2",              act,  Elementwise, 1, 3, 0, true,  stream, 4, bcast)           \
-  X(Exponential,        "exponential",            dve,  Elementwise, 1, 2, 0, true,  stream, 4, bcast,           \
+  X(TensorScalar,       "tensor_scalar",          dve,  Elementwise, 1, 3, 0, true,  stream, pipe, 0, bcast)     \
+  X(ScalarTensorTensor, "scalar_tensor_tensor",   dve,  Elementwise, 2, 3, 0, true,  stream, pipe, 0, bcast)     \
+  X(Activation,         "activation",             act,  Elementwise, 1, 3, 0, true,  stream, pipe, 0, bcast)     \
+  X(Activate2,          "activate2",              act,  Elementwise, 1, 3, 0, true,  stream, pipe, 4, bcast)     \
+  X(Exponential,        "exponential",            dve,  Elementwise, 1, 2, 0, true,  stream, pipe, 4, bcast,     \
     {"src", kOnChip, dtypes::kExpSrc, 1, 4}, {"dst", kOnChip, dtypes::kExpDst, 1, 4},                            \
     {"max_value", kOnChip, dtypes::kFp32}, {"reduce_res", kOnChip, dtypes::kFloatRes})                           \
-  X(Select,             "select",                 dve,  Elementwise, 2, 3, 0, true,  stream, 0, bcast)           \
-  /* range_select keeps srcs[0] where steps[0] and steps[1] (each comparing `value`, the                      \
+  X(Select,             "select",                 dve,  Elementwise, 2, 3, 0, true,  stream, pick, 0, bcast)     \
+  /* range_select keeps srcs[0] where steps[0] and steps[1] (each comparing `value`, the                         \
      position, with a bound) both hold, else imms[0]. */                                                         \
-  X(RangeSelect,        "range_select",           dve,  Elementwise, 1, 3, 1, true,  stream, 3, bcast,           \
+  X(RangeSelect,        "range_select",           dve,  Elementwise, 1, 3, 1, true,  stream, range, 3, bcast,    \
     {"on_true_tile", kOnChip, {}, 2})                                                                            \
-  X(AffineSelect,       "affine_select",          pool, Elementwise, 1, 1, 1, true,  stream, 0, bcast,           \
+  /* tensor_copy_predicated writes dst where the predicate holds and reads dst (its last src)                    \
+     elsewhere; a scalar src is imms[0], picked where the predicate does not hold (reverse). */                  \
+  X(CopyPredicated,     "tensor_copy_predicated", dve,  Elementwise, 2, 3, 0, true,  stream, pick, 0, bcast,     \
+    {"dst", kOnChip, {}, 2}, {"src", kOnChip, {}, 2}, {"predicate", kOnChip, {}, 2})                             \
+  X(AffineSelect,       "affine_select",          pool, Elementwise, 1, 1, 1, true,  stream, cond, 0, bcast,     \
     {"on_true_tile", kOnChip, dtypes::kSelect, 2})                                                               \
-  X(Iota,               "iota",                   pool, Elementwise, 0, 0, 0, true,  stream, 0, bcast)           \
-  X(TensorReduce,       "tensor_reduce",          dve,  Reduce,      1, 1, 0, true,  stream, 0, bcast)           \
-  X(Matmul,             "nc_matmul",              pe,   Matmul,      2, 2, 0, true,  matmul, 0, bcast,           \
+  X(Iota,               "iota",                   pool, Elementwise, 0, 0, 0, true,  stream, index, 0, bcast)    \
+  X(TensorReduce,       "tensor_reduce",          dve,  Reduce,      1, 1, 0, true,  stream, fold, 0, bcast)     \
+  X(Matmul,             "nc_matmul",              pe,   Matmul,      2, 2, 0, true,  matmul, product, 0, bcast,  \
     {"stationary", kSBUF, dtypes::kMatmul, 2, 2}, {"moving", kSBUF, dtypes::kMatmul, 2, 4})                      \
-  X(TensorTensorScan,   "tensor_tensor_scan",     dve,  Row,         2, 3, 0, true,  row,    0, bcast)           \
-  X(BnStats,            "bn_stats",               dve,  Row,         1, 1, 0, true,  row,    0, bcast)           \
-  X(BnAggr,             "bn_aggr",                dve,  Row,         1, 1, 0, true,  row,    0, bcast)           \
-  X(Max8,               "max8",                   dve,  Row,         1, 1, 0, true,  row,    0, bcast)           \
-  X(FindIndex8,         "nc_find_index8",         dve,  Row,         2, 2, 0, true,  row,    0, bcast)           \
-  X(MatchReplace8,      "nc_match_replace8",      dve,  Row,         2, 3, 1, true,  row,    0, bcast)           \
-  X(SequenceBounds,     "sequence_bounds",        pool, Row,         1, 1, 0, true,  row,    0, bcast,           \
+  X(TensorTensorScan,   "tensor_tensor_scan",     dve,  Row,         2, 3, 0, true,  row, pipe,    0, bcast)     \
+  X(BnStats,            "bn_stats",               dve,  Row,         1, 1, 0, true,  row, pipe,    0, bcast)     \
+  X(BnAggr,             "bn_aggr",                dve,  Row,         1, 1, 0, true,  row, pipe,    0, bcast)     \
+  X(Max8,               "max8",                   dve,  Row,         1, 1, 0, true,  row, pipe,    0, bcast)     \
+  X(FindIndex8,         "nc_find_index8",         dve,  Row,         2, 2, 0, true,  row, pipe,    0, bcast)     \
+  X(MatchReplace8,      "nc_match_replace8",      dve,  Row,         2, 3, 1, true,  row, pipe,    0, bcast)     \
+  X(SequenceBounds,     "sequence_bounds",        pool, Row,         1, 1, 0, true,  row, pipe,    0, bcast,     \
     {"segment_ids", kOnChip, dtypes::kFp32OrInt32, 2, 2})                                                        \
-  X(TensorScalarCumulative, "tensor_scalar_cumulative", dve, Row,     1, 3, 0, true,  row,    0, bcast,           \
+  X(TensorScalarCumulative, "tensor_scalar_cumulative", dve, Row,     1, 3, 0, true,  row, pipe,    0, bcast,    \
     {"src", kOnChip, dtypes::kCumulative}, {"dst", kOnChip, dtypes::kCumulative},                                \
     {"imm0", kOnChip, dtypes::kFp32}, {"imm1", kOnChip, dtypes::kFp32})                                          \
-  /* topk reads one 16-partition snake per GpSimd core; nonzero_with_count row 0 of each core. */              \
-  X(TopK,               "topk",                   pool, Row,         1, 1, 1, true,  row,    0, bcast,           \
+  /* topk reads one 16-partition snake per GpSimd core; nonzero_with_count row 0 of each core. */                \
+  X(TopK,               "topk",                   pool, Row,         1, 1, 1, true,  row, pipe,    0, bcast,     \
     {"src", kSBUF, dtypes::kBf16, 2, 2}, {"val_dst", kSBUF, dtypes::kBf16, 2, 2},                                \
     {"idx_dst", kSBUF, dtypes::kUint32, 2, 2})                                                                   \
-  X(NonzeroWithCount,   "nonzero_with_count",     pool, Row,         1, 1, 2, true,  row,    3, bcast,           \
+  X(NonzeroWithCount,   "nonzero_with_count",     pool, Row,         1, 1, 2, true,  row, pipe,    3, bcast,     \
     {"src", kSBUF, dtypes::kFp32OrInt32, 2, 2}, {"dst", kSBUF, dtypes::kInt32, 2, 2})                            \
-  X(Rand,               "rand",                   pool, Side,        0, 0, 0, true,  stream, 0, bcast)           \
-  X(RandomSeed,         "random_seed",            pool, Side,        0, 0, 1, false, none,   0, bcast)           \
-  /* The engines' XORWOW generators, one per partition (sim/SideEffects). */                                   \
-  X(Rng,                "rng",                    dve,  Side,        0, 0, 0, true,  stream, 0, bcast,           \
+  X(Rand,               "rand",                   pool, Side,        0, 0, 0, true,  stream, pipe, 0, bcast)     \
+  X(RandomSeed,         "random_seed",            pool, Side,        0, 0, 1, false, none, pipe,   0, bcast)     \
+  /* The engines' XORWOW generators, one per partition (sim/SideEffects). */                                     \
+  X(Rng,                "rng",                    dve,  Side,        0, 0, 0, true,  stream, pipe, 0, bcast,     \
     {"dst", kOnChip, dtypes::kRngBits})                                                                          \
-  X(Rand2,              "rand2",                  dve,  Side,        0, 2, 0, true,  stream, 4, bcast,           \
+  X(Rand2,              "rand2",                  dve,  Side,        0, 2, 0, true,  stream, pipe, 4, bcast,     \
     {"dst", kOnChip, dtypes::kRand2}, {"min", kOnChip, dtypes::kFp32}, {"max", kOnChip, dtypes::kFp32})          \
-  X(SetRngSeed,         "set_rng_seed",           dve,  Side,        1, 1, 0, false, stream, 0, bcast,           \
+  X(SetRngSeed,         "set_rng_seed",           dve,  Side,        1, 1, 0, false, stream, pipe, 0, bcast,     \
     {"src_seeds", kOnChip, dtypes::kSeeds, 2, 2})                                                                \
-  X(RandSetState,       "rand_set_state",         pool, Side,        1, 1, 0, false, stream, 3, bcast,           \
+  X(RandSetState,       "rand_set_state",         pool, Side,        1, 1, 0, false, stream, pipe, 3, bcast,     \
     {"src_seeds", kSBUF, dtypes::kUint32, 2, 2})                                                                 \
-  X(RandGetState,       "rand_get_state",         pool, Side,        0, 0, 0, true,  stream, 3, bcast,           \
+  X(RandGetState,       "rand_get_state",         pool, Side,        0, 0, 0, true,  stream, pipe, 3, bcast,     \
     {"dst", kOnChip, dtypes::kUint32, 2, 2})                                                                     \
-  X(Print,              "device_print",           sp,   Side,        1, 1, 0, false, none,   0, bcast)           \
-  X(AllReduce,          "all_reduce",             pool, Collective,  1, 1, 0, true,  collective, 0, bcast)       \
-  /* The mx ops iterate over [Q, 4, 8, 4, ...]: partition p = 32*g0 + 8*g1 + g2 of the data                    \
-     (quadrant, block of 8 in it, row), g3 the lane of a packed element; the block's E8M0 scale                \
-     sits in row 32*g0 + g1 of the scale tile. MxScale writes the scales, MxQuantize the data                  \
-     (nisa.quantize_mx emits both). */                                                                          \
-  X(MxScale,            "quantize_mx.scale",      dve,  Mx,          1, 1, 1, true,  stream, 4, bcast)           \
-  X(MxQuantize,         "quantize_mx",            dve,  Mx,          2, 2, 0, true,  stream, 4, bcast,           \
+  /* dropout takes one draw of nl.rand's state per point, as nl.rand of data's shape would. */                   \
+  X(Dropout,            "dropout",                dve,  Side,        1, 2, 0, true,  stream, gate, 0, bcast)     \
+  X(Print,              "device_print",           sp,   Side,        1, 1, 0, false, none, pipe,   0, bcast)     \
+  X(AllReduce,          "all_reduce",             pool, Collective,  1, 1, 0, true,  collective, pipe, 0, bcast) \
+  /* nc_stream_shuffle: imms are the 32 source partitions of a quadrant (255: dst keeps its row);                \
+     widths are dst's and src's partitions, each access walked over [its partitions, shape[1]]. */               \
+  X(StreamShuffle,      "nc_stream_shuffle",      dve,  Shuffle,     1, 1, 32, true, stream, pipe, 0, bcast,     \
+    {"src", kOnChip, {}, 2}, {"dst", kOnChip, {}, 2})                                                            \
+  /* The mx ops iterate over [Q, 4, 8, 4, ...]: partition p = 32*g0 + 8*g1 + g2 of the data                      \
+     (quadrant, block of 8 in it, row), g3 the lane of a packed element; the block's E8M0 scale                  \
+     sits in row 32*g0 + g1 of the scale tile. MxScale writes the scales, MxQuantize the data                    \
+     (nisa.quantize_mx emits both). */                                                                           \
+  X(MxScale,            "quantize_mx.scale",      dve,  Mx,          1, 1, 1, true,  stream, pipe, 4, bcast)     \
+  X(MxQuantize,         "quantize_mx",            dve,  Mx,          2, 2, 0, true,  stream, pipe, 4, bcast,     \
     {"src", kSBUF, dtypes::kMxSrc, 2, 2}, {"dst", kSBUF, dtypes::kMxData, 2, 2},                                 \
     {"dst_scale", kSBUF, dtypes::kUint8, 2, 2})                                                                  \
-  X(MatmulMx,           "nc_matmul_mx",           pe,   Mx,          4, 4, 0, true,  matmul, 4, bcast,           \
+  X(MatmulMx,           "nc_matmul_mx",           pe,   Mx,          4, 4, 0, true,  matmul, pipe, 4, bcast,     \
     {"dst", kPSUM, {}, 2, 2}, {"stationary", kSBUF, dtypes::kMx, 2, 2}, {"moving", kSBUF, dtypes::kMx, 2, 2},    \
     {"stationary_scale", kSBUF, dtypes::kUint8, 2, 2}, {"moving_scale", kSBUF, dtypes::kUint8, 2, 2})
 
@@ -180,6 +208,7 @@ struct OpcodeInfo {
   uint8_t min_imms;
   bool has_dst;
   Cost cost;
+  Form form;
   uint8_t min_nc_version;  // the first NeuronCore generation with it (0: every one)
   Shapes shapes;
   std::span<const OperandRule> operands;

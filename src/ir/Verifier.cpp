@@ -82,14 +82,19 @@ class Verifier : public IRVisitor {
     const OpcodeInfo& op = info(in.opcode);
     if (in.srcs.size() < op.min_srcs || in.srcs.size() > op.max_srcs)
       err(at.str() + ": wrong number of source operands");
-    // A two-source select picks the immediate where the condition fails.
-    const size_t imms = op.min_imms + (in.opcode == Opcode::Select && in.srcs.size() == 2);
-    const bool single_op_scalar = in.opcode == Opcode::TensorScalar && in.steps.empty();
-    if (in.imms.size() < imms || (single_op_scalar && in.imms.empty())) err(at.str() + ": missing immediate");
+    // A pick or a gate reads an immediate in place of its last tile operand when that is absent.
+    const bool tile_or_imm = op.form == Form::pick || op.form == Form::gate;
+    const size_t imms = op.min_imms + (tile_or_imm && in.srcs.size() < op.max_srcs);
+    // The one-op form of a one-source pipeline takes a two-operand op's operand as its immediate.
+    const bool one_op_imm = op.exec == Exec::Elementwise && op.form == Form::pipe && in.steps.empty() &&
+                            op.min_srcs < 2 && ir::info(in.alu).arity == 2;
+    if (in.imms.size() < imms || (one_op_imm && in.imms.empty())) err(at.str() + ": missing immediate");
     for (const AluStep& s : in.steps)
       if (s.src >= static_cast<int>(in.srcs.size())) err(at.str() + ": pipeline step reads a missing operand");
     if (op.exec == Exec::Row && in.widths.size() != 1 + in.extra_dsts.size() + in.srcs.size())
       err(at.str() + ": row instruction without a width per access");
+    if (op.exec == Exec::Shuffle && in.widths.size() != 2)
+      err(at.str() + ": shuffle without the partitions of dst and src");
     if (in.acc_cmd != AccCmd::none &&
         ((op.exec != Exec::Elementwise && in.opcode != Opcode::TensorScalarCumulative) || in.extra_dsts.empty() ||
          in.extra_dsts.size() > 2))
@@ -101,7 +106,7 @@ class Verifier : public IRVisitor {
     for (const Constraint& c : in.predicate) check_expr(in, c.expr, Where{&in, nullptr, "mask"});
     for (const Constraint& c : in.cond) check_expr(in, c.expr, Where{&in, nullptr, "condition"});
     check_expr(in, in.value, Where{&in, nullptr, "value"});
-    if (in.opcode == Opcode::Matmul && in.shape.size() != 3) err(at.str() + ": matmul iterates over [K, M, N]");
+    if (op.form == Form::product && in.shape.size() != 3) err(at.str() + ": matmul iterates over [K, M, N]");
     if (is_mx(in.opcode)) check_mx(in, at);
     if (in.has_dst() && valid(in.dst.tensor)) {
       Memory m = k_.tensor(in.dst.tensor).memory;

@@ -55,7 +55,7 @@ void fold_psum_zeroing(const ir::Kernel& k, Sites& s) {
   s.folded.assign(s.order.size(), false);
   for (size_t i = 0; i < s.order.size(); ++i) {
     const ir::Instruction& z = *s.order[i];
-    if (z.opcode != ir::Opcode::Memset || z.imms.empty() || z.imms[0] != 0.0 || !z.predicate.empty() ||
+    if (ir::info(z.opcode).form != ir::Form::fill || z.imms.empty() || z.imms[0] != 0.0 || !z.predicate.empty() ||
         k.tensor(z.dst.tensor).memory != ir::Memory::PSUM)
       continue;
     for (size_t j = i + 1; j < s.order.size(); ++j) {

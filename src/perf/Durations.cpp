@@ -84,8 +84,11 @@ InstCost pe_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Tar
   const size_t r = ext.range.size();
   const double points = static_cast<double>(ext.points());
   double n = 0, elements = points;
-  c.transpose = in.opcode == ir::Opcode::Transpose || in.transpose;
-  if (in.opcode == ir::Opcode::Transpose) {
+  // A move costed as a matmul is a transpose through the identity.
+  const ir::OpcodeInfo& op = ir::info(in.opcode);
+  const bool pe_move = op.exec == ir::Exec::Move && op.cost == ir::Cost::matmul;
+  c.transpose = pe_move || in.transpose;
+  if (pe_move) {
     n = static_cast<double>(ext.size(0));
     elements = points * n;
   } else if (r >= 2) {
@@ -95,7 +98,7 @@ InstCost pe_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Tar
   for (const ir::Access& a : in.srcs) fp32 = fp32 || k.tensor(a.tensor).dtype == ir::DType::float32;
   const double factor = fp32 ? f.fp32_cycle_factor : 1.0;
   // An mx matmul contracts its packed lanes in the cycles one BF16 row takes.
-  if (in.opcode == ir::Opcode::MatmulMx) elements /= ir::info(k.tensor(in.srcs[1].tensor).dtype).lanes;
+  if (op.exec == ir::Exec::Mx) elements /= ir::info(k.tensor(in.srcs[1].tensor).dtype).lanes;
   c.pe_elements = elements * factor;
   c.interval = c.latency = std::max(n, f.mm_init_cycles) * factor / f.pe.clock_ghz;
   return c;

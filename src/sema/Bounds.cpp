@@ -142,12 +142,20 @@ ir::Instruction row_view(const ir::Instruction& in, const ir::Access& a) {
   return view;
 }
 
+// A shuffle walks dst and src each over its own partitions (widths[0], widths[1]).
+ir::Instruction shuffle_view(const ir::Instruction& in, const ir::Access& a) {
+  ir::Instruction view;
+  view.shape = {in.widths.at(&a == &in.dst ? 0 : 1), in.shape.at(1)};
+  return view;
+}
+
 }  // namespace
 
 void assert_access_in_bounds(const ir::Instruction& given, const ir::Access& a, const ir::TensorDecl& t,
                              const VarRange& range_of, const Raise& raise) {
   std::optional<ir::Instruction> view;
   if (ir::info(given.opcode).exec == ir::Exec::Row) view.emplace(row_view(given, a));
+  if (ir::info(given.opcode).exec == ir::Exec::Shuffle) view.emplace(shuffle_view(given, a));
   const ir::Instruction& in = view ? *view : given;
   Ranges rs;
   bool known = false;

@@ -25,7 +25,7 @@ void add_work(const ir::Block& block, double times, SimCost& cost, double& heavi
     const auto& in = static_cast<const ir::Instruction&>(*stmt);
     double points = 1;
     for (int64_t d : in.shape) points *= static_cast<double>(d);
-    if (in.opcode == ir::Opcode::Matmul) points *= kMatmulPointCost;
+    if (ir::info(in.opcode).form == ir::Form::product) points *= kMatmulPointCost;
     const double w = (points + kInstructionOverhead) * times;
     cost.work += w;
     if (w > heaviest) heaviest = w, cost.heaviest = &in;

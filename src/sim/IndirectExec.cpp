@@ -62,8 +62,7 @@ bool IndirectExec::handles(const ir::Instruction& in) {
 }
 
 void IndirectExec::run(const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {
-  using ir::Opcode;
-  if (ir::info(in.opcode).exec != ir::Exec::Move && in.opcode != Opcode::Memset)
+  if (ir::info(in.opcode).exec != ir::Exec::Move && ir::info(in.opcode).form != ir::Form::fill)
     throw std::invalid_argument(std::string("simulate: indirect indices on a ") + ir::name(in.opcode) +
                                 " instruction (only load, store and copy take them)");
   TensorMem& dst = mem_.at(in.dst.tensor);

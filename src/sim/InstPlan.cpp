@@ -13,7 +13,6 @@ namespace nkic::sim {
 using ir::AluKind;
 using ir::AluOp;
 using ir::DType;
-using ir::Opcode;
 using Kind = InstPlan::Kind;
 using Path = InstPlan::Path;
 using Choice = InstPlan::Choice;
@@ -73,18 +72,19 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
   const auto step_operand = [&](const ir::AluStep& s) {
     return s.src >= 0 ? Operand{s.src + 1, -1, 0.0} : Operand{-1, -1, s.imm};
   };
-  switch (in.opcode) {
-    case Opcode::Memset: p.operands = {imm(0)}; break;
-    case Opcode::TensorReduce:
+  const ir::Form form = ir::info(in.opcode).form;
+  switch (form) {
+    case ir::Form::fill: p.operands = {imm(0)}; break;
+    case ir::Form::fold:
       p.op = in.alu;
       p.operands = {src0};
       break;
-    case Opcode::Matmul: p.operands = {src0, {2, -1, 0.0}}; break;
-    case Opcode::Select:
+    case ir::Form::product: p.operands = {src0, {2, -1, 0.0}}; break;
+    case ir::Form::pick:
       p.choice = in.reverse ? Choice::TensorZero : Choice::Tensor;
       p.operands = {{2, -1, 0.0}, in.srcs.size() == 3 ? Operand{3, -1, 0.0} : imm(0)};
       break;
-    case Opcode::RangeSelect:
+    case ir::Form::range:
       p.choice = Choice::Range;
       p.forms.push_back(SplitExpr::from(in.value, static_cast<int>(in.shape.size())));
       for (size_t k = 0; k < 2; ++k) {
@@ -93,7 +93,7 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
       }
       p.operands = {src0, imm(0)};
       break;
-    case Opcode::AffineSelect:
+    case ir::Form::cond:
       p.choice = Choice::Cond;
       for (const ir::Constraint& c : in.cond) {
         p.forms.push_back(SplitExpr::from(c.expr, static_cast<int>(in.shape.size())));
@@ -101,7 +101,7 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
       }
       p.operands = {src0, imm(0)};
       break;
-    case Opcode::Iota:
+    case ir::Form::index:
       p.forms.push_back(SplitExpr::from(in.value, static_cast<int>(in.shape.size())));
       p.operands = {{-1, 0, 0.0}};
       break;
@@ -129,10 +129,10 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
   for (const ir::AluStep& s : steps)
     if (ir::info(s.op).arity == 1 && s.src >= 0)
       reject(in, "cannot apply 1-operand op " + std::string(ir::name(s.op)) + " to an operand");
-  if (in.opcode == Opcode::TensorReduce) {
+  if (form == ir::Form::fold) {
     p.kind = Kind::Reduce;
     if (!foldable(p.op)) reject(in, "cannot fold with op " + std::string(ir::name(p.op)));
-  } else if (in.opcode == Opcode::Matmul) {
+  } else if (form == ir::Form::product) {
     p.kind = Kind::Matmul;
     check_matmul_coords(p, in);
   } else if (exec == ir::Exec::Elementwise && steps.size() == 1 &&
@@ -161,14 +161,14 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
   if (!in.accumulate && copy) {
     p.path = Path::Move;
     p.dma = ir::engine_of(in) == ir::Engine::dma;
-  } else if (!in.accumulate && in.opcode == Opcode::Memset) {
+  } else if (!in.accumulate && form == ir::Form::fill) {
     p.path = Path::Fill;
     store_element(dst, p.fill.data(), 0, in.imms[0]);
-  } else if (in.opcode == Opcode::Iota) {
+  } else if (form == ir::Form::index) {
     // Exact values round once into the dst; only accumulation into a float
     // dst goes through fp32, as every accumulation does.
     p.path = in.accumulate && ir::is_float(dst) ? Path::Float : Path::Int;
-  } else if (in.opcode == Opcode::Matmul) {
+  } else if (form == ir::Form::product) {
     p.path = Path::Float;
   } else if (!p.steps.empty()) {
     // A fused pipeline keeps its running value in fp32, or, for bitvec ops, in
@@ -178,7 +178,7 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
     });
     p.path = bitvec ? Path::Int : Path::Float;
     if (bitvec) p.format = format_of(p.accesses[1].dtype);
-  } else if (in.opcode == Opcode::TensorReduce) {
+  } else if (form == ir::Form::fold) {
     // The hardware folds in fp32; only bitwise folds need the integers' bits.
     p.path = ir::info(p.op).kind == AluKind::Bitvec ? Path::Int : Path::Float;
   } else {

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "sim/Convert.h"
 #include "sim/Numerics.h"
 #include "sim/PointWalk.h"
 
@@ -109,6 +110,42 @@ void SideEffects::xorwow(const ir::Instruction& in, const int64_t* loops, const 
   });
 }
 
+// The draws of an nl.rand of data's shape (every point, masked or not, in fp32), each
+// point then kept where its draw >= the rate, as greater_equal and a select would: the
+// data moves exactly between integer formats, through fp32 otherwise.
+void SideEffects::dropout(const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {
+  TensorMem& dst = mem_.at(in.dst.tensor);
+  const TensorMem& data = mem_.at(in.srcs.at(0).tensor);
+  ensure_filled(dst);
+  const ir::DType to = dst.decl->dtype, from = data.decl->dtype;
+  const bool exact = ir::is_integer(to) && ir::is_integer(from);
+  ir::Instruction every = in;
+  every.predicate.clear();
+  for_each_point(every, loops, pids, [&](const auto& value_of) {
+    const float draw = static_cast<float>(next_uniform());
+    for (const ir::Constraint& c : in.predicate)
+      if (!c.holds(c.expr.eval(value_of))) return;
+    float rate = static_cast<float>(in.imms.empty() ? 0.0 : in.imms[0]);
+    if (in.srcs.size() > 1) {
+      const TensorMem& r = mem_.at(in.srcs[1].tensor);
+      gather_float(r.decl->dtype, r.data, read_offset(mem_, in, in.srcs[1], value_of, true), 1, 1, &rate);
+    }
+    const bool keep = draw >= rate;
+    const int64_t at = read_offset(mem_, in, in.srcs[0], value_of, true);
+    const int64_t off = point_offset(mem_, in, in.dst, value_of);
+    if (exact) {
+      int64_t v = 0;
+      if (keep) gather_int(from, data.data, at, 1, 1, &v);
+      scatter_int(to, dst.data, off, 1, 1, &v);
+    } else {
+      float v = 0.0f;
+      if (keep) gather_float(from, data.data, at, 1, 1, &v);
+      scatter_float(to, dst.data, off, 1, 1, &v);
+    }
+    if (dst.tracked) dst.written.at(off) = 1;
+  });
+}
+
 void SideEffects::run(const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {
   switch (in.opcode) {
     case ir::Opcode::RandomSeed:
@@ -124,6 +161,7 @@ void SideEffects::run(const ir::Instruction& in, const int64_t* loops, const int
       });
       return;
     }
+    case ir::Opcode::Dropout: return dropout(in, loops, pids);
     case ir::Opcode::Rng:
     case ir::Opcode::Rand2:
     case ir::Opcode::SetRngSeed:

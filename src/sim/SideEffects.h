@@ -1,5 +1,5 @@
 // The instructions with effects outside tile memory: the random state
-// (Rand, RandomSeed; the engines' XORWOW generators of Rng, Rand2, SetRngSeed,
+// (Rand, RandomSeed, Dropout; the engines' XORWOW generators of Rng, Rand2, SetRngSeed,
 // RandSetState, RandGetState) and printing (Print, nl.device_print). Rare, so they run
 // point by point instead of through the planned tile kernels.
 #pragma once
@@ -27,6 +27,7 @@ class SideEffects {
   static Xorwow seeded(uint32_t seed, int64_t partition);
   std::vector<Xorwow>& generators(ir::Engine e);
   void xorwow(const ir::Instruction& in, const int64_t* loops, const int64_t* pids);
+  void dropout(const ir::Instruction& in, const int64_t* loops, const int64_t* pids);
   std::vector<TensorMem>& mem_;
   std::ostream& out_;
   uint64_t state_ = 0x9E3779B97F4A7C15ull;

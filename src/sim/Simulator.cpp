@@ -19,6 +19,7 @@
 #include "sim/PointWalk.h"
 #include "sim/RaceCheck.h"
 #include "sim/RowExec.h"
+#include "sim/ShuffleExec.h"
 #include "sim/AccumulatorExec.h"
 #include "sim/SideEffects.h"
 #include "sim/ThreadPool.h"
@@ -304,6 +305,7 @@ class Executor final : public ir::IRVisitor {
       case ir::Exec::Side: return side_.run(in, loop_.data(), pid_.data());
       case ir::Exec::Mx: return mx_.run(in, loop_.data(), pid_.data());
       case ir::Exec::Row: return rows_.run(in, loop_.data(), pid_.data());
+      case ir::Exec::Shuffle: return run_shuffle(mem_, in, loop_.data(), pid_.data(), opts_.check_uninitialized);
       default: break;
     }
     if (IndirectExec::handles(in)) indirect_.run(in, loop_.data(), pid_.data());

@@ -820,6 +820,37 @@ TEST(IrVerifier, MissingImmediate) {
   EXPECT_EQ(verify(k2), (Errors{"memset at kernels/scale.py:6:5: missing immediate"}));
 }
 
+// The verifier reads the table's operand forms: a pick (select, tensor_copy_predicated)
+// and a gate (dropout) take an immediate for an absent last tile; a shuffle names the
+// partitions of both its accesses.
+TEST(IrVerifier, OperandFormsOfTheTable) {
+  Kernel k;
+  k.name = "forms";
+  int t = add_tensor(k, "t", {128, 64}, DType::float32, Memory::SBUF, Role::Local);
+  int p = add_tensor(k, "p", {128, 64}, DType::uint8, Memory::SBUF, Role::Local);
+  const Access tile = acc(t, {g(0), g(1)}), pred = acc(p, {g(0), g(1)});
+  k.body.push_back(inst(Opcode::CopyPredicated, {128, 64}, tile, {pred, tile}, at(4, 5)));
+  k.body.push_back(inst(Opcode::Dropout, {128, 64}, tile, {tile}, at(5, 5)));
+  k.body.push_back(inst(Opcode::StreamShuffle, {128, 64}, tile, {tile}, at(6, 5)));
+  EXPECT_EQ(verify(k), (Errors{"tensor_copy_predicated at kernels/scale.py:4:5: missing immediate",
+                               "dropout at kernels/scale.py:5:5: missing immediate",
+                               "nc_stream_shuffle at kernels/scale.py:6:5: missing immediate",
+                               "nc_stream_shuffle at kernels/scale.py:6:5: shuffle without the partitions of dst and src"}));
+  auto& copy = static_cast<Instruction&>(*k.body[0]);
+  copy.imms = {3.0};
+  copy.reverse = true;
+  static_cast<Instruction&>(*k.body[1]).imms = {0.5};
+  auto& shuffle = static_cast<Instruction&>(*k.body[2]);
+  shuffle.imms.assign(32, 255.0);
+  shuffle.widths = {128, 128};
+  EXPECT_EQ(verify(k), Errors{});
+  const std::string text = print(k);
+  EXPECT_NE(text.find("t[i0, i1] = tensor_copy_predicated[dve](p[i0, i1], t[i0, i1], 3; reverse_pred)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("t[i0, i1] = dropout[dve](t[i0, i1], 0.5)"), std::string::npos) << text;
+  EXPECT_NE(text.find("widths=[128, 128]"), std::string::npos) << text;
+}
+
 TEST(IrVerifier, NonPositiveIterationSpace) {
   Kernel k = sample_kernel();
   auto& in = nth_in_loop(k, 1);
