@@ -84,8 +84,6 @@ void bind_accumulating(py::module_& m) {
     codegen::KernelBuilder& b = nisa("nisa.activate2");
     number_arg(relu_param, "relu_param", "nisa.activate2");
     AccArgs a(cmd, alu_arg(reduce_op), reduce_res);
-    if (a.acc.cmd == ir::AccCmd::load_reduce)
-      b.fail(sema::err_unsupported_args("nisa.activate2", "the Scalar Engine's accumulator has no load_reduce"));
     return wrap_tensor(codegen::activate2(b, tensor_arg(dst, "dst"), alu_arg(op), tensor_arg(data, "data"),
                                           {alu_arg(op0), to_value(imm0), reverse0}, {alu_arg(op1), to_value(imm1), reverse1},
                                           a.acc));

@@ -62,10 +62,11 @@ const types::TensorVal* optional_tensor(py::handle h, const char* what, std::opt
 }
 
 // reduce_op (a name, or None for add), reduce_res (a tile or None) and reduce_cmd
-// (nisa.reduce_cmd: idle 0, reset 1, reduce 2, reset_reduce 3, as ir::AccCmd).
+// (nisa.reduce_cmd: idle 0, reset 1, reduce 2, reset_reduce 3, load_reduce 4, as
+// ir::AccCmd; these instructions take no reduce_init, so a load_reduce starts from 0).
 codegen::Accumulate accumulate_of(py::handle op, py::handle res, int cmd, std::optional<types::TensorVal>& slot) {
   codegen::Accumulate acc;
-  if (cmd < 0 || cmd > 3) sema::fail(sema::err_unexpected_type_of_operand("reduce_cmd", "not a nisa.reduce_cmd"));
+  if (cmd < 0 || cmd > 4) sema::fail(sema::err_unexpected_type_of_operand("reduce_cmd", "not a nisa.reduce_cmd"));
   acc.cmd = static_cast<ir::AccCmd>(cmd);
   if (!op.is_none()) acc.op = alu_of(op.cast<std::string>());
   acc.res = optional_tensor(res, "reduce_res", slot);

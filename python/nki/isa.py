@@ -126,7 +126,7 @@ def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=N
                name=None):
     cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
     _into(dst, lambda: _legacy.activation(op, data, bias=bias, scale=scale, reduce_op=reduce_op,
-                                          reduce_res=reduce_res, reduce_cmd=_legacy.reduce_cmd(min(int(cmd), 3)),
+                                          reduce_res=reduce_res, reduce_cmd=int(cmd),
                                           dtype=_dtype(dst)))
 
 
@@ -214,7 +214,7 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
                   reduce_op=nl.maximum, reverse_pred=False, name=None):
     cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
     _legacy.select_reduce(dst=dst, predicate=predicate, on_true=on_true, on_false=on_false, reduce_res=reduce_res,
-                          reduce_cmd=_legacy.reduce_cmd(min(int(cmd), 3)), reduce_op=reduce_op,
+                          reduce_cmd=int(cmd), reduce_op=reduce_op,
                           reverse_pred=reverse_pred)
 
 
@@ -224,7 +224,7 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_c
     cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
     _into(dst, lambda: _legacy.range_select(on_true_tile=on_true_tile, comp_op0=comp_op0, comp_op1=comp_op1,
                                             bound0=bound0, bound1=bound1,
-                                            reduce_cmd=_legacy.reduce_cmd(min(int(cmd), 3)), reduce_res=reduce_res,
+                                            reduce_cmd=int(cmd), reduce_res=reduce_res,
                                             reduce_op=reduce_op, range_start=range_start,
                                             on_false_value=on_false_value, dtype=_dtype(dst)))
 

@@ -29,6 +29,13 @@ Accumulate with_result(Accumulate acc) {
   return acc;
 }
 
+// select_reduce and range_select take no reduce_init: their load_reduce starts the
+// fold afresh, as reset_reduce does.
+Accumulate without_init(Accumulate acc) {
+  if (acc.cmd == ir::AccCmd::load_reduce) acc.cmd = ir::AccCmd::reset_reduce;
+  return acc;
+}
+
 // `t` viewed in dst's shape when only the split of their free elements differs
 // ([128, 64] against a [128, 2, 32] dst); otherwise `t` as it is.
 TensorVal on_dst_grid(KernelBuilder& b, const TensorVal& t, const TensorVal& dst) {
@@ -61,9 +68,17 @@ void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate&
   in.extra_dsts.push_back(access_for(b, column, {partitions, 1}));
 }
 
+// The Scalar Engine's accumulator resets or folds; it cannot be loaded (load_reduce
+// is the Vector Engine's).
+void check_scalar_engine_accumulator(const KernelBuilder& b, const Accumulate& acc) {
+  if (acc.cmd == ir::AccCmd::load_reduce)
+    b.fail(sema::err_unsupported_args(b.api(), "the Scalar Engine's accumulator has no load_reduce"));
+}
+
 TensorVal activation(KernelBuilder& b, ir::AluOp op, const TensorVal& data, const std::optional<Value>& bias,
                      const Value& scale,
                      Accumulate acc, const OpArgs& args) {
+  check_scalar_engine_accumulator(b, acc);
   const auto* scale_tile = std::get_if<TensorVal>(&scale);
   check_activation_operands(b, data, bias ? std::get_if<TensorVal>(&*bias) : nullptr, scale_tile);
   std::vector<PipelineStep> steps;
@@ -110,6 +125,7 @@ TensorVal exponential(KernelBuilder& b, const TensorVal& dst, const TensorVal& s
 TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const TensorVal& data,
                     const PipelineStep& first, const PipelineStep& second, Accumulate acc) {
   using ir::AluOp;
+  check_scalar_engine_accumulator(b, acc);
   b.check_operand("data", data);
   b.check_operand("dst", dst);
   check_rows(b, data, dst);
@@ -167,7 +183,7 @@ void select_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& pred
   }
   in->reverse = reverse_pred;
   in->predicate = predicate_for(b, args, dst.shape.size());
-  attach_accumulator(b, *in, acc);
+  attach_accumulator(b, *in, without_init(acc));
   b.emit(std::move(in));
 }
 
@@ -240,7 +256,7 @@ TensorVal range_select(KernelBuilder& b, const TensorVal& on_true, const Pipelin
                                args.dtype.value_or(b.tensor(on_true.tensor).dtype), ir::Memory::SBUF);
   in->dst = access_for(b, dst, rows.shape);
   in->predicate = predicate_for(b, args, rows.shape.size());
-  attach_accumulator(b, *in, acc);
+  attach_accumulator(b, *in, without_init(acc));
   b.emit(std::move(in));
   return on_true.shape == rows.shape ? dst : reshape_view(b, dst, on_true.shape);
 }

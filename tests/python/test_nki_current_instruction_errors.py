@@ -123,6 +123,15 @@ def cum_imm1_unused(a):
 
 
 @nki.jit
+def act_load_reduce(a):
+    x = loaded(a)
+    r = sbuf((128, 1), nl.float32)
+    nisa.activation(dst=x, op=nl.exp, data=x, reduce_op=nl.add, reduce_res=r,  # ERR:act_load
+                    reduce_cmd=nisa.reduce_cmd.load_reduce)
+    return a
+
+
+@nki.jit
 def cum_load_without_imm1(a):
     x = loaded(a)
     nisa.tensor_scalar_cumulative(dst=x, src=x, op0=nl.add, op1=nl.add, imm0=1.0,  # ERR:cum_load
@@ -262,6 +271,8 @@ CASES = [
     (act2_mixed_imm_dtypes, "act2_imm", "err_supported_operand_dtype",
      "the tiles imm0 ('float32') and imm1 ('bfloat16') of 'nisa.activate2' must have one dtype"),
     (act2_load_reduce, "act2_load", "err_unsupported_args", "the Scalar Engine's accumulator has no load_reduce"),
+    (act_load_reduce, "act_load", "err_unsupported_args",
+     "unsupported arguments to 'nisa.activation': the Scalar Engine's accumulator has no load_reduce"),
     (act2_relu_param_tile, "act2_relu", "err_unsupported_args", "nkic takes relu_param as a number, not a tile"),
     (cum_divide, "cum_op1", "err_unsupported_args",
      "op1 divide is not one of add, subtract, multiply, maximum, minimum"),

@@ -359,3 +359,21 @@ def test_rng_and_cumulative_run_on_neuroncore_v2(monkeypatch):
     a = RNG.uniform(-3, 3, (32, 24)).astype(np.float32)
     c1 = nki.simulate(cumulative)(a, a[:, :1].copy())[0]
     np.testing.assert_array_equal(c1[0], scan(a[0] * np.float32(2), np.add, 0.0))
+
+
+@nki.jit
+def select_max(a, cmd):
+    x = loaded(a)
+    on = sbuf(a.shape)
+    res = sbuf((a.shape[0], 1))
+    nisa.memset(dst=on, value=1.0)
+    nisa.select_reduce(dst=x, predicate=on, on_true=x, on_false=0.0, reduce_res=res, reduce_cmd=cmd,
+                       reduce_op=nl.maximum)
+    return stored(res)
+
+
+def test_select_reduce_load_reduce_starts_afresh_as_it_has_no_reduce_init():
+    a = -RNG.uniform(1, 3, (16, 24)).astype(np.float32)  # all negative: a fold from 0 would give 0
+    for cmd in (nisa.reduce_cmd.load_reduce, nisa.reduce_cmd.reset_reduce):
+        got = nki.simulate(select_max)(a, cmd)
+        np.testing.assert_array_equal(got[:, 0], a.max(axis=1))
