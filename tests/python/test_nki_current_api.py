@@ -409,6 +409,21 @@ def add_optional_bias(x, bias=None):
     return out
 
 
+@nki.jit
+def scale_twice(a, b):
+    # add_then_scale is itself @nki.jit: called while this kernel traces, it is a plain function.
+    first = add_then_scale(a, b)
+    return add_then_scale(first, b)
+
+
+def test_a_jit_kernel_called_from_a_kernel_is_inlined():
+    a, b = rand(128, 64), rand(128, 64, seed=1)
+    np.testing.assert_allclose(nki.simulate(scale_twice)(a, b), ((a + b) * 2 - 1 + b) * 2 - 1, rtol=1e-5)
+    ir = scale_twice.trace(None, (a, b), {}).ir.text()  # one kernel: both bodies traced into it
+    ops = [line.split("=", 1)[1].split("[", 1)[0].strip() for line in ir.splitlines() if "] = " in line]
+    assert ops == ["load", "load", "tensor_tensor", "tensor_scalar", "store"] * 2, ir
+
+
 def test_a_tensor_in_a_python_condition_is_true_in_the_current_api():
     x = np.ones((4, 8), np.float32)
     np.testing.assert_array_equal(nki.simulate(add_optional_bias)(x), x)
