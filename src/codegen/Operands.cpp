@@ -43,7 +43,9 @@ void check_immediate(KernelBuilder& b, const char* name, const Value& v, const T
 }
 
 TensorVal destination_result(KernelBuilder& b, const char* hint, const TensorVal& dst) {
-  return alloc_tensor(b, b.tensor_name("", hint), dst.shape, b.tensor(dst.tensor).dtype, ir::Memory::SBUF);
+  // Row-shaped: a row instruction then writes the result itself, not a reshaped alias write_into cannot re-point.
+  std::vector<int64_t> rows = {dst.shape.empty() ? 1 : dst.shape[0], free_elements(dst)};
+  return alloc_tensor(b, b.tensor_name("", hint), std::move(rows), b.tensor(dst.tensor).dtype, ir::Memory::SBUF);
 }
 
 ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vector<int64_t>& iter) {

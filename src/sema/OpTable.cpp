@@ -58,7 +58,7 @@ const std::vector<OpSpec>& table() {
         {"imm1", kOnChip, {D::float32}}}},
       {"nisa.topk", {{"src", kSBUF, {D::bfloat16}, 2, 2}, {"val_dst", kSBUF, {D::bfloat16}, 2, 2},
                      {"idx_dst", kSBUF, {D::uint32}, 2, 2}}},
-      {"nisa.nonzero_with_count", {{"src", kSBUF, {D::float32, D::int32}, 2, 2}, {"dst", kSBUF, {D::int32}, 2, 2}},
+      {"nisa.nonzero_with_count", {{"src", kSBUF, {D::float32, D::int32}, 2}, {"dst", kSBUF, {D::int32}, 2}},
        true,
        3},
       {"nisa.rng", {{"dst", kOnChip, kRngBits}}},
