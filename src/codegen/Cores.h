@@ -30,6 +30,8 @@ class CoreSegments {
  public:
   // Core `c` starts here (cores in order, from 0).
   void begin_core(KernelBuilder& b, int c);
+  // The core being traced.
+  int current() const { return cuts_.empty() ? 0 : static_cast<int>(cuts_.size()) - 1; }
   // A synchronisation point of the current core; raises unless at the kernel's top level.
   void sync(KernelBuilder& b, std::string_view api);
   // The statements an exchange (sendrecv's copies) emits after the last core reached sync point s.
