@@ -106,6 +106,14 @@ TensorVal fit_value(const KernelBuilder& b, const std::vector<int64_t>& dst, con
   TensorVal r = value;
   r.shape = dst;
   for (ir::AffineExpr& e : r.index) e = e.substitute_grid(to_dst);
+  // A runtime-offset tile is read on the value's grid too: it moves with it.
+  for (TensorVal::Indirect& ind : r.indirect) {
+    TensorVal idx = *ind.index;
+    for (ir::AffineExpr& e : idx.index)
+      e = types::align_grid(e.drop_broadcast_grid(idx.shape), idx.shape.size(), value.shape.size()).substitute_grid(to_dst);
+    idx.shape = dst;
+    ind.index = std::make_shared<const TensorVal>(std::move(idx));
+  }
   return r;
 }
 

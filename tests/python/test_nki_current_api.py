@@ -167,6 +167,27 @@ def test_ap_access_pattern():
 
 
 @nki.jit
+def gather_rows_by_vector_offset(x, ids):
+    idx = nl.ndarray(ids.shape, nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=ids)
+    t = nl.ndarray((128, 2, 64), x.dtype, buffer=nl.sbuf)
+    for j in range(2):
+        # A [128, 1, 64] gathered view into a [128, 64] slice: the offsets move with the view's dims.
+        rows = x.ap(pattern=[[64, 128], [1, 1], [1, 64]], offset=0,
+                    vector_offset=idx.ap(pattern=[[2, 128], [1, 1]], offset=j), indirect_dim=0)
+        nisa.dma_copy(dst=t[:, j, 0:64], src=rows)
+    out = nl.ndarray(t.shape, x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def test_vector_offset_rows_into_a_slice_without_the_unit_dim():
+    x = rand(300, 64)
+    ids = np.random.default_rng(0).integers(0, 300, (128, 2)).astype(np.int32)
+    np.testing.assert_array_equal(nki.simulate(gather_rows_by_vector_offset)(x, ids), x[ids])
+
+
+@nki.jit
 def tensor_tensor_pairs_elements_in_order(a, b):
     x = nl.ndarray((128, 4), a.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=x, src=a)
