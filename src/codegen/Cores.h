@@ -3,7 +3,8 @@
 // compile-time program id, into one instruction stream. Each core's top-level
 // statements are cut at its synchronisation points (nisa.core_barrier,
 // nisa.sendrecv), and the stream is ordered segment by segment: every core's
-// segment s, then the exchanges of sync point s, then segment s + 1.
+// segment s, their top-level statements interleaved one by one (the cores run
+// at once), then the exchanges of sync point s, then segment s + 1.
 #pragma once
 #include <array>
 #include <cstddef>

@@ -416,6 +416,29 @@ def test_lnc2_launch():
 
 
 @nki.jit
+def zero_then_cross_write(x):
+    # Each core zeroes its half; core 0 then writes the other half, with no barrier between
+    # (as the kernel library's MoE backward initialises its gradients): the cores run at once.
+    pid = nl.program_id(0)
+    out = nl.ndarray((2, 128, 64), nl.float32, buffer=nl.shared_hbm)
+    z = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=z, value=0.0)
+    nisa.dma_copy(dst=out[pid], src=z)
+    t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    if pid == 0:
+        nisa.dma_copy(dst=out[1], src=t)
+    return out
+
+
+def test_cores_interleave_their_statements_between_sync_points():
+    x = rand(128, 64)
+    out = nki.simulate(zero_then_cross_write[2])(x)
+    np.testing.assert_array_equal(out[0], 0)
+    np.testing.assert_array_equal(out[1], x)
+
+
+@nki.jit
 def add_optional_bias(x, bias=None):
     t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=x)
