@@ -192,3 +192,48 @@ def test_indexed_flatten_on_two_cores(with_start):
             if offset + p < output_len // f_len:
                 want[offset + p] = x[r, p * f_len:(p + 1) * f_len]
     np.testing.assert_array_equal(out.reshape(want.shape), want)
+
+
+def test_blockwise_moe_backward_on_two_cores():
+    import nki.language as nl
+    tokens, hidden_size, experts, block, inter = 127, 256, 2, 256, 128
+    mask, slots, block_to_expert = blockwise_routing(tokens, 1, experts, block)
+    x = rand(tokens + 1, hidden_size, seed=1) - 0.5
+    x[tokens] = 0  # the padding token
+    affinity = rand(tokens + 1, experts, seed=2)
+    affinity[:tokens] *= mask
+    affinity[tokens] = 0
+    gate_up = rand(experts, hidden_size, 2, inter, seed=3, scale=0.2) - 0.1
+    down = rand(experts, inter, hidden_size, seed=4, scale=0.2) - 0.1
+    d_out = rand(tokens + 1, hidden_size, seed=5) - 0.5
+    d_out[tokens] = 0
+    # The forward pass per block: its checkpoints (gate and up projections transposed, the
+    # unscaled down projection) and, by hand, every gradient of out = affinity * MLP(x).
+    blocks = len(block_to_expert)
+    gate_up_ckpt = np.zeros((blocks, 2, inter, block), np.float32)
+    down_ckpt = np.zeros((blocks, block, hidden_size), np.float32)
+    dx, d_affinity = np.zeros_like(x), np.zeros_like(affinity)
+    d_gate_up, d_down = np.zeros_like(gate_up), np.zeros_like(down)
+    for b, e in enumerate(block_to_expert):
+        ids = slots[b * block:(b + 1) * block]
+        xb = x[ids]
+        g, u = xb @ gate_up[e, :, 0], xb @ gate_up[e, :, 1]
+        gate_up_ckpt[b, 0], gate_up_ckpt[b, 1] = g.T, u.T
+        sig = 1 / (1 + np.exp(-g))
+        h = g * sig * u
+        down_ckpt[b] = y = h @ down[e]
+        np.add.at(d_affinity, (ids, e), (d_out[ids] * y).sum(axis=1))
+        dy = d_out[ids] * affinity[ids, e][:, None]
+        d_down[e] += h.T @ dy
+        dh = dy @ down[e].T
+        dg, du = dh * u * sig * (1 + g * (1 - sig)), dh * g * sig
+        d_gate_up[e, :, 0] += xb.T @ dg
+        d_gate_up[e, :, 1] += xb.T @ du
+        np.add.at(dx, ids, dg @ gate_up[e, :, 0].T + du @ gate_up[e, :, 1].T)
+    bwd = kernel("experimental.moe.bwd.blockwise_mm_backward", "blockwise_mm_bwd")
+    got = bwd[2](x, affinity.reshape(-1, 1), gate_up, down, gate_up_ckpt, down_ckpt, slots,
+                 block_to_expert.reshape(-1, 1), d_out, block, compute_dtype=nl.float32,
+                 is_tensor_update_accumulating=False)
+    for have, want in zip(got, [dx, d_affinity.reshape(-1, 1), d_gate_up, d_down]):
+        np.testing.assert_allclose(have[:-1] if want is dx else have, want[:-1] if want is dx else want,
+                                   rtol=1e-5, atol=1e-6)
