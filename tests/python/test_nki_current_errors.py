@@ -264,5 +264,5 @@ def test_is_none_is_accepted():
 
 
 def test_mode_is_ignored():
-    kernel = nki.jit(mode="simulation")(helper_kernel_body)
+    kernel = nki.jit(mode="simulation")(optional_argument.func)
     assert isinstance(kernel, nki.Kernel)
