@@ -41,7 +41,7 @@ def _framework(args):
 class Kernel(TraceKernel):
     """An @nki.jit kernel. Inputs are HBM tensors the kernel may write (the writes reach
     the caller's arrays, as on the device and in nki.simulate); outputs are returned."""
-    # Called from inside another kernel it runs as Python, to say why that is an error.
+    # Called from inside another kernel it runs as Python (its __call__), which inlines the body.
     __nki_dont_trace__ = True
 
     def __init__(self, func, **options):
@@ -68,8 +68,8 @@ class Kernel(TraceKernel):
 
     def __call__(self, *args, **kwargs):
         if core.trace_active():
-            core.raise_unsupported_args(self.__name__, "an @nki.jit kernel is called from another kernel; "
-                                        "write the helper as a plain function (nki.jit(f) at a standalone call site)")
+            # The kernel library calls jit kernels from jit kernels: the callee acts as a plain function.
+            return self._trace_nested(*args, **kwargs)
         return self.run(None, args, kwargs)
 
     def trace(self, grid, args, kwargs):

@@ -102,7 +102,19 @@ void CoreSegments::finish(KernelBuilder& b) {
   };
   take(0, cuts_[0][0]);  // allocations and copies before core 0 started (none in practice)
   for (size_t s = 0; s <= syncs; ++s) {
-    for (size_t c = 0; c < cuts_.size(); ++c) take(cuts_[c][s], end_of(c, s));
+    // The cores run at once: their statements are interleaved one by one, so that a core's early
+    // writes (its initialisation) precede another core's later ones, as they do on the device.
+    std::vector<size_t> next(cuts_.size());
+    for (size_t c = 0; c < cuts_.size(); ++c) next[c] = cuts_[c][s];
+    for (bool more = true; more;) {
+      more = false;
+      for (size_t c = 0; c < cuts_.size(); ++c)
+        if (next[c] < end_of(c, s)) {
+          take(next[c], next[c] + 1);
+          ++next[c];
+          more = true;
+        }
+    }
     if (const auto x = exchanges_.find(s); x != exchanges_.end()) take(x->second.first, x->second.second);
   }
   if (ordered.size() != body.size()) b.fail(sema::err_internal("per-core segments do not cover the kernel body"));

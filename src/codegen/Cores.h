@@ -3,7 +3,8 @@
 // compile-time program id, into one instruction stream. Each core's top-level
 // statements are cut at its synchronisation points (nisa.core_barrier,
 // nisa.sendrecv), and the stream is ordered segment by segment: every core's
-// segment s, then the exchanges of sync point s, then segment s + 1.
+// segment s, their top-level statements interleaved one by one (the cores run
+// at once), then the exchanges of sync point s, then segment s + 1.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -30,6 +31,8 @@ class CoreSegments {
  public:
   // Core `c` starts here (cores in order, from 0).
   void begin_core(KernelBuilder& b, int c);
+  // The core being traced.
+  int current() const { return cuts_.empty() ? 0 : static_cast<int>(cuts_.size()) - 1; }
   // A synchronisation point of the current core; raises unless at the kernel's top level.
   void sync(KernelBuilder& b, std::string_view api);
   // The statements an exchange (sendrecv's copies) emits after the last core reached sync point s.

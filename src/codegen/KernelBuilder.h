@@ -62,6 +62,7 @@ class KernelBuilder {
   struct Placement {
     int tensor;
     int64_t partition, offset;
+    int core;  // kernel[n]: the core whose SBUF/PSUM holds it (each core has its own)
   };
   std::vector<Placement> placements;
   // kernel[n] traced once per core (the current API's LNC specialisation); empty otherwise.

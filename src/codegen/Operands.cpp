@@ -43,7 +43,9 @@ void check_immediate(KernelBuilder& b, const char* name, const Value& v, const T
 }
 
 TensorVal destination_result(KernelBuilder& b, const char* hint, const TensorVal& dst) {
-  return alloc_tensor(b, b.tensor_name("", hint), dst.shape, b.tensor(dst.tensor).dtype, ir::Memory::SBUF);
+  // Row-shaped: a row instruction then writes the result itself, not a reshaped alias write_into cannot re-point.
+  std::vector<int64_t> rows = {dst.shape.empty() ? 1 : dst.shape[0], free_elements(dst)};
+  return alloc_tensor(b, b.tensor_name("", hint), std::move(rows), b.tensor(dst.tensor).dtype, ir::Memory::SBUF);
 }
 
 ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vector<int64_t>& iter) {
@@ -104,6 +106,14 @@ TensorVal fit_value(const KernelBuilder& b, const std::vector<int64_t>& dst, con
   TensorVal r = value;
   r.shape = dst;
   for (ir::AffineExpr& e : r.index) e = e.substitute_grid(to_dst);
+  // A runtime-offset tile is read on the value's grid too: it moves with it.
+  for (TensorVal::Indirect& ind : r.indirect) {
+    TensorVal idx = *ind.index;
+    for (ir::AffineExpr& e : idx.index)
+      e = types::align_grid(e.drop_broadcast_grid(idx.shape), idx.shape.size(), value.shape.size()).substitute_grid(to_dst);
+    idx.shape = dst;
+    ind.index = std::make_shared<const TensorVal>(std::move(idx));
+  }
   return r;
 }
 

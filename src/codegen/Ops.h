@@ -44,8 +44,8 @@ TensorVal rows_of(KernelBuilder& b, const TensorVal& t);
 void check_rows(KernelBuilder& b, const TensorVal& data, const TensorVal& other, int64_t elements = -1);
 // An immediate operand `name`: a number, or a [P, 1] tile on data's partitions.
 void check_immediate(KernelBuilder& b, const char* name, const Value& v, const TensorVal& data);
-// The fresh SBUF result (dst's shape and dtype) a destination-passing builder
-// emits into; write_into then re-points its instructions at dst.
+// The fresh SBUF result (dst's partitions by its free elements, its dtype) a
+// destination-passing builder emits into; write_into then re-points its instructions at dst.
 TensorVal destination_result(KernelBuilder& b, const char* hint, const TensorVal& dst);
 
 // Where each operand of an instruction reads: the view aligned (numpy rules,

@@ -83,7 +83,8 @@ void check_placement_overlap(KernelBuilder& b) {
       const auto& pi = b.placements[i];
       const ir::TensorDecl& ti = k.tensor(pi.tensor);
       const auto li = live.find(pi.tensor);
-      if (li == live.end() || ti.memory != tj.memory) continue;
+      // Cores of kernel[n] place into their own SBUF and PSUM: only one core's tensors can collide.
+      if (li == live.end() || ti.memory != tj.memory || pi.core != pj.core) continue;
       const int64_t p0 = std::max(pi.partition, pj.partition);
       const int64_t p1 = std::min(pi.partition + ti.shape[0], pj.partition + tj.shape[0]);
       const int64_t f0 = std::max(pi.offset, pj.offset);

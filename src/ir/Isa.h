@@ -157,7 +157,7 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
     {"src", kSBUF, dtypes::kBf16, 2, 2}, {"val_dst", kSBUF, dtypes::kBf16, 2, 2},                                \
     {"idx_dst", kSBUF, dtypes::kUint32, 2, 2})                                                                   \
   X(NonzeroWithCount,   "nonzero_with_count",     pool, Row,         1, 1, 2, true,  row, pipe,    3, bcast,     \
-    {"src", kSBUF, dtypes::kFp32OrInt32, 2, 2}, {"dst", kSBUF, dtypes::kInt32, 2, 2})                            \
+    {"src", kSBUF, dtypes::kFp32OrInt32, 2}, {"dst", kSBUF, dtypes::kInt32, 2})                                  \
   X(Rand,               "rand",                   pool, Side,        0, 0, 0, true,  stream, pipe, 0, bcast)     \
   X(RandomSeed,         "random_seed",            pool, Side,        0, 0, 1, false, none, pipe,   0, bcast)     \
   /* The engines' XORWOW generators, one per partition (sim/SideEffects). */                                     \

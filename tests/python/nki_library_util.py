@@ -2,6 +2,8 @@
 puts it on sys.path with the simulator selected, and small numpy helpers."""
 import importlib
 import os
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -19,6 +21,18 @@ def _library(monkeypatch):
 
 def kernel(module, name):
     return getattr(importlib.import_module("nkilib." + module), name)
+
+
+def module_past_torch(name):
+    """nkilib.<name>, whose package's __init__ imports the library's torch reference (torch is
+    not installed): the package is registered bare, with its directory only."""
+    package = "nkilib." + name.rpartition(".")[0]
+    if package not in sys.modules:
+        parent, _, leaf = package.rpartition(".")
+        bare = types.ModuleType(package)
+        bare.__path__ = [os.path.join(os.path.dirname(importlib.import_module(parent).__file__), leaf)]
+        sys.modules[package] = bare
+    return importlib.import_module("nkilib." + name)
 
 
 def rand(*shape, seed=0, scale=1.0):

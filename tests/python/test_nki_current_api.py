@@ -167,6 +167,27 @@ def test_ap_access_pattern():
 
 
 @nki.jit
+def gather_rows_by_vector_offset(x, ids):
+    idx = nl.ndarray(ids.shape, nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=ids)
+    t = nl.ndarray((128, 2, 64), x.dtype, buffer=nl.sbuf)
+    for j in range(2):
+        # A [128, 1, 64] gathered view into a [128, 64] slice: the offsets move with the view's dims.
+        rows = x.ap(pattern=[[64, 128], [1, 1], [1, 64]], offset=0,
+                    vector_offset=idx.ap(pattern=[[2, 128], [1, 1]], offset=j), indirect_dim=0)
+        nisa.dma_copy(dst=t[:, j, 0:64], src=rows)
+    out = nl.ndarray(t.shape, x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def test_vector_offset_rows_into_a_slice_without_the_unit_dim():
+    x = rand(300, 64)
+    ids = np.random.default_rng(0).integers(0, 300, (128, 2)).astype(np.int32)
+    np.testing.assert_array_equal(nki.simulate(gather_rows_by_vector_offset)(x, ids), x[ids])
+
+
+@nki.jit
 def tensor_tensor_pairs_elements_in_order(a, b):
     x = nl.ndarray((128, 4), a.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=x, src=a)
@@ -395,6 +416,29 @@ def test_lnc2_launch():
 
 
 @nki.jit
+def zero_then_cross_write(x):
+    # Each core zeroes its half; core 0 then writes the other half, with no barrier between
+    # (as the kernel library's MoE backward initialises its gradients): the cores run at once.
+    pid = nl.program_id(0)
+    out = nl.ndarray((2, 128, 64), nl.float32, buffer=nl.shared_hbm)
+    z = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=z, value=0.0)
+    nisa.dma_copy(dst=out[pid], src=z)
+    t = nl.ndarray((128, 64), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    if pid == 0:
+        nisa.dma_copy(dst=out[1], src=t)
+    return out
+
+
+def test_cores_interleave_their_statements_between_sync_points():
+    x = rand(128, 64)
+    out = nki.simulate(zero_then_cross_write[2])(x)
+    np.testing.assert_array_equal(out[0], 0)
+    np.testing.assert_array_equal(out[1], x)
+
+
+@nki.jit
 def add_optional_bias(x, bias=None):
     t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=t, src=x)
@@ -407,6 +451,21 @@ def add_optional_bias(x, bias=None):
     out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=t)
     return out
+
+
+@nki.jit
+def scale_twice(a, b):
+    # add_then_scale is itself @nki.jit: called while this kernel traces, it is a plain function.
+    first = add_then_scale(a, b)
+    return add_then_scale(first, b)
+
+
+def test_a_jit_kernel_called_from_a_kernel_is_inlined():
+    a, b = rand(128, 64), rand(128, 64, seed=1)
+    np.testing.assert_allclose(nki.simulate(scale_twice)(a, b), ((a + b) * 2 - 1 + b) * 2 - 1, rtol=1e-5)
+    ir = scale_twice.trace(None, (a, b), {}).ir.text()  # one kernel: both bodies traced into it
+    ops = [line.split("=", 1)[1].split("[", 1)[0].strip() for line in ir.splitlines() if "] = " in line]
+    assert ops == ["load", "load", "tensor_tensor", "tensor_scalar", "store"] * 2, ir
 
 
 def test_a_tensor_in_a_python_condition_is_true_in_the_current_api():

@@ -158,19 +158,6 @@ def sbuf_past_partitions(a):
     return a
 
 
-def helper_kernel_body(a):
-    return a
-
-
-helper = nki.jit(helper_kernel_body)
-
-
-@nki.jit
-def calls_jit_helper(a):
-    helper(a)  # ERR:nested
-    return a
-
-
 CASES = [
     (dma_from_psum, "psum", "nisa.", "err_unsupported_memory",
      "Expected operand 'src' of 'dma_copy' to be in address space 'sbuf or hbm', but got a tile in 'psum' instead."),
@@ -211,8 +198,6 @@ CASES = [
      "address= of 'p' does not fit: bytes 16384..18431 of a 16384-byte partition on trn3"),
     (sbuf_past_partitions, "partitions", "nl.", "err_address_out_of_range",
      "address= of 't' does not fit: partitions 96..159 of 128"),
-    (calls_jit_helper, "nested", "helper", "err_unsupported_args",
-     "an @nki.jit kernel is called from another kernel; write the helper as a plain function"),
 ]
 
 
@@ -279,5 +264,5 @@ def test_is_none_is_accepted():
 
 
 def test_mode_is_ignored():
-    kernel = nki.jit(mode="simulation")(helper_kernel_body)
+    kernel = nki.jit(mode="simulation")(optional_argument.func)
     assert isinstance(kernel, nki.Kernel)

@@ -233,6 +233,23 @@ def test_nonzero_with_count_on_each_core_s_first_partition():
         np.testing.assert_array_equal(d[p], list(where + 16) + [-1] * (8 - len(where)) + [len(where)])
 
 
+@nki.jit
+def nonzero_3d(a):
+    # The free dims are walked as one row (the kernel library passes [P, tiles, 128] and [P, 1, n + 1]).
+    x = loaded(a)
+    d = sbuf((a.shape[0], 1, a.shape[1] * a.shape[2] + 1), nl.int32)
+    nisa.nonzero_with_count(dst=d, src=x)
+    return stored(d)
+
+
+def test_nonzero_with_count_of_3d_tiles_walks_their_free_elements_as_one_row():
+    a = (RNG.uniform(0, 1, (128, 2, 8)) > 0.6).astype(np.float32)
+    d = nki.simulate(nonzero_3d)(a)
+    for p in range(0, 128, 16):
+        where = np.flatnonzero(a[p])
+        np.testing.assert_array_equal(d[p, 0], list(where) + [-1] * (16 - len(where)) + [len(where)])
+
+
 # The XORWOW family.
 def xorwow(state, count):
     """Marsaglia's xorwow over [x0..x4, d], as the instructions' generator."""

@@ -84,3 +84,21 @@ def reused_after_last_use(x):
 
 def test_a_placement_reused_after_the_last_use_is_accepted():
     np.testing.assert_array_equal(nki.simulate(reused_after_last_use)(X), 2 * X)
+
+
+@nki.jit
+def per_core_placement(x):
+    # Both cores place `a` at the same address, live across the barrier: each core has its own SBUF.
+    pid = nl.program_id(0)
+    out = nl.ndarray((2, 128, 512), nl.float32, buffer=nl.shared_hbm)
+    a = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf, address=(0, 0))
+    nisa.dma_copy(dst=a, src=x)
+    nisa.core_barrier(out, (0, 1))
+    nisa.tensor_scalar(dst=a, data=a, op0=nl.add, operand0=float(pid))
+    nisa.dma_copy(dst=out[pid], src=a)
+    return out
+
+
+def test_cores_place_into_their_own_sbuf():
+    out = nki.simulate(per_core_placement[2])(X)
+    np.testing.assert_array_equal(out, np.stack([X, X + 1]))
