@@ -97,16 +97,22 @@ void CoreSegments::finish(KernelBuilder& b) {
   };
   ir::Block ordered;
   ordered.reserve(body.size());
-  auto take = [&](size_t from, size_t to) {
+  std::vector<ir::Kernel::CoreSpan> spans;
+  // The cost model runs each span on its core's engines (perf/CostModel.h).
+  auto take = [&](size_t from, size_t to, int core, int segment) {
+    if (to > from) spans.push_back({ordered.size(), ordered.size() + (to - from), core, segment});
     for (size_t i = from; i < to; ++i) ordered.push_back(std::move(body[i]));
   };
-  take(0, cuts_[0][0]);  // allocations and copies before core 0 started (none in practice)
+  take(0, cuts_[0][0], 0, 0);  // allocations and copies before core 0 started (none in practice)
   for (size_t s = 0; s <= syncs; ++s) {
-    for (size_t c = 0; c < cuts_.size(); ++c) take(cuts_[c][s], end_of(c, s));
-    if (const auto x = exchanges_.find(s); x != exchanges_.end()) take(x->second.first, x->second.second);
+    const int seg = static_cast<int>(s);
+    for (size_t c = 0; c < cuts_.size(); ++c) take(cuts_[c][s], end_of(c, s), static_cast<int>(c), seg);
+    if (const auto x = exchanges_.find(s); x != exchanges_.end()) take(x->second.first, x->second.second, -1, seg + 1);
   }
   if (ordered.size() != body.size()) b.fail(sema::err_internal("per-core segments do not cover the kernel body"));
   body = std::move(ordered);
+  b.kernel().core_spans = std::move(spans);
+  b.kernel().physical_cores = static_cast<int>(cuts_.size());
 }
 
 }  // namespace nkic::codegen

@@ -21,6 +21,7 @@ struct Sites {
   std::vector<const ir::Instruction*> order;   // by site
   std::vector<bool> folded;                    // by site: costs nothing (fold_psum_zeroing)
   std::vector<int> hoisted;                    // by site: the loop axis it runs once in, or -1
+  std::vector<int> owner;                      // kernel[n], by root tensor: the core that touches it first
   int count = 0;
 
   void number(const ir::Block& b) {
@@ -37,6 +38,32 @@ struct Sites {
     }
   }
 };
+
+// Calls f(instruction) for every instruction of statement `s`, loops included.
+template <class F>
+void each_instruction(const ir::Stmt& s, F&& f) {
+  if (s.kind == ir::StmtKind::Instruction) return f(static_cast<const ir::Instruction&>(s));
+  for (const ir::StmtPtr& t : static_cast<const ir::Loop&>(s).body) each_instruction(*t, f);
+}
+
+// kernel[n]: the core each on-chip tensor belongs to (the first to touch it: its tiles are
+// in that core's SBUF), so that an exchange's copy runs on the queues of the core sending.
+std::vector<int> tensor_owners(const ir::Kernel& k) {
+  std::vector<int> owner(k.tensors.size(), -1);
+  for (const ir::Kernel::CoreSpan& span : k.core_spans) {
+    if (span.core < 0) continue;
+    auto own = [&](const ir::Access& a) {
+      if (int& o = owner[k.root(a.tensor)]; o < 0) o = span.core;
+    };
+    for (size_t i = span.first; i < span.last; ++i)
+      each_instruction(*k.body[i], [&](const ir::Instruction& in) {
+        if (in.has_dst()) own(in.dst);
+        for (const ir::Access& a : in.extra_dsts) own(a);
+        for (const ir::Access& a : in.srcs) own(a);
+      });
+  }
+  return owner;
+}
 
 bool touches(const ir::Instruction& in, int tensor) {
   if (in.has_dst() && in.dst.tensor == tensor) return true;
@@ -84,9 +111,14 @@ class Walker {
         p /= k_.grid[d];
       }
       for (int id : sites_.on_chip) sched_.release(id);
-      block(k_.body);
+      if (k_.core_spans.empty()) block(k_.body);
+      else cores();
     });
     if (k_.num_programs() > 1) sched_.note("SPMD programs run one after another on one NeuronCore");
+    if (k_.physical_cores > 1)
+      sched_.note("the " + std::to_string(k_.physical_cores) +
+                  " physical cores run on their own engines and DMA queues and wait for each other at every"
+                  " core_barrier and sendrecv");
     const auto hoisted = std::count_if(sites_.hoisted.begin(), sites_.hoisted.end(), [](int a) { return a >= 0; });
     if (hoisted > 0)
       sched_.note(std::to_string(hoisted) +
@@ -96,17 +128,40 @@ class Walker {
   }
 
  private:
-  void block(const ir::Block& b) {
-    for (const ir::StmtPtr& s : b) {
-      if (s->kind == ir::StmtKind::Instruction) {
-        const auto* in = static_cast<const ir::Instruction*>(s.get());
-        const int site = sites_.site.at(in);
-        const int h = sites_.hoisted[site];
-        if (!sites_.folded[site] && (h < 0 || !later_[h])) sched_.execute(site, env_);
-      } else {
-        loop(*static_cast<const ir::Loop*>(s.get()));
+  // kernel[n]: each span on its core; at a new segment the cores synchronise. An exchange's
+  // copy (nisa.sendrecv) runs on the core that owns the tile it sends.
+  void cores() {
+    int segment = 0;
+    for (const ir::Kernel::CoreSpan& span : k_.core_spans) {
+      if (span.segment > segment) {
+        sched_.sync();
+        segment = span.segment;
+      }
+      for (size_t i = span.first; i < span.last; ++i) {
+        int core = span.core;
+        if (core < 0)
+          each_instruction(*k_.body[i], [&](const ir::Instruction& in) {
+            if (core < 0 && !in.srcs.empty()) core = std::max(0, sites_.owner[k_.root(in.srcs[0].tensor)]);
+          });
+        sched_.set_core(std::max(core, 0));
+        statement(*k_.body[i]);
       }
     }
+  }
+
+  void statement(const ir::Stmt& s) {
+    if (s.kind == ir::StmtKind::Instruction) {
+      const auto* in = static_cast<const ir::Instruction*>(&s);
+      const int site = sites_.site.at(in);
+      const int h = sites_.hoisted[site];
+      if (!sites_.folded[site] && (h < 0 || !later_[h])) sched_.execute(site, env_);
+    } else {
+      loop(static_cast<const ir::Loop&>(s));
+    }
+  }
+
+  void block(const ir::Block& b) {
+    for (const ir::StmtPtr& s : b) statement(*s);
   }
 
   void loop(const ir::Loop& l) {
@@ -184,6 +239,7 @@ Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& 
   s.number(k.body);
   fold_psum_zeroing(k, s);
   s.hoisted.assign(s.order.size(), -1);
+  s.owner = tensor_owners(k);
   for (const auto& [in, axis] : loop_invariant(k)) s.hoisted[s.site.at(in)] = axis;
   s.allocated_in.resize(k.num_axes);
   for (const ir::TensorDecl& t : k.tensors) {

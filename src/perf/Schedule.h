@@ -3,6 +3,8 @@
 // engine (or the queues its transfers take) is free and every element it reads
 // was written, every element it writes was read and written before (RAW, WAR,
 // WAW on the boxes it touches). It records what the Profile reports.
+// A kernel[n] launch has these engines and queues once per physical core; the
+// cores wait for each other only at sync points (sync()).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -38,12 +40,17 @@ class Schedule {
   Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, std::vector<const ir::Instruction*> sites);
 
   void execute(int site, const Env& env);
+  // The physical core the next executions run on (kernel[n]).
+  void set_core(int c) { core_ = c; }
+  // A sync point of the cores (core_barrier, sendrecv): nothing after it starts before
+  // everything before it, on every core, has ended.
+  void sync();
   // A fresh allocation of on-chip tensor `id` (a new loop iteration or program):
   // no dependency on its earlier contents; its occupancy interval closes.
   void release(int id);
 
-  // Every queue's free time (compute engines, then the DMA queues sorted), for
-  // detecting a loop's steady state.
+  // Every queue's free time (per core: compute engines, then the DMA queues
+  // sorted), for detecting a loop's steady state.
   std::vector<double> clocks() const;
   // Totals so far, with the per-site sums of sites [s0, s1).
   Totals totals(int s0, int s1) const;
@@ -69,6 +76,7 @@ class Schedule {
     Box box;
     double write_ready = 0, read_done = 0;
     int64_t writer = -1, reader = -1, stamp = 0;
+    int core = 0;  // the core whose accesses it records; -1: several (merged)
   };
   struct Live {  // one allocation of an on-chip tensor
     double first = -1, last = 0;
@@ -95,6 +103,11 @@ class Schedule {
   double place(int ti, double ready, double interval);
   std::vector<int64_t> ports_of(const ir::Instruction& in, Track track) const;
   int root(int id) const;
+  // Whether the current core waits for what `r` of tensor `id` records: between sync
+  // points, another core's accesses to HBM are not ordered with its own.
+  bool orders(int id, const Region& r) const;
+  // Tracks in clock order: per core, its compute engines, then its DMA queues by free time.
+  std::vector<int> clock_order() const;
   void read(int tensor, const Box& b, double& ready, int64_t& dep) const;
   void write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const;
   void record_read(int tensor, Box b, double end, int64_t node);
@@ -107,10 +120,11 @@ class Schedule {
   const sema::Target& t_;
   Options o_;
   std::vector<const ir::Instruction*> site_inst_;
-  std::vector<double> free_;          // compute engines, then DMA queues
+  int cores_ = 1, core_ = 0, per_core_ = 0;  // per_core_: tracks of one core
+  std::vector<double> free_;          // per core: compute engines, then DMA queues
   std::vector<int64_t> last_node_;    // per track: the node that holds it
-  std::vector<std::vector<Gap>> gaps_;  // per compute engine, oldest first
-  std::map<int64_t, Port> ports_;  // kSbufPort, kPsumPort, or a PSUM tensor (its bank)
+  std::vector<std::vector<Gap>> gaps_;  // per track (compute engines only), oldest first
+  std::map<int64_t, Port> ports_;  // per core kSbufPort, kPsumPort, or a PSUM tensor (its bank)
   std::vector<std::vector<Region>> regions_;  // per root tensor
   std::vector<bool> written_;         // tensors some instruction writes
   std::vector<Live> live_;
@@ -121,8 +135,10 @@ class Schedule {
   Totals tot_;
   std::vector<double> site_busy_, site_critical_;
   std::vector<int64_t> site_count_;
-  double end_ = 0;
-  int64_t end_node_ = -1;
+  std::vector<double> end_;        // per core: when its last result is ready
+  std::vector<int64_t> end_node_;
+  double floor_ = 0;                // the last sync point: nothing starts earlier
+  int64_t floor_node_ = -1;
   int64_t scheduled_ = 0;
   std::vector<std::string> notes_;
   // Each steady stretch: its loop's location, and the body sites [s0, ...) with
