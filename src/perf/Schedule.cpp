@@ -74,18 +74,26 @@ std::vector<int> Schedule::clock_order() const {
   return order;
 }
 
+double Schedule::dep_time(double t, int64_t node) const {
+  if (hide_track_ < 0 || node < 0 || nodes_[node].track != hide_track_ || nodes_[node].site < 0) return t;
+  return std::min(t, nodes_[node].released);
+}
+
 void Schedule::read(int tensor, const Box& b, double& ready, int64_t& dep) const {
   const int id = root(tensor);
-  for (const Region& r : regions_[id])
-    if (r.write_ready > ready && orders(id, r) && r.box.overlaps(b)) ready = r.write_ready, dep = r.writer;
+  for (const Region& r : regions_[id]) {
+    const double t = dep_time(r.write_ready, r.writer);
+    if (t > ready && orders(id, r) && r.box.overlaps(b)) ready = t, dep = r.writer;
+  }
 }
 
 void Schedule::write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const {
   const int id = root(tensor);
   for (const Region& r : regions_[id]) {
     if (!orders(id, r) || !r.box.overlaps(b)) continue;
-    if (r.write_ready > ready) ready = r.write_ready, dep = r.writer;
-    if (r.read_done > ready) ready = r.read_done, dep = r.reader;
+    const double w = dep_time(r.write_ready, r.writer), rd = dep_time(r.read_done, r.reader);
+    if (w > ready) ready = w, dep = r.writer;
+    if (rd > ready) ready = rd, dep = r.reader;
   }
 }
 
@@ -197,19 +205,25 @@ std::vector<int64_t> Schedule::ports_of(const ir::Instruction& in, Track track) 
   return ports;
 }
 
+std::pair<double, int> Schedule::slot(int ti, double ready, double interval) const {
+  const std::vector<Gap>& gaps = gaps_[ti];
+  for (size_t i = 0; i < gaps.size(); ++i) {
+    const double start = std::max(gaps[i].from, ready);
+    if (start + interval <= gaps[i].to) return {start, static_cast<int>(i)};
+  }
+  return {std::max(free_[ti], ready), -1};
+}
+
 double Schedule::place(int ti, double ready, double interval) {
   std::vector<Gap>& gaps = gaps_[ti];
-  for (size_t i = 0; i < gaps.size(); ++i) {
-    Gap& g = gaps[i];
-    const double start = std::max(g.from, ready);
-    if (start + interval > g.to) continue;
-    const Gap before{g.from, start}, after{start + interval, g.to};
-    gaps.erase(gaps.begin() + static_cast<std::ptrdiff_t>(i));
-    if (after.to > after.from) gaps.insert(gaps.begin() + static_cast<std::ptrdiff_t>(i), after);
-    if (before.to > before.from) gaps.insert(gaps.begin() + static_cast<std::ptrdiff_t>(i), before);
+  const auto [start, i] = slot(ti, ready, interval);
+  if (i >= 0) {
+    const Gap g = gaps[i], before{g.from, start}, after{start + interval, g.to};
+    gaps.erase(gaps.begin() + i);
+    if (after.to > after.from) gaps.insert(gaps.begin() + i, after);
+    if (before.to > before.from) gaps.insert(gaps.begin() + i, before);
     return start;
   }
-  const double start = std::max(free_[ti], ready);
   if (start > free_[ti]) {
     gaps.push_back({free_[ti], start});
     if (gaps.size() > kMaxGaps) gaps.erase(gaps.begin());
@@ -218,12 +232,13 @@ double Schedule::place(int ti, double ready, double interval) {
   return start;
 }
 
-void Schedule::execute(int site, const Env& env) {
+void Schedule::execute(int site, const Env& env, bool interleaved) {
   const ir::Instruction& in = *site_inst_[site];
   const Extents ext = active_extents(in, env);
   const InstCost c = cost_of(in, k_, t_, ext);
   if (!c.costed) return;
   ++scheduled_;
+  hide_track_ = interleaved && c.track != Track::dma ? core_ * per_core_ + static_cast<int>(c.track) : -1;
   // Operands: what each read waits for, then what the writes wait for.
   double ready = 0;
   int64_t dep = -1;
@@ -241,21 +256,30 @@ void Schedule::execute(int site, const Env& env) {
   int first_track = 0;
   const int ti = static_cast<int>(c.track);
   if (c.track == Track::dma) {
-    // The transfers take the earliest-free queues, after the fixed start latency.
-    std::vector<int> q(t_.cost.dma_queues);
-    std::iota(q.begin(), q.end(), core_ * per_core_ + kComputeTracks);
-    std::stable_sort(q.begin(), q.end(), [this](int a, int b) { return free_[a] < free_[b]; });
+    // After the fixed start latency, the transfers take the queues that can start them
+    // earliest (in an idle gap or at their free time), the earliest-free first; each
+    // queue starts its share when it can, and the result is ready when the last ends.
+    const double earliest = ready + t_.cost.dma_fixed_latency_ns;
+    std::vector<std::pair<double, int>> q;
+    for (int j = 0; j < t_.cost.dma_queues; ++j) {
+      const int i = core_ * per_core_ + kComputeTracks + j;
+      q.emplace_back(slot(i, earliest, c.interval).first, i);
+    }
+    std::stable_sort(q.begin(), q.end(), [this](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : free_[a.second] < free_[b.second];
+    });
     q.resize(c.queues);
-    start = ready + t_.cost.dma_fixed_latency_ns;
-    for (int i : q)
-      if (free_[i] > start) start = free_[i], pred = last_node_[i];
+    start = earliest;
+    for (auto& [s, i] : q) {
+      s = place(i, earliest, c.interval);
+      if (s > start) start = s, pred = last_node_[i];
+    }
     end = start + c.interval;
-    first_track = q.front();
-    const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(first_track)});
-    for (int i : q) {
-      free_[i] = end;
+    first_track = q.front().second;
+    const int64_t node = add_node({start, end, end, pred, 1, site, static_cast<int16_t>(first_track)});
+    for (const auto& [s, i] : q) {
       last_node_[i] = node;
-      add_slice(i, start, c.interval, site, 1);
+      add_slice(i, s, c.interval, site, 1);
     }
     tot_.busy[ti] += c.interval * c.queues;
     tot_.dma_bytes += static_cast<double>(c.dma_bytes);
@@ -273,7 +297,7 @@ void Schedule::execute(int site, const Env& env) {
     start = place(tr, ready, c.interval);
     if (start > ready) pred = last_node_[tr];
     end = start + c.latency;
-    const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(tr)});
+    const int64_t node = add_node({start, end, start + c.interval, pred, 1, site, static_cast<int16_t>(tr)});
     last_node_[tr] = node;
     for (int64_t key : ports) {
       ports_[key].free[ti] = std::max(ports_[key].free[ti], start + c.interval);
@@ -301,8 +325,17 @@ void Schedule::execute(int site, const Env& env) {
 }
 
 std::vector<double> Schedule::clocks() const {
+  const std::vector<int> order = clock_order();
   std::vector<double> c;
-  for (int i : clock_order()) c.push_back(free_[i]);
+  for (int i : order) c.push_back(free_[i]);
+  // Then each track's idle gaps, how many and how long in all: a loop is not steady while
+  // it fills (or leaves) more gaps than the iteration before.
+  for (int i : order) {
+    double idle = 0;
+    for (const Gap& g : gaps_[i]) idle += g.to - g.from;
+    c.push_back(static_cast<double>(gaps_[i].size()));
+    c.push_back(idle);
+  }
   return c;
 }
 
@@ -323,7 +356,7 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
                       int64_t since, const ir::SourceLoc& loc) {
   const double shift = period * static_cast<double>(m);
   stretches_.push_back({loc, s0, per.site_busy});
-  const int64_t node = add_node({end_[core_], end_[core_] + shift, end_node_[core_], m,
+  const int64_t node = add_node({end_[core_], end_[core_] + shift, end_[core_] + shift, end_node_[core_], m,
                                   -1 - static_cast<int32_t>(stretches_.size()), static_cast<int16_t>(core_ * per_core_)});
   // Clocks: the compute engines by their own delta; the DMA queues in the order of their free times.
   const std::vector<int> order = clock_order();
@@ -343,7 +376,9 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
     free_[i] += delta[j] * static_cast<double>(m);
     last_node_[i] = node;
   }
-  for (int i = 0; i < per_core_; ++i) gaps_[core_ * per_core_ + i].clear();  // the stretch leaves no gap to fill
+  // The idle gaps left to fill move with their tracks.
+  for (size_t j = 0; j < order.size(); ++j)
+    for (Gap& g : gaps_[order[j]]) g.from += delta[j] * static_cast<double>(m), g.to += delta[j] * static_cast<double>(m);
   for (auto& [key, p] : ports_)
     for (int o = 0; o < kComputeTracks; ++o)
       if (p.node[o] >= since) p.free[o] += shift, p.node[o] = node;

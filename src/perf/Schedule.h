@@ -39,7 +39,9 @@ class Schedule {
   // `sites`: the kernel's instructions in program order (a site is an index into it).
   Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, std::vector<const ir::Instruction*> sites);
 
-  void execute(int site, const Env& env);
+  // `interleaved`: an enclosing affine loop has iterations to go, whose independent
+  // instructions the compiler interleaves with this one's dependent chain (see dep_time).
+  void execute(int site, const Env& env, bool interleaved = false);
   // The physical core the next executions run on (kernel[n]).
   void set_core(int c) { core_ = c; }
   // A sync point of the cores (core_barrier, sendrecv): nothing after it starts before
@@ -50,7 +52,8 @@ class Schedule {
   void release(int id);
 
   // Every queue's free time (per core: compute engines, then the DMA queues
-  // sorted), for detecting a loop's steady state.
+  // sorted), then per queue its idle gaps' count and total length, for detecting
+  // a loop's steady state (the gaps' figures must not change).
   std::vector<double> clocks() const;
   // Totals so far, with the per-site sums of sites [s0, s1).
   Totals totals(int s0, int s1) const;
@@ -67,6 +70,7 @@ class Schedule {
  private:
   struct Node {
     double start, end;
+    double released;  // when it left its engine (start + initiation interval)
     int64_t pred;   // the node whose end (or engine release) set the start; -1 none
     int64_t repeat; // > 1: a steady stretch of a loop
     int32_t site;   // -1: a steady stretch
@@ -97,9 +101,11 @@ class Schedule {
     int64_t node[kComputeTracks] = {-1, -1, -1, -1};
   };
 
-  // The earliest start >= ready at which compute engine `ti` is idle for
-  // `interval`: a gap it left waiting for operands (the compiler's scheduler
-  // fills those with later independent instructions), else its free time.
+  // The earliest start >= ready at which track `ti` (an engine or a DMA queue) is
+  // idle for `interval`: a gap it left waiting for operands (the compiler's
+  // scheduler fills those with later independent instructions and transfers),
+  // else its free time; and the gap's index (-1: the free time). place() takes it.
+  std::pair<double, int> slot(int ti, double ready, double interval) const;
   double place(int ti, double ready, double interval);
   std::vector<int64_t> ports_of(const ir::Instruction& in, Track track) const;
   int root(int id) const;
@@ -108,6 +114,10 @@ class Schedule {
   bool orders(int id, const Region& r) const;
   // Tracks in clock order: per core, its compute engines, then its DMA queues by free time.
   std::vector<int> clock_order() const;
+  // When an instruction on the current track may start after `node`, whose result is
+  // ready at `t`: with interleaving, a producer on the same compute engine holds it only
+  // until it leaves the engine; its fixed result latency overlaps the interleaved work.
+  double dep_time(double t, int64_t node) const;
   void read(int tensor, const Box& b, double& ready, int64_t& dep) const;
   void write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const;
   void record_read(int tensor, Box b, double end, int64_t node);
@@ -121,6 +131,7 @@ class Schedule {
   Options o_;
   std::vector<const ir::Instruction*> site_inst_;
   int cores_ = 1, core_ = 0, per_core_ = 0;  // per_core_: tracks of one core
+  int hide_track_ = -1;  // the compute track whose producers' fixed latency is hidden (dep_time)
   std::vector<double> free_;          // per core: compute engines, then DMA queues
   std::vector<int64_t> last_node_;    // per track: the node that holds it
   std::vector<std::vector<Gap>> gaps_;  // per track (compute engines only), oldest first
