@@ -328,13 +328,12 @@ std::vector<double> Schedule::clocks() const {
   const std::vector<int> order = clock_order();
   std::vector<double> c;
   for (int i : order) c.push_back(free_[i]);
-  // Then each track's idle gaps, how many and how long in all: a loop is not steady while
-  // it fills (or leaves) more gaps than the iteration before.
+  // Then each track's idle gaps: how many, where they start and how long they are. A loop
+  // is steady once each gap moves by the period, or stays where it is (as it would
+  // unrolled), keeping its length (a gap being filled shrinks).
   for (int i : order) {
-    double idle = 0;
-    for (const Gap& g : gaps_[i]) idle += g.to - g.from;
     c.push_back(static_cast<double>(gaps_[i].size()));
-    c.push_back(idle);
+    for (const Gap& g : gaps_[i]) c.push_back(g.from), c.push_back(g.to - g.from);
   }
   return c;
 }
@@ -376,9 +375,16 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
     free_[i] += delta[j] * static_cast<double>(m);
     last_node_[i] = node;
   }
-  // The idle gaps left to fill move with their tracks.
-  for (size_t j = 0; j < order.size(); ++j)
-    for (Gap& g : gaps_[order[j]]) g.from += delta[j] * static_cast<double>(m), g.to += delta[j] * static_cast<double>(m);
+  // Each idle gap moves by its own delta (clocks() lists them after the free times).
+  size_t j = order.size();
+  for (int i : order) {
+    ++j;  // the count
+    for (Gap& g : gaps_[i]) {
+      const double shift_gap = delta[j] * static_cast<double>(m);
+      g.from += shift_gap, g.to += shift_gap;
+      j += 2;  // its start, then its length (unchanged)
+    }
+  }
   for (auto& [key, p] : ports_)
     for (int o = 0; o < kComputeTracks; ++o)
       if (p.node[o] >= since) p.free[o] += shift, p.node[o] = node;
@@ -471,17 +477,23 @@ Profile Schedule::finish() {
   p.instructions = tot_.instructions;
   p.instructions_scheduled = scheduled_;
 
-  // The critical path: back from the last result through what each start waited for.
+  // The critical path: back from the last result through what each start waited for. A
+  // step may overlap the next (a successor on the same engine starts once its producer has
+  // left the engine; a transfer fills a gap before the queue's last): each counts up to
+  // where the next begins.
+  double bound = p.latency;
   for (int64_t n = end_node; n >= 0; n = nodes_[n].pred) {
     const Node& nd = nodes_[n];
+    const double span = std::max(0.0, std::min(nd.end, bound) - nd.start);
+    bound = std::min(bound, nd.start);
     if (nd.site >= 0) {
-      site_critical_[nd.site] += nd.end - nd.start;
+      site_critical_[nd.site] += span;
     } else {
       const Stretch& st = stretches_[-2 - nd.site];
       double busy = 0;
       for (double b : st.site_busy) busy += b;
       for (size_t i = 0; busy > 0 && i < st.site_busy.size(); ++i)
-        site_critical_[st.s0 + i] += (nd.end - nd.start) * st.site_busy[i] / busy;
+        site_critical_[st.s0 + i] += span * st.site_busy[i] / busy;
     }
     if (p.critical_path.size() < 64) {
       CriticalStep st;

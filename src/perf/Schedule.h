@@ -52,8 +52,8 @@ class Schedule {
   void release(int id);
 
   // Every queue's free time (per core: compute engines, then the DMA queues
-  // sorted), then per queue its idle gaps' count and total length, for detecting
-  // a loop's steady state (the gaps' figures must not change).
+  // sorted), then per queue the number of its idle gaps and their bounds, for
+  // detecting a loop's steady state.
   std::vector<double> clocks() const;
   // Totals so far, with the per-site sums of sites [s0, s1).
   Totals totals(int s0, int s1) const;
