@@ -45,6 +45,7 @@ void bind_perf_api(py::module_& m) {
       .def_readonly("mfu", &perf::Profile::mfu)
       .def_readonly("dma_bytes", &perf::Profile::dma_bytes)
       .def_readonly("dma_queues", &perf::Profile::dma_queues)
+      .def_readonly("cores", &perf::Profile::cores)
       .def_readonly("dma_utilisation", &perf::Profile::dma_utilisation)
       .def_readonly("sbuf_peak_bytes", &perf::Profile::sbuf_peak_bytes)
       .def_readonly("psum_peak_bytes", &perf::Profile::psum_peak_bytes)
@@ -71,7 +72,7 @@ void bind_perf_api(py::module_& m) {
       .def_property_readonly("critical_path", [](const perf::Profile& p) {
         py::list l;
         for (const perf::CriticalStep& s : p.critical_path)
-          l.append(py::make_tuple(s.api, s.repeat > 1 ? "" : ir::name(s.opcode), perf::track_name(s.track), s.start, s.end,
+          l.append(py::make_tuple(s.api, s.repeat > 1 ? "" : ir::name(s.opcode), perf::track_name(p, s.track), s.start, s.end,
                                   s.repeat, location(s.loc)));
         return l;
       })

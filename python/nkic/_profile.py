@@ -8,7 +8,8 @@ from . import _kernel
 
 class EngineTime:
     """One engine's predicted work: busy time (µs), share of the kernel's time and instruction count.
-    For `dma`, busy is summed over the DMA queues and percent is of all queues together."""
+    For `dma`, busy is summed over the DMA queues and percent is of all queues together; on a
+    kernel[n] launch, busy is summed over the physical cores and percent is of all of them."""
 
     def __init__(self, name, busy_us, percent, instructions):
         self.name, self.busy_us, self.percent, self.instructions = name, busy_us, percent, instructions
@@ -26,7 +27,7 @@ class ProfileResult:
         self.latency_us = prof.latency_ns / 1e3
         self.engines = {}
         for name, busy, count in prof.engines:
-            width = prof.dma_queues if name == "dma" else 1
+            width = (prof.dma_queues if name == "dma" else 1) * prof.cores
             percent = 100.0 * busy / (prof.latency_ns * width) if prof.latency_ns > 0 else 0.0
             self.engines[name] = EngineTime(name, busy / 1e3, percent, count)
         self.mfu, self.hfu = prof.mfu, prof.hfu

@@ -97,28 +97,39 @@ void CoreSegments::finish(KernelBuilder& b) {
   };
   ir::Block ordered;
   ordered.reserve(body.size());
-  auto take = [&](size_t from, size_t to) {
+  std::vector<ir::Kernel::CoreSpan> spans;
+  // The cost model runs each span on its core's engines (perf/CostModel.h).
+  auto take = [&](size_t from, size_t to, int core, int segment) {
+    if (to <= from) return;
+    if (!spans.empty() && spans.back().core == core && spans.back().segment == segment &&
+        spans.back().last == ordered.size())
+      spans.back().last += to - from;  // the same core's next statement
+    else
+      spans.push_back({ordered.size(), ordered.size() + (to - from), core, segment});
     for (size_t i = from; i < to; ++i) ordered.push_back(std::move(body[i]));
   };
-  take(0, cuts_[0][0]);  // allocations and copies before core 0 started (none in practice)
+  take(0, cuts_[0][0], 0, 0);  // allocations and copies before core 0 started (none in practice)
   for (size_t s = 0; s <= syncs; ++s) {
     // The cores run at once: their statements are interleaved one by one, so that a core's early
     // writes (its initialisation) precede another core's later ones, as they do on the device.
+    const int seg = static_cast<int>(s);
     std::vector<size_t> next(cuts_.size());
     for (size_t c = 0; c < cuts_.size(); ++c) next[c] = cuts_[c][s];
     for (bool more = true; more;) {
       more = false;
       for (size_t c = 0; c < cuts_.size(); ++c)
         if (next[c] < end_of(c, s)) {
-          take(next[c], next[c] + 1);
+          take(next[c], next[c] + 1, static_cast<int>(c), seg);
           ++next[c];
           more = true;
         }
     }
-    if (const auto x = exchanges_.find(s); x != exchanges_.end()) take(x->second.first, x->second.second);
+    if (const auto x = exchanges_.find(s); x != exchanges_.end()) take(x->second.first, x->second.second, -1, seg + 1);
   }
   if (ordered.size() != body.size()) b.fail(sema::err_internal("per-core segments do not cover the kernel body"));
   body = std::move(ordered);
+  b.kernel().core_spans = std::move(spans);
+  b.kernel().physical_cores = static_cast<int>(cuts_.size());
 }
 
 }  // namespace nkic::codegen

@@ -188,6 +188,15 @@ struct Kernel {
   std::vector<int> outputs;   // tensor ids, in return order
   int num_axes = 0;
   Block body;
+  // kernel[n] (codegen/Cores.h): which physical core runs each run of top-level statements
+  // of `body`, in body order; empty when one core runs everything.
+  struct CoreSpan {
+    size_t first = 0, last = 0;  // body[first, last)
+    int core = 0;                // -1: the exchange of a sync point (nisa.sendrecv's copies)
+    int segment = 0;             // sync points (core_barrier, sendrecv) passed before it
+  };
+  std::vector<CoreSpan> core_spans;
+  int physical_cores = 1;
 
   const TensorDecl& tensor(int id) const { return tensors.at(id); }
   // The tensor whose bytes `id` names: itself, or what its reshape/view aliases.

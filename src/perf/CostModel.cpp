@@ -1,6 +1,7 @@
 #include "perf/CostModel.h"
 
 #include <algorithm>
+#include <deque>
 #include <unordered_map>
 
 #include "ir/IRVisitor.h"
@@ -21,6 +22,7 @@ struct Sites {
   std::vector<const ir::Instruction*> order;   // by site
   std::vector<bool> folded;                    // by site: costs nothing (fold_psum_zeroing)
   std::vector<int> hoisted;                    // by site: the loop axis it runs once in, or -1
+  std::vector<int> owner;                      // kernel[n], by root tensor: the core that touches it first
   int count = 0;
 
   void number(const ir::Block& b) {
@@ -37,6 +39,32 @@ struct Sites {
     }
   }
 };
+
+// Calls f(instruction) for every instruction of statement `s`, loops included.
+template <class F>
+void each_instruction(const ir::Stmt& s, F&& f) {
+  if (s.kind == ir::StmtKind::Instruction) return f(static_cast<const ir::Instruction&>(s));
+  for (const ir::StmtPtr& t : static_cast<const ir::Loop&>(s).body) each_instruction(*t, f);
+}
+
+// kernel[n]: the core each on-chip tensor belongs to (the first to touch it: its tiles are
+// in that core's SBUF), so that an exchange's copy runs on the queues of the core sending.
+std::vector<int> tensor_owners(const ir::Kernel& k) {
+  std::vector<int> owner(k.tensors.size(), -1);
+  for (const ir::Kernel::CoreSpan& span : k.core_spans) {
+    if (span.core < 0) continue;
+    auto own = [&](const ir::Access& a) {
+      if (int& o = owner[k.root(a.tensor)]; o < 0) o = span.core;
+    };
+    for (size_t i = span.first; i < span.last; ++i)
+      each_instruction(*k.body[i], [&](const ir::Instruction& in) {
+        if (in.has_dst()) own(in.dst);
+        for (const ir::Access& a : in.extra_dsts) own(a);
+        for (const ir::Access& a : in.srcs) own(a);
+      });
+  }
+  return owner;
+}
 
 bool touches(const ir::Instruction& in, int tensor) {
   if (in.has_dst() && in.dst.tensor == tensor) return true;
@@ -84,9 +112,14 @@ class Walker {
         p /= k_.grid[d];
       }
       for (int id : sites_.on_chip) sched_.release(id);
-      block(k_.body);
+      if (k_.core_spans.empty()) block(k_.body);
+      else cores();
     });
     if (k_.num_programs() > 1) sched_.note("SPMD programs run one after another on one NeuronCore");
+    if (k_.physical_cores > 1)
+      sched_.note("the " + std::to_string(k_.physical_cores) +
+                  " physical cores run on their own engines and DMA queues and wait for each other at every"
+                  " core_barrier and sendrecv");
     const auto hoisted = std::count_if(sites_.hoisted.begin(), sites_.hoisted.end(), [](int a) { return a >= 0; });
     if (hoisted > 0)
       sched_.note(std::to_string(hoisted) +
@@ -96,17 +129,40 @@ class Walker {
   }
 
  private:
-  void block(const ir::Block& b) {
-    for (const ir::StmtPtr& s : b) {
-      if (s->kind == ir::StmtKind::Instruction) {
-        const auto* in = static_cast<const ir::Instruction*>(s.get());
-        const int site = sites_.site.at(in);
-        const int h = sites_.hoisted[site];
-        if (!sites_.folded[site] && (h < 0 || !later_[h])) sched_.execute(site, env_);
-      } else {
-        loop(*static_cast<const ir::Loop*>(s.get()));
+  // kernel[n]: each span on its core; at a new segment the cores synchronise. An exchange's
+  // copy (nisa.sendrecv) runs on the core that owns the tile it sends.
+  void cores() {
+    int segment = 0;
+    for (const ir::Kernel::CoreSpan& span : k_.core_spans) {
+      if (span.segment > segment) {
+        sched_.sync();
+        segment = span.segment;
+      }
+      for (size_t i = span.first; i < span.last; ++i) {
+        int core = span.core;
+        if (core < 0)
+          each_instruction(*k_.body[i], [&](const ir::Instruction& in) {
+            if (core < 0 && !in.srcs.empty()) core = std::max(0, sites_.owner[k_.root(in.srcs[0].tensor)]);
+          });
+        sched_.set_core(std::max(core, 0));
+        statement(*k_.body[i]);
       }
     }
+  }
+
+  void statement(const ir::Stmt& s) {
+    if (s.kind == ir::StmtKind::Instruction) {
+      const auto* in = static_cast<const ir::Instruction*>(&s);
+      const int site = sites_.site.at(in);
+      const int h = sites_.hoisted[site];
+      if (!sites_.folded[site] && (h < 0 || !later_[h])) sched_.execute(site, env_, interleaving_ > 0);
+    } else {
+      loop(static_cast<const ir::Loop&>(s));
+    }
+  }
+
+  void block(const ir::Block& b) {
+    for (const ir::StmtPtr& s : b) statement(*s);
   }
 
   void loop(const ir::Loop& l) {
@@ -122,48 +178,63 @@ class Walker {
       env_.loop[l.axis] = l.lb + i * l.stride;
       later_[l.axis] = i > 0;
       for (int id : fresh) sched_.release(id);
+      // An affine loop's later iterations are independent work the compiler interleaves.
+      const bool more = l.type == ir::AxisType::Affine && i + 1 < trips;
+      interleaving_ += more;
       block(l.body);
+      interleaving_ -= more;
     });
   }
 
-  // Runs `trips` iterations; once two consecutive iterations advance every clock
-  // by the same delta and add the same totals, the remaining ones but the last
-  // two (which may be ragged) are repeated arithmetically.
+  // Runs `trips` iterations; once two consecutive groups of `p` iterations (p = 1, or up
+  // to kMaxPeriod when transfers alternate between idle gaps and a queue's end) advance every clock by
+  // the same delta and add the same totals, the remaining groups but the last two
+  // iterations (which may be ragged) are repeated arithmetically.
   template <class Body>
   void iterate(int64_t trips, int s0, int s1, const ir::SourceLoc& loc, Body&& body) {
-    std::vector<double> prev_delta;
-    Totals prev_per;
-    bool repeated = false;
+    constexpr int64_t kMaxPeriod = 4;
+    std::deque<std::pair<std::vector<double>, Totals>> seen;  // the state before each recent iteration
     const int64_t since = sched_.num_nodes();
+    bool repeated = false;
     for (int64_t i = 0; i < trips; ++i) {
-      const std::vector<double> c0 = sched_.clocks();
-      const Totals t0 = sched_.totals(s0, s1);
+      if (!repeated) seen.emplace_back(sched_.clocks(), sched_.totals(s0, s1));
+      if (seen.size() > 2 * kMaxPeriod + 1) seen.pop_front();
       body(i);
       if (repeated) continue;
-      const std::vector<double> c1 = sched_.clocks();
-      std::vector<double> delta(c1.size());
-      for (size_t j = 0; j < c1.size(); ++j) delta[j] = c1[j] - c0[j];
-      Totals per = sched_.totals(s0, s1) - t0;
-      const int64_t m = trips - i - 3;  // keep the last two iterations explicit
-      if (m > 0 && !prev_delta.empty() && per.same(prev_per) && steady(delta, prev_delta)) {
+      const std::vector<double> now = sched_.clocks();
+      const Totals total = sched_.totals(s0, s1);
+      for (int64_t p = 1; p <= kMaxPeriod; ++p) {
+        const int64_t m = (trips - i - 3) / p;  // keep the last two iterations explicit
+        const size_t n = seen.size();
+        if (m <= 0 || n < static_cast<size_t>(2 * p)) continue;
+        const auto& [mid, mid_total] = seen[n - p];
+        const auto& [old, old_total] = seen[n - 2 * p];
+        const std::vector<double> delta = minus(now, mid), prev = minus(mid, old);
+        const Totals per = total - mid_total;
+        if (delta.empty() || delta.size() != prev.size() || !per.same(mid_total - old_total) || !steady(delta, prev))
+          continue;
         sched_.repeat(m, delta, *std::max_element(delta.begin(), delta.end()), per, s0, since, loc);
-        i += m;
+        i += m * p;
         repeated = true;
-        continue;
+        break;
       }
-      prev_delta = std::move(delta);
-      prev_per = std::move(per);
     }
   }
 
-  // Every clock moved by the same delta as in the previous iteration, and every
-  // clock that moved by one common period.
+  static std::vector<double> minus(const std::vector<double>& a, const std::vector<double>& b) {
+    std::vector<double> d(a.size() == b.size() ? a.size() : 0);
+    for (size_t j = 0; j < d.size(); ++j) d[j] = a[j] - b[j];
+    return d;
+  }
+
+  // Every clock (and gap figure) moved by the same delta as in the previous group, none
+  // back, and every one that moved by one common period.
   static bool steady(const std::vector<double>& d, const std::vector<double>& prev) {
     const double period = *std::max_element(d.begin(), d.end());
     if (period <= 0) return false;
     for (size_t j = 0; j < d.size(); ++j) {
       const double tol = 1e-6 + 1e-9 * period;
-      if (std::abs(d[j] - prev[j]) > tol) return false;
+      if (std::abs(d[j] - prev[j]) > tol || d[j] < -tol) return false;  // clocks never go back; gaps may shrink
       if (d[j] > tol && std::abs(d[j] - period) > tol) return false;
     }
     return true;
@@ -174,6 +245,7 @@ class Walker {
   Schedule sched_;
   Env env_;
   std::vector<bool> later_;  // by loop axis: past its first iteration (hoisted sites are skipped)
+  int interleaving_ = 0;     // enclosing affine loops with iterations to go
 };
 
 }  // namespace
@@ -184,6 +256,7 @@ Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& 
   s.number(k.body);
   fold_psum_zeroing(k, s);
   s.hoisted.assign(s.order.size(), -1);
+  s.owner = tensor_owners(k);
   for (const auto& [in, axis] : loop_invariant(k)) s.hoisted[s.site.at(in)] = axis;
   s.allocated_in.resize(k.num_axes);
   for (const ir::TensorDecl& t : k.tensors) {

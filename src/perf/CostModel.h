@@ -1,4 +1,5 @@
 // The cost model (DESIGN.md perf/): predicts how long a NeuronCore of `target`
+// (each physical core of a kernel[n] launch on its own engines and queues)
 // takes to run a traced kernel, without unrolling loops whose iterations cost
 // the same. Deterministic: the same IR and target give the same Profile.
 #pragma once

@@ -25,14 +25,14 @@ std::string page_data(const Profile& p) {
     << ",\"dma_bytes\":" << p.dma_bytes << ",\"dma_utilisation\":" << num(p.dma_utilisation)
     << ",\"sbuf_peak\":" << p.sbuf_peak_bytes << ",\"psum_peak\":" << p.psum_peak_bytes
     << ",\"sbuf_capacity\":" << p.sbuf_capacity_bytes << ",\"psum_capacity\":" << p.psum_capacity_bytes
-    << ",\"engines\":[";
+    << ",\"dma_queues\":" << p.dma_queues << ",\"cores\":" << p.cores << ",\"engines\":[";
   for (size_t i = 0; i < p.engines.size(); ++i)
     o << (i ? "," : "") << "[" << json_string(name(p.engines[i].track)) << "," << num(p.engines[i].busy) << ","
       << p.engines[i].instructions << "]";
   int tracks = kComputeTracks;
   for (const Slice& s : p.slices) tracks = std::max(tracks, s.track + 1);
   o << "],\"tracks\":[";
-  for (int t = 0; t < tracks; ++t) o << (t ? "," : "") << json_string(track_name(t));
+  for (int t = 0; t < tracks; ++t) o << (t ? "," : "") << json_string(track_name(p, t));
   std::vector<const Slice*> shown;
   for (const Slice& s : p.slices) shown.push_back(&s);
   if (shown.size() > kPageSlices) {
@@ -75,7 +75,7 @@ const sum = document.getElementById('summary');
 const row = (k, v) => { const tr = sum.insertRow(); tr.insertCell().textContent = k; tr.insertCell().textContent = v; };
 row('latency', us(D.latency) + ' us');
 for (const [e, busy, n] of D.engines) {
-  const width = e === 'dma' ? (D.tracks.length - 4) : 1;
+  const width = (e === 'dma' ? D.dma_queues : 1) * D.cores;
   row(e + ' busy', (D.latency > 0 ? 100 * busy / (D.latency * Math.max(width, 1)) : 0).toFixed(1) + ' % (' + n + ' instructions)');
 }
 row('MFU / HFU', (100 * D.mfu).toFixed(1) + ' % / ' + (100 * D.hfu).toFixed(1) + ' %');

@@ -11,7 +11,8 @@
 
 namespace nkic::perf {
 
-// The tracks of the timeline: the four compute engines, then one per DMA queue.
+// The tracks of the timeline: the four compute engines, then one per DMA queue;
+// on a kernel[n] launch, that for each physical core in turn.
 enum class Track : uint8_t { pe, act, dve, pool, dma };
 constexpr int kComputeTracks = 4;
 const char* name(Track t);
@@ -20,7 +21,7 @@ const char* name(Track t);
 // repeats without scheduling (steady state) show as one slice per track with
 // `repeat` > 1 covering their span.
 struct Slice {
-  int track = 0;          // 0..3 compute engines (Track order), 4 + q for DMA queue q
+  int track = 0;          // 0..3 compute engines (Track order), 4 + q for DMA queue q (+ core x tracks_per_core)
   double start = 0, duration = 0;
   ir::Opcode opcode = ir::Opcode::Copy;
   std::string api;        // "nl.load"
@@ -70,7 +71,9 @@ struct Profile {
   double hfu = 0, mfu = 0;
   int64_t dma_bytes = 0;
   int dma_queues = 0;          // of the target's NeuronCore (dma busy is summed over them)
-  double dma_utilisation = 0;  // bytes over latency x aggregate DMA bandwidth
+  int cores = 1;               // physical NeuronCores (kernel[n]); busy times are summed over them
+  int tracks_per_core() const { return kComputeTracks + dma_queues; }
+  double dma_utilisation = 0;  // bytes over latency x aggregate DMA bandwidth (of every core)
   int64_t sbuf_peak_bytes = 0, psum_peak_bytes = 0;  // per partition
   int64_t sbuf_capacity_bytes = 0, psum_capacity_bytes = 0;
   std::vector<OccupancySample> occupancy;

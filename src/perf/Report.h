@@ -9,8 +9,9 @@
 
 namespace nkic::perf {
 
-// "pe", "act", "dve", "pool", then "dma0".."dma15" for the DMA queues.
-std::string track_name(int track);
+// "pe", "act", "dve", "pool", then "dma0".."dma15" for the DMA queues; on more than
+// one physical core, prefixed "core<c>.".
+std::string track_name(const Profile& p, int track);
 
 std::string trace_json(const Profile& p);
 std::string html_report(const Profile& p);

@@ -47,10 +47,11 @@ bool Totals::same(const Totals& o) const {
 
 Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
                    std::vector<const ir::Instruction*> sites)
-    : k_(k), t_(t), o_(o), site_inst_(std::move(sites)), free_(kComputeTracks + t.cost.dma_queues, 0.0),
-      last_node_(kComputeTracks + t.cost.dma_queues, -1), gaps_(kComputeTracks), regions_(k.tensors.size()),
-      written_(k.tensors.size(), false), live_(k.tensors.size()), site_busy_(site_inst_.size(), 0.0),
-      site_critical_(site_inst_.size(), 0.0), site_count_(site_inst_.size(), 0) {
+    : k_(k), t_(t), o_(o), site_inst_(std::move(sites)), cores_(std::max(1, k.physical_cores)),
+      per_core_(kComputeTracks + t.cost.dma_queues), free_(cores_ * per_core_, 0.0), last_node_(free_.size(), -1),
+      gaps_(free_.size()), regions_(k.tensors.size()), written_(k.tensors.size(), false), live_(k.tensors.size()),
+      site_busy_(site_inst_.size(), 0.0), site_critical_(site_inst_.size(), 0.0), site_count_(site_inst_.size(), 0),
+      end_(cores_, 0.0), end_node_(cores_, -1) {
   for (const ir::Instruction* in : site_inst_) {
     if (in->has_dst()) written_[root(in->dst.tensor)] = true;
     for (const ir::Access& a : in->extra_dsts) written_[root(a.tensor)] = true;
@@ -59,16 +60,40 @@ Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
 
 int Schedule::root(int id) const { return k_.root(id); }
 
+bool Schedule::orders(int id, const Region& r) const {
+  return cores_ == 1 || r.core == core_ || r.core < 0 || !ir::is_hbm(k_.tensor(id).memory);
+}
+
+std::vector<int> Schedule::clock_order() const {
+  std::vector<int> order(free_.size());
+  std::iota(order.begin(), order.end(), 0);
+  for (int c = 0; c < cores_; ++c) {
+    const auto dma = order.begin() + c * per_core_;
+    std::stable_sort(dma + kComputeTracks, dma + per_core_, [this](int a, int b) { return free_[a] < free_[b]; });
+  }
+  return order;
+}
+
+double Schedule::dep_time(double t, int64_t node) const {
+  if (hide_track_ < 0 || node < 0 || nodes_[node].track != hide_track_ || nodes_[node].site < 0) return t;
+  return std::min(t, nodes_[node].released);
+}
+
 void Schedule::read(int tensor, const Box& b, double& ready, int64_t& dep) const {
-  for (const Region& r : regions_[root(tensor)])
-    if (r.write_ready > ready && r.box.overlaps(b)) ready = r.write_ready, dep = r.writer;
+  const int id = root(tensor);
+  for (const Region& r : regions_[id]) {
+    const double t = dep_time(r.write_ready, r.writer);
+    if (t > ready && orders(id, r) && r.box.overlaps(b)) ready = t, dep = r.writer;
+  }
 }
 
 void Schedule::write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const {
-  for (const Region& r : regions_[root(tensor)]) {
-    if (!r.box.overlaps(b)) continue;
-    if (r.write_ready > ready) ready = r.write_ready, dep = r.writer;
-    if (r.read_done > ready) ready = r.read_done, dep = r.reader;
+  const int id = root(tensor);
+  for (const Region& r : regions_[id]) {
+    if (!orders(id, r) || !r.box.overlaps(b)) continue;
+    const double w = dep_time(r.write_ready, r.writer), rd = dep_time(r.read_done, r.reader);
+    if (w > ready) ready = w, dep = r.writer;
+    if (rd > ready) ready = rd, dep = r.reader;
   }
 }
 
@@ -77,7 +102,7 @@ void Schedule::record_read(int tensor, Box b, double end, int64_t node) {
   if (!written_[id]) return;  // nothing will ever wait for this read
   bool covered = false;
   for (Region& r : regions_[id]) {
-    if (!r.box.overlaps(b)) continue;
+    if (!orders(id, r) || !r.box.overlaps(b)) continue;
     if (end > r.read_done) r.read_done = end, r.reader = node, r.stamp = num_nodes();
     covered = covered || r.box.contains(b);
   }
@@ -87,18 +112,22 @@ void Schedule::record_read(int tensor, Box b, double end, int64_t node) {
     r.read_done = end;
     r.reader = node;
     r.stamp = num_nodes();
+    r.core = core_;
     regions_[id].push_back(std::move(r));
   }
 }
 
 void Schedule::record_write(int tensor, Box b, double end, int64_t node) {
-  std::vector<Region>& rs = regions_[root(tensor)];
-  rs.erase(std::remove_if(rs.begin(), rs.end(), [&b](const Region& r) { return b.contains(r.box); }), rs.end());
+  const int id = root(tensor);
+  std::vector<Region>& rs = regions_[id];
+  rs.erase(std::remove_if(rs.begin(), rs.end(), [&](const Region& r) { return orders(id, r) && b.contains(r.box); }),
+           rs.end());
   Region r;
   r.box = std::move(b);
   r.write_ready = end;
   r.writer = node;
   r.stamp = num_nodes();
+  r.core = core_;
   rs.push_back(std::move(r));
   if (rs.size() > kMaxRegions) {
     Region& a = rs[0];
@@ -107,6 +136,7 @@ void Schedule::record_write(int tensor, Box b, double end, int64_t node) {
     if (o.write_ready > a.write_ready) a.write_ready = o.write_ready, a.writer = o.writer;
     if (o.read_done > a.read_done) a.read_done = o.read_done, a.reader = o.reader;
     a.stamp = std::max(a.stamp, o.stamp);
+    if (a.core != o.core) a.core = -1;
     rs.erase(rs.begin() + 1);
   }
 }
@@ -155,6 +185,7 @@ void Schedule::add_slice(int track, double start, double duration, int site, int
 std::vector<int64_t> Schedule::ports_of(const ir::Instruction& in, Track track) const {
   const sema::CostFigures& f = t_.cost;
   std::vector<int64_t> ports;
+  const int64_t sbuf_port = kSbufPort - 2 * core_, psum_port = kPsumPort - 2 * core_;  // each core has its own
   auto add = [&ports](int64_t key) {
     if (std::find(ports.begin(), ports.end(), key) == ports.end()) ports.push_back(key);
   };
@@ -162,9 +193,9 @@ std::vector<int64_t> Schedule::ports_of(const ir::Instruction& in, Track track) 
     const int id = root(a.tensor);
     const ir::Memory m = k_.tensor(id).memory;
     if (m == ir::Memory::SBUF && f.dve_pool_share_sbuf_port && (track == Track::dve || track == Track::pool))
-      add(kSbufPort);
+      add(sbuf_port);
     if (m == ir::Memory::PSUM && (track == Track::dve || track == Track::act)) {
-      if (f.dve_act_psum_port == sema::CostFigures::PsumPort::shared) add(kPsumPort);
+      if (f.dve_act_psum_port == sema::CostFigures::PsumPort::shared) add(psum_port);
       if (f.dve_act_psum_port == sema::CostFigures::PsumPort::per_bank) add(id);
     }
   };
@@ -174,19 +205,25 @@ std::vector<int64_t> Schedule::ports_of(const ir::Instruction& in, Track track) 
   return ports;
 }
 
+std::pair<double, int> Schedule::slot(int ti, double ready, double interval) const {
+  const std::vector<Gap>& gaps = gaps_[ti];
+  for (size_t i = 0; i < gaps.size(); ++i) {
+    const double start = std::max(gaps[i].from, ready);
+    if (start + interval <= gaps[i].to) return {start, static_cast<int>(i)};
+  }
+  return {std::max(free_[ti], ready), -1};
+}
+
 double Schedule::place(int ti, double ready, double interval) {
   std::vector<Gap>& gaps = gaps_[ti];
-  for (size_t i = 0; i < gaps.size(); ++i) {
-    Gap& g = gaps[i];
-    const double start = std::max(g.from, ready);
-    if (start + interval > g.to) continue;
-    const Gap before{g.from, start}, after{start + interval, g.to};
-    gaps.erase(gaps.begin() + static_cast<std::ptrdiff_t>(i));
-    if (after.to > after.from) gaps.insert(gaps.begin() + static_cast<std::ptrdiff_t>(i), after);
-    if (before.to > before.from) gaps.insert(gaps.begin() + static_cast<std::ptrdiff_t>(i), before);
+  const auto [start, i] = slot(ti, ready, interval);
+  if (i >= 0) {
+    const Gap g = gaps[i], before{g.from, start}, after{start + interval, g.to};
+    gaps.erase(gaps.begin() + i);
+    if (after.to > after.from) gaps.insert(gaps.begin() + i, after);
+    if (before.to > before.from) gaps.insert(gaps.begin() + i, before);
     return start;
   }
-  const double start = std::max(free_[ti], ready);
   if (start > free_[ti]) {
     gaps.push_back({free_[ti], start});
     if (gaps.size() > kMaxGaps) gaps.erase(gaps.begin());
@@ -195,12 +232,13 @@ double Schedule::place(int ti, double ready, double interval) {
   return start;
 }
 
-void Schedule::execute(int site, const Env& env) {
+void Schedule::execute(int site, const Env& env, bool interleaved) {
   const ir::Instruction& in = *site_inst_[site];
   const Extents ext = active_extents(in, env);
   const InstCost c = cost_of(in, k_, t_, ext);
   if (!c.costed) return;
   ++scheduled_;
+  hide_track_ = interleaved && c.track != Track::dma ? core_ * per_core_ + static_cast<int>(c.track) : -1;
   // Operands: what each read waits for, then what the writes wait for.
   double ready = 0;
   int64_t dep = -1;
@@ -211,27 +249,37 @@ void Schedule::execute(int site, const Env& env) {
   if (in.accumulate) reads.insert(reads.end(), writes.begin(), writes.end());
   for (const auto& [id, b] : reads) read(id, b, ready, dep);
   for (const auto& [id, b] : writes) write_deps(id, b, ready, dep);
+  if (floor_ > ready) ready = floor_, dep = floor_node_;
 
   double start = 0, end = 0;
   int64_t pred = dep;
   int first_track = 0;
   const int ti = static_cast<int>(c.track);
   if (c.track == Track::dma) {
-    // The transfers take the earliest-free queues, after the fixed start latency.
-    std::vector<int> q(t_.cost.dma_queues);
-    std::iota(q.begin(), q.end(), kComputeTracks);
-    std::stable_sort(q.begin(), q.end(), [this](int a, int b) { return free_[a] < free_[b]; });
+    // After the fixed start latency, the transfers take the queues that can start them
+    // earliest (in an idle gap or at their free time), the earliest-free first; each
+    // queue starts its share when it can, and the result is ready when the last ends.
+    const double earliest = ready + t_.cost.dma_fixed_latency_ns;
+    std::vector<std::pair<double, int>> q;
+    for (int j = 0; j < t_.cost.dma_queues; ++j) {
+      const int i = core_ * per_core_ + kComputeTracks + j;
+      q.emplace_back(slot(i, earliest, c.interval).first, i);
+    }
+    std::stable_sort(q.begin(), q.end(), [this](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : free_[a.second] < free_[b.second];
+    });
     q.resize(c.queues);
-    start = ready + t_.cost.dma_fixed_latency_ns;
-    for (int i : q)
-      if (free_[i] > start) start = free_[i], pred = last_node_[i];
+    start = earliest;
+    for (auto& [s, i] : q) {
+      s = place(i, earliest, c.interval);
+      if (s > start) start = s, pred = last_node_[i];
+    }
     end = start + c.interval;
-    first_track = q.front();
-    const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(first_track)});
-    for (int i : q) {
-      free_[i] = end;
+    first_track = q.front().second;
+    const int64_t node = add_node({start, end, end, pred, 1, site, static_cast<int16_t>(first_track)});
+    for (const auto& [s, i] : q) {
       last_node_[i] = node;
-      add_slice(i, start, c.interval, site, 1);
+      add_slice(i, s, c.interval, site, 1);
     }
     tot_.busy[ti] += c.interval * c.queues;
     tot_.dma_bytes += static_cast<double>(c.dma_bytes);
@@ -245,16 +293,17 @@ void Schedule::execute(int site, const Env& env) {
         if (o != ti && p.free[o] > ready) ready = p.free[o], dep = p.node[o];
     }
     pred = dep;
-    start = place(ti, ready, c.interval);
-    if (start > ready) pred = last_node_[ti];
+    const int tr = core_ * per_core_ + ti;
+    start = place(tr, ready, c.interval);
+    if (start > ready) pred = last_node_[tr];
     end = start + c.latency;
-    const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(ti)});
-    last_node_[ti] = node;
+    const int64_t node = add_node({start, end, start + c.interval, pred, 1, site, static_cast<int16_t>(tr)});
+    last_node_[tr] = node;
     for (int64_t key : ports) {
       ports_[key].free[ti] = std::max(ports_[key].free[ti], start + c.interval);
       ports_[key].node[ti] = node;
     }
-    add_slice(ti, start, c.interval, site, 1);
+    add_slice(tr, start, c.interval, site, 1);
     tot_.busy[ti] += c.interval;
     site_busy_[site] += c.interval;
     tot_.pe_hfu += c.pe_elements;
@@ -264,7 +313,7 @@ void Schedule::execute(int site, const Env& env) {
   ++tot_.count[ti];
   ++tot_.instructions;
   ++site_count_[site];
-  if (end > end_) end_ = end, end_node_ = pred;
+  if (end > end_[core_]) end_[core_] = end, end_node_[core_] = pred;
   for (auto& [id, b] : reads) {
     touch(id, start, end);
     record_read(id, std::move(b), end, pred);
@@ -276,9 +325,23 @@ void Schedule::execute(int site, const Env& env) {
 }
 
 std::vector<double> Schedule::clocks() const {
-  std::vector<double> c(free_);
-  std::sort(c.begin() + kComputeTracks, c.end());
+  const std::vector<int> order = clock_order();
+  std::vector<double> c;
+  for (int i : order) c.push_back(free_[i]);
+  // Then each track's idle gaps: how many, where they start and how long they are. A loop
+  // is steady once each gap moves by the period, or stays where it is (as it would
+  // unrolled), keeping its length (a gap being filled shrinks).
+  for (int i : order) {
+    c.push_back(static_cast<double>(gaps_[i].size()));
+    for (const Gap& g : gaps_[i]) c.push_back(g.from), c.push_back(g.to - g.from);
+  }
   return c;
+}
+
+void Schedule::sync() {
+  const auto last = std::max_element(end_.begin(), end_.end());
+  floor_ = *last;
+  floor_node_ = end_node_[last - end_.begin()];
 }
 
 Totals Schedule::totals(int s0, int s1) const {
@@ -292,11 +355,10 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
                       int64_t since, const ir::SourceLoc& loc) {
   const double shift = period * static_cast<double>(m);
   stretches_.push_back({loc, s0, per.site_busy});
-  const int64_t node = add_node({end_, end_ + shift, end_node_, m, -1 - static_cast<int32_t>(stretches_.size()), 0});
+  const int64_t node = add_node({end_[core_], end_[core_] + shift, end_[core_] + shift, end_node_[core_], m,
+                                  -1 - static_cast<int32_t>(stretches_.size()), static_cast<int16_t>(core_ * per_core_)});
   // Clocks: the compute engines by their own delta; the DMA queues in the order of their free times.
-  std::vector<int> order(free_.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin() + kComputeTracks, order.end(), [this](int a, int b) { return free_[a] < free_[b]; });
+  const std::vector<int> order = clock_order();
   for (size_t j = 0; j < order.size(); ++j) {
     const int i = order[j];
     if (delta[j] <= 0) continue;
@@ -313,7 +375,16 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
     free_[i] += delta[j] * static_cast<double>(m);
     last_node_[i] = node;
   }
-  for (std::vector<Gap>& g : gaps_) g.clear();  // the stretch leaves no gap to fill
+  // Each idle gap moves by its own delta (clocks() lists them after the free times).
+  size_t j = order.size();
+  for (int i : order) {
+    ++j;  // the count
+    for (Gap& g : gaps_[i]) {
+      const double shift_gap = delta[j] * static_cast<double>(m);
+      g.from += shift_gap, g.to += shift_gap;
+      j += 2;  // its start, then its length (unchanged)
+    }
+  }
   for (auto& [key, p] : ports_)
     for (int o = 0; o < kComputeTracks; ++o)
       if (p.node[o] >= since) p.free[o] += shift, p.node[o] = node;
@@ -337,8 +408,8 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
     site_busy_[s0 + i] += per.site_busy[i] * static_cast<double>(m);
     site_count_[s0 + i] += per.site_count[i] * m;
   }
-  end_ += shift;
-  end_node_ = node;
+  end_[core_] += shift;
+  end_node_[core_] = node;
 }
 
 Totals operator-(const Totals& a, const Totals& b) {
@@ -390,29 +461,39 @@ Profile Schedule::finish() {
   Profile p;
   p.kernel = k_.name;
   p.target = t_.name;
-  p.latency = end_;
+  const auto last = std::max_element(end_.begin(), end_.end());
+  const int64_t end_node = end_node_[last - end_.begin()];
+  p.latency = *last;
+  p.cores = cores_;
   for (int i = 0; i <= kComputeTracks; ++i) p.engines.push_back({static_cast<Track>(i), tot_.busy[i], tot_.count[i]});
   const sema::CostFigures& f = t_.cost;
-  const double pe_capacity = static_cast<double>(f.pe_rows * f.pe_cols) * end_ * f.pe.clock_ghz;
+  const double pe_capacity = static_cast<double>(f.pe_rows * f.pe_cols) * p.latency * f.pe.clock_ghz * cores_;
   p.hfu = pe_capacity > 0 ? tot_.pe_hfu / pe_capacity : 0;
   p.mfu = pe_capacity > 0 ? tot_.pe_mfu / pe_capacity : 0;
   p.dma_bytes = static_cast<int64_t>(tot_.dma_bytes);
   p.dma_queues = f.dma_queues;
-  p.dma_utilisation = end_ > 0 ? tot_.dma_bytes / (end_ * f.dma_queues * f.dma_queue_bytes_per_ns) : 0;
+  p.dma_utilisation =
+      p.latency > 0 ? tot_.dma_bytes / (p.latency * f.dma_queues * f.dma_queue_bytes_per_ns * cores_) : 0;
   p.instructions = tot_.instructions;
   p.instructions_scheduled = scheduled_;
 
-  // The critical path: back from the last result through what each start waited for.
-  for (int64_t n = end_node_; n >= 0; n = nodes_[n].pred) {
+  // The critical path: back from the last result through what each start waited for. A
+  // step may overlap the next (a successor on the same engine starts once its producer has
+  // left the engine; a transfer fills a gap before the queue's last): each counts up to
+  // where the next begins.
+  double bound = p.latency;
+  for (int64_t n = end_node; n >= 0; n = nodes_[n].pred) {
     const Node& nd = nodes_[n];
+    const double span = std::max(0.0, std::min(nd.end, bound) - nd.start);
+    bound = std::min(bound, nd.start);
     if (nd.site >= 0) {
-      site_critical_[nd.site] += nd.end - nd.start;
+      site_critical_[nd.site] += span;
     } else {
       const Stretch& st = stretches_[-2 - nd.site];
       double busy = 0;
       for (double b : st.site_busy) busy += b;
       for (size_t i = 0; busy > 0 && i < st.site_busy.size(); ++i)
-        site_critical_[st.s0 + i] += (nd.end - nd.start) * st.site_busy[i] / busy;
+        site_critical_[st.s0 + i] += span * st.site_busy[i] / busy;
     }
     if (p.critical_path.size() < 64) {
       CriticalStep st;

@@ -3,6 +3,8 @@
 // engine (or the queues its transfers take) is free and every element it reads
 // was written, every element it writes was read and written before (RAW, WAR,
 // WAW on the boxes it touches). It records what the Profile reports.
+// A kernel[n] launch has these engines and queues once per physical core; the
+// cores wait for each other only at sync points (sync()).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -37,12 +39,20 @@ class Schedule {
   // `sites`: the kernel's instructions in program order (a site is an index into it).
   Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, std::vector<const ir::Instruction*> sites);
 
-  void execute(int site, const Env& env);
+  // `interleaved`: an enclosing affine loop has iterations to go, whose independent
+  // instructions the compiler interleaves with this one's dependent chain (see dep_time).
+  void execute(int site, const Env& env, bool interleaved = false);
+  // The physical core the next executions run on (kernel[n]).
+  void set_core(int c) { core_ = c; }
+  // A sync point of the cores (core_barrier, sendrecv): nothing after it starts before
+  // everything before it, on every core, has ended.
+  void sync();
   // A fresh allocation of on-chip tensor `id` (a new loop iteration or program):
   // no dependency on its earlier contents; its occupancy interval closes.
   void release(int id);
 
-  // Every queue's free time (compute engines, then the DMA queues sorted), for
+  // Every queue's free time (per core: compute engines, then the DMA queues
+  // sorted), then per queue the number of its idle gaps and their bounds, for
   // detecting a loop's steady state.
   std::vector<double> clocks() const;
   // Totals so far, with the per-site sums of sites [s0, s1).
@@ -60,6 +70,7 @@ class Schedule {
  private:
   struct Node {
     double start, end;
+    double released;  // when it left its engine (start + initiation interval)
     int64_t pred;   // the node whose end (or engine release) set the start; -1 none
     int64_t repeat; // > 1: a steady stretch of a loop
     int32_t site;   // -1: a steady stretch
@@ -69,6 +80,7 @@ class Schedule {
     Box box;
     double write_ready = 0, read_done = 0;
     int64_t writer = -1, reader = -1, stamp = 0;
+    int core = 0;  // the core whose accesses it records; -1: several (merged)
   };
   struct Live {  // one allocation of an on-chip tensor
     double first = -1, last = 0;
@@ -89,12 +101,23 @@ class Schedule {
     int64_t node[kComputeTracks] = {-1, -1, -1, -1};
   };
 
-  // The earliest start >= ready at which compute engine `ti` is idle for
-  // `interval`: a gap it left waiting for operands (the compiler's scheduler
-  // fills those with later independent instructions), else its free time.
+  // The earliest start >= ready at which track `ti` (an engine or a DMA queue) is
+  // idle for `interval`: a gap it left waiting for operands (the compiler's
+  // scheduler fills those with later independent instructions and transfers),
+  // else its free time; and the gap's index (-1: the free time). place() takes it.
+  std::pair<double, int> slot(int ti, double ready, double interval) const;
   double place(int ti, double ready, double interval);
   std::vector<int64_t> ports_of(const ir::Instruction& in, Track track) const;
   int root(int id) const;
+  // Whether the current core waits for what `r` of tensor `id` records: between sync
+  // points, another core's accesses to HBM are not ordered with its own.
+  bool orders(int id, const Region& r) const;
+  // Tracks in clock order: per core, its compute engines, then its DMA queues by free time.
+  std::vector<int> clock_order() const;
+  // When an instruction on the current track may start after `node`, whose result is
+  // ready at `t`: with interleaving, a producer on the same compute engine holds it only
+  // until it leaves the engine; its fixed result latency overlaps the interleaved work.
+  double dep_time(double t, int64_t node) const;
   void read(int tensor, const Box& b, double& ready, int64_t& dep) const;
   void write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const;
   void record_read(int tensor, Box b, double end, int64_t node);
@@ -107,10 +130,12 @@ class Schedule {
   const sema::Target& t_;
   Options o_;
   std::vector<const ir::Instruction*> site_inst_;
-  std::vector<double> free_;          // compute engines, then DMA queues
+  int cores_ = 1, core_ = 0, per_core_ = 0;  // per_core_: tracks of one core
+  int hide_track_ = -1;  // the compute track whose producers' fixed latency is hidden (dep_time)
+  std::vector<double> free_;          // per core: compute engines, then DMA queues
   std::vector<int64_t> last_node_;    // per track: the node that holds it
-  std::vector<std::vector<Gap>> gaps_;  // per compute engine, oldest first
-  std::map<int64_t, Port> ports_;  // kSbufPort, kPsumPort, or a PSUM tensor (its bank)
+  std::vector<std::vector<Gap>> gaps_;  // per track (compute engines only), oldest first
+  std::map<int64_t, Port> ports_;  // per core kSbufPort, kPsumPort, or a PSUM tensor (its bank)
   std::vector<std::vector<Region>> regions_;  // per root tensor
   std::vector<bool> written_;         // tensors some instruction writes
   std::vector<Live> live_;
@@ -121,8 +146,10 @@ class Schedule {
   Totals tot_;
   std::vector<double> site_busy_, site_critical_;
   std::vector<int64_t> site_count_;
-  double end_ = 0;
-  int64_t end_node_ = -1;
+  std::vector<double> end_;        // per core: when its last result is ready
+  std::vector<int64_t> end_node_;
+  double floor_ = 0;                // the last sync point: nothing starts earlier
+  int64_t floor_node_ = -1;
   int64_t scheduled_ = 0;
   std::vector<std::string> notes_;
   // Each steady stretch: its loop's location, and the body sites [s0, ...) with

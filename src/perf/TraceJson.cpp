@@ -11,8 +11,10 @@ const char* name(Track t) {
   return kNames[static_cast<int>(t)];
 }
 
-std::string track_name(int track) {
-  return track < kComputeTracks ? name(static_cast<Track>(track)) : "dma" + std::to_string(track - kComputeTracks);
+std::string track_name(const Profile& p, int track) {
+  const int per = p.tracks_per_core(), local = track % per;
+  const std::string prefix = p.cores > 1 ? "core" + std::to_string(track / per) + "." : "";
+  return prefix + (local < kComputeTracks ? name(static_cast<Track>(local)) : "dma" + std::to_string(local - kComputeTracks));
 }
 
 std::string json_string(const std::string& s) {
@@ -53,7 +55,7 @@ std::string trace_json(const Profile& p) {
   for (const Slice& s : p.slices) tracks = std::max(tracks, s.track + 1);
   for (int t = 0; t < tracks; ++t)
     o << ",{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":" << t << ",\"args\":{\"name\":"
-      << json_string(track_name(t)) << "}},{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":" << t
+      << json_string(track_name(p, t)) << "}},{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":" << t
       << ",\"args\":{\"sort_index\":" << t << "}}";
   for (const Slice& s : p.slices) {
     const std::string label = s.repeat > 1 ? s.api + " x" + std::to_string(s.repeat) : ir::name(s.opcode);

@@ -12,56 +12,12 @@
 #include "perf/CostModel.h"
 #include "perf/Report.h"
 #include "sema/Target.h"
+#include "perf_test_util.h"
 
 namespace nkic {
 namespace {
 
-using ir::AffineExpr;
-using ir::DType;
-using ir::Memory;
-using ir::Opcode;
-
-const sema::Target& trn1() { return *sema::find_target("trn1"); }
-
-int add_tensor(ir::Kernel& k, std::string name, std::vector<int64_t> shape, Memory m, ir::Role role = ir::Role::Local,
-               DType dt = DType::float32) {
-  ir::TensorDecl t;
-  t.id = static_cast<int>(k.tensors.size());
-  t.name = std::move(name);
-  t.shape = std::move(shape);
-  t.memory = m;
-  t.role = role;
-  t.dtype = dt;
-  k.tensors.push_back(t);
-  return t.id;
-}
-
-// tensor[grid0 + rows * row_var, grid1] (row_var < 0: no loop term).
-ir::Access tile(int tensor, int64_t rows = 0, int row_var = -1) {
-  ir::Access a;
-  a.tensor = tensor;
-  AffineExpr p = AffineExpr::grid(0);
-  if (row_var >= 0) p = p + AffineExpr::var({ir::VarKind::Loop, row_var}, rows);
-  a.index = {p, AffineExpr::grid(1)};
-  return a;
-}
-
-std::unique_ptr<ir::Instruction> inst(Opcode op, ir::Access dst, std::vector<ir::Access> srcs,
-                                      std::vector<int64_t> shape = {128, 512}) {
-  auto in = std::make_unique<ir::Instruction>();
-  in->opcode = op;
-  in->dst = std::move(dst);
-  in->srcs = std::move(srcs);
-  in->shape = std::move(shape);
-  if (op == Opcode::TensorScalar || op == Opcode::Activation) in->imms = {1.0, 0.0, 0.0};
-  in->alu = ir::AluOp::add;
-  return in;
-}
-
-// The Vector/Scalar-Engine formula of the docs, for a [128, 512] fp32 tile.
-double stream_latency(const sema::EngineFigures& e, int inputs) {
-  return (512.0 * inputs / e.elems_per_cycle + e.fixed_cycles) / e.clock_ghz;
-}
+using namespace perf_test;
 
 TEST(CostModel, OneDmaPaysItsFixedLatencyAndItsQueueTime) {
   ir::Kernel k;
@@ -263,7 +219,9 @@ TEST(CostModel, ALoopOfIdenticalIterationsCostsAsItsUnrolledCopyWithoutSchedulin
     perf::Profile unrolled = perf::predict(copy_loop(400, true), t);
     EXPECT_NEAR(looped.latency, unrolled.latency, 1e-6 * unrolled.latency) << target;
     EXPECT_EQ(looped.instructions, 800) << target;
-    EXPECT_LT(looped.instructions_scheduled, 60) << target;
+    // Loads settle into the gaps the stores leave over the first iterations, then repeat
+    // every one (trn1, trn2) or few (trn3) iterations.
+    EXPECT_LT(looped.instructions_scheduled, 120) << target;
     EXPECT_EQ(unrolled.instructions_scheduled, 800) << target;
     EXPECT_NEAR(looped.engines[4].busy, unrolled.engines[4].busy, 1e-6 * unrolled.engines[4].busy) << target;
     // Linear in the trip count once the pipeline is full.

@@ -132,12 +132,13 @@ def blocked_matmul(rng):
 
 @pytest.mark.parametrize("target", ("trn1", "trn2", "trn3"))
 def test_loops_predict_as_their_unrolled_instruction_stream_without_scheduling_it(target):
-    a, b = np.zeros((2048, 512), np.float32), np.zeros((2048, 2048), np.float32)
+    # 64 k-iterations: the first ones fill the DMA queues' idle gaps before the loop settles.
+    a, b = np.zeros((8192, 512), np.float32), np.zeros((8192, 2048), np.float32)
     looped = nkic.profile(blocked_matmul(nl.affine_range), a, b, target=target)
     unrolled = nkic.profile(blocked_matmul(nl.static_range), a, b, target=target)
-    # Per (m, n): 16 x (two loads, a matmul), the exp and the store; the PSUM zeroing folds
+    # Per (m, n): 64 x (two loads, a matmul), the exp and the store; the PSUM zeroing folds
     # into the first matmul.
-    assert looped.instructions == unrolled.instructions == 4 * 4 * (16 * 3 + 2)
+    assert looped.instructions == unrolled.instructions == 4 * 4 * (64 * 3 + 2)
     assert looped.latency_us == pytest.approx(unrolled.latency_us, rel=1e-9)
     for e in looped.engines:
         assert looped.engines[e].busy_us == pytest.approx(unrolled.engines[e].busy_us, rel=1e-9)
@@ -149,9 +150,10 @@ def test_profile_of_a_launch_grid_runs_the_programs_one_after_another():
     a = ones(256, 128)
     one = nkic.profile(nki.jit(add_rows), a, a, target="trn2")
     four = nkic.profile(nki.jit(add_rows)[4], a, a, target="trn2")
-    # Four times the work; the next program's loads may overlap the last one's stores.
+    # Four times the work; a program's loads fill the idle gaps its predecessor's stores leave
+    # on the DMA queues (waiting for their data), so the programs overlap.
     assert four.engines["dma"].busy_us == pytest.approx(4 * one.engines["dma"].busy_us)
-    assert 3 * one.latency_us < four.latency_us <= 4 * one.latency_us
+    assert 2 * one.latency_us < four.latency_us < 4 * one.latency_us
     assert "SPMD programs run one after another on one NeuronCore" in four.notes
 
 
@@ -265,7 +267,7 @@ def test_a_runtime_trip_count_is_costed_as_one_iteration_and_says_so():
 
 
 def test_the_critical_path_is_shared_out_to_source_lines_through_repeated_iterations():
-    a, b = np.zeros((2048, 512), np.float32), np.zeros((2048, 2048), np.float32)
+    a, b = np.zeros((8192, 512), np.float32), np.zeros((8192, 2048), np.float32)
     r = nkic.profile(blocked_matmul(nl.affine_range), a, b, target="trn2")
     assert r.instructions_scheduled < r.instructions
     critical = sum(crit for _, _, _, crit, _ in r.lines)

@@ -67,3 +67,46 @@ def test_a_sweep_of_a_current_kernel_runs_it_as_one_on_each_target():
     rows = nkic.sweep(KERNEL, grid={}, targets=["trn1", "trn2"], workers=1)
     assert [(r["target"], r["status"]) for r in rows] == [("trn1", "ok"), ("trn2", "ok")]
     assert rows[0]["predicted_latency_us"] > rows[1]["predicted_latency_us"] > 0
+
+
+def double_halves(a):
+    """Each core of kernel[2] doubles its half of the rows (core 0 four times, core 1 once)."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    c, n = nl.program_id(0), a.shape[0] // 2
+    t = nl.ndarray((n, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[c * n:(c + 1) * n, :])
+    for _ in range(4 if c == 0 else 1):  # core 0 has more to do
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+    nisa.dma_copy(dst=out[c * n:(c + 1) * n, :], src=t)
+    return out
+
+
+halves = nki.jit(double_halves)
+
+
+@nki.jit
+def halves_then_exchange(a):
+    """After a barrier, every core copies the half core 0 wrote over the other half."""
+    out = double_halves(a)
+    nisa.core_barrier(out, (0, 1))
+    n = a.shape[0] // 2
+    u = nl.ndarray((n, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=u, src=out[0:n, :])
+    nisa.dma_copy(dst=out[n:2 * n, :], src=u)
+    return out
+
+
+def test_a_two_core_launch_runs_each_core_on_its_own_engines():
+    a = np.ones((128, 2048), np.float32)
+    one = nkic.profile(halves, a, target="trn2")     # program 0 only: core 0's work
+    two = nkic.profile(halves[2], a, target="trn2")
+    assert two.latency_us == pytest.approx(one.latency_us)  # core 1's shorter work overlaps
+    assert two.engines["dve"].instructions == 5
+    assert 0 < two.engines["dve"].percent <= 100  # of both cores' Vector Engines
+    assert any("physical cores" in n for n in two.notes)
+    tracks = {t["args"]["name"] for t in json.loads(two.trace_json())["traceEvents"] if t.get("name") == "thread_name"}
+    assert {"core0.dve", "core1.dve", "core1.dma15"} <= tracks
+    # After the barrier each core waits for core 0's longer segment, then copies once more.
+    barrier = nkic.profile(halves_then_exchange[2], a, target="trn2")
+    assert barrier.latency_us > two.latency_us + 2 * 1.3  # two more DMAs, each with its fixed latency
+    assert barrier.critical_path[-1][2].startswith("core0.")

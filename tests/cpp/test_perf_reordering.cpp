@@ -1,0 +1,80 @@
+// What the cost model assumes of neuronx-cc's instruction scheduling, on hand-built
+// kernels: a transfer fills a DMA queue's idle gap, and an affine loop's later
+// iterations hide a dependent chain's fixed result latency on one engine.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "perf/CostModel.h"
+#include "perf_test_util.h"
+
+namespace nkic {
+namespace {
+
+using namespace perf_test;
+
+// load x; y = x + 1 (Vector Engine); store y; and, with `extra`, an independent load z.
+perf::Profile load_compute_store(bool extra) {
+  ir::Kernel k;
+  k.name = "gap";
+  const int a = add_tensor(k, "a", {128, 512}, Memory::SharedHBM, ir::Role::Input);
+  const int b = add_tensor(k, "b", {128, 512}, Memory::SharedHBM, ir::Role::Input);
+  const int out = add_tensor(k, "out", {128, 512}, Memory::SharedHBM, ir::Role::Output);
+  const int x = add_tensor(k, "x", {128, 512}, Memory::SBUF), y = add_tensor(k, "y", {128, 512}, Memory::SBUF);
+  const int z = add_tensor(k, "z", {128, 512}, Memory::SBUF);
+  k.body.push_back(inst(Opcode::Load, tile(x), {tile(a)}));
+  k.body.push_back(inst(Opcode::TensorScalar, tile(y), {tile(x)}));
+  k.body.push_back(inst(Opcode::Store, tile(out), {tile(y)}));
+  if (extra) k.body.push_back(inst(Opcode::Load, tile(z), {tile(b)}));
+  return perf::predict(k, trn1());
+}
+
+TEST(CostModelReordering, ALaterIndependentTransferFillsTheGapAQueueLeftWaiting) {
+  const sema::CostFigures& f = trn1().cost;
+  const double dma = (128 * 2048.0 + 128 * f.dma_buffer_overhead_bytes) / 16 / f.dma_queue_bytes_per_ns;
+  const double alone = 2 * (f.dma_fixed_latency_ns + dma) + stream_latency(f.dve, 1);
+  EXPECT_NEAR(load_compute_store(false).latency, alone, 1e-6);
+  // The store waits for the Vector Engine and its fixed latency: its queues are idle after
+  // the first load for longer than the second load takes, so that load goes there.
+  ASSERT_LT(dma, f.dma_fixed_latency_ns);
+  const perf::Profile p = load_compute_store(true);
+  EXPECT_NEAR(p.latency, alone, 1e-6);
+  double z_start = -1;
+  for (const perf::Slice& s : p.slices)
+    if (s.track == perf::kComputeTracks && s.opcode == Opcode::Load && s.start > 0) z_start = s.start;
+  EXPECT_NEAR(z_start, f.dma_fixed_latency_ns + dma, 1e-6);
+}
+
+// for i in range(2): t = x[i] + 1; u = t + 1 (both on the Vector Engine), t and u fresh per iteration.
+perf::Profile chain_loop(ir::AxisType type) {
+  ir::Kernel k;
+  k.name = "chain";
+  const int x = add_tensor(k, "x", {256, 512}, Memory::SBUF);
+  const int t = add_tensor(k, "t", {128, 512}, Memory::SBUF), u = add_tensor(k, "u", {128, 512}, Memory::SBUF);
+  k.tensors[t].alloc_axis = k.tensors[u].alloc_axis = 0;
+  auto loop = std::make_unique<ir::Loop>();
+  loop->axis = 0;
+  loop->name = "i";
+  loop->ub = 2;
+  loop->type = type;
+  loop->body.push_back(inst(Opcode::TensorScalar, tile(t), {tile(x, 128, 0)}));
+  loop->body.push_back(inst(Opcode::TensorScalar, tile(u), {tile(t)}));
+  k.body.push_back(std::move(loop));
+  k.num_axes = 1;
+  return perf::predict(k, trn1());
+}
+
+TEST(CostModelReordering, AnAffineLoopsLaterIterationsHideADependentChainsFixedLatency) {
+  const sema::EngineFigures& e = trn1().cost.dve;
+  const double stream = 512 / e.clock_ghz, fixed = e.fixed_cycles / e.clock_ghz;
+  // Sequential: each dependent instruction waits for its producer's result (stream + fixed).
+  EXPECT_NEAR(chain_loop(ir::AxisType::Sequential).latency, 4 * stream + 3 * fixed, 1e-6);
+  // Affine: in the first iteration the second instruction follows the first on the engine
+  // (the compiler interleaves the next iteration's work); the last has nothing to interleave.
+  const perf::Profile p = chain_loop(ir::AxisType::Affine);
+  EXPECT_NEAR(p.latency, 4 * stream + 2 * fixed, 1e-6);
+  EXPECT_NEAR(p.engines[2].busy, 4 * stream, 1e-6);
+}
+
+}  // namespace
+}  // namespace nkic
