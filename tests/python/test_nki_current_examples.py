@@ -14,7 +14,10 @@ pytestmark = pytest.mark.skipif(not os.path.isdir(EXAMPLES), reason="no SDK exam
 @pytest.fixture(autouse=True)
 def _simulator(monkeypatch):
     monkeypatch.setenv("NKI_SIMULATOR", "1")
-    monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE", raising=False)
+    # Some examples set NEURON_PLATFORM_TARGET_OVERRIDE when imported; setting it first makes
+    # monkeypatch put back its absence afterwards, so the setting stays inside the test.
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "")
+    monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE")
 
 
 def load(rel):
