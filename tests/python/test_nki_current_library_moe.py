@@ -181,12 +181,7 @@ def blockwise_reference(hidden, affinity, gate_up, down, slots, block_to_expert,
     return out
 
 
-@pytest.mark.parametrize("shard, block, inter, experts", [("intermediate", 256, 256, 2), ("block", 256, 128, 2),
-                                                           ("block", 128, 128, 4)])
-def test_blockwise_moe_matmul_on_two_cores(shard, block, inter, experts):
-    cte = importlib.import_module("nkilib.core.moe.moe_cte.moe_cte_utils")
-    types = importlib.import_module("nkilib.core.utils.common_types")
-    tokens, hidden_size = 127, 512
+def blockwise_inputs(block, inter, experts=2, tokens=127, hidden_size=512):
     mask, slots, block_to_expert = blockwise_routing(tokens, 1, experts, block)
     hidden = rand(tokens + 1, hidden_size, seed=1)
     hidden[tokens] = 0  # the padding token
@@ -195,6 +190,16 @@ def test_blockwise_moe_matmul_on_two_cores(shard, block, inter, experts):
     affinity[tokens] = 0
     gate_up = rand(experts, hidden_size, 2, inter, seed=3, scale=0.2) - 0.1
     down = rand(experts, inter, hidden_size, seed=4, scale=0.2) - 0.1
+    return hidden, affinity, gate_up, down, slots, block_to_expert
+
+
+@pytest.mark.parametrize("shard, block, inter, experts", [("intermediate", 256, 256, 2), ("block", 256, 128, 2),
+                                                           ("block", 128, 128, 4)])
+def test_blockwise_moe_matmul_on_two_cores(shard, block, inter, experts):
+    cte = importlib.import_module("nkilib.core.moe.moe_cte.moe_cte_utils")
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    tokens = 127
+    hidden, affinity, gate_up, down, slots, block_to_expert = blockwise_inputs(block, inter, experts, tokens)
     common = dict(skip_dma=cte.SkipMode(False, False), compute_dtype=np.float32, is_tensor_update_accumulating=False,
                   expert_affinities_scaling_mode=types.ExpertAffinityScaleMode.POST_SCALE,
                   activation_function=types.ActFnType.SiLU)

@@ -7,21 +7,9 @@ import numpy as np
 import pytest
 
 from nki_library_util import SRC, _library, kernel, module_past_torch, rand, rmsnorm  # noqa: F401  (_library: autouse)
-from test_nki_current_library_moe import blockwise_reference, blockwise_routing, silu
+from test_nki_current_library_moe import blockwise_inputs, blockwise_reference, blockwise_routing, silu
 
 pytestmark = pytest.mark.skipif(SRC is None, reason="no nki-library checkout")
-
-
-def blockwise_inputs(block, inter, experts=2, tokens=127, hidden_size=512):
-    mask, slots, block_to_expert = blockwise_routing(tokens, 1, experts, block)
-    hidden = rand(tokens + 1, hidden_size, seed=1)
-    hidden[tokens] = 0  # the padding token
-    affinity = rand(tokens + 1, experts, seed=2)
-    affinity[:tokens] *= mask
-    affinity[tokens] = 0
-    gate_up = rand(experts, hidden_size, 2, inter, seed=3, scale=0.2) - 0.1
-    down = rand(experts, inter, hidden_size, seed=4, scale=0.2) - 0.1
-    return hidden, affinity, gate_up, down, slots, block_to_expert
 
 
 def blockwise_options():
@@ -197,14 +185,10 @@ def test_indexed_flatten_on_two_cores(with_start):
 def test_blockwise_moe_backward_on_two_cores():
     import nki.language as nl
     tokens, hidden_size, experts, block, inter = 127, 256, 2, 256, 128
-    mask, slots, block_to_expert = blockwise_routing(tokens, 1, experts, block)
-    x = rand(tokens + 1, hidden_size, seed=1) - 0.5
+    hidden, affinity, gate_up, down, slots, block_to_expert = blockwise_inputs(block, inter, experts, tokens,
+                                                                               hidden_size)
+    x = hidden - 0.5
     x[tokens] = 0  # the padding token
-    affinity = rand(tokens + 1, experts, seed=2)
-    affinity[:tokens] *= mask
-    affinity[tokens] = 0
-    gate_up = rand(experts, hidden_size, 2, inter, seed=3, scale=0.2) - 0.1
-    down = rand(experts, inter, hidden_size, seed=4, scale=0.2) - 0.1
     d_out = rand(tokens + 1, hidden_size, seed=5) - 0.5
     d_out[tokens] = 0
     # The forward pass per block: its checkpoints (gate and up projections transposed, the
