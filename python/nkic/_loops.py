@@ -3,6 +3,7 @@ and sequential_range defer to one loop axis whose body is traced once; a
 builtin range() becomes sequential_range unless the kernel asks to unroll it."""
 import math
 import operator
+import sys
 import threading
 import warnings
 
@@ -110,9 +111,17 @@ class _StaticRange:
         return len(self.range)
 
 
+def _trip_count(rng):
+    """len(rng), which Python refuses for ranges longer than sys.maxsize."""
+    try:
+        return len(rng)
+    except OverflowError:
+        return sys.maxsize
+
+
 def _unrolled(rng):
     """Iterates a static_range, warning at the loop when the unroll grows large."""
-    core.check_unroll(len(rng))
+    core.check_unroll(_trip_count(rng))
     file, line, _ = core.user_location()
     start = core.num_instructions()
     yield from rng

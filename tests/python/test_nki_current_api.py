@@ -1,6 +1,8 @@
 """The current nki API (NKI 0.3-0.6) on nkic: kernels written here against the spec
 (NKI_CURRENT_API.md), simulated and compared with numpy, and their IR checked to be
 the instructions the calls name (destination passing writes dst itself)."""
+import sys
+
 import numpy as np
 import pytest
 
@@ -578,3 +580,18 @@ def test_gelu_apprx_sigmoid_dx_is_the_derivative_of_gelu_apprx_sigmoid():
     x = np.linspace(-4, 4, 64, dtype=np.float32).reshape(1, 64)
     s = 1 / (1 + np.exp(-1.702 * x.astype(np.float64)))
     np.testing.assert_allclose(nki.simulate(grad)(x), s + 1.702 * x * s * (1 - s), rtol=1e-5, atol=1e-6)
+
+
+@nki.jit
+def loop_past_maxsize(a):
+    for _ in range(-1, 2**63):  # ERR:past_maxsize
+        pass
+    return a
+
+
+def test_a_range_longer_than_python_can_count_is_the_trace_limit():
+    from nki_test_util import Markers, check_diag, trace_error
+    e = trace_error(loop_past_maxsize, np.zeros((4, 4), np.float32))
+    check_diag(e, Markers(__file__), "err_trace_limit_exceeded",
+               f"tracing would unroll a static_range of {sys.maxsize} iterations, more than the limit of 262144",
+               [("past_maxsize", "for")])
