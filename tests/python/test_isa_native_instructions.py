@@ -101,10 +101,15 @@ def copy_predicated_none(x):
 
 def test_copy_predicated_rules_are_diagnostics():
     e = trace_error(copy_predicated_two_psum, X)
-    check_diag(e, M, "err_unsupported_memory", "'src'", [("two_psum", "nisa.")], api="nisa.tensor_copy_predicated")
-    e = trace_error(copy_predicated_none, X)
-    check_diag(e, M, "err_operand_cannot_be_none", "'src'", [("none_src", "nisa.")],
+    check_diag(e, M, "err_unsupported_memory", "Expected operand 'src' of 'tensor_copy_predicated' to be in address "
+               "space 'sbuf', but got a tile in 'psum' instead.", [("two_psum", "nisa.")],
                api="nisa.tensor_copy_predicated")
+    assert e.message == ("Expected operand 'src' of 'tensor_copy_predicated' to be in address space 'sbuf', but got "
+                         "a tile in 'psum' instead.")
+    e = trace_error(copy_predicated_none, X)
+    check_diag(e, M, "err_operand_cannot_be_none", "operand 'src' cannot be None", [("none_src", "nisa.")],
+               api="nisa.tensor_copy_predicated")
+    assert e.message == "operand 'src' cannot be None"
 
 
 def dropout_native(x, r):
@@ -160,7 +165,9 @@ def dropout_bad_prob(x):
 
 def test_dropout_prob_is_a_number_or_a_tile():
     e = trace_error(dropout_bad_prob, X)
-    check_diag(e, M, "err_unexpected_type_of_operand", "'prob'", [("bad_prob", "nl.")], api="nl.dropout")
+    check_diag(e, M, "err_unexpected_type_of_operand", "unexpected type of operand 'prob': got 'str'",
+               [("bad_prob", "nl.")], api="nl.dropout")
+    assert e.message == "unexpected type of operand 'prob': got 'str'"
 
 
 def shuffle(x):
