@@ -89,11 +89,13 @@ bool fold(ir::Instruction& p, const ir::Instruction& c, const ir::Kernel& k, con
   }
   for (size_t k = 0; k < c.shape.size(); ++k)
     if (!mapped[k] && c.shape[k] != 1) return false;
-  // Masks: the copy either has none or the producer's own (same coordinates).
+  // Masks: the copy either has none or the producer's own, read in the producer's
+  // coordinates (a matmul's mask on loop variables masks its `+=` copy too).
   if (!c.predicate.empty()) {
-    if (p.shape != c.shape || pg != cg || p.predicate.size() != c.predicate.size()) return false;
+    if (p.predicate.size() != c.predicate.size()) return false;
     for (size_t i = 0; i < c.predicate.size(); ++i)
-      if (c.predicate[i].kind != p.predicate[i].kind || c.predicate[i].expr != p.predicate[i].expr) return false;
+      if (c.predicate[i].kind != p.predicate[i].kind || c.predicate[i].expr.substitute_grid(subst) != p.predicate[i].expr)
+        return false;
   }
   ir::Access a = c.dst;
   for (ir::AffineExpr& e : a.index) e = e.substitute_grid(subst);
