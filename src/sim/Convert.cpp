@@ -21,7 +21,7 @@ namespace {
 // The stride-1 branch is the common case (a tile row) and gets its own loop, in
 // blocks of 8 with a fixed-count inner loop: GCC vectorises those even at -O2,
 // whose cost model refuses loops that would need a scalar epilogue.
-constexpr int64_t kBlock = 8;
+constexpr int64_t kBlock = 16;
 
 // The codec templates are forced inline so each vector clone of gather_float and
 // scatter_float gets its own wide copy (an outlined instance is built once, for
@@ -37,6 +37,8 @@ NKIC_CODEC void gather_as(const void* data, int64_t off, int64_t stride, int64_t
     for (; i + kBlock <= n; i += kBlock)
       for (int64_t j = 0; j < kBlock; ++j) out[i + j] = conv(p[i + j]);
     for (; i < n; ++i) out[i] = conv(p[i]);
+  } else if (stride == 0) {  // a broadcast operand: one value (a partition's scalar) along the row
+    std::fill_n(out, n, conv(p[0]));
   } else {
     for (int64_t i = 0; i < n; ++i) out[i] = conv(p[i * stride]);
   }
@@ -228,6 +230,25 @@ void copy_typed(const void* src, int64_t soff, int64_t sstride, void* dst, int64
 }
 
 template <class T>
+void copy_blocked_typed(const void* src, int64_t soff, int64_t srow, int64_t scol, void* dst, int64_t doff,
+                        int64_t drow, int64_t dcol, int64_t rows, int64_t cols) {
+  constexpr int64_t kBlock = 16;
+  const T* s = static_cast<const T*>(src) + soff;
+  T* d = static_cast<T*>(dst) + doff;
+  for (int64_t r0 = 0; r0 < rows; r0 += kBlock) {
+    const int64_t r1 = std::min(rows, r0 + kBlock);
+    for (int64_t c0 = 0; c0 < cols; c0 += kBlock) {
+      const int64_t cn = std::min(cols - c0, kBlock);
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* sr = s + r * srow + c0 * scol;
+        T* dr = d + r * drow + c0 * dcol;
+        for (int64_t c = 0; c < cn; ++c) dr[c * dcol] = sr[c * scol];
+      }
+    }
+  }
+}
+
+template <class T>
 void fill_typed(const void* value, void* dst, int64_t off, int64_t stride, int64_t n) {
   T v;
   std::memcpy(&v, value, sizeof(T));
@@ -242,6 +263,15 @@ void copy_elements(int elem_size, const void* src, int64_t soff, int64_t sstride
     case 1: copy_typed<uint8_t>(src, soff, sstride, dst, doff, dstride, n); return;
     case 2: copy_typed<uint16_t>(src, soff, sstride, dst, doff, dstride, n); return;
     default: copy_typed<uint32_t>(src, soff, sstride, dst, doff, dstride, n); return;
+  }
+}
+
+void copy_blocked(int elem_size, const void* src, int64_t soff, int64_t srow, int64_t scol, void* dst,
+                  int64_t doff, int64_t drow, int64_t dcol, int64_t rows, int64_t cols) {
+  switch (elem_size) {
+    case 1: return copy_blocked_typed<uint8_t>(src, soff, srow, scol, dst, doff, drow, dcol, rows, cols);
+    case 2: return copy_blocked_typed<uint16_t>(src, soff, srow, scol, dst, doff, drow, dcol, rows, cols);
+    default: return copy_blocked_typed<uint32_t>(src, soff, srow, scol, dst, doff, drow, dcol, rows, cols);
   }
 }
 

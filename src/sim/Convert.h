@@ -31,6 +31,11 @@ void scatter_int_wrapped(ir::DType t, void* data, int64_t off, int64_t stride, i
 // Same-dtype transfers: raw element copies and fills of one encoded value.
 void copy_elements(int elem_size, const void* src, int64_t soff, int64_t sstride, void* dst,
                    int64_t doff, int64_t dstride, int64_t n);
+// dst[doff + r*drow + c*dcol] = src[soff + r*srow + c*scol] over rows x cols,
+// a square block at a time: a transpose reads each source line once per block
+// instead of once per element.
+void copy_blocked(int elem_size, const void* src, int64_t soff, int64_t srow, int64_t scol, void* dst,
+                  int64_t doff, int64_t drow, int64_t dcol, int64_t rows, int64_t cols);
 // A contiguous copy of `bytes` with non-temporal stores where the CPU has them:
 // for large destinations that the cache would not keep anyway, it saves reading
 // each line before it is overwritten. Returns whether it streamed; the caller

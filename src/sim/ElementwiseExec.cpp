@@ -55,6 +55,7 @@ void prefetch(const std::byte* p, int64_t bytes) {
 
 void TileExecutor::run_elementwise(const InstPlan& p) {
   bind_data(p);
+  if (p.path == Path::Move && transposing_copy(p)) return;
   const int forms = static_cast<int>(step_.size());
   const TensorMem& dst = mem_[p.accesses[0].tensor];
   const int64_t elem = ir::size_of(p.accesses[0].dtype);
@@ -85,6 +86,25 @@ void TileExecutor::run_elementwise(const InstPlan& p) {
     }
   });
   if (streamed) stream_fence();
+}
+
+// A same-dtype copy of a 2-D box where one access steps across lines along each
+// row and along the line between rows: nc_transpose, or a load of a tensor's
+// columns. It copies in blocks (sim/Convert.h).
+bool TileExecutor::transposing_copy(const InstPlan& p) {
+  if (p.accesses[0].dtype != p.accesses[1].dtype || p.accumulate || space_.rank() != 2 || space_.has_conds() ||
+      step_.size() != 2)
+    return false;
+  const int64_t srow = space_.step(1, 0), scol = space_.step(1, 1), drow = space_.step(0, 0), dcol = space_.step(0, 1);
+  const int64_t rows = space_.extent(0), cols = space_.extent(1);
+  const auto unit = [](int64_t s) { return s == 1 || s == -1; };
+  if (!(unit(srow) && !unit(scol)) && !(unit(drow) && !unit(dcol))) return false;
+  // Blocks reorder the writes: only a dst that no two points share may take them.
+  const int64_t dr = std::abs(drow), dc = std::abs(dcol);
+  if (dr == 0 || dc == 0 || (dc * cols > dr && dr * rows > dc)) return false;
+  copy_blocked(static_cast<int>(ir::size_of(p.accesses[0].dtype)), data_[1], space_.start(1), srow, scol, data_[0],
+               space_.start(0), drow, dcol, rows, cols);
+  return true;
 }
 
 // An operand whose memory overlaps the dst's (the same tensor, or bindings that
@@ -212,6 +232,27 @@ const uint8_t* TileExecutor::choice_mask(const InstPlan& p, int64_t m) {
   return mask;
 }
 
+// out = a where the choice holds, else b. A condition choice holds on one run
+// of the chunk (its constraints are affine along the row): three plain copies.
+template <class T>
+void TileExecutor::pick_chunk(const InstPlan& p, const T* a, const T* b, T* out, int64_t m) {
+  if (p.choice != Choice::Cond) return pick(choice_mask(p, m), a, b, out, m);
+  int64_t lo = 0, hi = m;
+  const int first = static_cast<int>(p.accesses.size());
+  for (size_t c = 0; c < p.cond_kinds.size() && lo < hi; ++c) {
+    const int64_t v = off_[first + c], s = step_[first + c];
+    if (s == 0) {
+      if (!holds(p.cond_kinds[c], v)) hi = lo;
+    } else {
+      clamp_range(s, v, p.cond_kinds[c], lo, hi);
+    }
+  }
+  hi = std::max(lo, hi);
+  std::copy(b, b + lo, out);
+  std::copy(a + lo, a + hi, out + lo);
+  std::copy(b + hi, b + m, out + hi);
+}
+
 void TileExecutor::float_chunk(const InstPlan& p, int64_t m) {
   const float* args[2] = {};
   for (size_t k = 0; k < p.operands.size(); ++k) args[k] = float_operand(p, static_cast<int>(k), m);
@@ -219,7 +260,7 @@ void TileExecutor::float_chunk(const InstPlan& p, int64_t m) {
   const bool direct = dt == DType::float32 && step_[0] == 1 && !p.accumulate && dst_direct_;
   float* out = direct ? reinterpret_cast<float*>(data_[0]) + off_[0] : fbuf_[2].data();
   if (p.choice != Choice::None)
-    pick(choice_mask(p, m), args[0], args[1], out, m);
+    pick_chunk(p, args[0], args[1], out, m);
   else if (p.operands.size() == 1)
     eval_unary(p.op, args[0], out, m);
   else
@@ -236,7 +277,7 @@ void TileExecutor::int_chunk(const InstPlan& p, int64_t m) {
   for (size_t k = 0; k < p.operands.size(); ++k) args[k] = int_operand(p, static_cast<int>(k), m);
   int64_t* out = ibuf_[2].data();
   if (p.choice != Choice::None)
-    pick(choice_mask(p, m), args[0], args[1], out, m);
+    pick_chunk(p, args[0], args[1], out, m);
   else if (p.operands.size() == 1)
     eval_unary_int(p.op, args[0], out, m, p.format);
   else

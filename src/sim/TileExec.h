@@ -63,12 +63,15 @@ class TileExecutor {
   void bind_data(const InstPlan& p);
   void run_chunk(const InstPlan& p, int64_t m);
   void move_chunk(const InstPlan& p, int64_t m);
+  bool transposing_copy(const InstPlan& p);
   void float_chunk(const InstPlan& p, int64_t m);
   void int_chunk(const InstPlan& p, int64_t m);
   // Operand k of the chunk, staged (when it must be) in the buffers of `slot` (default k).
   const float* float_operand(const InstPlan& p, int k, int64_t m, int slot = -1);
   const int64_t* int_operand(const InstPlan& p, int k, int64_t m, int slot = -1);
   const uint8_t* choice_mask(const InstPlan& p, int64_t m);
+  template <class T>
+  void pick_chunk(const InstPlan& p, const T* a, const T* b, T* out, int64_t m);
   const float* const_floats(int slot, float v, int64_t m);
   const int64_t* const_ints(int slot, int64_t v, int64_t m);
 

@@ -62,6 +62,12 @@ class RowSpace {
   void finish();
 
   int num_forms() const { return num_forms_; }
+  bool has_conds() const { return static_cast<int>(base_.size()) > num_forms_; }
+  // The merged walk: its dims, their extents, and form `f` at the first point and per step along dim `d`.
+  int rank() const { return rank_; }
+  int64_t extent(int d) const { return ext_[d]; }
+  int64_t start(int f) const { return base_[f]; }
+  int64_t step(int f, int d) const { return coeff_[f * rank_ + d]; }
   // How much form `f` advances per step along a row.
   int64_t row_step(int f) const { return coeff_[f * rank_ + rank_ - 1]; }
 
