@@ -1,9 +1,11 @@
 #include "sim/AccumulatorExec.h"
 
 #include "sim/AluEval.h"
+#include "sim/Convert.h"
 #include "sim/Folds.h"
 #include "sim/Numerics.h"
 #include "sim/PointWalk.h"
+#include "sim/TileSpace.h"
 
 namespace nkic::sim {
 
@@ -11,7 +13,7 @@ namespace {
 
 // Whether the element offset of `a` is an affine function of the Grid coords
 // alone (no floor division, no runtime index): then it steps by a fixed amount
-// per coord and the walk needs no expression evaluation per point.
+// along each coord.
 bool plain_affine(const ir::Access& a) {
   if (!a.indirect.empty()) return false;
   for (const ir::AffineExpr& e : a.index)
@@ -21,6 +23,9 @@ bool plain_affine(const ir::Access& a) {
 
 }  // namespace
 
+// Walks the kept points a row (the last coord) at a time when the dst offset and
+// the predicate's constraints step by fixed amounts along it, else a point at a
+// time; each partition folds its values in row-major order either way.
 void AccumulatorExec::fold_dst(const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {
   const TensorMem& dst = mem_.at(in.dst.tensor);
   const ir::DType dt = dst.decl->dtype;
@@ -29,38 +34,53 @@ void AccumulatorExec::fold_dst(const ir::Instruction& in, const int64_t* loops, 
   seen_.assign(in.shape[0], 0);
   std::vector<int64_t> point(rank, 0);
   ValueOf value_of = values_at(point, loops, pids);
-  // The offset at the origin and its step along each coord (the dst was just
-  // written at every kept point, so each of these points is in bounds).
-  const bool affine = plain_affine(in.dst);
-  std::vector<int64_t> step(rank, 0);
-  const int64_t origin = point_offset(mem_, in, in.dst, value_of);
-  if (affine)
-    for (size_t k = 0; k < rank; ++k)
-      if (in.shape[k] > 1) {
-        point[k] = 1;
-        step[k] = point_offset(mem_, in, in.dst, value_of) - origin;
-        point[k] = 0;
-      }
+  const size_t last = rank - 1;
+  bool rows = rank > 1 && plain_affine(in.dst);
+  for (const ir::Constraint& c : in.predicate) rows = rows && c.expr.divs().empty();
+  const size_t outer = rows ? last : rank;  // coords walked point by point
+  const int64_t len = rows ? in.shape[last] : 1;
+  std::vector<int64_t> cond_step(in.predicate.size(), 0);
+  if (rows)
+    for (size_t c = 0; c < in.predicate.size(); ++c)
+      cond_step[c] = in.predicate[c].expr.coeff({ir::VarKind::Grid, static_cast<int>(last)});
+  int64_t off_step = 0;
+  bool have_step = false;
+  values_.resize(len);
   const bool truth = logical_fold(in.acc_op);
   with_fold<float>(in.acc_op, [&](auto f) {
-    int64_t off = origin;
     while (true) {
-      bool keep = true;
-      for (const ir::Constraint& c : in.predicate) keep = keep && c.holds(c.expr.eval(value_of));
-      if (keep) {
-        float v = static_cast<float>(load_element(dt, dst.data, affine ? off : point_offset(mem_, in, in.dst, value_of)));
-        if (truth) to_truth(&v, 1);
+      int64_t lo = 0, hi = len;
+      for (size_t c = 0; c < in.predicate.size() && lo < hi; ++c) {
+        const ir::Constraint& k = in.predicate[c];
+        const int64_t v = k.expr.eval(value_of);
+        if (cond_step[c] == 0) {
+          if (!k.holds(v)) hi = lo;
+        } else {
+          clamp_range(cond_step[c], v, k.kind, lo, hi);
+        }
+      }
+      if (lo < hi) {
+        // Offsets only at kept points: the dst was just written there, so they are in bounds.
+        if (rows) point[last] = lo;
+        const int64_t off = point_offset(mem_, in, in.dst, value_of);
+        if (hi - lo > 1 && !have_step) {
+          point[last] = lo + 1;
+          off_step = point_offset(mem_, in, in.dst, value_of) - off;
+          have_step = true;
+        }
+        if (rows) point[last] = 0;
+        const int64_t n = hi - lo;
+        gather_float(dt, dst.data, off, off_step, n, values_.data());
+        if (truth) to_truth(values_.data(), n);
         const int64_t p = point[0];
-        fold_[p] = seen_[p] ? f(fold_[p], v) : v;
+        float acc = seen_[p] ? f(fold_[p], values_[0]) : values_[0];
+        for (int64_t i = 1; i < n; ++i) acc = f(acc, values_[i]);
+        fold_[p] = acc;
         seen_[p] = 1;
       }
-      size_t d = rank;
-      while (d > 0 && ++point[d - 1] == in.shape[d - 1]) {
-        off -= step[d - 1] * (in.shape[d - 1] - 1);
-        point[--d] = 0;
-      }
+      size_t d = outer;
+      while (d > 0 && ++point[d - 1] == in.shape[d - 1]) point[--d] = 0;
       if (d == 0) return;
-      off += step[d - 1];
     }
   });
 }

@@ -25,7 +25,7 @@ class AccumulatorExec {
 
   std::vector<TensorMem>& mem_;
   SimOptions opts_;
-  std::vector<float> fold_;
+  std::vector<float> fold_, values_;
   std::vector<uint8_t> seen_;
 };
 
