@@ -148,7 +148,7 @@ inline bool shift_in_range(int64_t s, IntFormat f) { return s >= 0 && s < f.bits
 
 }  // namespace
 
-NKIC_VECTOR_CLONES void eval_unary(AluOp op, const float* a, float* out, int64_t n) {
+NKIC_VECTOR_BODY void eval_unary_body(AluOp op, const float* a, float* out, int64_t n) {
   switch (op) {
     case AluOp::bypass: map1(a, out, n, [](float x) { return x; }); return;
     case AluOp::logical_not: map1(a, out, n, [](float x) { return truth(x == 0.0f); }); return;
@@ -215,8 +215,11 @@ NKIC_VECTOR_CLONES void eval_unary(AluOp op, const float* a, float* out, int64_t
     default: unsupported(op, "unary fp32");
   }
 }
+NKIC_VECTOR_BUILDS(eval_unary_body, void, eval_unary,
+                   (AluOp op, const float* a, float* out, int64_t n),
+                   (op, a, out, n))
 
-NKIC_VECTOR_CLONES void eval_binary(AluOp op, const float* a, const float* b, float* out, int64_t n) {
+NKIC_VECTOR_BODY void eval_binary_body(AluOp op, const float* a, const float* b, float* out, int64_t n) {
   switch (op) {
     case AluOp::add: map2(a, b, out, n, [](float x, float y) { return x + y; }); return;
     case AluOp::subtract: map2(a, b, out, n, [](float x, float y) { return x - y; }); return;
@@ -253,6 +256,9 @@ NKIC_VECTOR_CLONES void eval_binary(AluOp op, const float* a, const float* b, fl
     default: unsupported(op, "binary fp32");
   }
 }
+NKIC_VECTOR_BUILDS(eval_binary_body, void, eval_binary,
+                   (AluOp op, const float* a, const float* b, float* out, int64_t n),
+                   (op, a, b, out, n))
 
 void eval_unary_int(AluOp op, const int64_t* a, int64_t* out, int64_t n, IntFormat f) {
   switch (op) {
@@ -322,12 +328,13 @@ void eval_binary_int(AluOp op, const int64_t* a, const int64_t* b, int64_t* out,
   }
 }
 
-NKIC_VECTOR_CLONES void accumulate(const float* acc, float* out, int64_t n) {
+NKIC_VECTOR_BODY void accumulate_body(const float* acc, float* out, int64_t n) {
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock)
     for (int64_t j = 0; j < kBlock; ++j) out[i + j] = acc[i + j] + out[i + j];
   for (; i < n; ++i) out[i] = acc[i] + out[i];
 }
+NKIC_VECTOR_BUILDS(accumulate_body, void, accumulate, (const float* acc, float* out, int64_t n), (acc, out, n))
 
 void accumulate_int(const int64_t* acc, int64_t* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = sat_add(acc[i], out[i]);

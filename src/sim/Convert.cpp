@@ -148,7 +148,8 @@ NKIC_CODEC void with_int_type(DType t, Body body) {
 
 }  // namespace
 
-NKIC_VECTOR_CLONES void gather_float(DType t, const void* data, int64_t off, int64_t stride, int64_t n, float* out) {
+NKIC_VECTOR_BODY void gather_float_body(DType t, const void* data, int64_t off, int64_t stride, int64_t n,
+                                       float* out) {
   if (ir::is_float(t)) {
     with_float_decoder(
         t, [&](auto tag, auto dec) { gather_as<decltype(tag)>(data, off, stride, n, out, dec); });
@@ -161,6 +162,9 @@ NKIC_VECTOR_CLONES void gather_float(DType t, const void* data, int64_t off, int
     });
   }
 }
+NKIC_VECTOR_BUILDS(gather_float_body, void, gather_float,
+                   (DType t, const void* data, int64_t off, int64_t stride, int64_t n, float* out),
+                   (t, data, off, stride, n, out))
 
 void gather_int(DType t, const void* data, int64_t off, int64_t stride, int64_t n, int64_t* out) {
   if (ir::is_float(t)) {
@@ -178,7 +182,8 @@ void gather_int(DType t, const void* data, int64_t off, int64_t stride, int64_t 
   }
 }
 
-NKIC_VECTOR_CLONES void scatter_float(DType t, void* data, int64_t off, int64_t stride, int64_t n, const float* in) {
+NKIC_VECTOR_BODY void scatter_float_body(DType t, void* data, int64_t off, int64_t stride, int64_t n,
+                                        const float* in) {
   if (ir::is_float(t)) {
     with_float_encoder(
         t, [&](auto tag, auto enc) { scatter_as<decltype(tag)>(data, off, stride, n, in, enc); });
@@ -191,6 +196,9 @@ NKIC_VECTOR_CLONES void scatter_float(DType t, void* data, int64_t off, int64_t 
     });
   }
 }
+NKIC_VECTOR_BUILDS(scatter_float_body, void, scatter_float,
+                   (DType t, void* data, int64_t off, int64_t stride, int64_t n, const float* in),
+                   (t, data, off, stride, n, in))
 
 void scatter_int(DType t, void* data, int64_t off, int64_t stride, int64_t n, const int64_t* in) {
   if (ir::is_float(t)) {
@@ -288,8 +296,7 @@ __attribute__((target("avx2"))) void stream_avx2(std::byte* d, const std::byte* 
 }  // namespace
 
 bool stream_copy(void* dst, const void* src, int64_t bytes) {
-  static const bool has = __builtin_cpu_supports("avx2");
-  if (!has) return false;
+  if (simd_level() < SimdLevel::avx2) return false;
   stream_avx2(static_cast<std::byte*>(dst), static_cast<const std::byte*>(src), bytes);
   return true;
 }

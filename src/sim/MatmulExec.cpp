@@ -22,6 +22,7 @@
 #include "sim/AluEval.h"
 #include "sim/Convert.h"
 #include "sim/InstPlan.h"
+#include "sim/SimdLevel.h"
 #include "sim/TileExec.h"
 #include "sim/VectorClones.h"
 
@@ -34,8 +35,8 @@ constexpr int64_t kNR = 16;  // moving columns (dst columns) per block
 
 int64_t round_up(int64_t v, int64_t r) { return (v + r - 1) / r * r; }
 
-// fp32 vectors of 8 lanes (one AVX register, or two SSE ones in the default
-// clone) and of 16 (one AVX-512 register).
+// fp32 vectors of 8 lanes (one AVX register, or two SSE ones in the baseline
+// build) and of 16 (one AVX-512 register).
 typedef float f32x8 __attribute__((vector_size(32)));
 typedef float f32x16 __attribute__((vector_size(64)));
 
@@ -78,12 +79,15 @@ __attribute__((always_inline)) inline void gemm_blocks(const float* sp, const fl
   }
 }
 
-// Any operands, on the narrow panels; the AVX2 clone only widens the vectors
+// Any operands, on the narrow panels; the AVX2 build only widens the vectors
 // (neither target has FMA).
-NKIC_VECTOR_CLONES void gemm_panels(const float* sp, const float* vp, float* c, int64_t K, int64_t mpanels,
-                                    int64_t npanels) {
+NKIC_VECTOR_BODY void gemm_panels_body(const float* sp, const float* vp, float* c, int64_t K, int64_t mpanels,
+                                         int64_t npanels) {
   gemm_blocks<f32x8, kMR, kNR, false>(sp, vp, c, K, mpanels, npanels);
 }
+NKIC_VECTOR_BUILDS(gemm_panels_body, void, gemm_panels,
+                   (const float* sp, const float* vp, float* c, int64_t K, int64_t mpanels, int64_t npanels),
+                   (sp, vp, c, K, mpanels, npanels))
 
 // Exact products only, on the narrow panels.
 __attribute__((target("avx2,fma"))) void gemm_panels_fma(const float* sp, const float* vp, float* c,
@@ -103,16 +107,6 @@ __attribute__((target("avx512f"))) void gemm_wide_fma(const float* sp, const flo
   gemm_blocks<f32x16, kWideMR, kWideNR, false>(sp, vp, c, K, mpanels, npanels);
 }
 
-bool cpu_has_fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-
-bool cpu_has_avx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
-
 // Over x's finite nonzero values: the least and greatest magnitude (as bits,
 // which order positive floats), and whether any is subnormal or has more than
 // 12 significant bits. Branch-free, so it vectorises.
@@ -120,7 +114,7 @@ struct Span {
   uint32_t lo = 0xFFFFFFFF, hi = 0;
   bool long_or_subnormal = false;
 };
-NKIC_VECTOR_CLONES Span span_of(const float* x, int64_t n) {
+NKIC_VECTOR_BODY Span span_of_body(const float* x, int64_t n) {
   uint32_t lo = 0xFFFFFFFF, hi = 0, bad = 0;
   for (int64_t i = 0; i < n; ++i) {
     uint32_t b;
@@ -134,6 +128,7 @@ NKIC_VECTOR_CLONES Span span_of(const float* x, int64_t n) {
   }
   return {lo, hi, bad != 0};
 }
+NKIC_VECTOR_BUILDS(span_of_body, Span, span_of, (const float* x, int64_t n), (x, n))
 
 float from_bits(uint32_t b) {
   float f;
@@ -206,14 +201,14 @@ void TileExecutor::run_matmul(const InstPlan& p) {
   bind_direct(p);
   const int64_t K = hi_[0] - lo_[0], M = hi_[1] - lo_[1], N = hi_[2] - lo_[2];
   // Masked products are summed point by point, over the narrow panels.
-  const bool wide = multi_.empty() && cpu_has_avx512();
+  const bool wide = multi_.empty() && simd_level() == SimdLevel::avx512;
   const int64_t mr = wide ? kWideMR : kMR, nr = wide ? kWideNR : kNR;
   const int64_t Mp = round_up(M, mr), Np = round_up(N, nr);
   pack_operand(p, 1, 1, mr, mm_s_);
   pack_operand(p, 2, 2, nr, mm_v_);
   mm_c_.resize(Mp * Np);
   if (!multi_.empty()) return masked_product(p, Np);
-  const bool fused = (wide || cpu_has_fma()) && exact_products(mm_s_, mm_v_);
+  const bool fused = simd_level() >= SimdLevel::avx2 && exact_products(mm_s_, mm_v_);
   const auto kernel = wide ? (fused ? gemm_wide_fma : gemm_wide) : (fused ? gemm_panels_fma : gemm_panels);
   kernel(mm_s_.data(), mm_v_.data(), mm_c_.data(), K, Mp / mr, Np / nr);
   for (int64_t m = 0; m < M; ++m) store_matmul_row(p, m, 0, N, mm_c_.data() + m * Np);

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "sim/SimdLevel.h"
+
 namespace nkic::sim {
 
 namespace {
@@ -115,8 +117,8 @@ bool matches_libm(ExpKernel kernel) {
 }
 
 ExpKernel vector_kernel() {
-  if (__builtin_cpu_supports("avx512f") && matches_libm(exp_avx512)) return exp_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && matches_libm(exp_avx2)) return exp_avx2;
+  if (simd_level() == SimdLevel::avx512 && matches_libm(exp_avx512)) return exp_avx512;
+  if (simd_level() >= SimdLevel::avx2 && matches_libm(exp_avx2)) return exp_avx2;
   return nullptr;
 }
 

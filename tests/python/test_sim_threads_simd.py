@@ -1,8 +1,10 @@
-"""The simulator's thread count changes no result: kernels whose SPMD programs or
-loop iterations it splits over threads, and kernels it must not split (iterations
-writing one element, a loop-carried accumulation), run in processes with
-NKIC_THREADS=1, 2 and 3; their outputs agree bit for bit, and with numpy where
-numpy computes the same thing."""
+"""The simulator's thread count and vector unit change no result: kernels whose SPMD
+programs or loop iterations it splits over threads, kernels it must not split
+(iterations writing one element, a loop-carried accumulation), and kernels on its
+vector kernels (exp, conversions, transposes, selects, folds, matmuls with and
+without exact products) run in processes with NKIC_THREADS=1, 2 and 3 and with
+NKIC_SIMD=baseline, avx2 and the machine's own; their outputs agree bit for bit,
+and with numpy where numpy computes the same thing."""
 import hashlib
 import os
 import subprocess
@@ -109,6 +111,22 @@ def round_trip(x):
     return out, back
 
 
+@nki.jit
+def vector_paths(x, b):
+    """exp with a per-partition bias into bf16, its fold, a transpose, a select."""
+    out = nl.ndarray((4, 128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    s = nl.ndarray((128, 1), dtype=nl.float32)
+    e = nisa.activation_reduce(op=nl.exp, data=t, reduce_op=np.add, reduce_res=s, bias=nl.load(b), dtype=nl.bfloat16)
+    nl.store(out[0], value=nl.copy(e, dtype=nl.float32))
+    nl.store(out[1], value=nisa.nc_transpose(t))
+    iq, ik = nl.mgrid[0:128, 0:128]
+    nl.store(out[2], value=nisa.affine_select(pred=(iq - ik >= 0), on_true_tile=t, on_false_value=-9984.0,
+                                              dtype=nl.float32))
+    nl.store(out[3], value=nl.multiply(nl.sigmoid(t), s))
+    return out
+
+
 def _inputs():
     rng = np.random.default_rng(7)
     f = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
@@ -123,6 +141,7 @@ def _inputs():
         "last_row": (last_row, f(1024, 512)),
         "same_element": (same_element, f(1024, 512)),
         "running_sum": (running_sum, f(1024, 512)),
+        "vector_paths": (vector_paths, f(128, 128), f(128, 1)),
     }
 
 
@@ -136,20 +155,25 @@ def _run_all():
     return digests
 
 
+RUNS = {"threads 1": {"NKIC_THREADS": "1"}, "threads 2": {"NKIC_THREADS": "2"}, "threads 3": {"NKIC_THREADS": "3"},
+        "avx2": {"NKIC_SIMD": "avx2"}, "baseline": {"NKIC_SIMD": "baseline"}}
+
+
 @pytest.fixture(scope="module")
-def by_threads():
+def runs():
     here = os.path.abspath(__file__)
-    runs = {}
-    for n in (1, 2, 3):
-        env = dict(os.environ, NKIC_THREADS=str(n))
+    out = {}
+    for name, settings in RUNS.items():
+        env = dict(os.environ, **settings)
         res = subprocess.run([sys.executable, here], env=env, capture_output=True, text=True, check=True)
-        runs[n] = eval(res.stdout.strip().splitlines()[-1])  # a dict literal printed by _run_all
-    return runs
+        out[name] = eval(res.stdout.strip().splitlines()[-1])  # a dict literal printed by _run_all
+    return out
 
 
 @pytest.mark.parametrize("name", list(_inputs()))
-def test_thread_count_changes_no_bit(by_threads, name):
-    assert by_threads[1][name] == by_threads[2][name] == by_threads[3][name]
+def test_thread_count_and_vector_unit_change_no_bit(runs, name):
+    digests = [runs[r][name] for r in RUNS]
+    assert all(d == digests[0] for d in digests), dict(zip(RUNS, digests))
 
 
 def test_results_are_the_kernels_math():
@@ -172,6 +196,14 @@ def test_results_are_the_kernels_math():
     assert np.allclose(nki.simulate_kernel(matmul, lb, rb), ref, rtol=1e-4, atol=1e-3)
     x = k["running_sum"][1]
     assert np.allclose(nki.simulate_kernel(running_sum, x), x.reshape(8, 128, -1).sum(axis=0), rtol=1e-5, atol=1e-5)
+    x, b = k["vector_paths"][1:]
+    got = nki.simulate_kernel(vector_paths, x, b)
+    e = np.exp(x + b)
+    assert np.allclose(got[0], e, rtol=1e-2)  # rounded to bf16
+    assert np.array_equal(got[1], x.T)
+    assert np.array_equal(got[2], np.where(np.tril(np.ones((128, 128))) > 0, x, np.float32(-9984.0)))
+    s = got[0].astype(np.float64).sum(axis=1, keepdims=True)  # the fold reads the bf16 dst
+    assert np.allclose(got[3], 1 / (1 + np.exp(-x)) * s, rtol=1e-4)
 
 
 def _matmul_in_order(lhsT, rhs):
