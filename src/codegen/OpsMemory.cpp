@@ -238,10 +238,13 @@ void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool acc
     // points it skips keep t's values (a copy of its temporary would not know them).
     const ir::Instruction* p = b.last_writer(v->tensor);
     // `acc[...] = nc_matmul(...)`: the Tensor Engine writes acc itself, so acc must be
-    // an accumulator format (seed 004); a Tensor-Engine transpose may land in bf16.
+    // an accumulator format (seed 004); a Tensor-Engine transpose passes its data
+    // through (nki-samples' allocated_fused_linear writes fp16 PSUM on trn2).
     const ir::TensorDecl& d = b.tensor(dst.tensor);
-    if (d.memory == Memory::PSUM && p && p->opcode == ir::Opcode::Matmul)
-      sema::assert_dtype_psum(d.dtype, b.raiser(), p->transpose);
+    if (d.memory == Memory::PSUM && p && p->opcode == ir::Opcode::Matmul) {
+      const ir::DType data = b.tensor(p->srcs[0].tensor).dtype;
+      sema::assert_dtype_psum(d.dtype, b.raiser(), p->transpose ? &data : nullptr, &b.target());
+    }
     if (!accumulate && p && p->opcode == ir::Opcode::Load && p->oob_skip && p->shape == dst.shape &&
         v->index == b.full_view(v->tensor).index && v->shape == dst.shape) {
       auto load = std::make_unique<ir::Instruction>(*p);

@@ -30,13 +30,19 @@ void assert_free_dim(const std::vector<int64_t>& shape, ir::DType dtype, ir::Mem
   if (capacity < required) raise(err_stack_overflow(psum, required, capacity, t.name));
 }
 
-void assert_dtype_psum(ir::DType dtype, const Raise& raise, bool transpose) {
+void assert_dtype_psum(ir::DType dtype, const Raise& raise, const ir::DType* transposed, const Target* target) {
   if (dtype == ir::DType::float32 || dtype == ir::DType::int32) return;
-  if (transpose && dtype == ir::DType::bfloat16) return;
-  Diagnostic d = err_supported_operand_dtype(
-      std::string(transpose ? "a PSUM tensor receiving a Tensor-Engine transpose must be float32, int32 or bfloat16"
-                            : "a PSUM tensor must be float32 or int32 (the accumulator formats)") +
-      ", got " + std::string(ir::name(dtype)));
+  if (transposed && dtype == ir::DType::bfloat16) return;
+  const bool pass_through = target && target->nc_version >= 3;
+  if (transposed && pass_through && dtype == *transposed) return;
+  std::string rule = "a PSUM tensor must be float32 or int32 (the accumulator formats)";
+  if (transposed && pass_through)
+    rule = "a PSUM tensor receiving a Tensor-Engine transpose must be float32, int32, bfloat16 or the data's dtype (" +
+           std::string(ir::name(*transposed)) + ")";
+  else if (transposed)
+    rule = "a PSUM tensor receiving a Tensor-Engine transpose must be float32, int32 or bfloat16" +
+           (target ? " on " + target->name + " (also the data's dtype from NeuronCore-v3)" : std::string());
+  Diagnostic d = err_supported_operand_dtype(rule + ", got " + std::string(ir::name(dtype)));
   d.hint = "accumulate in float32 on PSUM and cast when copying to SBUF";
   raise(d);
 }

@@ -22,9 +22,11 @@ void assert_par_dim(int64_t par_dim, ir::Memory m, const Target& t, const Raise&
 // per-partition budget; PSUM: all banks together (the per-bank rule is the allocator's).
 void assert_free_dim(const std::vector<int64_t>& shape, ir::DType dtype, ir::Memory m, const Target& t,
                      const Raise& raise);
-// PSUM accumulates in its accumulator formats only: float32 or int32; a
-// Tensor-Engine transpose (a pass-through of its input) may also write bfloat16.
-void assert_dtype_psum(ir::DType dtype, const Raise& raise, bool transpose = false);
+// PSUM accumulates in its accumulator formats only: float32 or int32. A
+// Tensor-Engine transpose passes its data through: it may also write bfloat16,
+// and from NeuronCore-v3 the data's own dtype (`transposed`, when it is one).
+void assert_dtype_psum(ir::DType dtype, const Raise& raise, const ir::DType* transposed = nullptr,
+                       const Target* target = nullptr);
 // Shape family: on-chip tiles have at least 2 dims ("Insufficient rank").
 void assert_min_rank(const std::vector<int64_t>& shape, size_t min_rank, const std::string& what,
                      const Raise& raise);

@@ -218,9 +218,23 @@ def test_matmul_results_need_an_accumulator_format(how, dtype):
     a, b = np.eye(128, dtype=np.float32), np.full((128, 128), 128.0, np.float32)
     e = trace_error(psum_matmul, a, b, dtype, how)
     name = np.dtype(dtype).name if dtype not in (nl.bfloat16,) else "bfloat16"
-    expected = ("a PSUM tensor receiving a Tensor-Engine transpose must be float32, int32 or bfloat16"
-                if how == "is_transpose" else "a PSUM tensor must be float32 or int32 (the accumulator formats)")
+    expected = ("a PSUM tensor receiving a Tensor-Engine transpose must be float32, int32, bfloat16 or the data's "
+                "dtype (float32)" if how == "is_transpose" else
+                "a PSUM tensor must be float32 or int32 (the accumulator formats)")
     check_diag(e, M, "err_supported_operand_dtype", f"{expected}, got {name}", [(how, "acc[...]")])
+
+
+def test_a_transpose_lands_in_psum_in_its_data_dtype_from_neuroncore_v3():
+    """The PE array passes a transpose's data through: on trn2 the PSUM tile may be the data's
+    dtype (nki-samples' allocated_fused_linear writes fp16 there); trn1 takes fp32, int32 or bf16."""
+    a = RNG.integers(-8, 8, (128, 128)).astype(np.float16)
+    eye = np.eye(128, dtype=np.float16)
+    out = nki.simulate_kernel(nki.jit(psum_matmul, platform_target="trn2"), a, eye, nl.float16, "is_transpose")
+    assert np.array_equal(out, a.T.astype(np.float32))
+    e = trace_error(nki.jit(psum_matmul, platform_target="trn1"), a, eye, nl.float16, "is_transpose")
+    check_diag(e, M, "err_supported_operand_dtype",
+               "a PSUM tensor receiving a Tensor-Engine transpose must be float32, int32 or bfloat16 on trn1 (also "
+               "the data's dtype from NeuronCore-v3), got float16", [("is_transpose", "acc[...]")])
 
 
 @pytest.mark.parametrize("how,dtype", [("nc_matmul", nl.float32), ("nc_matmul", nl.int32),
