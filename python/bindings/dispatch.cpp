@@ -39,6 +39,18 @@ Decision decide_uncached(py::handle func) {
     py::object mod = py::getattr(func, "__module__", py::none());
     if (py::isinstance<py::str>(mod)) t.module = mod.cast<std::string>();
   }
+  t.is_class = PyType_Check(func.ptr());
+  if (is_builtin || t.is_class) {
+    py::object name = py::getattr(func, "__name__", py::none());
+    if (py::isinstance<py::str>(name)) t.name = name.cast<std::string>();
+  }
+  if (t.is_class) {
+    py::object mod = py::getattr(func, "__module__", py::none());
+    if (py::isinstance<py::str>(mod)) t.module = mod.cast<std::string>();
+  }
+  PyObject* self = is_builtin ? PyCFunction_GET_SELF(func.ptr())
+                   : PyMethod_Check(func.ptr()) ? PyMethod_GET_SELF(func.ptr()) : nullptr;
+  t.bound_to_nki = self != nullptr && is_nki_data(self);
   Decision d{trace::dispatch(t, trace::default_excluded_modules()), ""};
   if (d.action == trace::CallAction::Builder) {
     d.api = py::isinstance<py::str>(marker) ? marker.cast<std::string>()
@@ -51,6 +63,7 @@ Decision decide_uncached(py::handle func) {
   if (d.action == trace::CallAction::Inline &&
       (is_builtin || PyType_Check(func.ptr()) || (!is_function && !PyMethod_Check(func.ptr()) && !callable_object)))
     d.action = trace::CallAction::RunConcrete;
+  d.symbolic = trace::symbolic_loop_allows(d.action, t);
   return d;
 }
 
@@ -185,6 +198,8 @@ py::object vectorcall(py::handle func, const CallArgs& a) {
 
 py::object call_decided(trace::TraceContext* ctx, ir::SourceLoc here, const Decision& d, py::handle func,
                         const CallArgs& a) {
+  if (!d.symbolic && ctx->builder().speculating())
+    throw codegen::LoopNotSymbolic("a host call that may change Python state");
   switch (d.action) {
     case trace::CallAction::Builder: {
       PushedLocation at(ctx, here);

@@ -189,11 +189,14 @@ void bind_errors(py::module_& m) {
     exc_by_kind[static_cast<int>(k.kind)] = cls;
     m.attr(k.name) = py::handle(cls);
   }
+  static auto& loop_not_symbolic = *new py::exception<codegen::LoopNotSymbolic>(m, "LoopNotSymbolic");  // leaked: see above
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const sema::NkiError& e) {
       raise_diagnostic(e.diag());
+    } catch (const codegen::LoopNotSymbolic& e) {
+      PyErr_SetString(loop_not_symbolic.ptr(), e.what());
     } catch (const py::error_already_set&) {
       throw;
     } catch (const py::builtin_exception&) {

@@ -307,6 +307,18 @@ void bind_trace_api(py::module_& m) {
     }
     return wrap_index(ctx().affine_range(name, codegen::normalize_range_args({lb, ub.cast<int64_t>(), stride}), type, ds));
   });
+  // A speculative loop trace: begin returns its mark, which commit or rollback ends.
+  py::class_<trace::TraceContext::Speculation>(m, "Speculation");
+  m.def("begin_speculation", [] { return ctx().begin_speculation(); });
+  m.def("commit_speculation", [](const trace::TraceContext::Speculation& s) { ctx().commit(s); });
+  m.def("rollback_speculation", [](const trace::TraceContext::Speculation& s) { ctx().rollback(s); });
+  m.def("speculating", [] {
+    trace::TraceContext* c = trace::TraceContext::current();
+    return c != nullptr && c->builder().speculating();
+  });
+  m.def("require_unrolled", [](const std::string& why) {
+    if (trace::TraceContext* c = trace::TraceContext::current()) c->builder().require_unrolled(why);
+  });
   m.def("raise_break_in_deferred_loop", [](const std::string& statement) {
     sema::fail(sema::err_break_in_deferred_loop(statement));
   });

@@ -7,6 +7,7 @@ import sys
 import numpy as np
 
 from nkic._core import core
+from nkic import _loops
 from . import _subset
 from nkic._kernel import Launch, TraceKernel, _unexpected
 from . import _lnc
@@ -101,6 +102,8 @@ class Kernel(TraceKernel):
 
 
 _notified = []
+# kernel[n] traces its body per core with per-core Python state (_lnc): its loops unroll.
+_loops.SYMBOLIC_VETOES.append(_lnc.active)
 
 
 def jit(fn=None, **kwargs):

@@ -66,6 +66,7 @@ def _fill(reg, value):
 
 @_api("nisa.register_alloc")
 def register_alloc(x=None):
+    core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     reg = VirtualRegister(_tile())
     if x is not None:
         if isinstance(x, bool) or not isinstance(x, int):
@@ -76,11 +77,13 @@ def register_alloc(x=None):
 
 @_api("nisa.register_move")
 def register_move(dst, src):
+    core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     _fill(_register(dst, "dst", "nisa.register_move"), src)
 
 
 @_api("nisa.register_load")
 def register_load(dst, src):
+    core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     reg = _register(dst, "dst", "nisa.register_load")
     core.check_register_operand(src, "nisa.register_load", "src")
     _copy(reg.tile, src if tuple(src.shape) == (1, 1) else src.reshape((1, 1)))
@@ -88,6 +91,7 @@ def register_load(dst, src):
 
 @_api("nisa.register_store")
 def register_store(dst, src):
+    core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     reg = _register(src, "src", "nisa.register_store")
     core.check_register_operand(dst, "nisa.register_store", "dst")
     _copy(dst if tuple(dst.shape) == (1, 1) else dst.reshape((1, 1)), reg.tile)
@@ -132,6 +136,7 @@ def _body(body_fun, api):
 
 @_api("nl.fori_loop")
 def fori_loop(lower, upper, body_fun, step=1):
+    core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     _body(body_fun, "nl.fori_loop")
     var = _open(lower, upper, step, "nl.fori_loop")
     if var is None:
@@ -162,6 +167,7 @@ def _open_tested_while(cond):
 
 @_api("nl.while_loop")
 def while_loop(init, body_fun):
+    core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     # The body gets the condition by value, in a register of the loop's own; the register
     # it returns is copied there for the next test.
     _body(body_fun, "nl.while_loop")
@@ -176,6 +182,7 @@ def while_loop(init, body_fun):
 
 
 def dynamic_range(start, stop=None, step=1):
+    core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     warnings.warn("nl.dynamic_range is deprecated since nki 0.6: use nl.fori_loop(lower, upper, body)",
                   DeprecationWarning, stacklevel=2)
     if stop is None:

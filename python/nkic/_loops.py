@@ -2,6 +2,7 @@
 and sequential_range defer to one loop axis whose body is traced once; a
 builtin range() becomes sequential_range unless the kernel asks to unroll it."""
 import math
+import os
 import operator
 import sys
 import threading
@@ -213,3 +214,93 @@ def break_hook(loop_id, statement):
     stack = _deferred_stack()
     if stack and stack[-1] == loop_id and core.trace_active():
         core.raise_break_in_deferred_loop(statement)
+
+
+# Set NKIC_UNROLL_LOOPS=1 to unroll every current-API loop (the reference the
+# symbolic traces are compared against).
+def _symbolic_allowed():
+    return os.environ.get("NKIC_UNROLL_LOOPS", "") != "1" and not any(veto() for veto in SYMBOLIC_VETOES)
+
+
+# Callables the current API adds: any true one keeps its loops unrolled (kernel[n]).
+SYMBOLIC_VETOES = []
+_UNBOUND = object()
+
+
+class SymbolicLoop:
+    """A current-API compile-time loop (`range`, nl.affine_range, ...) whose body the AST
+    pre-pass found free of Python control flow and stores that would escape it: its
+    body is traced once, on speculation, with a symbolic variable into one sequential
+    loop axis. Whatever needs the iterations apart (the variable as a Python int, a
+    host call, a name live after the loop rebound, a warning, any error) abandons the
+    speculation: the builder forgets the body, the body's names get back their values,
+    and the loop unrolls as Python runs it. Any other loop is the plain loop hook's."""
+    __slots__ = ("rng", "name", "loop_id", "saved", "checked", "state", "mark", "recorder", "it", "restore")
+
+    def __init__(self, iterable, name, loop_id, assigned, checked, local_values):
+        self.name, self.loop_id, self.checked = name, loop_id, checked
+        # A copy: locals() is one dict the frame refreshes at each call.
+        self.saved = {n: local_values[n] for n in assigned if n in local_values}
+        self.restore, self.mark, self.recorder = False, None, None
+        self.rng = None
+        if core.trace_active() and core.current_api():
+            if isinstance(iterable, _StaticRange):
+                self.rng = iterable.range
+            elif type(iterable) is range and core.unroll_builtin_range():
+                self.rng = iterable
+        fits = self.rng is not None and all(-2**63 <= v < 2**63 for v in (self.rng.start, self.rng.stop))
+        if fits and _trip_count(self.rng) >= 2 and _symbolic_allowed():
+            self.state = "start"
+        else:
+            self.state, self.it = "plain", iter(for_hook(iterable, name, loop_id))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.state == "start":
+            self.state = "body"
+            self.mark = core.begin_speculation()
+            # A warning the body raises is the unrolled trace's to give, at its iteration.
+            catcher = warnings.catch_warnings(record=True)
+            self.recorder = (catcher, catcher.__enter__())
+            warnings.simplefilter("always")
+            r = self.rng
+            return core.open_loop(self.name, r.start, r.stop, r.step, True, [])
+        if self.state == "body":  # the body left without check(): it did not finish
+            self.abandon()
+        if self.state == "unroll":
+            self.state, self.restore = "unrolled", True
+            self.it = _unrolled(self.rng)
+            return next(self.it)
+        self.restore = False
+        if self.state == "done":
+            raise StopIteration
+        return next(self.it)
+
+    @property
+    def speculative(self):
+        return self.state == "body"
+
+    def abandon(self):
+        """The body raised (or needs the iterations apart): roll back and unroll. False when
+        not speculating: the error is the kernel's."""
+        if self.state != "body":
+            self.it = None  # the error leaves the loop: a deferred axis closes now, not with the traceback
+            return False
+        self.recorder[0].__exit__(None, None, None)
+        core.rollback_speculation(self.mark)
+        self.state = "unroll"
+        return True
+
+    def check(self, local_values):
+        """The body was traced once: keep the loop symbolic if nothing it did is seen apart
+        from the IR (no warning, the checked names still hold what they held)."""
+        if self.recorder[1] or any(self.saved.get(n, _UNBOUND) is not local_values.get(n, _UNBOUND)
+                                         for n in self.checked):
+            self.abandon()
+            return
+        self.recorder[0].__exit__(None, None, None)
+        core.close_loop()
+        core.commit_speculation(self.mark)
+        self.state = "done"

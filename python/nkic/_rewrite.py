@@ -12,7 +12,7 @@ import warnings
 import weakref
 
 from ._core import core
-from . import _loops
+from . import _loops, _loops_ast
 
 # Loop ids are unique across every rewritten function: a helper's loop must not
 # share an id with the kernel loop it is called from.
@@ -169,6 +169,7 @@ HOOKS = {
     "__nki_cmp__": core.compare_nary,
     "__nki_cmp_trap__": lambda left, rest: core.raise_precedence_trap() if core.is_traced(left) else rest(),
     "__nki_for__": _loops.for_hook,
+    "__nki_loop__": _loops.SymbolicLoop,
     "__nki_while__": _loops.WhileLoop,
     "__nki_break__": _loops.break_hook,
     "__nki_branch__": _Branch,
@@ -214,6 +215,7 @@ class _Rewriter(ast.NodeTransformer):
         self.branches = []  # names of the enclosing if statements' branch objects
         self.loop_ids = []  # enclosing loops: an id per `for`, None per `while`
         self.declared_global = None  # names the current def declares global (None: a class body)
+        self.plans = [{}]  # per enclosing def, its loops that may stay symbolic (_loops_ast.plan)
 
     def visit_FunctionDef(self, node):
         self.depth += 1
@@ -221,7 +223,9 @@ class _Rewriter(ast.NodeTransformer):
         self.loop_ids, self.branches = [], []  # a nested def starts outside any loop or if
         # Names declared global are not read as locals (nested defs' declarations count too: harmless).
         self.declared_global = {n for stmt in ast.walk(node) if isinstance(stmt, ast.Global) for n in stmt.names}
+        self.plans.append(_loops_ast.plan(node))  # before the body is rewritten
         self.generic_visit(node)
+        self.plans.pop()
         self.loop_ids, self.branches, self.declared_global = saved
         self.depth -= 1
         return node
@@ -366,12 +370,40 @@ class _Rewriter(ast.NodeTransformer):
         return _hook("__nki_cmp__", node, ops, operands)
 
     def visit_For(self, node):
+        planned = self.plans[-1].get(id(node))
         self.loop_ids.append(next(_LOOP_IDS))
         self.generic_visit(node)
         loop_id = self.loop_ids.pop()
         name = node.target.id if isinstance(node.target, ast.Name) else ""
-        node.iter = _hook("__nki_for__", node.iter, node.iter, ast.Constant(name), ast.Constant(loop_id))
-        return node
+        if planned is None:
+            node.iter = _hook("__nki_for__", node.iter, node.iter, ast.Constant(name), ast.Constant(loop_id))
+            return node
+        return self._symbolic_for(node, name, loop_id, *planned)
+
+    def _symbolic_for(self, node, name, loop_id, assigned, checked):
+        """for i in it: B  ->  L = __nki_loop__(it, ..., locals())
+                               for i in L:
+                                   if L.restore: <B's names get back their values>
+                                   try: B
+                                   except Exception: if not L.abandon(): raise
+                                   else: if L.speculative: L.check(locals())
+        (_loops.SymbolicLoop: B traced once symbolically, or unrolled)."""
+        state = f"__nki_loop_{loop_id}"
+        restore = "".join(f"    if {n!r} in {state}.saved: {n} = {state}.saved[{n!r}]\n"
+                          f"    else:\n        try: del {n}\n        except NameError: pass\n"
+                          for n in assigned if n != name)  # the target is the iteration's, bound already
+        template = ast.parse(
+            f"{state} = __nki_loop__(None, {name!r}, {loop_id}, {assigned!r}, {checked!r}, locals())\n"
+            f"if {state}.restore:\n    pass\n{restore}"
+            f"try: pass\n"
+            f"except Exception:\n    if not {state}.abandon(): raise\n"
+            f"else:\n    if {state}.speculative: {state}.check(locals())\n").body
+        init, restore_if, guard = (_located(t, node) for t in template)
+        init.value.args[0] = node.iter
+        guard.body = node.body
+        node.iter = ast.copy_location(ast.Name(id=state, ctx=ast.Load()), node.iter)
+        node.body = [restore_if, guard]
+        return [init, node]
 
     def visit_While(self, node):
         # while t: ... -> __nki_w = __nki_while__(id); while __nki_w.test(lambda: t): ...
@@ -414,6 +446,7 @@ def _shift_columns(tree, indent):
 
 _code_cache = {}   # original code object -> rewritten code object (or None)
 _func_cache = weakref.WeakKeyDictionary()  # original function -> rewritten function
+_impure_codes = set()  # rewritten helpers that store outside their locals: a symbolic loop body calling one unrolls
 
 
 def parsed_def(func):
@@ -443,6 +476,7 @@ def _rewrite_code(func):
     rewritten = None
     fdef = parsed_def(func)
     if fdef is not None:
+        pure = _loops_ast.pure(fdef)
         fdef.decorator_list = []
         fdef = _Rewriter(code.co_filename).visit(fdef)
         params = list(HOOKS) + [v for v in code.co_freevars if v not in HOOKS]
@@ -462,6 +496,8 @@ def _rewrite_code(func):
         rewritten = next(c for c in factory_code.co_consts
                          if isinstance(c, types.CodeType) and c.co_name == fdef.name)
         core.register_user_code(rewritten)
+        if not pure:
+            _impure_codes.add(rewritten)
     _code_cache[code] = rewritten
     return rewritten
 
@@ -531,6 +567,8 @@ def inline_function(func, args, kwargs):
     if target is None:
         return func(*args, **kwargs)
     fn = rewritten(target)
+    if fn is target or fn.__code__ in _impure_codes:
+        core.require_unrolled("a helper that may change state outside its locals")
     core.push_function_scope(target.__name__)
     try:
         result = fn(*args, **kwargs)

@@ -14,6 +14,7 @@ size_t top_level_size(KernelBuilder& b) { return b.kernel().body.size(); }
 
 void check_core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores, int n) {
   constexpr std::string_view api = "nisa.core_barrier";
+  b.require_unrolled("a core_barrier");
   b.check_live(data);
   // The docs ask for shared HBM; the kernel library's router also passes the SBUF tile it
   // staged the data in. The barrier orders every instruction either way.
@@ -32,6 +33,7 @@ void check_core_barrier(KernelBuilder& b, const types::TensorVal& data, const st
 void check_sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
                     int64_t recv_from, int self, int n) {
   constexpr std::string_view api = "nisa.sendrecv";
+  b.require_unrolled("a sendrecv");
   if (n < 2) b.fail(sema::err_unsupported_args(api, "exchanges tiles between the cores of a kernel[2] launch"));
   for (const types::TensorVal* t : {&src, &dst}) {
     b.check_live(*t);

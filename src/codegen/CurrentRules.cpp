@@ -49,6 +49,7 @@ void check_address(KernelBuilder& b, const types::TensorVal& t, int64_t partitio
                                                     std::to_string(capacity) + "-byte partition on " + target.name));
   if (psum && free_offset % target.psum_par_size_in_bytes != 0)
     b.fail(sema::err_psum_address_not_bank_aligned(name, free_offset, target.psum_par_size_in_bytes));
+  b.require_unrolled("an address= placement");
   b.placements.push_back({t.tensor, partition, free_offset, b.cores ? b.cores->current() : 0});
 }
 

@@ -100,6 +100,8 @@ void matmul_into(KernelBuilder& b, const DestinationMark& mark, const types::Ten
     auto& in = static_cast<ir::Instruction&>(*block[i]);
     if (in.opcode != ir::Opcode::Matmul || in.dst.tensor != dst.tensor) continue;
     auto covered = box(b, in, in.dst);
+    if (!accumulate && b.matmul_first_write_varies(in.dst))
+      b.require_unrolled("nc_matmul(accumulate=None): whether its first write overwrites depends on the iteration");
     bool seen = std::any_of(written.begin(), written.end(), [&](const auto& w) { return overlap(w, covered); });
     in.accumulate = accumulate.value_or(seen);
     written.push_back(std::move(covered));

@@ -55,6 +55,19 @@ void KernelBuilder::NameSet::grow() {
   }
 }
 
+void KernelBuilder::NameSet::truncate(size_t n) {
+  if (n >= names_.size()) return;
+  names_.resize(n);
+  slots_.assign(slots_.size(), 0);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const uint64_t h = std::hash<std::string>{}(names_[i]);
+    size_t s = h & mask;
+    while (slots_[s] != 0) s = (s + 1) & mask;
+    slots_[s] = (h >> 32 << 32) | (i + 1);
+  }
+}
+
 std::string KernelBuilder::unique_name(std::string base) {
   if (base.empty()) base = "t";
   // Resume numbering where the last tensor of this base stopped: names are never
@@ -310,6 +323,87 @@ void KernelBuilder::check_operand(const char* operand, const types::TensorVal& v
     fail(sema::err_indirect_indices_are_not_supported_with_nki_api(
         api(), "read on-chip tensors at runtime offsets with nisa.tensor_copy_dynamic_src and write them with "
                "nisa.tensor_copy_dynamic_dst"));
+}
+
+}  // namespace nkic::codegen
+
+namespace nkic::codegen {
+
+KernelBuilder::Checkpoint KernelBuilder::begin_speculation() {
+  Checkpoint cp;
+  cp.tensors = kernel_->tensors.size();
+  cp.outputs = kernel_->outputs.size();
+  cp.core_spans = kernel_->core_spans.size();
+  cp.num_axes = kernel_->num_axes;
+  cp.block_depth = blocks_.size();
+  cp.block_size = blocks_.back()->size();
+  cp.loops = loop_stack_.size();
+  cp.loop_names = loop_names_.size();
+  cp.region_predicates = region_predicates_.size();
+  cp.regions = regions_.size();
+  cp.placements = placements.size();
+  cp.names = used_names_.size();
+  cp.next_region = next_region_;
+  cp.accumulator = accumulator_;
+  cp.last_generated_name = last_generated_name_;
+  cp.num_instructions = num_instructions_;
+  cp.next_name_generated = next_name_generated_;
+  cp.direct_allocation = direct_allocation;
+  cp.written = written_;
+  cp.first_write = first_write_;
+  cp.last_writer = last_writer_;
+  cp.last_write_mask = last_write_mask_;
+  cp.matmul_writes = matmul_writes;
+  cp.next_suffix = next_suffix_;
+  speculation_floors_.push_back({static_cast<int>(cp.tensors), cp.num_axes});
+  return cp;
+}
+
+void KernelBuilder::end_speculation() { speculation_floors_.pop_back(); }
+
+void KernelBuilder::rollback(const Checkpoint& cp) {
+  blocks_.resize(cp.block_depth);
+  loop_stack_.resize(cp.loops);
+  ir::Block& block = *blocks_.back();
+  block.erase(block.begin() + static_cast<std::ptrdiff_t>(cp.block_size), block.end());
+  kernel_->tensors.resize(cp.tensors);
+  kernel_->outputs.resize(cp.outputs);
+  kernel_->core_spans.resize(cp.core_spans);
+  kernel_->num_axes = cp.num_axes;
+  loop_names_.resize(cp.loop_names);
+  region_predicates_.resize(cp.region_predicates);
+  placements.resize(cp.placements);
+  used_names_.truncate(cp.names);
+  next_suffix_ = cp.next_suffix;
+  next_region_ = cp.next_region;
+  accumulator_ = cp.accumulator;
+  last_generated_name_ = cp.last_generated_name;
+  num_instructions_ = cp.num_instructions;
+  next_name_generated_ = cp.next_name_generated;
+  direct_allocation = cp.direct_allocation;
+  written_ = cp.written;
+  first_write_ = cp.first_write;
+  last_writer_ = cp.last_writer;
+  last_write_mask_ = cp.last_write_mask;
+  matmul_writes = cp.matmul_writes;
+}
+
+void KernelBuilder::require_unrolled(const std::string& why) const {
+  if (speculating()) throw LoopNotSymbolic(why);
+}
+
+bool KernelBuilder::matmul_first_write_varies(const ir::Access& dst) const {
+  if (!speculating()) return false;
+  // A tensor from before the innermost speculative loop: its first iteration overwrites, later ones accumulate.
+  if (kernel_->root(dst.tensor) < speculation_floors_.back().tensors) return true;
+  // A location moving with a speculative loop's variable: which writes overlap depends on the iteration.
+  const int first_axis = speculation_floors_.front().axes;
+  auto moves = [first_axis](const ir::AffineExpr& e) {
+    for (ir::Var v : e.vars())
+      if (v.kind == ir::VarKind::Loop && v.id >= first_axis) return true;
+    return false;
+  };
+  return std::any_of(dst.index.begin(), dst.index.end(), moves);
 }
 
 }  // namespace nkic::codegen

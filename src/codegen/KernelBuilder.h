@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -25,6 +26,12 @@ struct OpSpec;
 }
 
 namespace nkic::codegen {
+
+// Thrown by a speculatively traced loop body that needs its loop unrolled (the
+// front end rolls the body back and unrolls); never reaches the user.
+struct LoopNotSymbolic : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class KernelBuilder {
  public:
@@ -162,6 +169,36 @@ class KernelBuilder {
   void push_region_predicate(ir::Predicate p) { region_predicates_.push_back(std::move(p)); }
   void pop_region_predicate() { region_predicates_.pop_back(); }
 
+  // A current-API loop traced once with a symbolic variable on speculation (its body may
+  // not depend on the iteration): everything emission changes, so that rollback() can
+  // discard what the body emitted (instructions, tensors, names, axes, write records)
+  // and the loop be unrolled instead.
+  struct Checkpoint {
+    size_t tensors = 0, outputs = 0, block_depth = 0, block_size = 0, loops = 0, loop_names = 0,
+           region_predicates = 0, regions = 0, placements = 0, names = 0, core_spans = 0;
+    int num_axes = 0, next_region = 0, accumulator = -1, last_generated_name = -1;
+    int64_t num_instructions = 0;
+    bool next_name_generated = false, direct_allocation = false;
+    std::vector<bool> written;
+    std::vector<ir::SourceLoc> first_write;
+    std::vector<const ir::Instruction*> last_writer;
+    std::vector<ir::Predicate> last_write_mask;
+    std::unordered_map<int, std::vector<std::vector<std::pair<int64_t, int64_t>>>> matmul_writes;
+    std::unordered_map<std::string, int> next_suffix;
+  };
+  // Starts a speculative trace (nested ones stack) and returns its checkpoint.
+  Checkpoint begin_speculation();
+  // Ends the innermost speculative trace: keep what it emitted, or restore `cp`.
+  void end_speculation();
+  void rollback(const Checkpoint& cp);
+  bool speculating() const { return !speculation_floors_.empty(); }
+  // The loop being traced on speculation must be unrolled instead: LoopNotSymbolic when
+  // speculating (a register, an address= placement, a synchronisation), nothing otherwise.
+  void require_unrolled(const std::string& why) const;
+  // nc_matmul(accumulate=None) writing `dst` (this access of an instruction): whether the first
+  // write overwrites could differ between iterations of a speculative loop.
+  bool matmul_first_write_varies(const ir::Access& dst) const;
+
   // A tensor's name as the user wrote it (IR names add ".1", ".2" to repeats).
   static std::string display_name(const std::string& name);
 
@@ -197,6 +234,8 @@ class KernelBuilder {
   class NameSet {
    public:
     bool insert(const std::string& name);  // false when the name is taken
+    size_t size() const { return names_.size(); }
+    void truncate(size_t n);  // forgets the names handed out after the first n
    private:
     void grow();
     std::vector<std::string> names_;
@@ -208,6 +247,10 @@ class KernelBuilder {
   int64_t num_instructions_ = 0;
   int last_generated_name_ = -1;  // the newest tensor whose name came from its op
   bool next_name_generated_ = false;
+  struct SpeculationFloor {
+    int tensors, axes;  // the first tensor id and loop axis the speculative body made
+  };
+  std::vector<SpeculationFloor> speculation_floors_;
   mutable std::string spec_api_;
   mutable const sema::OpSpec* spec_ = nullptr;
 };

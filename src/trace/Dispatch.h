@@ -18,6 +18,9 @@ struct CalleeTraits {
   bool trace_kernel = false;         // a TraceKernel (@nki.trace / @nki.jit)
   bool function_or_builtin = false;  // inspect.isfunction or inspect.isbuiltin
   std::string module;                // defining module's dotted name ("" if none)
+  std::string name;                  // __name__ of a builtin function or a class
+  bool is_class = false;
+  bool bound_to_nki = false;         // a method bound to an NKI value (a tensor's method)
 };
 
 enum class CallAction { Builder, RunConcrete, NestedKernel, Library, Inline };
@@ -27,6 +30,12 @@ const char* name(CallAction a);
 bool in_excluded_module(std::string_view module, const std::vector<std::string>& excluded);
 
 CallAction dispatch(const CalleeTraits& t, const std::vector<std::string>& excluded);
+
+// A call met while a current-API loop body is traced once on speculation: whether it
+// keeps the loop symbolic. A host call that may change Python state (print, a list's
+// append, a numpy call handed a loop variable) needs the loop unrolled; an inlined
+// helper is judged by its own body.
+bool symbolic_loop_allows(CallAction a, const CalleeTraits& t);
 
 // The seed's exclusion set, with nkic's own surface standing in for neuronxcc.nki.
 const std::vector<std::string>& default_excluded_modules();
@@ -42,6 +51,7 @@ class DispatchCache {
     // The plain form a Builder call may take without entering the API's Python function, or null.
     const NativeForm* native = nullptr;
     int min_nc_version = 0;  // a Builder call's first NeuronCore generation (the op table's), 0: every one
+    bool symbolic = true;    // symbolic_loop_allows
   };
   const Decision* find(const void* callee) const {
     auto it = map_.find(callee);

@@ -232,6 +232,20 @@ void TraceContext::close_while_loop(const types::TensorVal& end_cond) {
   close_loop();
 }
 
+TraceContext::Speculation TraceContext::begin_speculation() {
+  return {builder_.begin_speculation(), scopes_.size(), call_sites_.size(), has_collectives};
+}
+
+void TraceContext::commit(const Speculation&) { builder_.end_speculation(); }
+
+void TraceContext::rollback(const Speculation& s) {
+  while (scopes_.size() > s.scopes) pop_scope();
+  call_sites_.resize(std::min(call_sites_.size(), s.call_sites));
+  has_collectives = s.has_collectives;
+  builder_.rollback(s.builder);
+  builder_.end_speculation();
+}
+
 void TraceContext::close_loop() {
   builder_.close_loop();
   pop_scope();

@@ -142,6 +142,17 @@ class TraceContext final : public types::TensorOpSink {
   std::vector<types::TensorVal> kernel_outputs(std::vector<types::TensorVal> returned);
   std::unique_ptr<ir::Kernel> finalize(const std::vector<types::TensorVal>& returned);
 
+  // A current-API loop traced once on speculation (KernelBuilder::Checkpoint): the
+  // scopes and call sites open when it began come back with the builder's state.
+  struct Speculation {
+    codegen::KernelBuilder::Checkpoint builder;
+    size_t scopes = 0, call_sites = 0;
+    bool has_collectives = false;
+  };
+  Speculation begin_speculation();
+  void commit(const Speculation& s);
+  void rollback(const Speculation& s);
+
   bool has_collectives = false;
   bool in_exception_block = false;
   bool multi_physical_cores = false;
