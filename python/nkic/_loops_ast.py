@@ -67,11 +67,22 @@ def _live(sequences, name):
     """`name` may be read, before being rebound, along the statement sequences run next."""
     for seq in sequences:
         for stmt in seq:
-            if _loads(stmt, name):
+            if _reads_first(stmt, name):
                 return True
             if _kills(stmt, name):
                 return False
     return False
+
+
+def _reads_first(stmt, name):
+    """`stmt` may read `name` before rebinding it (a loop or if whose blocks rebind it
+    first reads it only through its header)."""
+    if isinstance(stmt, ast.For):
+        body_reads = not _binds(stmt.target, name) and _live([stmt.body], name)  # the target binds it first
+        return _loads(stmt.iter, name) or body_reads or _live([stmt.orelse], name)
+    if isinstance(stmt, ast.If):
+        return _loads(stmt.test, name) or _live([stmt.body], name) or _live([stmt.orelse], name)
+    return _loads(stmt, name)
 
 
 def _blocks(stmt):

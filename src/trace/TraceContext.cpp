@@ -127,6 +127,8 @@ void narrow_not_equal(types::MaskVal& m, const codegen::KernelBuilder& b) {
 }  // namespace
 
 void TraceContext::push_predicated_scope(const types::MaskVal& cond, bool negate) {
+  // The current API runs an `if` per iteration: on a loop variable, its loop unrolls.
+  builder_.require_unrolled("an if on a loop variable");
   types::MaskVal m = negate ? types::mask_not(cond) : cond;
   narrow_not_equal(m, builder_);
   if (m.dnf.size() > 1)
