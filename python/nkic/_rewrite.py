@@ -399,6 +399,7 @@ class _Rewriter(ast.NodeTransformer):
             f"except Exception:\n    if not {state}.abandon(): raise\n"
             f"else:\n    if {state}.speculative: {state}.check(locals())\n").body
         init, restore_if, guard = (_located(t, node) for t in template)
+        _located(init.value, node.iter)  # the loop hook's diagnostics point at the iterable, as the plain hook's do
         init.value.args[0] = node.iter
         guard.body = node.body
         node.iter = ast.copy_location(ast.Name(id=state, ctx=ast.Load()), node.iter)
