@@ -46,19 +46,17 @@ bool KernelBuilder::NameSet::insert(const std::string& name) {
 
 void KernelBuilder::NameSet::grow() {
   slots_.assign(std::max<size_t>(64, 2 * slots_.size()), 0);
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = 0; i < names_.size(); ++i) {
-    const uint64_t h = std::hash<std::string>{}(names_[i]);
-    size_t s = h & mask;
-    while (slots_[s] != 0) s = (s + 1) & mask;
-    slots_[s] = (h >> 32 << 32) | (i + 1);
-  }
+  rehash();
 }
 
 void KernelBuilder::NameSet::truncate(size_t n) {
   if (n >= names_.size()) return;
   names_.resize(n);
   slots_.assign(slots_.size(), 0);
+  rehash();
+}
+
+void KernelBuilder::NameSet::rehash() {
   const size_t mask = slots_.size() - 1;
   for (size_t i = 0; i < names_.size(); ++i) {
     const uint64_t h = std::hash<std::string>{}(names_[i]);

@@ -238,6 +238,7 @@ class KernelBuilder {
     void truncate(size_t n);  // forgets the names handed out after the first n
    private:
     void grow();
+    void rehash();  // puts every name back into the (cleared) slots
     std::vector<std::string> names_;
     std::vector<uint64_t> slots_;  // (hash's high half << 32) | (position + 1); 0 = empty
   };
