@@ -313,7 +313,8 @@ def run_cases(checkout, cases, verbose, autotune=None):
         if c["kind"] != "bound":
             ratio = pred / c["us"]
             flag = "  FAR" if abs(math.log(ratio)) > FAR else ""
-            # The model charges nothing for spills; say when the live tiles would not fit.
+            # Say when the schedule's live tiles over time would not fit (the buffer plan spills
+            # only what one buffer per tile cannot hold).
             if prof.sbuf_peak_bytes > prof.sbuf_capacity_bytes:
                 flag += f"  model SBUF peak x{prof.sbuf_peak_bytes / prof.sbuf_capacity_bytes:.1f} capacity"
             print(f"{c['id']:12s} {c['func']:44s} {c['target']:5s} pred {pred:11.3f} us  meas {c['us']:11.3f} us"

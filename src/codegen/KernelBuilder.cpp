@@ -19,6 +19,7 @@ KernelBuilder::KernelBuilder(std::string kernel_name, const sema::Target& target
 
 std::unique_ptr<ir::Kernel> KernelBuilder::finish() {
   elide_copies(*kernel_);
+  kernel_->direct_allocation = direct_allocation;
   return std::move(kernel_);
 }
 

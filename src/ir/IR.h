@@ -197,6 +197,9 @@ struct Kernel {
   };
   std::vector<CoreSpan> core_spans;
   int physical_cores = 1;
+  // Some tensor was placed with ncc.sbuf/psum alloc or mod_alloc: the kernel chose its
+  // physical buffers, not the compiler.
+  bool direct_allocation = false;
 
   const TensorDecl& tensor(int id) const { return tensors.at(id); }
   // The tensor whose bytes `id` names: itself, or what its reshape/view aliases.

@@ -18,6 +18,8 @@ struct Sites {
   std::unordered_map<const ir::Instruction*, int> site;
   std::unordered_map<const ir::Loop*, std::pair<int, int>> body;
   std::vector<std::vector<int>> allocated_in;  // by loop axis: tensors declared in its body
+  std::unordered_map<const ir::Loop*, std::vector<int>> rotating;  // declared in its body or a nested one
+  BufferPlan buffers;
   std::vector<int> on_chip;                    // fresh in every program
   std::vector<const ir::Instruction*> order;   // by site
   std::vector<bool> folded;                    // by site: costs nothing (fold_psum_zeroing)
@@ -95,10 +97,26 @@ void fold_psum_zeroing(const ir::Kernel& k, Sites& s) {
   }
 }
 
+// For every loop, the rotated tensors (BufferPlan) declared in its body or a nested loop's.
+std::vector<int> collect_rotating(const ir::Block& b, Sites& s) {
+  std::vector<int> all;
+  for (const ir::StmtPtr& st : b) {
+    if (st->kind != ir::StmtKind::Loop) continue;
+    const auto* l = static_cast<const ir::Loop*>(st.get());
+    std::vector<int> mine = collect_rotating(l->body, s);
+    if (static_cast<size_t>(l->axis) < s.allocated_in.size())
+      for (int id : s.allocated_in[l->axis])
+        if (s.buffers.count[id] > 0) mine.push_back(id);
+    all.insert(all.end(), mine.begin(), mine.end());
+    s.rotating[l] = std::move(mine);
+  }
+  return all;
+}
+
 class Walker {
  public:
   Walker(const ir::Kernel& k, const sema::Target& t, const Options& o, const Sites& s)
-      : k_(k), sites_(s), sched_(k, t, o, s.order) {
+      : k_(k), sites_(s), sched_(k, t, o, s.order, s.buffers) {
     env_.loop.assign(k.num_axes, 0);
     env_.pid.assign(k.grid.size(), 0);
     later_.assign(k.num_axes, false);
@@ -106,7 +124,7 @@ class Walker {
 
   Profile run() {
     // SPMD programs run one after another on one NeuronCore, each with fresh on-chip memory.
-    iterate(k_.num_programs(), 0, sites_.count, k_.loc, [this](int64_t p) {
+    iterate(k_.num_programs(), 0, sites_.count, k_.loc, {}, [this](int64_t p) {
       for (size_t d = k_.grid.size(); d-- > 0;) {
         env_.pid[d] = p % k_.grid[d];
         p /= k_.grid[d];
@@ -174,10 +192,10 @@ class Walker {
     const auto [s0, s1] = sites_.body.at(&l);
     const std::vector<int>& fresh =
         static_cast<size_t>(l.axis) < sites_.allocated_in.size() ? sites_.allocated_in[l.axis] : std::vector<int>{};
-    iterate(trips, s0, s1, l.loc, [&](int64_t i) {
+    iterate(trips, s0, s1, l.loc, sites_.rotating.at(&l), [&](int64_t i) {
       env_.loop[l.axis] = l.lb + i * l.stride;
       later_[l.axis] = i > 0;
-      for (int id : fresh) sched_.release(id);
+      for (int id : fresh) sched_.release(id, true);
       // An affine loop's later iterations are independent work the compiler interleaves.
       const bool more = l.type == ir::AxisType::Affine && i + 1 < trips;
       interleaving_ += more;
@@ -189,9 +207,11 @@ class Walker {
   // Runs `trips` iterations; once two consecutive groups of `p` iterations (p = 1, or up
   // to kMaxPeriod when transfers alternate between idle gaps and a queue's end) advance every clock by
   // the same delta and add the same totals, the remaining groups but the last two
-  // iterations (which may be ragged) are repeated arithmetically.
+  // iterations (which may be ragged) are repeated arithmetically; not before every tensor
+  // of `rotating` has used each of its physical buffers (until then later iterations wait
+  // for buffers differently).
   template <class Body>
-  void iterate(int64_t trips, int s0, int s1, const ir::SourceLoc& loc, Body&& body) {
+  void iterate(int64_t trips, int s0, int s1, const ir::SourceLoc& loc, const std::vector<int>& rotating, Body&& body) {
     constexpr int64_t kMaxPeriod = 4;
     std::deque<std::pair<std::vector<double>, Totals>> seen;  // the state before each recent iteration
     const int64_t since = sched_.num_nodes();
@@ -200,7 +220,7 @@ class Walker {
       if (!repeated) seen.emplace_back(sched_.clocks(), sched_.totals(s0, s1));
       if (seen.size() > 2 * kMaxPeriod + 1) seen.pop_front();
       body(i);
-      if (repeated) continue;
+      if (repeated || !sched_.rotated(rotating)) continue;
       const std::vector<double> now = sched_.clocks();
       const Totals total = sched_.totals(s0, s1);
       for (int64_t p = 1; p <= kMaxPeriod; ++p) {
@@ -258,6 +278,7 @@ Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& 
   s.hoisted.assign(s.order.size(), -1);
   s.owner = tensor_owners(k);
   for (const auto& [in, axis] : loop_invariant(k)) s.hoisted[s.site.at(in)] = axis;
+  s.buffers = plan_buffers(k, target, s.order);
   s.allocated_in.resize(k.num_axes);
   for (const ir::TensorDecl& t : k.tensors) {
     if (ir::is_hbm(t.memory) && t.memory != ir::Memory::PrivateHBM) continue;
@@ -265,6 +286,7 @@ Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& 
     s.on_chip.push_back(t.id);
     if (t.alloc_axis >= 0 && t.alloc_axis < k.num_axes) s.allocated_in[t.alloc_axis].push_back(t.id);
   }
+  collect_rotating(k.body, s);
   return Walker(k, target, opts, s).run();
 }
 

@@ -26,6 +26,21 @@ const sema::EngineFigures& figures(const sema::CostFigures& f, Track t) {
   }
 }
 
+// How long each of `queues` queues is busy with its share of `bytes` in `buffers` contiguous
+// buffers, limited by the chip's HBM share when one side is HBM.
+double transfer_interval(double bytes, double buffers, int queues, bool hbm, const sema::CostFigures& f) {
+  const double per_queue = (bytes + buffers * f.dma_buffer_overhead_bytes) / queues / f.dma_queue_bytes_per_ns;
+  return std::max(per_queue, hbm ? bytes / (f.hbm_bytes_per_ns_per_chip / f.cores_per_chip) : 0.0);
+}
+
+// The queues a transfer of `partitions` partitions of an on-chip side takes (128: 16 transfers
+// of 8 buffers, as the architecture guide's example splits them), at most `runs`.
+int queues_for(int64_t partitions, int64_t runs, const sema::Target& t) {
+  const int64_t per_queue_partitions = std::max<int64_t>(1, t.statebuf_num_partitions / t.cost.dma_queues);
+  const int64_t spread = partitions > 0 ? (partitions + per_queue_partitions - 1) / per_queue_partitions : runs;
+  return static_cast<int>(std::clamp<int64_t>(std::min(spread, runs), 1, t.cost.dma_queues));
+}
+
 // A transfer split over the queues (by partitions: each queue serves an equal share
 // of the 128), each paying per contiguous buffer, limited by the chip's HBM share.
 InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext) {
@@ -63,14 +78,10 @@ InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Ta
         std::max(c.dma_bytes / (transpose_efficiency * f.dma_queues * f.dma_queue_bytes_per_ns), hbm_floor);
     return c;
   }
-  // The queues share the partitions of an on-chip side (128 partitions: 16 transfers of 8
-  // buffers, as the architecture guide's example splits them); HBM to HBM by its buffers.
-  const int64_t per_queue_partitions = std::max<int64_t>(1, t.statebuf_num_partitions / f.dma_queues);
-  const int64_t spread = partitions > 0 ? (partitions + per_queue_partitions - 1) / per_queue_partitions : runs;
-  c.queues = static_cast<int>(std::clamp<int64_t>(std::min(spread, runs), 1, f.dma_queues));
-  const double per_queue = (static_cast<double>(c.dma_bytes) + static_cast<double>(runs * passes) * f.dma_buffer_overhead_bytes) /
-                           c.queues / f.dma_queue_bytes_per_ns;
-  c.interval = c.latency = std::max(per_queue, hbm_floor);
+  // The queues share the partitions of an on-chip side; HBM to HBM by its buffers.
+  c.queues = queues_for(partitions, runs, t);
+  c.interval = c.latency =
+      transfer_interval(static_cast<double>(c.dma_bytes), static_cast<double>(runs * passes), c.queues, hbm, f);
   return c;
 }
 
@@ -141,6 +152,18 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
 }
 
 }  // namespace
+
+InstCost spill_cost(int64_t bytes_per_partition, const sema::Target& t) {
+  InstCost c;
+  c.costed = true;
+  c.track = Track::dma;
+  const int64_t partitions = t.statebuf_num_partitions;
+  c.dma_bytes = bytes_per_partition * partitions;
+  c.queues = queues_for(partitions, partitions, t);
+  c.interval = c.latency =
+      transfer_interval(static_cast<double>(c.dma_bytes), static_cast<double>(partitions), c.queues, true, t.cost);
+  return c;
+}
 
 InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext) {
   const ir::Cost cls = ir::info(in.opcode).cost;

@@ -29,6 +29,10 @@ struct InstCost {
 // `ext` is the execution's iteration space after its mask (active_extents).
 InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext);
 
+// One leg of a spill (SBUF to HBM, or back): `bytes_per_partition` on every partition, one
+// contiguous buffer each, on the queues a full-partition load takes.
+InstCost spill_cost(int64_t bytes_per_partition, const sema::Target& t);
+
 // The track an engine's instructions run on.
 Track track_of(ir::Engine e);
 

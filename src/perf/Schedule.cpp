@@ -1,5 +1,7 @@
 #include "perf/Schedule.h"
 
+#include "perf/Buffers.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -25,14 +27,6 @@ Box hull(const Box& a, const Box& b) {
   return h;
 }
 
-// Bytes one partition holds of an on-chip tensor.
-int64_t partition_bytes(const ir::TensorDecl& t) {
-  int64_t n = ir::size_of(t.dtype);
-  for (size_t d = 0; d < t.shape.size(); ++d)
-    if (static_cast<int>(d) != t.partition_dim) n *= t.shape[d];
-  return n;
-}
-
 }  // namespace
 
 bool Totals::same(const Totals& o) const {
@@ -46,10 +40,11 @@ bool Totals::same(const Totals& o) const {
 }
 
 Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
-                   std::vector<const ir::Instruction*> sites)
+                   std::vector<const ir::Instruction*> sites, BufferPlan buffers)
     : k_(k), t_(t), o_(o), site_inst_(std::move(sites)), cores_(std::max(1, k.physical_cores)),
       per_core_(kComputeTracks + t.cost.dma_queues), free_(cores_ * per_core_, 0.0), last_node_(free_.size(), -1),
       gaps_(free_.size()), regions_(k.tensors.size()), written_(k.tensors.size(), false), live_(k.tensors.size()),
+      plan_(std::move(buffers)), ring_(k.tensors.size()), reuse_(k.tensors.size()),
       site_busy_(site_inst_.size(), 0.0), site_critical_(site_inst_.size(), 0.0), site_count_(site_inst_.size(), 0),
       end_(cores_, 0.0), end_node_(cores_, -1) {
   for (const ir::Instruction* in : site_inst_) {
@@ -89,6 +84,7 @@ void Schedule::read(int tensor, const Box& b, double& ready, int64_t& dep) const
 
 void Schedule::write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const {
   const int id = root(tensor);
+  if (const Use& u = reuse_[id]; u.done > ready) ready = u.done, dep = u.node;
   for (const Region& r : regions_[id]) {
     if (!orders(id, r) || !r.box.overlaps(b)) continue;
     const double w = dep_time(r.write_ready, r.writer), rd = dep_time(r.read_done, r.reader);
@@ -150,11 +146,33 @@ void Schedule::touch(int tensor, double start, double end) {
   l.stamp = num_nodes();
 }
 
-void Schedule::release(int id) {
+void Schedule::release(int id, bool rotate) {
+  const int n = plan_.count[id];
+  if (rotate && n > 0 && !regions_[id].empty()) {
+    // The iteration ending used one buffer; the next takes the one used n iterations ago.
+    Use u;
+    for (const Region& r : regions_[id]) {
+      if (r.read_done > u.done) u.done = r.read_done, u.node = r.reader;
+      if (r.write_ready > u.done) u.done = r.write_ready, u.node = r.writer;
+      u.stamp = std::max(u.stamp, r.stamp);
+    }
+    std::deque<Use>& ring = ring_[id];
+    ring.push_back(u);
+    if (static_cast<int>(ring.size()) > n) ring.pop_front();
+    reuse_[id] = static_cast<int>(ring.size()) == n ? ring.front() : Use{};
+  } else if (!rotate) {
+    reuse_[id] = Use{};
+  }
   regions_[id].clear();
   Live& l = live_[id];
   if (l.first >= 0) intervals_.push_back({l.first, l.last, id});
   l = Live{};
+}
+
+bool Schedule::rotated(const std::vector<int>& ids) const {
+  for (int id : ids)
+    if (static_cast<int>(ring_[id].size()) < plan_.count[id]) return false;
+  return true;
 }
 
 int64_t Schedule::add_node(const Node& n) {
@@ -232,6 +250,47 @@ double Schedule::place(int ti, double ready, double interval) {
   return start;
 }
 
+std::pair<double, int64_t> Schedule::transfer(double earliest, double interval, int queues, int site, int64_t pred) {
+  // The transfers take the queues that can start them earliest (in an idle gap or at their
+  // free time), the earliest-free first; each queue starts its share when it can, and the
+  // result is ready when the last ends.
+  std::vector<std::pair<double, int>> q;
+  for (int j = 0; j < t_.cost.dma_queues; ++j) {
+    const int i = core_ * per_core_ + kComputeTracks + j;
+    q.emplace_back(slot(i, earliest, interval).first, i);
+  }
+  std::stable_sort(q.begin(), q.end(), [this](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : free_[a.second] < free_[b.second];
+  });
+  q.resize(std::min<size_t>(q.size(), static_cast<size_t>(std::max(1, queues))));
+  double start = earliest;
+  for (auto& [s, i] : q) {
+    s = place(i, earliest, interval);
+    if (s > start) start = s, pred = last_node_[i];
+  }
+  const double end = start + interval;
+  const int64_t node = add_node({start, end, end, pred, 1, site, static_cast<int16_t>(q.front().second)});
+  for (const auto& [s, i] : q) {
+    last_node_[i] = node;
+    add_slice(i, s, interval, site, 1);
+  }
+  tot_.busy[static_cast<int>(Track::dma)] += interval * static_cast<double>(q.size());
+  return {start, node};
+}
+
+double Schedule::spill(double ready, int64_t& dep) {
+  // The excess of every partition goes to HBM and comes back: two dependent transfers,
+  // each paying the fixed latency; the instruction at the peak waits for the reload.
+  const InstCost c = spill_cost(plan_.spill_bytes, t_);
+  double t = ready;
+  for (int leg = 0; leg < 2; ++leg) {
+    const auto [s, node] = transfer(t + t_.cost.dma_fixed_latency_ns, c.interval, c.queues, plan_.spill_site, dep);
+    t = s + c.interval, dep = node;
+    tot_.dma_bytes += static_cast<double>(c.dma_bytes);
+  }
+  return t;
+}
+
 void Schedule::execute(int site, const Env& env, bool interleaved) {
   const ir::Instruction& in = *site_inst_[site];
   const Extents ext = active_extents(in, env);
@@ -250,38 +309,18 @@ void Schedule::execute(int site, const Env& env, bool interleaved) {
   for (const auto& [id, b] : reads) read(id, b, ready, dep);
   for (const auto& [id, b] : writes) write_deps(id, b, ready, dep);
   if (floor_ > ready) ready = floor_, dep = floor_node_;
+  if (site == plan_.spill_site) ready = spill(ready, dep);
 
   double start = 0, end = 0;
   int64_t pred = dep;
-  int first_track = 0;
   const int ti = static_cast<int>(c.track);
   if (c.track == Track::dma) {
     // After the fixed start latency, the transfers take the queues that can start them
     // earliest (in an idle gap or at their free time), the earliest-free first; each
     // queue starts its share when it can, and the result is ready when the last ends.
-    const double earliest = ready + t_.cost.dma_fixed_latency_ns;
-    std::vector<std::pair<double, int>> q;
-    for (int j = 0; j < t_.cost.dma_queues; ++j) {
-      const int i = core_ * per_core_ + kComputeTracks + j;
-      q.emplace_back(slot(i, earliest, c.interval).first, i);
-    }
-    std::stable_sort(q.begin(), q.end(), [this](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : free_[a.second] < free_[b.second];
-    });
-    q.resize(c.queues);
-    start = earliest;
-    for (auto& [s, i] : q) {
-      s = place(i, earliest, c.interval);
-      if (s > start) start = s, pred = last_node_[i];
-    }
+    const auto [s, node] = transfer(ready + t_.cost.dma_fixed_latency_ns, c.interval, c.queues, site, dep);
+    start = s;
     end = start + c.interval;
-    first_track = q.front().second;
-    const int64_t node = add_node({start, end, end, pred, 1, site, static_cast<int16_t>(first_track)});
-    for (const auto& [s, i] : q) {
-      last_node_[i] = node;
-      add_slice(i, s, c.interval, site, 1);
-    }
-    tot_.busy[ti] += c.interval * c.queues;
     tot_.dma_bytes += static_cast<double>(c.dma_bytes);
     site_busy_[site] += c.interval;
     pred = node;
@@ -396,6 +435,12 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
       }
   for (Live& l : live_)
     if (l.first >= 0 && l.stamp >= since) l.last += shift;
+  auto shift_use = [&](Use& u) {
+    if (u.stamp >= since && u.done > 0) u.done += shift, u.node = node;
+  };
+  for (std::deque<Use>& ring : ring_)
+    for (Use& u : ring) shift_use(u);
+  for (Use& u : reuse_) shift_use(u);
   for (int i = 0; i <= kComputeTracks; ++i) {
     tot_.busy[i] += per.busy[i] * static_cast<double>(m);
     tot_.count[i] += per.count[i] * m;
@@ -551,8 +596,12 @@ Profile Schedule::finish() {
   p.occupancy = downsample(samples, 2000);
   p.sbuf_capacity_bytes = t_.statebuf_par_size_in_bytes;
   p.psum_capacity_bytes = t_.psum_par_size_in_bytes * t_.psum_num_banks;
-  // The schedule gave every tile a buffer of its own; past the capacity the compiler
-  // would have to reuse buffers (serialising) or spill, which the model does not do.
+  if (plan_.spill_site >= 0 && site_count_[plan_.spill_site] > 0)
+    note("one buffer per tile keeps " + std::to_string(plan_.sbuf_peak) + " bytes per partition of SBUF live at " +
+         site_inst_[plan_.spill_site]->loc.str() + ", more than the " + std::to_string(plan_.sbuf_capacity) +
+         " the target has: the excess is spilled to HBM and reloaded there, every time it runs");
+  // Loop tiles rotate through the buffers that fit (BufferPlan); what is still over the
+  // capacity comes from tiles the model cannot bound that way.
   for (const auto& [peak, cap, what] : {std::tuple{p.sbuf_peak_bytes, p.sbuf_capacity_bytes, "SBUF"},
                                         std::tuple{p.psum_peak_bytes, p.psum_capacity_bytes, "PSUM"}})
     if (peak > cap)

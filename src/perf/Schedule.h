@@ -7,10 +7,12 @@
 // cores wait for each other only at sync points (sync()).
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <vector>
 
 #include "ir/IR.h"
+#include "perf/Buffers.h"
 #include "perf/Durations.h"
 #include "perf/Footprint.h"
 #include "perf/Profile.h"
@@ -37,7 +39,8 @@ struct Totals {
 class Schedule {
  public:
   // `sites`: the kernel's instructions in program order (a site is an index into it).
-  Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, std::vector<const ir::Instruction*> sites);
+  Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, std::vector<const ir::Instruction*> sites,
+           BufferPlan buffers = {});
 
   // `interleaved`: an enclosing affine loop has iterations to go, whose independent
   // instructions the compiler interleaves with this one's dependent chain (see dep_time).
@@ -48,8 +51,14 @@ class Schedule {
   // everything before it, on every core, has ended.
   void sync();
   // A fresh allocation of on-chip tensor `id` (a new loop iteration or program):
-  // no dependency on its earlier contents; its occupancy interval closes.
-  void release(int id);
+  // no dependency on its earlier contents; its occupancy interval closes. `rotate`
+  // (a new loop iteration): the allocation takes the next of the tensor's physical
+  // buffers (BufferPlan), and its writes wait until the iteration that last used
+  // that buffer has finished with it (WAR on the physical buffer).
+  void release(int id, bool rotate = false);
+  // Whether every tensor of `ids` has been through each of its physical buffers (before,
+  // a loop's iterations are not yet steady).
+  bool rotated(const std::vector<int>& ids) const;
 
   // Every queue's free time (per core: compute engines, then the DMA queues
   // sorted), then per queue the number of its idle gaps and their bounds, for
@@ -94,6 +103,11 @@ class Schedule {
   struct Gap {
     double from, to;
   };
+  // One iteration's use of a physical buffer: when its last access ended, and by which node.
+  struct Use {
+    double done = 0;
+    int64_t node = -1, stamp = 0;
+  };
   // A memory port two engines cannot stream through at once (CostFigures):
   // until when, and by which node, each engine holds it.
   struct Port {
@@ -123,6 +137,12 @@ class Schedule {
   void record_read(int tensor, Box b, double end, int64_t node);
   void record_write(int tensor, Box b, double end, int64_t node);
   void touch(int tensor, double start, double end);
+  // Before the instruction at the spill site (BufferPlan): its excess is stored and
+  // reloaded on the DMA queues, and it waits for the reload. Returns when that ends.
+  double spill(double ready, int64_t& dep);
+  // Places a transfer of `interval` per queue on the `queues` DMA queues that can start it
+  // earliest (at `earliest` or later); returns its start and node (`pred`: what it waited for).
+  std::pair<double, int64_t> transfer(double earliest, double interval, int queues, int site, int64_t pred);
   int64_t add_node(const Node& n);
   void add_slice(int track, double start, double duration, int site, int64_t repeat);
 
@@ -139,6 +159,9 @@ class Schedule {
   std::vector<std::vector<Region>> regions_;  // per root tensor
   std::vector<bool> written_;         // tensors some instruction writes
   std::vector<Live> live_;
+  BufferPlan plan_;
+  std::vector<std::deque<Use>> ring_;  // per tensor: its latest iterations' uses, oldest first
+  std::vector<Use> reuse_;             // per tensor: the use of the buffer the current iteration took
   std::vector<Interval> intervals_;
   std::vector<Node> nodes_;
   std::vector<Slice> slices_;

@@ -1,0 +1,128 @@
+#include "perf/Buffers.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace nkic::perf {
+
+int64_t partition_bytes(const ir::TensorDecl& t) {
+  int64_t n = ir::size_of(t.dtype);
+  for (size_t d = 0; d < t.shape.size(); ++d)
+    if (static_cast<int>(d) != t.partition_dim) n *= t.shape[d];
+  return n;
+}
+
+namespace {
+
+// A PSUM tile takes whole banks (a matmul accumulates within one bank).
+int64_t buffer_bytes(const ir::TensorDecl& t, const sema::Target& target) {
+  const int64_t n = partition_bytes(t), bank = target.psum_par_size_in_bytes;
+  return t.memory == ir::Memory::PSUM && bank > 0 ? (n + bank - 1) / bank * bank : n;
+}
+
+// A loop's body sites [s0, s1), how many times its body runs in a program (its iterations
+// as the cost model runs them, times its enclosing loops'), its depth.
+struct LoopSpan {
+  int s0 = -1, s1 = -1;
+  int64_t runs = 0;
+  int depth = 0;
+};
+
+// Numbers the instructions as the cost model does (program order, loop bodies in place).
+void spans(const ir::Block& b, int depth, int64_t outer, int& site, std::vector<LoopSpan>& out) {
+  for (const ir::StmtPtr& s : b) {
+    if (s->kind == ir::StmtKind::Instruction) {
+      ++site;
+      continue;
+    }
+    const auto* l = static_cast<const ir::Loop*>(s.get());
+    LoopSpan span;
+    span.s0 = site;
+    const int64_t trips = l->dynamic_ub || l->while_cond ? 1 : std::max<int64_t>(0, l->tripcount());
+    span.runs = trips > 0 && outer > std::numeric_limits<int64_t>::max() / trips ? std::numeric_limits<int64_t>::max()
+                                                                                 : outer * trips;
+    span.depth = depth;
+    spans(l->body, depth + 1, span.runs, site, out);
+    span.s1 = site;
+    if (l->axis >= 0 && static_cast<size_t>(l->axis) < out.size()) out[l->axis] = span;
+  }
+}
+
+}  // namespace
+
+BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order) {
+  BufferPlan p;
+  p.count.assign(k.tensors.size(), 0);
+  p.sbuf_capacity = t.statebuf_par_size_in_bytes;
+  p.psum_capacity = t.psum_par_size_in_bytes * t.psum_num_banks;
+  // A kernel that places its tiles itself (ncc.sbuf/psum alloc) chose its buffers; the IR
+  // does not record how many, so its tiles stay fresh in every iteration.
+  if (k.direct_allocation) return p;
+  std::vector<LoopSpan> loops(std::max(0, k.num_axes));
+  int site = 0;
+  spans(k.body, 0, 1, site, loops);
+  // Each root tensor's first and last site.
+  std::vector<int> first(k.tensors.size(), -1), last(k.tensors.size(), -1);
+  for (size_t s = 0; s < order.size(); ++s) {
+    auto use = [&](const ir::Access& a) {
+      const int id = k.root(a.tensor);
+      if (first[id] < 0) first[id] = static_cast<int>(s);
+      last[id] = static_cast<int>(s);
+    };
+    const ir::Instruction& in = *order[s];
+    if (in.has_dst()) use(in.dst);
+    for (const ir::Access& a : in.srcs) use(a);
+    for (const ir::Access& a : in.extra_dsts) use(a);
+  }
+  // Live bytes per site, per memory, with one buffer per tile.
+  const size_t n = order.size();
+  std::vector<int64_t> sbuf(n + 1, 0), psum(n + 1, 0);
+  auto is_buffer = [&](const ir::TensorDecl& d) { return d.alias_of < 0 && !ir::is_hbm(d.memory) && first[d.id] >= 0; };
+  for (const ir::TensorDecl& d : k.tensors) {
+    if (!is_buffer(d)) continue;
+    std::vector<int64_t>& live = d.memory == ir::Memory::PSUM ? psum : sbuf;
+    const int64_t bytes = buffer_bytes(d, t);
+    live[first[d.id]] += bytes;
+    live[last[d.id] + 1] -= bytes;
+  }
+  for (size_t s = 1; s <= n; ++s) sbuf[s] += sbuf[s - 1], psum[s] += psum[s - 1];
+  for (size_t s = 0; s < n; ++s) {
+    if (sbuf[s] > p.sbuf_peak) p.sbuf_peak = sbuf[s], p.spill_site = static_cast<int>(s);
+    p.psum_peak = std::max(p.psum_peak, psum[s]);
+  }
+  if (p.sbuf_capacity > 0 && p.sbuf_peak > p.sbuf_capacity) p.spill_bytes = p.sbuf_peak - p.sbuf_capacity;
+  else p.spill_site = -1;
+
+  // The loop tiles, innermost loops first, then in declaration order.
+  std::vector<int> tiles;
+  for (const ir::TensorDecl& d : k.tensors)
+    if (is_buffer(d) && d.alloc_axis >= 0 && static_cast<size_t>(d.alloc_axis) < loops.size() &&
+        loops[d.alloc_axis].s0 >= 0) {
+      tiles.push_back(d.id);
+      p.count[d.id] = 1;
+    }
+  std::stable_sort(tiles.begin(), tiles.end(), [&](int a, int b) {
+    return loops[k.tensor(a).alloc_axis].depth > loops[k.tensor(b).alloc_axis].depth;
+  });
+  // Each round gives every loop tile that got one in the last round one more buffer, live
+  // over its loop body, where that stays within the capacity.
+  for (int r = 2;; ++r) {
+    bool grew = false;
+    for (int id : tiles) {
+      const ir::TensorDecl& d = k.tensor(id);
+      const LoopSpan& l = loops[d.alloc_axis];
+      if (p.count[id] != r - 1 || l.runs < r || l.s1 <= l.s0) continue;
+      const bool in_psum = d.memory == ir::Memory::PSUM;
+      std::vector<int64_t>& live = in_psum ? psum : sbuf;
+      const int64_t bytes = buffer_bytes(d, t), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
+      if (*std::max_element(live.begin() + l.s0, live.begin() + l.s1) + bytes > capacity) continue;
+      for (int s = l.s0; s < l.s1; ++s) live[s] += bytes;
+      p.count[id] = r;
+      grew = true;
+    }
+    if (!grew) break;
+  }
+  return p;
+}
+
+}  // namespace nkic::perf

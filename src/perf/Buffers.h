@@ -1,0 +1,41 @@
+// How many physical buffers the compiler gives the tiles declared in a loop body.
+// A tile declared in a loop body is one logical tile per iteration; neuronx-cc maps
+// those to physical buffers and may give one tile several, so that a later
+// iteration's writes (a load) overlap an earlier iteration's reads (the block
+// dimension migration guide: "a space-time tradeoff"). Its ring allocation reuses
+// memory only once the allocation wraps around the memory. The model takes the
+// kernel's live footprint with one buffer per tile (a tile is live from its first
+// to its last access in program order) and gives the loop tiles more buffers, one
+// more each round (the innermost loops' first, as their tiles turn over most often),
+// while what is live stays within the per-partition capacity: a loop tile's extra
+// buffers are live over its whole loop body. A tile never gets more buffers than it has
+// allocations (its loop's iterations times its enclosing loops').
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "ir/IR.h"
+#include "sema/Target.h"
+
+namespace nkic::perf {
+
+struct BufferPlan {
+  // By tensor: the physical buffers its iterations rotate through; 0: not rotated
+  // (HBM, views, tiles declared outside every loop).
+  std::vector<int> count;
+  // Per memory: the peak of one buffer per tile, per partition, and the capacity.
+  int64_t sbuf_peak = 0, psum_peak = 0, sbuf_capacity = 0, psum_capacity = 0;
+  // Past the SBUF capacity with one buffer per tile: the site at which the peak is
+  // reached, and the bytes per partition over the capacity there (spilled out and
+  // reloaded around it every time it runs).
+  int spill_site = -1;
+  int64_t spill_bytes = 0;
+};
+
+// `order`: the kernel's instructions in program order (the cost model's sites).
+BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order);
+
+// Bytes one partition holds of on-chip tensor `t`.
+int64_t partition_bytes(const ir::TensorDecl& t);
+
+}  // namespace nkic::perf

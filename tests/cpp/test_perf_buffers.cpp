@@ -1,0 +1,142 @@
+// The cost model's buffer allocation (perf/Buffers.h), on hand-built kernels: a loop tile
+// rotates through the physical buffers the SBUF capacity holds, so an iteration's writes
+// wait for the iteration that last used the buffer they reuse; a footprint over the
+// capacity with one buffer per tile pays a spill and a reload.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "perf/CostModel.h"
+#include "perf_test_util.h"
+
+namespace nkic {
+namespace {
+
+using namespace perf_test;
+
+constexpr int64_t kRows = 8;  // one DMA queue per transfer (8 partitions each)
+
+// for i in affine_range(3): t = load(a[i]); t = t + 1; store(out[i], t) -- t, declared in the
+// loop body, is [8, free] fp32: `free` sets how many of its buffers the SBUF holds.
+perf::Profile rotating_loop(int64_t free, bool direct_allocation = false) {
+  ir::Kernel k;
+  k.name = "rotate";
+  k.direct_allocation = direct_allocation;
+  const int a = add_tensor(k, "a", {3 * kRows, free}, Memory::SharedHBM, ir::Role::Input);
+  const int out = add_tensor(k, "out", {3 * kRows, free}, Memory::SharedHBM, ir::Role::Output);
+  const int t = add_tensor(k, "t", {kRows, free}, Memory::SBUF);
+  k.tensors[t].alloc_axis = 0;
+  auto loop = std::make_unique<ir::Loop>();
+  loop->axis = 0;
+  loop->name = "i";
+  loop->ub = 3;
+  loop->body.push_back(inst(Opcode::Load, tile(t), {tile(a, kRows, 0)}, {kRows, free}));
+  loop->body.push_back(inst(Opcode::TensorScalar, tile(t), {tile(t)}, {kRows, free}));
+  loop->body.push_back(inst(Opcode::Store, tile(out, kRows, 0), {tile(t)}, {kRows, free}));
+  k.body.push_back(std::move(loop));
+  k.num_axes = 1;
+  return perf::predict(k, trn1());
+}
+
+std::vector<double> load_starts(const perf::Profile& p) {
+  std::vector<double> starts;
+  for (const perf::Slice& s : p.slices)
+    if (s.opcode == Opcode::Load) starts.push_back(s.start);
+  std::sort(starts.begin(), starts.end());
+  return starts;
+}
+
+// One queue's time for an [8, free] fp32 transfer: its bytes plus one buffer overhead per partition.
+double queue_time(int64_t free) {
+  const sema::CostFigures& f = trn1().cost;
+  return kRows * (free * 4.0 + f.dma_buffer_overhead_bytes) / f.dma_queue_bytes_per_ns;
+}
+
+TEST(CostModelBuffers, ATileInTwoBuffersLetsTheNextLoadOverlapButNotTheOneAfter) {
+  const sema::CostFigures& f = trn1().cost;
+  // 64 KiB per partition: two buffers fit in trn1's 176 KiB, three do not.
+  const int64_t free = 16384;
+  ASSERT_LE(2 * free * 4, trn1().statebuf_par_size_in_bytes);
+  ASSERT_GT(3 * free * 4, trn1().statebuf_par_size_in_bytes);
+  const double fixed = f.dma_fixed_latency_ns, dma = queue_time(free);
+  const double add_latency = (free / f.dve.elems_per_cycle + f.dve.fixed_cycles) / f.dve.clock_ghz;
+  const perf::Profile p = rotating_loop(free);
+  const std::vector<double> starts = load_starts(p);
+  ASSERT_EQ(starts.size(), 3u);
+  // Load 1 takes the second buffer: it starts with load 0, on another queue.
+  EXPECT_NEAR(starts[0], fixed, 1e-6);
+  EXPECT_NEAR(starts[1], fixed, 1e-6);
+  // Load 2 takes load 0's buffer back: it waits for store 0, the buffer's last read, which
+  // waited for load 0 and the add.
+  const double store0_end = fixed + dma + add_latency + fixed + dma;
+  EXPECT_NEAR(starts[2], store0_end + fixed, 1e-6);
+  EXPECT_EQ(p.notes.end(), std::find_if(p.notes.begin(), p.notes.end(), [](const std::string& n) {
+              return n.find("spilled") != std::string::npos;
+            }));
+}
+
+TEST(CostModelBuffers, ATileWithABufferPerIterationNeverWaitsForOne) {
+  // 32 KiB per partition: five buffers fit, and the loop allocates the tile three times.
+  const std::vector<double> starts = load_starts(rotating_loop(8192));
+  ASSERT_EQ(starts.size(), 3u);
+  for (double s : starts) EXPECT_NEAR(s, trn1().cost.dma_fixed_latency_ns, 1e-6);
+}
+
+TEST(CostModelBuffers, AKernelThatPlacesItsTilesItselfKeepsAFreshTilePerIteration) {
+  // ncc.sbuf.mod_alloc chose the buffers; the IR does not say how many, so none are waited for.
+  const std::vector<double> starts = load_starts(rotating_loop(16384, true));
+  ASSERT_EQ(starts.size(), 3u);
+  for (double s : starts) EXPECT_NEAR(s, trn1().cost.dma_fixed_latency_ns, 1e-6);
+}
+
+// x = load(a); y = load(b); z = x + y; store(out, z): three [128, free] fp32 tiles live at the add.
+perf::Profile three_tiles(int64_t free, bool direct_allocation = false) {
+  ir::Kernel k;
+  k.name = "spill";
+  k.direct_allocation = direct_allocation;
+  const int a = add_tensor(k, "a", {128, free}, Memory::SharedHBM, ir::Role::Input);
+  const int b = add_tensor(k, "b", {128, free}, Memory::SharedHBM, ir::Role::Input);
+  const int out = add_tensor(k, "out", {128, free}, Memory::SharedHBM, ir::Role::Output);
+  const int x = add_tensor(k, "x", {128, free}, Memory::SBUF), y = add_tensor(k, "y", {128, free}, Memory::SBUF);
+  const int z = add_tensor(k, "z", {128, free}, Memory::SBUF);
+  k.body.push_back(inst(Opcode::Load, tile(x), {tile(a)}, {128, free}));
+  k.body.push_back(inst(Opcode::Load, tile(y), {tile(b)}, {128, free}));
+  static const std::string file = "spill.py";
+  auto add = inst(Opcode::TensorTensor, tile(z), {tile(x), tile(y)}, {128, free});
+  add->loc = {&file, 7, 0};
+  k.body.push_back(std::move(add));
+  k.body.push_back(inst(Opcode::Store, tile(out), {tile(z)}, {128, free}));
+  return perf::predict(k, trn1());
+}
+
+TEST(CostModelBuffers, AFootprintOverTheCapacityPaysASpillAndAReloadOfTheExcess) {
+  const sema::CostFigures& f = trn1().cost;
+  const int64_t free = 16384, capacity = trn1().statebuf_par_size_in_bytes;
+  const int64_t excess = 3 * free * 4 - capacity;  // per partition, at the add
+  ASSERT_GT(excess, 0);
+  const double fixed = f.dma_fixed_latency_ns;
+  // Every transfer spans 128 partitions: all 16 queues, 8 partitions (buffers) each.
+  auto transfer = [&](double bytes_per_partition) {
+    return 8 * (bytes_per_partition + f.dma_buffer_overhead_bytes) / f.dma_queue_bytes_per_ns;
+  };
+  const double tile = transfer(free * 4.0), spill = transfer(static_cast<double>(excess));
+  const double add_latency = (2.0 * free / f.dve.elems_per_cycle + f.dve.fixed_cycles) / f.dve.clock_ghz;
+  // The loads share the queues one after the other; the add waits for the excess to go out
+  // to HBM and come back, each leg after the fixed latency; then the store.
+  const double fits = fixed + 2 * tile + add_latency + fixed + tile;
+  const perf::Profile p = three_tiles(free);
+  EXPECT_NEAR(p.latency, fits + 2 * (fixed + spill), 1e-6);
+  EXPECT_EQ(p.dma_bytes, 3 * 128 * free * 4 + 2 * 128 * excess);  // two loads and a store, the excess twice
+  const std::string note = "keeps " + std::to_string(3 * free * 4) + " bytes per partition of SBUF live at " +
+                           "spill.py:7, more than the " + std::to_string(capacity) +
+                           " the target has: the excess is spilled to HBM and reloaded there, every time it runs";
+  EXPECT_NE(p.notes.end(), std::find_if(p.notes.begin(), p.notes.end(), [&](const std::string& n) {
+              return n.find(note) != std::string::npos;
+            })) << ::testing::PrintToString(p.notes);
+  // A kernel that places its tiles itself is not spilled by the model.
+  EXPECT_NEAR(three_tiles(free, true).latency, fits, 1e-6);
+}
+
+}  // namespace
+}  // namespace nkic
