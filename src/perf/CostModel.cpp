@@ -174,6 +174,7 @@ class Walker {
       const int site = sites_.site.at(in);
       const int h = sites_.hoisted[site];
       if (!sites_.folded[site] && (h < 0 || !later_[h])) sched_.execute(site, env_, interleaving_ > 0);
+      else sched_.skip(site);
     } else {
       loop(static_cast<const ir::Loop&>(s));
     }

@@ -288,13 +288,20 @@ double Schedule::spill(double ready, int64_t& dep) {
     t = s + c.interval, dep = node;
     tot_.dma_bytes += static_cast<double>(c.dma_bytes);
   }
+  spill_pending_ = false;
+  spilled_ = true;
   return t;
+}
+
+void Schedule::skip(int site) {
+  if (site == plan_.spill_site) spill_pending_ = true;
 }
 
 void Schedule::execute(int site, const Env& env, bool interleaved) {
   const ir::Instruction& in = *site_inst_[site];
   const Extents ext = active_extents(in, env);
   const InstCost c = cost_of(in, k_, t_, ext);
+  skip(site);
   if (!c.costed) return;
   ++scheduled_;
   hide_track_ = interleaved && c.track != Track::dma ? core_ * per_core_ + static_cast<int>(c.track) : -1;
@@ -309,7 +316,7 @@ void Schedule::execute(int site, const Env& env, bool interleaved) {
   for (const auto& [id, b] : reads) read(id, b, ready, dep);
   for (const auto& [id, b] : writes) write_deps(id, b, ready, dep);
   if (floor_ > ready) ready = floor_, dep = floor_node_;
-  if (site == plan_.spill_site) ready = spill(ready, dep);
+  if (spill_pending_) ready = spill(ready, dep);
 
   double start = 0, end = 0;
   int64_t pred = dep;
@@ -596,14 +603,14 @@ Profile Schedule::finish() {
   p.occupancy = downsample(samples, 2000);
   p.sbuf_capacity_bytes = t_.statebuf_par_size_in_bytes;
   p.psum_capacity_bytes = t_.psum_par_size_in_bytes * t_.psum_num_banks;
-  const bool spilled = plan_.spill_site >= 0 && site_count_[plan_.spill_site] > 0;
+  const bool spilled = spilled_;
   if (spilled) {
     const ir::SourceLoc& at = site_inst_[plan_.spill_site]->loc;
     const std::string where =
         at.known() ? at.file->substr(at.file->find_last_of('/') + 1) + ":" + std::to_string(at.line) : "?";
     note("one buffer per tile keeps " + std::to_string(plan_.sbuf_peak) + " bytes per partition of SBUF live at " +
          where + ", more than the " + std::to_string(plan_.sbuf_capacity) +
-         " the target has: the excess is spilled to HBM and reloaded there, every time it runs");
+         " the target has: the excess is spilled to HBM and reloaded there, every time the program passes it");
   }
   // Loop tiles rotate through the buffers that fit (BufferPlan), and a footprint over the
   // capacity is spilled; what the schedule still keeps live beyond it, the plan does not bound.

@@ -45,6 +45,9 @@ class Schedule {
   // `interleaved`: an enclosing affine loop has iterations to go, whose independent
   // instructions the compiler interleaves with this one's dependent chain (see dep_time).
   void execute(int site, const Env& env, bool interleaved = false);
+  // The program passed `site` without running it (hoisted, folded): a spill due there goes
+  // with the next instruction that runs.
+  void skip(int site);
   // The physical core the next executions run on (kernel[n]).
   void set_core(int c) { core_ = c; }
   // A sync point of the cores (core_barrier, sendrecv): nothing after it starts before
@@ -137,8 +140,9 @@ class Schedule {
   void record_read(int tensor, Box b, double end, int64_t node);
   void record_write(int tensor, Box b, double end, int64_t node);
   void touch(int tensor, double start, double end);
-  // Before the instruction at the spill site (BufferPlan): its excess is stored and
-  // reloaded on the DMA queues, and it waits for the reload. Returns when that ends.
+  // Before the instruction at the spill site (BufferPlan), or the first to run after it: the
+  // excess is stored and reloaded on the DMA queues, and it waits for the reload. Returns
+  // when that ends.
   double spill(double ready, int64_t& dep);
   // Places a transfer of `interval` per queue on the `queues` DMA queues that can start it
   // earliest (at `earliest` or later); returns its start and node (`pred`: what it waited for).
@@ -160,6 +164,7 @@ class Schedule {
   std::vector<bool> written_;         // tensors some instruction writes
   std::vector<Live> live_;
   BufferPlan plan_;
+  bool spill_pending_ = false, spilled_ = false;
   std::vector<std::deque<Use>> ring_;  // per tensor: its latest iterations' uses, oldest first
   std::vector<Use> reuse_;             // per tensor: the use of the buffer the current iteration took
   std::vector<Interval> intervals_;

@@ -130,7 +130,7 @@ TEST(CostModelBuffers, AFootprintOverTheCapacityPaysASpillAndAReloadOfTheExcess)
   EXPECT_EQ(p.dma_bytes, 3 * 128 * free * 4 + 2 * 128 * excess);  // two loads and a store, the excess twice
   const std::string note = "keeps " + std::to_string(3 * free * 4) + " bytes per partition of SBUF live at " +
                            "spill.py:7, more than the " + std::to_string(capacity) +
-                           " the target has: the excess is spilled to HBM and reloaded there, every time it runs";
+                           " the target has: the excess is spilled to HBM and reloaded there, every time the program passes it";
   EXPECT_NE(p.notes.end(), std::find_if(p.notes.begin(), p.notes.end(), [&](const std::string& n) {
               return n.find(note) != std::string::npos;
             })) << ::testing::PrintToString(p.notes);
