@@ -138,5 +138,40 @@ TEST(CostModelBuffers, AFootprintOverTheCapacityPaysASpillAndAReloadOfTheExcess)
   EXPECT_NEAR(three_tiles(free, true).latency, fits, 1e-6);
 }
 
+// x = load(a); y = load(b); for i in affine_range(2): z = x + y; v = load(c[i]); w = z + v;
+// store(out[i], w). The first add is the same in both iterations (neuronx-cc hoists it) and is
+// where x, y and z are live.
+TEST(CostModelBuffers, ASpillDueAtAHoistedInstructionGoesWithTheNextOneInEveryIteration) {
+  const int64_t free = 16384, capacity = trn1().statebuf_par_size_in_bytes;
+  const int64_t excess = 3 * free * 4 - capacity;
+  ASSERT_GT(excess, 0);
+  ir::Kernel k;
+  k.name = "hoisted_spill";
+  const int a = add_tensor(k, "a", {128, free}, Memory::SharedHBM, ir::Role::Input);
+  const int b = add_tensor(k, "b", {128, free}, Memory::SharedHBM, ir::Role::Input);
+  const int c = add_tensor(k, "c", {2 * 128, free}, Memory::SharedHBM, ir::Role::Input);
+  const int out = add_tensor(k, "out", {2 * 128, free}, Memory::SharedHBM, ir::Role::Output);
+  const int x = add_tensor(k, "x", {128, free}, Memory::SBUF), y = add_tensor(k, "y", {128, free}, Memory::SBUF);
+  const int z = add_tensor(k, "z", {128, free}, Memory::SBUF), v = add_tensor(k, "v", {128, free}, Memory::SBUF);
+  const int w = add_tensor(k, "w", {128, free}, Memory::SBUF);
+  k.tensors[z].alloc_axis = k.tensors[v].alloc_axis = k.tensors[w].alloc_axis = 0;
+  k.body.push_back(inst(Opcode::Load, tile(x), {tile(a)}, {128, free}));
+  k.body.push_back(inst(Opcode::Load, tile(y), {tile(b)}, {128, free}));
+  auto loop = std::make_unique<ir::Loop>();
+  loop->axis = 0;
+  loop->name = "i";
+  loop->ub = 2;
+  loop->body.push_back(inst(Opcode::TensorTensor, tile(z), {tile(x), tile(y)}, {128, free}));
+  loop->body.push_back(inst(Opcode::Load, tile(v), {tile(c, 128, 0)}, {128, free}));
+  loop->body.push_back(inst(Opcode::TensorTensor, tile(w), {tile(z), tile(v)}, {128, free}));
+  loop->body.push_back(inst(Opcode::Store, tile(out, 128, 0), {tile(w)}, {128, free}));
+  k.body.push_back(std::move(loop));
+  k.num_axes = 1;
+  const perf::Profile p = perf::predict(k, trn1());
+  EXPECT_EQ(p.engines[2].instructions, 3);  // the first add once, the second twice
+  // Four loads, two stores, and the excess out and back in each iteration.
+  EXPECT_EQ(p.dma_bytes, 6 * 128 * free * 4 + 2 * 2 * 128 * excess);
+}
+
 }  // namespace
 }  // namespace nkic
