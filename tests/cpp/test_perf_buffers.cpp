@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "perf/Buffers.h"
 #include "perf/CostModel.h"
 #include "perf_test_util.h"
 
@@ -171,6 +172,44 @@ TEST(CostModelBuffers, ASpillDueAtAHoistedInstructionGoesWithTheNextOneInEveryIt
   EXPECT_EQ(p.engines[2].instructions, 3);  // the first add once, the second twice
   // Four loads, two stores, and the excess out and back in each iteration.
   EXPECT_EQ(p.dma_bytes, 6 * 128 * free * 4 + 2 * 2 * 128 * excess);
+}
+
+// The instructions of `b` in program order, loop bodies in place (the cost model's sites).
+void sites_of(const ir::Block& b, std::vector<const ir::Instruction*>& out) {
+  for (const ir::StmtPtr& s : b)
+    if (s->kind == ir::StmtKind::Instruction) out.push_back(static_cast<const ir::Instruction*>(s.get()));
+    else sites_of(static_cast<const ir::Loop&>(*s).body, out);
+}
+
+TEST(CostModelBuffers, APsumTileTakesWholeBanksAndRotatesThroughThoseThatFit) {
+  // for i in affine_range(6): p = x + 1 (into PSUM, [128, 600] fp32: 2400 B, two banks);
+  // s = p + 1 (SBUF, 2400 B). x is declared outside the loop.
+  ir::Kernel k;
+  k.name = "banks";
+  const int x = add_tensor(k, "x", {128, 600}, Memory::SBUF);
+  const int ps = add_tensor(k, "p", {128, 600}, Memory::PSUM), sb = add_tensor(k, "s", {128, 600}, Memory::SBUF);
+  k.tensors[ps].alloc_axis = k.tensors[sb].alloc_axis = 0;
+  auto loop = std::make_unique<ir::Loop>();
+  loop->axis = 0;
+  loop->name = "i";
+  loop->ub = 6;
+  loop->body.push_back(inst(Opcode::TensorScalar, tile(ps), {tile(x)}, {128, 600}));
+  loop->body.push_back(inst(Opcode::TensorScalar, tile(sb), {tile(ps)}, {128, 600}));
+  k.body.push_back(std::move(loop));
+  k.num_axes = 1;
+  std::vector<const ir::Instruction*> order;
+  sites_of(k.body, order);
+  const sema::Target& t = trn1();
+  const perf::BufferPlan plan = perf::plan_buffers(k, t, order);
+  const int64_t bank = t.psum_par_size_in_bytes;
+  ASSERT_LT(2400, 2 * bank);
+  EXPECT_EQ(plan.psum_peak, 2 * bank);
+  EXPECT_EQ(plan.psum_capacity, t.psum_num_banks * bank);
+  EXPECT_EQ(plan.count[ps], t.psum_num_banks / 2);  // 8 banks: 4 buffers of 2
+  EXPECT_EQ(plan.count[sb], 6);                      // one per iteration: the loop has 6
+  EXPECT_EQ(plan.count[x], 0);                       // declared outside every loop
+  EXPECT_EQ(plan.sbuf_peak, 2400);  // x is last read where s is first written
+  EXPECT_EQ(plan.spill_site, -1);
 }
 
 }  // namespace
