@@ -142,8 +142,8 @@ void Schedule::touch(int tensor, double start, double end) {
   if (ir::is_hbm(k_.tensor(id).memory)) return;
   Live& l = live_[id];
   if (l.first < 0) l.first = start;
-  l.last = std::max(l.last, end);
-  l.stamp = num_nodes();
+  // Stamped by the access that ends last: a steady loop moves the end only if it set it.
+  if (end >= l.last) l.last = end, l.stamp = num_nodes();
 }
 
 void Schedule::release(int id, bool rotate) {

@@ -96,7 +96,7 @@ class Schedule {
   };
   struct Live {  // one allocation of an on-chip tensor
     double first = -1, last = 0;
-    int64_t stamp = 0;
+    int64_t stamp = 0;  // when the access ending at `last` was recorded
   };
   struct Interval {
     double first, last;
