@@ -99,7 +99,7 @@ void Schedule::record_read(int tensor, Box b, double end, int64_t node) {
   bool covered = false;
   for (Region& r : regions_[id]) {
     if (!orders(id, r) || !r.box.overlaps(b)) continue;
-    if (end > r.read_done) r.read_done = end, r.reader = node, r.stamp = num_nodes();
+    if (end > r.read_done) r.read_done = end, r.reader = node, r.read_stamp = num_nodes();
     covered = covered || r.box.contains(b);
   }
   if (!covered) {
@@ -107,7 +107,7 @@ void Schedule::record_read(int tensor, Box b, double end, int64_t node) {
     r.box = std::move(b);
     r.read_done = end;
     r.reader = node;
-    r.stamp = num_nodes();
+    r.read_stamp = num_nodes();
     r.core = core_;
     regions_[id].push_back(std::move(r));
   }
@@ -122,7 +122,7 @@ void Schedule::record_write(int tensor, Box b, double end, int64_t node) {
   r.box = std::move(b);
   r.write_ready = end;
   r.writer = node;
-  r.stamp = num_nodes();
+  r.write_stamp = num_nodes();
   r.core = core_;
   rs.push_back(std::move(r));
   if (rs.size() > kMaxRegions) {
@@ -131,7 +131,8 @@ void Schedule::record_write(int tensor, Box b, double end, int64_t node) {
     a.box = hull(a.box, o.box);
     if (o.write_ready > a.write_ready) a.write_ready = o.write_ready, a.writer = o.writer;
     if (o.read_done > a.read_done) a.read_done = o.read_done, a.reader = o.reader;
-    a.stamp = std::max(a.stamp, o.stamp);
+    a.write_stamp = std::max(a.write_stamp, o.write_stamp);
+    a.read_stamp = std::max(a.read_stamp, o.read_stamp);
     if (a.core != o.core) a.core = -1;
     rs.erase(rs.begin() + 1);
   }
@@ -152,9 +153,8 @@ void Schedule::release(int id, bool rotate) {
     // The iteration ending used one buffer; the next takes the one used n iterations ago.
     Use u;
     for (const Region& r : regions_[id]) {
-      if (r.read_done > u.done) u.done = r.read_done, u.node = r.reader;
-      if (r.write_ready > u.done) u.done = r.write_ready, u.node = r.writer;
-      u.stamp = std::max(u.stamp, r.stamp);
+      if (r.read_done > u.done) u.done = r.read_done, u.node = r.reader, u.stamp = r.read_stamp;
+      if (r.write_ready > u.done) u.done = r.write_ready, u.node = r.writer, u.stamp = r.write_stamp;
     }
     std::deque<Use>& ring = ring_[id];
     ring.push_back(u);
@@ -435,11 +435,10 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
     for (int o = 0; o < kComputeTracks; ++o)
       if (p.node[o] >= since) p.free[o] += shift, p.node[o] = node;
   for (std::vector<Region>& rs : regions_)
-    for (Region& r : rs)
-      if (r.stamp >= since) {
-        if (r.write_ready > 0) r.write_ready += shift, r.writer = node;
-        if (r.read_done > 0) r.read_done += shift, r.reader = node;
-      }
+    for (Region& r : rs) {
+      if (r.write_stamp >= since && r.write_ready > 0) r.write_ready += shift, r.writer = node;
+      if (r.read_stamp >= since && r.read_done > 0) r.read_done += shift, r.reader = node;
+    }
   for (Live& l : live_)
     if (l.first >= 0 && l.stamp >= since) l.last += shift;
   auto shift_use = [&](Use& u) {

@@ -91,7 +91,8 @@ class Schedule {
   struct Region {
     Box box;
     double write_ready = 0, read_done = 0;
-    int64_t writer = -1, reader = -1, stamp = 0;
+    int64_t writer = -1, reader = -1;
+    int64_t write_stamp = 0, read_stamp = 0;  // when each was recorded (a steady loop moves what it set)
     int core = 0;  // the core whose accesses it records; -1: several (merged)
   };
   struct Live {  // one allocation of an on-chip tensor
