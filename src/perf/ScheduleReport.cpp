@@ -1,0 +1,148 @@
+// Schedule::finish: the Profile of a finished schedule (engine totals, the critical path,
+// time per source line, SBUF/PSUM occupancy and the notes).
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "perf/Schedule.h"
+
+namespace nkic::perf {
+
+namespace {
+
+// At most `n` samples: the peak of each run of consecutive samples.
+std::vector<OccupancySample> downsample(const std::vector<OccupancySample>& all, size_t n) {
+  if (all.size() <= n) return all;
+  std::vector<OccupancySample> out;
+  const size_t per = (all.size() + n - 1) / n;
+  for (size_t i = 0; i < all.size(); i += per) {
+    OccupancySample s = all[i];
+    for (size_t j = i; j < std::min(all.size(), i + per); ++j) {
+      s.sbuf_bytes = std::max(s.sbuf_bytes, all[j].sbuf_bytes);
+      s.psum_bytes = std::max(s.psum_bytes, all[j].psum_bytes);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+Profile Schedule::finish() {
+  for (size_t id = 0; id < live_.size(); ++id) release(static_cast<int>(id));
+  Profile p;
+  p.kernel = k_.name;
+  p.target = t_.name;
+  const auto last = std::max_element(end_.begin(), end_.end());
+  const int64_t end_node = end_node_[last - end_.begin()];
+  p.latency = *last;
+  p.cores = cores_;
+  for (int i = 0; i <= kComputeTracks; ++i) p.engines.push_back({static_cast<Track>(i), tot_.busy[i], tot_.count[i]});
+  const sema::CostFigures& f = t_.cost;
+  const double pe_capacity = static_cast<double>(f.pe_rows * f.pe_cols) * p.latency * f.pe.clock_ghz * cores_;
+  p.hfu = pe_capacity > 0 ? tot_.pe_hfu / pe_capacity : 0;
+  p.mfu = pe_capacity > 0 ? tot_.pe_mfu / pe_capacity : 0;
+  p.dma_bytes = static_cast<int64_t>(tot_.dma_bytes);
+  p.dma_queues = f.dma_queues;
+  p.dma_utilisation =
+      p.latency > 0 ? tot_.dma_bytes / (p.latency * f.dma_queues * f.dma_queue_bytes_per_ns * cores_) : 0;
+  p.instructions = tot_.instructions;
+  p.instructions_scheduled = scheduled_;
+
+  // The critical path: back from the last result through what each start waited for. A
+  // step may overlap the next (a successor on the same engine starts once its producer has
+  // left the engine; a transfer fills a gap before the queue's last): each counts up to
+  // where the next begins.
+  double bound = p.latency;
+  for (int64_t n = end_node; n >= 0; n = nodes_[n].pred) {
+    const Node& nd = nodes_[n];
+    const double span = std::max(0.0, std::min(nd.end, bound) - nd.start);
+    bound = std::min(bound, nd.start);
+    if (nd.site >= 0) {
+      site_critical_[nd.site] += span;
+    } else {
+      const Stretch& st = stretches_[-2 - nd.site];
+      double busy = 0;
+      for (double b : st.site_busy) busy += b;
+      for (size_t i = 0; busy > 0 && i < st.site_busy.size(); ++i)
+        site_critical_[st.s0 + i] += span * st.site_busy[i] / busy;
+    }
+    if (p.critical_path.size() < 64) {
+      CriticalStep st;
+      st.track = nd.track;
+      st.start = nd.start;
+      st.end = nd.end;
+      st.repeat = nd.repeat;
+      if (nd.site >= 0) {
+        st.opcode = site_inst_[nd.site]->opcode;
+        st.api = site_inst_[nd.site]->api;
+        st.loc = site_inst_[nd.site]->loc;
+      } else {
+        st.api = "steady-state iterations";
+        st.loc = stretches_[-2 - nd.site].loc;
+      }
+      p.critical_path.push_back(std::move(st));
+    }
+  }
+  if (num_nodes() >= o_.max_nodes) note("the critical path covers only the first " + std::to_string(o_.max_nodes) +
+                                        " instruction executions");
+
+  std::map<std::pair<const std::string*, int>, LineCost> lines;
+  for (size_t s = 0; s < site_inst_.size(); ++s) {
+    if (site_count_[s] == 0) continue;
+    LineCost& l = lines[{site_inst_[s]->loc.file, site_inst_[s]->loc.line}];
+    l.loc = site_inst_[s]->loc;
+    l.busy += site_busy_[s];
+    l.critical += site_critical_[s];
+    l.instructions += site_count_[s];
+  }
+  for (auto& [key, l] : lines) p.lines.push_back(l);
+  std::stable_sort(p.lines.begin(), p.lines.end(), [](const LineCost& a, const LineCost& b) { return a.busy > b.busy; });
+
+  // Occupancy: every allocation from its first to its last use; at equal times frees come first.
+  std::vector<std::pair<double, std::pair<int64_t, bool>>> ev;
+  for (const Interval& iv : intervals_) {
+    const ir::TensorDecl& t = k_.tensor(iv.tensor);
+    const int64_t bytes = partition_bytes(t);
+    const bool psum = t.memory == ir::Memory::PSUM;
+    ev.push_back({iv.first, {bytes, psum}});
+    ev.push_back({iv.last, {-bytes, psum}});
+  }
+  std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second.first < b.second.first;
+  });
+  std::vector<OccupancySample> samples;
+  int64_t sbuf = 0, psum = 0;
+  for (const auto& [time, e] : ev) {
+    (e.second ? psum : sbuf) += e.first;
+    p.sbuf_peak_bytes = std::max(p.sbuf_peak_bytes, sbuf);
+    p.psum_peak_bytes = std::max(p.psum_peak_bytes, psum);
+    if (!samples.empty() && samples.back().time == time) samples.back() = {time, sbuf, psum};
+    else samples.push_back({time, sbuf, psum});
+  }
+  p.occupancy = downsample(samples, 2000);
+  p.sbuf_capacity_bytes = t_.statebuf_par_size_in_bytes;
+  p.psum_capacity_bytes = t_.psum_par_size_in_bytes * t_.psum_num_banks;
+  const bool spilled = spilled_;
+  if (spilled) {
+    const ir::SourceLoc& at = site_inst_[plan_.spill_site]->loc;
+    const std::string where =
+        at.known() ? at.file->substr(at.file->find_last_of('/') + 1) + ":" + std::to_string(at.line) : "?";
+    note("one buffer per tile keeps " + std::to_string(plan_.sbuf_peak) + " bytes per partition of SBUF live at " +
+         where + ", more than the " + std::to_string(plan_.sbuf_capacity) +
+         " the target has: the excess is spilled to HBM and reloaded there, every time the program passes it");
+  }
+  // Loop tiles rotate through the buffers that fit (BufferPlan), and a footprint over the
+  // capacity is spilled; what the schedule still keeps live beyond it, the plan does not bound.
+  for (const auto& [peak, cap, what] : {std::tuple{p.sbuf_peak_bytes, p.sbuf_capacity_bytes, "SBUF"},
+                                        std::tuple{p.psum_peak_bytes, p.psum_capacity_bytes, "PSUM"}})
+    if (peak > cap && !(spilled && what == std::string("SBUF")))
+      note(std::string("the schedule keeps ") + std::to_string(peak) + " bytes per partition of " + what +
+           " live, more than the " + std::to_string(cap) + " the target has: expect spills or less overlap");
+  p.slices = std::move(slices_);
+  p.slices_dropped = slices_dropped_;
+  p.notes = notes_;
+  return p;
+}
+
+}  // namespace nkic::perf
