@@ -48,6 +48,98 @@ void spans(const ir::Block& b, int depth, int64_t outer, int& site, std::vector<
   }
 }
 
+// How many instructions statement `s` holds, loop bodies included.
+int instructions_in(const ir::Stmt& s) {
+  if (s.kind == ir::StmtKind::Instruction) return 1;
+  int n = 0;
+  for (const ir::StmtPtr& t : static_cast<const ir::Loop&>(s).body) n += instructions_in(*t);
+  return n;
+}
+
+// kernel[n]: the physical core whose SBUF and PSUM each site's tiles are in (each core has its
+// own); -1: an exchange between cores (its tiles count on every core). One core: all 0.
+std::vector<int> site_cores(const ir::Kernel& k, size_t sites) {
+  std::vector<int> stmt_core(k.body.size(), 0), core;
+  for (const ir::Kernel::CoreSpan& span : k.core_spans)
+    for (size_t i = span.first; i < span.last && i < stmt_core.size(); ++i) stmt_core[i] = span.core;
+  for (size_t i = 0; i < k.body.size(); ++i) core.insert(core.end(), instructions_in(*k.body[i]), stmt_core[i]);
+  core.resize(sites, 0);
+  return core;
+}
+
+// One core's part of the plan: its sites are those of `core` (and the exchanges').
+void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order,
+               const std::vector<LoopSpan>& loops, const std::vector<int>& cores, int core, BufferPlan& p,
+               std::vector<int>& count) {
+  const size_t n = order.size();
+  auto mine = [&](size_t s) { return cores[s] == core || cores[s] < 0; };
+  // Each root tensor's first and last site.
+  std::vector<int> first(k.tensors.size(), -1), last(k.tensors.size(), -1);
+  for (size_t s = 0; s < n; ++s) {
+    if (!mine(s)) continue;
+    auto use = [&](const ir::Access& a) {
+      const int id = k.root(a.tensor);
+      if (first[id] < 0) first[id] = static_cast<int>(s);
+      last[id] = static_cast<int>(s);
+    };
+    const ir::Instruction& in = *order[s];
+    if (in.has_dst()) use(in.dst);
+    for (const ir::Access& a : in.srcs) use(a);
+    for (const ir::Access& a : in.extra_dsts) use(a);
+  }
+  // Live bytes per site, per memory, with one buffer per tile.
+  std::vector<int64_t> sbuf(n + 1, 0), psum(n + 1, 0);
+  auto is_buffer = [&](const ir::TensorDecl& d) { return d.alias_of < 0 && !ir::is_hbm(d.memory) && first[d.id] >= 0; };
+  for (const ir::TensorDecl& d : k.tensors) {
+    if (!is_buffer(d)) continue;
+    std::vector<int64_t>& live = d.memory == ir::Memory::PSUM ? psum : sbuf;
+    const int64_t bytes = buffer_bytes(d, t);
+    live[first[d.id]] += bytes;
+    live[last[d.id] + 1] -= bytes;
+  }
+  for (size_t s = 1; s <= n; ++s) sbuf[s] += sbuf[s - 1], psum[s] += psum[s - 1];
+  int64_t peak = 0;
+  int peak_site = -1;
+  for (size_t s = 0; s < n; ++s) {
+    if (!mine(s)) continue;
+    if (sbuf[s] > peak) peak = sbuf[s], peak_site = static_cast<int>(s);
+    p.psum_peak = std::max(p.psum_peak, psum[s]);
+  }
+  p.sbuf_peak = std::max(p.sbuf_peak, peak);
+  if (p.sbuf_capacity > 0 && peak - p.sbuf_capacity > p.spill_bytes)
+    p.spill_bytes = peak - p.sbuf_capacity, p.spill_site = peak_site;
+
+  // The loop tiles, innermost loops first, then in declaration order.
+  std::vector<int> tiles;
+  for (const ir::TensorDecl& d : k.tensors)
+    if (is_buffer(d) && d.alloc_axis >= 0 && static_cast<size_t>(d.alloc_axis) < loops.size() &&
+        loops[d.alloc_axis].s0 >= 0) {
+      tiles.push_back(d.id);
+      count[d.id] = 1;
+    }
+  std::stable_sort(tiles.begin(), tiles.end(), [&](int a, int b) {
+    return loops[k.tensor(a).alloc_axis].depth > loops[k.tensor(b).alloc_axis].depth;
+  });
+  // Each round gives every loop tile that got one in the last round one more buffer, live
+  // over its loop body, where that stays within the capacity.
+  for (int r = 2;; ++r) {
+    bool grew = false;
+    for (int id : tiles) {
+      const ir::TensorDecl& d = k.tensor(id);
+      const LoopSpan& l = loops[d.alloc_axis];
+      if (count[id] != r - 1 || l.runs < r || l.s1 <= l.s0) continue;
+      const bool in_psum = d.memory == ir::Memory::PSUM;
+      std::vector<int64_t>& live = in_psum ? psum : sbuf;
+      const int64_t bytes = buffer_bytes(d, t), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
+      if (*std::max_element(live.begin() + l.s0, live.begin() + l.s1) + bytes > capacity) continue;
+      for (int s = l.s0; s < l.s1; ++s) live[s] += bytes;
+      count[id] = r;
+      grew = true;
+    }
+    if (!grew) break;
+  }
+}
+
 }  // namespace
 
 BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order) {
@@ -61,66 +153,13 @@ BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::v
   std::vector<LoopSpan> loops(std::max(0, k.num_axes));
   int site = 0;
   spans(k.body, 0, 1, site, loops);
-  // Each root tensor's first and last site.
-  std::vector<int> first(k.tensors.size(), -1), last(k.tensors.size(), -1);
-  for (size_t s = 0; s < order.size(); ++s) {
-    auto use = [&](const ir::Access& a) {
-      const int id = k.root(a.tensor);
-      if (first[id] < 0) first[id] = static_cast<int>(s);
-      last[id] = static_cast<int>(s);
-    };
-    const ir::Instruction& in = *order[s];
-    if (in.has_dst()) use(in.dst);
-    for (const ir::Access& a : in.srcs) use(a);
-    for (const ir::Access& a : in.extra_dsts) use(a);
-  }
-  // Live bytes per site, per memory, with one buffer per tile.
-  const size_t n = order.size();
-  std::vector<int64_t> sbuf(n + 1, 0), psum(n + 1, 0);
-  auto is_buffer = [&](const ir::TensorDecl& d) { return d.alias_of < 0 && !ir::is_hbm(d.memory) && first[d.id] >= 0; };
-  for (const ir::TensorDecl& d : k.tensors) {
-    if (!is_buffer(d)) continue;
-    std::vector<int64_t>& live = d.memory == ir::Memory::PSUM ? psum : sbuf;
-    const int64_t bytes = buffer_bytes(d, t);
-    live[first[d.id]] += bytes;
-    live[last[d.id] + 1] -= bytes;
-  }
-  for (size_t s = 1; s <= n; ++s) sbuf[s] += sbuf[s - 1], psum[s] += psum[s - 1];
-  for (size_t s = 0; s < n; ++s) {
-    if (sbuf[s] > p.sbuf_peak) p.sbuf_peak = sbuf[s], p.spill_site = static_cast<int>(s);
-    p.psum_peak = std::max(p.psum_peak, psum[s]);
-  }
-  if (p.sbuf_capacity > 0 && p.sbuf_peak > p.sbuf_capacity) p.spill_bytes = p.sbuf_peak - p.sbuf_capacity;
-  else p.spill_site = -1;
-
-  // The loop tiles, innermost loops first, then in declaration order.
-  std::vector<int> tiles;
-  for (const ir::TensorDecl& d : k.tensors)
-    if (is_buffer(d) && d.alloc_axis >= 0 && static_cast<size_t>(d.alloc_axis) < loops.size() &&
-        loops[d.alloc_axis].s0 >= 0) {
-      tiles.push_back(d.id);
-      p.count[d.id] = 1;
-    }
-  std::stable_sort(tiles.begin(), tiles.end(), [&](int a, int b) {
-    return loops[k.tensor(a).alloc_axis].depth > loops[k.tensor(b).alloc_axis].depth;
-  });
-  // Each round gives every loop tile that got one in the last round one more buffer, live
-  // over its loop body, where that stays within the capacity.
-  for (int r = 2;; ++r) {
-    bool grew = false;
-    for (int id : tiles) {
-      const ir::TensorDecl& d = k.tensor(id);
-      const LoopSpan& l = loops[d.alloc_axis];
-      if (p.count[id] != r - 1 || l.runs < r || l.s1 <= l.s0) continue;
-      const bool in_psum = d.memory == ir::Memory::PSUM;
-      std::vector<int64_t>& live = in_psum ? psum : sbuf;
-      const int64_t bytes = buffer_bytes(d, t), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
-      if (*std::max_element(live.begin() + l.s0, live.begin() + l.s1) + bytes > capacity) continue;
-      for (int s = l.s0; s < l.s1; ++s) live[s] += bytes;
-      p.count[id] = r;
-      grew = true;
-    }
-    if (!grew) break;
+  const std::vector<int> cores = site_cores(k, order.size());
+  // A tile on several cores gets the buffers every one of them holds.
+  for (int c = 0; c < std::max(1, k.physical_cores); ++c) {
+    std::vector<int> count(k.tensors.size(), 0);
+    plan_core(k, t, order, loops, cores, c, p, count);
+    for (size_t id = 0; id < count.size(); ++id)
+      if (count[id] > 0) p.count[id] = p.count[id] > 0 ? std::min(p.count[id], count[id]) : count[id];
   }
   return p;
 }

@@ -212,5 +212,38 @@ TEST(CostModelBuffers, APsumTileTakesWholeBanksAndRotatesThroughThoseThatFit) {
   EXPECT_EQ(plan.spill_site, -1);
 }
 
+TEST(CostModelBuffers, EachPhysicalCoreHoldsItsOwnTilesInItsOwnSbuf) {
+  // kernel[2]: core c loads half c of `a` into its tile t_c (two thirds of an SBUF) and stores
+  // it back; the cores' statements interleave in program order.
+  const sema::Target& t = trn1();
+  const int64_t free = t.statebuf_par_size_in_bytes * 2 / 3 / 4;
+  ir::Kernel k;
+  k.name = "halves";
+  const int a = add_tensor(k, "a", {256, free}, Memory::SharedHBM, ir::Role::Input);
+  const int out = add_tensor(k, "out", {256, free}, Memory::SharedHBM, ir::Role::Output);
+  const int tiles[2] = {add_tensor(k, "t0", {128, free}, Memory::SBUF), add_tensor(k, "t1", {128, free}, Memory::SBUF)};
+  auto half = [&](int tensor, int c) {
+    ir::Access h = tile(tensor);
+    h.index[0] = h.index[0] + AffineExpr(128 * c);
+    return h;
+  };
+  for (int c = 0; c < 2; ++c) k.body.push_back(inst(Opcode::Load, tile(tiles[c]), {half(a, c)}, {128, free}));
+  for (int c = 0; c < 2; ++c) k.body.push_back(inst(Opcode::Store, half(out, c), {tile(tiles[c])}, {128, free}));
+  for (size_t i = 0; i < 4; ++i) k.core_spans.push_back({i, i + 1, static_cast<int>(i % 2), 0});
+  k.physical_cores = 2;
+  std::vector<const ir::Instruction*> order;
+  sites_of(k.body, order);
+  const perf::BufferPlan plan = perf::plan_buffers(k, t, order);
+  EXPECT_EQ(plan.sbuf_peak, free * 4);
+  EXPECT_EQ(plan.spill_site, -1);
+  // On one core both tiles are in its SBUF at the second load: over the capacity.
+  k.core_spans.clear();
+  k.physical_cores = 1;
+  const perf::BufferPlan one = perf::plan_buffers(k, t, order);
+  EXPECT_EQ(one.sbuf_peak, 2 * free * 4);
+  EXPECT_EQ(one.spill_site, 1);
+  EXPECT_EQ(one.spill_bytes, 2 * free * 4 - t.statebuf_par_size_in_bytes);
+}
+
 }  // namespace
 }  // namespace nkic
