@@ -75,18 +75,31 @@ void bind_accumulating(py::module_& m) {
                           py::handle reduce_init) {
     codegen::KernelBuilder& b = nisa("nisa.exponential");
     AccArgs a(cmd, ir::AluOp::add, reduce_res);
-    a.acc.init = number_arg(reduce_init, "reduce_init", "nisa.exponential");
+    std::optional<types::TensorVal> init_tile;
+    if (is_tensor(reduce_init)) init_tile = tensor_arg(reduce_init, "reduce_init");
+    else a.acc.init = number_arg(reduce_init, "reduce_init", "nisa.exponential");
+    a.acc.init_tile = init_tile ? &*init_tile : nullptr;
     return wrap_tensor(codegen::exponential(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), to_value(max_value), a.acc));
   });
   m.def("activate2", [](py::handle dst, const std::string& op, py::handle data, py::handle imm0, py::handle imm1,
                         const std::string& op0, const std::string& op1, py::handle relu_param, bool reverse0,
                         bool reverse1, const std::string& reduce_op, py::handle reduce_res, int cmd) {
     codegen::KernelBuilder& b = nisa("nisa.activate2");
-    number_arg(relu_param, "relu_param", "nisa.activate2");
     AccArgs a(cmd, alu_arg(reduce_op), reduce_res);
     return wrap_tensor(codegen::activate2(b, tensor_arg(dst, "dst"), alu_arg(op), tensor_arg(data, "data"),
                                           {alu_arg(op0), to_value(imm0), reverse0}, {alu_arg(op1), to_value(imm1), reverse1},
-                                          a.acc));
+                                          to_value(relu_param), a.acc));
+  });
+  m.def("tensor_scalar_reduce", [](py::handle dst, py::handle data, const std::string& op0, py::handle operand0,
+                                   bool reverse0, const std::string& reduce_op, py::handle reduce_res, int cmd,
+                                   py::handle reduce_init, bool negate) {
+    codegen::KernelBuilder& b = nisa("nisa.tensor_scalar_reduce");
+    AccArgs a(cmd, alu_arg(reduce_op), reduce_res);
+    a.acc.negate_res = negate;
+    std::optional<types::Value> init;
+    if (!reduce_init.is_none()) init = to_value(reduce_init);
+    return wrap_tensor(codegen::tensor_scalar_reduce(b, tensor_arg(dst, "dst"), tensor_arg(data, "data"),
+                                                     {alu_arg(op0), to_value(operand0), reverse0}, init, a.acc));
   });
   m.def("tensor_scalar_cumulative", [](py::handle dst, py::handle src, const std::string& op0, const std::string& op1,
                                        py::handle imm0, py::handle imm1, int cmd) {

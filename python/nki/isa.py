@@ -183,8 +183,10 @@ def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False
 @_api("nisa.tensor_scalar_reduce")
 def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, reverse0=False,
                          reduce_cmd=reduce_cmd.reset_reduce, reduce_init=None, reduce_res_negate=False, name=None):
-    _into(dst, lambda: _legacy.tensor_scalar_reduce(data=data, op0=op0, operand0=operand0, reduce_op=reduce_op,
-                                                    reduce_res=reduce_res, reverse0=reverse0, dtype=_dtype(dst)))
+    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
+    _into(dst, lambda: core.tensor_scalar_reduce(dst, data, op_name(op0, "op0"), operand0, bool(reverse0),
+                                                 op_name(reduce_op, "reduce_op"), reduce_res, int(cmd), reduce_init,
+                                                 bool(reduce_res_negate)))
 
 
 @_api("nisa.tensor_reduce")

@@ -102,6 +102,8 @@ struct Accumulate {
   ir::AluOp op = ir::AluOp::add;
   const TensorVal* res = nullptr;
   double init = 0.0;  // load_reduce's starting value
+  const TensorVal* init_tile = nullptr;  // or per partition, a [P, 1] tile
+  bool negate_res = false;               // reduce_res receives -register (tensor_scalar_reduce)
 };
 // One elementwise ISA instruction (activation, tensor_scalar,
 // scalar_tensor_tensor) applying `steps` in turn to `data`: each operand is
@@ -142,9 +144,15 @@ TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vect
 TensorVal exponential(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const Value& max_value,
                       Accumulate acc);
 // nisa.activate2 (Scalar Engine, NeuronCore-v4+): op((data op0 imm0) op1 imm1), each
-// stage skipped when bypass; the (op0, op1) pair is one of the engine's six.
+// stage skipped when bypass; the (op0, op1) pair is one of the engine's six. relu_param
+// (a number or a [P, 1] tile) is checked; no activation nkic has reads it.
 TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const TensorVal& data,
-                    const PipelineStep& first, const PipelineStep& second, Accumulate acc);
+                    const PipelineStep& first, const PipelineStep& second, const Value& relu_param, Accumulate acc);
+// nisa.tensor_scalar_reduce of the current API: data op0 operand0 (one arithmetic op)
+// folded by the accumulator (reset_reduce, reduce, or load_reduce from reduce_init, a
+// number or a [P, 1] tile), reduce_res optional and negated with acc.negate_res.
+TensorVal tensor_scalar_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& data, const PipelineStep& op0,
+                               const std::optional<Value>& reduce_init, Accumulate acc);
 // nisa.select_reduce (Vector Engine): dst = predicate != 0 ? on_true : on_false
 // (reverse_pred: predicate == 0), on_false a tile or a number, with the accumulator
 // stage `acc` (idle: none, even with a reduce_res). A predicate or on_true whose

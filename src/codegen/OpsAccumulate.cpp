@@ -55,7 +55,22 @@ void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate&
   in.acc_cmd = acc.cmd;
   in.acc_op = acc.op;
   in.acc_init = acc.init;
+  in.negate = acc.negate_res;
   in.extra_dsts.push_back(access_for(b, reg, {partitions, 1}));
+  if (acc.init_tile) {
+    // Per-partition starts of load_reduce: a [P, 1] fp32 tile, the last source.
+    const TensorVal& init = *acc.init_tile;
+    b.check_operand("reduce_init", init);
+    sema::assert_elements_per_partition(free_elements(init), 1, 1, "reduce_init", b.api(), b.raiser());
+    if (init.shape.at(0) != partitions)
+      b.fail(sema::err_num_partition_mismatch("reduce_init" + sema::shape_str(init.shape),
+                                              "data" + sema::shape_str(in.shape), b.api()));
+    if (b.tensor(init.tensor).dtype != ir::DType::float32)
+      b.fail(sema::err_supported_operand_dtype("reduce_init of '" + b.api() + "' is a float32 tile, got '" +
+                                               std::string(ir::name(b.tensor(init.tensor).dtype)) + "'"));
+    const TensorVal column = init.shape.size() == 2 ? init : reshape_view(b, init, {partitions, 1});
+    in.srcs.push_back(access_for(b, column, in.shape));
+  }
   if (!acc.res) return;
   const TensorVal& res = *acc.res;
   b.check_operand("reduce_res", res);
@@ -114,7 +129,7 @@ TensorVal exponential(KernelBuilder& b, const TensorVal& dst, const TensorVal& s
   b.check_operand("dst", dst);
   check_rows(b, src, dst);
   check_immediate(b, "max_value", max_value, src);
-  if (acc.cmd != ir::AccCmd::load_reduce && acc.init != 0.0)
+  if (acc.cmd != ir::AccCmd::load_reduce && (acc.init != 0.0 || acc.init_tile))
     b.fail(sema::err_unsupported_args(b.api(), "reduce_init is read only with reduce_cmd.load_reduce; leave it 0.0"));
   const std::vector<PipelineStep> steps = {{ir::AluOp::subtract, max_value, false}, {ir::AluOp::exp, std::nullopt, false}};
   OpArgs args;
@@ -123,7 +138,7 @@ TensorVal exponential(KernelBuilder& b, const TensorVal& dst, const TensorVal& s
 }
 
 TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const TensorVal& data,
-                    const PipelineStep& first, const PipelineStep& second, Accumulate acc) {
+                    const PipelineStep& first, const PipelineStep& second, const Value& relu_param, Accumulate acc) {
   using ir::AluOp;
   check_scalar_engine_accumulator(b, acc);
   b.check_operand("data", data);
@@ -146,6 +161,7 @@ TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const 
   const auto* t1 = second.operand ? std::get_if<TensorVal>(&*second.operand) : nullptr;
   if (first.operand) check_immediate(b, "imm0", *first.operand, data);
   if (second.operand) check_immediate(b, "imm1", *second.operand, data);
+  check_immediate(b, "relu_param", relu_param, data);
   if (t0 && t1 && b.tensor(t0->tensor).dtype != b.tensor(t1->tensor).dtype)
     b.fail(sema::err_supported_operand_dtype("the tiles imm0 ('" + std::string(ir::name(b.tensor(t0->tensor).dtype)) +
                                              "') and imm1 ('" + std::string(ir::name(b.tensor(t1->tensor).dtype)) +
@@ -162,6 +178,34 @@ TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const 
   OpArgs args;
   args.dtype = b.tensor(dst.tensor).dtype;
   return isa_pipeline(b, ir::Opcode::Activate2, data, steps, args, ir::Engine::none, acc);
+}
+
+TensorVal tensor_scalar_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& data, const PipelineStep& op0,
+                               const std::optional<Value>& reduce_init, Accumulate acc) {
+  using ir::AluOp;
+  b.check_operand("data", data);
+  b.check_operand("dst", dst);
+  check_rows(b, data, dst);
+  if (ir::info(op0.op).kind != ir::AluKind::Arith)
+    b.fail(sema::err_instruction_unsupported_op(std::string(ir::name(op0.op)) + " as op0 (an arithmetic operator)"));
+  if (acc.op != AluOp::add && acc.op != AluOp::multiply && acc.op != AluOp::maximum && acc.op != AluOp::minimum)
+    b.fail(sema::err_unsupported_args(b.api(), "reduce_op " + std::string(ir::name(acc.op)) +
+                                                   " is not one of add, multiply, maximum, minimum"));
+  if (acc.cmd != ir::AccCmd::reset_reduce && acc.cmd != ir::AccCmd::reduce && acc.cmd != ir::AccCmd::load_reduce)
+    b.fail(sema::err_unsupported_args(b.api(), std::string("reduce_cmd ") + ir::name(acc.cmd) +
+                                                   " is not one of reset_reduce, reduce, load_reduce"));
+  if ((acc.cmd == ir::AccCmd::load_reduce) != reduce_init.has_value())
+    b.fail(sema::err_unsupported_args(b.api(), acc.cmd == ir::AccCmd::load_reduce
+                                                   ? "reduce_cmd.load_reduce starts from reduce_init: give it"
+                                                   : "reduce_init is read only with reduce_cmd.load_reduce; leave it None"));
+  if (reduce_init) {
+    if (const auto* t = std::get_if<TensorVal>(&*reduce_init)) acc.init_tile = t;
+    else if (const auto* o = std::get_if<types::Other>(&*reduce_init); o && o->numeric) acc.init = o->value;
+    else reject_operand(b, "reduce_init", *reduce_init);
+  }
+  OpArgs args;
+  args.dtype = b.tensor(dst.tensor).dtype;
+  return tensor_scalar(b, data, {op0}, acc, args);
 }
 
 void select_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& predicate, const TensorVal& on_true,

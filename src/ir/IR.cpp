@@ -1,5 +1,7 @@
 #include "ir/IR.h"
 
+#include <algorithm>
+
 namespace nkic::ir {
 
 const char* name(Memory m) {
@@ -35,9 +37,14 @@ const char* name(AccCmd c) {
 const char* name(AxisType t) { return t == AxisType::Affine ? "Affine" : "Sequential"; }
 
 const Access* load_reduce_source(const Instruction& in) {
-  if (in.opcode != Opcode::TensorScalarCumulative || in.acc_cmd != AccCmd::load_reduce || in.steps.empty())
+  if (in.acc_cmd != AccCmd::load_reduce || in.steps.empty()) return nullptr;
+  if (in.opcode != Opcode::TensorScalarCumulative && in.opcode != Opcode::Exponential &&
+      in.opcode != Opcode::TensorScalar)
     return nullptr;
-  return in.srcs.size() > (in.steps[0].src >= 0 ? 2u : 1u) ? &in.srcs.back() : nullptr;
+  size_t read = 1;  // the data, then the tiles the steps take
+  for (const AluStep& s : in.steps)
+    if (s.src >= 0) read = std::max(read, static_cast<size_t>(s.src) + 1);
+  return in.srcs.size() > read ? &in.srcs.back() : nullptr;
 }
 
 std::vector<AluStep> pipeline(const Instruction& in) {

@@ -127,7 +127,8 @@ struct Instruction final : Stmt {
   bool accumulate = false;   // dst <- dst + result (PSUM accumulation, `+=`)
   bool oob_skip = false;     // indirect accesses out of bounds skip the point (oob_mode.skip)
   // TensorReduce: the fold starts from the first element; with `accumulate` it
-  // starts from dst's current value. `negate` multiplies the result by -1.
+  // starts from dst's current value. `negate` multiplies the result by -1 (with an
+  // accumulator stage: the reduce_res copy of the register, tensor_scalar_reduce).
   bool negate = false;
   AccCmd acc_cmd = AccCmd::none;  // the reduce accumulator stage, see AccCmd
   AluOp acc_op = AluOp::add;      // its fold
@@ -148,8 +149,9 @@ struct Instruction final : Stmt {
   SourceLoc loc;
 };
 
-// Where a load_reduce starts when not from acc_init: tensor_scalar_cumulative's
-// imm1 tile, its last source (after src and an imm0 tile); null otherwise.
+// Where a load_reduce starts when not from acc_init: a [P, 1] tile, the last source
+// after those the instruction's steps read (tensor_scalar_cumulative's imm1,
+// exponential's and tensor_scalar's reduce_init); null otherwise.
 const Access* load_reduce_source(const Instruction& in);
 // The pipeline of an elementwise instruction (its steps, or the single op `alu`).
 std::vector<AluStep> pipeline(const Instruction& in);

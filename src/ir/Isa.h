@@ -123,7 +123,7 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   X(ScalarTensorTensor, "scalar_tensor_tensor",   dve,  Elementwise, 2, 3, 0, true,  stream, pipe, 0, bcast)     \
   X(Activation,         "activation",             act,  Elementwise, 1, 3, 0, true,  stream, pipe, 0, bcast)     \
   X(Activate2,          "activate2",              act,  Elementwise, 1, 3, 0, true,  stream, pipe, 4, bcast)     \
-  X(Exponential,        "exponential",            dve,  Elementwise, 1, 2, 0, true,  stream, pipe, 4, bcast,     \
+  X(Exponential,        "exponential",            dve,  Elementwise, 1, 3, 0, true,  stream, pipe, 4, bcast,     \
     {"src", kOnChip, dtypes::kExpSrc, 1, 4}, {"dst", kOnChip, dtypes::kExpDst, 1, 4},                            \
     {"max_value", kOnChip, dtypes::kFp32}, {"reduce_res", kOnChip, dtypes::kFloatRes})                           \
   X(Select,             "select",                 dve,  Elementwise, 2, 3, 0, true,  stream, pick, 0, bcast)     \

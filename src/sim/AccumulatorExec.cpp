@@ -105,7 +105,12 @@ void AccumulatorExec::run(const ir::Instruction& in, const int64_t* loops, const
     const int64_t off = point_offset(mem_, in, in.extra_dsts[0], at_row);
     float v = in.acc_cmd == ir::AccCmd::reset ? 0.0f : fold_[p];
     if (in.acc_cmd == ir::AccCmd::load_reduce) {
-      const float init = static_cast<float>(in.acc_init);
+      // From acc_init, or per partition from reduce_init's tile (read at row p).
+      const ir::Access* from = ir::load_reduce_source(in);
+      const float init = from ? static_cast<float>(load_element(
+                                    mem_.at(from->tensor).decl->dtype, mem_.at(from->tensor).data,
+                                    read_offset(mem_, in, *from, at_row, opts_.check_uninitialized)))
+                              : static_cast<float>(in.acc_init);
       eval_binary(in.acc_op, &init, &v, &v, 1);
     } else if (in.acc_cmd == ir::AccCmd::reduce) {
       // The register folds the new partial in, as a tensor_tensor of the two would.
@@ -114,7 +119,7 @@ void AccumulatorExec::run(const ir::Instruction& in, const int64_t* loops, const
       eval_binary(in.acc_op, &held, &v, &v, 1);
     }
     write(reg, off, v);
-    if (res) write(*res, point_offset(mem_, in, in.extra_dsts[1], at_row), v);
+    if (res) write(*res, point_offset(mem_, in, in.extra_dsts[1], at_row), in.negate ? -v : v);
   }
 }
 

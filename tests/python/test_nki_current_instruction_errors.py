@@ -30,13 +30,6 @@ def exp_reduce_init_unused(a):
 
 
 @nki.jit
-def exp_reduce_init_tile(a):
-    x = loaded(a)
-    nisa.exponential(dst=x, src=x, reduce_cmd=nisa.reduce_cmd.load_reduce, reduce_init=x)  # ERR:exp_init_tile
-    return a
-
-
-@nki.jit
 def exp_into_uint32(a):
     x = loaded(a)
     y = sbuf(a.shape, nl.uint32)
@@ -90,14 +83,6 @@ def act2_load_reduce(a):
     x = loaded(a)
     nisa.activate2(dst=x, op=nl.exp, data=x, imm0=1.0, imm1=1.0, op0=nl.bypass, op1=nl.bypass,  # ERR:act2_load
                    reduce_cmd=nisa.reduce_cmd.load_reduce)
-    return a
-
-
-@nki.jit
-def act2_relu_param_tile(a):
-    x = loaded(a)
-    nisa.activate2(dst=x, op=nl.exp, data=x, imm0=1.0, imm1=1.0, op0=nl.bypass, op1=nl.bypass,  # ERR:act2_relu
-                   relu_param=x)
     return a
 
 
@@ -258,7 +243,6 @@ def state_vector(a):
 CASES = [
     (exp_reduce_init_unused, "exp_init", "err_unsupported_args",
      "unsupported arguments to 'nisa.exponential': reduce_init is read only with reduce_cmd.load_reduce; leave it 0.0"),
-    (exp_reduce_init_tile, "exp_init_tile", "err_unsupported_args", "nkic takes reduce_init as a number, not a tile"),
     (exp_into_uint32, "exp_dtype", "err_supported_operand_dtype",
      "operand 'dst' of 'nisa.exponential' has dtype 'uint32', which is not supported"),
     (exp_max_value_shape, "exp_max", "err_tile_shape_mismatch",
@@ -273,7 +257,6 @@ CASES = [
     (act2_load_reduce, "act2_load", "err_unsupported_args", "the Scalar Engine's accumulator has no load_reduce"),
     (act_load_reduce, "act_load", "err_unsupported_args",
      "unsupported arguments to 'nisa.activation': the Scalar Engine's accumulator has no load_reduce"),
-    (act2_relu_param_tile, "act2_relu", "err_unsupported_args", "nkic takes relu_param as a number, not a tile"),
     (cum_divide, "cum_op1", "err_unsupported_args",
      "op1 divide is not one of add, subtract, multiply, maximum, minimum"),
     (cum_bitvec_op0, "cum_op0", "err_instruction_unsupported_op", "unsupported operator 'bitwise_and'"),
