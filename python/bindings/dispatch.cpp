@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "codegen/AccessPattern.h"
 #include "errors.h"
 #include "native_calls.h"
 #include "sema/ErrorCatalog.h"
@@ -189,6 +190,24 @@ class PushedLocation {
   ir::SourceLoc saved_;
 };
 
+// The on-chip views among a call's arguments (and in its list and tuple arguments)
+// that carry a runtime offset: check_on_chip_offsets_lowered follows them.
+std::vector<types::TensorVal> on_chip_offset_views(const codegen::KernelBuilder& b, const CallArgs& a) {
+  std::vector<types::TensorVal> out;
+  auto take = [&](py::handle h) {
+    if (!is_tensor(h)) return;
+    const types::TensorVal& v = unwrap<PyTensor>(h).v;
+    if (!v.indirect.empty() && !ir::is_hbm(b.tensor(v.tensor).memory)) out.push_back(v);
+  };
+  for (size_t i = 0; i < a.nargs + a.nkw(); ++i) {
+    py::handle h = a.args[i];
+    take(h);
+    if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr()))
+      for (py::handle item : py::reinterpret_borrow<py::sequence>(h)) take(item);
+  }
+  return out;
+}
+
 // `func(*a)` without a new tuple or dict.
 py::object vectorcall(py::handle func, const CallArgs& a) {
   PyObject* r = PyObject_Vectorcall(func.ptr(), a.args, a.nargs, a.kwnames);
@@ -206,11 +225,15 @@ py::object call_decided(trace::TraceContext* ctx, ir::SourceLoc here, const Deci
       trace::TraceContext::ApiScope scope(*ctx, d.api);
       if (d.min_nc_version) sema::assert_nc_version(ctx->target(), d.min_nc_version, d.api, ctx->builder().raiser());
       try {
-        if (d.native) {
-          py::object r = call_native(*d.native, a);
-          if (r) return r;
-        }
-        return vectorcall(func, a);
+        codegen::KernelBuilder& b = ctx->builder();
+        std::vector<types::TensorVal> offsets;
+        if (b.current_api) offsets = on_chip_offset_views(b, a);
+        const size_t first = b.insertion_size();
+        py::object r;
+        if (d.native) r = call_native(*d.native, a);
+        if (!r) r = vectorcall(func, a);
+        if (!offsets.empty()) codegen::check_on_chip_offsets_lowered(b, first, offsets);
+        return r;
       } catch (py::error_already_set& e) {
         if (is_plain_type_error(e)) explain_bad_arguments(func, d.api, a.tuple(), a.dict());
         api_call_failed(e, func, d.api, a.tuple(), a.dict());

@@ -76,6 +76,12 @@ void bind_nki_views(py::module_& m) {
     return wrap_tensor(codegen::vector_select_view(builder(api), view_arg(t, api), int_arg(dim, "dim", api),
                                                    view_arg(offsets, api, "vector_offset")));
   });
+  m.def("view_indirect", [](py::handle t, py::handle index, py::handle num_elem) {
+    constexpr const char* api = "tensor.indirect";
+    std::optional<int64_t> n;
+    if (!num_elem.is_none()) n = int_arg(num_elem, "num_elem", api);
+    return wrap_tensor(codegen::indirect_view(builder(api), view_arg(t, api), view_arg(index, api, "index"), n));
+  });
   m.def("view_permute", [](py::handle t, py::handle dims) {
     constexpr const char* api = "tensor.permute";
     return wrap_tensor(codegen::permute_view(builder(api), view_arg(t, api), ints_arg(dims, "dims", api)));

@@ -19,6 +19,10 @@ def _vector_select(t, dim, vector_offset):
     return core.view_vector_select(t, dim, vector_offset)
 
 
+def _indirect(t, index, num_elem=None):
+    return core.view_indirect(t, index, num_elem)
+
+
 def _permute(t, dims):
     return core.view_permute(t, dims)
 
@@ -70,7 +74,7 @@ def _view(t, dtype):
     return core.view_reinterpret(t, _dtypes.dtype_name(dtype))
 
 
-for _name, _method in (("slice", _slice), ("select", _select), ("vector_select", _vector_select),
+for _name, _method in (("slice", _slice), ("select", _select), ("vector_select", _vector_select), ("indirect", _indirect),
                        ("permute", _permute), ("broadcast", _broadcast), ("expand_dim", _expand_dim),
                        ("squeeze_dim", _squeeze_dim), ("reshape_dim", _reshape_dim),
                        ("flatten_dims", _flatten_dims), ("rearrange", _rearrange), ("get_pattern", _get_pattern),

@@ -1,5 +1,7 @@
 #include "codegen/AccessPattern.h"
 
+#include <algorithm>
+
 #include "codegen/Indexing.h"
 #include "sema/ErrorCatalog.h"
 
@@ -29,6 +31,16 @@ void check_index_tile(KernelBuilder& b, const types::TensorVal& idx) {
   if (!idx.indirect.empty()) b.fail(sema::err_unsupported_index("an offset tile cannot itself be indexed at runtime"));
 }
 
+// The elements of one index step of dim `dim` of `base`: the product of the dims after it.
+int64_t row_elements(KernelBuilder& b, const ir::TensorDecl& base, int dim) {
+  if (dim < 0 || dim >= static_cast<int>(base.shape.size()))
+    b.fail(sema::err_unsupported_index("indirect_dim " + std::to_string(dim) + " is not a dim of `" + base.name + "`" +
+                                       sema::shape_str(base.shape)));
+  int64_t row = 1;
+  for (size_t d = dim + 1; d < base.shape.size(); ++d) row *= base.shape[d];
+  return row;
+}
+
 }  // namespace
 
 types::TensorVal ap_view(KernelBuilder& b, const types::TensorVal& t,
@@ -52,14 +64,11 @@ types::TensorVal ap_view(KernelBuilder& b, const types::TensorVal& t,
   for (const auto& p : pattern) shape.push_back(p.second);
   auto grid = [](size_t k) { return ir::AffineExpr::grid(static_cast<int>(k)); };
   types::TensorVal v;
+  int indirect_dim = 0;   // the dim of the reshaped alias that the offset moves along,
+  int64_t step = 1;       // by this many of its elements per unit
   if (ir::is_hbm(base.memory)) {
     // Rows of the indirect dim: a runtime offset adds whole rows (prod of the dims after it).
-    int dim = indirect ? indirect->dim : 0;
-    if (dim < 0 || dim >= static_cast<int>(base.shape.size()))
-      b.fail(sema::err_unsupported_index("indirect_dim " + std::to_string(dim) + " is not a dim of `" + base.name +
-                                         "`" + sema::shape_str(base.shape)));
-    int64_t row = 1;
-    for (size_t d = dim + 1; d < base.shape.size(); ++d) row *= base.shape[d];
+    const int64_t row = row_elements(b, base, indirect ? indirect->dim : 0);
     v = reshape_view(b, whole, {base.num_elements() / row, row});
     ir::AffineExpr flat = start;
     // A per-partition offset replaces the leading pair's stride (§4.2).
@@ -67,18 +76,29 @@ types::TensorVal ap_view(KernelBuilder& b, const types::TensorVal& t,
       flat = flat + grid(k) * pattern[k].first;
     v.index = {ir::AffineExpr::floordiv(flat, row), ir::AffineExpr::mod(flat, row)};
   } else {
-    if (indirect)
-      b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(
-          b.api(), "runtime offsets (scalar_offset=, vector_offset=) index HBM tensors; on chip nkic has none yet"));
     int64_t free = base.num_elements() / base.shape.at(0);
     if (pattern[0].first != free)
       b.fail(sema::err_unsupported_index(".ap() on an on-chip tensor reads whole partitions: the first pair's step is " +
                                          std::to_string(free) + " (the free elements of `" + base.name +
                                          "`), got " + std::to_string(pattern[0].first)));
-    v = reshape_view(b, whole, {base.shape[0], free});
     ir::AffineExpr f = ir::AffineExpr::mod(start, free);
     for (size_t k = 1; k < pattern.size(); ++k) f = f + grid(k) * pattern[k].first;
-    v.index = {ir::AffineExpr::floordiv(start, free) + grid(0), f};
+    const ir::AffineExpr partition = ir::AffineExpr::floordiv(start, free) + grid(0);
+    v = reshape_view(b, whole, {base.shape[0], free});
+    v.index = {partition, f};
+    if (indirect) {
+      // On chip one offset moves the whole access along a free dim (§4.2; per-partition
+      // offsets gather HBM rows only), by whole rows of that dim.
+      if (indirect->per_partition)
+        b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(
+            b.api(), "vector_offset= gathers rows of an HBM tensor; `" + base.name +
+                         "` is on chip, where a runtime offset is one scalar_offset= on a free dim"));
+      if (indirect->dim == 0)
+        b.fail(sema::err_unsupported_index("indirect_dim 0 is the partition dim of on-chip `" + base.name +
+                                           "`: a runtime offset moves an on-chip access along a free dim"));
+      step = row_elements(b, base, indirect->dim);
+      indirect_dim = 1;
+    }
   }
   v.shape = std::move(shape);
   if (indirect) {
@@ -94,9 +114,63 @@ types::TensorVal ap_view(KernelBuilder& b, const types::TensorVal& t,
     for (ir::AffineExpr& e : idx.index) e = e.substitute_grid(at);
     idx.shape = v.shape;
     check_index_tile(b, idx);
-    v.indirect.push_back({0, std::make_shared<const types::TensorVal>(std::move(idx))});
+    v.indirect.push_back({indirect_dim, std::make_shared<const types::TensorVal>(std::move(idx)), step});
   }
   return v;
+}
+
+}  // namespace nkic::codegen
+
+namespace nkic::codegen {
+
+namespace {
+
+// Calls f(instruction, access) for every access of the statements of `block` from `first`.
+template <class F>
+void each_access(const ir::Block& block, size_t first, F f) {
+  for (size_t i = first; i < block.size(); ++i) {
+    if (block[i]->kind == ir::StmtKind::Loop) {
+      each_access(static_cast<const ir::Loop&>(*block[i]).body, 0, f);
+      continue;
+    }
+    const auto& in = static_cast<const ir::Instruction&>(*block[i]);
+    if (in.has_dst()) f(in, in.dst);
+    for (const ir::Access& a : in.extra_dsts) f(in, a);
+    for (const ir::Access& a : in.srcs) f(in, a);
+  }
+}
+
+bool uses_grid(const ir::Access& a) {
+  for (const ir::AffineExpr& e : a.index)
+    if (e.uses(ir::VarKind::Grid)) return true;
+  return false;
+}
+
+}  // namespace
+
+void check_on_chip_offsets_lowered(KernelBuilder& b, size_t first, const std::vector<types::TensorVal>& operands) {
+  const ir::Kernel& k = b.kernel();
+  const ir::Block& block = b.insertion_block();
+  if (first >= block.size()) return;  // nothing emitted: a view method, a query
+  std::vector<int> reached;
+  each_access(block, first, [&](const ir::Instruction& in, const ir::Access& a) {
+    if (a.indirect.empty() || ir::is_hbm(k.tensor(a.tensor).memory)) return;
+    reached.push_back(k.root(a.tensor));
+    for (const ir::IndirectIndex& ind : a.indirect)
+      if (uses_grid(ind.index) && ir::info(in.opcode).exec != ir::Exec::Move)
+        b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(
+            b.api(), std::string("on chip its ") + ir::name(in.opcode) +
+                         " instruction takes one runtime offset for the whole access, not one per element"));
+  });
+  for (const types::TensorVal& v : operands) {
+    const ir::TensorDecl& t = b.tensor(v.tensor);
+    if (v.indirect.empty() || ir::is_hbm(t.memory)) continue;
+    if (std::find(reached.begin(), reached.end(), k.root(v.tensor)) == reached.end())
+      b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(
+          b.api(), "it cannot read or write the on-chip `" + k.tensor(k.root(v.tensor)).name +
+                       "` at a runtime offset (.ap(scalar_offset=), a run-time select); copy that view with "
+                       "nisa.tensor_copy first"));
+  }
 }
 
 }  // namespace nkic::codegen

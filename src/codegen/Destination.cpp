@@ -25,7 +25,8 @@ std::vector<int> non_unit(const std::vector<int64_t>& shape) {
 
 // dst as a view of result's shape: the same view, or its free elements split as the result's.
 types::TensorVal fitted(KernelBuilder& b, const types::TensorVal& result, const types::TensorVal& dst) {
-  if (!dst.indirect.empty())
+  // The current API writes on-chip views at runtime offsets (check_on_chip_offsets_lowered).
+  if (!dst.indirect.empty() && !(b.current_api && !ir::is_hbm(b.tensor(dst.tensor).memory)))
     b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(
         b.api(), "a dst written at runtime offsets; write it with nisa.dma_copy"));
   if (dst.shape == result.shape) return dst;

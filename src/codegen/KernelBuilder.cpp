@@ -316,8 +316,9 @@ void KernelBuilder::check_operand(const char* operand, const types::TensorVal& v
   if (t.partition_dim > 0 && v.index[t.partition_dim].coeff({ir::VarKind::Grid, 0}) == 0)
     fail(sema::err_failed_to_infer_tile_from_local_tensor(t.name));
   sema::check_operand(op_spec(), api(), operand, t, v.shape, raiser());
-  // Runtime offsets into on-chip tensors: only the dynamic copies read or write them.
-  if (!v.indirect.empty() && !ir::is_hbm(t.memory) && api() != "nisa.tensor_copy_dynamic_src" &&
+  // Runtime offsets into on-chip tensors: in the legacy API only the dynamic copies read
+  // or write them; the current API's instructions take them (check_on_chip_offsets_lowered).
+  if (!v.indirect.empty() && !ir::is_hbm(t.memory) && !current_api && api() != "nisa.tensor_copy_dynamic_src" &&
       api() != "nisa.tensor_copy_dynamic_dst")
     fail(sema::err_indirect_indices_are_not_supported_with_nki_api(
         api(), "read on-chip tensors at runtime offsets with nisa.tensor_copy_dynamic_src and write them with "

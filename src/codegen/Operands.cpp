@@ -63,7 +63,7 @@ ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vec
     TensorVal idx = *ind.index;
     for (ir::AffineExpr& e : idx.index) e = types::align_grid(e.drop_broadcast_grid(idx.shape), idx.shape.size(), v.shape.size());
     idx.shape = v.shape;
-    a.indirect.push_back({ind.dim, access_for(b, idx, iter)});
+    a.indirect.push_back({ind.dim, access_for(b, idx, iter), ind.step});
   }
   return a;
 }

@@ -229,7 +229,8 @@ void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool acc
   std::unique_ptr<ir::Instruction> in;
   auto on_chip_dynamic = [&](const TensorVal& t) { return !t.indirect.empty() && !ir::is_hbm(b.tensor(t.tensor).memory); };
   const auto* v0 = std::get_if<TensorVal>(&value);
-  if (on_chip_dynamic(dst) || (v0 && on_chip_dynamic(*v0)))
+  // The current API's copies move on-chip views at runtime offsets (check_on_chip_offsets_lowered).
+  if (!b.current_api && (on_chip_dynamic(dst) || (v0 && on_chip_dynamic(*v0))))
     b.fail(sema::err_copy_dynamic_indirect_indices_not_natively_supported(b.tensor(dst.tensor).name));
   if (auto* v = std::get_if<TensorVal>(&value)) {
     // `t[...] = t[...]` after an in-place update re-assigns the same view: nothing to do.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/AccessPattern.h"
+#include "sema/Asserts.h"
 #include "sema/ErrorCatalog.h"
 
 namespace nkic::codegen {
@@ -148,6 +149,29 @@ types::TensorVal vector_select_view(KernelBuilder& b, const types::TensorVal& t,
   tensor_dim_of(b, t, p.pairs[0].first, api, 0);
   p.pairs[0].second = index.shape[0];
   return ap_view(b, t, p.pairs, p.offset, ApIndirect{index, true, 0});
+}
+
+types::TensorVal indirect_view(KernelBuilder& b, const types::TensorVal& t, const types::TensorVal& index,
+                               std::optional<int64_t> num_elem) {
+  constexpr std::string_view api = "tensor.indirect";
+  sema::assert_nc_version(b.target(), 4, api, b.raiser());
+  b.check_live(t);
+  b.check_live(index);
+  if (!on_chip(b, t)) reject(b, api, "indirects an on-chip view; `" + b.tensor(t.tensor).name + "` is in HBM");
+  const ir::TensorDecl& ix = b.tensor(index.tensor);
+  if (ix.memory != ir::Memory::SBUF || !ir::is_integer(ix.dtype))
+    reject(b, api, "the offsets are an integer SBUF tile; `" + ix.name + "` is not");
+  if (index.shape.size() != 2 || index.shape[0] != t.shape.at(0))
+    reject(b, api, "the offsets are a [P, K] tile with P = " + std::to_string(t.shape.at(0)) +
+                       " (the view's partitions), got " + sema::shape_str(index.shape));
+  if (num_elem && *num_elem < 1) reject(b, api, "num_elem is positive, got " + std::to_string(*num_elem));
+  // The sources disagree on what the index selects: partitions (the 0.5 release notes) or
+  // free-dim offsets (the stub), the latter read at index[i % G, i // G] with G fixed by
+  // the engine that later runs the view, yet num_elem defaults to index.size, which that
+  // order overruns. No reading is defined, so none is simulated.
+  reject(b, api, "nkic does not simulate tensor indirection: the sources disagree on what its index selects "
+                 "(partitions in the 0.5 notes, free-dim offsets index[i % G, i // G] in the stub, G set by the "
+                 "engine reading the view)");
 }
 
 types::TensorVal permute_view(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& dims) {

@@ -4,6 +4,7 @@
 // on-chip partition rules are checked in one place. Views never copy.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,6 +44,11 @@ types::TensorVal flatten_dims_view(KernelBuilder& b, const types::TensorVal& t, 
 // view(dtype) / reinterpret_cast(dtype): the same bytes as `dtype`; the last dim
 // (contiguous) scales by the size ratio.
 types::TensorVal reinterpret_view(KernelBuilder& b, const types::TensorVal& t, ir::DType dtype);
+// indirect(index, num_elem): tensor indirection (NeuronCore-v4+); nkic checks the
+// generation and the index tile, then refuses it (err_unsupported_args): the sources
+// disagree on what its index selects (see the function).
+types::TensorVal indirect_view(KernelBuilder& b, const types::TensorVal& t, const types::TensorVal& index,
+                               std::optional<int64_t> num_elem);
 // einops-style: each side is a list of groups of axis names, a group of one
 // name being a plain axis; `sizes` gives axis sizes the source does not fix.
 using AxisGroups = std::vector<std::vector<std::string>>;

@@ -49,13 +49,14 @@ struct IndirectIndex;
 struct Access {
   int tensor = -1;
   std::vector<AffineExpr> index;
-  // Indirect (runtime) indexing: dimension `dim` adds the value `index` reads
-  // at the same point (an integer tile in SBUF, e.g. data[idx_tile, i_f]).
+  // Indirect (runtime) indexing: dimension `dim` adds `step` times the value `index`
+  // reads at the same point (an integer tile in SBUF, e.g. data[idx_tile, i_f]).
   std::vector<IndirectIndex> indirect;
 };
 struct IndirectIndex {
   int dim = 0;
   Access index;
+  int64_t step = 1;  // elements of `dim` per unit of the value (.ap() indirect_dim rows on chip)
 };
 
 // A mask constraint: `expr >= 0` (Ge) or `expr == 0` (Eq). A predicate is their

@@ -157,7 +157,8 @@ class Printer : public IRVisitor {
     for (const AffineExpr& e : a.index) idx.push_back(expr(e));
     for (const IndirectIndex& ind : a.indirect) {
       std::string& s = idx.at(ind.dim);
-      s = access(ind.index) + (s == "0" ? "" : " + " + s);
+      const std::string value = ind.step == 1 ? access(ind.index) : std::to_string(ind.step) + "*" + access(ind.index);
+      s = value + (s == "0" ? "" : " + " + s);
     }
     return k_.tensor(a.tensor).name + "[" + join(idx) + "]";
   }

@@ -11,7 +11,8 @@ void point_indices(const std::vector<TensorMem>& mem, const ir::Instruction& in,
   for (size_t d = 0; d < a.index.size(); ++d) idx[d] = a.index[d].eval(value_of);
   for (const ir::IndirectIndex& ind : a.indirect) {
     const TensorMem& it = mem.at(ind.index.tensor);
-    idx[ind.dim] += static_cast<int64_t>(load_element(it.decl->dtype, it.data, point_offset(mem, in, ind.index, value_of)));
+    idx[ind.dim] +=
+        ind.step * static_cast<int64_t>(load_element(it.decl->dtype, it.data, point_offset(mem, in, ind.index, value_of)));
   }
 }
 

@@ -19,6 +19,7 @@
 #include "sim/PointWalk.h"
 #include "sim/RaceCheck.h"
 #include "sim/RowExec.h"
+#include "sim/RuntimeOffsets.h"
 #include "sim/ShuffleExec.h"
 #include "sim/AccumulatorExec.h"
 #include "sim/SideEffects.h"
@@ -299,7 +300,11 @@ class Executor final : public ir::IRVisitor {
     return static_cast<int64_t>(load_element(mem_[a.tensor].decl->dtype, mem_[a.tensor].data, off));
   }
 
-  void visit(const ir::Instruction& in) override {
+  void visit(const ir::Instruction& given) override {
+    // Offsets read at run time, one per access, make a resolved copy of static accesses.
+    const std::optional<ir::Instruction> resolved =
+        resolve_uniform_offsets(mem_, given, loop_.data(), pid_.data(), opts_.check_uninitialized);
+    const ir::Instruction& in = resolved ? *resolved : given;
     switch (ir::info(in.opcode).exec) {
       case ir::Exec::Collective: return all_reduce(in);
       case ir::Exec::Side: return side_.run(in, loop_.data(), pid_.data());
@@ -311,8 +316,8 @@ class Executor final : public ir::IRVisitor {
     if (IndirectExec::handles(in)) indirect_.run(in, loop_.data(), pid_.data());
     // Outside every loop of a one-program launch an instruction runs once (a
     // collective's replay runs a fresh executor; a nested one runs loop bodies):
-    // its plan is not worth keeping.
-    else tiles_->run(in, Env{loop_.data(), pid_.data()}, !nested_ && depth_ == 0 && k_.num_programs() == 1);
+    // its plan is not worth keeping; nor is a resolved copy's, which lives for one run.
+    else tiles_->run(in, Env{loop_.data(), pid_.data()}, resolved || (!nested_ && depth_ == 0 && k_.num_programs() == 1));
     if (in.acc_cmd != ir::AccCmd::none) accumulators_.run(in, loop_.data(), pid_.data());
   }
 

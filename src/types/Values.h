@@ -65,10 +65,11 @@ struct TensorVal {
   // An operand mask written on the operand (`lhs[i_f < 64]`, matmul only), over
   // the view's grid (left-aligned like every mask).
   std::vector<Atom> operand_mask;
-  // Indirect indexing: tensor dim `dim` adds the values of the `index` view.
+  // Indirect indexing: tensor dim `dim` adds `step` times the values of the `index` view.
   struct Indirect {
     int dim;
     std::shared_ptr<const TensorVal> index;
+    int64_t step = 1;
   };
   std::vector<Indirect> indirect;
 };
