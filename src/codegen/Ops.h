@@ -148,7 +148,7 @@ TensorVal exponential(KernelBuilder& b, const TensorVal& dst, const TensorVal& s
 // (a number or a [P, 1] tile) is checked; no activation nkic has reads it.
 TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const TensorVal& data,
                     const PipelineStep& first, const PipelineStep& second, const Value& relu_param, Accumulate acc);
-// nisa.tensor_scalar_reduce of the current API: data op0 operand0 (one arithmetic op)
+// nisa.tensor_scalar_reduce of the current API: data op0 operand0 (one op, not bitvec)
 // folded by the accumulator (reset_reduce, reduce, or load_reduce from reduce_init, a
 // number or a [P, 1] tile), reduce_res optional and negated with acc.negate_res.
 TensorVal tensor_scalar_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& data, const PipelineStep& op0,

@@ -186,8 +186,9 @@ TensorVal tensor_scalar_reduce(KernelBuilder& b, const TensorVal& dst, const Ten
   b.check_operand("data", data);
   b.check_operand("dst", dst);
   check_rows(b, data, dst);
-  if (ir::info(op0.op).kind != ir::AluKind::Arith)
-    b.fail(sema::err_instruction_unsupported_op(std::string(ir::name(op0.op)) + " as op0 (an arithmetic operator)"));
+  // "Bitvec operators are not supported in this API" (the stub); unary ones (abs) take operand0 0.
+  if (ir::info(op0.op).kind == ir::AluKind::Bitvec)
+    b.fail(sema::err_instruction_unsupported_op(std::string(ir::name(op0.op)) + " as op0 (not a bitvec operator)"));
   if (acc.op != AluOp::add && acc.op != AluOp::multiply && acc.op != AluOp::maximum && acc.op != AluOp::minimum)
     b.fail(sema::err_unsupported_args(b.api(), "reduce_op " + std::string(ir::name(acc.op)) +
                                                    " is not one of add, multiply, maximum, minimum"));

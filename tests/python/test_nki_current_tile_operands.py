@@ -65,6 +65,19 @@ def test_tensor_scalar_reduce_follows_reduce_cmd_reduce_init_and_reduce_res_nega
 
 
 @nki.jit
+def tsr_abs_max(a):
+    x = loaded(a)
+    y, m = sbuf(a.shape), sbuf((a.shape[0], 1))
+    nisa.tensor_scalar_reduce(dst=y, data=x, op0=nl.abs, operand0=0.0, reduce_op=nl.maximum, reduce_res=m)
+    return stored(m)
+
+
+def test_tensor_scalar_reduce_takes_a_unary_op0():
+    """The kernel library's abs-max: a unary op0 with operand0 0."""
+    np.testing.assert_array_equal(nki.simulate(tsr_abs_max)(A)[:, 0], np.abs(A).max(axis=1))
+
+
+@nki.jit
 def act2_relu_tile(a, p):
     x, rp = loaded(a), loaded(p)
     y, z = sbuf(a.shape), sbuf(a.shape)
@@ -164,7 +177,7 @@ CASES = [
      "reduce_init is read only with reduce_cmd.load_reduce; leave it None"),
     (tsr_idle, "tsr_idle", "err_unsupported_args", "reduce_cmd none is not one of reset_reduce, reduce, load_reduce"),
     (tsr_divide_fold, "tsr_fold", "err_unsupported_args", "reduce_op divide is not one of add, multiply, maximum, minimum"),
-    (tsr_bitvec, "tsr_op0", "err_instruction_unsupported_op", "bitwise_and as op0 (an arithmetic operator)"),
+    (tsr_bitvec, "tsr_op0", "err_instruction_unsupported_op", "bitwise_and as op0 (not a bitvec operator)"),
     (act2_relu_full_tile, "act2_relu", "err_tile_shape_mismatch",
      "number of elements per partition mismatch in parameters (t.1[128, 48], t.1[128, 48]) of 'activate2'"),
 ]
