@@ -247,7 +247,9 @@ void TileExecutor::pick_chunk(const InstPlan& p, const T* a, const T* b, T* out,
       clamp_range(s, v, p.cond_kinds[c], lo, hi);
     }
   }
-  hi = std::max(lo, hi);
+  // An equality past the chunk's end moves lo there: the kept run is empty, not beyond m.
+  lo = std::min(lo, m);
+  hi = std::max(lo, std::min(hi, m));
   std::copy(b, b + lo, out);
   std::copy(a + lo, a + hi, out + lo);
   std::copy(b + hi, b + m, out + hi);

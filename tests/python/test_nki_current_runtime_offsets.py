@@ -269,3 +269,17 @@ def test_tensor_indirection_is_refused_on_neuroncore_v4_with_the_reason(monkeypa
                "unsupported arguments to 'tensor.indirect': nkic does not simulate tensor indirection: the sources "
                "disagree on what its index selects", [("indirect", "x.")])
 
+
+@nki.jit
+def diagonal_of_window(a, off):
+    x, r = loaded(a), loaded(off)
+    y = sbuf((128, 64))
+    nisa.affine_select(dst=y, pattern=[[-1, 64]], channel_multiplier=1, on_true_tile=window(x, r), on_false_value=-9.0)
+    return stored(y)
+
+
+def test_affine_select_keeps_the_diagonal_of_an_offset_window():
+    """Partitions 64 and up meet their diagonal past the row's end: they keep nothing."""
+    got = nki.simulate(diagonal_of_window)(A, offset(5))
+    keep = np.arange(128)[:, None] == np.arange(64)[None, :]
+    np.testing.assert_array_equal(got, np.where(keep, A[:, 5:69], np.float32(-9.0)))
