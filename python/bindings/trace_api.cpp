@@ -372,10 +372,12 @@ void bind_trace_api(py::module_& m) {
   });
   // Each builder resolves the context first: outside a kernel that is the error to report.
   m.def("load", &load_call);
-  m.def("load_transpose2d", [](py::handle src, py::handle mask, py::handle dtype, bool squeeze_unit_dims) {
+  m.def("load_transpose2d", [](py::handle src, py::handle mask, py::handle dtype, bool squeeze_unit_dims,
+                               bool oob_skip) {
     trace::TraceContext& c = ctx("nl.load_transpose2d");
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, dtype, ms);
+    a.oob_skip = oob_skip;
     return wrap_tensor(codegen::load_transpose2d(c.builder(), tensor_arg(src, "src", "a tensor"), a, squeeze_unit_dims));
   });
   m.def("store", &store_call);

@@ -375,7 +375,8 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown, oob_mode=oob_mode.error,
                   name=None):
     enum_arg(dge_mode, globals()["dge_mode"], "dge_mode", ints=True)
-    _into(dst, lambda: core.load_transpose2d(src, None, _dtype(dst), True))
+    skip = enum_arg(oob_mode, globals()["oob_mode"], "oob_mode") == globals()["oob_mode"].skip
+    _into(dst, lambda: core.load_transpose2d(src, None, _dtype(dst), True, skip))
 
 
 @_api("nisa.dma_compute")

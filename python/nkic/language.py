@@ -198,7 +198,7 @@ load.nki_native = "load"  # the dispatcher runs load's plain calls in the core (
 
 @_api("nl.load_transpose2d")
 def load_transpose2d(src, *, mask=None, dtype=None, **kwargs):
-    return core.load_transpose2d(src, mask, None if dtype is None else _dtypes.dtype_name(dtype), False)
+    return core.load_transpose2d(src, mask, None if dtype is None else _dtypes.dtype_name(dtype), False, False)
 
 
 @_api("nl.store")

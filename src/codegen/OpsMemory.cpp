@@ -154,7 +154,15 @@ TensorVal unit_dims_squeezed(KernelBuilder& b, const TensorVal& t) {
 TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& given, const OpArgs& args, bool squeeze_unit_dims) {
   const TensorVal src = squeeze_unit_dims ? unit_dims_squeezed(b, given) : given;
   b.check_operand("src", src);
-  if (!src.indirect.empty()) b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(b.api()));
+  // The current API's dma_transpose reads its source at one runtime offset (.ap(scalar_offset=));
+  // per-partition rows (vector_offset) have their own index layout, which nkic does not take.
+  bool one_offset = b.current_api;
+  for (const TensorVal::Indirect& ind : src.indirect)
+    for (const ir::AffineExpr& e : ind.index->index) one_offset = one_offset && !e.uses(ir::VarKind::Grid);
+  if (!src.indirect.empty() && !one_offset)
+    b.fail(b.current_api ? sema::err_indirect_indices_are_not_supported_with_nki_api(
+                               b.api(), "a vector_offset source; nkic transposes a source at a scalar_offset")
+                         : sema::err_indirect_indices_are_not_supported_with_nki_api(b.api()));
   const ir::TensorDecl& s = b.tensor(src.tensor);
   std::vector<int64_t> shape = {src.shape[1], src.shape[0]};
   TensorVal dst = alloc_tensor(b, b.tensor_name("", s.name + "_T"), shape, args.dtype.value_or(s.dtype), Memory::SBUF);
@@ -162,6 +170,7 @@ TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& given, const OpArg
   in->dst.index = {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)};
   in->srcs.push_back(access_for(b, src, src.shape));
   in->predicate = predicate_for(b, args, src.shape.size());
+  in->oob_skip = args.oob_skip;
   b.emit(std::move(in));
   return dst;
 }

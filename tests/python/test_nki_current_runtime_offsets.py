@@ -181,6 +181,50 @@ def test_a_dma_with_oob_mode_skip_drops_the_elements_outside():
     np.testing.assert_array_equal(got[:, 56:], np.full((128, 8), 5.0, np.float32))
 
 
+@nki.jit
+def transposed_rows(h, off, skip):
+    """Rows r .. r + 15 of the HBM (64, 32) h, transposed by the DMA."""
+    r = loaded(off)
+    t = sbuf((32, 16))
+    nisa.memset(dst=t, value=7.0)
+    mode = nisa.oob_mode.skip if skip else nisa.oob_mode.error
+    nisa.dma_transpose(dst=t, src=h.ap([[32, 16], [1, 32]], offset=0, scalar_offset=r, indirect_dim=0),  # ERR:oob_t
+                       oob_mode=mode)
+    return stored(t)
+
+
+H = RNG.standard_normal((64, 32)).astype(np.float32)
+
+
+def test_dma_transpose_reads_its_source_at_a_scalar_offset():
+    np.testing.assert_array_equal(nki.simulate(transposed_rows)(H, offset(9), False), H[9:25].T)
+
+
+def test_dma_transpose_skips_rows_past_the_end_with_oob_mode_skip():
+    got = nki.simulate(transposed_rows)(H, offset(60), True)
+    np.testing.assert_array_equal(got[:, :4], H[60:].T)
+    np.testing.assert_array_equal(got[:, 4:], np.full((32, 12), 7.0, np.float32))
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(transposed_rows)(H, offset(60), False)
+    assert info.value.code == "err_tensor_access_out_of_bound" and info.value.line == M.line("oob_t")
+
+
+@nki.jit
+def transposed_gather(h):
+    ix = sbuf((16, 1), nl.int32)
+    nisa.memset(dst=ix, value=0)
+    t = sbuf((32, 16))
+    nisa.dma_transpose(dst=t, src=h.ap([[32, 16], [1, 32]], offset=0, vector_offset=ix, indirect_dim=0))  # ERR:vt
+    return stored(t)
+
+
+def test_dma_transpose_refuses_a_vector_offset():
+    e = trace_error(transposed_gather, H)
+    check_diag(e, M, "err_indirect_indices_are_not_supported_with_nki_api",
+               "indirect indices are not supported by 'dma_transpose'", [("vt", "nisa.")])
+    assert "a vector_offset source; nkic transposes a source at a scalar_offset" in str(e)
+
+
 # ---------------------------------------------------------------- diagnostics
 
 @nki.jit
