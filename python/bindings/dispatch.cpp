@@ -197,7 +197,9 @@ std::vector<types::TensorVal> on_chip_offset_views(const codegen::KernelBuilder&
   auto take = [&](py::handle h) {
     if (!is_tensor(h)) return;
     const types::TensorVal& v = unwrap<PyTensor>(h).v;
-    if (!v.indirect.empty() && !ir::is_hbm(b.tensor(v.tensor).memory)) out.push_back(v);
+    // A tensor of another trace is not this kernel's: the call itself reports it.
+    if (v.indirect.empty() || v.tensor < 0 || static_cast<size_t>(v.tensor) >= b.kernel().tensors.size()) return;
+    if (!ir::is_hbm(b.tensor(v.tensor).memory)) out.push_back(v);
   };
   for (size_t i = 0; i < a.nargs + a.nkw(); ++i) {
     py::handle h = a.args[i];
