@@ -147,6 +147,21 @@ void KernelBuilder::check_alu_generation(const ir::Instruction& in) const {
   if (in.acc_cmd != ir::AccCmd::none) check(in.acc_op);
 }
 
+// A dtype newer than the target's engines (the OCP float8_e4m3fn and float8_e8m0fnu
+// of NeuronCore-v4) read or written by an engine; the DMA queues move any dtype.
+void KernelBuilder::check_dtype_generation(const ir::Instruction& in) const {
+  if (ir::engine_of(in) == ir::Engine::dma) return;
+  auto check = [&](const ir::Access& a) {
+    const ir::DType dt = tensor(a.tensor).dtype;
+    const int v = ir::min_nc_version(dt);
+    if (v > target().nc_version)
+      fail(sema::err_min_arch_support_for_inst(std::string(ir::name(dt)) + "' in '" + api(), v, target().name,
+                                               target().nc_version));
+  };
+  if (in.has_dst()) check(in.dst);
+  for (const ir::Access& a : in.srcs) check(a);
+}
+
 ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   // An empty index (nl.arange(5, 3), nl.mgrid[8:2]) leaves nothing to execute: a shape error here,
   // not a malformed kernel in the simulator.
@@ -162,6 +177,7 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
                                raiser());
   check_accesses(*inst);
   check_alu_generation(*inst);
+  check_dtype_generation(*inst);
   if (++num_instructions_ > max_instructions)
     fail(sema::err_trace_limit_exceeded("emit " + std::to_string(num_instructions_) + " instructions or more",
                                         max_instructions));

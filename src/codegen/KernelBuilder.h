@@ -205,6 +205,7 @@ class KernelBuilder {
   // The region check every operand passes (err_local_variable_used_out_of_scope).
   void check_live(const types::TensorVal& v) const;
   void check_alu_generation(const ir::Instruction& in) const;
+  void check_dtype_generation(const ir::Instruction& in) const;
   // Liveness plus the op table's memory/dtype/rank checks for `operand` of the API in flight.
   void check_operand(const char* operand, const types::TensorVal& v) const;
 

@@ -126,6 +126,13 @@ TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<Af
                       int64_t m, const TensorVal& mv, const std::vector<AffineExpr>& m_grid, int64_t n,
                       const OpArgs& args, const TensorVal* into = nullptr, bool accumulate = true,
                       bool transpose = false) {
+  // The two e4m3 formats differ in their top exponent: one product cannot take both (NKI 0.4+).
+  const ir::DType sd = b.tensor(s.tensor).dtype, md = b.tensor(mv.tensor).dtype;
+  if ((sd == ir::DType::float8_e4m3 && md == ir::DType::float8_e4m3fn) ||
+      (sd == ir::DType::float8_e4m3fn && md == ir::DType::float8_e4m3))
+    b.fail(sema::err_supported_operand_dtype("the stationary (" + std::string(ir::name(sd)) + ") and moving (" +
+                                             std::string(ir::name(md)) + ") operands of '" + std::string(b.api()) +
+                                             "' mix the legacy float8_e4m3 with the OCP float8_e4m3fn"));
   TensorVal dst = into ? *into : alloc_tensor(b, b.tensor_name("", "matmul"), {m, n}, ir::DType::float32, Memory::PSUM);
   auto in = make_instruction(ir::Opcode::Matmul, {k, m, n});
   in->accumulate = into != nullptr && accumulate;
@@ -217,13 +224,13 @@ TensorVal nisa_nc_matmul(KernelBuilder& b, const TensorVal& stationary, const Te
 TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
                                const OpArgs& args) {
   sema::assert_nc_version(b.target(), 3, "nisa.nc_matmul(perf_mode='double_row_gen3')", b.raiser());
-  static const std::vector<ir::DType> kFp8 = {ir::DType::float8_e4m3, ir::DType::float8_e5m2};
+  static const std::vector<ir::DType> kFp8 = {ir::DType::float8_e4m3, ir::DType::float8_e5m2, ir::DType::float8_e4m3fn};
   for (const auto& [name, v] : {std::pair{"stationary", &stationary}, std::pair{"moving", &moving}}) {
     const ir::TensorDecl& t = b.tensor(v->tensor);
     if (t.memory != Memory::SBUF) b.fail(sema::err_unsupported_memory(name, b.api(), "sbuf", ir::name(t.memory)));
     if (std::find(kFp8.begin(), kFp8.end(), t.dtype) == kFp8.end())
       b.fail(sema::err_supported_operand_dtype("operand '" + std::string(name) + "' of double_row_gen3 'nisa.nc_matmul' has dtype '" +
-                                               std::string(ir::name(t.dtype)) + "'; expected one of {float8_e4m3, float8_e5m2}"));
+                                               std::string(ir::name(t.dtype)) + "'; expected one of {float8_e4m3, float8_e5m2, float8_e4m3fn}"));
     if (v->shape.size() != 3 || v->shape[1] != 2)
       b.fail(sema::err_param_shape_incompatible_with_matmul("double_row_gen3 operands are [K, 2, F]", describe(b, stationary),
                                                              describe(b, moving), b.api()));

@@ -20,10 +20,19 @@ using ir::AffineExpr;
 AffineExpr data_row() { return AffineExpr::grid(0) * kQuadrant + AffineExpr::grid(1) * kBlockRows + AffineExpr::grid(2); }
 AffineExpr scale_row() { return AffineExpr::grid(0) * kQuadrant + AffineExpr::grid(1); }
 
-// The view `v` [P, F] read at (p, f) of the mx space.
+// The view `v` read at partition p and flat free position f of the mx space. A
+// quantize_mx operand may keep several free dims ([P, a, b, 4] in the kernel
+// library); they are read flattened, the last fastest.
 ir::Access mx_access(const KernelBuilder& b, const TensorVal& v, AffineExpr p, AffineExpr f) {
+  std::vector<AffineExpr> grid = {p};
+  int64_t inner = free_elements(v);
+  for (size_t d = 1; d < v.shape.size(); ++d) {
+    inner /= v.shape[d];
+    const AffineExpr outer = inner == 1 ? f : AffineExpr::floordiv(f, inner);
+    grid.push_back(d == 1 ? outer : AffineExpr::mod(outer, v.shape[d]));
+  }
   ir::Access a = access_for(b, v, v.shape);
-  for (AffineExpr& e : a.index) e = e.substitute_grid({p, f});
+  for (AffineExpr& e : a.index) e = e.substitute_grid(grid);
   return a;
 }
 
@@ -37,7 +46,7 @@ void check_scale_tile(KernelBuilder& b, const char* name, const TensorVal& scale
             " must hold the scales of every 32-partition quadrant.",
         describe(b, scale) + " has " + std::to_string(scale.shape[0]) + " partitions; " + std::to_string(partitions) +
             " data partitions put scales in its rows 32*q .. 32*q+3, up to row " + std::to_string(rows - 1)));
-  sema::assert_exact_elements(scale.shape[1], columns, name, b.api(), b.raiser());
+  sema::assert_exact_elements(free_elements(scale), columns, name, b.api(), b.raiser());
 }
 
 }  // namespace
@@ -46,7 +55,7 @@ void quantize_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, c
   b.check_operand("src", src);
   b.check_operand("dst", dst);
   b.check_operand("dst_scale", dst_scale);
-  const int64_t p = src.shape[0], f = src.shape[1];
+  const int64_t p = src.shape[0], f = free_elements(src);
   sema::assert_par_dim(p, ir::Memory::SBUF, b.target(), b.raiser());
   if (p % kQuadrant != 0)
     b.fail(sema::err_invalid_mx_packing("quantize_mx src must access a multiple of 32 partitions.",
@@ -55,7 +64,7 @@ void quantize_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, c
     b.fail(sema::err_invalid_mx_packing("quantize_mx src must have the last free dimension size to be multiple of 4.",
                                         describe(b, src) + " has " + std::to_string(f)));
   if (dst.shape[0] != p) b.fail(sema::err_num_partition_mismatch(describe(b, dst), describe(b, src), b.api()));
-  sema::assert_exact_elements(dst.shape[1], f / kLanes, "dst", b.api(), b.raiser());
+  sema::assert_exact_elements(free_elements(dst), f / kLanes, "dst", b.api(), b.raiser());
   check_scale_tile(b, "dst_scale", dst_scale, p, f / kLanes);
 
   const std::vector<int64_t> space = {p / kQuadrant, kQuadrant / kBlockRows, kBlockRows, kLanes, f / kLanes};

@@ -62,10 +62,12 @@ enum class Shapes : uint8_t { bcast, equal };
 // Dtype sets the operand rules below share (NKI_API.md §3, NKI_CURRENT_API.md §6.5-6.7).
 namespace dtypes {
 using D = DType;
-inline constexpr D kMatmul[] = {D::float8_e4m3, D::float8_e5m2, D::bfloat16, D::float16, D::tfloat32, D::float32};
+inline constexpr D kMatmul[] = {D::float8_e4m3, D::float8_e5m2, D::float8_e4m3fn, D::bfloat16, D::float16, D::tfloat32,
+                                D::float32};
 inline constexpr D kMx[] = {D::float8_e4m3fn_x4, D::float8_e5m2_x4, D::float4_e2m1fn_x4};
 inline constexpr D kMxData[] = {D::float8_e4m3fn_x4, D::float8_e5m2_x4};
 inline constexpr D kMxSrc[] = {D::bfloat16, D::float16};
+inline constexpr D kMxScale[] = {D::float8_e8m0fnu, D::uint8};  // e8m0 preferred (0.5+), uint8 kept
 inline constexpr D kSelect[] = {D::float32, D::float16, D::bfloat16, D::tfloat32, D::float8_e4m3, D::float8_e5m2,
                                 D::int8, D::uint8, D::int16, D::uint16};
 inline constexpr D kExpSrc[] = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::int8,
@@ -79,7 +81,6 @@ inline constexpr D kRngBits[] = {D::int8, D::int16, D::int32, D::uint8, D::uint1
 inline constexpr D kRand2[] = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::tfloat32,
                                D::int8, D::int16, D::int32, D::uint8, D::uint16, D::uint32};
 inline constexpr D kFp32[] = {D::float32};
-inline constexpr D kUint8[] = {D::uint8};
 inline constexpr D kUint32[] = {D::uint32};
 inline constexpr D kBf16[] = {D::bfloat16};
 inline constexpr D kInt32[] = {D::int32};
@@ -185,11 +186,11 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
      (nisa.quantize_mx emits both). */                                                                           \
   X(MxScale,            "quantize_mx.scale",      dve,  Mx,          1, 1, 1, true,  stream, pipe, 4, bcast)     \
   X(MxQuantize,         "quantize_mx",            dve,  Mx,          2, 2, 0, true,  stream, pipe, 4, bcast,     \
-    {"src", kSBUF, dtypes::kMxSrc, 2, 2}, {"dst", kSBUF, dtypes::kMxData, 2, 2},                                 \
-    {"dst_scale", kSBUF, dtypes::kUint8, 2, 2})                                                                  \
+    {"src", kSBUF, dtypes::kMxSrc, 2}, {"dst", kSBUF, dtypes::kMxData, 2},                                       \
+    {"dst_scale", kSBUF, dtypes::kMxScale, 2})                                                                  \
   X(MatmulMx,           "nc_matmul_mx",           pe,   Mx,          4, 4, 0, true,  matmul, pipe, 4, bcast,     \
     {"dst", kPSUM, {}, 2, 2}, {"stationary", kSBUF, dtypes::kMx, 2, 2}, {"moving", kSBUF, dtypes::kMx, 2, 2},    \
-    {"stationary_scale", kSBUF, dtypes::kUint8, 2, 2}, {"moving_scale", kSBUF, dtypes::kUint8, 2, 2})
+    {"stationary_scale", kSBUF, dtypes::kMxScale, 2, 2}, {"moving_scale", kSBUF, dtypes::kMxScale, 2, 2})
 
 enum class Opcode : uint8_t {
 #define NKIC_OPCODE_ENUM(n, ...) n,

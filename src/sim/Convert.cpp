@@ -112,6 +112,12 @@ NKIC_CODEC void with_float_decoder(DType t, Body body) {
     case DType::float8_e5m2:
       body(uint8_t{}, [](uint8_t b) { return fp8_e5m2_to_float(b); });
       return;
+    case DType::float8_e4m3fn:
+      body(uint8_t{}, [](uint8_t b) { return fp8_e4m3fn_to_float(b); });
+      return;
+    case DType::float8_e8m0fnu:
+      body(uint8_t{}, [](uint8_t b) { return e8m0_to_float(b); });
+      return;
     default: return;
   }
 }
@@ -126,6 +132,8 @@ NKIC_CODEC void with_float_encoder(DType t, Body body) {
     case DType::float16: body(uint16_t{}, [](float v) { return float_to_fp16(v); }); return;
     case DType::float8_e4m3: body(uint8_t{}, [](float v) { return float_to_fp8_e4m3(v); }); return;
     case DType::float8_e5m2: body(uint8_t{}, [](float v) { return float_to_fp8_e5m2(v); }); return;
+    case DType::float8_e4m3fn: body(uint8_t{}, [](float v) { return float_to_fp8_e4m3fn(v); }); return;
+    case DType::float8_e8m0fnu: body(uint8_t{}, [](float v) { return float_to_e8m0(v); }); return;
     default: return;
   }
 }

@@ -16,10 +16,13 @@ constexpr int kLane = 3;  // the grid coordinate of the lane in every mx space
 
 const std::byte* element(const TensorMem& t, int64_t off) { return t.data + off * ir::size_of(t.decl->dtype); }
 
+// A scale tile (uint8 or float8_e8m0fnu, one byte) holds the E8M0 code itself.
 void write_scale(TensorMem& t, int64_t off, uint8_t s) {
-  store_element(t.decl->dtype, t.data, off, s);
+  t.data[off] = static_cast<std::byte>(s);
   if (!t.written.empty()) t.written[off] = 1;
 }
+
+uint8_t read_scale(const TensorMem& t, int64_t off) { return static_cast<uint8_t>(t.data[off]); }
 
 }  // namespace
 
@@ -60,7 +63,7 @@ void MxExec::quantize(const ir::Instruction& in, const int64_t* loops, const int
   const TensorMem& sc = mem_.at(in.srcs[1].tensor);
   for_each_point(in, loops, pids, [&](const ValueOf& value_of) {
     const float v = static_cast<float>(load_element(src.decl->dtype, src.data, read_at(in, in.srcs[0], value_of)));
-    const auto s = static_cast<uint8_t>(load_element(sc.decl->dtype, sc.data, read_at(in, in.srcs[1], value_of)));
+    const uint8_t s = read_scale(sc, read_at(in, in.srcs[1], value_of));
     const int64_t off = point_offset(mem_, in, in.dst, value_of);
     const float q = s == 255 ? NAN : std::ldexp(v, 127 - s);
     mx_lane_store(dst.decl->dtype, dst.data + off * ir::size_of(dst.decl->dtype), static_cast<int>(value_of({ir::VarKind::Grid, kLane})), q);
@@ -89,7 +92,7 @@ void MxExec::matmul(const ir::Instruction& in, const int64_t* loops, const int64
         point[col_dim] = c;
         const float v = mx_lane_load(t.decl->dtype, element(t, read_at(in, in.srcs[data], value_of)),
                                      static_cast<int>(point[kLane]));
-        const auto s = static_cast<uint8_t>(load_element(sc.decl->dtype, sc.data, read_at(in, in.srcs[data + 2], value_of)));
+        const uint8_t s = read_scale(sc, read_at(in, in.srcs[data + 2], value_of));
         out[r * cols + c] = v * e8m0_to_float(s);
       }
     }

@@ -22,9 +22,9 @@ struct LaneFormat {
   uint8_t nan = 0;                  // the code a NaN stores as
 };
 
-// A minifloat with `e` exponent and `m` mantissa bits and bias 2^(e-1) - 1;
-// `nan` is the all-ones code (fn formats: no infinities) when has_nan.
-LaneFormat minifloat(int e, int m, bool has_nan) {
+// A minifloat with `e` exponent and `m` mantissa bits, bias 2^(e-1) - 1, and
+// neither infinities nor NaN (fp4 e2m1: a NaN stores as 0).
+LaneFormat minifloat(int e, int m) {
   LaneFormat f;
   f.bits = 1 + e + m;
   const int bias = (1 << (e - 1)) - 1;
@@ -35,25 +35,24 @@ LaneFormat minifloat(int e, int m, bool has_nan) {
     const int ex = mag >> m, man = mag & ((1 << m) - 1);
     float v = ex == 0 ? std::ldexp(static_cast<float>(man), 1 - bias - m)
                       : std::ldexp(static_cast<float>((1 << m) + man), ex - bias - m);
-    if (has_nan && mag == (1 << (e + m)) - 1) v = std::numeric_limits<float>::quiet_NaN();
     f.value[c] = (c >> (e + m)) ? -v : v;
   }
-  f.nan = has_nan ? static_cast<uint8_t>((1 << (e + m)) - 1) : 0;
   return f;
 }
 
-LaneFormat e5m2() {
+// An fp8 lane format decoded by the element format's own table.
+LaneFormat fp8(float (*decode)(uint8_t)) {
   LaneFormat f;
   f.bits = 8;
   f.value.resize(256);
-  for (int c = 0; c < 256; ++c) f.value[c] = fp8_e5m2_to_float(static_cast<uint8_t>(c));
+  for (int c = 0; c < 256; ++c) f.value[c] = decode(static_cast<uint8_t>(c));
   f.nan = 0x7F;
   return f;
 }
 
 const LaneFormat& format_of(DType packed) {
   static const std::array<LaneFormat, 3> formats = [] {
-    std::array<LaneFormat, 3> fs = {minifloat(4, 3, true), e5m2(), minifloat(2, 1, false)};
+    std::array<LaneFormat, 3> fs = {fp8(fp8_e4m3fn_to_float), fp8(fp8_e5m2_to_float), minifloat(2, 1)};
     for (LaneFormat& f : fs) {
       const int sign = 1 << (f.bits - 1);
       for (int c = 0; c < sign; ++c)
@@ -109,10 +108,6 @@ void mx_lane_store(DType packed, std::byte* word, int lane, float v) {
   const int shift = 4 * (lane % 2);
   const unsigned old = static_cast<unsigned>(word[lane / 2]) & ~(0xFu << shift);
   word[lane / 2] = static_cast<std::byte>(old | (static_cast<unsigned>(code) << shift));
-}
-
-float e8m0_to_float(uint8_t s) {
-  return s == 255 ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.0f, s - 127);
 }
 
 uint8_t mx_block_scale(int emax, float amax) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "ir/DType.h"
+#include "sim/Numerics.h"  // e8m0_to_float: the scales' values
 
 namespace nkic::sim {
 
@@ -16,8 +17,6 @@ float mx_lane_load(ir::DType packed, const std::byte* word, int lane);
 // and writes it into lane `lane` of the element at `word`, keeping the others.
 void mx_lane_store(ir::DType packed, std::byte* word, int lane, float v);
 
-// 2^(s - 127); s = 255 is NaN.
-float e8m0_to_float(uint8_t s);
 // The E8M0 scale of a block whose largest magnitude is `amax`, for a lane
 // format whose largest finite value has exponent `emax`: exponent(amax) - emax
 // + 1 (twice the OCP sample scale, so the largest value rounds without

@@ -16,17 +16,17 @@ namespace {
 // float32 significand as an integer so rounding is exact: one shift, one RNE
 // increment. The carry out of the mantissa moves into the exponent field for
 // free, which also turns the largest finite value into infinity on overflow.
+// The magnitude of v (finite) rounded to a format with E exponent and M mantissa
+// bits (bias 2^(E-1)-1), as the code it would have with an unbounded exponent
+// field. Works on the float32 significand as an integer so rounding is exact: one
+// shift, one RNE increment; the carry out of the mantissa moves into the
+// exponent field for free.
 template <int E, int M>
-constexpr uint32_t encode_ieee(float v) {
+constexpr uint32_t round_magnitude(uint32_t f) {
   constexpr int kBias = (1 << (E - 1)) - 1;
   constexpr int kEmin = 1 - kBias;  // exponent of the smallest normal
-  constexpr uint32_t kInf = ((1u << E) - 1) << M;
-  constexpr uint32_t kQNaN = kInf | (1u << (M - 1));
-  const uint32_t f = std::bit_cast<uint32_t>(v);
-  const uint32_t sign = (f >> 31) << (E + M);
   const uint32_t fexp = (f >> 23) & 0xFF;
   const uint32_t fman = f & 0x7FFFFF;
-  if (fexp == 0xFF) return sign | (fman ? kQNaN : kInf);
   // |v| = sig * 2^(e - 23), also for float32 subnormals.
   const int e = fexp ? static_cast<int>(fexp) - 127 : -126;
   const uint32_t sig = fexp ? (fman | 0x800000) : fman;
@@ -37,8 +37,19 @@ constexpr uint32_t encode_ieee(float v) {
   const uint32_t rem = sig & ((1u << shift) - 1);
   const uint32_t half = 1u << (shift - 1);
   if (rem > half || (rem == half && (r & 1))) ++r;
-  const uint32_t enc = (static_cast<uint32_t>(std::max(e - kEmin, 0)) << M) + r;
-  return sign | std::min(enc, kInf);
+  return (static_cast<uint32_t>(std::max(e - kEmin, 0)) << M) + r;
+}
+
+// Generic IEEE-style encoder (all-ones exponent reserved for inf/NaN): the
+// largest finite value overflows into infinity.
+template <int E, int M>
+constexpr uint32_t encode_ieee(float v) {
+  constexpr uint32_t kInf = ((1u << E) - 1) << M;
+  constexpr uint32_t kQNaN = kInf | (1u << (M - 1));
+  const uint32_t f = std::bit_cast<uint32_t>(v);
+  const uint32_t sign = (f >> 31) << (E + M);
+  if (((f >> 23) & 0xFF) == 0xFF) return sign | ((f & 0x7FFFFF) ? kQNaN : kInf);
+  return sign | std::min(round_magnitude<E, M>(f), kInf);
 }
 
 template <int E, int M>
@@ -68,6 +79,21 @@ constexpr std::array<float, 256> make_fp8_table() {
 
 constexpr std::array<float, 256> kE4M3 = make_fp8_table<4, 3>();
 constexpr std::array<float, 256> kE5M2 = make_fp8_table<5, 2>();
+
+// e4m3fn is e4m3 with the all-ones exponent holding normal numbers (up to 448)
+// and only S.1111.111 NaN.
+constexpr std::array<float, 256> make_e4m3fn_table() {
+  std::array<float, 256> t{};
+  for (uint32_t b = 0; b < 256; ++b) {
+    const uint32_t sign = (b >> 7) << 31, exp = (b >> 3) & 0xF, man = b & 7;
+    t[b] = (b & 0x7F) == 0x7F ? std::bit_cast<float>(sign | 0x7FC00000)
+           : exp == 15        ? std::bit_cast<float>(sign | ((exp - 7 + 127) << 23) | (man << 20))
+                              : decode_ieee<4, 3>(b);
+  }
+  return t;
+}
+
+constexpr std::array<float, 256> kE4M3FN = make_e4m3fn_table();
 
 template <class T>
 T saturate_int(double v) {
@@ -108,6 +134,30 @@ float fp16_to_float(uint16_t bits) { return decode_ieee<5, 10>(bits); }
 float fp8_e4m3_to_float(uint8_t bits) { return kE4M3[bits]; }
 float fp8_e5m2_to_float(uint8_t bits) { return kE5M2[bits]; }
 
+uint8_t float_to_fp8_e4m3fn(float v) {
+  const uint32_t f = std::bit_cast<uint32_t>(v);
+  const auto sign = static_cast<uint8_t>((f >> 24) & 0x80);
+  if (((f >> 23) & 0xFF) == 0xFF) return sign | 0x7F;
+  const uint32_t m = round_magnitude<4, 3>(f);
+  return sign | static_cast<uint8_t>(m > 0x7E ? 0x7F : m);
+}
+
+float fp8_e4m3fn_to_float(uint8_t bits) { return kE4M3FN[bits]; }
+
+uint8_t float_to_e8m0(float v) {
+  if (!(v > 0.0f) || !std::isfinite(v)) return 255;
+  int exp = 0;
+  const float m = std::frexp(v, &exp);  // v = m * 2^exp, m in [0.5, 1)
+  // ml_dtypes rounds a float32 subnormal above 2^-127 up to 2^-126 (code 1).
+  if (exp == -126) return m > 0.5f ? 1 : 0;
+  const int code = (exp - 1) + 127 + (m >= 0.75f ? 1 : 0);
+  return code > 254 ? 255 : static_cast<uint8_t>(std::max(code, 0));
+}
+
+float e8m0_to_float(uint8_t bits) {
+  return bits == 255 ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.0f, bits - 127);
+}
+
 float round_tf32(float v) {
   const uint32_t f = std::bit_cast<uint32_t>(v);
   if ((f & 0x7FFFFFFF) > 0x7F800000) return std::bit_cast<float>(f | 0x400000);
@@ -123,6 +173,8 @@ double load_element(ir::DType t, const void* base, int64_t i) {
     case DType::bfloat16: return bf16_to_float(read<uint16_t>(base, i));
     case DType::float8_e4m3: return kE4M3[read<uint8_t>(base, i)];
     case DType::float8_e5m2: return kE5M2[read<uint8_t>(base, i)];
+    case DType::float8_e4m3fn: return kE4M3FN[read<uint8_t>(base, i)];
+    case DType::float8_e8m0fnu: return e8m0_to_float(read<uint8_t>(base, i));
     case DType::int8: return read<int8_t>(base, i);
     case DType::int16: return read<int16_t>(base, i);
     case DType::int32: return read<int32_t>(base, i);
@@ -148,6 +200,8 @@ void store_element(ir::DType t, void* base, int64_t i, double v) {
     case DType::bfloat16: write(base, i, float_to_bf16(f)); return;
     case DType::float8_e4m3: write(base, i, float_to_fp8_e4m3(f)); return;
     case DType::float8_e5m2: write(base, i, float_to_fp8_e5m2(f)); return;
+    case DType::float8_e4m3fn: write(base, i, float_to_fp8_e4m3fn(f)); return;
+    case DType::float8_e8m0fnu: write(base, i, float_to_e8m0(f)); return;
     case DType::int8: write(base, i, saturate_int<int8_t>(v)); return;
     case DType::int16: write(base, i, saturate_int<int16_t>(v)); return;
     case DType::int32: write(base, i, saturate_int<int32_t>(v)); return;

@@ -18,6 +18,18 @@ float bf16_to_float(uint16_t bits);
 float fp16_to_float(uint16_t bits);
 float fp8_e4m3_to_float(uint8_t bits);
 float fp8_e5m2_to_float(uint8_t bits);
+// OCP float8_e4m3fn (bias 7, no infinities, max 448, NaN S.1111.111), as ml_dtypes
+// and so NKI's simulator convert: round to nearest even (464 ties to 448); a result
+// above 464, an infinity or a NaN is NaN (0x7F with v's sign). No saturation.
+uint8_t float_to_fp8_e4m3fn(float v);
+float fp8_e4m3fn_to_float(uint8_t bits);
+// OCP float8_e8m0fnu: 2^(bits - 127), 255 NaN, no sign and no zero. Encoding as
+// ml_dtypes does: the exponent of v rounded to nearest (a significand >= 1.5
+// rounds up; between 2^-127 and 2^-126 anything above 2^-127 is 2^-126), codes
+// below 0 clamp to 0 (2^-127); zero, negatives, infinities,
+// NaN and values past 2^127 are NaN (255).
+uint8_t float_to_e8m0(float v);
+float e8m0_to_float(uint8_t bits);
 // tfloat32 keeps fp32's layout with the low 13 mantissa bits rounded away (RNE).
 float round_tf32(float v);
 

@@ -374,6 +374,7 @@ TEST(IrDType, Info) {
     int size;
     bool is_float, is_signed;
     int lanes = 1;
+    int min_nc_version = 0;
   };
   const Want want[] = {
       {DType::float32, "float32", 4, true, true},
@@ -392,6 +393,8 @@ TEST(IrDType, Info) {
       {DType::float8_e4m3fn_x4, "float8_e4m3fn_x4", 4, true, true, 4},
       {DType::float8_e5m2_x4, "float8_e5m2_x4", 4, true, true, 4},
       {DType::float4_e2m1fn_x4, "float4_e2m1fn_x4", 2, true, true, 4},
+      {DType::float8_e4m3fn, "float8_e4m3fn", 1, true, true, 1, 4},
+      {DType::float8_e8m0fnu, "float8_e8m0fnu", 1, true, false, 1, 4},
   };
   ASSERT_EQ(std::size(want), static_cast<size_t>(kNumDTypes));
   for (const Want& w : want) {
@@ -403,6 +406,7 @@ TEST(IrDType, Info) {
     EXPECT_EQ(info(w.t).is_signed, w.is_signed);
     EXPECT_EQ(info(w.t).lanes, w.lanes);
     EXPECT_EQ(is_packed(w.t), w.lanes > 1);
+    EXPECT_EQ(min_nc_version(w.t), w.min_nc_version);
   }
   EXPECT_EQ(lane_max_exponent(DType::float8_e4m3fn_x4), 8);
   EXPECT_EQ(lane_max_exponent(DType::float8_e5m2_x4), 15);

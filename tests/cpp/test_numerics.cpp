@@ -441,6 +441,10 @@ TEST(Numerics, LoadStoreEveryDTypeAtAnOffset) {
     for (double v : samples) {
       store_element(t, buf, 3, v);
       const double got = load_element(t, buf, 3);
+      if (std::isnan(round_to(t, v))) {  // past e4m3fn's range, or no e8m0 value (zero, negatives)
+        EXPECT_TRUE(std::isnan(got)) << name(t) << " " << v;
+        continue;
+      }
       EXPECT_EQ(got, round_to(t, v)) << name(t) << " " << v;
       EXPECT_EQ(round_to(t, got), got) << name(t) << " rounding is not idempotent at " << v;
     }
