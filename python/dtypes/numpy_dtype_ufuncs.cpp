@@ -180,5 +180,7 @@ bool register_ufunc_loops(PyObject* numpy) {
 template bool register_ufunc_loops<BFloat16>(PyObject*);
 template bool register_ufunc_loops<Float8E4M3>(PyObject*);
 template bool register_ufunc_loops<Float8E5M2>(PyObject*);
+template bool register_ufunc_loops<Float8E4M3FN>(PyObject*);
+template bool register_ufunc_loops<Float8E8M0FNU>(PyObject*);
 
 }  // namespace nkic::py_bind::npdt

@@ -19,8 +19,13 @@ namespace nkic::py_bind {
 namespace {
 
 using npdt::BFloat16;
+using npdt::Float4E2M1FNx4;
 using npdt::Float8E4M3;
+using npdt::Float8E4M3FN;
+using npdt::Float8E4M3FNx4;
 using npdt::Float8E5M2;
+using npdt::Float8E5M2x4;
+using npdt::Float8E8M0FNU;
 
 // The instance layout numpy assumes for a user scalar: the value right after
 // the object header, at the dtype's alignment (PyArray_Scalar writes it there).
@@ -73,11 +78,13 @@ PyObject* make_scalar(typename F::Bits b, PyTypeObject* type = F::type) {
   return o;
 }
 
-// The value of `o` if it is a scalar of any of the three formats.
+// The value of `o` if it is a scalar of any of the float formats.
 bool narrow_scalar_value(PyObject* o, float* out) {
   if (is_scalar<BFloat16>(o)) *out = value_of<BFloat16>(o);
   else if (is_scalar<Float8E4M3>(o)) *out = value_of<Float8E4M3>(o);
   else if (is_scalar<Float8E5M2>(o)) *out = value_of<Float8E5M2>(o);
+  else if (is_scalar<Float8E4M3FN>(o)) *out = value_of<Float8E4M3FN>(o);
+  else if (is_scalar<Float8E8M0FNU>(o)) *out = value_of<Float8E8M0FNU>(o);
   else return false;
   return true;
 }
@@ -308,7 +315,7 @@ int arr_setitem(PyObject* item, void* data, void*) {
 
 template <class F>
 void swap_bytes(char* p) {
-  if constexpr (sizeof(typename F::Bits) == 2) std::swap(p[0], p[1]);
+  std::reverse(p, p + sizeof(typename F::Bits));
 }
 
 template <class F>
@@ -492,29 +499,29 @@ bool can_cast(int from, int to) {
 
 // Safe (value-preserving) casts: what numpy promotion may use implicitly, so
 // bfloat16 with float32 gives float32 and fp8 with bfloat16 gives bfloat16
-// (NKI_API.md §1.6).
+// (NKI_API.md §1.6). e8m0's powers of two from 2^-127 fit bfloat16, not float16.
 bool register_safe_casts() {
   PyArray_Descr* bf16 = &Registration<BFloat16>::descr;
   PyArray_Descr* e4m3 = &Registration<Float8E4M3>::descr;
   PyArray_Descr* e5m2 = &Registration<Float8E5M2>::descr;
-  for (PyArray_Descr* d : {bf16, e4m3, e5m2})
+  PyArray_Descr* e4m3fn = &Registration<Float8E4M3FN>::descr;
+  PyArray_Descr* e8m0 = &Registration<Float8E8M0FNU>::descr;
+  for (PyArray_Descr* d : {bf16, e4m3, e5m2, e4m3fn, e8m0})
     for (int to : {NPY_FLOAT, NPY_DOUBLE, NPY_LONGDOUBLE})
       if (!can_cast(d, to)) return false;
-  for (PyArray_Descr* d : {e4m3, e5m2})
+  for (PyArray_Descr* d : {e4m3, e5m2, e4m3fn})
     if (!can_cast(d, NPY_HALF) || !can_cast(d, BFloat16::typenum)) return false;
-  for (int to : {BFloat16::typenum, Float8E4M3::typenum, Float8E5M2::typenum})
+  if (!can_cast(e8m0, BFloat16::typenum)) return false;
+  for (int to : {BFloat16::typenum, Float8E4M3::typenum, Float8E5M2::typenum, Float8E4M3FN::typenum})
     if (!can_cast(NPY_BOOL, to)) return false;
   return can_cast(NPY_BYTE, BFloat16::typenum) && can_cast(NPY_UBYTE, BFloat16::typenum);
 }
 
 // ------------------------------------------------------------ registration
 
+// Registers F's descriptor (its scalar type and array functions already made).
 template <class F>
-bool register_dtype() {
-  F::type = make_scalar_type<F>();
-  if (!F::type) return false;
-  PyArray_ArrFuncs* funcs = &Registration<F>::funcs;
-  init_arrfuncs<F>(funcs);
+bool register_descr() {
   PyArray_Descr* d = &Registration<F>::descr;
   Py_SET_TYPE(d, &PyArrayDescr_Type);  // numpy replaces it with the new DType class
   Py_SET_REFCNT(d, 1);                 // owned by this module forever
@@ -526,10 +533,18 @@ bool register_dtype() {
   d->flags = NPY_USE_SETITEM;
   d->elsize = sizeof(typename F::Bits);
   d->alignment = alignof(typename F::Bits);
-  d->f = funcs;
+  d->f = &Registration<F>::funcs;
   d->hash = -1;
   F::typenum = PyArray_RegisterDataType(d);
   return F::typenum >= 0;
+}
+
+template <class F>
+bool register_dtype() {
+  F::type = make_scalar_type<F>();
+  if (!F::type) return false;
+  init_arrfuncs<F>(&Registration<F>::funcs);
+  return register_descr<F>();
 }
 
 // np.dtype("bfloat16") finds names in numpy's sctypeDict.
@@ -544,24 +559,159 @@ bool register_name(PyObject* numpy) {
   return r != nullptr;
 }
 
+// ------------------------------------------------------------ packed words
+
+// A packed word from its scalar or any integer that fits. False with a Python error set.
+template <class P>
+bool packed_bits(PyObject* o, typename P::Bits* out) {
+  if (is_scalar<P>(o)) {
+    *out = bits_of<P>(o);
+    return true;
+  }
+  PyObject* i = PyNumber_Index(o);
+  if (!i) return false;
+  const unsigned long long v = PyLong_AsUnsignedLongLong(i);
+  Py_DECREF(i);
+  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return false;
+  if (v > std::numeric_limits<typename P::Bits>::max()) {
+    PyErr_Format(PyExc_OverflowError, "%llu does not fit a %s word", v, P::kName);
+    return false;
+  }
+  *out = static_cast<typename P::Bits>(v);
+  return true;
+}
+
+template <class P>
+PyObject* packed_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
+  if ((kwds && PyDict_Size(kwds)) || PyTuple_Size(args) != 1) {
+    PyErr_Format(PyExc_TypeError, "%s() takes exactly one positional argument", P::kName);
+    return nullptr;
+  }
+  PyObject* arg = PyTuple_GET_ITEM(args, 0);
+  typename P::Bits b;
+  if (!packed_bits<P>(arg, &b)) return nullptr;
+  return make_scalar<P>(b, type);
+}
+
+template <class P>
+PyObject* packed_int(PyObject* self) { return PyLong_FromUnsignedLongLong(bits_of<P>(self)); }
+
+template <class P>
+PyObject* packed_repr(PyObject* self) {
+  return PyUnicode_FromFormat("%s(0x%llx)", P::kName, static_cast<unsigned long long>(bits_of<P>(self)));
+}
+
+template <class P>
+Py_hash_t packed_hash(PyObject* self) { return static_cast<Py_hash_t>(bits_of<P>(self)); }
+
+template <class P>
+PyObject* packed_richcompare(PyObject* self, PyObject* other, int op) {
+  PyObject* x = packed_int<P>(self);
+  PyObject* y = is_scalar<P>(other) ? packed_int<P>(other) : (Py_INCREF(other), other);
+  PyObject* r = x && y ? PyObject_RichCompare(x, y, op) : nullptr;
+  Py_XDECREF(x);
+  Py_XDECREF(y);
+  return r;
+}
+
+template <class P>
+PyTypeObject* make_packed_type() {
+  PyType_Slot slots[] = {
+      {Py_tp_new, reinterpret_cast<void*>(packed_new<P>)},
+      {Py_tp_repr, reinterpret_cast<void*>(packed_repr<P>)},
+      {Py_tp_str, reinterpret_cast<void*>(packed_repr<P>)},
+      {Py_tp_hash, reinterpret_cast<void*>(packed_hash<P>)},
+      {Py_tp_richcompare, reinterpret_cast<void*>(packed_richcompare<P>)},
+      {Py_tp_doc, const_cast<char*>("A packed mx word of the NKI type of the same name (four values, no arithmetic).")},
+      {Py_nb_int, reinterpret_cast<void*>(packed_int<P>)},
+      {Py_nb_index, reinterpret_cast<void*>(packed_int<P>)},
+      {0, nullptr},
+  };
+  PyType_Spec spec = {P::kQualifiedName, static_cast<int>(sizeof(PyScalar<P>)), 0,
+                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
+  PyObject* bases = PyTuple_Pack(1, reinterpret_cast<PyObject*>(&PyGenericArrType_Type));
+  if (!bases) return nullptr;
+  PyObject* type = PyType_FromSpecWithBases(&spec, bases);
+  Py_DECREF(bases);
+  return reinterpret_cast<PyTypeObject*>(type);
+}
+
+template <class P>
+PyObject* packed_getitem(void* data, void*) { return PyLong_FromUnsignedLongLong(load<typename P::Bits>(data)); }
+
+template <class P>
+int packed_setitem(PyObject* item, void* data, void*) {
+  typename P::Bits b;
+  if (!packed_bits<P>(item, &b)) return -1;
+  store(data, b);
+  return 0;
+}
+
+template <class P>
+npy_bool packed_nonzero(void* data, void*) { return load<typename P::Bits>(data) != 0; }
+
+template <class P>
+int packed_compare(const void* a, const void* b, void*) {
+  const auto x = load<typename P::Bits>(a), y = load<typename P::Bits>(b);
+  return x < y ? -1 : y < x ? 1 : 0;
+}
+
+// Bit for bit between a packed type and the unsigned integer of its size.
+template <class From, class To>
+void bits_loop(void* from, void* to, npy_intp n, void*, void*) {
+  static_assert(sizeof(typename From::Bits) == sizeof(typename To::Bits));
+  std::memcpy(to, from, n * sizeof(typename From::Bits));
+}
+
+template <class P>
+bool register_packed(int word_type) {
+  P::type = make_packed_type<P>();
+  if (!P::type) return false;
+  PyArray_ArrFuncs* f = &Registration<P>::funcs;
+  PyArray_InitArrFuncs(f);
+  f->getitem = packed_getitem<P>;
+  f->setitem = packed_setitem<P>;
+  f->copyswapn = arr_copyswapn<P>;
+  f->copyswap = arr_copyswap<P>;
+  f->nonzero = packed_nonzero<P>;
+  f->compare = packed_compare<P>;
+  if (!register_descr<P>()) return false;
+  using Word = Native<typename P::Bits>;
+  PyArray_Descr* word = PyArray_DescrFromType(word_type);
+  if (!word) return false;
+  const bool ok = PyArray_RegisterCastFunc(word, P::typenum, bits_loop<Word, P>) == 0 &&
+                  PyArray_RegisterCastFunc(&Registration<P>::descr, word_type, bits_loop<P, Word>) == 0;
+  Py_DECREF(word);
+  return ok;
+}
+
+template <class F, class G>
+bool register_narrow_cast_to_other() {
+  if constexpr (std::is_same_v<F, G>) return true;
+  else return register_narrow_cast<F, G>();
+}
+
+// Everything numpy needs of the float formats Fs, each step for all of them
+// before the next: every cast is registered before any is used (numpy caches
+// them on first use).
+template <class... Fs>
+struct Formats {
+  template <class F>
+  static bool casts_from() { return (register_narrow_cast_to_other<F, Fs>() && ...); }
+  static bool register_all(PyObject* numpy) {
+    return (register_dtype<Fs>() && ...) && (register_casts<Fs>() && ...) && (casts_from<Fs>() && ...) &&
+           register_safe_casts() && (npdt::register_ufunc_loops<Fs>(numpy) && ...) && (register_name<Fs>(numpy) && ...);
+  }
+};
+
 bool register_all() {
   if (_import_array() < 0 || _import_umath() < 0) return false;
-  if (!register_dtype<BFloat16>() || !register_dtype<Float8E4M3>() || !register_dtype<Float8E5M2>())
-    return false;
-  // Every cast is registered before any is used: numpy caches them on first use.
-  if (!register_casts<BFloat16>() || !register_casts<Float8E4M3>() || !register_casts<Float8E5M2>())
-    return false;
-  if (!register_narrow_cast<BFloat16, Float8E4M3>() || !register_narrow_cast<BFloat16, Float8E5M2>() ||
-      !register_narrow_cast<Float8E4M3, BFloat16>() || !register_narrow_cast<Float8E4M3, Float8E5M2>() ||
-      !register_narrow_cast<Float8E5M2, BFloat16>() || !register_narrow_cast<Float8E5M2, Float8E4M3>())
-    return false;
-  if (!register_safe_casts()) return false;
   PyObject* numpy = PyImport_ImportModule("numpy");
   if (!numpy) return false;
-  const bool ok = npdt::register_ufunc_loops<BFloat16>(numpy) &&
-                  npdt::register_ufunc_loops<Float8E4M3>(numpy) &&
-                  npdt::register_ufunc_loops<Float8E5M2>(numpy) && register_name<BFloat16>(numpy) &&
-                  register_name<Float8E4M3>(numpy) && register_name<Float8E5M2>(numpy);
+  const bool ok = Formats<BFloat16, Float8E4M3, Float8E5M2, Float8E4M3FN, Float8E8M0FNU>::register_all(numpy) &&
+                  register_packed<Float8E4M3FNx4>(NPY_UINT) && register_packed<Float8E5M2x4>(NPY_UINT) &&
+                  register_packed<Float4E2M1FNx4>(NPY_USHORT) && register_name<Float8E4M3FNx4>(numpy) &&
+                  register_name<Float8E5M2x4>(numpy) && register_name<Float4E2M1FNx4>(numpy);
   Py_DECREF(numpy);
   return ok;
 }
@@ -579,6 +729,11 @@ void register_numpy_dtypes(pybind11::module_& m) {
   m.attr("bfloat16") = pybind11::handle(reinterpret_cast<PyObject*>(BFloat16::type));
   m.attr("float8_e4m3") = pybind11::handle(reinterpret_cast<PyObject*>(Float8E4M3::type));
   m.attr("float8_e5m2") = pybind11::handle(reinterpret_cast<PyObject*>(Float8E5M2::type));
+  m.attr("float8_e4m3fn") = pybind11::handle(reinterpret_cast<PyObject*>(Float8E4M3FN::type));
+  m.attr("float8_e8m0fnu") = pybind11::handle(reinterpret_cast<PyObject*>(Float8E8M0FNU::type));
+  m.attr("float8_e4m3fn_x4") = pybind11::handle(reinterpret_cast<PyObject*>(Float8E4M3FNx4::type));
+  m.attr("float8_e5m2_x4") = pybind11::handle(reinterpret_cast<PyObject*>(Float8E5M2x4::type));
+  m.attr("float4_e2m1fn_x4") = pybind11::handle(reinterpret_cast<PyObject*>(Float4E2M1FNx4::type));
 }
 
 }  // namespace nkic::py_bind

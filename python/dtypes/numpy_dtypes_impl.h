@@ -60,6 +60,53 @@ struct Float8E5M2 {
   static inline PyTypeObject* type = nullptr;
 };
 
+// The OCP formats of NKI 0.2+ / 0.5+, as ml_dtypes spells them (NKI's simulator
+// takes ml_dtypes arrays; these are the same bytes under the same names).
+struct Float8E4M3FN {
+  using Bits = uint8_t;
+  static constexpr const char* kName = "float8_e4m3fn";
+  static constexpr const char* kQualifiedName = "nkic.language.float8_e4m3fn";
+  static constexpr char kTypeChar = '7';
+  static float to_float(Bits b) { return sim::fp8_e4m3fn_to_float(b); }
+  static Bits from_float(float f) { return sim::float_to_fp8_e4m3fn(f); }
+  static inline int typenum = NPY_NOTYPE;
+  static inline PyTypeObject* type = nullptr;
+};
+
+struct Float8E8M0FNU {
+  using Bits = uint8_t;
+  static constexpr const char* kName = "float8_e8m0fnu";
+  static constexpr const char* kQualifiedName = "nkic.language.float8_e8m0fnu";
+  static constexpr char kTypeChar = '0';
+  static float to_float(Bits b) { return sim::e8m0_to_float(b); }
+  static Bits from_float(float f) { return sim::float_to_e8m0(f); }
+  static inline int typenum = NPY_NOTYPE;
+  static inline PyTypeObject* type = nullptr;
+};
+
+// The packed mx dtypes: words of four fp8 (fp4) values with no single value,
+// so numpy sees them as opaque words (the integer of their bits), converting
+// only bit for bit to and from the unsigned integer of their size.
+template <class Word, char kChar>
+struct Packed {
+  using Bits = Word;
+  static constexpr char kTypeChar = kChar;
+  static inline int typenum = NPY_NOTYPE;
+  static inline PyTypeObject* type = nullptr;
+};
+struct Float8E4M3FNx4 : Packed<uint32_t, 'q'> {
+  static constexpr const char* kName = "float8_e4m3fn_x4";
+  static constexpr const char* kQualifiedName = "nkic.language.float8_e4m3fn_x4";
+};
+struct Float8E5M2x4 : Packed<uint32_t, 'r'> {
+  static constexpr const char* kName = "float8_e5m2_x4";
+  static constexpr const char* kQualifiedName = "nkic.language.float8_e5m2_x4";
+};
+struct Float4E2M1FNx4 : Packed<uint16_t, 's'> {
+  static constexpr const char* kName = "float4_e2m1fn_x4";
+  static constexpr const char* kQualifiedName = "nkic.language.float4_e2m1fn_x4";
+};
+
 // Adds the element-wise ufunc loops of format F to numpy's ufuncs.
 // Returns false with a Python error set on failure.
 template <class F>

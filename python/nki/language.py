@@ -25,12 +25,7 @@ NkiTensor = core.NkiTensor
 
 # The dtypes by name (their order is _dtype.NAMES; `bool_` is "bool").
 (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32, tfloat32, uint8, uint16, uint32,
- float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4) = (_dtype.BY_NAME[n] for n in _dtype.NAMES)
-
-# OCP fp8 formats nkic's core does not model yet: names kernels can mention (dtype
-# tables, comparisons); a tensor of one is an err_unsupported_dtype where it is made.
-float8_e4m3fn = _dtypes._StoredDType("float8_e4m3fn", "uint8", "OCP fp8 e4m3 (no inf); not modelled by nkic.")
-float8_e8m0fnu = _dtypes._StoredDType("float8_e8m0fnu", "uint8", "OCP e8m0 scale; not modelled by nkic.")
+ float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4, float8_e4m3fn, float8_e8m0fnu) = (_dtype.BY_NAME[n] for n in _dtype.NAMES)
 
 
 def _comparison(name):
@@ -68,7 +63,7 @@ def _buffer(buffer):
     return _legacy._buffer_name(sbuf if buffer is None else buffer)
 
 
-_NARROW_FLOATS = frozenset({"bfloat16", "float16", "float8_e4m3", "float8_e5m2"})
+_NARROW_FLOATS = frozenset({"bfloat16", "float16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn"})
 
 
 def _storage(dtype, buffer):

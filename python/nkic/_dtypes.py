@@ -8,6 +8,9 @@ float16 = np.float16
 bfloat16 = core.bfloat16
 float8_e4m3 = core.float8_e4m3
 float8_e5m2 = core.float8_e5m2
+# The OCP formats (NKI 0.2+ / 0.5+), numpy dtypes of the names ml_dtypes gives them.
+float8_e4m3fn = core.float8_e4m3fn
+float8_e8m0fnu = core.float8_e8m0fnu
 int8, int16, int32 = np.int8, np.int16, np.int32
 uint8, uint16, uint32 = np.uint8, np.uint16, np.uint32
 bool_ = np.bool_
@@ -29,7 +32,9 @@ class _StoredDType:
 
 tfloat32 = _StoredDType("tfloat32", np.float32, "fp32 storage with a 10-bit mantissa; numpy sees float32 bits.")
 # The microscaling (mx) dtypes: four fp8 (fp4) values packed in one element,
-# value j in byte (nibble) j; numpy sees the packed words as unsigned integers.
+# value j in byte (nibble) j. Kernel outputs of them are arrays of unsigned words;
+# an argument may also be an array of the numpy dtype of the same name
+# (words.view("float8_e4m3fn_x4")), which a kernel then sees as that dtype.
 float8_e4m3fn_x4 = _StoredDType("float8_e4m3fn_x4", np.uint32, "four float8_e4m3fn values (max 448, no inf).")
 float8_e5m2_x4 = _StoredDType("float8_e5m2_x4", np.uint32, "four float8_e5m2 values.")
 float4_e2m1fn_x4 = _StoredDType("float4_e2m1fn_x4", np.uint16, "four float4_e2m1fn values (max 6).")
@@ -37,7 +42,8 @@ _STORED = {t.name: t for t in (tfloat32, float8_e4m3fn_x4, float8_e5m2_x4, float
 
 _BY_NAME = {
     "float32": float32, "float16": float16, "bfloat16": bfloat16, "tfloat32": tfloat32,
-    "float8_e4m3": float8_e4m3, "float8_e5m2": float8_e5m2, "int8": int8, "int16": int16,
+    "float8_e4m3": float8_e4m3, "float8_e5m2": float8_e5m2, "float8_e4m3fn": float8_e4m3fn,
+    "float8_e8m0fnu": float8_e8m0fnu, "int8": int8, "int16": int16,
     "int32": int32, "uint8": uint8, "uint16": uint16, "uint32": uint32, "bool": bool_, **_STORED,
 }
 
@@ -61,8 +67,8 @@ def dtype_name(dt):
         core.raise_unsupported_dtype(f"{dt!r}: not a dtype")
 
 
-_FLOATS = {"float32", "float16", "bfloat16", "tfloat32", "float8_e4m3", "float8_e5m2", "float8_e4m3fn_x4",
-           "float8_e5m2_x4", "float4_e2m1fn_x4"}
+_FLOATS = {"float32", "float16", "bfloat16", "tfloat32", "float8_e4m3", "float8_e5m2", "float8_e4m3fn",
+           "float8_e8m0fnu", "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4"}
 
 
 def is_float(name):

@@ -60,7 +60,7 @@ def test_double_row_matmul_needs_neuroncore_v3_and_fp8():
                [("double_row", "nisa.")])
     f = np.ones((128, 2, 16), nl.bfloat16)
     e = trace_error(nki.jit(double_row, platform_target="trn2"), f, f)
-    check_diag(e, M, "err_supported_operand_dtype", "expected one of {float8_e4m3, float8_e5m2}",
+    check_diag(e, M, "err_supported_operand_dtype", "expected one of {float8_e4m3, float8_e5m2, float8_e4m3fn}",
                [("double_row", "nisa.")])
 
 
