@@ -9,6 +9,7 @@ import pytest
 import nki
 import nki.isa as nisa
 import nki.language as nl
+from mx_reference import FORMATS
 from nki_current_util import loaded, sbuf, stored
 from nki_test_util import Markers, check_diag, trace_error
 
@@ -20,22 +21,12 @@ def _trn3(monkeypatch):
     monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE", raising=False)
 
 
-def e4m3fn_values():
-    """The value of every e4m3fn code: bias 7, every exponent normal, S.1111.111 NaN."""
-    codes = np.arange(256)
-    exp, man = (codes >> 3) & 0xF, codes & 7
-    mag = np.where(exp == 0, man * 2.0 ** -9, (8 + man) * 2.0 ** (exp - 10))
-    vals = np.where(codes & 0x80, -mag, mag)
-    vals[(codes & 0x7F) == 0x7F] = np.nan
-    return vals
-
-
-E4M3FN = e4m3fn_values()
+E4M3FN = FORMATS["float8_e4m3fn_x4"][0]  # the value of every e4m3fn code
 
 
 def e4m3fn_codes(x):
     """Nearest code (ties to the even code); above 464 (448's half step) NaN."""
-    finite = [c for c in range(0x7F)]
+    finite = list(range(0x7F))
     out = []
     for v in np.asarray(x, np.float64).ravel():
         if not np.isfinite(v) or abs(v) > 464:
