@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import nki.language as nl
-from mx_reference import FORMATS, dequant, quantize_ref
+from mx_reference import FORMATS, dequant, quantize_ref, scale_rows, unpack
 from nki_library_util import SRC, _library, kernel, rmsnorm  # noqa: F401  (_library: the autouse fixture)
 
 pytestmark = pytest.mark.skipif(SRC is None, reason="no nki-library checkout")
@@ -67,3 +67,24 @@ def test_qkv_tkg_mx(norm):
     assert out.shape == (b, s, i) and out.dtype == np.dtype(nl.bfloat16)
     tol = 2e-2 if norm else 8e-3  # bf16 output; with RMSNorm a bf16 rounding may move a quantized code
     np.testing.assert_allclose(out.reshape(b * s, i).astype(np.float64), want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+# The swizzled bf16 load and MXFP8 quantization of experimental/mxfp_subkernels.
+
+
+@pytest.mark.parametrize("k", [512, 1024])
+def test_mxfp_load_swizzles_and_quantizes(k):
+    load = kernel("experimental.mxfp_subkernels.mxfp_load_utils", "mxfp_load_performance_wrapper")
+    x = (np.random.default_rng(k).standard_normal((128, k)) * 4).astype(nl.bfloat16)
+    x[3, 32:64] = 0  # a block of zeros takes scale 0
+    data, scale = load(x)
+    assert data.shape == scale.shape == (128, k // 4) and data.dtype == np.uint32 and scale.dtype == np.uint8
+    for kb in range(k // 512):
+        # The block's quantize_mx source: partition c, free 4m + j holds x[m, 512 kb + 4c + j]
+        # (each row's 32 consecutive values are one scale block).
+        src = x[:, 512 * kb:512 * (kb + 1)].astype(np.float32).reshape(128, 128, 4).transpose(1, 0, 2).reshape(128, 512)
+        codes, scales = quantize_ref(E4M3FN_X4, src)
+        cols = slice(128 * kb, 128 * (kb + 1))
+        np.testing.assert_array_equal(unpack(E4M3FN_X4, data[:, cols]), codes)
+        for row, want in scale_rows(scales).items():
+            np.testing.assert_array_equal(scale[row, cols], want, err_msg=f"scale row {row}")
