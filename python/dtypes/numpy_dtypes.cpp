@@ -5,6 +5,7 @@
 
 #define NKIC_NUMPY_API_OWNER
 #include "numpy_dtypes_impl.h"
+#include "numpy_dtypes_storage.h"
 #include <numpy/arrayscalars.h>
 
 #include <algorithm>
@@ -18,64 +19,11 @@ namespace nkic::py_bind {
 
 namespace {
 
-using npdt::BFloat16;
-using npdt::Float4E2M1FNx4;
-using npdt::Float8E4M3;
-using npdt::Float8E4M3FN;
-using npdt::Float8E4M3FNx4;
-using npdt::Float8E5M2;
-using npdt::Float8E5M2x4;
-using npdt::Float8E8M0FNU;
-
-// The instance layout numpy assumes for a user scalar: the value right after
-// the object header, at the dtype's alignment (PyArray_Scalar writes it there).
-template <class F>
-struct PyScalar {
-  PyObject_HEAD
-  typename F::Bits value;
-};
-static_assert(offsetof(PyScalar<BFloat16>, value) == sizeof(PyObject));
-static_assert(offsetof(PyScalar<Float8E4M3>, value) == sizeof(PyObject));
-
-// numpy keeps pointers to these for the life of the process.
-template <class F>
-struct Registration {
-  static inline PyArray_ArrFuncs funcs;
-  static inline PyArray_Descr descr;
-};
-
-template <class T>
-T load(const void* p) {
-  T x;
-  std::memcpy(&x, p, sizeof x);
-  return x;
-}
-
-template <class T>
-void store(void* p, T x) {
-  std::memcpy(p, &x, sizeof x);
-}
-
-template <class F>
-bool is_scalar(PyObject* o) {
-  return PyObject_TypeCheck(o, F::type);
-}
-
-template <class F>
-typename F::Bits bits_of(PyObject* o) {
-  return reinterpret_cast<PyScalar<F>*>(o)->value;
-}
+using namespace npdt;  // the formats and the storage helpers
 
 template <class F>
 float value_of(PyObject* o) {
   return F::to_float(bits_of<F>(o));
-}
-
-template <class F>
-PyObject* make_scalar(typename F::Bits b, PyTypeObject* type = F::type) {
-  PyObject* o = type->tp_alloc(type, 0);
-  if (o) reinterpret_cast<PyScalar<F>*>(o)->value = b;
-  return o;
 }
 
 // The value of `o` if it is a scalar of any of the float formats.
@@ -314,31 +262,6 @@ int arr_setitem(PyObject* item, void* data, void*) {
 }
 
 template <class F>
-void swap_bytes(char* p) {
-  std::reverse(p, p + sizeof(typename F::Bits));
-}
-
-template <class F>
-void arr_copyswapn(void* dst, npy_intp dstride, void* src, npy_intp sstride, npy_intp n, int swap, void*) {
-  constexpr npy_intp size = sizeof(typename F::Bits);
-  char* d = static_cast<char*>(dst);
-  const char* s = static_cast<const char*>(src);
-  if (s && dstride == size && sstride == size) {
-    std::memcpy(d, s, n * size);
-  } else if (s) {
-    for (npy_intp i = 0; i < n; ++i) std::memcpy(d + i * dstride, s + i * sstride, size);
-  }
-  if (swap)
-    for (npy_intp i = 0; i < n; ++i) swap_bytes<F>(d + i * dstride);
-}
-
-template <class F>
-void arr_copyswap(void* dst, void* src, int swap, void*) {
-  if (src) std::memcpy(dst, src, sizeof(typename F::Bits));
-  if (swap) swap_bytes<F>(static_cast<char*>(dst));
-}
-
-template <class F>
 npy_bool arr_nonzero(void* data, void*) {
   return F::to_float(load<typename F::Bits>(data)) != 0.0f;
 }
@@ -519,170 +442,12 @@ bool register_safe_casts() {
 
 // ------------------------------------------------------------ registration
 
-// Registers F's descriptor (its scalar type and array functions already made).
-template <class F>
-bool register_descr() {
-  PyArray_Descr* d = &Registration<F>::descr;
-  Py_SET_TYPE(d, &PyArrayDescr_Type);  // numpy replaces it with the new DType class
-  Py_SET_REFCNT(d, 1);                 // owned by this module forever
-  d->typeobj = F::type;
-  // kind 'V' as ml_dtypes does: numpy must not treat these as its own floats.
-  d->kind = 'V';
-  d->type = F::kTypeChar;
-  d->byteorder = '=';
-  d->flags = NPY_USE_SETITEM;
-  d->elsize = sizeof(typename F::Bits);
-  d->alignment = alignof(typename F::Bits);
-  d->f = &Registration<F>::funcs;
-  d->hash = -1;
-  F::typenum = PyArray_RegisterDataType(d);
-  return F::typenum >= 0;
-}
-
 template <class F>
 bool register_dtype() {
   F::type = make_scalar_type<F>();
   if (!F::type) return false;
   init_arrfuncs<F>(&Registration<F>::funcs);
   return register_descr<F>();
-}
-
-// np.dtype("bfloat16") finds names in numpy's sctypeDict.
-template <class F>
-bool register_name(PyObject* numpy) {
-  PyObject* names = PyObject_GetAttrString(numpy, "sctypeDict");
-  if (!names) return false;
-  PyObject* key = PyUnicode_FromString(F::kName);
-  PyObject* r = key ? PyDict_SetDefault(names, key, reinterpret_cast<PyObject*>(F::type)) : nullptr;
-  Py_XDECREF(key);
-  Py_DECREF(names);
-  return r != nullptr;
-}
-
-// ------------------------------------------------------------ packed words
-
-// A packed word from its scalar or any integer that fits. False with a Python error set.
-template <class P>
-bool packed_bits(PyObject* o, typename P::Bits* out) {
-  if (is_scalar<P>(o)) {
-    *out = bits_of<P>(o);
-    return true;
-  }
-  PyObject* i = PyNumber_Index(o);
-  if (!i) return false;
-  const unsigned long long v = PyLong_AsUnsignedLongLong(i);
-  Py_DECREF(i);
-  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return false;
-  if (v > std::numeric_limits<typename P::Bits>::max()) {
-    PyErr_Format(PyExc_OverflowError, "%llu does not fit a %s word", v, P::kName);
-    return false;
-  }
-  *out = static_cast<typename P::Bits>(v);
-  return true;
-}
-
-template <class P>
-PyObject* packed_new(PyTypeObject* type, PyObject* args, PyObject* kwds) {
-  if ((kwds && PyDict_Size(kwds)) || PyTuple_Size(args) != 1) {
-    PyErr_Format(PyExc_TypeError, "%s() takes exactly one positional argument", P::kName);
-    return nullptr;
-  }
-  PyObject* arg = PyTuple_GET_ITEM(args, 0);
-  typename P::Bits b;
-  if (!packed_bits<P>(arg, &b)) return nullptr;
-  return make_scalar<P>(b, type);
-}
-
-template <class P>
-PyObject* packed_int(PyObject* self) { return PyLong_FromUnsignedLongLong(bits_of<P>(self)); }
-
-template <class P>
-PyObject* packed_repr(PyObject* self) {
-  return PyUnicode_FromFormat("%s(0x%llx)", P::kName, static_cast<unsigned long long>(bits_of<P>(self)));
-}
-
-template <class P>
-Py_hash_t packed_hash(PyObject* self) { return static_cast<Py_hash_t>(bits_of<P>(self)); }
-
-template <class P>
-PyObject* packed_richcompare(PyObject* self, PyObject* other, int op) {
-  PyObject* x = packed_int<P>(self);
-  PyObject* y = is_scalar<P>(other) ? packed_int<P>(other) : (Py_INCREF(other), other);
-  PyObject* r = x && y ? PyObject_RichCompare(x, y, op) : nullptr;
-  Py_XDECREF(x);
-  Py_XDECREF(y);
-  return r;
-}
-
-template <class P>
-PyTypeObject* make_packed_type() {
-  PyType_Slot slots[] = {
-      {Py_tp_new, reinterpret_cast<void*>(packed_new<P>)},
-      {Py_tp_repr, reinterpret_cast<void*>(packed_repr<P>)},
-      {Py_tp_str, reinterpret_cast<void*>(packed_repr<P>)},
-      {Py_tp_hash, reinterpret_cast<void*>(packed_hash<P>)},
-      {Py_tp_richcompare, reinterpret_cast<void*>(packed_richcompare<P>)},
-      {Py_tp_doc, const_cast<char*>("A packed mx word of the NKI type of the same name (four values, no arithmetic).")},
-      {Py_nb_int, reinterpret_cast<void*>(packed_int<P>)},
-      {Py_nb_index, reinterpret_cast<void*>(packed_int<P>)},
-      {0, nullptr},
-  };
-  PyType_Spec spec = {P::kQualifiedName, static_cast<int>(sizeof(PyScalar<P>)), 0,
-                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
-  PyObject* bases = PyTuple_Pack(1, reinterpret_cast<PyObject*>(&PyGenericArrType_Type));
-  if (!bases) return nullptr;
-  PyObject* type = PyType_FromSpecWithBases(&spec, bases);
-  Py_DECREF(bases);
-  return reinterpret_cast<PyTypeObject*>(type);
-}
-
-template <class P>
-PyObject* packed_getitem(void* data, void*) { return PyLong_FromUnsignedLongLong(load<typename P::Bits>(data)); }
-
-template <class P>
-int packed_setitem(PyObject* item, void* data, void*) {
-  typename P::Bits b;
-  if (!packed_bits<P>(item, &b)) return -1;
-  store(data, b);
-  return 0;
-}
-
-template <class P>
-npy_bool packed_nonzero(void* data, void*) { return load<typename P::Bits>(data) != 0; }
-
-template <class P>
-int packed_compare(const void* a, const void* b, void*) {
-  const auto x = load<typename P::Bits>(a), y = load<typename P::Bits>(b);
-  return x < y ? -1 : y < x ? 1 : 0;
-}
-
-// Bit for bit between a packed type and the unsigned integer of its size.
-template <class From, class To>
-void bits_loop(void* from, void* to, npy_intp n, void*, void*) {
-  static_assert(sizeof(typename From::Bits) == sizeof(typename To::Bits));
-  std::memcpy(to, from, n * sizeof(typename From::Bits));
-}
-
-template <class P>
-bool register_packed(int word_type) {
-  P::type = make_packed_type<P>();
-  if (!P::type) return false;
-  PyArray_ArrFuncs* f = &Registration<P>::funcs;
-  PyArray_InitArrFuncs(f);
-  f->getitem = packed_getitem<P>;
-  f->setitem = packed_setitem<P>;
-  f->copyswapn = arr_copyswapn<P>;
-  f->copyswap = arr_copyswap<P>;
-  f->nonzero = packed_nonzero<P>;
-  f->compare = packed_compare<P>;
-  if (!register_descr<P>()) return false;
-  using Word = Native<typename P::Bits>;
-  PyArray_Descr* word = PyArray_DescrFromType(word_type);
-  if (!word) return false;
-  const bool ok = PyArray_RegisterCastFunc(word, P::typenum, bits_loop<Word, P>) == 0 &&
-                  PyArray_RegisterCastFunc(&Registration<P>::descr, word_type, bits_loop<P, Word>) == 0;
-  Py_DECREF(word);
-  return ok;
 }
 
 template <class F, class G>
@@ -709,9 +474,7 @@ bool register_all() {
   PyObject* numpy = PyImport_ImportModule("numpy");
   if (!numpy) return false;
   const bool ok = Formats<BFloat16, Float8E4M3, Float8E5M2, Float8E4M3FN, Float8E8M0FNU>::register_all(numpy) &&
-                  register_packed<Float8E4M3FNx4>(NPY_UINT) && register_packed<Float8E5M2x4>(NPY_UINT) &&
-                  register_packed<Float4E2M1FNx4>(NPY_USHORT) && register_name<Float8E4M3FNx4>(numpy) &&
-                  register_name<Float8E5M2x4>(numpy) && register_name<Float4E2M1FNx4>(numpy);
+                  npdt::register_packed_dtypes(numpy);
   Py_DECREF(numpy);
   return ok;
 }

@@ -107,6 +107,9 @@ struct Float4E2M1FNx4 : Packed<uint16_t, 's'> {
   static constexpr const char* kQualifiedName = "nkic.language.float4_e2m1fn_x4";
 };
 
+// Registers the three packed dtypes and their names. False with a Python error set.
+bool register_packed_dtypes(PyObject* numpy);
+
 // Adds the element-wise ufunc loops of format F to numpy's ufuncs.
 // Returns false with a Python error set on failure.
 template <class F>

@@ -327,13 +327,14 @@ class finfo:
         name = _dtypes.dtype_name(dtype)
         info = {"bfloat16": (3.3895313892515355e38, 0.0078125, 1.1754943508222875e-38),
                 "float8_e4m3": (240.0, 0.125, 0.015625), "float8_e5m2": (57344.0, 0.25, 6.103515625e-05),
+                "float8_e4m3fn": (448.0, 0.125, 0.015625), "float8_e8m0fnu": (2.0 ** 127, 1.0, 2.0 ** -127),
                 "tfloat32": (3.4028234663852886e38, 0.0009765625, 1.1754943508222875e-38)}
         if name in info:
             self.max, self.eps, self.tiny = info[name]
         else:
             f = np.finfo(_dtypes.numpy_dtype(name))
             self.max, self.eps, self.tiny = float(f.max), float(f.eps), float(f.tiny)
-        self.min = -self.max
+        self.min = self.tiny if name == "float8_e8m0fnu" else -self.max  # e8m0 has no sign
         self.dtype = _dtypes.from_name(name)
 
 

@@ -9,7 +9,7 @@ import pytest
 import nki
 import nki.isa as nisa
 import nki.language as nl
-from mx_reference import FORMATS
+from mx_reference import FORMATS, quantize_ref, unpack
 from nki_current_util import loaded, sbuf, stored
 from nki_test_util import Markers, check_diag, trace_error
 
@@ -230,3 +230,28 @@ E8 = np.ones((32, 16), nl.float8_e8m0fnu)
 ])
 def test_operand_dtype_rules(kernel, args, marker, message):
     check_diag(trace_error(kernel, *args), M, "err_supported_operand_dtype", message, [(marker, "nisa.")])
+
+
+def test_finfo():
+    f = nl.finfo(nl.float8_e4m3fn)
+    assert (f.max, f.min, f.eps, f.tiny) == (448.0, -448.0, 0.125, 2.0 ** -6)
+    g = nl.finfo(nl.float8_e8m0fnu)
+    assert (g.max, g.min, g.eps) == (2.0 ** 127, 2.0 ** -127, 1.0)
+
+
+@nki.jit
+def quantize_3d(src):
+    p, a, f = src.shape
+    q = nl.ndarray((p, a, f // 4), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+    s = nl.ndarray((p, a, f // 4), nl.float8_e8m0fnu, buffer=nl.sbuf)
+    nisa.memset(dst=s, value=0)
+    nisa.quantize_mx(dst=q, src=loaded(src), dst_scale=s)
+    return stored(q), stored(s)
+
+
+def test_quantize_mx_reads_several_free_dims_flattened():
+    src = np.random.default_rng(6).standard_normal((32, 2, 8)).astype(nl.bfloat16)
+    q3, s3 = quantize_3d(src)
+    codes, scales = quantize_ref("float8_e4m3fn_x4", src.reshape(32, 16).astype(np.float32))
+    np.testing.assert_array_equal(unpack("float8_e4m3fn_x4", q3.reshape(32, 4)), codes)
+    np.testing.assert_array_equal(s3.view(np.uint8).reshape(32, 4)[:4], scales)
