@@ -207,8 +207,10 @@ void KernelBuilder::check_accesses(const ir::Instruction& inst) {
     const ir::TensorDecl& dst = tensor(inst.dst.tensor);
     if (dst.role == ir::Role::Input && !dst.is_mutable) fail(sema::err_cannot_update_immutable_parameter(dst.name));
     // The PSUM accumulator formats (seed 004): an accumulation into PSUM needs fp32/int32;
-    // plain writes (transposes, copies) may hold other formats.
-    if (inst.accumulate && dst.memory == ir::Memory::PSUM) sema::assert_dtype_psum(dst.dtype, raiser());
+    // plain writes (transposes, copies) may hold other formats. nc_matmul_mx's operand
+    // rule names its own (fp32 or bf16, NKI_CURRENT_API.md §6.4).
+    if (inst.accumulate && dst.memory == ir::Memory::PSUM && inst.opcode != ir::Opcode::MatmulMx)
+      sema::assert_dtype_psum(dst.dtype, raiser());
     sema::assert_access_in_bounds(inst, inst.dst, dst, range_of, raiser());
     for (int id : {inst.dst.tensor, dst.alias_of}) {
       if (id < 0 || written_[id]) continue;

@@ -68,6 +68,7 @@ inline constexpr D kMx[] = {D::float8_e4m3fn_x4, D::float8_e5m2_x4, D::float4_e2
 inline constexpr D kMxData[] = {D::float8_e4m3fn_x4, D::float8_e5m2_x4};
 inline constexpr D kMxSrc[] = {D::bfloat16, D::float16};
 inline constexpr D kMxScale[] = {D::float8_e8m0fnu, D::uint8};  // e8m0 preferred (0.5+), uint8 kept
+inline constexpr D kMxDst[] = {D::float32, D::bfloat16};
 inline constexpr D kSelect[] = {D::float32, D::float16, D::bfloat16, D::tfloat32, D::float8_e4m3, D::float8_e5m2,
                                 D::int8, D::uint8, D::int16, D::uint16};
 inline constexpr D kExpSrc[] = {D::float8_e4m3, D::float8_e5m2, D::float16, D::bfloat16, D::float32, D::int8,
@@ -189,7 +190,8 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
     {"src", kSBUF, dtypes::kMxSrc, 2}, {"dst", kSBUF, dtypes::kMxData, 2},                                       \
     {"dst_scale", kSBUF, dtypes::kMxScale, 2})                                                                  \
   X(MatmulMx,           "nc_matmul_mx",           pe,   Mx,          4, 4, 0, true,  matmul, pipe, 4, bcast,     \
-    {"dst", kPSUM, {}, 2, 2}, {"stationary", kSBUF, dtypes::kMx, 2, 2}, {"moving", kSBUF, dtypes::kMx, 2, 2},    \
+    {"dst", kPSUM, dtypes::kMxDst, 2, 2}, {"stationary", kSBUF, dtypes::kMx, 2, 2},                             \
+    {"moving", kSBUF, dtypes::kMx, 2, 2},                                                                        \
     {"stationary_scale", kSBUF, dtypes::kMxScale, 2, 2}, {"moving_scale", kSBUF, dtypes::kMxScale, 2, 2})
 
 enum class Opcode : uint8_t {

@@ -136,6 +136,29 @@ def test_matmul_mx_on_offline_quantized_operands(name, twice):
     np.testing.assert_allclose(got, ref * (2 if twice else 1), rtol=1e-5, atol=1e-6 * np.abs(ref).max())
 
 
+def k_matmul_packed_bf16(st, mv, st_scale, mv_scale):
+    """As k_matmul_packed, accumulating in a bf16 PSUM tile (the ISA reference: fp32 or bf16 dst)."""
+    k, m = st.shape
+    n = mv.shape[1]
+    out = nl.ndarray((m, n), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    acc = nl.ndarray((m, n), dtype=nl.bfloat16, buffer=nl.psum)
+    nisa.nc_matmul_mx(dst=acc, stationary=nl.load(st.view(nl.float8_e4m3fn_x4)),
+                      moving=nl.load(mv.view(nl.float8_e4m3fn_x4)), stationary_scale=nl.load(st_scale),
+                      moving_scale=nl.load(mv_scale))
+    nl.store(out, nl.copy(acc))
+    return out
+
+
+def test_matmul_mx_into_bf16_psum():
+    name = "float8_e4m3fn_x4"
+    cs, ss, st, st_tile = random_operand(name, 64, 16, seed=7)
+    cm, sm, mv, mv_tile = random_operand(name, 64, 40, seed=8)
+    got = nki.jit(k_matmul_packed_bf16, platform_target="trn3")(st, mv, st_tile, mv_tile)
+    ref = np.einsum("pmj,pnj->mn", dequant(name, cs, ss).reshape(64, 16, 4), dequant(name, cm, sm).reshape(64, 40, 4))
+    assert got.dtype == nl.bfloat16
+    np.testing.assert_allclose(got.astype(np.float64), ref, rtol=2 ** -8, atol=1e-6 * np.abs(ref).max())
+
+
 def test_scale_255_is_nan():
     name = "float8_e4m3fn_x4"
     cs, ss, st, st_tile = random_operand(name, 32, 2, seed=5)
@@ -229,8 +252,8 @@ def e_mm_moving_513(src):
     nisa.nc_matmul_mx(**_mm(n=513))  # ERR:mm_moving_513
 
 
-def e_mm_dst_bf16(src):
-    nisa.nc_matmul_mx(**_mm(dst_dtype=nl.bfloat16))  # ERR:mm_dst_bf16
+def e_mm_dst_fp16(src):
+    nisa.nc_matmul_mx(**_mm(dst_dtype=nl.float16))  # ERR:mm_dst_fp16
 
 
 def e_mm_dst_free(src):
@@ -273,8 +296,9 @@ ERRORS = {  # marker: (kernel, target, code, message fragments, api)
                           "of 'nc_matmul_mx' exceed architecture limitation of 128", MM),
     "mm_moving_513": (e_mm_moving_513, "trn3", "err_size_of_dimension_exceed_arch_limit",
                       "of 'nc_matmul_mx' exceed architecture limitation of 512", MM),
-    "mm_dst_bf16": (e_mm_dst_bf16, "trn3", "err_supported_operand_dtype",
-                    "a PSUM tensor must be float32 or int32 (the accumulator formats), got bfloat16", MM),
+    "mm_dst_fp16": (e_mm_dst_fp16, "trn3", "err_supported_operand_dtype",
+                    "operand 'dst' of 'nisa.nc_matmul_mx' has dtype 'float16', which is not supported; "
+                    "expected one of {float32, bfloat16}", MM),
     "mm_dst_free": (e_mm_dst_free, "trn3", "err_elements_per_partition_mismatch",
                     "'dst' of 'nc_matmul_mx' has 256 elements per partition, but must have exactly 512", MM),
     "mm_scale_cols": (e_mm_scale_cols, "trn3", "err_elements_per_partition_mismatch",
