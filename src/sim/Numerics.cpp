@@ -11,11 +11,6 @@ namespace nkic::sim {
 
 namespace {
 
-// Generic IEEE-style encoder for a format with E exponent and M mantissa bits
-// (bias 2^(E-1)-1, all-ones exponent reserved for inf/NaN). Works on the
-// float32 significand as an integer so rounding is exact: one shift, one RNE
-// increment. The carry out of the mantissa moves into the exponent field for
-// free, which also turns the largest finite value into infinity on overflow.
 // The magnitude of v (finite) rounded to a format with E exponent and M mantissa
 // bits (bias 2^(E-1)-1), as the code it would have with an unbounded exponent
 // field. Works on the float32 significand as an integer so rounding is exact: one
@@ -41,7 +36,7 @@ constexpr uint32_t round_magnitude(uint32_t f) {
 }
 
 // Generic IEEE-style encoder (all-ones exponent reserved for inf/NaN): the
-// largest finite value overflows into infinity.
+// rounding carry turns the largest finite value into infinity on overflow.
 template <int E, int M>
 constexpr uint32_t encode_ieee(float v) {
   constexpr uint32_t kInf = ((1u << E) - 1) << M;
