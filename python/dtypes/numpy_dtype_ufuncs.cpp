@@ -5,23 +5,11 @@
 #include <cstring>
 #include <vector>
 
-#include "numpy_dtypes_impl.h"
+#include "numpy_dtypes_storage.h"
 
 namespace nkic::py_bind::npdt {
 
 namespace {
-
-template <class T>
-T load(const char* p) {
-  T x;
-  std::memcpy(&x, p, sizeof x);
-  return x;
-}
-
-template <class T>
-void store(char* p, T x) {
-  std::memcpy(p, &x, sizeof x);
-}
 
 using BinaryFn = float (*)(float, float);
 using UnaryFn = float (*)(float);

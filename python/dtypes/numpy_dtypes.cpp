@@ -236,14 +236,7 @@ PyTypeObject* make_scalar_type() {
       {Py_nb_bool, reinterpret_cast<void*>(scalar_bool<F>)},
       {0, nullptr},
   };
-  // tp_name keeps pointing at spec.name, a string literal.
-  PyType_Spec spec = {F::kQualifiedName, static_cast<int>(sizeof(PyScalar<F>)), 0,
-                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
-  PyObject* bases = PyTuple_Pack(1, reinterpret_cast<PyObject*>(&PyGenericArrType_Type));
-  if (!bases) return nullptr;
-  PyObject* type = PyType_FromSpecWithBases(&spec, bases);
-  Py_DECREF(bases);
-  return reinterpret_cast<PyTypeObject*>(type);
+  return scalar_type_from_slots<F>(slots);
 }
 
 // --------------------------------------------------------- array functions

@@ -75,13 +75,7 @@ PyTypeObject* make_packed_type() {
       {Py_nb_index, reinterpret_cast<void*>(packed_int<P>)},
       {0, nullptr},
   };
-  PyType_Spec spec = {P::kQualifiedName, static_cast<int>(sizeof(PyScalar<P>)), 0,
-                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
-  PyObject* bases = PyTuple_Pack(1, reinterpret_cast<PyObject*>(&PyGenericArrType_Type));
-  if (!bases) return nullptr;
-  PyObject* type = PyType_FromSpecWithBases(&spec, bases);
-  Py_DECREF(bases);
-  return reinterpret_cast<PyTypeObject*>(type);
+  return scalar_type_from_slots<P>(slots);
 }
 
 template <class P>

@@ -21,6 +21,19 @@ static_assert(offsetof(PyScalar<BFloat16>, value) == sizeof(PyObject));
 static_assert(offsetof(PyScalar<Float8E4M3>, value) == sizeof(PyObject));
 static_assert(offsetof(PyScalar<Float8E4M3FNx4>, value) == sizeof(PyObject));
 
+// The numpy scalar type of format F: a generic-scalar subclass made from `slots`.
+// tp_name keeps pointing at F::kQualifiedName, a string literal.
+template <class F>
+PyTypeObject* scalar_type_from_slots(PyType_Slot* slots) {
+  PyType_Spec spec = {F::kQualifiedName, static_cast<int>(sizeof(PyScalar<F>)), 0,
+                      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE, slots};
+  PyObject* bases = PyTuple_Pack(1, reinterpret_cast<PyObject*>(&PyGenericArrType_Type));
+  if (!bases) return nullptr;
+  PyObject* type = PyType_FromSpecWithBases(&spec, bases);
+  Py_DECREF(bases);
+  return reinterpret_cast<PyTypeObject*>(type);
+}
+
 // numpy keeps pointers to these for the life of the process.
 template <class F>
 struct Registration {
