@@ -358,10 +358,17 @@ py::object reshape_tile_index(const PyIndex& self, py::handle key) {
 
 std::string py_type_name(py::handle h) { return py::str(py::type::handle_of(h).attr("__name__")); }
 
+// Every tensor the builders get from Python comes through here or to_value.
+static const types::TensorVal& traced_tensor(py::handle h) {
+  const types::TensorVal& v = unwrap<PyTensor>(h).v;
+  if (trace::TraceContext* ctx = trace::TraceContext::current()) ctx->builder().check_same_trace(v);
+  return v;
+}
+
 const types::TensorVal& tensor_arg(py::handle h, std::string_view what, std::string_view kind) {
   if (!is_tensor(h))
     sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected " + std::string(kind)));
-  return unwrap<PyTensor>(h).v;
+  return traced_tensor(h);
 }
 
 const TracedTypes& traced_types() {
@@ -374,7 +381,7 @@ const TracedTypes& traced_types() {
 bool is_traced(py::handle h) { return is_tensor(h) || is_index(h) || is_mask(h); }
 
 Value to_value(py::handle h) {
-  if (is_tensor(h)) return unwrap<PyTensor>(h).v;
+  if (is_tensor(h)) return traced_tensor(h);
   if (is_index(h)) return unwrap<PyIndex>(h).v;
   if (is_mask(h)) return unwrap<PyMask>(h).v;
   return other_of(h);

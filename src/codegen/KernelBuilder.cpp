@@ -13,6 +13,7 @@ namespace nkic::codegen {
 KernelBuilder::KernelBuilder(std::string kernel_name, const sema::Target& target)
     : target_(target), kernel_(std::make_unique<ir::Kernel>()) {
   kernel_->name = std::move(kernel_name);
+  trace_ = std::make_shared<const std::string>(kernel_->name);
   blocks_.push_back(&kernel_->body);
   push_region();
 }
@@ -289,6 +290,7 @@ void KernelBuilder::close_loop() {
 void KernelBuilder::push_region() {
   auto r = std::make_shared<types::Region>();
   r->id = next_region_++;
+  r->kernel = trace_;
   regions_.push_back(std::move(r));
 }
 
@@ -306,7 +308,13 @@ std::string KernelBuilder::display_name(const std::string& name) {
   return name.substr(0, dot);
 }
 
+void KernelBuilder::check_same_trace(const types::TensorVal& v) const {
+  // Its tensor index would name one of this kernel's tensors, or none.
+  if (v.region && v.region->kernel != trace_) fail(sema::err_tensor_of_another_trace(*v.region->kernel, kernel_->name));
+}
+
 void KernelBuilder::check_live(const types::TensorVal& v) const {
+  check_same_trace(v);
   // Current kernels have Python scoping: a tensor made in a loop or branch lives on after it.
   if (v.region && !v.region->open && !current_api)
     fail(sema::err_local_variable_used_out_of_scope(display_name(tensor(v.tensor).name)));

@@ -204,6 +204,8 @@ class KernelBuilder {
 
   // The region check every operand passes (err_local_variable_used_out_of_scope).
   void check_live(const types::TensorVal& v) const;
+  // `v` was made by this trace (a tensor kept from another names none of its tensors).
+  void check_same_trace(const types::TensorVal& v) const;
   void check_alu_generation(const ir::Instruction& in) const;
   void check_dtype_generation(const ir::Instruction& in) const;
   // Liveness plus the op table's memory/dtype/rank checks for `operand` of the API in flight.
@@ -224,6 +226,7 @@ class KernelBuilder {
   std::vector<std::string> loop_names_;  // by axis
   std::vector<ir::Predicate> region_predicates_;
   std::vector<std::shared_ptr<types::Region>> regions_;
+  std::shared_ptr<const std::string> trace_;  // every region's `kernel`
   int accumulator_ = -1;
   std::vector<bool> written_;
   std::vector<ir::SourceLoc> first_write_;

@@ -135,6 +135,13 @@ Diagnostic err_local_variable_used_out_of_scope(std::string_view tensor) {
               "declare the tensor before the block and update it in place with t[...] = ...");
 }
 
+Diagnostic err_tensor_of_another_trace(std::string_view made_in, std::string_view kernel) {
+  return make("err_local_variable_used_out_of_scope",
+              "this tensor was made by an earlier trace (of kernel '" + s(made_in) + "') and is used while tracing '" +
+                  s(kernel) + "': a tensor lives only in the trace that makes it",
+              ErrorKind::Syntax, "pass it to the kernel as an argument, or make it in this kernel");
+}
+
 Diagnostic err_store_dst_shape_smaller_than_other_shape(const std::vector<int64_t>& dst,
                                                         const std::vector<int64_t>& src) {
   // The documented template names the destination 'a' and the value 'b'.

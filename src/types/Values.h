@@ -20,6 +20,9 @@ namespace nkic::types {
 struct Region {
   int id = 0;
   bool open = true;
+  // The name of the kernel whose trace made the region; one object per trace, so
+  // a tensor kept from another kernel's trace is told apart by the pointer.
+  std::shared_ptr<const std::string> kernel;
 };
 
 // A Python number / bool / numpy scalar, or an object of no NKI meaning.
