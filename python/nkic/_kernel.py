@@ -10,7 +10,7 @@ import types
 import numpy as np
 
 from ._core import core
-from . import _dtypes, _rewrite, _typehints
+from . import _dtypes, _loops, _rewrite, _typehints
 
 # nkic and the nki package it serves (python/nki, beside it).
 _PKG_DIRS = (os.path.dirname(os.path.abspath(__file__)),
@@ -35,10 +35,11 @@ def _user_traceback(tb):
 
 def _raised_by_user_callee(tb):
     """The error came from a call the kernel made to plain Python (the call hook runs the
-    callee as written: calling a string, int('x')), so the user's line is where it belongs."""
+    callee as written: calling a string, int('x')) or iterated what its `for` names (None),
+    so the user's line is where it belongs."""
     while tb.tb_next is not None:
         tb = tb.tb_next
-    return tb.tb_frame.f_code is _rewrite.inline_function.__code__
+    return tb.tb_frame.f_code in (_rewrite.inline_function.__code__, _loops.user_iter.__code__)
 
 
 class _Traced:

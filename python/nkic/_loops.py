@@ -227,6 +227,12 @@ SYMBOLIC_VETOES = []
 _UNBOUND = object()
 
 
+def user_iter(iterable):
+    """iter() of the kernel's own iterable, as its `for` would call it: an error here
+    (iterating None) is the kernel's, reported at its loop."""
+    return iter(iterable)
+
+
 class SymbolicLoop:
     """A current-API compile-time loop (`range`, nl.affine_range, ...) whose body the AST
     pre-pass found free of Python control flow and stores that would escape it: its
@@ -252,7 +258,7 @@ class SymbolicLoop:
         if fits and _trip_count(self.rng) >= 2 and _symbolic_allowed():
             self.state = "start"
         else:
-            self.state, self.it = "plain", iter(for_hook(iterable, name, loop_id))
+            self.state, self.it = "plain", user_iter(for_hook(iterable, name, loop_id))
 
     def __iter__(self):
         return self

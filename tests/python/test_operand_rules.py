@@ -361,6 +361,33 @@ def test_a_type_error_of_the_kernels_own_call_is_shown_at_its_line():
     assert last.filename == __file__ and last.line == "f(4)  # f is a string: calling it is the kernel's own error"
 
 
+@pytest.mark.parametrize("api", ["legacy", "current"])
+def test_a_for_over_a_non_iterable_is_the_kernels_type_error_at_its_line(api):
+    import traceback
+    import nki as nki_current
+    import nki.language as nl_current
+
+    def k(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        for i in nl.random_seed(3):  # random_seed returns None
+            pass
+        return out
+
+    def k_current(x):
+        out = nl_current.ndarray(x.shape, dtype=x.dtype, buffer=nl_current.shared_hbm)
+        for i in None:  # not iterable
+            pass
+        return out
+    with pytest.raises(TypeError, match="'NoneType' object is not iterable") as info:
+        if api == "legacy":
+            nki.jit(k).trace(None, (XF,), {})
+        else:
+            nki_current.simulate(nki_current.jit(k_current))(XF)
+    last = traceback.extract_tb(info.value.__traceback__)[-1]
+    assert last.filename == __file__ and last.name in ("k", "k_current"), last
+    assert last.line.startswith("for i in "), last
+
+
 @nki.jit
 def iterate_blocks(x):
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
