@@ -141,6 +141,13 @@ void bind_kernel_api(py::module_& m) {
            py::arg("check_races") = false, py::arg("time_limit") = std::nullopt, py::arg("memory_limit") = 0.0,
            py::arg("progress") = py::none(), py::arg("budget_checked") = false)
       // simulate()'s budget check, run before the caller allocates the outputs.
+      .def("fail_out_of_memory", [](const PyKernel& s) {
+        try {
+          sim::fail_out_of_memory(*s.k, sim_options(false, false, std::nullopt, 0.0));
+        } catch (const ir::NkiError& e) {
+          raise_sim_error(e);
+        }
+      })
       .def("check_budget", [](const PyKernel& s, bool check_uninitialized, std::optional<double> time_limit,
                               double memory_limit) {
         try {

@@ -316,18 +316,8 @@ def _env_limit(name):
     return limit
 
 
-def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False, time_limit=None, progress=None):
-    """Simulates a traced kernel on `arrays`; `progress(fraction)`, when given, is called as the
-    simulation advances (after program instances and iterations of the outermost loops)."""
-    kernel = traced.ir
-    # The simulator's budget (estimated run time, host memory) is checked before numpy allocates.
-    if time_limit is None:
-        time_limit = _env_limit("NKIC_SIM_TIME_LIMIT")
-    elif isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit >= 0:
-        core.raise_unsupported_args("nki.simulate_kernel", f"time_limit must be a non-negative number of seconds, "
-                                    f"got {time_limit!r}")
-    memory_limit = _env_limit("NKIC_SIM_MEMORY_LIMIT") or 0.0
-    kernel.check_budget(check_uninitialized, time_limit, memory_limit)
+def _host_arrays(kernel, traced, arrays):
+    """The arrays the simulator reads and writes: (inputs, outputs, aliased outputs)."""
     # An input the kernel writes is a copy (kernels must not see caller aliasing), except for
     # legacy kernels, which write their outputs into the caller's arrays; a read-only legacy
     # argument is simulated on a copy (the simulator writes through raw pointers). An input
@@ -351,6 +341,28 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
             outputs.append(inputs[aliased[i]])
         else:
             outputs.append(np.empty(shape, dtype=_dtypes.numpy_dtype(dt)))
+    return inputs, outputs, aliased
+
+
+def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False, time_limit=None, progress=None):
+    """Simulates a traced kernel on `arrays`; `progress(fraction)`, when given, is called as the
+    simulation advances (after program instances and iterations of the outermost loops)."""
+    kernel = traced.ir
+    # The simulator's budget (estimated run time, host memory) is checked before numpy allocates.
+    if time_limit is None:
+        time_limit = _env_limit("NKIC_SIM_TIME_LIMIT")
+    elif isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit >= 0:
+        core.raise_unsupported_args("nki.simulate_kernel", f"time_limit must be a non-negative number of seconds, "
+                                    f"got {time_limit!r}")
+    memory_limit = _env_limit("NKIC_SIM_MEMORY_LIMIT") or 0.0
+    kernel.check_budget(check_uninitialized, time_limit, memory_limit)
+    try:
+        host = _host_arrays(kernel, traced, arrays)
+    except MemoryError:
+        host = None  # the budget passed, but the host refused the arrays (taken meanwhile, or overcommit)
+    if host is None:
+        kernel.fail_out_of_memory()
+    inputs, outputs, aliased = host
     kernel.simulate([a.__array_interface__["data"][0] for a in inputs],
                     [a.__array_interface__["data"][0] for a in outputs], check_uninitialized, check_races,
                     time_limit, memory_limit, progress, budget_checked=True)

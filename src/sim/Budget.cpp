@@ -70,16 +70,27 @@ double available_host_memory() {
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
 }
 
+namespace {
+
+[[noreturn]] void out_of_memory(const ir::Kernel& k, const SimCost& cost, const std::string& why) {
+  sim_error("err_simulation_out_of_memory",
+            "simulating this kernel needs " + sema::bytes_str(cost.bytes) + " of host memory for its tensors ('" +
+                cost.largest->name + "' alone " + sema::bytes_str(cost.largest_bytes) + "), " + why,
+            cost.largest->loc.known() ? cost.largest->loc : k.loc,
+            "simulate a smaller problem: fewer or smaller tensors (the line shown creates the largest)");
+}
+
+}  // namespace
+
+void fail_out_of_memory(const ir::Kernel& k, const SimOptions& opts) {
+  out_of_memory(k, estimate_cost(k, opts),
+                "and the host could not allocate it (" + sema::bytes_str(available_host_memory()) + " available now)");
+}
+
 void check_budget(const ir::Kernel& k, const SimOptions& opts) {
   const SimCost cost = estimate_cost(k, opts);
   const double memory = opts.memory_limit_bytes > 0 ? opts.memory_limit_bytes : available_host_memory();
-  if (memory > 0 && cost.bytes > memory)
-    sim_error("err_simulation_out_of_memory",
-                   "simulating this kernel needs " + sema::bytes_str(cost.bytes) + " of host memory for its tensors ('" +
-                       cost.largest->name + "' alone " + sema::bytes_str(cost.largest_bytes) + "), more than the " +
-                       sema::bytes_str(memory) + " available",
-                   cost.largest->loc.known() ? cost.largest->loc : k.loc,
-                   "simulate a smaller problem: fewer or smaller tensors (the line shown creates the largest)");
+  if (memory > 0 && cost.bytes > memory) out_of_memory(k, cost, "more than the " + sema::bytes_str(memory) + " available");
   const double seconds = cost.work / kWorkPerSecond;
   if (opts.time_limit_seconds > 0 && seconds > opts.time_limit_seconds) {
     char work[32];

@@ -34,5 +34,8 @@ double available_host_memory();
 // err_simulation_time_limit_exceeded when the estimated run time is above
 // opts.time_limit_seconds (0: no limit).
 void check_budget(const ir::Kernel& k, const SimOptions& opts);
+// err_simulation_out_of_memory for a kernel whose tensors passed check_budget but that
+// the host then failed to allocate (memory taken meanwhile, or refused by overcommit).
+[[noreturn]] void fail_out_of_memory(const ir::Kernel& k, const SimOptions& opts);
 
 }  // namespace nkic::sim

@@ -2,6 +2,11 @@
 decorator-argument diagnostics; size and work limits of tracing and simulation.
 
 Offending lines carry `# ERR:<name>` markers (nki_test_util.Markers)."""
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -260,6 +265,34 @@ def test_output_larger_than_the_machine_without_a_memory_limit():
         simulate(nki.jit(k_rows_out, platform_target="trn3"), f32((128, 64)), 2**22)
     check_diag(info.value, M, "err_simulation_out_of_memory", "needs 64.0 GiB of host memory",
                [("rows_out", "nl.ndarray")])
+
+
+def test_arrays_the_host_refuses_after_the_budget_passed():
+    # The budget reads the host's available memory; an address-space limit (or memory
+    # taken meanwhile) can still refuse the arrays: the same diagnostic, not a MemoryError.
+    child = textwrap.dedent(f"""
+        import resource, sys
+        sys.path.insert(0, {os.path.dirname(__file__)!r})
+        import numpy as np
+        import test_limits_and_locations as t
+        from neuronxcc import nki
+        x = np.ones((128, 64), np.float32)
+        t.simulate(t.k_rows_out, x, 128)  # warm up: imports and first allocations
+        with open("/proc/self/status") as f:
+            vm = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmSize:"))
+        resource.setrlimit(resource.RLIMIT_AS, (vm + 2**28, resource.RLIM_INFINITY))
+        try:
+            t.simulate(t.k_rows_out, x, 2**16)  # a 1 GiB output
+        except nki.NKIError as e:
+            print(e.code, e.line, e.message, sep="\\n")
+        """)
+    r = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    code, line, message = r.stdout.splitlines()[-3:]
+    assert code == "err_simulation_out_of_memory", r.stdout + r.stderr
+    assert int(line) == M.line("rows_out")
+    assert message.startswith("simulating this kernel needs 1.0 GiB of host memory for its tensors ('out' alone "
+                              "1.0 GiB), and the host could not allocate it ("), message
+    assert message.endswith(" available now)"), message
 
 
 def test_long_affine_range_is_refused_before_simulating():
