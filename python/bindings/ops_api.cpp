@@ -148,6 +148,9 @@ void bind_ops_api(py::module_& m) {
   m.def("broadcast_view", [](py::handle t, std::vector<int64_t> shape) {
     return wrap_tensor(codegen::broadcast_view(builder("broadcast_to"), tensor_arg(t, "src"), shape));
   });
+  m.def("assert_shape", [](py::handle t, std::vector<int64_t> shape) {
+    codegen::assert_shape(builder("assert_shape"), tensor_arg(t, "self"), shape);
+  });
   m.def("expand_dims_view", [](py::handle t, int64_t axis) {
     return wrap_tensor(codegen::expand_dims_view(builder("expand_dims"), tensor_arg(t, "data"), axis));
   });

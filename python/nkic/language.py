@@ -368,8 +368,7 @@ def _astype(t, dtype):
 
 
 def _assert_shape(t, shape):
-    if tuple(t.shape) != tuple(shape):
-        raise AssertionError(f"tensor shape {tuple(t.shape)} does not match the expected shape {tuple(shape)}")
+    core.assert_shape(t, _shape(shape))
     return t
 
 

@@ -173,6 +173,10 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   return r;
 }
 
+void assert_shape(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& shape) {
+  if (t.shape != shape) b.fail(sema::err_assert_shape_mismatch(t.shape, shape));
+}
+
 types::TensorVal broadcast_view(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& shape) {
   b.check_live(t);
   if (types::broadcast_shapes(t.shape, shape) != shape)

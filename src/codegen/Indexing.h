@@ -28,6 +28,8 @@ types::TensorVal masked_view(KernelBuilder& b, const types::TensorVal& t, const 
 types::TensorVal reshape_view(KernelBuilder& b, const types::TensorVal& t, std::vector<int64_t> shape);
 types::TensorVal dtype_view(KernelBuilder& b, const types::TensorVal& t, ir::DType dtype);
 // t.broadcast_to(shape): numpy broadcasting as a view (no data moves).
+// t.assert_shape(shape): err_annotation_shape_mismatch (an assertion) unless t has `shape`.
+void assert_shape(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& shape);
 types::TensorVal broadcast_view(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& shape);
 // t.expand_dims(axis): a size-1 dimension inserted at `axis`, as a view.
 types::TensorVal expand_dims_view(KernelBuilder& b, const types::TensorVal& t, int64_t axis);

@@ -135,6 +135,12 @@ Diagnostic err_local_variable_used_out_of_scope(std::string_view tensor) {
               "declare the tensor before the block and update it in place with t[...] = ...");
 }
 
+Diagnostic err_assert_shape_mismatch(const std::vector<int64_t>& shape, const std::vector<int64_t>& expected) {
+  return make("err_annotation_shape_mismatch",
+              "tensor shape " + shape_str(shape) + " does not match the expected shape " + shape_str(expected),
+              ErrorKind::Assertion);
+}
+
 Diagnostic err_tensor_of_another_trace(std::string_view made_in, std::string_view kernel) {
   return make("err_local_variable_used_out_of_scope",
               "this tensor was made by an earlier trace (of kernel '" + s(made_in) + "') and is used while tracing '" +

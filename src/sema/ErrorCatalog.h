@@ -31,6 +31,8 @@ Diagnostic err_tensor_output_not_written_to(std::string_view tensor);
 Diagnostic err_shared_hbm_must_in_kernel_level();
 Diagnostic err_local_variable_used_out_of_scope(std::string_view tensor);
 // A tensor kept (in a global, a closure, a default argument) from the trace of `made_in`.
+// t.assert_shape(expected) of a tensor of another shape (an AssertionError, as documented).
+Diagnostic err_assert_shape_mismatch(const std::vector<int64_t>& shape, const std::vector<int64_t>& expected);
 Diagnostic err_tensor_of_another_trace(std::string_view made_in, std::string_view kernel);
 Diagnostic err_store_dst_shape_smaller_than_other_shape(const std::vector<int64_t>& dst,
                                                         const std::vector<int64_t>& src);

@@ -515,3 +515,32 @@ def test_range_select_and_hwdge_on_neuroncore_v3_and_newer(target):
                                   np.where((col >= 8) & (col < 16), XF, 0.0))
     np.testing.assert_array_equal(nki.jit(k_hwdge_copy, platform_target=target)(XF), XF)
     np.testing.assert_array_equal(nki.jit(k_hwdge_transpose, platform_target=target)(XF), XF.T)
+
+
+@nki.jit
+def assert_shape_ok(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(x).assert_shape((128, 512)))
+    return out
+
+
+@nki.jit
+def assert_shape_wrong(x, shape):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    nl.store(out, value=t.assert_shape(shape))  # ERR:assert_shape
+    return out
+
+
+def test_assert_shape_returns_the_tensor():
+    a = np.random.default_rng(3).random((128, 512), dtype=np.float32)
+    np.testing.assert_array_equal(nki.simulate_kernel(assert_shape_ok, a), a)
+
+
+@pytest.mark.parametrize("shape, shown", [((128, 256), "[128, 256]"), ((2**63 - 1, 512), "[9223372036854775807, 512]"),
+                                          ((128, 512, 1), "[128, 512, 1]")])
+def test_assert_shape_of_another_shape_is_an_assertion_at_the_users_line(shape, shown):
+    e = trace_error(assert_shape_wrong, np.zeros((128, 512), np.float32), shape)
+    check_diag(e, M, "err_annotation_shape_mismatch",
+               f"tensor shape [128, 512] does not match the expected shape {shown}", [("assert_shape", "t.assert_shape")])
+    assert isinstance(e, AssertionError)
