@@ -45,7 +45,7 @@ types::TensorVal fitted(KernelBuilder& b, const types::TensorVal& result, const 
   if (dst.shape.empty() || result.shape.empty() || dst.shape[0] != result.shape[0] ||
       elements(dst.shape, 1) != elements(result.shape, 1))
     b.fail(sema::err_tile_shape_mismatch(describe(b, dst), sema::shape_str(result.shape), b.api()));
-  return reshape_view(b, dst, result.shape);
+  return operand_view(b, dst, result.shape);
 }
 
 // The element box [lo, hi] per dim of `tensor` that an access of `in` covers.

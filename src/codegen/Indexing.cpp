@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "codegen/ViewMethods.h"
 #include "sema/ErrorCatalog.h"
 #include "types/IndexAlgebra.h"
 #include "types/MaskAlgebra.h"
@@ -211,16 +212,21 @@ types::TensorVal masked_view(KernelBuilder& b, const types::TensorVal& t, const 
 
 namespace {
 
+// A one-element dim is whole when it reads its only index (nl.arange(1) is the constant 0).
+bool is_whole(const KernelBuilder& b, const types::TensorVal& t) {
+  const ir::TensorDecl& base = b.tensor(t.tensor);
+  bool whole = t.shape == base.shape;
+  for (size_t d = 0; whole && d < t.index.size(); ++d)
+    whole = t.index[d] == ir::AffineExpr::grid(static_cast<int>(d)) || (t.shape[d] == 1 && t.index[d] == ir::AffineExpr(0));
+  return whole;
+}
+
 // The alias both views create; only a whole tensor can be reinterpreted.
 types::TensorVal alias(KernelBuilder& b, const types::TensorVal& t, std::vector<int64_t> shape, ir::DType dtype,
                        const char* what) {
   b.check_live(t);
   const ir::TensorDecl& base = b.tensor(t.tensor);
-  bool whole = t.shape == base.shape;
-  // A one-element dim is whole when it reads its only index (nl.arange(1) is the constant 0).
-  for (size_t d = 0; whole && d < t.index.size(); ++d)
-    whole = t.index[d] == ir::AffineExpr::grid(static_cast<int>(d)) || (t.shape[d] == 1 && t.index[d] == ir::AffineExpr(0));
-  if (!whole)
+  if (!is_whole(b, t))
     b.fail(index_error(std::string(what) + " needs the whole tensor `" + base.name + "`, not an indexed view of it"));
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
@@ -239,9 +245,76 @@ types::TensorVal alias(KernelBuilder& b, const types::TensorVal& t, std::vector<
   return r;
 }
 
+// An indexed view under a new shape of its element count, over the same storage: the
+// elements keep their row-major order, as an instruction pairs its operands' elements. Each group of old dims whose product is that of a
+// group of new dims is one linear index; where the view's strides make the group contiguous
+// (a split or a merge) the old grid is that index, otherwise its digits by // and %.
+types::TensorVal regridded(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& shape) {
+  const std::string& name = b.tensor(t.tensor).name;
+  if (!t.indirect.empty())
+    b.fail(index_error("reshape of a view of `" + name + "` at runtime offsets is not supported; reshape the tensor"));
+  int64_t from = 1, to = 1;
+  for (int64_t d : t.shape) from *= d;
+  for (int64_t d : shape) to *= d;
+  if (from != to)
+    b.fail(index_error("cannot reshape a view of `" + name + "` of shape " + sema::shape_str(t.shape) + " as " +
+                       sema::shape_str(shape) + ": the element counts differ"));
+  std::vector<ir::AffineExpr> subst(t.shape.size(), ir::AffineExpr(0));
+  size_t i = 0, k = 0;
+  auto skip_units = [&] {
+    while (i < t.shape.size() && t.shape[i] == 1) ++i;
+    while (k < shape.size() && shape[k] == 1) ++k;
+  };
+  for (skip_units(); i < t.shape.size() && k < shape.size(); skip_units()) {
+    std::vector<size_t> olds;  // the group's non-unit old dims
+    ir::AffineExpr linear(0);
+    int64_t po = 1, pn = 1;
+    do {
+      if (po <= pn) {
+        if (t.shape[i] != 1) olds.push_back(i);
+        po *= t.shape[i++];
+      } else {
+        linear = linear * shape[k] + ir::AffineExpr::grid(static_cast<int>(k));
+        pn *= shape[k++];
+      }
+    } while (po != pn);
+    bool contiguous = true;
+    for (size_t j = 0; contiguous && j + 1 < olds.size(); ++j)
+      for (const ir::AffineExpr& e : t.index)
+        contiguous = contiguous && e.is_affine() &&
+                     e.coeff(ir::Var{ir::VarKind::Grid, static_cast<int32_t>(olds[j])}) ==
+                         e.coeff(ir::Var{ir::VarKind::Grid, static_cast<int32_t>(olds[j + 1])}) * t.shape[olds[j + 1]];
+    if (contiguous) {
+      subst[olds.back()] = linear;
+      continue;
+    }
+    int64_t stride = 1;
+    for (size_t j = olds.size(); j-- > 0;) {
+      const ir::AffineExpr digit = stride == 1 ? linear : ir::AffineExpr::floordiv(linear, stride);
+      subst[olds[j]] = j == 0 ? digit : ir::AffineExpr::mod(digit, t.shape[olds[j]]);
+      stride *= t.shape[olds[j]];
+    }
+  }
+  types::TensorVal r = t;
+  r.shape = shape;
+  for (ir::AffineExpr& e : r.index) e = e.substitute_grid(subst);
+  std::vector<types::Atom> mask;
+  for (types::Atom a : t.operand_mask) mask.push_back({a.expr.substitute_grid(subst), a.rel});
+  r.operand_mask = std::move(mask);
+  return r;
+}
+
 }  // namespace
 
 types::TensorVal reshape_view(KernelBuilder& b, const types::TensorVal& t, std::vector<int64_t> shape) {
+  b.check_live(t);
+  if (!is_whole(b, t)) return reshape_pattern_view(b, t, shape);
+  return alias(b, t, std::move(shape), b.tensor(t.tensor).dtype, "reshape");
+}
+
+types::TensorVal operand_view(KernelBuilder& b, const types::TensorVal& t, std::vector<int64_t> shape) {
+  b.check_live(t);
+  if (!is_whole(b, t)) return regridded(b, t, shape);
   return alias(b, t, std::move(shape), b.tensor(t.tensor).dtype, "reshape");
 }
 

@@ -23,9 +23,12 @@ struct IndexItem {
 types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const std::vector<IndexItem>& key);
 // t[mask]: the same view carrying an operand mask (NKI_API.md §6, matmul operands).
 types::TensorVal masked_view(KernelBuilder& b, const types::TensorVal& t, const types::MaskVal& mask);
-// t.reshape(shape) / t.view(dtype): the same bytes under a new shape or dtype
-// (a new tensor aliasing the whole of `t`).
+// t.reshape(shape) / t.view(dtype): the same bytes under a new shape or dtype (a whole
+// tensor: a new tensor aliasing it; an indexed view: reshape_pattern_view).
 types::TensorVal reshape_view(KernelBuilder& b, const types::TensorVal& t, std::vector<int64_t> shape);
+// An instruction operand at the instruction's shape (the same element count): its elements
+// in row-major order, whatever its strides (// and % index a non-contiguous view).
+types::TensorVal operand_view(KernelBuilder& b, const types::TensorVal& t, std::vector<int64_t> shape);
 types::TensorVal dtype_view(KernelBuilder& b, const types::TensorVal& t, ir::DType dtype);
 // t.broadcast_to(shape): numpy broadcasting as a view (no data moves).
 // t.assert_shape(shape): err_annotation_shape_mismatch (an assertion) unless t has `shape`.

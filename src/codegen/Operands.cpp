@@ -23,7 +23,7 @@ int64_t free_elements(const TensorVal& t) {
 
 TensorVal rows_of(KernelBuilder& b, const TensorVal& t) {
   if (t.shape.size() == 2) return t;
-  return reshape_view(b, t, {t.shape.empty() ? 1 : t.shape[0], free_elements(t)});
+  return operand_view(b, t, {t.shape.empty() ? 1 : t.shape[0], free_elements(t)});
 }
 
 void check_rows(KernelBuilder& b, const TensorVal& data, const TensorVal& other, int64_t elements) {

@@ -40,7 +40,7 @@ Accumulate without_init(Accumulate acc) {
 // ([128, 64] against a [128, 2, 32] dst); otherwise `t` as it is.
 TensorVal on_dst_grid(KernelBuilder& b, const TensorVal& t, const TensorVal& dst) {
   if (t.shape == dst.shape || t.shape.at(0) != dst.shape.at(0) || free_elements(t) != free_elements(dst)) return t;
-  return reshape_view(b, t, dst.shape);
+  return operand_view(b, t, dst.shape);
 }
 
 }  // namespace
@@ -68,7 +68,7 @@ void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate&
     if (b.tensor(init.tensor).dtype != ir::DType::float32)
       b.fail(sema::err_supported_operand_dtype("reduce_init of '" + b.api() + "' is a float32 tile, got '" +
                                                std::string(ir::name(b.tensor(init.tensor).dtype)) + "'"));
-    const TensorVal column = init.shape.size() == 2 ? init : reshape_view(b, init, {partitions, 1});
+    const TensorVal column = init.shape.size() == 2 ? init : operand_view(b, init, {partitions, 1});
     in.srcs.push_back(access_for(b, column, in.shape));
   }
   if (!acc.res) return;
@@ -79,7 +79,7 @@ void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate&
     b.fail(sema::err_num_partition_mismatch("reduce_res" + sema::shape_str(res.shape),
                                             "data" + sema::shape_str(in.shape), b.api()));
   // Both are read on a [P, 1] grid, whose coord 0 is the instruction's partition coord.
-  const TensorVal column = res.shape.size() == 2 ? res : reshape_view(b, res, {partitions, 1});
+  const TensorVal column = res.shape.size() == 2 ? res : operand_view(b, res, {partitions, 1});
   in.extra_dsts.push_back(access_for(b, column, {partitions, 1}));
 }
 
@@ -303,7 +303,7 @@ TensorVal range_select(KernelBuilder& b, const TensorVal& on_true, const Pipelin
   in->predicate = predicate_for(b, args, rows.shape.size());
   attach_accumulator(b, *in, without_init(acc));
   b.emit(std::move(in));
-  return on_true.shape == rows.shape ? dst : reshape_view(b, dst, on_true.shape);
+  return on_true.shape == rows.shape ? dst : operand_view(b, dst, on_true.shape);
 }
 
 }  // namespace nkic::codegen

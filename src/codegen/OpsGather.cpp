@@ -19,7 +19,7 @@ namespace {
 TensorVal flat_rows(KernelBuilder& b, const TensorVal& t) {
   int64_t free = 1;
   for (size_t d = 1; d < t.shape.size(); ++d) free *= t.shape[d];
-  return reshape_view(b, t, {t.shape[0], free});
+  return operand_view(b, t, {t.shape[0], free});
 }
 
 }  // namespace

@@ -282,6 +282,57 @@ types::TensorVal flatten_dims_view(KernelBuilder& b, const types::TensorVal& t, 
   return rebuild(b, t, std::move(p));
 }
 
+types::TensorVal reshape_pattern_view(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& shape) {
+  constexpr std::string_view api = "tensor.reshape";
+  ViewPattern p = view_pattern(b, t, api);
+  int64_t from = 1, to = 1;
+  for (int64_t d : t.shape) from *= d;
+  for (int64_t d : shape) {
+    if (d < 1) reject(b, api, "needs positive dims, got " + sema::shape_str(shape));
+    to *= d;
+  }
+  const std::string shapes = sema::shape_str(t.shape) + " as " + sema::shape_str(shape);
+  if (from != to) reject(b, api, "cannot reshape a view of shape " + shapes + ": the element counts differ");
+  if (on_chip(b, t) && shape[0] != t.shape[0])
+    reject(b, api, "dim 0 of an on-chip view is its partition dim; reshaping " + shapes + " changes its size");
+  std::vector<size_t> old;  // the dims that count (size-1 dims step nowhere)
+  for (size_t d = 0; d < p.pairs.size(); ++d)
+    if (p.pairs[d].second != 1) old.push_back(d);
+  Pairs out;
+  size_t i = 0;
+  for (size_t k = 0; k < shape.size();) {
+    if (shape[k] == 1) {
+      out.push_back({1, 1});
+      ++k;
+      continue;
+    }
+    // One group: old dims and new dims of the same product, split or merged as one run.
+    const size_t i0 = i, k0 = k;
+    int64_t po = 1, pn = 1;
+    do {
+      if (po <= pn) po *= p.pairs[old[i++]].second;
+      else pn *= shape[k++];
+    } while (po != pn);
+    for (size_t j = i0; j + 1 < i; ++j) {
+      const auto [step, count] = p.pairs[old[j + 1]];
+      if (p.pairs[old[j]].first != step * count)
+        reject(b, api, "cannot reshape a view of shape " + shapes + ": its dims " + std::to_string(old[i0]) + ".." +
+                           std::to_string(old[i - 1]) + " are not contiguous in memory (dim " +
+                           std::to_string(old[j]) + " steps " + std::to_string(p.pairs[old[j]].first) +
+                           " elements, not " + std::to_string(step * count) + ")");
+    }
+    Pairs run;
+    int64_t step = p.pairs[old[i - 1]].first;
+    for (size_t n = k; n-- > k0;) {
+      run.insert(run.begin(), {step, shape[n]});
+      step *= shape[n];
+    }
+    out.insert(out.end(), run.begin(), run.end());
+  }
+  p.pairs = std::move(out);
+  return rebuild(b, t, std::move(p));
+}
+
 types::TensorVal reinterpret_view(KernelBuilder& b, const types::TensorVal& t, ir::DType dtype) {
   constexpr std::string_view api = "tensor.view";
   ViewPattern p = view_pattern(b, t, api);

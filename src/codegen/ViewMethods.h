@@ -40,6 +40,9 @@ types::TensorVal expand_dim_view(KernelBuilder& b, const types::TensorVal& t, in
 types::TensorVal squeeze_dim_view(KernelBuilder& b, const types::TensorVal& t, int64_t dim);
 types::TensorVal reshape_dim_view(KernelBuilder& b, const types::TensorVal& t, int64_t dim,
                                   std::vector<int64_t> shape);
+// reshape(shape) of an indexed view, as a pattern of the same storage: dims are split
+// freely and merged where contiguous (flatten_dims's rule); on chip dim 0 keeps its size.
+types::TensorVal reshape_pattern_view(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& shape);
 types::TensorVal flatten_dims_view(KernelBuilder& b, const types::TensorVal& t, int64_t start_dim, int64_t end_dim);
 // view(dtype) / reinterpret_cast(dtype): the same bytes as `dtype`; the last dim
 // (contiguous) scales by the size ratio.

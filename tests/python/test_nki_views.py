@@ -42,6 +42,10 @@ VIEWS = [
      lambda a: a.reshape(4, 16, 4), [[64, 4], [4, 16], [1, 4]], 0),
     ("rearrange", lambda t: t.rearrange(("b", ("h", "w")), ("b", "w", "h"), {"h": 4}),
      lambda a: a.reshape(4, 4, 16).transpose(0, 2, 1), [[64, 4], [1, 16], [16, 4]], 0),
+    ("reshape split", lambda t: t.slice(1, 8, 40).reshape((4, 2, 16)), lambda a: a[:, 8:40].reshape(4, 2, 16),
+     [[64, 4], [16, 2], [1, 16]], 8),
+    ("reshape merge", lambda t: t.reshape_dim(1, (8, 8)).slice(1, 2, 6).reshape((4, 2, 16)),
+     lambda a: a.reshape(4, 8, 8)[:, 2:6].reshape(4, 2, 16), [[64, 4], [16, 2], [1, 16]], 16),
     ("rearrange merge", lambda t: t.reshape_dim(1, (4, 16)).rearrange(("b", "h", "w"), ("b", ("h", "w"))),
      lambda a: a, [[64, 4], [1, 64]], 0),
 ]
@@ -191,6 +195,18 @@ def strided_flatten(x):
 
 
 @nki.jit
+def strided_reshape(x):
+    t = on_chip(x).reshape_dim(1, (8, 8)).slice(2, 0, 4)
+    return copy_out(t.reshape((4, 32)))  # ERR:reshape
+
+
+@nki.jit
+def partition_reshape(x):
+    t = on_chip(x).slice(1, 0, 32)
+    return copy_out(t.reshape((8, 16)))  # ERR:reshape0
+
+
+@nki.jit
 def partition_flatten(x):
     t = on_chip(x).reshape_dim(1, (8, 8))
     return copy_out(t.flatten_dims(0, 1))  # ERR:flatten0
@@ -238,6 +254,10 @@ RULES = [
     (wide_squeeze, "squeeze", "removes a dim of size 1; dim 1 has size 64"),
     (uneven_split, "split", "dim 1 of size 64 does not split into [3, -1]"),
     (strided_flatten, "flatten", "dims 1..2 are not contiguous in memory (dim 1 steps 8 elements, not 4)"),
+    (strided_reshape, "reshape", "cannot reshape a view of shape [4, 8, 4] as [4, 32]: its dims 1..2 are not "
+     "contiguous in memory (dim 1 steps 8 elements, not 4)"),
+    (partition_reshape, "reshape0", "dim 0 of an on-chip view is its partition dim; reshaping [4, 32] as [8, 16] "
+     "changes its size"),
     (partition_flatten, "flatten0", "dim 0 of an on-chip view is its partition dim; it cannot be changed"),
     (renamed_rearrange, "rearrange", "dst_pattern must name every axis of src_pattern once"),
     (out_of_range_dim, "dim", "dim 5 is out of range for a view of 3 dims"),
@@ -249,7 +269,7 @@ RULES = [
 @pytest.mark.parametrize("kernel, marker, message", RULES, ids=[r[1] for r in RULES])
 def test_a_view_method_rule_is_a_diagnostic_at_the_call(kernel, marker, message):
     api = {"select0": "select", "permute0": "permute", "flatten0": "flatten_dims", "flatten": "flatten_dims",
-           "split": "reshape_dim", "squeeze": "squeeze_dim", "dim": "expand_dim", "dims_type": "permute"}
+           "split": "reshape_dim", "reshape0": "reshape", "squeeze": "squeeze_dim", "dim": "expand_dim", "dims_type": "permute"}
     name = api.get(marker, marker)
     e = trace_error(kernel, X)
     check_diag(e, M, "err_unsupported_args", [f"'tensor.{name}'", message], [(marker, "t.")])
@@ -263,3 +283,20 @@ def test_the_partition_step_rule_is_the_one_of_ap():
 def test_an_indirect_view_cannot_be_reindexed():
     e = trace_error(reindexed_indirect, X, np.zeros((2, 1), np.int32))
     check_diag(e, M, "err_unsupported_args", "the view is indirect", [("indirect", "v.")])
+
+
+def test_an_instruction_writes_an_ap_view_of_its_operands_element_count():
+    # The same partitions and elements per partition: the elements pair in row-major order.
+    @nki.jit
+    def kernel(x):
+        t = on_chip(x)
+        d = nl.ndarray((4, 64), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.memset(dst=d, value=-1.0)
+        nisa.scalar_tensor_tensor(dst=d.ap([[64, 4], [16, 4], [1, 4]]), data=t.slice(1, 0, 16), op0=nl.multiply,
+                                  operand0=2.0, op1=nl.add, operand1=t.slice(1, 16, 32))
+        return copy_out(d)
+
+    want = np.full((4, 64), -1.0, np.float32)
+    for q in range(4):
+        want[:, 16 * q:16 * q + 4] = 2 * X[:, 4 * q:4 * q + 4] + X[:, 16 + 4 * q:20 + 4 * q]
+    np.testing.assert_array_equal(nki.simulate(kernel)(X), want)
