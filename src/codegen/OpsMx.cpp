@@ -81,8 +81,13 @@ void quantize_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, c
   b.emit(std::move(q));
 }
 
-void nc_matmul_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& stationary, const TensorVal& moving,
-                  const TensorVal& stationary_scale, const TensorVal& moving_scale) {
+void nc_matmul_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& stationary_view,
+                  const TensorVal& moving_view, const TensorVal& stationary_scale_view,
+                  const TensorVal& moving_scale_view) {
+  // An operand's free size is its elements per partition: a sliced view may keep unit or
+  // several free dims ([128, 1, 128] in the kernel library), read flattened.
+  const TensorVal stationary = rows_of(b, stationary_view), moving = rows_of(b, moving_view);
+  const TensorVal stationary_scale = rows_of(b, stationary_scale_view), moving_scale = rows_of(b, moving_scale_view);
   b.check_operand("dst", dst);
   b.check_operand("stationary", stationary);
   b.check_operand("moving", moving);

@@ -144,6 +144,38 @@ def test_e8m0_scale_tiles_hold_the_same_codes_as_uint8_ones():
     np.testing.assert_array_equal(pe, p8)
 
 
+def matmul_mx_of(src, view):
+    """src quantized, times itself by nc_matmul_mx, the stationary operands read through `view`."""
+    p, f = src.shape
+    q = nl.ndarray((p, f // 4), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+    s = nl.ndarray((p, f // 4), nl.uint8, buffer=nl.sbuf)
+    nisa.memset(dst=s, value=0)
+    nisa.quantize_mx(dst=q, src=loaded(src), dst_scale=s)
+    acc = nl.ndarray((f // 4, f // 4), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul_mx(dst=acc, stationary=view(q), moving=q, stationary_scale=view(s), moving_scale=s)
+    out = sbuf(acc.shape)
+    nisa.tensor_copy(dst=out, src=acc)
+    return stored(out)
+
+
+@nki.jit
+def matmul_mx_rows(src):
+    return matmul_mx_of(src, lambda t: t)
+
+
+@nki.jit
+def matmul_mx_unit_dim(src):
+    return matmul_mx_of(src, lambda t: t.expand_dim(1))
+
+
+def test_nc_matmul_mx_reads_an_operand_by_its_elements_per_partition():
+    # [P, 1, F] (a sliced view of the kernel library) is the operand [P, F].
+    src = np.random.default_rng(5).standard_normal((32, 16)).astype(nl.bfloat16)
+    want = matmul_mx_rows(src)
+    assert np.abs(want).max() > 0
+    np.testing.assert_array_equal(matmul_mx_unit_dim(src), want)
+
+
 @nki.jit
 def packed_argument(w):
     assert w.dtype == nl.float8_e4m3fn_x4
