@@ -250,15 +250,10 @@ types::TensorVal alias(KernelBuilder& b, const types::TensorVal& t, std::vector<
 // group of new dims is one linear index; where the view's strides make the group contiguous
 // (a split or a merge) the old grid is that index, otherwise its digits by // and %.
 types::TensorVal regridded(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& shape) {
-  const std::string& name = b.tensor(t.tensor).name;
+  // The caller checked the element counts; runtime offsets index the view's own grid.
   if (!t.indirect.empty())
-    b.fail(index_error("reshape of a view of `" + name + "` at runtime offsets is not supported; reshape the tensor"));
-  int64_t from = 1, to = 1;
-  for (int64_t d : t.shape) from *= d;
-  for (int64_t d : shape) to *= d;
-  if (from != to)
-    b.fail(index_error("cannot reshape a view of `" + name + "` of shape " + sema::shape_str(t.shape) + " as " +
-                       sema::shape_str(shape) + ": the element counts differ"));
+    b.fail(index_error("a view of `" + b.tensor(t.tensor).name + "` at runtime offsets must have the instruction's shape " +
+                       sema::shape_str(shape) + ", not " + sema::shape_str(t.shape)));
   std::vector<ir::AffineExpr> subst(t.shape.size(), ir::AffineExpr(0));
   size_t i = 0, k = 0;
   auto skip_units = [&] {

@@ -327,3 +327,20 @@ def test_affine_select_keeps_the_diagonal_of_an_offset_window():
     got = nki.simulate(diagonal_of_window)(A, offset(5))
     keep = np.arange(128)[:, None] == np.arange(64)[None, :]
     np.testing.assert_array_equal(got, np.where(keep, A[:, 5:69], np.float32(-9.0)))
+
+
+@nki.jit
+def reshaped_offset_dst(a, off):
+    x, r = loaded(a), loaded(off)
+    t = sbuf((128, 64))
+    nisa.memset(dst=t, value=1.0)
+    d = x.ap([[256, 128], [8, 8], [1, 8]], offset=0, scalar_offset=r, indirect_dim=1)
+    nisa.tensor_copy(dst=d, src=t)  # ERR:shape
+    return stored(x)
+
+
+def test_a_dst_at_a_runtime_offset_has_the_instructions_shape():
+    e = trace_error(reshaped_offset_dst, A, offset(0))
+    check_diag(e, M, "err_unsupported_index",
+               "at runtime offsets must have the instruction's shape [128, 64], not [128, 8, 8]",
+               [("shape", "nisa.tensor_copy")])
