@@ -104,8 +104,14 @@ class Executor final : public ir::IRVisitor {
         continue;
       }
       if (t.alias_of >= 0) {  // a view of an earlier tensor's bytes: no storage of its own
-        m.data = mem_.at(t.alias_of).data;
+        const TensorMem& base = mem_.at(t.alias_of);
+        m.data = base.data;
         aliased_.push_back(t.alias_of);
+        if (ir::size_of(t.dtype) == ir::size_of(base.decl->dtype)) {
+          m.written.share(base.written);
+          m.tracked = base.tracked;
+          m.accumulator = base.accumulator;
+        }
         continue;
       }
       m.data = owned_.get() + next;

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,23 @@ struct TensorMem {
   // an accumulation group (the hardware writes instead of adding), so the
   // written flags are kept for PSUM even when reads are not checked.
   bool accumulator = false;
-  std::vector<uint8_t> written;  // one flag per element, when tracked or accumulator
+  // One flag per element, when tracked or accumulator. A reshape/view of the same
+  // element size shares its base's flags, so a write through either marks both.
+  class Flags {
+   public:
+    uint8_t& operator[](size_t i) { return (*v_)[i]; }
+    uint8_t operator[](size_t i) const { return (*v_)[i]; }
+    uint8_t& at(size_t i) { return v_->at(i); }
+    uint8_t* data() { return v_->data(); }
+    const uint8_t* data() const { return v_->data(); }
+    bool empty() const { return v_->empty(); }
+    void assign(size_t n, uint8_t x) { v_->assign(n, x); }
+    void share(const Flags& base) { v_ = base.v_; }
+
+   private:
+    std::shared_ptr<std::vector<uint8_t>> v_ = std::make_shared<std::vector<uint8_t>>();
+  };
+  Flags written;
   // Fresh per-instance memory not yet filled with the never-read pattern: the
   // fill waits for the first instruction touching the tensor, and is skipped
   // when that instruction overwrites every element without reading any.

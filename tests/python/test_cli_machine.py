@@ -286,6 +286,40 @@ def test_run_checks_uninitialized_reads_by_default(tmp_path):
     assert "Traceback" not in r.stderr
 
 
+# A current-API kernel that writes an SBUF tile through .ap() views and reads it whole:
+# the views share the tile's written flags, so the check passes; half a tile fails it.
+AP_HALVES = """import numpy as np
+import nki
+import nki.isa as nisa
+import nki.language as nl
+
+@nki.jit
+def halves(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 2, 32), dtype=nl.float32, buffer=nl.sbuf)
+    for h in range(HALVES):
+        nisa.dma_copy(dst=t.ap([[64, 128], [1, 32]], offset=32 * h), src=x[:, 32 * h:32 * h + 32])
+    nisa.dma_copy(dst=out, src=t.reshape((128, 64)))
+    return out
+
+def make_inputs():
+    return (np.arange(128 * 64, dtype=np.float32).reshape(128, 64),)
+
+def reference(x):
+    return x
+"""
+
+
+@pytest.mark.parametrize("halves, rc", [(2, 0), (1, 2)])
+def test_run_uninitialized_check_sees_writes_through_views(tmp_path, halves, rc):
+    path = kernel_file(tmp_path, AP_HALVES.replace("HALVES", str(halves)))
+    r = nkic_cmd("run", path)
+    assert r.returncode == rc, r.stdout + r.stderr
+    if rc:
+        assert "err_read_uninitialized_memory" in r.stderr and "element [0, 32] of tensor `t.2`" in r.stderr, r.stderr
+        assert f"kern.py:{line_of(path, 'src=t.reshape')}:" in r.stderr, r.stderr
+
+
 def test_run_no_checks_hints_at_nan(tmp_path):
     path = kernel_file(tmp_path, LEFT_HALF)
     r = nkic_cmd("run", path, "--no-checks")
