@@ -60,6 +60,8 @@ int64_t int_arg(py::handle h, std::string_view what, const std::string& api = ""
 const types::TensorVal& tensor_arg(py::handle h, std::string_view what, std::string_view kind = "a tile");
 // A traced tile or index where a Python int is needed: why it is symbolic, as a diagnostic.
 [[noreturn]] void symbolic_int_error(py::handle h);
+// A traced value in a Python condition (`if t:`): why it cannot be a bool, as a diagnostic.
+[[noreturn]] void truth_error(py::handle h);
 
 void bind_values(py::module_& m);
 
