@@ -5,7 +5,8 @@
 // them); here instructions built by hand show what it refuses.
 #include <gtest/gtest.h>
 
-#include <functional>
+#include "diagnostic_test_util.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,15 +25,7 @@ struct Trace {
   ~Trace() { trace::TraceContext::clear(); }
 };
 
-sema::Diagnostic diagnostic_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const sema::NkiError& e) {
-    return e.diag();
-  }
-  ADD_FAILURE() << "no diagnostic raised";
-  return {};
-}
+using test_util::diagnostic_of;
 
 struct Tiles {
   types::TensorVal x, r, y, window;

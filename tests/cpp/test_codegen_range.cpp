@@ -5,6 +5,8 @@
 // same Loop node; insert_before must be None; axes numbered in creation order).
 #include <gtest/gtest.h>
 
+#include "diagnostic_test_util.h"
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,17 +34,7 @@ int64_t python_len(int64_t lb, int64_t ub, int64_t stride) {
   return n;
 }
 
-// The diagnostic `f` raises; fails the test if it raises none.
-template <typename F>
-sema::Diagnostic diagnostic_of(F&& f) {
-  try {
-    f();
-  } catch (const sema::NkiError& e) {
-    return e.diag();
-  }
-  ADD_FAILURE() << "expected an NkiError";
-  return {};
-}
+using test_util::diagnostic_of;
 
 void expect_range(const RangeArgs& r, int64_t lb, int64_t ub, int64_t stride, int64_t tripcount) {
   EXPECT_EQ(r.lb, lb);

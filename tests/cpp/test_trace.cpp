@@ -3,7 +3,8 @@
 // source locations pushed by the front end onto what the builder records.
 #include <gtest/gtest.h>
 
-#include <functional>
+#include "diagnostic_test_util.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -159,15 +160,7 @@ struct Trace {
   ~Trace() { TraceContext::clear(); }
 };
 
-sema::Diagnostic diagnostic_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const sema::NkiError& e) {
-    return e.diag();
-  }
-  ADD_FAILURE() << "no diagnostic raised";
-  return {};
-}
+using test_util::diagnostic_of;
 
 TEST(TraceContext, OneContextPerThreadBetweenNewAndClear) {
   EXPECT_EQ(TraceContext::current(), nullptr);
