@@ -2,6 +2,7 @@
 // nisa.nc_matmul, nisa.iota, nisa.affine_select, nl.where, ...).
 #include <pybind11/stl.h>
 
+#include "codegen/Destination.h"
 #include "codegen/Indexing.h"
 #include "codegen/Ops.h"
 #include "sema/Asserts.h"
@@ -222,10 +223,13 @@ void bind_ops_api(py::module_& m) {
     codegen::quantize_mx(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), tensor_arg(dst_scale, "dst_scale"));
   });
   m.def("nc_matmul_mx", [](py::handle dst, py::handle stationary, py::handle moving, py::handle stationary_scale,
-                           py::handle moving_scale) {
+                           py::handle moving_scale, std::optional<bool> accumulate) {
     codegen::KernelBuilder& b = builder("nisa.nc_matmul_mx");
-    codegen::nc_matmul_mx(b, tensor_arg(dst, "dst"), tensor_arg(stationary, "stationary"), tensor_arg(moving, "moving"),
+    types::TensorVal d = tensor_arg(dst, "dst");
+    codegen::DestinationMark mark = codegen::begin_destination(b);
+    codegen::nc_matmul_mx(b, d, tensor_arg(stationary, "stationary"), tensor_arg(moving, "moving"),
                           tensor_arg(stationary_scale, "stationary_scale"), tensor_arg(moving_scale, "moving_scale"));
+    codegen::mark_matmul_accumulation(b, mark, d, accumulate);
   });
   m.def("matmul", [](py::handle x, py::handle y, bool transpose_x, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.matmul");

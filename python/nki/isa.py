@@ -111,7 +111,7 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
 @_api("nisa.nc_matmul_mx")
 def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None, tile_size=None,
                  accumulate=None, name=None):
-    _legacy.nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale)
+    core.nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, accumulate)
 
 
 @_api("nisa.nc_transpose")

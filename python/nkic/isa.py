@@ -48,7 +48,7 @@ def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_p
                  name=None, **kwargs):
     """NeuronCore-v4+: dst (PSUM) += the dequantized stationary.T @ moving of two
     packed mx tiles; tile_position/tile_size place the instruction only."""
-    core.nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale)
+    core.nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, True)
 
 
 @_api("nisa.quantize_mx")

@@ -94,15 +94,20 @@ void matmul_into(KernelBuilder& b, const DestinationMark& mark, const types::Ten
   const ir::TensorDecl& d = b.tensor(dst.tensor);
   if (d.memory != ir::Memory::PSUM) b.fail(sema::err_unsupported_memory("dst", b.api(), "psum", ir::name(d.memory)));
   write_into(b, mark, result, dst);
+  mark_matmul_accumulation(b, mark, dst, accumulate);
+}
+
+void mark_matmul_accumulation(KernelBuilder& b, const DestinationMark& mark, const types::TensorVal& dst,
+                              std::optional<bool> accumulate) {
   ir::Block& block = b.insertion_block();
   std::vector<std::vector<std::pair<int64_t, int64_t>>>& written = b.matmul_writes[dst.tensor];
   for (size_t i = mark.insertion_size; i < block.size(); ++i) {
     if (block[i]->kind != ir::StmtKind::Instruction) continue;
     auto& in = static_cast<ir::Instruction&>(*block[i]);
-    if (in.opcode != ir::Opcode::Matmul || in.dst.tensor != dst.tensor) continue;
+    if ((in.opcode != ir::Opcode::Matmul && in.opcode != ir::Opcode::MatmulMx) || in.dst.tensor != dst.tensor) continue;
     auto covered = box(b, in, in.dst);
     if (!accumulate && b.matmul_first_write_varies(in.dst))
-      b.require_unrolled("nc_matmul(accumulate=None): whether its first write overwrites depends on the iteration");
+      b.require_unrolled(b.api() + "(accumulate=None): whether its first write overwrites depends on the iteration");
     bool seen = std::any_of(written.begin(), written.end(), [&](const auto& w) { return overlap(w, covered); });
     in.accumulate = accumulate.value_or(seen);
     written.push_back(std::move(covered));

@@ -29,4 +29,9 @@ void write_into(KernelBuilder& b, const DestinationMark& mark, const types::Tens
 void matmul_into(KernelBuilder& b, const DestinationMark& mark, const types::TensorVal& result,
                  const types::TensorVal& dst, std::optional<bool> accumulate);
 
+// The accumulate flag of the matmuls (nc_matmul, nc_matmul_mx) emitted since `mark`
+// that write dst: `accumulate`, or None's inference above.
+void mark_matmul_accumulation(KernelBuilder& b, const DestinationMark& mark, const types::TensorVal& dst,
+                              std::optional<bool> accumulate);
+
 }  // namespace nkic::codegen

@@ -70,20 +70,25 @@ void IndirectExec::run(const ir::Instruction& in, const int64_t* loops, const in
   ir::DType dt = dst.decl->dtype;
   const TensorMem* src = in.srcs.empty() ? nullptr : &mem_.at(in.srcs[0].tensor);
   const double imm = in.imms.empty() ? 0.0 : in.imms[0];
+  const int size = ir::size_of(dt);
+  // A move between tensors of one dtype copies the element's bits, as a DMA does:
+  // NaN payloads and packed mx words (no single number) arrive unchanged.
+  const bool same_bits = src && src->decl->dtype == dt && !in.accumulate;
   auto write = [&](int64_t off, double v) {
     if (in.accumulate) v = static_cast<float>(load_element(dt, dst.data, off)) + static_cast<float>(v);
     store_element(dt, dst.data, off, v);
     if (dst.tracked) dst.written.at(off) = 1;
   };
+  auto move = [&](int64_t off, int64_t at) {
+    if (!same_bits) return write(off, src ? load_element(src->decl->dtype, src->data, at) : imm);
+    std::memmove(dst.data + off * size, src->data + at * size, static_cast<size_t>(size));
+    if (dst.tracked) dst.written.at(off) = 1;
+  };
   auto element = [&](const ValueOf& value_of) {
-    double v = imm;
-    if (src) {
-      const int64_t at = point_offset(mem_, in, in.srcs[0], value_of);
-      if (at < 0) return;  // skipped out-of-bound read: dst keeps its value
-      v = load_element(src->decl->dtype, src->data, at);
-    }
+    const int64_t at = src ? point_offset(mem_, in, in.srcs[0], value_of) : 0;
+    if (at < 0) return;  // skipped out-of-bound read: dst keeps its value
     const int64_t off = point_offset(mem_, in, in.dst, value_of);
-    if (off >= 0) write(off, v);  // else a skipped out-of-bound write
+    if (off >= 0) move(off, at);  // else a skipped out-of-bound write
   };
 
   // Along the innermost dim the index tiles usually hold one value per row (a
@@ -99,8 +104,6 @@ void IndirectExec::run(const ir::Instruction& in, const int64_t* loops, const in
   const int64_t n = in.shape[rank - 1];
   std::vector<int64_t> point(rank, 0), idx;
   ValueOf value_of = values_at(point, loops, pids);
-  const int size = ir::size_of(dt);
-  const bool same_bits = src && src != &dst && src->decl->dtype == dt && !in.accumulate;
   while (true) {
     point[rank - 1] = 0;
     bool keep = true;
@@ -110,12 +113,11 @@ void IndirectExec::run(const ir::Instruction& in, const int64_t* loops, const in
       auto s = src ? row_span(mem_, in, in.srcs[0], value_of, inner, n, idx) : std::optional<RowSpan>(RowSpan{});
       if (!d || !s) {
         for (int64_t i = 0; i < n; ++i, ++point[rank - 1]) element(value_of);
-      } else if (same_bits && d->step == 1 && s->step == 1) {
+      } else if (same_bits && src != &dst && d->step == 1 && s->step == 1) {
         std::memcpy(dst.data + d->first * size, src->data + s->first * size, static_cast<size_t>(n * size));
         if (dst.tracked) std::memset(dst.written.data() + d->first, 1, static_cast<size_t>(n));
       } else {
-        for (int64_t i = 0; i < n; ++i)
-          write(d->first + i * d->step, src ? load_element(src->decl->dtype, src->data, s->first + i * s->step) : imm);
+        for (int64_t i = 0; i < n; ++i) move(d->first + i * d->step, s->first + i * s->step);
       }
     }
     size_t d = rank - 1;

@@ -72,8 +72,9 @@ void MxExec::quantize(const ir::Instruction& in, const int64_t* loops, const int
 }
 
 // Dequantizes both operands into [K*4, M] and [K*4, N] panels, then one fp32
-// product per dst element, accumulated into dst (PSUM: an element never
-// written in this instance starts an accumulation group at zero). The
+// product per dst element, written to dst or, under `accumulate`, added to it
+// (PSUM: an element never written in this instance starts an accumulation
+// group at zero). The
 // predicate can only restrict M and N: the builder masks no contraction.
 void MxExec::matmul(const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {
   const int64_t rows = in.shape[0] * 4 * 8 * 4, m = in.shape[4], n = in.shape[5];
@@ -111,7 +112,7 @@ void MxExec::matmul(const ir::Instruction& in, const int64_t* loops, const int64
       float acc = 0.0f;
       for (int64_t r = 0; r < rows; ++r) acc += st[r * m + i] * mv[r * n + j];
       const int64_t off = point_offset(mem_, in, in.dst, value_of);
-      const bool starts = dst.accumulator && !dst.written[off];
+      const bool starts = !in.accumulate || (dst.accumulator && !dst.written[off]);
       const float prior = starts ? 0.0f : static_cast<float>(load_element(dst.decl->dtype, dst.data, off));
       store_element(dst.decl->dtype, dst.data, off, prior + acc);
       if (!dst.written.empty()) dst.written[off] = 1;

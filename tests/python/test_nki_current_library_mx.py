@@ -11,6 +11,7 @@ import pytest
 import nki.language as nl
 from mx_reference import FORMATS, dequant, quantize_ref, scale_rows, unpack
 from nki_library_util import SRC, _library, kernel, rmsnorm  # noqa: F401  (_library: the autouse fixture)
+from test_nki_current_library_moe import blockwise_routing, silu
 
 pytestmark = pytest.mark.skipif(SRC is None, reason="no nki-library checkout")
 
@@ -88,3 +89,73 @@ def test_mxfp_load_swizzles_and_quantizes(k):
         np.testing.assert_array_equal(unpack(E4M3FN_X4, data[:, cols]), codes)
         for row, want in scale_rows(scales).items():
             np.testing.assert_array_equal(scale[row, cols], want, err_msg=f"scale row {row}")
+
+
+# Blockwise MoE matmul sharded on the intermediate dim, MX weights, on two cores.
+
+
+def mx_words(rng, name, lead, cols):
+    """Random finite lane codes packed four to a word, [*lead, cols] (lead[1]: 128 partitions),
+    one uint8 scale per 8 partitions: (words as the x4 dtype, scales [lead[0], lead[1]//8,
+    *lead[2:], cols], the dequantized lanes [*lead, cols, 4])."""
+    values, bits, _ = FORMATS[name]
+    codes = rng.choice(np.flatnonzero(np.isfinite(values)), size=(*lead, cols, 4))
+    scales = rng.integers(118, 128, size=(lead[0], lead[1] // 8, *lead[2:], cols)).astype(np.uint8)
+    words = sum(codes[..., j].astype(np.uint32) << (bits * j) for j in range(4))
+    lanes = values[codes] * np.repeat(2.0 ** (scales.astype(np.float64) - 127), 8, axis=1)[..., None]
+    return words.astype(np.uint16 if bits == 4 else np.uint32).view(name), scales, lanes
+
+
+def bf16(x):
+    return x.astype(nl.bfloat16).astype(np.float64)
+
+
+def quantized_blocks(x, tiles):
+    """x [n, tiles*512] through quantize_mx (e4m3) in the library's swizzled layout: element
+    t*512 + 128q + p sits on partition p, lane q, so a block is 8 partitions x 4 lanes."""
+    n = x.shape[0]
+    rows = x.reshape(n, tiles, 4, 128).transpose(0, 1, 3, 2).reshape(-1, 4)
+    codes, scales = quantize_ref(E4M3FN_X4, rows)
+    return dequant(E4M3FN_X4, codes, scales).reshape(n, tiles, 128, 4).transpose(0, 1, 3, 2).reshape(n, -1)
+
+
+@pytest.mark.parametrize("weights", ["float4_e2m1fn_x4", E4M3FN_X4])
+def test_bwmm_shard_on_I_mx(weights):
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    mm = kernel("core.moe.moe_cte.bwmm_shard_on_I_mx", "blockwise_mm_shard_intermediate_mx")
+    experts, block, h, i, tokens = 2, 256, 512, 1024, 127
+    nh, ni = h // 512, i // 512
+    mask, slots, block_to_expert = blockwise_routing(tokens, 1, experts, block)
+    rng = np.random.default_rng(3)
+    # Hidden states that the kernel's quantize_mx keeps exactly (its blocks: 8 partitions x 4
+    # lanes of the [token, 4, H//512, 128] layout).
+    hidden = quantized_blocks(rng.standard_normal((tokens + 1, h)), nh).astype(nl.bfloat16)
+    hidden[tokens] = 0
+    affinity = (rng.random((tokens + 1, experts)) * np.vstack([mask, np.zeros((1, experts))])).astype(nl.bfloat16)
+    # gate/up word [e, p, g, t, i], lane q: hidden row 128 (q*nh + t) + p; down word [e, p, t, h],
+    # lane q: intermediate row 512 t + 128 q + p.
+    gu_words, gu_scales, gu = mx_words(rng, weights, (experts, 128, 2, nh), i)
+    w_gu = gu.transpose(0, 2, 5, 3, 1, 4).reshape(experts, 2, h, i)
+    dn_words, dn_scales, dn = mx_words(rng, weights, (experts, 128, ni), h)
+    w_dn = dn.transpose(0, 2, 4, 1, 3).reshape(experts, i, h)
+    gu_bias = (rng.random((experts, 128, 2, ni, 4)) - 0.5).astype(nl.bfloat16)
+    b_gu = gu_bias.astype(np.float64).transpose(0, 2, 3, 4, 1).reshape(experts, 2, i)
+    dn_bias = (rng.random((experts, h)) - 0.5).astype(nl.bfloat16)
+    out = mm[2](hidden, affinity.reshape(-1, 1), gu_words, dn_words, slots, block_to_expert.reshape(-1, 1),
+                gate_and_up_proj_bias=gu_bias, down_proj_bias=dn_bias, gate_up_proj_scale=gu_scales,
+                down_proj_scale=dn_scales, block_size=block, compute_dtype=nl.bfloat16,
+                is_tensor_update_accumulating=False,
+                expert_affinities_scaling_mode=types.ExpertAffinityScaleMode.POST_SCALE)
+    want = np.zeros((tokens + 1, h))
+    x64, a64 = hidden.astype(np.float64), affinity.astype(np.float64)
+    for b, e in enumerate(block_to_expert):
+        ids = slots[b * block:(b + 1) * block]
+        ids = ids[ids < tokens]
+        x = x64[ids]
+        # The kernel's bf16 steps: PSUM, + bias, silu, the product.
+        gate, up = (bf16(bf16(x @ w_gu[e, g]) + b_gu[e, g]) for g in (0, 1))
+        inter = quantized_blocks(bf16(bf16(silu(gate)) * up), ni)
+        want[ids] += (inter @ w_dn[e] + dn_bias[e].astype(np.float64)) * a64[ids, e][:, None]
+    # bf16 PSUM, partial sums and output: about 3 significant digits of the peak.
+    np.testing.assert_allclose(out[:tokens].astype(np.float64), want[:tokens], rtol=0,
+                               atol=2e-2 * np.abs(want).max())

@@ -191,6 +191,53 @@ def test_packed_arguments_as_their_numpy_dtype():
     np.testing.assert_array_equal(packed_argument(x4), words)
 
 
+@nki.jit
+def matmul_mx_twice(src, accumulate):
+    """nc_matmul_mx of src quantized, twice into a PSUM tile memset to 7."""
+    p, f = src.shape
+    q = nl.ndarray((p, f // 4), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+    s = nl.ndarray((p, f // 4), nl.uint8, buffer=nl.sbuf)
+    nisa.memset(dst=s, value=0)
+    nisa.quantize_mx(dst=q, src=loaded(src), dst_scale=s)
+    acc = nl.ndarray((f // 4, f // 4), nl.float32, buffer=nl.psum)
+    nisa.memset(dst=acc, value=7.0)
+    for _ in range(2):
+        nisa.nc_matmul_mx(dst=acc, stationary=q, moving=q, stationary_scale=s, moving_scale=s, accumulate=accumulate)
+    out = sbuf(acc.shape)
+    nisa.tensor_copy(dst=out, src=acc)
+    return stored(out)
+
+
+def test_nc_matmul_mx_accumulate_as_nc_matmul():
+    # None: the first matmul write of a location overwrites, later ones add; True adds to
+    # what PSUM holds; False overwrites.
+    src = np.random.default_rng(6).standard_normal((32, 16)).astype(nl.bfloat16)
+    once = matmul_mx_rows(src)
+    assert np.abs(once).max() > 0
+    np.testing.assert_array_equal(matmul_mx_twice(src, None), 2 * once)
+    np.testing.assert_array_equal(matmul_mx_twice(src, True), 7 + 2 * once)
+    np.testing.assert_array_equal(matmul_mx_twice(src, False), once)
+
+
+@nki.jit
+def packed_rows_at(w, row):
+    """The packed words of w [2, 128, 64] at w[row[0, 0]], read through a flattened view."""
+    r = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=r, src=row)
+    flat = w.reshape((2, 128 * 64))
+    t = nl.ndarray((128, 64), w.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=flat.ap(pattern=[[64, 128], [1, 64]], offset=0, scalar_offset=r, indirect_dim=0))
+    return stored(t)
+
+
+@pytest.mark.parametrize("name", ["float4_e2m1fn_x4", "float8_e4m3fn_x4"])
+def test_a_dma_at_a_runtime_offset_moves_packed_words_unchanged(name):
+    words = np.random.default_rng(7).integers(0, 2 ** 32, (2, 128, 64), dtype=np.uint64)
+    words = words.astype(np.uint16 if name.startswith("float4") else np.uint32)
+    np.testing.assert_array_equal(packed_rows_at(words.view(name), np.array([[1]], np.int32)).view(words.dtype),
+                                  words[1])
+
+
 # ---------------------------------------------------------------- legality
 
 @nki.jit
