@@ -98,9 +98,10 @@ def mx_words(rng, name, lead, cols):
     """Random finite lane codes packed four to a word, [*lead, cols] (lead[1]: 128 partitions),
     one uint8 scale per 8 partitions: (words as the x4 dtype, scales [lead[0], lead[1]//8,
     *lead[2:], cols], the dequantized lanes [*lead, cols, 4])."""
-    values, bits, _ = FORMATS[name]
+    values, bits, emax = FORMATS[name]
     codes = rng.choice(np.flatnonzero(np.isfinite(values)), size=(*lead, cols, 4))
-    scales = rng.integers(118, 128, size=(lead[0], lead[1] // 8, *lead[2:], cols)).astype(np.uint8)
+    # Scales that keep every weight below about 2: the products stay in exp's range.
+    scales = rng.integers(118 - emax, 128 - emax, size=(lead[0], lead[1] // 8, *lead[2:], cols)).astype(np.uint8)
     words = sum(codes[..., j].astype(np.uint32) << (bits * j) for j in range(4))
     lanes = values[codes] * np.repeat(2.0 ** (scales.astype(np.float64) - 127), 8, axis=1)[..., None]
     return words.astype(np.uint16 if bits == 4 else np.uint32).view(name), scales, lanes
