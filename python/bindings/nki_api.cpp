@@ -52,11 +52,12 @@ struct AccArgs {
 };
 
 void bind_accumulating(py::module_& m) {
-  m.def("dma_compute", [](py::handle dst, py::sequence srcs, const std::string& reduce_op) {
+  m.def("dma_compute", [](py::handle dst, py::sequence srcs, const std::string& reduce_op,
+                          const std::vector<double>& scales, bool unique_indices, bool oob_skip) {
     codegen::KernelBuilder& b = nisa("nisa.dma_compute");
     std::vector<types::TensorVal> views;
     for (py::handle s : srcs) views.push_back(tensor_arg(s, "srcs"));
-    codegen::dma_compute(b, tensor_arg(dst, "dst"), views, alu_arg(reduce_op));
+    codegen::dma_compute(b, tensor_arg(dst, "dst"), views, alu_arg(reduce_op), scales, unique_indices, oob_skip);
   });
   m.def("iota_pattern", [](py::handle dst, codegen::AffinePattern pattern, py::handle offset,
                            py::handle channel_multiplier) {

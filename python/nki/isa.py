@@ -383,7 +383,9 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
 def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=oob_mode.error, name=None):
     """dst = the sum of srcs (§13 #25, the stub's reading): one source is a copy; the
     read-modify-write form lists dst among two sources (dst += src)."""
-    core.dma_compute(dst, list(srcs), op_name(reduce_op, "reduce_op"))
+    skip = enum_arg(oob_mode, globals()["oob_mode"], "oob_mode") == globals()["oob_mode"].skip
+    core.dma_compute(dst, list(srcs), op_name(reduce_op, "reduce_op"), [] if scales is None else list(scales),
+                     bool(unique_indices), skip)
 
 
 @_api("nisa.core_barrier")

@@ -79,8 +79,10 @@ void tensor_copy_dynamic_dst(KernelBuilder& b, const TensorVal& dst, const Tenso
 void dma_copy(KernelBuilder& b, const TensorVal& dst, const Value& src, std::optional<ir::AluOp> rmw,
               const OpArgs& args);
 // nisa.dma_compute (the stub's reading, NKI_CURRENT_API §13 #25) as nkic supports it: one
-// source other than dst, reduce_op add: dst = src, or dst += src when dst is the other source.
-void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<TensorVal>& srcs, ir::AluOp reduce_op);
+// source other than dst, reduce_op add: dst = src, or dst += src when dst is the other source
+// (a view of dst's elements, in the same order). `scales` empty is None.
+void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<TensorVal>& srcs, ir::AluOp reduce_op,
+                 const std::vector<double>& scales, bool unique_indices, bool oob_skip);
 // `dst[...] = value` (accumulate: `dst[...] += value`, a PSUM-style accumulation).
 // With a mask (nisa.dma_copy(mask=...)), only the masked points are written.
 void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args = {});

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <sstream>
 
 #include "codegen/Indexing.h"
 #include "codegen/Ops.h"
@@ -202,15 +203,65 @@ void dma_copy(KernelBuilder& b, const TensorVal& dst, const Value& src, std::opt
   assign(b, dst, src, rmw.has_value(), args);
 }
 
-void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<TensorVal>& srcs, ir::AluOp reduce_op) {
+namespace {
+
+// The byte of its root tensor's storage that view v's grid point touches: a reshape
+// or view aliases its root's bytes in row-major order.
+ir::AffineExpr storage_offset(const KernelBuilder& b, const TensorVal& v) {
+  const ir::TensorDecl& d = b.tensor(v.tensor);
+  ir::AffineExpr off(0);
+  int64_t stride = ir::size_of(d.dtype);
+  for (size_t k = v.index.size(); k-- > 0;) {
+    off = off + v.index[k] * stride;
+    stride *= d.shape[k];
+  }
+  return off;
+}
+
+// Whether two views name the same elements in the same order (two .ap() calls of one pattern).
+bool same_elements(const KernelBuilder& b, const TensorVal& x, const TensorVal& y) {
+  const ir::Kernel& k = b.kernel();
+  return k.root(x.tensor) == k.root(y.tensor) && b.tensor(x.tensor).dtype == b.tensor(y.tensor).dtype &&
+         x.shape == y.shape && x.indirect.empty() && y.indirect.empty() &&
+         storage_offset(b, x) == storage_offset(b, y);
+}
+
+}  // namespace
+
+void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<TensorVal>& srcs, ir::AluOp reduce_op,
+                 const std::vector<double>& scales, bool unique_indices, bool oob_skip) {
+  constexpr size_t kMaxSources = 16;
+  if (reduce_op != ir::AluOp::add)
+    b.fail(sema::err_unsupported_args(b.api(), "reduce_op is " + std::string(ir::name(reduce_op)) +
+                                                   "; the DMA engines compute nl.add only"));
+  if (srcs.empty() || srcs.size() > kMaxSources)
+    b.fail(sema::err_unsupported_args(b.api(), "srcs holds " + std::to_string(srcs.size()) +
+                                                   " tensors; it takes 1 to 16"));
+  if (!scales.empty() && scales.size() != srcs.size())
+    b.fail(sema::err_unsupported_args(b.api(), "scales holds " + std::to_string(scales.size()) + " values for " +
+                                                   std::to_string(srcs.size()) + " sources"));
+  for (double s : scales) {
+    std::ostringstream v;
+    v << s;
+    if (s != 1.0)
+      b.fail(sema::err_unsupported_args(b.api(), "a scale is " + v.str() + "; every scale must be 1.0 (or scales None)"));
+  }
+  if (!unique_indices)
+    b.fail(sema::err_unsupported_args(b.api(), "unique_indices=False: non-unique indices are not supported"));
+  const bool indirect = !dst.indirect.empty() ||
+                        std::any_of(srcs.begin(), srcs.end(), [](const TensorVal& s) { return !s.indirect.empty(); });
+  if (oob_skip && !indirect)
+    b.fail(sema::err_unsupported_args(b.api(), "oob_mode.skip needs an indirect dst or source (vector_offset, "
+                                               "scalar_offset); a static DMA has no out-of-bound element to skip"));
   std::vector<const TensorVal*> others;
   for (const TensorVal& s : srcs)
-    if (s.tensor != dst.tensor || s.shape != dst.shape || s.index != dst.index) others.push_back(&s);
-  if (reduce_op != ir::AluOp::add || others.size() != 1 || srcs.size() - others.size() > 1)
+    if (!same_elements(b, s, dst)) others.push_back(&s);
+  if (others.size() != 1 || srcs.size() - others.size() > 1)
     b.fail(sema::err_unsupported_args(b.api(), "nkic supports dma_compute(dst, [src], nl.add) and the "
                                                "read-modify-write form dma_compute(dst, [src, dst], nl.add)"));
   OpArgs args;
   args.engine = ir::Engine::dma;
+  args.oob_skip = oob_skip;
   assign(b, dst, *others[0], srcs.size() == 2, args);
 }
 

@@ -335,6 +335,27 @@ def test_comparison_dtype_and_dma_compute():
     np.testing.assert_allclose(nki.simulate(comparisons_and_dma_compute)(a), a + 1, rtol=1e-6)  # §13 #21, #25
 
 
+@nki.jit
+def dma_compute_halves(a):
+    """out[0] += out[1] with dst and its source as separate .ap() views of out (the kernel
+    library's reduce_outputs)."""
+    t, h = a.shape[1], a.shape[2]
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    for i in range(2):
+        nisa.dma_copy(dst=out[i], src=a[i])
+    half = [[h, t], [1, h]]
+    nisa.dma_compute(dst=out.ap(pattern=half, offset=0), reduce_op=nl.add, scales=[1.0, 1.0],
+                     srcs=[out.ap(pattern=half, offset=0), out.ap(pattern=half, offset=t * h)])
+    return out
+
+
+def test_dma_compute_finds_dst_among_views_of_the_same_elements():
+    a = rand(2, 64, 32)
+    out = nki.simulate(dma_compute_halves)(a)
+    np.testing.assert_allclose(out[0], a[0] + a[1], rtol=1e-6)
+    np.testing.assert_array_equal(out[1], a[1])
+
+
 def test_nkiobject_fields():
     import dataclasses
 

@@ -1,6 +1,6 @@
 """The legality rules and NeuronCore gating of nisa.exponential, activate2,
-tensor_scalar_cumulative, topk, nonzero_with_count and the random family
-(NKI_CURRENT_API.md §6.5-6.7, §9): each a diagnostic with its code, message and the
+tensor_scalar_cumulative, topk, nonzero_with_count, the random family and dma_compute
+(NKI_CURRENT_API.md §6.5-6.8, §9): each a diagnostic with its code, message and the
 user's line."""
 import numpy as np
 import pytest
@@ -238,6 +238,35 @@ def state_vector(a):
     s = sbuf((16, 24), nl.uint32)
     nisa.rand_get_state(dst=s, engine=nisa.engine.vector)  # ERR:state_vector
     return a
+
+
+def dma_compute_of(**kw):
+    """A kernel adding its input into an SBUF tile with nisa.dma_compute(**kw)."""
+    @nki.jit
+    def kernel(a):
+        x, y = loaded(a), sbuf(a.shape)
+        nisa.memset(dst=y, value=0.0)
+        nisa.dma_compute(dst=y, **{"srcs": [x, y], "reduce_op": nl.add, **kw})  # ERR:dmac
+        return a
+    return kernel
+
+
+DMA_COMPUTE = [
+    (dict(scales=[1.0, 2.0]), "a scale is 2; every scale must be 1.0 (or scales None)"),
+    (dict(scales=[1.0]), "scales holds 1 values for 2 sources"),
+    (dict(reduce_op=nl.multiply), "reduce_op is multiply; the DMA engines compute nl.add only"),
+    (dict(oob_mode=nisa.oob_mode.skip),
+     "oob_mode.skip needs an indirect dst or source (vector_offset, scalar_offset); a static DMA has no "
+     "out-of-bound element to skip"),
+    (dict(unique_indices=False), "unique_indices=False: non-unique indices are not supported"),
+    (dict(srcs=[]), "srcs holds 0 tensors; it takes 1 to 16"),
+]
+
+
+@pytest.mark.parametrize("kw,message", DMA_COMPUTE, ids=[next(iter(kw)) + str(i) for i, (kw, _) in enumerate(DMA_COMPUTE)])
+def test_dma_compute_rule(kw, message):
+    check_diag(trace_error(dma_compute_of(**kw), X), M, "err_unsupported_args",
+               "unsupported arguments to 'nisa.dma_compute': " + message, [("dmac", "nisa.")])
 
 
 CASES = [

@@ -120,13 +120,16 @@ def quantized_blocks(x, tiles):
     return dequant(E4M3FN_X4, codes, scales).reshape(n, tiles, 128, 4).transpose(0, 1, 3, 2).reshape(n, -1)
 
 
-@pytest.mark.parametrize("weights", ["float4_e2m1fn_x4", E4M3FN_X4])
-def test_bwmm_shard_on_I_mx(weights):
+@pytest.mark.parametrize("shard, weights", [("intermediate", "float4_e2m1fn_x4"), ("intermediate", E4M3FN_X4),
+                                            ("block", "float4_e2m1fn_x4")])
+def test_blockwise_moe_matmul_mx_on_two_cores(shard, weights):
     types = importlib.import_module("nkilib.core.utils.common_types")
-    mm = kernel("core.moe.moe_cte.bwmm_shard_on_I_mx", "blockwise_mm_shard_intermediate_mx")
     experts, block, h, i, tokens = 2, 256, 512, 1024, 127
     nh, ni = h // 512, i // 512
-    mask, slots, block_to_expert = blockwise_routing(tokens, 1, experts, block)
+    # Sharded on blocks the kernel takes top-k > 1 only (is_tensor_update_accumulating), and
+    # the library's own tests clamp there.
+    top_k, clamp = (1, None) if shard == "intermediate" else (2, (7.0, -7.0, 7.0))
+    mask, slots, block_to_expert = blockwise_routing(tokens, top_k, experts, block)
     rng = np.random.default_rng(3)
     # Hidden states that the kernel's quantize_mx keeps exactly (its blocks: 8 partitions x 4
     # lanes of the [token, 4, H//512, 128] layout).
@@ -142,11 +145,20 @@ def test_bwmm_shard_on_I_mx(weights):
     gu_bias = (rng.random((experts, 128, 2, ni, 4)) - 0.5).astype(nl.bfloat16)
     b_gu = gu_bias.astype(np.float64).transpose(0, 2, 3, 4, 1).reshape(experts, 2, i)
     dn_bias = (rng.random((experts, h)) - 0.5).astype(nl.bfloat16)
-    out = mm[2](hidden, affinity.reshape(-1, 1), gu_words, dn_words, slots, block_to_expert.reshape(-1, 1),
-                gate_and_up_proj_bias=gu_bias, down_proj_bias=dn_bias, gate_up_proj_scale=gu_scales,
-                down_proj_scale=dn_scales, block_size=block, compute_dtype=nl.bfloat16,
-                is_tensor_update_accumulating=False,
-                expert_affinities_scaling_mode=types.ExpertAffinityScaleMode.POST_SCALE)
+    args = (hidden, affinity.reshape(-1, 1), gu_words, dn_words, slots, block_to_expert.reshape(-1, 1))
+    common = dict(gate_and_up_proj_bias=gu_bias, down_proj_bias=dn_bias, gate_up_proj_scale=gu_scales,
+                  down_proj_scale=dn_scales, block_size=block, compute_dtype=nl.bfloat16,
+                  is_tensor_update_accumulating=top_k > 1,
+                  expert_affinities_scaling_mode=types.ExpertAffinityScaleMode.POST_SCALE)
+    if shard == "intermediate":
+        out = kernel("core.moe.moe_cte.bwmm_shard_on_I_mx", "blockwise_mm_shard_intermediate_mx")[2](*args, **common)
+    else:
+        out = kernel("core.moe.moe_cte.bwmm_shard_on_block_mx", "bwmm_shard_on_block_mx")[2](
+            *args, gate_clamp_upper_limit=clamp[0], up_clamp_lower_limit=clamp[1], up_clamp_upper_limit=clamp[2],
+            **common)
+        assert out.shape == (2, tokens + 1, h)
+        np.testing.assert_array_equal(out[1], 0)  # reduce_outputs sums the cores' halves into out[0]
+        out = out[0]
     want = np.zeros((tokens + 1, h))
     x64, a64 = hidden.astype(np.float64), affinity.astype(np.float64)
     for b, e in enumerate(block_to_expert):
@@ -155,6 +167,8 @@ def test_bwmm_shard_on_I_mx(weights):
         x = x64[ids]
         # The kernel's bf16 steps: PSUM, + bias, silu, the product.
         gate, up = (bf16(bf16(x @ w_gu[e, g]) + b_gu[e, g]) for g in (0, 1))
+        if clamp:
+            gate, up = np.minimum(gate, clamp[0]), np.clip(up, clamp[1], clamp[2])
         inter = quantized_blocks(bf16(bf16(silu(gate)) * up), ni)
         want[ids] += (inter @ w_dn[e] + dn_bias[e].astype(np.float64)) * a64[ids, e][:, None]
     # bf16 PSUM, partial sums and output: about 3 significant digits of the peak.
