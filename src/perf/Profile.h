@@ -57,7 +57,7 @@ struct CriticalStep {
 
 struct OccupancySample {
   double time = 0;
-  int64_t sbuf_bytes = 0;  // per partition, of the tiles live at `time`
+  int64_t sbuf_bytes = 0;  // per partition, of the tiles live at `time` (kernel[n]: on the fullest core)
   int64_t psum_bytes = 0;
 };
 
@@ -74,7 +74,7 @@ struct Profile {
   int cores = 1;               // physical NeuronCores (kernel[n]); busy times are summed over them
   int tracks_per_core() const { return kComputeTracks + dma_queues; }
   double dma_utilisation = 0;  // bytes over latency x aggregate DMA bandwidth (of every core)
-  int64_t sbuf_peak_bytes = 0, psum_peak_bytes = 0;  // per partition
+  int64_t sbuf_peak_bytes = 0, psum_peak_bytes = 0;  // per partition, of one core
   int64_t sbuf_capacity_bytes = 0, psum_capacity_bytes = 0;
   std::vector<OccupancySample> occupancy;
   std::vector<LineCost> lines;            // by busy time, largest first

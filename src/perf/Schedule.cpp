@@ -139,7 +139,7 @@ void Schedule::touch(int tensor, double start, double end) {
   const int id = root(tensor);
   if (ir::is_hbm(k_.tensor(id).memory)) return;
   Live& l = live_[id];
-  if (l.first < 0) l.first = start;
+  if (l.first < 0) l.first = start, l.core = core_;
   // Stamped by the access that ends last: a steady loop moves the end only if it set it.
   if (end >= l.last) l.last = end, l.stamp = num_nodes();
 }
@@ -162,7 +162,7 @@ void Schedule::release(int id, bool rotate) {
   }
   regions_[id].clear();
   Live& l = live_[id];
-  if (l.first >= 0) intervals_.push_back({l.first, l.last, id});
+  if (l.first >= 0) intervals_.push_back({l.first, l.last, id, l.core});
   l = Live{};
 }
 

@@ -98,10 +98,11 @@ class Schedule {
   struct Live {  // one allocation of an on-chip tensor
     double first = -1, last = 0;
     int64_t stamp = 0;  // when the access ending at `last` was recorded
+    int core = 0;       // whose SBUF/PSUM holds it (kernel[n]: each core traces its own tiles)
   };
   struct Interval {
     double first, last;
-    int tensor;
+    int tensor, core;
   };
 
   struct Gap {

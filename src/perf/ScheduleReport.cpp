@@ -99,26 +99,36 @@ Profile Schedule::finish() {
   for (auto& [key, l] : lines) p.lines.push_back(l);
   std::stable_sort(p.lines.begin(), p.lines.end(), [](const LineCost& a, const LineCost& b) { return a.busy > b.busy; });
 
-  // Occupancy: every allocation from its first to its last use; at equal times frees come first.
-  std::vector<std::pair<double, std::pair<int64_t, bool>>> ev;
+  // Occupancy: every allocation from its first to its last use, per core (kernel[n]: each
+  // core has its own SBUF and PSUM; a sample is the fullest core's); at equal times frees
+  // come first.
+  struct Event {
+    double time;
+    int64_t bytes;
+    int core;
+    bool psum;
+  };
+  std::vector<Event> ev;
   for (const Interval& iv : intervals_) {
     const ir::TensorDecl& t = k_.tensor(iv.tensor);
     const int64_t bytes = partition_bytes(t);
     const bool psum = t.memory == ir::Memory::PSUM;
-    ev.push_back({iv.first, {bytes, psum}});
-    ev.push_back({iv.last, {-bytes, psum}});
+    ev.push_back({iv.first, bytes, iv.core, psum});
+    ev.push_back({iv.last, -bytes, iv.core, psum});
   }
-  std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : a.second.first < b.second.first;
+  std::stable_sort(ev.begin(), ev.end(), [](const Event& a, const Event& b) {
+    return a.time != b.time ? a.time < b.time : a.bytes < b.bytes;
   });
   std::vector<OccupancySample> samples;
-  int64_t sbuf = 0, psum = 0;
-  for (const auto& [time, e] : ev) {
-    (e.second ? psum : sbuf) += e.first;
-    p.sbuf_peak_bytes = std::max(p.sbuf_peak_bytes, sbuf);
-    p.psum_peak_bytes = std::max(p.psum_peak_bytes, psum);
-    if (!samples.empty() && samples.back().time == time) samples.back() = {time, sbuf, psum};
-    else samples.push_back({time, sbuf, psum});
+  std::vector<int64_t> sbuf(cores_, 0), psum(cores_, 0);
+  for (const Event& e : ev) {
+    (e.psum ? psum : sbuf)[e.core] += e.bytes;
+    const OccupancySample s{e.time, *std::max_element(sbuf.begin(), sbuf.end()),
+                            *std::max_element(psum.begin(), psum.end())};
+    p.sbuf_peak_bytes = std::max(p.sbuf_peak_bytes, s.sbuf_bytes);
+    p.psum_peak_bytes = std::max(p.psum_peak_bytes, s.psum_bytes);
+    if (!samples.empty() && samples.back().time == e.time) samples.back() = s;
+    else samples.push_back(s);
   }
   p.occupancy = downsample(samples, 2000);
   p.sbuf_capacity_bytes = t_.statebuf_par_size_in_bytes;

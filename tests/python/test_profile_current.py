@@ -104,6 +104,8 @@ def test_a_two_core_launch_runs_each_core_on_its_own_engines():
     assert two.engines["dve"].instructions == 5
     assert 0 < two.engines["dve"].percent <= 100  # of both cores' Vector Engines
     assert any("physical cores" in n for n in two.notes)
+    # Each core holds its own [64, 2048] fp32 tile in its own SBUF: the peak is one core's.
+    assert two.sbuf_peak_bytes == one.sbuf_peak_bytes == 2048 * 4
     tracks = {t["args"]["name"] for t in json.loads(two.trace_json())["traceEvents"] if t.get("name") == "thread_name"}
     assert {"core0.dve", "core1.dve", "core1.dma15"} <= tracks
     # After the barrier each core waits for core 0's longer segment, then copies once more.
