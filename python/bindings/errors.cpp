@@ -38,6 +38,10 @@ auto& keep_alive = *new std::vector<py::object>();
 
 PyObject* exc_base = nullptr;
 std::unordered_map<int, PyObject*> exc_by_kind;
+// nki.isa.NkiValidationError, the current API's documented class of hardware-constraint
+// violations, and the kind classes that also derive from it: what a current kernel's trace raises.
+PyObject* validation_error = nullptr;
+std::unordered_map<int, PyObject*> current_exc_by_kind;
 
 ir::SourceLoc frame_loc(PyFrameObject* f, PyCodeObject* co, const CodeInfo& info) {
   ir::SourceLoc loc;
@@ -52,7 +56,11 @@ ir::SourceLoc frame_loc(PyFrameObject* f, PyCodeObject* co, const CodeInfo& info
   return loc;
 }
 
-PyObject* exception_class(sema::ErrorKind k) { return exc_by_kind.at(static_cast<int>(k)); }
+PyObject* exception_class(sema::ErrorKind k) {
+  trace::TraceContext* ctx = trace::TraceContext::current();
+  const bool current = ctx != nullptr && ctx->builder().current_api;
+  return (current ? current_exc_by_kind : exc_by_kind).at(static_cast<int>(k));
+}
 
 
 // Outside traced code (an nl.* call at module level, a decorator argument, a
@@ -183,11 +191,20 @@ void bind_errors(py::module_& m) {
       {sema::ErrorKind::Runtime, "NKIRuntimeError", PyExc_RuntimeError},
       {sema::ErrorKind::Assertion, "NKIAssertionError", PyExc_AssertionError},
   };
+  validation_error = PyErr_NewExceptionWithDoc("nki.isa.NkiValidationError",
+                                               "Raised when hardware constraints are violated.", PyExc_Exception,
+                                               nullptr);
+  m.attr("NkiValidationError") = py::handle(validation_error);
   for (const KindClass& k : kinds) {
+    const std::string name = std::string("nkic.") + k.name;
     py::tuple bases = py::make_tuple(py::handle(exc_base), py::handle(k.builtin));
-    PyObject* cls = PyErr_NewException((std::string("nkic.") + k.name).c_str(), bases.ptr(), nullptr);
+    PyObject* cls = PyErr_NewException(name.c_str(), bases.ptr(), nullptr);
     exc_by_kind[static_cast<int>(k.kind)] = cls;
     m.attr(k.name) = py::handle(cls);
+    // The same class, named alike, for a current kernel: `except nkic.NKIValueError` and
+    // `except nisa.NkiValidationError` both catch it.
+    py::tuple current = py::make_tuple(py::handle(cls), py::handle(validation_error));
+    current_exc_by_kind[static_cast<int>(k.kind)] = PyErr_NewException(name.c_str(), current.ptr(), nullptr);
   }
   static auto& loop_not_symbolic = *new py::exception<codegen::LoopNotSymbolic>(m, "LoopNotSymbolic");  // leaked: see above
   py::register_exception_translator([](std::exception_ptr p) {

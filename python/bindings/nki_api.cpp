@@ -97,10 +97,11 @@ void bind_accumulating(py::module_& m) {
     codegen::KernelBuilder& b = nisa("nisa.tensor_scalar_reduce");
     AccArgs a(cmd, alu_arg(reduce_op), reduce_res);
     a.acc.negate_res = negate;
-    std::optional<types::Value> init;
+    std::optional<types::Value> init, operand;
     if (!reduce_init.is_none()) init = to_value(reduce_init);
+    if (!operand0.is_none()) operand = to_value(operand0);
     return wrap_tensor(codegen::tensor_scalar_reduce(b, tensor_arg(dst, "dst"), tensor_arg(data, "data"),
-                                                     {alu_arg(op0), to_value(operand0), reverse0}, init, a.acc));
+                                                     {alu_arg(op0), operand, reverse0}, init, a.acc));
   });
   m.def("tensor_scalar_cumulative", [](py::handle dst, py::handle src, const std::string& op0, const std::string& op1,
                                        py::handle imm0, py::handle imm1, int cmd) {
@@ -163,9 +164,12 @@ void bind_nki_api(py::module_& m) {
     py::object result = produce();
     codegen::matmul_into(b, mark, tensor_arg(result, "result"), d, accumulate);
   });
-  m.def("check_dma_copy", [](py::handle dst, py::handle src, bool hwdge) {
+  m.def("check_dma_copy", [](py::handle dst, py::handle src, bool hwdge, std::optional<int64_t> priority) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa.dma_copy").builder();
-    codegen::check_dma_copy(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), hwdge);
+    codegen::check_dma_copy(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), hwdge, priority);
+  });
+  m.def("check_dma_transpose", [](bool hwdge, std::optional<int64_t> priority) {
+    codegen::check_dma_transpose(trace::TraceContext::nki_ctx("nisa.dma_transpose").builder(), hwdge, priority);
   });
   m.def("check_memset_value", [](py::handle dst, py::handle value) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa.memset").builder();

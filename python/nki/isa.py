@@ -65,8 +65,8 @@ class dma_engine(enum.IntEnum):
     gpsimd_dma = 2
 
 
-class NkiValidationError(Exception):
-    """The documented class of hardware-constraint violations (nkic raises NKIError diagnostics)."""
+# The diagnostics a current kernel's trace raises derive from it (and from nkic.NKIError).
+NkiValidationError = core.NkiValidationError
 
 
 constants = types.ModuleType(__name__ + ".constants")
@@ -361,21 +361,26 @@ def quantize_mx(dst, src, dst_scale, name=None):
 
 
 # DMA.
+def _priority(priority, api):
+    return None if priority is None else core.int_arg(priority, "priority", api)
+
+
 @_api("nisa.dma_copy")
 def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown, engine=engine.unknown,
              name=None):
     oob = enum_arg(oob_mode, globals()["oob_mode"], "oob_mode")
     dge = enum_arg(dge_mode, globals()["dge_mode"], "dge_mode", ints=True)
     _engine(engine)
-    core.check_dma_copy(dst, src, dge == globals()["dge_mode"].hwdge)
+    core.check_dma_copy(dst, src, dge == globals()["dge_mode"].hwdge, _priority(priority, "nisa.dma_copy"))
     core.assign(dst, src, None, False, oob == globals()["oob_mode"].skip)
 
 
 @_api("nisa.dma_transpose")
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown, oob_mode=oob_mode.error,
                   name=None):
-    enum_arg(dge_mode, globals()["dge_mode"], "dge_mode", ints=True)
+    dge = enum_arg(dge_mode, globals()["dge_mode"], "dge_mode", ints=True)
     skip = enum_arg(oob_mode, globals()["oob_mode"], "oob_mode") == globals()["oob_mode"].skip
+    core.check_dma_transpose(dge == globals()["dge_mode"].hwdge, _priority(priority, "nisa.dma_transpose"))
     _into(dst, lambda: core.load_transpose2d(src, None, _dtype(dst), True, skip))
 
 

@@ -3,19 +3,40 @@
 #include <cmath>
 #include <sstream>
 
+#include "sema/Asserts.h"
 #include "sema/ErrorCatalog.h"
 #include "sema/OpTable.h"
 
 namespace nkic::codegen {
 
-void check_dma_copy(KernelBuilder& b, const types::TensorVal& dst, const types::TensorVal& src, bool hwdge) {
+namespace {
+
+// priority=, the DMA's quality-of-service level (0-3, lower first): NeuronCore-v4 and newer.
+void check_priority(KernelBuilder& b, std::optional<int64_t> priority) {
+  if (!priority) return;
+  sema::assert_nc_version(b.target(), 4, b.api() + "(priority=)", b.raiser());
+  if (*priority < 0 || *priority > 3)
+    b.fail(sema::err_unsupported_args(b.api(), "priority " + std::to_string(*priority) +
+                                                   " is not a DMA priority level 0-3 (lower is served first)"));
+}
+
+}  // namespace
+
+void check_dma_copy(KernelBuilder& b, const types::TensorVal& dst, const types::TensorVal& src, bool hwdge,
+                    std::optional<int64_t> priority) {
   const ir::TensorDecl& s = b.tensor(src.tensor);
   const ir::TensorDecl& d = b.tensor(dst.tensor);
   // 0.3: a DMA reads SBUF or HBM; PSUM goes through tensor_copy first.
   if (s.memory == ir::Memory::PSUM) b.fail(sema::err_unsupported_memory("src", b.api(), "sbuf or hbm", "psum"));
+  check_priority(b, priority);
   if (!hwdge) return;
   sema::check_hwdge(b.api(), b.target(), b.raiser());
   if (s.dtype != d.dtype) b.fail(sema::err_hwdge_dtype_mismatch(ir::name(s.dtype), ir::name(d.dtype)));
+}
+
+void check_dma_transpose(KernelBuilder& b, bool hwdge, std::optional<int64_t> priority) {
+  if (hwdge) sema::check_hwdge(b.api(), b.target(), b.raiser());
+  check_priority(b, priority);
 }
 
 void check_memset_value(KernelBuilder& b, const types::TensorVal& dst, double value, bool is_integer) {

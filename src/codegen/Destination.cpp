@@ -4,6 +4,7 @@
 
 #include "codegen/Indexing.h"
 #include "codegen/Ops.h"
+#include "sema/Asserts.h"
 #include "sema/ErrorCatalog.h"
 
 namespace nkic::codegen {
@@ -93,8 +94,13 @@ void matmul_into(KernelBuilder& b, const DestinationMark& mark, const types::Ten
                  const types::TensorVal& dst, std::optional<bool> accumulate) {
   const ir::TensorDecl& d = b.tensor(dst.tensor);
   if (d.memory != ir::Memory::PSUM) b.fail(sema::err_unsupported_memory("dst", b.api(), "psum", ir::name(d.memory)));
+  // Nothing wrote dst's PSUM yet: accumulate=True would add to whatever it holds (§9.3: the
+  // official simulator warns). Earlier writes of other elements keep it quiet.
+  const bool fresh = !b.written(dst.tensor) && !(d.alias_of >= 0 && b.written(d.alias_of));
+  const std::string name = KernelBuilder::display_name(d.name);
   write_into(b, mark, result, dst);
   mark_matmul_accumulation(b, mark, dst, accumulate);
+  if (fresh && accumulate.value_or(false)) b.warn(sema::warn_matmul_accumulate_uninitialized(name));
 }
 
 void mark_matmul_accumulation(KernelBuilder& b, const DestinationMark& mark, const types::TensorVal& dst,
@@ -105,6 +111,10 @@ void mark_matmul_accumulation(KernelBuilder& b, const DestinationMark& mark, con
     if (block[i]->kind != ir::StmtKind::Instruction) continue;
     auto& in = static_cast<ir::Instruction&>(*block[i]);
     if ((in.opcode != ir::Opcode::Matmul && in.opcode != ir::Opcode::MatmulMx) || in.dst.tensor != dst.tensor) continue;
+    // A matmul accumulates into fp32 PSUM before NeuronCore-v4, which adds a bf16 dst (a
+    // Tensor-Engine transpose writes its data's dtype: not this rule).
+    if (in.opcode == ir::Opcode::Matmul && !in.transpose && b.tensor(dst.tensor).dtype == ir::DType::bfloat16)
+      sema::assert_nc_version(b.target(), 4, b.api() + "(dst=bfloat16)", b.raiser());
     auto covered = box(b, in, in.dst);
     if (!accumulate && b.matmul_first_write_varies(in.dst))
       b.require_unrolled(b.api() + "(accumulate=None): whether its first write overwrites depends on the iteration");

@@ -3,6 +3,8 @@
 // is a stage of the instruction itself, not a tensor_reduce after it.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <sstream>
 
 #include "codegen/Indexing.h"
 #include "codegen/Ops.h"
@@ -109,10 +111,37 @@ TensorVal activation(KernelBuilder& b, ir::AluOp op, const TensorVal& data, cons
   return isa_pipeline(b, ir::Opcode::Activation, data, steps, args, ir::Engine::none, acc);
 }
 
+namespace {
+
+bool is_zero(const Value& v) {
+  const auto* o = std::get_if<types::Other>(&v);
+  return o && o->numeric && o->value == 0.0;
+}
+
+// Op slot `slot` (0: op0) of tensor_scalar. A one-operand op reads the data alone. square
+// and relu take op0 from NeuronCore-v4 (nki 0.4) with operand0 None or 0, as the current
+// API's stub asks of every one-operand op0 (the legacy API ignores abs's, rsqrt's and
+// reciprocal's operand, whatever it is).
+PipelineStep scalar_slot(KernelBuilder& b, const PipelineStep& s, size_t slot) {
+  const std::string op(ir::name(s.op)), name = slot == 0 ? "op0" : "op1";
+  const bool v4 = s.op == ir::AluOp::square || s.op == ir::AluOp::relu;
+  if (v4) {
+    if (slot != 0) b.fail(sema::err_instruction_unsupported_op(op + " as op1 (square and relu take op0 only)"));
+    sema::assert_nc_version(b.target(), 4, b.api() + "(op0=" + op + ")", b.raiser());
+  }
+  std::optional<Value> operand = v4 ? std::nullopt : slot_operand(s.op, s.operand);
+  if (!operand && s.operand && (v4 || b.current_api) && !is_zero(*s.operand))
+    b.fail(sema::err_unsupported_args(b.api(), name + " " + op + " reads the data alone: operand" +
+                                                   std::to_string(slot) + " must be None or 0"));
+  return {s.op, operand, s.reverse};
+}
+
+}  // namespace
+
 TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vector<PipelineStep>& given,
                         const Accumulate& acc, const OpArgs& args) {
   std::vector<PipelineStep> steps;
-  for (const PipelineStep& s : given) steps.push_back({s.op, slot_operand(s.op, s.operand), s.reverse});
+  for (const PipelineStep& s : given) steps.push_back(scalar_slot(b, s, steps.size()));
   // NKI_API §3.4: a fused pair is two bitvec ops (integer bits) or two arithmetic ones (fp32).
   if (steps.size() == 2) {
     const bool first = ir::info(steps[0].op).kind == ir::AluKind::Bitvec;
@@ -276,6 +305,13 @@ TensorVal range_select(KernelBuilder& b, const TensorVal& on_true, const Pipelin
                        const PipelineStep& second, int64_t range_start, double on_false, const Accumulate& acc,
                        const OpArgs& args) {
   b.check_operand("on_true_tile", on_true);
+  // The current API's stub: the engine fills with FP32_MIN only (a Python float of it is fine).
+  if (b.current_api && static_cast<float>(on_false) != std::numeric_limits<float>::lowest()) {
+    std::ostringstream v;
+    v << on_false;
+    b.fail(sema::err_unsupported_args(b.api(), "on_false_value is " + v.str() +
+                                                   "; it must be FP32_MIN (-3.4028235e+38, nl.fp32.min)"));
+  }
   const TensorVal rows = rows_of(b, on_true);
   auto in = make_instruction(ir::Opcode::RangeSelect, rows.shape);
   in->srcs.push_back(access_for(b, rows, rows.shape));

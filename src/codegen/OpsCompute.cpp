@@ -84,6 +84,19 @@ TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector
     if (ax == 0) b.fail(axis_error("reduction over the partition axis (axis 0) is not supported"));
     reduced[ax] = true;
   }
+  // The current API's nisa.tensor_reduce folds the last contiguous free dims, ending at the
+  // final one (its stub: (3,), (2, 3) or (1, 2, 3) of a rank-4 tile).
+  if (b.current_api && b.api() == "nisa.tensor_reduce") {
+    int64_t first = rank;
+    while (first > 1 && reduced[first - 1]) --first;
+    if (std::find(reduced.begin() + 1, reduced.begin() + first, true) != reduced.begin() + first) {
+      std::string given;
+      for (int64_t a : axes) given += (given.empty() ? "" : ", ") + std::to_string(a);
+      b.fail(axis_error("axis (" + given + ") of a rank-" + std::to_string(rank) +
+                        " tile: nisa.tensor_reduce reduces the last contiguous free dims, ending at axis " +
+                        std::to_string(rank - 1)));
+    }
+  }
   std::vector<int64_t> out_shape;
   std::vector<ir::AffineExpr> dst_index;  // per output dim, over the input's grid
   for (int64_t d = 0; d < rank; ++d) {

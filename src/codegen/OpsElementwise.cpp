@@ -152,6 +152,8 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, c
     }
   }
   if (tensors.empty()) b.fail(sema::err_unexpected_type_of_operand("x", "no tensor operand"));
+  // nki 0.5: the current API's nl.rsqrt reads no PSUM tile.
+  if (b.current_api && b.api() == "nl.rsqrt") check_no_psum(b, {{"x", tensors[0]}});
   // A one-operand op in a two-operand slot (nisa.tensor_tensor(op=nl.exp)) has no meaning.
   if (operands.size() != static_cast<size_t>(ir::info(op).arity)) b.fail(sema::err_instruction_unsupported_op(ir::name(op)));
   if (ir::info(op).kind == ir::AluKind::Bitvec)

@@ -143,4 +143,6 @@ Diagnostic err_address_out_of_range(std::string_view tensor, std::string_view wh
 Diagnostic err_psum_address_not_bank_aligned(std::string_view tensor, int64_t offset, int64_t bank_bytes);
 // Two tensors placed by address= share bytes of a partition while both are live.
 Diagnostic err_address_overlap(std::string_view tensor, std::string_view other, std::string_view where);
+// nc_matmul(accumulate=True) onto PSUM elements nothing wrote before (undefined on the hardware).
+Diagnostic warn_matmul_accumulate_uninitialized(std::string_view tensor);
 }  // namespace nkic::sema

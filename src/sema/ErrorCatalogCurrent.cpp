@@ -51,4 +51,11 @@ Diagnostic err_psum_address_not_bank_aligned(std::string_view tensor, int64_t of
               ErrorKind::Syntax, "use address=(partition, bank * " + std::to_string(bank_bytes) + ")");
 }
 
+Diagnostic warn_matmul_accumulate_uninitialized(std::string_view tensor) {
+  return make("warn_matmul_accumulate_uninitialized",
+              "nc_matmul(accumulate=True) adds onto PSUM tensor '" + s(tensor) +
+                  "', which nothing wrote before: the hardware's result is undefined",
+              ErrorKind::Syntax, "write the first matmul of a location with accumulate=False (or None)");
+}
+
 }  // namespace nkic::sema
