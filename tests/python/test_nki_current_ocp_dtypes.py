@@ -144,15 +144,20 @@ def test_e8m0_scale_tiles_hold_the_same_codes_as_uint8_ones():
     np.testing.assert_array_equal(pe, p8)
 
 
-def matmul_mx_of(src, view):
-    """src quantized, times itself by nc_matmul_mx, the stationary operands read through `view`."""
+def matmul_mx_of(src, view, times=1, accumulate=None, initial=None):
+    """src quantized, times itself by nc_matmul_mx `times` times (into PSUM memset to
+    `initial` unless None), the stationary operands read through `view`."""
     p, f = src.shape
     q = nl.ndarray((p, f // 4), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
     s = nl.ndarray((p, f // 4), nl.uint8, buffer=nl.sbuf)
     nisa.memset(dst=s, value=0)
     nisa.quantize_mx(dst=q, src=loaded(src), dst_scale=s)
     acc = nl.ndarray((f // 4, f // 4), nl.float32, buffer=nl.psum)
-    nisa.nc_matmul_mx(dst=acc, stationary=view(q), moving=q, stationary_scale=view(s), moving_scale=s)
+    if initial is not None:
+        nisa.memset(dst=acc, value=initial)
+    for _ in range(times):
+        nisa.nc_matmul_mx(dst=acc, stationary=view(q), moving=q, stationary_scale=view(s), moving_scale=s,
+                          accumulate=accumulate)
     out = sbuf(acc.shape)
     nisa.tensor_copy(dst=out, src=acc)
     return stored(out)
@@ -193,19 +198,7 @@ def test_packed_arguments_as_their_numpy_dtype():
 
 @nki.jit
 def matmul_mx_twice(src, accumulate):
-    """nc_matmul_mx of src quantized, twice into a PSUM tile memset to 7."""
-    p, f = src.shape
-    q = nl.ndarray((p, f // 4), nl.float8_e4m3fn_x4, buffer=nl.sbuf)
-    s = nl.ndarray((p, f // 4), nl.uint8, buffer=nl.sbuf)
-    nisa.memset(dst=s, value=0)
-    nisa.quantize_mx(dst=q, src=loaded(src), dst_scale=s)
-    acc = nl.ndarray((f // 4, f // 4), nl.float32, buffer=nl.psum)
-    nisa.memset(dst=acc, value=7.0)
-    for _ in range(2):
-        nisa.nc_matmul_mx(dst=acc, stationary=q, moving=q, stationary_scale=s, moving_scale=s, accumulate=accumulate)
-    out = sbuf(acc.shape)
-    nisa.tensor_copy(dst=out, src=acc)
-    return stored(out)
+    return matmul_mx_of(src, lambda t: t, times=2, accumulate=accumulate, initial=7.0)
 
 
 def test_nc_matmul_mx_accumulate_as_nc_matmul():
