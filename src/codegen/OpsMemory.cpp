@@ -241,10 +241,10 @@ void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<Tenso
     b.fail(sema::err_unsupported_args(b.api(), "scales holds " + std::to_string(scales.size()) + " values for " +
                                                    std::to_string(srcs.size()) + " sources"));
   for (double s : scales) {
+    if (s == 1.0) continue;
     std::ostringstream v;
     v << s;
-    if (s != 1.0)
-      b.fail(sema::err_unsupported_args(b.api(), "a scale is " + v.str() + "; every scale must be 1.0 (or scales None)"));
+    b.fail(sema::err_unsupported_args(b.api(), "a scale is " + v.str() + "; every scale must be 1.0 (or scales None)"));
   }
   if (!unique_indices)
     b.fail(sema::err_unsupported_args(b.api(), "unique_indices=False: non-unique indices are not supported"));
