@@ -46,17 +46,19 @@ greater, greater_equal = _comparison("greater"), _comparison("greater_equal")
 less, less_equal = _comparison("less"), _comparison("less_equal")
 
 
-def _range(*args, **kwargs):
-    """range-like bounds known at trace time; the body is traced once per iteration
-    (Python semantics: values computed in the body may differ from trip to trip)."""
-    return _loops.static_range(*args)
+def _loop_range(name):
+    """`name(start, stop=None, step=1)`: range-like bounds known at trace time; the body is
+    traced once per iteration (Python semantics: values computed in the body may differ
+    from trip to trip). 0.6 documents the three nl.*_range as aliases of range (§5.1, §13 #1)."""
+    @_api(name)
+    def loop_range(start, stop=None, step=1):
+        return _loops.static_range(start, stop, step) if stop is not None else _loops.static_range(0, start, step)
+    loop_range.__name__ = name.rsplit(".", 1)[-1]
+    return loop_range
 
 
-# 0.6 documents the three as aliases of range (NKI_CURRENT_API.md §5.1, §13 #1).
-affine_range = _mark("nl.affine_range")(lambda *args, **kwargs: _range(*args, **kwargs))
-sequential_range = _mark("nl.sequential_range")(lambda *args, **kwargs: _range(*args, **kwargs))
-static_range = _mark("nl.static_range")(lambda *args, **kwargs: _range(*args, **kwargs))
-range = _mark("nl.range")(lambda *args, **kwargs: _range(*args, **kwargs))  # noqa: A001
+affine_range, sequential_range = _loop_range("nl.affine_range"), _loop_range("nl.sequential_range")
+static_range, range = _loop_range("nl.static_range"), _loop_range("nl.range")  # noqa: A001
 
 
 def _buffer(buffer):

@@ -616,3 +616,39 @@ def test_a_range_longer_than_python_can_count_is_the_trace_limit():
     check_diag(e, Markers(__file__), "err_trace_limit_exceeded",
                f"tracing would unroll a static_range of {sys.maxsize} iterations, more than the limit of 262144",
                [("past_maxsize", "for")])
+
+
+@nki.jit
+def ranges_by_keyword(a):
+    out = nl.ndarray((1, 4), nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((1, 4), nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0)
+    for _ in nl.sequential_range(0, stop=3):
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0)
+    for _ in nl.affine_range(2, 8, step=2):
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=10.0)
+    for _ in nl.range(stop=2, start=0):
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=100.0)
+    for i in nl.static_range(5):
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=float(i) * 1000.0)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def test_loop_ranges_take_their_bounds_by_keyword():
+    # 3 trips of 1, 3 of 10, 2 of 100, 0+1+2+3+4 thousands.
+    assert nki.simulate(ranges_by_keyword)(np.zeros((1, 1), np.float32))[0, 0] == 3 + 30 + 200 + 10000
+
+
+@nki.jit
+def range_with_typo(a):
+    for _ in nl.sequential_range(4, stpe=2):  # ERR:stpe
+        pass
+    return a
+
+
+def test_an_unknown_range_keyword_is_an_error():
+    from nki_test_util import Markers, check_diag, trace_error
+    check_diag(trace_error(range_with_typo, np.zeros((4, 4), np.float32)), Markers(__file__), "err_unsupported_args",
+               "unsupported arguments to 'nl.sequential_range': unexpected keyword argument 'stpe'; did you mean 'stop'?",
+               [("stpe", "nl.")], api="nl.sequential_range")
