@@ -230,6 +230,7 @@ void bind_errors(py::module_& m) {
     if (!is_user_code_file(file)) return ir::kNoLocation;
     return ir::register_location({ir::intern_file(file), line, col});
   });
+  m.def("is_user_code_file", &is_user_code_file);
   m.def("set_internal_dirs", [](std::vector<std::string> dirs) { internal_dirs = std::move(dirs); });
   m.def("user_location", []() {
     ir::SourceLoc l = user_location();

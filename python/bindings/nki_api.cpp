@@ -8,6 +8,7 @@
 #include "codegen/Destination.h"
 #include "codegen/Ops.h"
 #include "codegen/Placement.h"
+#include "errors.h"
 #include "ir/SourceLoc.h"
 #include "sema/ErrorCatalog.h"
 #include "trace/TraceContext.h"
@@ -221,13 +222,20 @@ void bind_nki_api(py::module_& m) {
     for (py::handle h : outputs) ts.push_back(tensor_arg(h, "output"));
     codegen::check_outputs_shared_hbm(b, ts);
   });
-  // A construct outside the accepted Python subset, found by the front end's AST walk.
+  // A construct outside the accepted Python subset, found by the front end's AST walk;
+  // in a helper (`callee`), with a note at each user call that reached it.
   m.def("raise_unsupported_construct", [](const std::string& what, const std::string& hint, const std::string& file,
-                                          int line, int col) {
+                                          int line, int col, const std::string& callee) {
     sema::Diagnostic d = sema::err_unsupported_python_construct(what, hint);
     d.loc = {ir::intern_file(file), line, col};
+    if (!callee.empty()) {
+      std::vector<sema::Note> outer;
+      ir::SourceLoc here = user_location(&outer);
+      if (here.known()) d.notes.push_back({here, "called '" + callee + "' from here"});
+      d.notes.insert(d.notes.end(), outer.begin(), outer.end());
+    }
     sema::fail(d);
-  });
+  }, py::arg("what"), py::arg("hint"), py::arg("file"), py::arg("line"), py::arg("col"), py::arg("callee") = "");
   m.def("current_api", [] {
     trace::TraceContext* ctx = trace::TraceContext::current();
     return ctx != nullptr && ctx->builder().current_api;

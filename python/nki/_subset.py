@@ -1,21 +1,117 @@
-"""The accepted Python subset of a kernel body (NKI_CURRENT_API.md §2.3): constructs
-the nki 0.3+ compiler rejects are reported at their line, before tracing."""
+"""The accepted Python subset (NKI_CURRENT_API.md §2.2, §2.3, §9.2) of a kernel body and
+of the helpers it calls: constructs the nki 0.3+ compiler rejects are reported at their
+line, before the function is traced. What only a value can tell (a dict key computed at
+trace time) is checked where the value is made (nkic._rewrite.dict_keys)."""
 import ast
+import builtins
+import enum
+import inspect
 
 from nkic._core import core
 from nkic import _rewrite
 
 _checked = set()
+# The legacy surface, whatever name a kernel imported it under (neuronxcc.nki.language is nkic.language).
+_LEGACY_MODULES = ("neuronxcc", "nkic.language", "nkic.isa", "nkic.typing", "nkic.compiler")
 
 
-def _fail(func, node, what, hint):
+def _fail(func, helper, node, what, hint):
     code = func.__code__
-    core.raise_unsupported_construct(what, hint, code.co_filename, node.lineno, node.col_offset + 1)
+    core.raise_unsupported_construct(what, hint, code.co_filename, node.lineno, node.col_offset + 1,
+                                     code.co_name if helper else "")
+
+
+def _legacy_module(value):
+    name = getattr(value, "__name__", "") if inspect.ismodule(value) else ""
+    return any(name == m or name.startswith(m + ".") for m in _LEGACY_MODULES)
+
+
+def _user_class(cls):
+    """A class the kernel's author wrote (not Python's, a library's or nkic's own)."""
+    try:
+        path = inspect.getsourcefile(cls)
+    except (TypeError, OSError):
+        return False
+    return path is not None and core.is_user_code_file(path) and not any(
+        d in path for d in ("site-packages", "dist-packages"))
+
+
+def _nki_class(cls):
+    """NKIObject and nothing else (§2.2), an Enum, or an exception a kernel may raise."""
+    from nki.language import NKIObject
+    if issubclass(cls, (enum.Enum, BaseException)):
+        return True
+    return issubclass(cls, NKIObject) and all(
+        k is object or issubclass(k, NKIObject) for k in cls.__mro__)
+
+
+def _stored_names(fdef):
+    """Every name `fdef` binds itself: its parameters and assignment targets (locals
+    shadow the module's names)."""
+    a = fdef.args
+    names = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs}
+    names.update(p.arg for p in (a.vararg, a.kwarg) if p is not None)
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            names.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fdef:
+            names.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            names.update((al.asname or al.name).split(".")[0] for al in n.names)
+    return names
+
+
+def _writes_to(body, name):
+    """The first assignment in `body` (nested functions aside) that rebinds `name`; a
+    nested loop reusing the name (`for _ in ...` twice) is a loop of its own."""
+    stack = list(body)
+    while stack:
+        n = stack.pop(0)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+            stack[:0] = [c for c in ast.iter_child_nodes(n) if c is not n.target]
+            continue
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+            return n
+        stack[:0] = list(ast.iter_child_nodes(n))
+    return None
+
+
+def _constant_key(k):
+    if isinstance(k, ast.UnaryOp) and isinstance(k.operand, ast.Constant):
+        return True
+    if isinstance(k, ast.Tuple):
+        return all(_constant_key(e) for e in k.elts)
+    return isinstance(k, ast.Constant)
 
 
 class _Walker(ast.NodeVisitor):
-    def __init__(self, func):
-        self.func = func
+    def __init__(self, func, fdef, helper):
+        self.func, self.helper = func, helper
+        self.locals = _stored_names(fdef)
+        code = func.__code__
+        self.cells = dict(zip(code.co_freevars, func.__closure__ or ()))
+
+    def fail(self, node, what, hint):
+        _fail(self.func, self.helper, node, what, hint)
+
+    def _resolve(self, node):
+        """The object a Name or module attribute chain of the body names, None when it
+        is a local or cannot be known before tracing."""
+        if isinstance(node, ast.Name):
+            if node.id in self.locals:
+                return None
+            if node.id in self.cells:
+                try:
+                    return self.cells[node.id].cell_contents
+                except ValueError:
+                    return None
+            return self.func.__globals__.get(node.id, getattr(builtins, node.id, None))
+        if isinstance(node, ast.Attribute):
+            owner = self._resolve(node.value)
+            return getattr(owner, node.attr, None) if inspect.ismodule(owner) else None
+        return None
 
     def visit_Compare(self, node):
         operands = [node.left] + node.comparators
@@ -23,26 +119,72 @@ class _Walker(ast.NodeVisitor):
             # `x is None` is kept: it is structural for None, and the kernel library relies on it.
             none = any(isinstance(o, ast.Constant) and o.value is None for o in operands[i:i + 2])
             if isinstance(op, (ast.Is, ast.IsNot)) and not none:
-                _fail(self.func, node, "'is' / 'is not' between values",
+                self.fail(node, "'is' / 'is not' between values",
                       "compare with == or != (NKI values compare structurally); only `x is None` is kept")
         self.generic_visit(node)
 
     def visit_Dict(self, node):
         for k in node.keys:
-            if k is not None and not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
-                _fail(self.func, k, "a dict key that is not a string literal", "NKI dicts take string keys only")
+            if k is not None and _constant_key(k) and not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+                self.fail(k, f"a non-string dict key ({ast.unparse(k)})", "NKI dicts take string keys only")
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and _legacy_module(self._resolve(node)):
+            self.fail(node, f"the legacy neuronxcc.nki API ('{node.id}') inside a kernel",
+                  "since nki 0.4 a kernel calls nki.language / nki.isa only: import nki.language as nl, "
+                  "nki.isa as nisa (nkic migrate rewrites a legacy kernel)")
+
+    def visit_Call(self, node):
+        cls = self._resolve(node.func)
+        if isinstance(cls, type) and _user_class(cls) and not _nki_class(cls):
+            self.fail(node, f"an instance of class '{cls.__name__}', which does not derive from nl.NKIObject",
+                  "a class a kernel uses derives from nl.NKIObject and nothing else (or is an Enum)")
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node):
+        for base in node.bases:
+            cls = self._resolve(base)
+            if isinstance(cls, type) and not _nki_class(cls):
+                self.fail(base, f"a class '{node.name}' deriving from '{cls.__name__}'",
+                      "a class a kernel defines derives from nl.NKIObject and nothing else (or is an Enum)")
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node):
+        for child in (node.target, node.value):
+            if child is not None:
+                self.visit(child)
+
+    def visit_For(self, node):
+        targets = [n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)]
+        for name in targets:
+            write = _writes_to(node.body, name)
+            if write is not None:
+                self.fail(write, f"a write to the loop variable '{name}' inside its loop",
+                      "loop variables are read-only since nki 0.4: assign to another name")
         self.generic_visit(node)
 
 
-def check(func):
-    """Raises the first construct outside the subset in `func` (the kernel's own def)."""
+def check(func, kernel=True):
+    """Raises the first construct outside the subset in `func`: the kernel's own def,
+    or (kernel=False) a helper it calls, when the trace is of the current API."""
     code = getattr(func, "__code__", None)
-    if code is None or code in _checked:
+    if code is None or code in _checked or not core.is_user_code_file(code.co_filename):
         return
     fdef = _rewrite.parsed_def(func)
     if fdef is not None:
-        if fdef.args.kwonlyargs:
-            _fail(func, fdef.args.kwonlyargs[0], "a keyword-only parameter (after '*')",
+        if kernel and fdef.args.kwonlyargs:
+            _fail(func, False, fdef.args.kwonlyargs[0], "a keyword-only parameter (after '*')",
                   "make it an ordinary parameter with a default")
-        _Walker(func).visit(fdef)
+        walker = _Walker(func, fdef, not kernel)
+        for stmt in fdef.body:  # annotations and decorators are evaluated by Python, not compiled
+            walker.visit(stmt)
     _checked.add(code)
+
+
+def check_helper(func):
+    if core.current_api():
+        check(func, kernel=False)
+
+
+_rewrite.INLINE_CHECKS.append(check_helper)

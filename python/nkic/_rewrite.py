@@ -143,6 +143,16 @@ def bool_not(value):
     return core.logical_not(value) if _is_logical(value) else not value
 
 
+def dict_keys(d, file, line, col):
+    """A dict display or comprehension of traced code: the current API's dicts take string keys only (§2.2)."""
+    if core.current_api():
+        for k in d:
+            if not isinstance(k, str):
+                core.raise_unsupported_construct(f"a non-string dict key ({k!r})", "NKI dicts take string keys only",
+                                                 file, line, col)
+    return d
+
+
 def kernel_return(value):
     """`return value` in traced code: at kernel level the returned tensors become the
     kernel's outputs (an on-chip tile is stored into a new HBM output), checked here so
@@ -181,6 +191,7 @@ HOOKS = {
     "__nki_and__": bool_and,
     "__nki_or__": bool_or,
     "__nki_not__": bool_not,
+    "__nki_dict__": dict_keys,
 }
 
 
@@ -346,6 +357,20 @@ class _Rewriter(ast.NodeTransformer):
         node.body = [ast.copy_location(ast.With(items=[item], body=node.body), node)]
         return node
 
+    def visit_Dict(self, node):
+        self.generic_visit(node)
+        if all(k is None or isinstance(k, ast.Constant) for k in node.keys):
+            return node  # constant keys are the front end's static check
+        return self._checked_keys(node)
+
+    def visit_DictComp(self, node):
+        self.generic_visit(node)
+        return self._checked_keys(node)
+
+    def _checked_keys(self, node):
+        where = (ast.Constant(self.filename), ast.Constant(node.lineno), ast.Constant(node.col_offset + 1))
+        return _hook("__nki_dict__", node, node, *where)
+
     def visit_IfExp(self, node):
         self.generic_visit(node)
         node.test = _hook("__nki_ifexp__", node.test, node.test)
@@ -448,6 +473,7 @@ def _shift_columns(tree, indent):
 _code_cache = {}   # original code object -> rewritten code object (or None)
 _func_cache = weakref.WeakKeyDictionary()  # original function -> rewritten function
 _impure_codes = set()  # rewritten helpers that store outside their locals: a symbolic loop body calling one unrolls
+INLINE_CHECKS = []  # front-end checks a helper passes before it is inlined (nki: the accepted subset)
 
 
 def parsed_def(func):
@@ -567,6 +593,8 @@ def inline_function(func, args, kwargs):
     target, args = _target(func, args)
     if target is None:
         return func(*args, **kwargs)
+    for check in INLINE_CHECKS:
+        check(target)
     fn = rewritten(target)
     if fn is target or fn.__code__ in _impure_codes:
         core.require_unrolled("a helper that may change state outside its locals")

@@ -186,7 +186,7 @@ CASES = [
     (keyword_only, "kwonly", "scale", "err_unsupported_python_construct",
      "a keyword-only parameter (after '*') is not supported in an NKI kernel"),
     (int_dict_key, "dict", "1", "err_unsupported_python_construct",
-     "a dict key that is not a string literal is not supported in an NKI kernel"),
+     "a non-string dict key (1) is not supported in an NKI kernel"),
     (matmul_into_sbuf, "matmul_dst", "nisa.", "err_unsupported_memory",
      "Expected operand 'dst' of 'nc_matmul' to be in address space 'psum', but got a tile in 'sbuf' instead."),
     (unsupported_ap, "ap", "x.ap", "err_unsupported_index",
