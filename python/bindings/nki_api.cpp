@@ -216,6 +216,9 @@ void bind_nki_api(py::module_& m) {
     codegen::check_sendrecv_pairs(nisa("nisa.sendrecv"), pairs);
   });
   m.def("check_placements", [] { codegen::check_placement_overlap(trace::TraceContext::nki_ctx("nl.ndarray").builder()); });
+  m.def("check_lnc", [](int64_t lnc, const std::string& runtime) {
+    codegen::check_lnc(trace::TraceContext::nki_ctx("nki.jit").builder(), lnc, runtime);
+  });
   m.def("check_outputs", [](py::list outputs) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nki.jit").builder();
     std::vector<types::TensorVal> ts;

@@ -55,6 +55,7 @@ class Kernel(TraceKernel):
 
     def _trace_begun(self):
         core.set_current_api()
+        core.check_lnc(self._lnc, os.environ.get("NEURON_LOGICAL_NC_CONFIG", ""))
 
     def _check_result(self, result):
         core.check_placements()  # the body is traced: every use of a placed tensor is known
@@ -78,10 +79,9 @@ class Kernel(TraceKernel):
             core.raise_unsupported_args(self.__name__, "the kernel is called without arguments; pass its input arrays")
         values = list(args) + list(kwargs.values())
         _framework(values)
-        for v in values:
-            if isinstance(v, list):
-                core.raise_unsupported_args(self.__name__, "a list argument; since nki 0.3 kernels take tuples "
-                                            "(pass tuple(...))")
+        if any(_holds_list(v) for v in values):
+            core.raise_unsupported_args(self.__name__, "a list argument; since nki 0.3 kernels take tuples "
+                                        "(pass tuple(...))")
         _subset.check(self.func)
         if not self.target_fixed:
             self.target = _target()
@@ -99,6 +99,14 @@ class Kernel(TraceKernel):
             print("nkic: no Neuron hardware here; running the kernel on the nkic CPU simulator "
                   "(NKI_SIMULATOR=1 silences this)", file=sys.stderr)
         return super().run(grid, args, kwargs, **sim_options)
+
+
+def _holds_list(value):
+    """A list argument, or one inside a tuple or dict argument (0.3+ takes tuples only)."""
+    if isinstance(value, list):
+        return True
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, tuple) else ()
+    return any(_holds_list(v) for v in items)
 
 
 _notified = []

@@ -74,6 +74,16 @@ void check_address(KernelBuilder& b, const types::TensorVal& t, int64_t partitio
   b.placements.push_back({t.tensor, partition, free_offset, b.cores ? b.cores->current() : 0});
 }
 
+void check_lnc(KernelBuilder& b, int64_t lnc, const std::string& runtime) {
+  const sema::Target& t = b.target();
+  if (lnc < 1 || lnc > t.max_num_physical_cores)
+    b.fail(sema::err_lnc_not_supported(lnc, t.name, t.max_num_physical_cores));
+  if (runtime.empty()) return;
+  char* end = nullptr;
+  long long configured = std::strtoll(runtime.c_str(), &end, 10);
+  if (*end != '\0' || configured != lnc) b.fail(sema::err_lnc_config_mismatch(lnc, runtime));
+}
+
 void check_outputs_shared_hbm(KernelBuilder& b, const std::vector<types::TensorVal>& outputs) {
   for (const types::TensorVal& o : outputs) {
     const ir::TensorDecl& t = b.tensor(o.tensor);

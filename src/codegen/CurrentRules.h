@@ -23,5 +23,8 @@ void check_memset_value(KernelBuilder& b, const types::TensorVal& dst, double va
 void check_address(KernelBuilder& b, const types::TensorVal& t, int64_t partition, int64_t free_offset);
 // A kernel's returned tensors live in shared HBM.
 void check_outputs_shared_hbm(KernelBuilder& b, const std::vector<types::TensorVal>& outputs);
+// kernel[lnc]: 1 up to the target's physical cores per logical NeuronCore, and equal to the
+// runtime's NEURON_LOGICAL_NC_CONFIG (`runtime`, the variable's text) when that is set.
+void check_lnc(KernelBuilder& b, int64_t lnc, const std::string& runtime);
 
 }  // namespace nkic::codegen

@@ -137,6 +137,8 @@ Diagnostic err_packed_dtype_not_computable(std::string_view tensor, std::string_
 Diagnostic err_hwdge_dtype_mismatch(std::string_view src, std::string_view dst);
 Diagnostic err_memset_value_dtype(std::string_view value, std::string_view dtype, std::string_view why);
 Diagnostic err_output_not_in_shared_hbm(std::string_view tensor, std::string_view memory);
+Diagnostic err_lnc_not_supported(int64_t lnc, std::string_view target, int max_cores);
+Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime);
 Diagnostic err_unsupported_python_construct(std::string_view what, std::string_view hint);
 
 Diagnostic err_address_out_of_range(std::string_view tensor, std::string_view why);

@@ -27,6 +27,22 @@ Diagnostic err_output_not_in_shared_hbm(std::string_view tensor, std::string_vie
               ErrorKind::Syntax, "allocate it with nl.ndarray(shape, dtype, buffer=nl.shared_hbm)");
 }
 
+Diagnostic err_lnc_not_supported(int64_t lnc, std::string_view target, int max_cores) {
+  std::string n = std::to_string(lnc);
+  return make("err_multi_cores_spmd_not_supported",
+              "kernel[" + n + "] launches the kernel over " + n + " cores, which target '" + s(target) +
+                  "' does not have: a logical NeuronCore there spans 1 to " + std::to_string(max_cores) +
+                  " physical core(s)",
+              ErrorKind::Value, "launch kernel[1] (or kernel[2] on trn2 / trn3)");
+}
+
+Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime) {
+  return make("err_lnc_config_mismatch",
+              "kernel[" + std::to_string(lnc) + "] does not match NEURON_LOGICAL_NC_CONFIG=" + s(runtime) +
+                  ": the runtime launches every kernel over the logical NeuronCore size it is configured with",
+              ErrorKind::Value, "launch kernel[NEURON_LOGICAL_NC_CONFIG], or unset the variable");
+}
+
 Diagnostic err_unsupported_python_construct(std::string_view what, std::string_view hint) {
   return make("err_unsupported_python_construct", s(what) + " is not supported in an NKI kernel", ErrorKind::Syntax,
               s(hint));

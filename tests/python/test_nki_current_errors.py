@@ -213,11 +213,16 @@ def test_hwdge_needs_neuroncore_v3(monkeypatch):
     check_diag(e, M, "err_min_arch_support_for_hwdge", "hwdge", [("hwdge_trn1", "nisa.")])
 
 
-def test_list_argument_is_rejected_at_the_call():
+@pytest.mark.parametrize("sizes", [[1, 2], (1, [2]), ((1,), {"k": [2]})], ids=["list", "in_tuple", "in_dict"])
+def test_list_argument_is_rejected_at_the_call(sizes):
     with pytest.raises(nkic.NKIError) as info:
-        nki.simulate(takes_list)(X, [1, 2])  # ERR:list
+        nki.simulate(takes_list)(X, sizes)  # ERR:list
     check_diag(info.value, M, "err_unsupported_args", "a list argument; since nki 0.3 kernels take tuples",
                [("list", "nki.")])
+
+
+def test_tuples_of_values_are_accepted():
+    assert (nki.simulate(takes_list)(X, (1, (2, 3))) == X).all()
 
 
 def test_platform_target_is_rejected():

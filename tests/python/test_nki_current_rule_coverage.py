@@ -209,10 +209,11 @@ def select_in_range(a):
 
 
 @nki.jit
-def barrier_of_two_cores(a):
+def barrier_of_one_core(a):
+    # trn1 has no kernel[2]: a one-core barrier reaches the gate there.
     out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=a)
-    nisa.core_barrier(out, (0, 1))  # ERR:core_barrier
+    nisa.core_barrier(out, (0,))  # ERR:core_barrier
     return out
 
 
@@ -269,8 +270,7 @@ V4 = "is available on NeuronCore-v4 and newer only; target 'trn2' is NeuronCore-
 # (kernel, argument, grid, marker, gated target, first target with it, message clauses)
 GATED = [
     (select_in_range, X, None, "range_select", "trn1", "trn2", [f"'nisa.range_select' {V3}"]),
-    (barrier_of_two_cores, ROWS, 2, "core_barrier", "trn1", "trn2", [f"'nisa.core_barrier' {V3}"]),
-    (exchange_rows, ROWS, 2, "sendrecv", "trn1", "trn2", [f"'nisa.sendrecv' {V3}"]),
+    (barrier_of_one_core, ROWS, None, "core_barrier", "trn1", "trn2", [f"'nisa.core_barrier' {V3}"]),
     # The message spells the mode by its legacy name; the gate is what is asserted here.
     (double_row_matmul, np.ones((128, 2, 16), nl.float8_e5m2), None, "double_row", "trn1", "trn2",
      ["'nisa.nc_matmul(perf_mode=", V3]),
@@ -295,6 +295,16 @@ def test_gating(monkeypatch, kernel, arg, grid, marker, target, first, message):
     with pytest.raises(nkic.NKIError) as info:
         traced_on(kernel, arg, grid)
     check_diag(info.value, M, "err_min_arch_support_for_inst", message, [(marker, "nisa.")])
+
+
+def test_sendrecv_is_gated_to_neuroncore_v3(monkeypatch):
+    # Legal between the two cores of a trn2 kernel[2]; trn1 has no kernel[2], so its gate is met on one core.
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
+    traced_on(exchange_rows, ROWS, 2)
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn1")
+    with pytest.raises(nkic.NKIError) as info:
+        traced_on(exchange_rows, ROWS, None)
+    check_diag(info.value, M, "err_min_arch_support_for_inst", f"'nisa.sendrecv' {V3}", [("sendrecv", "nisa.")])
 
 
 @nki.jit
@@ -377,3 +387,38 @@ def test_while_on_a_register_warns_at_the_users_line():
     assert str(w.message) == "`while reg:` is deprecated since nki 0.6: use nl.while_loop(reg, body)"
     assert M.same_file(w.filename), w.filename
     assert w.lineno == M.line("while_reg")
+
+
+@nki.jit
+def copied_rows(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    return out
+
+
+@pytest.mark.parametrize("target,lnc,cores", [("trn1", 2, 1), ("trn2", 4, 2), ("trn3", 8, 2), ("trn3", 0, 2)])
+def test_a_launch_over_more_cores_than_the_target_has(monkeypatch, target, lnc, cores):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", target)
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(copied_rows[lnc])(ROWS)  # ERR:lnc
+    check_diag(info.value, M, "err_multi_cores_spmd_not_supported",
+               f"kernel[{lnc}] launches the kernel over {lnc} cores, which target '{target}' does not have: a "
+               f"logical NeuronCore there spans 1 to {cores} physical core(s)", [("lnc", "nki.")])
+
+
+@pytest.mark.parametrize("configured,launch", [("2", None), ("1", 2), ("two", 1)])
+def test_a_launch_unlike_the_runtime_lnc_config(monkeypatch, configured, launch):
+    monkeypatch.setenv("NEURON_LOGICAL_NC_CONFIG", configured)
+    kernel = copied_rows if launch is None else copied_rows[launch]
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(kernel)(ROWS)  # ERR:lnc_config
+    check_diag(info.value, M, "err_lnc_config_mismatch",
+               f"kernel[{launch or 1}] does not match NEURON_LOGICAL_NC_CONFIG={configured}: the runtime launches "
+               "every kernel over the logical NeuronCore size it is configured with", [("lnc_config", "nki.")])
+
+
+@pytest.mark.parametrize("configured,launch", [("1", None), ("2", 2)])
+def test_a_launch_matching_the_runtime_lnc_config_runs(monkeypatch, configured, launch):
+    monkeypatch.setenv("NEURON_LOGICAL_NC_CONFIG", configured)
+    kernel = copied_rows if launch is None else copied_rows[launch]
+    np.testing.assert_array_equal(nki.simulate(kernel)(ROWS), ROWS)
