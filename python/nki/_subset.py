@@ -26,6 +26,22 @@ def _legacy_module(value):
     return any(name == m or name.startswith(m + ".") for m in _LEGACY_MODULES)
 
 
+def _current_surface():
+    """Every API object the current package exports (some are the legacy module's own objects)."""
+    import nki
+    from nki import collectives, isa, language, typing
+    return {id(v) for m in (nki, collectives, isa, language, typing) for v in vars(m).values()}
+
+
+def _legacy(value):
+    """A legacy module, or an NKI API taken from one (`from neuronxcc.nki.language import exp`)."""
+    if _legacy_module(value):
+        return True
+    if getattr(value, "nki_func", None) is None or id(value) in _SURFACE:
+        return False
+    return any(str(getattr(value, "__module__", "")).startswith(m) for m in _LEGACY_MODULES)
+
+
 def _user_class(cls):
     """A class the kernel's author wrote (not Python's, a library's or nkic's own)."""
     try:
@@ -130,7 +146,7 @@ class _Walker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Name(self, node):
-        if isinstance(node.ctx, ast.Load) and _legacy_module(self._resolve(node)):
+        if isinstance(node.ctx, ast.Load) and _legacy(self._resolve(node)):
             self.fail(node, f"the legacy neuronxcc.nki API ('{node.id}') inside a kernel",
                   "since nki 0.4 a kernel calls nki.language / nki.isa only: import nki.language as nl, "
                   "nki.isa as nisa (nkic migrate rewrites a legacy kernel)")
@@ -172,6 +188,8 @@ def check(func, kernel=True):
     if code is None or code in _checked or not core.is_user_code_file(code.co_filename):
         return
     fdef = _rewrite.parsed_def(func)
+    if not _SURFACE:
+        _SURFACE.update(_current_surface())
     if fdef is not None:
         if kernel and fdef.args.kwonlyargs:
             _fail(func, False, fdef.args.kwonlyargs[0], "a keyword-only parameter (after '*')",
@@ -180,6 +198,9 @@ def check(func, kernel=True):
         for stmt in fdef.body:  # annotations and decorators are evaluated by Python, not compiled
             walker.visit(stmt)
     _checked.add(code)
+
+
+_SURFACE = set()
 
 
 def check_helper(func):

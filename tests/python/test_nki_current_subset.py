@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import neuronxcc.nki.language as legacy_nl
+from neuronxcc.nki.isa import activation as legacy_activation
 import neuronxcc.nki.typing as legacy_nt
 import nki
 import nki.isa as nisa
@@ -90,6 +91,14 @@ def uses_legacy_language(a):
     return a
 
 
+@nki.jit
+def uses_a_legacy_instruction(a):
+    x = nl.ndarray((4, 8), nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    y = legacy_activation(nl.exp, x)  # ERR:legacy_isa
+    return a
+
+
 class Plain:
     def __init__(self):
         self.factor = 1.0
@@ -127,6 +136,8 @@ CASES = [
      "a write to the loop variable 'i' inside its loop is not supported in an NKI kernel", ()),
     (uses_legacy_language, "legacy", "legacy_nl",
      "the legacy neuronxcc.nki API ('legacy_nl') inside a kernel is not supported in an NKI kernel", ()),
+    (uses_a_legacy_instruction, "legacy_isa", "legacy_activation",
+     "the legacy neuronxcc.nki API ('legacy_activation') inside a kernel is not supported in an NKI kernel", ()),
     (makes_a_plain_object, "plain", "Plain(",
      "an instance of class 'Plain', which does not derive from nl.NKIObject is not supported", ()),
     (makes_a_mixed_object, "mixed", "Mixed(",
