@@ -11,7 +11,7 @@ from nkic import isa as _legacy, language as _legacy_nl
 from nkic._ops import op_name
 from . import language as nl
 from . import _lnc
-from ._api import api as _api, enum_arg
+from ._api import api as _api, enum_arg, unavailable as _unavailable
 
 
 class engine(enum.IntEnum):
@@ -423,5 +423,10 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
     for _, _, (s, _, to_core, _) in point:
         dma_copy(dst=dst_of[to_core], src=s)
     core.lnc_end_exchange()
+
+# Removed in 0.4 (NKI_CURRENT_API.md §12): a call says what replaces it.
+_DYNAMIC_COPY = "was removed in nki 0.4: nisa.tensor_copy(dst, src.ap(pattern, offset, scalar_offset=reg))"
+tensor_copy_dynamic_src = _unavailable("nisa.tensor_copy_dynamic_src", _DYNAMIC_COPY)
+tensor_copy_dynamic_dst = _unavailable("nisa.tensor_copy_dynamic_dst", _DYNAMIC_COPY)
 
 from ._registers import VirtualRegister, register_alloc, register_load, register_move, register_store  # noqa: E402,F401

@@ -18,7 +18,7 @@ from nkic._lang_math import (abs, abs_max, abs_min, add, all, arctan, bitwise_an
 from nkic.language import (sbuf, psum, shared_hbm, private_hbm, hbm, tile_size, ds, fp32, finfo, load, store,  # noqa: F401
                            load_transpose2d, expand_dims, device_print, gather_flattened, rand, random_seed, dropout,
                            shared_constant)
-from ._api import api as _api
+from ._api import api as _api, unavailable as _unavailable
 from . import _dtype, _lnc
 
 NkiTensor = core.NkiTensor
@@ -276,3 +276,11 @@ core.NkiTensor.__ne__ = _none_aware(core.NkiTensor.__ne__, True)
 
 from . import _views  # noqa: E402,F401  (attaches the 0.5 view methods to NkiTensor)
 from ._registers import dynamic_range, fori_loop, while_loop  # noqa: E402,F401
+
+# Removed from the language (NKI_CURRENT_API.md §2.3, §12): a call says what replaces it.
+arange = _unavailable("nl.arange", "was removed in nki 0.1: index with slices, nl.ds(start, size) or .ap(pattern=)")
+mgrid = _unavailable("nl.mgrid", "was removed in nki 0.1: index with slices, nl.ds(start, size) or .ap(pattern=)")
+par_dim = _unavailable("nl.par_dim", "was removed in nki 0.1: dim 0 is the partition dim; a block dim becomes a "
+                       "tuple of tensors or a (P, B, F) tensor")
+spmd_dim = _unavailable("nl.spmd_dim", "was removed in nki 0.1: launch kernel[2] over the logical NeuronCore")
+nc = _unavailable("nl.nc", "was removed in nki 0.1: launch kernel[2] over the logical NeuronCore")

@@ -422,3 +422,37 @@ def test_a_launch_matching_the_runtime_lnc_config_runs(monkeypatch, configured, 
     monkeypatch.setenv("NEURON_LOGICAL_NC_CONFIG", configured)
     kernel = copied_rows if launch is None else copied_rows[launch]
     np.testing.assert_array_equal(nki.simulate(kernel)(ROWS), ROWS)
+
+
+@nki.jit
+def index_grid(a):
+    i = nl.arange(128)[:, None]  # ERR:arange
+    return a
+
+
+@nki.jit
+def block_dim_tile(a):
+    t = nl.ndarray((4, nl.par_dim(128), 64), nl.float32, buffer=nl.sbuf)  # ERR:par_dim
+    return a
+
+
+@nki.jit
+def dynamic_copy(a):
+    t = loaded(a)
+    nisa.tensor_copy_dynamic_src(dst=t, src=t)  # ERR:dynamic_copy
+    return a
+
+
+REMOVED = [
+    (index_grid, "arange", "nl.arange", "was removed in nki 0.1: index with slices, nl.ds(start, size) or "
+     ".ap(pattern=)"),
+    (block_dim_tile, "par_dim", "nl.par_dim", "was removed in nki 0.1: dim 0 is the partition dim"),
+    (dynamic_copy, "dynamic_copy", "nisa.tensor_copy_dynamic_src",
+     "was removed in nki 0.4: nisa.tensor_copy(dst, src.ap(pattern, offset, scalar_offset=reg))"),
+]
+
+
+@pytest.mark.parametrize("kernel,marker,api,why", REMOVED, ids=[r[1] for r in REMOVED])
+def test_a_removed_api_says_what_replaces_it(kernel, marker, api, why):
+    check_diag(trace_error(kernel, X), M, "err_unsupported_args", f"unsupported arguments to '{api}': {why}",
+               [(marker, api)])
