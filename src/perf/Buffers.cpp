@@ -67,6 +67,51 @@ std::vector<int> site_cores(const ir::Kernel& k, size_t sites) {
   return core;
 }
 
+// A tile's claim on one memory's ring: bytes per partition, live over sites [from, to].
+struct Claim {
+  int id, from, to;
+  int64_t bytes;
+  bool rotates;  // a loop tile: its own buffers handle its reuse
+};
+
+// The ring allocation of one memory (see Buffers.h): fills `reuses` of the tiles that do
+// not rotate. A tile that finds no room (the program-order footprint is over the capacity:
+// the spill estimate's case) gets no dependency.
+void place_ring(std::vector<Claim> claims, int64_t capacity, std::vector<std::vector<int>>& reuses) {
+  struct Placed {
+    int64_t lo, hi;
+    int id, to;
+    bool rotates;
+  };
+  std::stable_sort(claims.begin(), claims.end(), [](const Claim& a, const Claim& b) { return a.from < b.from; });
+  std::vector<Placed> placed;
+  int64_t next = 0;
+  for (const Claim& c : claims) {
+    if (c.bytes <= 0 || c.bytes > capacity) continue;
+    int64_t lo = next;
+    int wraps = 0;
+    for (bool moved = true; moved && wraps < 2;) {
+      moved = false;
+      if (lo + c.bytes > capacity) lo = 0, ++wraps;
+      for (const Placed& p : placed)
+        if (p.to >= c.from && p.lo < lo + c.bytes && lo < p.hi) {
+          lo = p.hi;
+          moved = true;
+          break;
+        }
+    }
+    if (wraps >= 2) continue;
+    const int64_t hi = lo + c.bytes;
+    if (!c.rotates)
+      for (const Placed& p : placed)
+        if (!p.rotates && p.lo < hi && lo < p.hi) reuses[c.id].push_back(p.id);
+    placed.erase(std::remove_if(placed.begin(), placed.end(), [&](const Placed& p) { return lo <= p.lo && p.hi <= hi; }),
+                 placed.end());
+    placed.push_back({lo, hi, c.id, c.to, c.rotates});
+    next = hi;
+  }
+}
+
 // One core's part of the plan: its sites are those of `core` (and the exchanges').
 void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order,
                const std::vector<LoopSpan>& loops, const std::vector<int>& cores, int core, BufferPlan& p,
@@ -138,6 +183,18 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     }
     if (!grew) break;
   }
+
+  std::vector<Claim> sbuf_claims, psum_claims;
+  for (const ir::TensorDecl& d : k.tensors) {
+    if (!is_buffer(d)) continue;
+    const bool rotates = count[d.id] > 0;
+    const LoopSpan* l = rotates ? &loops[d.alloc_axis] : nullptr;
+    Claim c{d.id, rotates ? l->s0 : first[d.id], rotates ? l->s1 - 1 : last[d.id],
+            buffer_bytes(d, t) * std::max(1, count[d.id]), rotates};
+    (d.memory == ir::Memory::PSUM ? psum_claims : sbuf_claims).push_back(c);
+  }
+  place_ring(std::move(sbuf_claims), p.sbuf_capacity, p.reuses);
+  place_ring(std::move(psum_claims), p.psum_capacity, p.reuses);
 }
 
 }  // namespace
@@ -145,6 +202,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
 BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order) {
   BufferPlan p;
   p.count.assign(k.tensors.size(), 0);
+  p.reuses.assign(k.tensors.size(), {});
   p.sbuf_capacity = t.statebuf_par_size_in_bytes;
   p.psum_capacity = t.psum_par_size_in_bytes * t.psum_num_banks;
   // A kernel that places its tiles itself (ncc.sbuf/psum alloc) chose its buffers; the IR

@@ -10,6 +10,9 @@
 // while what is live stays within the per-partition capacity: a loop tile's extra
 // buffers are live over its whole loop body. A tile never gets more buffers than it has
 // allocations (its loop's iterations times its enclosing loops').
+// The other tiles (an unrolled loop's, the kernel body's) take memory from the same ring, in
+// program order: each lands past the previous one, skipping the tiles still live, wrapping
+// around the memory, and waits for the tiles whose bytes it takes to be done with them.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -30,6 +33,9 @@ struct BufferPlan {
   // reloaded around it every time it runs).
   int spill_site = -1;
   int64_t spill_bytes = 0;
+  // By tensor, for the tiles that do not rotate: the earlier tiles whose bytes the ring
+  // allocation gives it, dead by its first access (its writes wait for their last access).
+  std::vector<std::vector<int>> reuses;
 };
 
 // `order`: the kernel's instructions in program order (the cost model's sites).

@@ -42,6 +42,7 @@ Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
       per_core_(kComputeTracks + t.cost.dma_queues), free_(cores_ * per_core_, 0.0), last_node_(free_.size(), -1),
       gaps_(free_.size()), regions_(k.tensors.size()), written_(k.tensors.size(), false), live_(k.tensors.size()),
       plan_(std::move(buffers)), ring_(k.tensors.size()), reuse_(k.tensors.size()),
+      done_(k.tensors.size()),
       site_busy_(site_inst_.size(), 0.0), site_critical_(site_inst_.size(), 0.0), site_count_(site_inst_.size(), 0),
       end_(cores_, 0.0), end_node_(cores_, -1) {
   for (const ir::Instruction* in : site_inst_) {
@@ -82,6 +83,9 @@ void Schedule::read(int tensor, const Box& b, double& ready, int64_t& dep) const
 void Schedule::write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const {
   const int id = root(tensor);
   if (const Use& u = reuse_[id]; u.done > ready) ready = u.done, dep = u.node;
+  if (!plan_.reuses.empty())
+    for (int p : plan_.reuses[id])
+      if (const Use& u = done_[p]; u.done > ready) ready = u.done, dep = u.node;
   for (const Region& r : regions_[id]) {
     if (!orders(id, r) || !r.box.overlaps(b)) continue;
     const double w = dep_time(r.write_ready, r.writer), rd = dep_time(r.read_done, r.reader);
@@ -135,9 +139,10 @@ void Schedule::record_write(int tensor, Box b, double end, int64_t node) {
   }
 }
 
-void Schedule::touch(int tensor, double start, double end) {
+void Schedule::touch(int tensor, double start, double end, int64_t node) {
   const int id = root(tensor);
   if (ir::is_hbm(k_.tensor(id).memory)) return;
+  if (Use& u = done_[id]; end >= u.done) u = {end, node, num_nodes()};
   Live& l = live_[id];
   if (l.first < 0) l.first = start, l.core = core_;
   // Stamped by the access that ends last: a steady loop moves the end only if it set it.
@@ -358,11 +363,11 @@ void Schedule::execute(int site, const Env& env, bool interleaved) {
   ++site_count_[site];
   if (end > end_[core_]) end_[core_] = end, end_node_[core_] = pred;
   for (auto& [id, b] : reads) {
-    touch(id, start, end);
+    touch(id, start, end, pred);
     record_read(id, std::move(b), end, pred);
   }
   for (auto& [id, b] : writes) {
-    touch(id, start, end);
+    touch(id, start, end, pred);
     record_write(id, std::move(b), end, pred);
   }
 }
@@ -444,6 +449,7 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
   for (std::deque<Use>& ring : ring_)
     for (Use& u : ring) shift_use(u);
   for (Use& u : reuse_) shift_use(u);
+  for (Use& u : done_) shift_use(u);
   for (int i = 0; i <= kComputeTracks; ++i) {
     tot_.busy[i] += per.busy[i] * static_cast<double>(m);
     tot_.count[i] += per.count[i] * m;

@@ -141,7 +141,7 @@ class Schedule {
   void write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const;
   void record_read(int tensor, Box b, double end, int64_t node);
   void record_write(int tensor, Box b, double end, int64_t node);
-  void touch(int tensor, double start, double end);
+  void touch(int tensor, double start, double end, int64_t node);
   // Before the instruction at the spill site (BufferPlan), or the first to run after it: the
   // excess is stored and reloaded on the DMA queues, and it waits for the reload. Returns
   // when that ends.
@@ -169,6 +169,7 @@ class Schedule {
   bool spill_pending_ = false, spilled_ = false;
   std::vector<std::deque<Use>> ring_;  // per tensor: its latest iterations' uses, oldest first
   std::vector<Use> reuse_;             // per tensor: the use of the buffer the current iteration took
+  std::vector<Use> done_;              // per tensor: its latest access (what a tile taking its bytes waits for)
   std::vector<Interval> intervals_;
   std::vector<Node> nodes_;
   std::vector<Slice> slices_;

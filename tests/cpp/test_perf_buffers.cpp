@@ -91,6 +91,41 @@ TEST(CostModelBuffers, AKernelThatPlacesItsTilesItselfKeepsAFreshTilePerIteratio
   for (double s : starts) EXPECT_NEAR(s, trn1().cost.dma_fixed_latency_ns, 1e-6);
 }
 
+// t0 = load(a[0]); store(out[0], t0); t1 = ...; t2 = ... -- three unrolled [8, free] fp32 tiles,
+// each dead before the next is loaded: the ring allocation gives each the bytes past the last.
+perf::Profile unrolled_tiles(int64_t free) {
+  ir::Kernel k;
+  k.name = "ring";
+  const int a = add_tensor(k, "a", {3 * kRows, free}, Memory::SharedHBM, ir::Role::Input);
+  const int out = add_tensor(k, "out", {3 * kRows, free}, Memory::SharedHBM, ir::Role::Output);
+  for (int i = 0; i < 3; ++i) {
+    const int t = add_tensor(k, "t" + std::to_string(i), {kRows, free}, Memory::SBUF);
+    k.body.push_back(inst(Opcode::Load, tile(t), {tile(a, kRows, -1)}, {kRows, free}));
+    k.body.push_back(inst(Opcode::Store, tile(out, kRows, -1), {tile(t)}, {kRows, free}));
+  }
+  return perf::predict(k, trn1());
+}
+
+TEST(CostModelBuffers, AnUnrolledTileThatWrapsAroundTheSbufWaitsForTheTileWhoseBytesItTakes) {
+  const sema::CostFigures& f = trn1().cost;
+  // 64 KiB per partition: t0 and t1 fit side by side; t2 wraps around onto t0's bytes.
+  const int64_t free = 16384;
+  ASSERT_GT(3 * free * 4, trn1().statebuf_par_size_in_bytes);
+  const double fixed = f.dma_fixed_latency_ns, dma = queue_time(free);
+  const std::vector<double> starts = load_starts(unrolled_tiles(free));
+  ASSERT_EQ(starts.size(), 3u);
+  EXPECT_NEAR(starts[0], fixed, 1e-6);
+  EXPECT_NEAR(starts[1], fixed, 1e-6);  // its own bytes: on another queue, at once
+  // Load 2 writes t0's bytes: it waits for store 0, their last read, after load 0.
+  EXPECT_NEAR(starts[2], fixed + dma + fixed + dma + fixed, 1e-6);
+}
+
+TEST(CostModelBuffers, UnrolledTilesThatFitTheSbufTogetherNeverWait) {
+  const std::vector<double> starts = load_starts(unrolled_tiles(8192));  // 3 x 32 KiB fit
+  ASSERT_EQ(starts.size(), 3u);
+  for (double s : starts) EXPECT_NEAR(s, trn1().cost.dma_fixed_latency_ns, 1e-6);
+}
+
 // x = load(a); y = load(b); z = x + y; store(out, z): three [128, free] fp32 tiles live at the add.
 perf::Profile three_tiles(int64_t free, bool direct_allocation = false) {
   ir::Kernel k;
