@@ -10,7 +10,7 @@ Prints one line per case, whether each family of variants ranks as published, th
 |ln(predicted / measured)| per target over the measured figures, and how many test upper
 bounds the prediction stays under. Exits 0 (it is a report) unless a kernel fails to trace.
 
-    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--only ID,...] [-v]
+    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--only ID,...] [-v]
 """
 import argparse
 import importlib
@@ -35,6 +35,9 @@ SAMP_PERF = "0898a771c302e2ed7003cb0a51fc158d28e4d9e1"  # last commit with the p
 TUNE = "awslabs/nki-autotune"
 TUNE_HEAD = "d57bcc3be3318f9cec05c7f48c162d3d2b1706e0"
 TUNE_PREFIX = "nki-autotune:"  # a case path in an nki-autotune checkout (current nki API kernels)
+LIB = "aws-neuron/nki-library"
+LIB_HEAD = "d2ad3a579498d1888aa8740af97fd325dd5f2740"
+LIB_PREFIX = "nki-library:"  # a case path: a module of an nki-library checkout (current nki API kernels)
 AUTO = "ucb-bar/autocomp"
 AUTO_HEAD = "dd26a5656bcd3158b80c36bc97500d76a495c765"
 
@@ -48,6 +51,7 @@ ALLOC_ATTN = "src/nki_samples/reference/allocated_attention.py"
 VISION = "src/nki_samples/reference/vision.py"
 RMS_QKV = "src/nki_samples/reference/allocated_fused_linear.py"
 DOUBLE_ROW = "src/nki_samples/reference/double_row_matmul.py"
+RMS_QUANT = "nki-library:nkilib.core.rmsnorm.rmsnorm_quant"
 
 BF16, FP16, FP32, FP8 = "bfloat16", "float16", "float32", "float8_e4m3"
 
@@ -65,9 +69,19 @@ class Z:
         return f"{self.dtype}{list(self.shape)}"
 
 
+class Obj:
+    """An argument object of an nki-library kernel: `cls` of `module`, made with no arguments."""
+
+    def __init__(self, module, cls):
+        self.module, self.cls = module, cls
+
+    def make(self):
+        return getattr(importlib.import_module(self.module), self.cls)()
+
+
 def case(id, family, path, func, args, target, us, kind, source, kwargs=None, grid=None, note="", measure="latency"):
     """One published figure. kind: "measured" (a device measurement), "bound" (a unit test's
-    pass/fail upper bound) or "alternative" (a measurement at a shape it may have had; shown,
+    pass/fail upper bound, or a design document's performance target) or "alternative" (a measurement at a shape it may have had; shown,
     not in the median). source: (repository, path, commit, line)."""
     return dict(id=id, family=family, path=path, func=func, args=args, kwargs=kwargs or {}, grid=grid,
                 target=target, us=us, kind=kind, source=source, note=note, measure=measure)
@@ -220,6 +234,13 @@ CASES = [
          "matmul_lhsT_rhs_nkigym", [Z(2048, 2048, dtype=BF16)] * 2, "trn2", 244.2 * 89.47 / 90.92, "measured",
          (TUNE, "kernel_library/README.md", TUNE_HEAD, 13),
          note="derived from its published 90.92 % MFU with U1's implied peak"),
+    # nki-library's rmsnorm_quant design document: performance targets on trn2, LNC=2, bf16 in, fp8 rows out.
+    *[case(id, "rmsnorm_quant", RMS_QUANT, "rmsnorm_quant_kernel",
+           [Z(1, seq, hidden, dtype=BF16), Z(1, hidden, dtype=BF16), Obj(RMS_QUANT[len(LIB_PREFIX):], "RmsNormQuantKernelArgs")],
+           "trn2", us, "bound", sdk("nki/library/specs/design-rmsnorm-quant.rst", line), grid=2,
+           note="target latency, LNC=2")
+      for id, seq, hidden, us, line in (("T26", 2048, 8192, 458.2, 239), ("T27", 32768, 8192, 6287.0, 241),
+                                        ("T28", 2048, 16384, 866.81, 249), ("T29", 32768, 16384, 13214.40, 251))],
 ]
 
 # Families of variants of one kernel: the predicted order must match the published one for
@@ -260,10 +281,15 @@ def activation_chain(length):
     return chain
 
 
-def load_kernel(checkout, path, func, autotune=None):
+def load_kernel(checkout, path, func, autotune=None, library=None):
     """The kernel `func` of the public file `path` (relative to the checkout), imported unchanged."""
     if path is None:
         return globals()[func]
+    if path.startswith(LIB_PREFIX):
+        src = os.path.join(library, "src", "nkilib_src")
+        if src not in sys.path:
+            sys.path.insert(0, src)
+        return getattr(importlib.import_module(path[len(LIB_PREFIX):]), func)
     if path.startswith(TUNE_PREFIX):
         file = os.path.join(autotune, path[len(TUNE_PREFIX):])
         spec = importlib.util.spec_from_file_location("autotune_" + func, file)
@@ -279,7 +305,7 @@ def load_kernel(checkout, path, func, autotune=None):
 
 def predict(c, kernel):
     """(predicted µs for what the case measures, the ProfileResult behind it)."""
-    args = [a.make() if isinstance(a, Z) else a for a in c["args"]]
+    args = [a.make() if isinstance(a, (Z, Obj)) else a for a in c["args"]]
     if c["measure"] == "activation_interval":
         short, long_ = 1, 33
         r1 = nkic.profile(kernel(short), *args, target=c["target"])
@@ -298,12 +324,12 @@ def describe_error(e):
     return f"{e.code} at {where}: {e.message}" if isinstance(e, nkic.NKIError) else f"{type(e).__name__}: {e}"
 
 
-def run_cases(checkout, cases, verbose, autotune=None):
+def run_cases(checkout, cases, verbose, autotune=None, library=None):
     results, failures = {}, []
     for c in cases:
         t0 = time.perf_counter()
         try:
-            pred, prof = predict(c, load_kernel(checkout, c["path"], c["func"], autotune))
+            pred, prof = predict(c, load_kernel(checkout, c["path"], c["func"], autotune, library))
         except Exception as e:  # a report: record the diagnostic, keep going
             failures.append((c, describe_error(e)))
             print(f"{c['id']:12s} {c['func']:44s} {c['target']:5s} FAILED: {describe_error(e)}")
@@ -381,6 +407,8 @@ def main():
                     help="nki-samples checkout at commit fc5c69f")
     ap.add_argument("--autotune", default="/tmp/corpus/autotune",
                     help=f"nki-autotune checkout at {TUNE_HEAD[:7]} (its cases are skipped when absent)")
+    ap.add_argument("--library", default="/tmp/corpus/nki-library",
+                    help=f"nki-library checkout at {LIB_HEAD[:7]} (its cases are skipped when absent)")
     ap.add_argument("--only", help="comma-separated case ids")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each case's profile summary")
     opts = ap.parse_args()
@@ -390,9 +418,12 @@ def main():
     if not os.path.isdir(os.path.join(opts.autotune, "kernel_library")):
         print(f"no nki-autotune checkout at {opts.autotune}: its cases are skipped")
         cases = [c for c in cases if not (c["path"] or "").startswith(TUNE_PREFIX)]
+    if not os.path.isdir(os.path.join(opts.library, "src", "nkilib_src")):
+        print(f"no nki-library checkout at {opts.library}: its cases are skipped")
+        cases = [c for c in cases if not (c["path"] or "").startswith(LIB_PREFIX)]
     print(f"nkic {nkic.__version__} cost model vs published figures; kernels from {opts.checkout}")
     print("Measured figures:")
-    results, failures = run_cases(opts.checkout, cases, opts.verbose, opts.autotune)
+    results, failures = run_cases(opts.checkout, cases, opts.verbose, opts.autotune, opts.library)
     under, total = print_bounds(results)
     print_rankings(results)
     print_medians(results)
