@@ -61,6 +61,35 @@ std::vector<std::pair<int64_t, int64_t>> box(const KernelBuilder& b, const ir::I
   return out;
 }
 
+// Before NeuronCore-v4 a matmul's output fits one PSUM bank per partition (the architecture
+// guide): a dst whose free bytes span two banks is wrong on the hardware; the 0.6 simulator
+// warns on such accumulation patterns, and so does nkic. Checked at the first iteration of the
+// enclosing loops (a later one is not reported: no warning that could be a false one).
+void warn_bank_crossing(const KernelBuilder& b, const ir::Instruction& in) {
+  const ir::TensorDecl& d = b.tensor(in.dst.tensor);
+  const int64_t bank = b.target().psum_par_size_in_bytes, size = ir::size_of(d.dtype);
+  if (b.target().nc_version >= 4 || d.alias_of >= 0 || in.dst.index.size() != d.shape.size() || bank <= 0) return;
+  bool known = true;
+  auto first_iteration = [&](ir::Var v) -> std::pair<int64_t, int64_t> {
+    if (v.kind == ir::VarKind::Grid) return {0, in.shape.at(v.id) - 1};
+    if (auto r = b.var_range(v)) return {r->first, r->first};
+    known = false;
+    return {0, 0};
+  };
+  int64_t lo = 0, hi = 0, stride = size;
+  for (size_t k = d.shape.size(); k-- > 0;) {
+    if (static_cast<int>(k) == d.partition_dim) continue;
+    const auto [first, last] = in.dst.index[k].bounds(first_iteration);
+    if (!known || first < 0 || last >= d.shape[k]) return;
+    lo += first * stride;
+    hi += last * stride;
+    stride *= d.shape[k];
+  }
+  hi += size - 1;
+  if (lo / bank != hi / bank)
+    b.warn(sema::warn_matmul_dst_crosses_psum_bank(KernelBuilder::display_name(d.name), lo, hi, bank));
+}
+
 bool overlap(const std::vector<std::pair<int64_t, int64_t>>& x, const std::vector<std::pair<int64_t, int64_t>>& y) {
   for (size_t d = 0; d < x.size() && d < y.size(); ++d)
     if (x[d].second < y[d].first || y[d].second < x[d].first) return false;
@@ -116,6 +145,7 @@ void mark_matmul_accumulation(KernelBuilder& b, const DestinationMark& mark, con
     if (in.opcode == ir::Opcode::Matmul && !in.transpose && b.tensor(dst.tensor).dtype == ir::DType::bfloat16)
       sema::assert_nc_version(b.target(), 4, b.api() + "(dst=bfloat16)", b.raiser());
     auto covered = box(b, in, in.dst);
+    warn_bank_crossing(b, in);
     if (!accumulate && b.matmul_first_write_varies(in.dst))
       b.require_unrolled(b.api() + "(accumulate=None): whether its first write overwrites depends on the iteration");
     bool seen = std::any_of(written.begin(), written.end(), [&](const auto& w) { return overlap(w, covered); });

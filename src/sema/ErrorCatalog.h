@@ -147,4 +147,6 @@ Diagnostic err_psum_address_not_bank_aligned(std::string_view tensor, int64_t of
 Diagnostic err_address_overlap(std::string_view tensor, std::string_view other, std::string_view where);
 // nc_matmul(accumulate=True) onto PSUM elements nothing wrote before (undefined on the hardware).
 Diagnostic warn_matmul_accumulate_uninitialized(std::string_view tensor);
+Diagnostic warn_matmul_dst_crosses_psum_bank(std::string_view tensor, int64_t first_byte, int64_t last_byte,
+                                             int64_t bank_bytes);
 }  // namespace nkic::sema

@@ -67,6 +67,18 @@ Diagnostic err_psum_address_not_bank_aligned(std::string_view tensor, int64_t of
               ErrorKind::Syntax, "use address=(partition, bank * " + std::to_string(bank_bytes) + ")");
 }
 
+Diagnostic warn_matmul_dst_crosses_psum_bank(std::string_view tensor, int64_t first_byte, int64_t last_byte,
+                                             int64_t bank_bytes) {
+  return make("warn_matmul_dst_crosses_psum_bank",
+              "nc_matmul writes PSUM tensor '" + s(tensor) + "' at free bytes " + std::to_string(first_byte) + "-" +
+                  std::to_string(last_byte) + " of each partition, across a " + std::to_string(bank_bytes) +
+                  "-byte PSUM bank boundary: before NeuronCore-v4 a matmul's output fits one bank, so the "
+                  "hardware's result is wrong there",
+              ErrorKind::Syntax,
+              "start each matmul's dst at a multiple of " + std::to_string(bank_bytes) +
+                  " bytes and keep it within one bank");
+}
+
 Diagnostic warn_matmul_accumulate_uninitialized(std::string_view tensor) {
   return make("warn_matmul_accumulate_uninitialized",
               "nc_matmul(accumulate=True) adds onto PSUM tensor '" + s(tensor) +

@@ -456,3 +456,39 @@ REMOVED = [
 def test_a_removed_api_says_what_replaces_it(kernel, marker, api, why):
     check_diag(trace_error(kernel, X), M, "err_unsupported_args", f"unsupported arguments to '{api}': {why}",
                [(marker, api)])
+
+
+def matmul_into_columns(start, loops=1):
+    @nki.jit
+    def kernel(a, b):
+        x = loaded(a)
+        y = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=y, src=b)
+        p = nl.ndarray((128, 4096), nl.float32, buffer=nl.psum)
+        for i in nl.affine_range(loops):
+            nisa.nc_matmul(dst=p[:, start + i * 512:start + (i + 1) * 512], stationary=x, moving=y)  # ERR:bank
+        return a
+    return kernel
+
+
+def matmul_warnings(kernel):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kernel.trace(None, (np.ones((128, 128), np.float32), np.ones((128, 512), np.float32)), {})
+    return [w for w in caught if "warn_matmul_dst_crosses_psum_bank" in str(w.message)]
+
+
+def test_a_matmul_dst_across_a_psum_bank_warns_before_neuroncore_v4(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
+    [w] = matmul_warnings(matmul_into_columns(256))
+    assert str(w.message) == (
+        "[warn_matmul_dst_crosses_psum_bank] nc_matmul writes PSUM tensor 'p' at free bytes 1024-3071 of each "
+        "partition, across a 2048-byte PSUM bank boundary: before NeuronCore-v4 a matmul's output fits one bank, so "
+        "the hardware's result is wrong there")
+    assert M.same_file(w.filename) and w.lineno == M.line("bank")
+
+
+@pytest.mark.parametrize("target,start,loops", [("trn2", 512, 1), ("trn2", 0, 4), ("trn3", 256, 1)])
+def test_a_matmul_dst_within_a_bank_or_on_neuroncore_v4_is_quiet(monkeypatch, target, start, loops):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", target)
+    assert matmul_warnings(matmul_into_columns(start, loops)) == []
