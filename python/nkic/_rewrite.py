@@ -13,6 +13,7 @@ import weakref
 
 from ._core import core
 from . import _loops, _loops_ast
+from ._rewrite_dicts import DictKeys, dict_keys
 
 # Loop ids are unique across every rewritten function: a helper's loop must not
 # share an id with the kernel loop it is called from.
@@ -143,16 +144,6 @@ def bool_not(value):
     return core.logical_not(value) if _is_logical(value) else not value
 
 
-def dict_keys(d, file, line, col):
-    """A dict display or comprehension of traced code: the current API's dicts take string keys only (§2.2)."""
-    if core.current_api():
-        for k in d:
-            if not isinstance(k, str):
-                core.raise_unsupported_construct(f"a non-string dict key ({k!r})", "NKI dicts take string keys only",
-                                                 file, line, col)
-    return d
-
-
 def kernel_return(value):
     """`return value` in traced code: at kernel level the returned tensors become the
     kernel's outputs (an on-chip tile is stored into a new HBM output), checked here so
@@ -219,7 +210,7 @@ def _previous(name, node):
     return ast.copy_location(ast.Call(func=get, args=[ast.Constant(name)], keywords=[]), node)
 
 
-class _Rewriter(ast.NodeTransformer):
+class _Rewriter(DictKeys, ast.NodeTransformer):
     def __init__(self, filename):
         self.filename = filename  # where the hooked calls' locations are
         self.depth = 0  # nesting of function definitions; returns of depth 1 are hooked
@@ -303,7 +294,9 @@ class _Rewriter(ast.NodeTransformer):
         loc = core.register_location(self.filename, node.lineno, node.col_offset + 1)
         call = ast.Call(func=ast.Name(id="__nki_call__", ctx=ast.Load()),
                         args=[ast.Constant(loc), node.func] + node.args, keywords=node.keywords)
-        return ast.copy_location(call, node)
+        call = ast.copy_location(call, node)
+        # dict(pairs) / dict(zip(...)): its keys are checked as a display's are.
+        return self.checked_keys(call, node) if isinstance(node.func, ast.Name) and node.func.id == "dict" else call
 
     def visit_Assign(self, node):
         self.generic_visit(node)
@@ -356,20 +349,6 @@ class _Rewriter(ast.NodeTransformer):
         item = ast.withitem(context_expr=_hook("__nki_exception_block__", node))
         node.body = [ast.copy_location(ast.With(items=[item], body=node.body), node)]
         return node
-
-    def visit_Dict(self, node):
-        self.generic_visit(node)
-        if all(k is None or isinstance(k, ast.Constant) for k in node.keys):
-            return node  # constant keys are the front end's static check
-        return self._checked_keys(node)
-
-    def visit_DictComp(self, node):
-        self.generic_visit(node)
-        return self._checked_keys(node)
-
-    def _checked_keys(self, node):
-        where = (ast.Constant(self.filename), ast.Constant(node.lineno), ast.Constant(node.col_offset + 1))
-        return _hook("__nki_dict__", node, node, *where)
 
     def visit_IfExp(self, node):
         self.generic_visit(node)

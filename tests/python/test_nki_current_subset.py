@@ -43,6 +43,7 @@ def accepted(a: legacy_nt.tensor):
     key = "double"
     table = {key: Mode.DOUBLE, "unit": 1.0}
     names = {name: len(name) for name in ("ab", "cde")}
+    names = dict(zip(names, names.values()), extra=0)
     total = 0
     for _ in range(2):
         for _ in range(3):
@@ -65,6 +66,12 @@ def key_in_a_variable(a):
 @nki.jit
 def key_of_a_comprehension(a):
     table = {i: a for i in range(2)}  # ERR:comp_key
+    return a
+
+
+@nki.jit
+def key_of_a_dict_call(a):
+    table = dict(zip((1, 2), (a, a)))  # ERR:call_key
     return a
 
 
@@ -130,6 +137,7 @@ def defines_a_plain_subclass(a):
 CASES = [
     (key_in_a_variable, "var_key", "{", "a non-string dict key (3) is not supported in an NKI kernel", ()),
     (key_of_a_comprehension, "comp_key", "{", "a non-string dict key (0) is not supported in an NKI kernel", ()),
+    (key_of_a_dict_call, "call_key", "dict(", "a non-string dict key (1) is not supported in an NKI kernel", ()),
     (calls_helper, "helper_is", "x is", "'is' / 'is not' between values is not supported in an NKI kernel",
      (("helper_call", "helper_comparing", "helper_comparing"),)),
     (writes_its_loop_variable, "induction", "i =",
