@@ -298,3 +298,22 @@ def test_dynamic_elementwise_add_runs_its_runtime_tile_count(tiles):
         out = add(a, b, np.array([[tiles]], np.int32))
     rows = tiles * 128
     np.testing.assert_array_equal(out[:rows], (a.astype(np.float32) + b.astype(np.float32)).astype(nl.bfloat16)[:rows])
+
+
+@pytest.mark.parametrize("lnc", [1, 2])
+def test_topk_reduce_sums_each_tokens_scattered_rows(lnc):
+    """The reduction after an all_to_all_v (no collective itself): rows scattered over a padded
+    buffer, each tagged with its token as an int32 packed into the last two bf16 columns."""
+    import nki.language as nl
+    tokens, k, hidden = 16, 4, 256
+    rows = tokens * k + 8  # padding rows carry token -1
+    rng = np.random.default_rng(0)
+    values = rng.uniform(-1, 1, (rows, hidden)).astype(nl.bfloat16)
+    token = np.full(rows, -1, np.int32)
+    token[rng.permutation(rows)[:tokens * k]] = np.repeat(np.arange(tokens), k)
+    packed = token.view(np.uint16).reshape(rows, 2).view(nl.bfloat16)
+    reduce = kernel("experimental.collectives.topk_reduce", "topk_reduce")
+    out = (reduce if lnc == 1 else reduce[lnc])(np.concatenate([values, packed], axis=1), tokens, k)
+    want = np.stack([values[token == t].astype(np.float32).sum(axis=0) for t in range(tokens)])
+    # The kernel accumulates in bf16 (dma_compute into its bf16 tile).
+    np.testing.assert_allclose(out.astype(np.float32), want, atol=0.03)
