@@ -184,12 +184,35 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     if (!grew) break;
   }
 
+  // The tiles outside the loops that more than one instruction writes: an instruction that
+  // overwrites one whole starts a new live range (Schedule::renamed), which the compiler may
+  // put in another buffer. Each gets a buffer per write, while what is live stays within the
+  // capacity (in declaration order).
+  std::vector<int> writes(k.tensors.size(), 0);
+  for (size_t s = 0; s < n; ++s) {
+    if (!mine(s)) continue;
+    const ir::Instruction& in = *order[s];
+    if (in.has_dst()) ++writes[k.root(in.dst.tensor)];
+    for (const ir::Access& a : in.extra_dsts) ++writes[k.root(a.tensor)];
+  }
+  for (const ir::TensorDecl& d : k.tensors) {
+    if (!is_buffer(d) || count[d.id] > 0 || writes[d.id] < 2) continue;
+    const bool in_psum = d.memory == ir::Memory::PSUM;
+    std::vector<int64_t>& live = in_psum ? psum : sbuf;
+    const int64_t bytes = buffer_bytes(d, t), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
+    const int64_t peak = *std::max_element(live.begin() + first[d.id], live.begin() + last[d.id] + 1);
+    const int64_t extra = bytes > 0 && capacity > peak ? (capacity - peak) / bytes : 0;
+    count[d.id] = static_cast<int>(std::min<int64_t>(writes[d.id], 1 + extra));
+    for (int s = first[d.id]; s <= last[d.id]; ++s) live[s] += (count[d.id] - 1) * bytes;
+  }
+
   std::vector<Claim> sbuf_claims, psum_claims;
   for (const ir::TensorDecl& d : k.tensors) {
     if (!is_buffer(d)) continue;
-    const bool rotates = count[d.id] > 0;
-    const LoopSpan* l = rotates ? &loops[d.alloc_axis] : nullptr;
-    Claim c{d.id, rotates ? l->s0 : first[d.id], rotates ? l->s1 - 1 : last[d.id],
+    // A loop tile holds its buffers over its loop body; a renamed one over its own live range.
+    const bool rotates = count[d.id] > 0, loop_tile = rotates && d.alloc_axis >= 0;
+    const LoopSpan* l = loop_tile ? &loops[d.alloc_axis] : nullptr;
+    Claim c{d.id, loop_tile ? l->s0 : first[d.id], loop_tile ? l->s1 - 1 : last[d.id],
             buffer_bytes(d, t) * std::max(1, count[d.id]), rotates};
     (d.memory == ir::Memory::PSUM ? psum_claims : sbuf_claims).push_back(c);
   }

@@ -171,6 +171,18 @@ void Schedule::release(int id, bool rotate) {
   l = Live{};
 }
 
+void Schedule::renamed(int tensor, const Box& b, const std::vector<std::pair<int, Box>>& reads, bool accumulate) {
+  const int id = root(tensor);
+  if (accumulate || plan_.count.empty() || plan_.count[id] == 0 || k_.tensor(id).alloc_axis >= 0 ||
+      regions_[id].empty())
+    return;
+  for (const auto& [rid, rb] : reads)
+    if (root(rid) == id) return;  // it reads what it overwrites: the contents live on
+  for (const Region& r : regions_[id])
+    if (!b.contains(r.box)) return;
+  release(id, true);
+}
+
 bool Schedule::rotated(const std::vector<int>& ids) const {
   for (int id : ids)
     if (static_cast<int>(ring_[id].size()) < plan_.count[id]) return false;
@@ -316,6 +328,7 @@ void Schedule::execute(int site, const Env& env, bool interleaved) {
   for (const ir::Access& a : in.extra_dsts) writes.emplace_back(a.tensor, access_box(a, k_.tensor(a.tensor), ext, env));
   if (in.accumulate) reads.insert(reads.end(), writes.begin(), writes.end());
   for (const auto& [id, b] : reads) read(id, b, ready, dep);
+  for (const auto& [id, b] : writes) renamed(id, b, reads, in.accumulate);
   for (const auto& [id, b] : writes) write_deps(id, b, ready, dep);
   if (floor_ > ready) ready = floor_, dep = floor_node_;
   if (spill_pending_) ready = spill(ready, dep);

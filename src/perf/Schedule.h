@@ -62,6 +62,10 @@ class Schedule {
   // Whether every tensor of `ids` has been through each of its physical buffers (before,
   // a loop's iterations are not yet steady).
   bool rotated(const std::vector<int>& ids) const;
+  // A write of `b` that overwrites everything a tile outside the loops held, by an instruction
+  // that neither reads the tile nor accumulates into it, starts a new live range of it: the
+  // next of its physical buffers (BufferPlan), as a new loop iteration's allocation does.
+  void renamed(int tensor, const Box& b, const std::vector<std::pair<int, Box>>& reads, bool accumulate);
 
   // Every queue's free time (per core: compute engines, then the DMA queues
   // sorted), then per queue the number of its idle gaps and their bounds, for

@@ -126,6 +126,43 @@ TEST(CostModelBuffers, UnrolledTilesThatFitTheSbufTogetherNeverWait) {
   for (double s : starts) EXPECT_NEAR(s, trn1().cost.dma_fixed_latency_ns, 1e-6);
 }
 
+// t = load(a[0]); store(out[0], t); t = load(a[1]); store(out[1], t) -- one [8, free] fp32 tile
+// outside any loop, written whole twice (`cols` < free: the second load writes only its first cols).
+perf::Profile tile_written_twice(int64_t free, int64_t cols) {
+  ir::Kernel k;
+  k.name = "rename";
+  const int a = add_tensor(k, "a", {2 * kRows, free}, Memory::SharedHBM, ir::Role::Input);
+  const int out = add_tensor(k, "out", {2 * kRows, free}, Memory::SharedHBM, ir::Role::Output);
+  const int t = add_tensor(k, "t", {kRows, free}, Memory::SBUF);
+  k.body.push_back(inst(Opcode::Load, tile(t), {tile(a, kRows, -1)}, {kRows, free}));
+  k.body.push_back(inst(Opcode::Store, tile(out, kRows, -1), {tile(t)}, {kRows, free}));
+  k.body.push_back(inst(Opcode::Load, tile(t), {tile(a, kRows, -1)}, {kRows, cols}));
+  k.body.push_back(inst(Opcode::Store, tile(out, kRows, -1), {tile(t)}, {kRows, cols}));
+  return perf::predict(k, trn1());
+}
+
+TEST(CostModelBuffers, AWholeOverwriteOfATileStartsANewLiveRangeInAnotherBuffer) {
+  // 32 KiB per partition: a second buffer fits, so the second load does not wait for store 0.
+  const std::vector<double> starts = load_starts(tile_written_twice(8192, 8192));
+  ASSERT_EQ(starts.size(), 2u);
+  for (double s : starts) EXPECT_NEAR(s, trn1().cost.dma_fixed_latency_ns, 1e-6);
+}
+
+TEST(CostModelBuffers, AnOverwriteWithoutRoomForAnotherBufferOrOfPartOfTheTileWaitsForItsReaders) {
+  const sema::CostFigures& f = trn1().cost;
+  const double fixed = f.dma_fixed_latency_ns;
+  // 96 KiB per partition: two buffers do not fit trn1's 176 KiB.
+  const int64_t big = 24576;
+  ASSERT_GT(2 * big * 4, trn1().statebuf_par_size_in_bytes);
+  std::vector<double> starts = load_starts(tile_written_twice(big, big));
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_NEAR(starts[1], fixed + queue_time(big) + fixed + queue_time(big) + fixed, 1e-6);
+  // Half the tile rewritten: its other half is still the first load's, so no new live range.
+  starts = load_starts(tile_written_twice(8192, 4096));
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_NEAR(starts[1], fixed + queue_time(8192) + fixed + queue_time(8192) + fixed, 1e-6);
+}
+
 // x = load(a); y = load(b); z = x + y; store(out, z): three [128, free] fp32 tiles live at the add.
 perf::Profile three_tiles(int64_t free, bool direct_allocation = false) {
   ir::Kernel k;
