@@ -61,6 +61,7 @@ Target make(std::string name, int gen, int64_t sbuf_bytes, int64_t psum_partitio
   t.psum_num_partitions = psum_partitions;
   t.max_num_physical_cores = cores;
   t.has_hwdge = gen >= 3;  // NKI_API.md: HWDGE needs NeuronCore-v3+
+  if (gen >= 4) t.matmul_moving_fmax_fp32 = 4096, t.matmul_moving_fmax_bf16 = 8192;
   t.cost = cost_figures(gen);
   return t;
 }

@@ -65,6 +65,9 @@ struct Target {
   int64_t psum_num_banks = 8;
   int64_t gemm_stationary_fmax = 128;
   int64_t gemm_moving_fmax = 512;
+  // The widest moving free size a matmul accepts with an fp32 dst, and with a bf16 dst: one
+  // PSUM bank before NeuronCore-v4; v4 spans the 8 banks (nc_matmul's and nc_matmul_mx's docs).
+  int64_t matmul_moving_fmax_fp32 = 512, matmul_moving_fmax_bf16 = 512;
   int64_t bn_stats_fmax = 512;
   int64_t psum_min_align = 4;  // bytes: PSUM tiles start on 4-byte boundaries
   int64_t sbuf_min_align = 1;

@@ -492,3 +492,40 @@ def test_a_matmul_dst_across_a_psum_bank_warns_before_neuroncore_v4(monkeypatch)
 def test_a_matmul_dst_within_a_bank_or_on_neuroncore_v4_is_quiet(monkeypatch, target, start, loops):
     monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", target)
     assert matmul_warnings(matmul_into_columns(start, loops)) == []
+
+
+def wide_matmul(n):
+    @nki.jit
+    def kernel(a, b):
+        x = nl.ndarray((128, 128), nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_copy(dst=x, src=a)
+        y = nl.ndarray((128, n), nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_copy(dst=y, src=b)
+        p = nl.ndarray((128, n), nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=p, stationary=x, moving=y)  # ERR:wide
+        s = nl.ndarray((128, n), nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=s, src=p)
+        out = nl.ndarray((128, n), nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=s)
+        return out
+    return kernel
+
+
+def wide_operands(n):
+    rng = np.random.default_rng(n)
+    return rng.uniform(-1, 1, (128, 128)).astype(nl.bfloat16), rng.uniform(-1, 1, (128, n)).astype(nl.bfloat16)
+
+
+@pytest.mark.parametrize("n", [2048, 4096])
+def test_a_neuroncore_v4_matmul_takes_a_moving_tile_across_the_psum_banks(monkeypatch, n):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
+    a, b = wide_operands(n)
+    out = nki.simulate(wide_matmul(n))(a, b)
+    np.testing.assert_allclose(out, a.astype(np.float32).T @ b.astype(np.float32), rtol=1e-5, atol=1e-4)
+
+
+def test_a_moving_tile_wider_than_a_psum_bank_is_refused_before_neuroncore_v4(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
+    check_diag(trace_error(wide_matmul(513), *wide_operands(513)), M, "err_size_of_dimension_exceed_arch_limit",
+               "size of dimension 1 in 'y[128, 513]' of 'nc_matmul' exceed architecture limitation of 512",
+               [("wide", "nisa.")], api="nisa.nc_matmul")
