@@ -125,9 +125,9 @@ void check_matmul(KernelBuilder& b, int64_t k_s, int64_t m, int64_t k_m, int64_t
   sema::assert_par_dim(k_s, Memory::SBUF, t, b.raiser());
   if (m > t.gemm_stationary_fmax)
     b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, s_name, b.api(), t.gemm_stationary_fmax));
-  // A legacy matmul's result is fp32; a current one's dst may be bf16 on v4 and take the widest
-  // moving tile (an fp32 dst wider than 4096 does not fit the PSUM: err_stack_overflow_psum).
-  const int64_t limit = b.current_api ? t.matmul_moving_fmax_bf16 : t.matmul_moving_fmax_fp32;
+  // The legacy surface keeps its tile size (seed 004); a current dst may be bf16 on v4 and take
+  // the widest moving tile (an fp32 dst wider than 4096 does not fit the PSUM: err_stack_overflow_psum).
+  const int64_t limit = b.current_api ? t.matmul_moving_fmax_bf16 : t.gemm_moving_fmax;
   if (n > limit) b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, m_name, b.api(), limit));
 }
 

