@@ -10,7 +10,9 @@ import inspect
 from nkic._core import core
 from nkic import _rewrite
 
-_checked = set()
+_checked = set()  # code objects checked (or not the user's)
+_SURFACE = set()  # ids of the current package's API objects, filled at the first check
+_CLASS_RULE = "derives from nl.NKIObject and nothing else (or is an Enum)"
 # The legacy surface, whatever name a kernel imported it under (neuronxcc.nki.language is nkic.language).
 _LEGACY_MODULES = ("neuronxcc", "nkic.language", "nkic.isa", "nkic.typing", "nkic.compiler")
 
@@ -136,7 +138,7 @@ class _Walker(ast.NodeVisitor):
             none = any(isinstance(o, ast.Constant) and o.value is None for o in operands[i:i + 2])
             if isinstance(op, (ast.Is, ast.IsNot)) and not none:
                 self.fail(node, "'is' / 'is not' between values",
-                      "compare with == or != (NKI values compare structurally); only `x is None` is kept")
+                          "compare with == or != (NKI values compare structurally); only `x is None` is kept")
         self.generic_visit(node)
 
     def visit_Dict(self, node):
@@ -148,14 +150,14 @@ class _Walker(ast.NodeVisitor):
     def visit_Name(self, node):
         if isinstance(node.ctx, ast.Load) and _legacy(self._resolve(node)):
             self.fail(node, f"the legacy neuronxcc.nki API ('{node.id}') inside a kernel",
-                  "since nki 0.4 a kernel calls nki.language / nki.isa only: import nki.language as nl, "
-                  "nki.isa as nisa (nkic migrate rewrites a legacy kernel)")
+                      "since nki 0.4 a kernel calls nki.language / nki.isa only: import nki.language as nl, "
+                      "nki.isa as nisa (nkic migrate rewrites a legacy kernel)")
 
     def visit_Call(self, node):
         cls = self._resolve(node.func)
         if isinstance(cls, type) and _user_class(cls) and not _nki_class(cls):
             self.fail(node, f"an instance of class '{cls.__name__}', which does not derive from nl.NKIObject",
-                  "a class a kernel uses derives from nl.NKIObject and nothing else (or is an Enum)")
+                      f"a class a kernel uses {_CLASS_RULE}")
         self.generic_visit(node)
 
     def visit_ClassDef(self, node):
@@ -163,7 +165,7 @@ class _Walker(ast.NodeVisitor):
             cls = self._resolve(base)
             if isinstance(cls, type) and not _nki_class(cls):
                 self.fail(base, f"a class '{node.name}' deriving from '{cls.__name__}'",
-                      "a class a kernel defines derives from nl.NKIObject and nothing else (or is an Enum)")
+                          f"a class a kernel defines {_CLASS_RULE}")
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node):
@@ -177,7 +179,7 @@ class _Walker(ast.NodeVisitor):
             write = _writes_to(node.body, name)
             if write is not None:
                 self.fail(write, f"a write to the loop variable '{name}' inside its loop",
-                      "loop variables are read-only since nki 0.4: assign to another name")
+                          "loop variables are read-only since nki 0.4: assign to another name")
         self.generic_visit(node)
 
 
@@ -185,7 +187,10 @@ def check(func, kernel=True):
     """Raises the first construct outside the subset in `func`: the kernel's own def,
     or (kernel=False) a helper it calls, when the trace is of the current API."""
     code = getattr(func, "__code__", None)
-    if code is None or code in _checked or not core.is_user_code_file(code.co_filename):
+    if code is None or code in _checked:
+        return
+    if not core.is_user_code_file(code.co_filename):  # a library's helper: asked once
+        _checked.add(code)
         return
     fdef = _rewrite.parsed_def(func)
     if not _SURFACE:
@@ -198,9 +203,6 @@ def check(func, kernel=True):
         for stmt in fdef.body:  # annotations and decorators are evaluated by Python, not compiled
             walker.visit(stmt)
     _checked.add(code)
-
-
-_SURFACE = set()
 
 
 def check_helper(func):
