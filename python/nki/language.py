@@ -242,6 +242,11 @@ def is_sbuf(buffer):
     return buffer == sbuf
 
 
+# [0.4+] an activation function of two inputs, named as op= only.
+prelu = _unavailable("nl.prelu", "is an activation function, not a tile API: pass it as op= of nisa.activate2, "
+                     "with the slope of negative inputs as relu_param=")
+
+
 @_mark("nl.bypass")
 def bypass(x):
     """The no-op ALU stage (op1=nl.bypass)."""

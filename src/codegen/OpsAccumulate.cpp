@@ -102,7 +102,9 @@ TensorVal activation(KernelBuilder& b, ir::AluOp op, const TensorVal& data, cons
   const auto* number = std::get_if<types::Other>(&scale);
   if (scale_tile || !number || number->value != 1.0) steps.push_back({ir::AluOp::multiply, scale, false});
   if (bias) steps.push_back({ir::AluOp::add, *bias, false});
-  steps.push_back({op, std::nullopt, false});
+  // activation has no relu_param: prelu takes activate2's default, 0.
+  steps.push_back({op, ir::is_parametric_activation(op) ? std::optional<Value>(Value(types::Other{})) : std::nullopt,
+                   false});
   acc = with_result(acc);
   // NeuronCore-v2's activation accumulates with add only.
   if (acc.cmd != ir::AccCmd::none && acc.op != ir::AluOp::add)
@@ -203,7 +205,7 @@ TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const 
   std::vector<PipelineStep> steps;
   for (const PipelineStep* s : {&first, &second})
     if (s->op != AluOp::bypass) steps.push_back(*s);
-  steps.push_back({op, std::nullopt, false});
+  steps.push_back({op, ir::is_parametric_activation(op) ? std::optional<Value>(relu_param) : std::nullopt, false});
   OpArgs args;
   args.dtype = b.tensor(dst.tensor).dtype;
   return isa_pipeline(b, ir::Opcode::Activate2, data, steps, args, ir::Engine::none, acc);

@@ -155,7 +155,8 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, c
   // nki 0.5: the current API's nl.rsqrt reads no PSUM tile.
   if (b.current_api && b.api() == "nl.rsqrt") check_no_psum(b, {{"x", tensors[0]}});
   // A one-operand op in a two-operand slot (nisa.tensor_tensor(op=nl.exp)) has no meaning.
-  if (operands.size() != static_cast<size_t>(ir::info(op).arity)) b.fail(sema::err_instruction_unsupported_op(ir::name(op)));
+  if (operands.size() != static_cast<size_t>(ir::info(op).arity) || ir::is_parametric_activation(op))
+    b.fail(sema::err_instruction_unsupported_op(ir::name(op)));
   if (ir::info(op).kind == ir::AluKind::Bitvec)
     for (size_t i = 0; i < dtypes.size(); ++i)
       if (ir::is_float(dtypes[i]))
@@ -205,6 +206,10 @@ TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& dat
     std::vector<ir::DType> dtypes = {running};
     // A one-operand op in a two-operand slot (or the reverse) has no meaning.
     if (binary != s.operand.has_value()) b.fail(sema::err_instruction_unsupported_op(ir::name(s.op)));
+    // prelu and its parameter belong to the activation function slot, the pipeline's last step.
+    if (ir::is_parametric_activation(s.op) &&
+        (&s != &steps.back() || (opcode != ir::Opcode::Activation && opcode != ir::Opcode::Activate2)))
+      b.fail(sema::err_instruction_unsupported_op(ir::name(s.op)));
     if (binary) {
       std::vector<Value> pair = {Value(data), *s.operand};
       materialise_indices(b, pair);

@@ -51,7 +51,7 @@ TensorVal tensor_tensor_scan(KernelBuilder& b, const TensorVal& data0, const Ten
   b.check_operand("data0", data0);
   b.check_operand("data1", data1);
   for (ir::AluOp op : {op0.op, op1.op})
-    if (ir::info(op).kind == ir::AluKind::Bitvec || ir::info(op).arity != 2)
+    if (ir::info(op).kind == ir::AluKind::Bitvec || ir::info(op).kind == ir::AluKind::Activation)
       b.fail(sema::err_instruction_unsupported_op(ir::name(op)));  // NKI_API §3.4: arithmetic operators only
   check_rows(b, data0, data1);
   std::vector<TensorVal> srcs = {data0, data1};

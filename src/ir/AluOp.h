@@ -57,6 +57,7 @@ namespace nkic::ir {
   X(square,          1, Activation, 0)                                         \
   X(sigmoid,         1, Activation, 0)                                         \
   X(relu,            1, Activation, 0)                                         \
+  X(prelu,           2, Activation, 0)   /* x, or x * relu_param below 0 */    \
   X(gelu,            1, Activation, 0)                                         \
   X(gelu_dx,         1, Activation, 0)                                         \
   X(gelu_apprx_tanh, 1, Activation, 0)                                         \
@@ -86,6 +87,9 @@ struct AluOpInfo {
 
 const AluOpInfo& info(AluOp op);
 inline std::string_view name(AluOp op) { return info(op).name; }
+// An activation function of the data and a parameter (prelu's relu_param): the op= of an
+// activation, never an ALU operator of two tensors.
+inline bool is_parametric_activation(AluOp op) { return info(op).kind == AluKind::Activation && info(op).arity == 2; }
 std::optional<AluOp> alu_op_from_name(std::string_view n);
 
 }  // namespace nkic::ir

@@ -229,6 +229,7 @@ NKIC_VECTOR_BODY void eval_binary_body(AluOp op, const float* a, const float* b,
     case AluOp::minimum: map2(a, b, out, n, [](float x, float y) { return min_nan(x, y); }); return;
     case AluOp::abs_max: map2(a, b, out, n, [](float x, float y) { return abs_larger(x, y); }); return;
     case AluOp::abs_min: map2(a, b, out, n, [](float x, float y) { return abs_smaller(x, y); }); return;
+    case AluOp::prelu: map2(a, b, out, n, [](float x, float y) { return x < 0.0f ? x * y : x; }); return;
     case AluOp::power: map2(a, b, out, n, [](float x, float y) { return std::pow(x, y); }); return;
     case AluOp::mod: map2(a, b, out, n, [](float x, float y) { return py_mod(x, y); }); return;
     case AluOp::fmod: map2(a, b, out, n, [](float x, float y) { return std::fmod(x, y); }); return;

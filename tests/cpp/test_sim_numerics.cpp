@@ -38,6 +38,7 @@ double float_ref(AluOp op, double a, double b) {
     case AluOp::minimum: return std::min(a, b);
     case AluOp::abs_max: return std::fabs(a) > std::fabs(b) ? a : b;
     case AluOp::abs_min: return std::fabs(a) < std::fabs(b) ? a : b;
+    case AluOp::prelu: return a < 0 ? a * b : a;
     case AluOp::power: return std::pow(a, b);
     case AluOp::mod: return a - b * std::floor(a / b);
     case AluOp::fmod: return std::fmod(a, b);

@@ -87,6 +87,27 @@ def act2_load_reduce(a):
 
 
 @nki.jit
+def prelu_as_alu_op(a):
+    x = loaded(a)
+    nisa.tensor_tensor(dst=x, data1=x, data2=x, op=nl.prelu)  # ERR:prelu_tt
+    return a
+
+
+@nki.jit
+def prelu_as_op0(a):
+    x = loaded(a)
+    nisa.tensor_scalar(dst=x, data=x, op0=nl.prelu, operand0=0.5)  # ERR:prelu_ts
+    return a
+
+
+@nki.jit
+def prelu_called(a):
+    x = loaded(a)
+    y = nl.prelu(x)  # ERR:prelu_call
+    return y
+
+
+@nki.jit
 def cum_divide(a):
     x = loaded(a)
     nisa.tensor_scalar_cumulative(dst=x, src=x, op0=nl.add, op1=nl.divide, imm0=1.0)  # ERR:cum_op1
@@ -284,6 +305,8 @@ CASES = [
     (act2_mixed_imm_dtypes, "act2_imm", "err_supported_operand_dtype",
      "the tiles imm0 ('float32') and imm1 ('bfloat16') of 'nisa.activate2' must have one dtype"),
     (act2_load_reduce, "act2_load", "err_unsupported_args", "the Scalar Engine's accumulator has no load_reduce"),
+    (prelu_as_alu_op, "prelu_tt", "err_instruction_unsupported_op", "unsupported operator 'prelu'"),
+    (prelu_as_op0, "prelu_ts", "err_instruction_unsupported_op", "unsupported operator 'prelu'"),
     (act_load_reduce, "act_load", "err_unsupported_args",
      "unsupported arguments to 'nisa.activation': the Scalar Engine's accumulator has no load_reduce"),
     (cum_divide, "cum_op1", "err_unsupported_args",
@@ -343,3 +366,9 @@ def test_tensor_scalar_cumulative_takes_no_reverse0():
     check_diag(trace_error(cumulative_reverse0, X), M, "err_unsupported_args",
                "unsupported arguments to 'nisa.tensor_scalar_cumulative': unexpected keyword argument 'reverse0'",
                [("cum_rev", "nisa.")])
+
+
+def test_prelu_is_an_activation_op_not_a_call():
+    check_diag(trace_error(prelu_called, X), M, "err_unsupported_args",
+               "unsupported arguments to 'nl.prelu': is an activation function, not a tile API: pass it as op= of "
+               "nisa.activate2, with the slope of negative inputs as relu_param=", [("prelu_call", "nl.prelu")])

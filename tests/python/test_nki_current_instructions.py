@@ -132,6 +132,28 @@ def test_activate2_tile_immediates_and_reversed_stages():
     np.testing.assert_array_equal(z, s - a)
 
 
+@nki.jit
+def act2_prelu(a, slope):
+    x, sl = loaded(a), loaded(slope)
+    y, z, w = sbuf(a.shape), sbuf(a.shape), sbuf(a.shape)
+    nisa.activate2(dst=y, op=nl.prelu, data=x, imm0=2.0, imm1=0.5, op0=nl.multiply, op1=nl.subtract,
+                   relu_param=sl)
+    nisa.activate2(dst=z, op=nl.prelu, data=x, imm0=0.0, imm1=0.0, op0=nl.bypass, op1=nl.bypass, relu_param=0.25)
+    nisa.activation(dst=w, op=nl.prelu, data=x)
+    return stored(y), stored(z), stored(w)
+
+
+def test_prelu_scales_negative_inputs_by_relu_param():
+    a = RNG.uniform(-1, 1, (128, 40)).astype(np.float32)
+    slope = RNG.uniform(0.05, 0.5, (128, 1)).astype(np.float32)
+    y, z, w = nki.simulate(act2_prelu)(a, slope)
+    v = a * np.float32(2.0) - np.float32(0.5)
+    np.testing.assert_allclose(y, np.where(v < 0, v * slope, v), rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(z, np.where(a < 0, a * np.float32(0.25), a))
+    # activation has no relu_param: prelu takes activate2's default slope 0, so it is relu.
+    np.testing.assert_array_equal(w, np.maximum(a, 0))
+
+
 # nisa.tensor_scalar_cumulative
 @nki.jit
 def cumulative(a, v):
