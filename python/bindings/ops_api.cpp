@@ -191,10 +191,11 @@ void bind_ops_api(py::module_& m) {
     return wrap_tensor(codegen::local_gather(b, tensor_arg(src, "src_buffer"), tensor_arg(index, "index"), num_elem,
                                              num_valid, a.op));
   });
+  // `dtype`: the current API's dst, which the result is written into (None: a new fp32 PSUM tile).
   m.def("nc_matmul", [](py::handle stationary, py::handle moving, py::handle mask, bool double_row, bool is_transpose,
-                        std::vector<int64_t> tile_size) {
+                        std::vector<int64_t> tile_size, py::handle dtype) {
     codegen::KernelBuilder& b = builder("nisa.nc_matmul");
-    Args a(mask, py::none());
+    Args a(mask, dtype);
     return wrap_tensor(codegen::nisa_nc_matmul(b, tensor_arg(stationary, "stationary"), tensor_arg(moving, "moving"), a.op,
                                                double_row, is_transpose, tile_size));
   });

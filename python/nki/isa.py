@@ -102,10 +102,9 @@ def get_nc_sub_version():
 @_api("nisa.nc_matmul")
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
               accumulate=None, tile_position=(), tile_size=(), perf_mode=matmul_perf_mode.none, name=None):
-    perf = "double_row_gen3" if perf_mode == matmul_perf_mode.double_row else None
-    core.matmul_into(dst, lambda: _legacy.nc_matmul(stationary, moving, is_transpose=is_transpose,
-                                                    tile_position=tile_position, tile_size=tile_size,
-                                                    perf_mode=perf), accumulate)
+    double_row = perf_mode == matmul_perf_mode.double_row
+    core.matmul_into(dst, lambda: core.nc_matmul(stationary, moving, None, double_row, bool(is_transpose),
+                                                 [int(n) for n in tile_size], _dtype(dst)), accumulate)
 
 
 @_api("nisa.nc_matmul_mx")

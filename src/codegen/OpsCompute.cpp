@@ -131,6 +131,10 @@ void check_matmul(KernelBuilder& b, int64_t k_s, int64_t m, int64_t k_m, int64_t
   if (n > limit) b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, m_name, b.api(), limit));
 }
 
+// A new PSUM result accumulates in fp32; the current API names its dst's dtype (a bf16 dst on
+// NeuronCore-v4 takes twice the fp32 columns per bank).
+ir::DType result_dtype(const OpArgs& args) { return args.dtype.value_or(ir::DType::float32); }
+
 using ir::AffineExpr;
 // moving [K, N] on the [K, M, N] space: its grid (0, 1) -> (0, 2).
 const std::vector<AffineExpr> kMovingGrid = {AffineExpr::grid(0), AffineExpr::grid(2)};
@@ -148,7 +152,7 @@ TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<Af
     b.fail(sema::err_supported_operand_dtype("the stationary (" + std::string(ir::name(sd)) + ") and moving (" +
                                              std::string(ir::name(md)) + ") operands of '" + std::string(b.api()) +
                                              "' mix the legacy float8_e4m3 with the OCP float8_e4m3fn"));
-  TensorVal dst = into ? *into : alloc_tensor(b, b.tensor_name("", "matmul"), {m, n}, ir::DType::float32, Memory::PSUM);
+  TensorVal dst = into ? *into : alloc_tensor(b, b.tensor_name("", "matmul"), {m, n}, result_dtype(args), Memory::PSUM);
   auto in = make_instruction(ir::Opcode::Matmul, {k, m, n});
   in->accumulate = into != nullptr && accumulate;
   in->transpose = transpose;
@@ -200,7 +204,7 @@ TensorVal nc_matmul_free_dims(KernelBuilder& b, const TensorVal& stationary, con
         describe(b, moving), b.api()));
   std::vector<int64_t> shape = moving.shape;
   shape[0] = m;
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", "matmul"), shape, ir::DType::float32, Memory::PSUM);
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "matmul"), shape, result_dtype(args), Memory::PSUM);
   std::vector<int64_t> outer(moving.shape.size() - 2, 0);
   for (bool more = true; more;) {
     TensorVal row = free_row(dst, outer);

@@ -494,14 +494,14 @@ def test_a_matmul_dst_within_a_bank_or_on_neuroncore_v4_is_quiet(monkeypatch, ta
     assert matmul_warnings(matmul_into_columns(start, loops)) == []
 
 
-def wide_matmul(n):
+def wide_matmul(n, dst_dtype=nl.float32):
     @nki.jit
     def kernel(a, b):
         x = nl.ndarray((128, 128), nl.bfloat16, buffer=nl.sbuf)
         nisa.dma_copy(dst=x, src=a)
         y = nl.ndarray((128, n), nl.bfloat16, buffer=nl.sbuf)
         nisa.dma_copy(dst=y, src=b)
-        p = nl.ndarray((128, n), nl.float32, buffer=nl.psum)
+        p = nl.ndarray((128, min(n, 8192)), dst_dtype, buffer=nl.psum)
         nisa.nc_matmul(dst=p, stationary=x, moving=y)  # ERR:wide
         s = nl.ndarray((128, n), nl.float32, buffer=nl.sbuf)
         nisa.tensor_copy(dst=s, src=p)
@@ -522,6 +522,22 @@ def test_a_neuroncore_v4_matmul_takes_a_moving_tile_across_the_psum_banks(monkey
     a, b = wide_operands(n)
     out = nki.simulate(wide_matmul(n))(a, b)
     np.testing.assert_allclose(out, a.astype(np.float32).T @ b.astype(np.float32), rtol=1e-5, atol=1e-4)
+
+
+def test_a_bf16_dst_takes_twice_the_fp32_columns_on_neuroncore_v4(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
+    a, b = wide_operands(8192)
+    out = nki.simulate(wide_matmul(8192, nl.bfloat16))(a, b)
+    ref = a.astype(np.float32).T @ b.astype(np.float32)
+    np.testing.assert_allclose(out, ref.astype(nl.bfloat16).astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+def test_a_moving_tile_wider_than_8192_columns_is_refused_on_neuroncore_v4(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
+    check_diag(trace_error(wide_matmul(8193, nl.bfloat16), *wide_operands(8193)), M,
+               "err_size_of_dimension_exceed_arch_limit",
+               "size of dimension 1 in 'y[128, 8193]' of 'nc_matmul' exceed architecture limitation of 8192",
+               [("wide", "nisa.")], api="nisa.nc_matmul")
 
 
 def test_a_moving_tile_wider_than_a_psum_bank_is_refused_before_neuroncore_v4(monkeypatch):
