@@ -232,8 +232,10 @@ void bind_errors(py::module_& m) {
   });
   m.def("is_user_code_file", &is_user_code_file);
   m.def("set_internal_dirs", [](std::vector<std::string> dirs) { internal_dirs = std::move(dirs); });
+  // Outside traced code: the caller's line, as a diagnostic raised there would name.
   m.def("user_location", []() {
     ir::SourceLoc l = user_location();
+    if (!l.known()) l = caller_location();
     return py::make_tuple(l.file ? *l.file : std::string(), l.line, l.col);
   });
 }

@@ -7,6 +7,7 @@ import inspect
 
 from nkic._core import core
 from nkic._kernel import _unexpected
+from . import _schedule
 
 
 def api(name):
@@ -16,12 +17,16 @@ def api(name):
         known = frozenset(params)
         takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
 
+        instruction = name.startswith("nisa.")
+
         @functools.wraps(fn)
         def call(*args, **kwargs):
             if not takes_any:
                 for k in kwargs:
                     if k not in known:
                         _unexpected(name, k, known)
+            if instruction:  # every nisa call returns an NkiInstruction (§5.6)
+                return _schedule.traced(name, lambda: fn(*args, **kwargs), kwargs.get("name"))
             return fn(*args, **kwargs)
         call.nki_func = name
         return call

@@ -1,6 +1,7 @@
 """nki.jit and nki.simulate: a current-API kernel is an nkic kernel traced with the
 0.3+ conventions (inputs writable in place, Python loops unrolled, target from
 NEURON_PLATFORM_TARGET_OVERRIDE)."""
+import copy
 import os
 import sys
 
@@ -10,7 +11,7 @@ from nkic._core import core
 from nkic import _loops
 from . import _subset
 from nkic._kernel import Launch, TraceKernel, _unexpected
-from . import _lnc
+from . import _lnc, _schedule
 
 # NEURON_PLATFORM_TARGET_OVERRIDE spellings (NKI_CURRENT_API.md §1.4) -> nkic target names.
 _TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2", "trn3": "trn3",
@@ -49,6 +50,15 @@ class Kernel(TraceKernel):
         # mode="trace": the core's convention of writable inputs copied back to the caller.
         super().__init__(func, mode="trace", trace_time_unroll_builtin_range=True, **options)
         self.simulation = False
+        self.schedule, self._schedule_at = (), None
+
+    def with_schedule(self, edges):
+        """A copy of the kernel whose named instructions get `edges` (§5.6): (consumer,
+        producer) or (consumer, [producers]) pairs of name= labels."""
+        scheduled = copy.copy(self)
+        scheduled.schedule = self.schedule + _schedule.check_edges(edges)
+        scheduled._schedule_at = core.user_location()
+        return scheduled
 
     def __repr__(self):
         return f"<nki.jit kernel {self.__name__}>"
@@ -90,7 +100,8 @@ class Kernel(TraceKernel):
         return super().trace(None, args, kwargs)
 
     def _run_body(self, body):
-        return body() if self._lnc == 1 else _lnc.trace_per_core(self._lnc, body)
+        traced = lambda: _schedule.run_scheduled(body, self.schedule, self._schedule_at)  # noqa: E731
+        return traced() if self._lnc == 1 else _lnc.trace_per_core(self._lnc, traced)
 
     def run(self, grid, args, kwargs, **sim_options):
         if not self.simulation and os.environ.get("NKI_SIMULATOR") != "1" and not _notified:

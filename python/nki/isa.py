@@ -10,7 +10,7 @@ from nkic._core import core
 from nkic import isa as _legacy, language as _legacy_nl
 from nkic._ops import op_name
 from . import language as nl
-from . import _lnc
+from . import _lnc, _schedule
 from ._api import api as _api, enum_arg, unavailable as _unavailable
 
 
@@ -67,6 +67,7 @@ class dma_engine(enum.IntEnum):
 
 # The diagnostics a current kernel's trace raises derive from it (and from nkic.NKIError).
 NkiValidationError = core.NkiValidationError
+NkiInstruction = _schedule.NkiInstruction
 
 
 constants = types.ModuleType(__name__ + ".constants")

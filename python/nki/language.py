@@ -1,6 +1,5 @@
 """nki.language (nl) of NKI 0.3-0.6 on nkic's builders: creation, data movement, the
 convenience wrappers, loops (compile-time, unrolled with Python semantics), tile sizes."""
-import contextlib
 import os
 import dataclasses
 
@@ -19,6 +18,7 @@ from nkic.language import (sbuf, psum, shared_hbm, private_hbm, hbm, tile_size, 
                            load_transpose2d, expand_dims, device_print, gather_flattened, rand, random_seed, dropout,
                            shared_constant)
 from ._api import api as _api, unavailable as _unavailable
+from . import _schedule
 from . import _dtype, _lnc
 
 NkiTensor = core.NkiTensor
@@ -157,15 +157,11 @@ def num_programs(axes=None):
     return _legacy.num_programs(axes) if cores is None else cores.n
 
 
-@contextlib.contextmanager
-def _no_reorder():
-    yield
-
-
 @_api("nl.no_reorder")
 def no_reorder():
-    """Program order is already the order nkic simulates and costs in."""
-    return _no_reorder()
+    """Each instruction traced inside waits for the one before (dynamically scoped): the engines
+    no longer overlap them. Loops inside are unrolled; runtime loops are refused."""
+    return _schedule.no_reorder()
 
 
 class _NKIObjectType(type):

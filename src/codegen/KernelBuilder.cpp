@@ -10,6 +10,15 @@
 
 namespace nkic::codegen {
 
+namespace {
+
+sema::Diagnostic with_hint(sema::Diagnostic d, std::string hint) {
+  d.hint = std::move(hint);
+  return d;
+}
+
+}  // namespace
+
 KernelBuilder::KernelBuilder(std::string kernel_name, const sema::Target& target)
     : target_(target), kernel_(std::make_unique<ir::Kernel>()) {
   kernel_->name = std::move(kernel_name);
@@ -184,6 +193,24 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
                                         max_instructions));
   inst->loc = location();
   inst->api = api();
+  inst->id = next_instruction_id();
+  Emitted record{inst.get(), {}};
+  for (const ir::Loop* l : loop_stack_)
+    if (l->dynamic_ub || l->while_cond) record.runtime_loops.push_back(l->axis);
+  if (!no_reorder_.empty()) {
+    NoReorder& block = no_reorder_.back();
+    if (loop_stack_.size() > block.loops) {
+      for (size_t i = block.loops; i < loop_stack_.size(); ++i)
+        if (loop_stack_[i]->dynamic_ub || loop_stack_[i]->while_cond)
+          fail(with_hint(sema::err_unsupported_args("nl.no_reorder", "a runtime loop (nl.fori_loop, nl.while_loop, "
+                                                                     "nl.dynamic_range) cannot run inside it"),
+                         "put the no_reorder block inside the loop's body"));
+      require_unrolled("nl.no_reorder orders each iteration after the one before");
+    }
+    if (block.last >= 0) inst->after.push_back(block.last);
+    block.last = inst->id;
+  }
+  emitted_.push_back(std::move(record));
   blocks_.back()->push_back(std::move(inst));
   auto& emitted = static_cast<ir::Instruction&>(*blocks_.back()->back());
   if (emitted.has_dst()) {
@@ -381,6 +408,8 @@ KernelBuilder::Checkpoint KernelBuilder::begin_speculation() {
   cp.last_write_mask = last_write_mask_;
   cp.matmul_writes = matmul_writes;
   cp.next_suffix = next_suffix_;
+  cp.next_instruction_id = next_instruction_id();
+  for (const NoReorder& r : no_reorder_) cp.no_reorder_last.push_back(r.last);
   speculation_floors_.push_back({static_cast<int>(cp.tensors), cp.num_axes});
   return cp;
 }
@@ -412,6 +441,35 @@ void KernelBuilder::rollback(const Checkpoint& cp) {
   last_writer_ = cp.last_writer;
   last_write_mask_ = cp.last_write_mask;
   matmul_writes = cp.matmul_writes;
+  // Ids stay unique: the discarded instructions keep theirs, without an instruction.
+  for (size_t id = cp.next_instruction_id; id < emitted_.size(); ++id) emitted_[id].in = nullptr;
+  for (size_t i = 0; i < no_reorder_.size() && i < cp.no_reorder_last.size(); ++i)
+    no_reorder_[i].last = cp.no_reorder_last[i];
+}
+
+void KernelBuilder::add_dependency(int64_t consumer, int64_t producer) {
+  const auto known = [this](int64_t id) {
+    return id >= 0 && id < next_instruction_id() && emitted_[id].in != nullptr;
+  };
+  if (!known(consumer) || !known(producer))
+    fail(with_hint(sema::err_unsupported_args("depends_on", "the instruction is not one of this kernel's trace"),
+                   "wire instructions of the kernel being traced"));
+  // An edge is per traced instruction: a symbolic loop's body stands for every iteration.
+  require_unrolled("depends_on joins two traced instructions");
+  const std::vector<int>& outer = emitted_[producer].runtime_loops;
+  const std::vector<int>& inner = emitted_[consumer].runtime_loops;
+  if (outer.size() > inner.size() || !std::equal(outer.begin(), outer.end(), inner.begin()))
+    fail(with_hint(sema::err_unsupported_args("depends_on", "the producer runs in a runtime loop (nl.fori_loop, "
+                                                            "nl.while_loop, nl.dynamic_range) that its consumer is "
+                                                            "outside of: an edge cannot leave a runtime loop"),
+                   "make both instructions sit in the same loop, or the producer outside it"));
+  if (producer >= consumer) {
+    warn(sema::warn_dependency_against_program_order(emitted_[consumer].in->api, emitted_[producer].in->api,
+                                                     emitted_[producer].in->loc));
+    return;
+  }
+  std::vector<int64_t>& after = emitted_[consumer].in->after;
+  if (std::find(after.begin(), after.end(), producer) == after.end()) after.push_back(producer);
 }
 
 void KernelBuilder::require_unrolled(const std::string& why) const {

@@ -127,6 +127,17 @@ class KernelBuilder {
   // Forgets tensor `id` when it is the newest one (a redirected result nothing accesses any more).
   void discard_newest_tensor(int id);
 
+  // Explicit scheduling edges (NkiInstruction.depends_on, kernel.with_schedule): instructions
+  // get ids in emission order; next_instruction_id() marks the ones a call emits.
+  int64_t next_instruction_id() const { return static_cast<int64_t>(emitted_.size()); }
+  // `consumer` starts after `producer` ends. The producer sits in the consumer's runtime loops
+  // or outside them (never inside a runtime loop the consumer is not in); one traced after its
+  // consumer cannot be waited for in program order: a warning, and no edge.
+  void add_dependency(int64_t consumer, int64_t producer);
+  // nl.no_reorder(): every instruction emitted until the matching end waits for the one before.
+  void begin_no_reorder() { no_reorder_.push_back({loop_stack_.size(), -1}); }
+  void end_no_reorder() { no_reorder_.pop_back(); }
+
   // Opens a loop axis at the insertion point; its body becomes the insertion point.
   ir::Loop& create_affine_axis_block(const AxisBlockArgs& args);
   void close_loop();
@@ -177,7 +188,7 @@ class KernelBuilder {
     size_t tensors = 0, outputs = 0, block_depth = 0, block_size = 0, loops = 0, loop_names = 0,
            region_predicates = 0, regions = 0, placements = 0, names = 0, core_spans = 0;
     int num_axes = 0, next_region = 0, accumulator = -1, last_generated_name = -1;
-    int64_t num_instructions = 0;
+    int64_t num_instructions = 0, next_instruction_id = 0;
     bool next_name_generated = false, direct_allocation = false;
     std::vector<bool> written;
     std::vector<ir::SourceLoc> first_write;
@@ -185,6 +196,7 @@ class KernelBuilder {
     std::vector<ir::Predicate> last_write_mask;
     std::unordered_map<int, std::vector<std::vector<std::pair<int64_t, int64_t>>>> matmul_writes;
     std::unordered_map<std::string, int> next_suffix;
+    std::vector<int64_t> no_reorder_last;
   };
   // Starts a speculative trace (nested ones stack) and returns its checkpoint.
   Checkpoint begin_speculation();
@@ -256,6 +268,16 @@ class KernelBuilder {
     int tensors, axes;  // the first tensor id and loop axis the speculative body made
   };
   std::vector<SpeculationFloor> speculation_floors_;
+  struct Emitted {
+    ir::Instruction* in;             // null once a rollback discarded it
+    std::vector<int> runtime_loops;  // the axes of the runtime loops around it, outermost first
+  };
+  std::vector<Emitted> emitted_;     // by instruction id
+  struct NoReorder {
+    size_t loops;   // the loop depth the block opened at
+    int64_t last;   // the instruction the next one waits for (-1: none yet)
+  };
+  std::vector<NoReorder> no_reorder_;
   mutable std::string spec_api_;
   mutable const sema::OpSpec* spec_ = nullptr;
 };

@@ -148,6 +148,11 @@ struct Instruction final : Stmt {
   Predicate predicate;
   std::string api;           // the NKI API that emitted it ("nl.load")
   SourceLoc loc;
+  // Explicit scheduling edges (depends_on, with_schedule, no_reorder): `id` is unique in the
+  // kernel (copies of one traced instruction share it); this one starts after the last
+  // execution of each instruction in `after` has ended.
+  int64_t id = -1;
+  std::vector<int64_t> after;
 };
 
 // Where a load_reduce starts when not from acc_init: a [P, 1] tile, the last source

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <sstream>
+#include <unordered_set>
 
 #include "ir/IRVisitor.h"
 
@@ -35,6 +36,7 @@ class Printer : public IRVisitor {
   Printer(const Kernel& k, const PrintOptions& o) : k_(k), opts_(o) {
     loop_names_.resize(k.num_axes);
     collect_loop_names(k.body);
+    collect_producers(k.body);
   }
 
   std::string run() {
@@ -76,6 +78,7 @@ class Printer : public IRVisitor {
 
   void visit(const Instruction& in) override {
     pad();
+    if (producers_.count(in.id)) os_ << "#" << in.id << ": ";
     if (in.has_dst()) {
       os_ << access(in.dst);
       for (const Access& a : in.extra_dsts) os_ << ", " << access(a);
@@ -95,6 +98,11 @@ class Printer : public IRVisitor {
       std::vector<std::string> cs;
       for (const Constraint& c : in.predicate) cs.push_back(constraint(c));
       os_ << " mask=(" << join(cs, " & ") << ")";
+    }
+    if (!in.after.empty()) {
+      std::vector<std::string> ids;
+      for (int64_t id : in.after) ids.push_back("#" + std::to_string(id));
+      os_ << " after=[" << join(ids) << "]";
     }
     loc(in.loc);
     os_ << "\n";
@@ -171,6 +179,14 @@ class Printer : public IRVisitor {
       collect_loop_names(l.body);
     }
   }
+  // The instructions some edge waits for: they are labelled #id.
+  void collect_producers(const Block& b) {
+    for (const StmtPtr& s : b) {
+      if (s->kind == StmtKind::Loop) collect_producers(static_cast<const Loop&>(*s).body);
+      else if (s->kind == StmtKind::Instruction)
+        for (int64_t id : static_cast<const Instruction&>(*s).after) producers_.insert(id);
+    }
+  }
   void pad() { os_ << std::string(2 * indent_, ' '); }
   void loc(const SourceLoc& l) {
     if (opts_.show_locations && l.known()) os_ << "  @ " << l.str();
@@ -181,6 +197,7 @@ class Printer : public IRVisitor {
   std::ostringstream os_;
   int indent_ = 0;
   std::vector<std::string> loop_names_;
+  std::unordered_set<int64_t> producers_;
 };
 
 }  // namespace

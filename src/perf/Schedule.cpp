@@ -48,6 +48,8 @@ Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
   for (const ir::Instruction* in : site_inst_) {
     if (in->has_dst()) written_[root(in->dst.tensor)] = true;
     for (const ir::Access& a : in->extra_dsts) written_[root(a.tensor)] = true;
+    for (int64_t p : in->after)
+      for (int c = 0; c < cores_; ++c) ended_[p * cores_ + c] = {};
   }
 }
 
@@ -330,6 +332,10 @@ void Schedule::execute(int site, const Env& env, bool interleaved) {
   for (const auto& [id, b] : reads) read(id, b, ready, dep);
   for (const auto& [id, b] : writes) renamed(id, b, reads, in.accumulate);
   for (const auto& [id, b] : writes) write_deps(id, b, ready, dep);
+  for (int64_t p : in.after) {
+    const Use& u = ended_.at(edge_key(p));
+    if (u.done > ready) ready = u.done, dep = u.node;
+  }
   if (floor_ > ready) ready = floor_, dep = floor_node_;
   if (spill_pending_) ready = spill(ready, dep);
 
@@ -375,6 +381,7 @@ void Schedule::execute(int site, const Env& env, bool interleaved) {
   ++tot_.instructions;
   ++site_count_[site];
   if (end > end_[core_]) end_[core_] = end, end_node_[core_] = pred;
+  if (auto it = ended_.find(edge_key(in.id)); it != ended_.end()) it->second = {end, pred, num_nodes()};
   for (auto& [id, b] : reads) {
     touch(id, start, end, pred);
     record_read(id, std::move(b), end, pred);
@@ -463,6 +470,7 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
     for (Use& u : ring) shift_use(u);
   for (Use& u : reuse_) shift_use(u);
   for (Use& u : done_) shift_use(u);
+  for (auto& [key, u] : ended_) shift_use(u);
   for (int i = 0; i <= kComputeTracks; ++i) {
     tot_.busy[i] += per.busy[i] * static_cast<double>(m);
     tot_.count[i] += per.count[i] * m;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/IR.h"
@@ -174,6 +175,10 @@ class Schedule {
   std::vector<std::deque<Use>> ring_;  // per tensor: its latest iterations' uses, oldest first
   std::vector<Use> reuse_;             // per tensor: the use of the buffer the current iteration took
   std::vector<Use> done_;              // per tensor: its latest access (what a tile taking its bytes waits for)
+  // Explicit edges (Instruction::after): per (instruction id, core) of a producer, when its
+  // latest execution ended.
+  std::unordered_map<int64_t, Use> ended_;
+  int64_t edge_key(int64_t id) const { return id * cores_ + core_; }
   std::vector<Interval> intervals_;
   std::vector<Node> nodes_;
   std::vector<Slice> slices_;

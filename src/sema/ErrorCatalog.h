@@ -149,4 +149,7 @@ Diagnostic err_address_overlap(std::string_view tensor, std::string_view other, 
 Diagnostic warn_matmul_accumulate_uninitialized(std::string_view tensor);
 Diagnostic warn_matmul_dst_crosses_psum_bank(std::string_view tensor, int64_t first_byte, int64_t last_byte,
                                              int64_t bank_bytes);
+// depends_on / with_schedule: an edge whose producer comes after its consumer in program order.
+Diagnostic warn_dependency_against_program_order(std::string_view consumer, std::string_view producer,
+                                                 const ir::SourceLoc& producer_loc);
 }  // namespace nkic::sema

@@ -86,4 +86,14 @@ Diagnostic warn_matmul_accumulate_uninitialized(std::string_view tensor) {
               ErrorKind::Syntax, "write the first matmul of a location with accumulate=False (or None)");
 }
 
+Diagnostic warn_dependency_against_program_order(std::string_view consumer, std::string_view producer,
+                                                 const ir::SourceLoc& producer_loc) {
+  return make("warn_dependency_against_program_order",
+              "'" + s(consumer) + "' is made to wait for '" + s(producer) + "' (line " +
+                  std::to_string(producer_loc.line) +
+                  "), which is traced after it: nkic runs and costs the instructions in program order, so the edge "
+                  "is ignored",
+              ErrorKind::Syntax, "trace the producer first, or drop the edge");
+}
+
 }  // namespace nkic::sema

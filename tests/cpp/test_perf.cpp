@@ -117,6 +117,27 @@ TEST(CostModel, IndependentEnginesOverlapAndDependentOnesChain) {
   }
 }
 
+TEST(CostModel, AnExplicitEdgeMakesIndependentEnginesChain) {
+  const sema::CostFigures& f = trn1().cost;
+  const double dve = stream_latency(f.dve, 1), act = stream_latency(f.act, 1);
+  // depends_on / with_schedule / no_reorder: the Scalar Engine waits for the Vector Engine's end.
+  for (bool edge : {false, true}) {
+    ir::Kernel k;
+    k.name = "edge";
+    int a = add_tensor(k, "a", {128, 512}, Memory::SBUF), b = add_tensor(k, "b", {128, 512}, Memory::SBUF);
+    int c = add_tensor(k, "c", {128, 512}, Memory::SBUF), d = add_tensor(k, "d", {128, 512}, Memory::SBUF);
+    auto first = inst(Opcode::TensorScalar, tile(c), {tile(a)});
+    first->id = 7;
+    auto second = inst(Opcode::Activation, tile(d), {tile(b)});
+    second->id = 8;
+    if (edge) second->after = {7};
+    k.body.push_back(std::move(first));
+    k.body.push_back(std::move(second));
+    perf::Profile p = perf::predict(k, trn1());
+    EXPECT_NEAR(p.latency, edge ? dve + act : std::max(dve, act), 1e-6) << edge;
+  }
+}
+
 // A Vector-Engine and a Scalar-Engine instruction, each reading a PSUM tile.
 perf::Profile psum_readers(const sema::Target& t, bool same_tile) {
   ir::Kernel k;
