@@ -10,11 +10,11 @@ _state = threading.local()
 
 
 class NkiInstruction:
-    """The instructions one nisa call traced: ids [first, end) of the kernel's trace."""
-    __slots__ = ("_ids",)
+    """The instructions one nisa call traced: ids [first, end) of the trace `_trace`."""
+    __slots__ = ("_ids", "_trace")
 
     def __init__(self, first, end):
-        self._ids = (first, end)
+        self._ids, self._trace = (first, end), getattr(_state, "trace", None)
 
     def depends_on(self, *producers):
         """This instruction runs after every producer has completed; returns self."""
@@ -22,6 +22,9 @@ class NkiInstruction:
             if not isinstance(p, NkiInstruction):
                 core.raise_unexpected_operand("producer", f"{type(p).__name__}; depends_on takes the "
                                               "NkiInstruction a nisa call returns")
+        if any(i._trace is not getattr(_state, "trace", None) for i in (self,) + producers):
+            core.raise_unsupported_args("depends_on", "an NkiInstruction of another kernel's trace; wire "
+                                        "instructions of the kernel being traced")
         core.add_dependencies(self._ids, [p._ids for p in producers], None)
         return self
 
@@ -59,8 +62,9 @@ def check_edges(edges):
 
 def run_scheduled(body, edges, where):
     """Traces body() collecting name= labels, then adds with_schedule's edges at `where`."""
-    saved = getattr(_state, "names", None)
+    saved = getattr(_state, "names", None), getattr(_state, "trace", None)
     _state.names = names = {}
+    _state.trace = object()  # this trace's identity, which its NkiInstructions carry
     try:
         result = body()
         for consumer, producers in edges:
@@ -73,7 +77,7 @@ def run_scheduled(body, edges, where):
                 core.add_dependencies(c._ids, [p._ids for label in producers for p in names[label]], where)
         return result
     finally:
-        _state.names = saved
+        _state.names, _state.trace = saved
 
 
 @contextlib.contextmanager

@@ -213,3 +213,23 @@ def test_an_edge_against_program_order_warns_and_is_dropped():
     assert M.same_file(w.filename) and w.lineno == M.line("reverse")
     assert f"(line {M.line('later')})" in str(w.message)
     assert "after=" not in ir
+
+
+KEPT = []
+
+
+@nki.jit
+def keeps_an_instruction(t):
+    x = loaded(t)
+    KEPT.append(nisa.tensor_scalar(dst=x, data=x, op0=nl.add, operand0=1.0))
+    if len(KEPT) > 1:
+        KEPT[-1].depends_on(KEPT[0])  # ERR:stale
+    return stored(x)
+
+
+def test_an_instruction_of_another_trace_is_refused():
+    KEPT.clear()
+    trace_ir(keeps_an_instruction, X)
+    check_diag(trace_error(keeps_an_instruction, X), M, "err_unsupported_args",
+               "unsupported arguments to 'depends_on': an NkiInstruction of another kernel's trace",
+               [("stale", "KEPT[-1].depends_on")])
