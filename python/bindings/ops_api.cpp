@@ -182,7 +182,9 @@ void bind_ops_api(py::module_& m) {
   m.def("partition_reduce", [](const std::string& op, py::handle data, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("nisa.tensor_partition_reduce");
     Args a(mask, dtype);
-    return wrap_tensor(codegen::partition_reduce(b, alu_of(op), tensor_arg(data, "data"), a.op));
+    const bool average = op == "average";  // nl.average: the add fold, scaled
+    return wrap_tensor(codegen::partition_reduce(b, alu_of(average ? "add" : op), tensor_arg(data, "data"), a.op,
+                                                 average));
   });
   m.def("local_gather", [](py::handle src, py::handle index, int64_t num_elem, std::optional<int64_t> num_valid,
                            py::handle mask) {

@@ -202,7 +202,9 @@ TensorVal softmax(KernelBuilder& b, const TensorVal& x, const std::vector<int64_
 TensorVal rms_norm(KernelBuilder& b, const TensorVal& x, const Value& w, const std::vector<int64_t>& axes, double n,
                    double epsilon, std::optional<ir::DType> compute, const OpArgs& args);
 // nisa.tensor_partition_reduce: `x` [P, F...] folded over its partitions into [1, F...].
-TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args);
+// `average` (the current API's nl.average): the sum over the partitions divided by their number.
+TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args,
+                           bool average = false);
 // nisa.nc_matmul: stationary [K, M], moving [K, N] -> PSUM fp32 [M, N] = stationary.T @ moving.
 // `is_transpose`: a Tensor-Engine transpose (moving is the identity), whose result may land in bf16 PSUM.
 TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args,

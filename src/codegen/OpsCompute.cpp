@@ -46,12 +46,14 @@ void check_reduce_op(KernelBuilder& b, ir::AluOp op, const TensorVal& x, bool ne
 // The fold of `x` into a new SBUF tile of `out_shape`: dst element at `dst_index`
 // (over x's grid) gathers every point that maps to it.
 TensorVal emit_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> out_shape,
-                      std::vector<ir::AffineExpr> dst_index, const OpArgs& args, bool negate) {
+                      std::vector<ir::AffineExpr> dst_index, const OpArgs& args, bool negate,
+                      std::vector<double> scale = {}) {
   TensorVal dst = alloc_tensor(b, b.tensor_name("", std::string(ir::name(op))), std::move(out_shape),
                                args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
   auto in = make_instruction(ir::Opcode::TensorReduce, x.shape);
   in->alu = op;
   in->negate = negate;
+  in->imms = std::move(scale);
   in->dst.tensor = dst.tensor;
   in->dst.index = std::move(dst_index);
   in->srcs.push_back(access_for(b, x, x.shape));
@@ -62,14 +64,17 @@ TensorVal emit_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::v
 
 }  // namespace
 
-TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args) {
+TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args, bool average) {
   b.check_operand("data", x);
   check_reduce_op(b, op, x, false, true);
+  if (average && op != ir::AluOp::add) b.fail(sema::err_internal("an average folds with add"));
   std::vector<int64_t> out_shape = x.shape;
   out_shape[0] = 1;
   std::vector<ir::AffineExpr> dst_index = {ir::AffineExpr(0)};  // every partition folds into row 0
   for (size_t d = 1; d < x.shape.size(); ++d) dst_index.push_back(ir::AffineExpr::grid(static_cast<int>(d)));
-  return emit_reduce(b, op, x, std::move(out_shape), std::move(dst_index), args, false);
+  const std::vector<double> scale = average ? std::vector<double>{1.0 / static_cast<double>(x.shape[0])}
+                                            : std::vector<double>{};
+  return emit_reduce(b, op, x, std::move(out_shape), std::move(dst_index), args, false, scale);
 }
 
 TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,

@@ -93,7 +93,8 @@ inline constexpr D kSeeds[] = {D::uint32, D::int32};
 // simulator's plan (the executor of its Exec kind reads them so):
 //   pipe     the data (srcs[0]) through the ALU pipeline (ir::pipeline), or moved
 //   fill     imms[0] at every point
-//   fold     srcs[0] folded with `alu` over the coords dst omits
+//   fold     srcs[0] folded with `alu` over the coords dst omits, times imms[0] when
+//            there is one (tensor_partition_reduce's average: 1 / partitions)
 //   product  stationary srcs[0] [K, M] and moving srcs[1] [K, N] on [K, M, N]
 //   pick     srcs[1] where srcs[0] != 0 (== 0 with `reverse`), else srcs[2], or
 //            imms[0] when there is no srcs[2]

@@ -207,6 +207,7 @@ void choose_path(InstPlan& p, const ir::Instruction& in) {
       if (o.access >= 0) p.reads.push_back(o.access);
   p.accumulate = in.accumulate;
   p.negate = in.negate;
+  p.scale = form == ir::Form::fold && !in.imms.empty() ? in.imms[0] : 1.0;
   if (in.accumulate) p.reads.push_back(0);
 }
 

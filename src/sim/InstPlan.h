@@ -67,6 +67,7 @@ struct InstPlan {
   IntFormat format;
   bool accumulate = false;
   bool negate = false;
+  double scale = 1.0;  // a fold's result times this (Form::fold's imms[0])
   bool dma = false;  // a load or store: same-width integer conversions keep the bits
   std::array<std::byte, 4> fill{};
   // Floor-divisions over Grid coords anywhere in the plan: execution splits the

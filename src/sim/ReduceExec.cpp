@@ -189,6 +189,8 @@ void TileExecutor::run_reduce(const InstPlan& p) {
   fold_rows(p, acc, mn);
   if (p.negate)
     for (int64_t i = 0; i < slots; ++i) acc[i] = -acc[i];
+  if (p.scale != 1.0)
+    for (int64_t i = 0; i < slots; ++i) acc[i] *= static_cast<float>(p.scale);
   store_runs(scatter_float, acc);
 }
 

@@ -416,3 +416,23 @@ def test_select_reduce_load_reduce_starts_afresh_as_it_has_no_reduce_init():
     for cmd in (nisa.reduce_cmd.load_reduce, nisa.reduce_cmd.reset_reduce):
         got = nki.simulate(select_max)(a, cmd)
         np.testing.assert_array_equal(got[:, 0], a.max(axis=1))
+
+
+# nisa.tensor_partition_reduce
+@nki.jit
+def partition_reduces(a):
+    x = loaded(a)
+    total, mean, top = sbuf((1, a.shape[1])), sbuf((1, a.shape[1])), sbuf((1, a.shape[1]))
+    nisa.tensor_partition_reduce(dst=total, op=nl.add, data=x)
+    nisa.tensor_partition_reduce(dst=mean, op=nl.average, data=x)
+    nisa.tensor_partition_reduce(dst=top, op=nl.maximum, data=x)
+    return stored(total), stored(mean), stored(top)
+
+
+def test_tensor_partition_reduce_adds_averages_and_maximises_over_the_partitions():
+    a = RNG.uniform(-1, 1, (96, 40)).astype(np.float32)
+    total, mean, top = nki.simulate(partition_reduces)(a)
+    np.testing.assert_allclose(total[0], a.sum(axis=0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(mean[0], a.mean(axis=0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(top[0], a.max(axis=0))
+    assert "tensor_reduce[dve](t.1[i0, i1], 0.0104166667; add)" in trace_ir(partition_reduces, a)
