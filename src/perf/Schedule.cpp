@@ -151,19 +151,23 @@ void Schedule::touch(int tensor, double start, double end, int64_t node) {
   if (end >= l.last) l.last = end, l.stamp = num_nodes();
 }
 
-void Schedule::release(int id, bool rotate) {
+void Schedule::retire(int id, const std::vector<Region>& regions) {
+  // The live range ending used one buffer; the next takes the one used n live ranges ago.
   const int n = plan_.count[id];
-  if (rotate && n > 0 && !regions_[id].empty()) {
-    // The iteration ending used one buffer; the next takes the one used n iterations ago.
-    Use u;
-    for (const Region& r : regions_[id]) {
-      if (r.read_done > u.done) u.done = r.read_done, u.node = r.reader, u.stamp = r.read_stamp;
-      if (r.write_ready > u.done) u.done = r.write_ready, u.node = r.writer, u.stamp = r.write_stamp;
-    }
-    std::deque<Use>& ring = ring_[id];
-    ring.push_back(u);
-    if (static_cast<int>(ring.size()) > n) ring.pop_front();
-    reuse_[id] = static_cast<int>(ring.size()) == n ? ring.front() : Use{};
+  Use u;
+  for (const Region& r : regions) {
+    if (r.read_done > u.done) u.done = r.read_done, u.node = r.reader, u.stamp = r.read_stamp;
+    if (r.write_ready > u.done) u.done = r.write_ready, u.node = r.writer, u.stamp = r.write_stamp;
+  }
+  std::deque<Use>& ring = ring_[id];
+  ring.push_back(u);
+  if (static_cast<int>(ring.size()) > n) ring.pop_front();
+  reuse_[id] = static_cast<int>(ring.size()) == n ? ring.front() : Use{};
+}
+
+void Schedule::release(int id, bool rotate) {
+  if (rotate && plan_.count[id] > 0 && !regions_[id].empty()) {
+    retire(id, regions_[id]);
   } else if (!rotate) {
     reuse_[id] = Use{};
   }
@@ -180,9 +184,42 @@ void Schedule::renamed(int tensor, const Box& b, const std::vector<std::pair<int
     return;
   for (const auto& [rid, rb] : reads)
     if (root(rid) == id) return;  // it reads what it overwrites: the contents live on
-  for (const Region& r : regions_[id])
-    if (!b.contains(r.box)) return;
-  release(id, true);
+  std::vector<Region>& rs = regions_[id];
+  if (std::all_of(rs.begin(), rs.end(), [&](const Region& r) { return b.contains(r.box); })) {
+    release(id, true);
+    return;
+  }
+  // One whole block of a block-dim tile [B.., P, F..] (all of its partition and free dims):
+  // that block's contents start a new live range, as a whole tile's would.
+  const ir::TensorDecl& d = k_.tensor(id);
+  if (d.partition_dim <= 0 || b.whole || b.dim.size() != d.shape.size()) return;
+  for (size_t k = static_cast<size_t>(d.partition_dim); k < d.shape.size(); ++k)
+    if (b.dim[k].first != 0 || b.dim[k].second != d.shape[k] - 1) return;
+  // A region across blocks keeps its times outside this block (the pieces of its box around
+  // b's block range, dim by dim); its part inside goes with the block's live range.
+  std::vector<Region> kept, inside;
+  for (Region& r : rs) {
+    if (r.box.whole || !r.box.overlaps(b)) {
+      kept.push_back(std::move(r));
+      continue;
+    }
+    Box rest = r.box;
+    for (int k = 0; k < d.partition_dim; ++k) {
+      const auto [lo, hi] = rest.dim[k];
+      for (const auto& [from, to] : {std::pair{lo, b.dim[k].first - 1}, std::pair{b.dim[k].second + 1, hi}}) {
+        if (from > to) continue;
+        Region piece = r;
+        piece.box = rest;
+        piece.box.dim[k] = {from, to};
+        kept.push_back(std::move(piece));
+      }
+      rest.dim[k] = {std::max(lo, b.dim[k].first), std::min(hi, b.dim[k].second)};
+    }
+    r.box = std::move(rest);
+    inside.push_back(std::move(r));
+  }
+  rs = std::move(kept);
+  retire(id, inside);
 }
 
 bool Schedule::rotated(const std::vector<int>& ids) const {

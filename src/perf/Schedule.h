@@ -66,6 +66,7 @@ class Schedule {
   // A write of `b` that overwrites everything a tile outside the loops held, by an instruction
   // that neither reads the tile nor accumulates into it, starts a new live range of it: the
   // next of its physical buffers (BufferPlan), as a new loop iteration's allocation does.
+  // One whole block of a block-dim tile starts a new live range of that block the same way.
   void renamed(int tensor, const Box& b, const std::vector<std::pair<int, Box>>& reads, bool accumulate);
 
   // Every queue's free time (per core: compute engines, then the DMA queues
@@ -118,6 +119,9 @@ class Schedule {
     double done = 0;
     int64_t node = -1, stamp = 0;
   };
+  // A live range of tensor `id` ends with the accesses `regions` recorded: its buffer joins
+  // the tensor's ring, and the next live range's writes wait for the one n ranges ago.
+  void retire(int id, const std::vector<Region>& regions);
   // A memory port two engines cannot stream through at once (CostFigures):
   // until when, and by which node, each engine holds it.
   struct Port {

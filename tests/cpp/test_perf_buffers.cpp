@@ -163,6 +163,47 @@ TEST(CostModelBuffers, AnOverwriteWithoutRoomForAnotherBufferOrOfPartOfTheTileWa
   EXPECT_NEAR(starts[1], fixed + queue_time(8192) + fixed + queue_time(8192) + fixed, 1e-6);
 }
 
+// t = load(a) (both blocks); store(out, t[1]); t[1] = load(a[0]); store(out, t[1]) -- a block-dim
+// tile [2, 8, free] whose block 1 is written whole again (`cols` < free: only its first cols).
+perf::Profile block_written_twice(int64_t free, int64_t cols) {
+  ir::Kernel k;
+  k.name = "rename_block";
+  const int a = add_tensor(k, "a", {2 * kRows, free}, Memory::SharedHBM, ir::Role::Input);
+  const int out = add_tensor(k, "out", {kRows, free}, Memory::SharedHBM, ir::Role::Output);
+  const int t = add_tensor(k, "t", {2, kRows, free}, Memory::SBUF);
+  k.tensors[t].partition_dim = 1;
+  auto block = [&](int64_t b) {
+    ir::Access v;
+    v.tensor = t;
+    v.index = {AffineExpr(b), AffineExpr::grid(0), AffineExpr::grid(1)};
+    return v;
+  };
+  ir::Access whole, rows;
+  whole.tensor = t;
+  whole.index = {AffineExpr::grid(0), AffineExpr::grid(1), AffineExpr::grid(2)};
+  rows.tensor = a;
+  rows.index = {AffineExpr::grid(0) * kRows + AffineExpr::grid(1), AffineExpr::grid(2)};
+  k.body.push_back(inst(Opcode::Load, whole, {rows}, {2, kRows, free}));
+  k.body.push_back(inst(Opcode::Store, tile(out), {block(1)}, {kRows, free}));
+  k.body.push_back(inst(Opcode::Load, block(1), {tile(a, kRows, -1)}, {kRows, cols}));
+  k.body.push_back(inst(Opcode::Store, tile(out), {block(1)}, {kRows, cols}));
+  return perf::predict(k, trn1());
+}
+
+TEST(CostModelBuffers, AWholeOverwriteOfOneBlockStartsANewLiveRangeOfThatBlock) {
+  const double fixed = trn1().cost.dma_fixed_latency_ns;
+  // Block 1 rewritten whole: it waits neither for the store reading it nor for the first load,
+  // whose write covered both blocks.
+  std::vector<double> starts = load_starts(block_written_twice(4096, 4096));
+  ASSERT_EQ(starts.size(), 2u);
+  for (double s : starts) EXPECT_NEAR(s, fixed, 1e-6);
+  // Half of block 1 rewritten: its other half is still the first load's, so it waits for the
+  // store, after the first load (both blocks' rows on one queue: 8 partitions).
+  starts = load_starts(block_written_twice(4096, 2048));
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_NEAR(starts[1], fixed + 2 * queue_time(4096) + fixed + queue_time(4096) + fixed, 1e-6);
+}
+
 // x = load(a); y = load(b); z = x + y; store(out, z): three [128, free] fp32 tiles live at the add.
 perf::Profile three_tiles(int64_t free, bool direct_allocation = false) {
   ir::Kernel k;
