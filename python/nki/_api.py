@@ -26,7 +26,7 @@ def api(name):
                     if k not in known:
                         _unexpected(name, k, known)
             if instruction:  # every nisa call returns an NkiInstruction (§5.6)
-                return _schedule.traced(name, lambda: fn(*args, **kwargs), kwargs.get("name"))
+                return _schedule.traced(lambda: fn(*args, **kwargs), kwargs.get("name"))
             return fn(*args, **kwargs)
         call.nki_func = name
         return call

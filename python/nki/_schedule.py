@@ -32,7 +32,7 @@ class NkiInstruction:
         return f"<NkiInstruction {self._ids[0]}..{self._ids[1] - 1}>"
 
 
-def traced(api, call, name):
+def traced(call, name):
     """Runs a nisa call; its result, or the NkiInstruction of what it emitted, labelled `name`."""
     first = core.instruction_mark()
     result = call()
