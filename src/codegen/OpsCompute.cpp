@@ -47,13 +47,14 @@ void check_reduce_op(KernelBuilder& b, ir::AluOp op, const TensorVal& x, bool ne
 // (over x's grid) gathers every point that maps to it.
 TensorVal emit_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> out_shape,
                       std::vector<ir::AffineExpr> dst_index, const OpArgs& args, bool negate,
-                      std::vector<double> scale = {}) {
+                      std::vector<double> scale = {}, ir::Engine engine = ir::Engine::none) {
   TensorVal dst = alloc_tensor(b, b.tensor_name("", std::string(ir::name(op))), std::move(out_shape),
                                args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
   auto in = make_instruction(ir::Opcode::TensorReduce, x.shape);
   in->alu = op;
   in->negate = negate;
   in->imms = std::move(scale);
+  in->engine = engine;
   in->dst.tensor = dst.tensor;
   in->dst.index = std::move(dst_index);
   in->srcs.push_back(access_for(b, x, x.shape));
@@ -74,7 +75,8 @@ TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, c
   for (size_t d = 1; d < x.shape.size(); ++d) dst_index.push_back(ir::AffineExpr::grid(static_cast<int>(d)));
   const std::vector<double> scale = average ? std::vector<double>{1.0 / static_cast<double>(x.shape[0])}
                                             : std::vector<double>{};
-  return emit_reduce(b, op, x, std::move(out_shape), std::move(dst_index), args, false, scale);
+  // "A reduction across partitions ... using GpSimd Engine" (the stub).
+  return emit_reduce(b, op, x, std::move(out_shape), std::move(dst_index), args, false, scale, ir::Engine::pool);
 }
 
 TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,

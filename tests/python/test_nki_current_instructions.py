@@ -435,4 +435,4 @@ def test_tensor_partition_reduce_adds_averages_and_maximises_over_the_partitions
     np.testing.assert_allclose(total[0], a.sum(axis=0), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(mean[0], a.mean(axis=0), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(top[0], a.max(axis=0))
-    assert "tensor_reduce[dve](t.1[i0, i1], 0.0104166667; add)" in trace_ir(partition_reduces, a)
+    assert "tensor_reduce[pool](t.1[i0, i1], 0.0104166667; add)" in trace_ir(partition_reduces, a)
