@@ -67,6 +67,7 @@ TensorVal emit_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::v
 
 TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args, bool average) {
   b.check_operand("data", x);
+  check_no_psum(b, {{"data", &x}});  // a GpSimd instruction: GpSimd never touches PSUM
   check_reduce_op(b, op, x, false, true);
   if (average && op != ir::AluOp::add) b.fail(sema::err_internal("an average folds with add"));
   std::vector<int64_t> out_shape = x.shape;

@@ -108,6 +108,15 @@ def prelu_called(a):
 
 
 @nki.jit
+def partition_reduce_of_psum(a):
+    p = nl.ndarray((128, 64), nl.float32, buffer=nl.psum)
+    nisa.memset(dst=p, value=1.0)
+    r = sbuf((1, 64))
+    nisa.tensor_partition_reduce(dst=r, op=nl.add, data=p)  # ERR:part_psum
+    return a
+
+
+@nki.jit
 def cum_divide(a):
     x = loaded(a)
     nisa.tensor_scalar_cumulative(dst=x, src=x, op0=nl.add, op1=nl.divide, imm0=1.0)  # ERR:cum_op1
@@ -307,6 +316,8 @@ CASES = [
     (act2_load_reduce, "act2_load", "err_unsupported_args", "the Scalar Engine's accumulator has no load_reduce"),
     (prelu_as_alu_op, "prelu_tt", "err_instruction_unsupported_op", "unsupported operator 'prelu'"),
     (prelu_as_op0, "prelu_ts", "err_instruction_unsupported_op", "unsupported operator 'prelu'"),
+    (partition_reduce_of_psum, "part_psum", "err_unsupported_memory",
+     "Expected operand 'data' of 'tensor_partition_reduce' to be in address space 'sbuf', but got a tile in 'psum'"),
     (act_load_reduce, "act_load", "err_unsupported_args",
      "unsupported arguments to 'nisa.activation': the Scalar Engine's accumulator has no load_reduce"),
     (cum_divide, "cum_op1", "err_unsupported_args",
