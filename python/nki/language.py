@@ -23,7 +23,8 @@ from . import _dtype, _lnc
 
 NkiTensor = core.NkiTensor
 
-# The dtypes by name (their order is _dtype.NAMES; `bool_` is "bool").
+# The dtypes by name (their order is _dtype.NAMES; `bool_` is "bool"); DType, their type, for annotations.
+DType = _dtype.DType
 (bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32, tfloat32, uint8, uint16, uint32,
  float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4, float8_e4m3fn, float8_e8m0fnu) = (_dtype.BY_NAME[n] for n in _dtype.NAMES)
 

@@ -553,6 +553,8 @@ def test_dtypes_are_their_names_and_numpy_reads_them():
     assert str(nl.bfloat16) == "bfloat16" and {nl.int32: 1}["int32"] == 1
     assert sorted([nl.float32, nl.bfloat16, "int8"]) == ["bfloat16", "float32", "int8"]
     assert np.dtype(nl.bfloat16) == np.ones(2).astype(nl.bfloat16).dtype and nl.float32(1.5) == np.float32(1.5)
+    # nl.DType, the type of every dtype, annotates parameters as the stub's alias does.
+    assert all(isinstance(d, nl.DType) for d in (nl.bfloat16, nl.float8_e4m3fn_x4, nl.int32))
 
 
 @nki.jit
