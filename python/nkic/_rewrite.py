@@ -13,7 +13,7 @@ import weakref
 
 from ._core import core
 from . import _loops, _loops_ast
-from ._rewrite_dicts import DictKeys, dict_keys
+from ._rewrite_dicts import DictKeys, dict_keys, stored_key
 
 # Loop ids are unique across every rewritten function: a helper's loop must not
 # share an id with the kernel loop it is called from.
@@ -183,6 +183,7 @@ HOOKS = {
     "__nki_or__": bool_or,
     "__nki_not__": bool_not,
     "__nki_dict__": dict_keys,
+    "__nki_dict_key__": stored_key,
 }
 
 
@@ -300,6 +301,7 @@ class _Rewriter(DictKeys, ast.NodeTransformer):
 
     def visit_Assign(self, node):
         self.generic_visit(node)
+        self.checked_store(node)
         if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
             return node
         name = node.targets[0].id

@@ -1,6 +1,7 @@
 """The dicts traced code builds from keys known only at trace time (a variable, a
-comprehension, dict(...)): the current API's dicts take string keys only (NKI_CURRENT_API.md
-§2.2), checked when the dict is made; constant keys are the front end's static check."""
+comprehension, dict(...), `d[k] = v`): the current API's dicts take string keys only
+(NKI_CURRENT_API.md §2.2), checked when the dict is made or stored into; constant keys of a
+display are the front end's static check."""
 import ast
 
 from ._core import core
@@ -16,6 +17,14 @@ def dict_keys(d, file, line, col):
     return d
 
 
+def stored_key(d, k, file, line, col):
+    """The key of `d[k] = v` at file:line:col: checked when `d` is a dict of a current-API trace."""
+    if isinstance(d, dict) and not isinstance(k, str) and core.current_api():
+        core.raise_unsupported_construct(f"a non-string dict key ({k!r})", "NKI dicts take string keys only",
+                                         file, line, col)
+    return k
+
+
 class DictKeys:
     """The rewriter's part that routes such dicts through the `__nki_dict__` hook (dict_keys);
     `filename` is the rewriter's."""
@@ -29,6 +38,21 @@ class DictKeys:
     def visit_DictComp(self, node):
         self.generic_visit(node)
         return self.checked_keys(node, node)
+
+    def checked_store(self, node):
+        """`name[key] = v` (a key without slices: a tensor's slices are never a dict's key) stores
+        through the `__nki_dict_key__` hook (stored_key)."""
+        for target in node.targets:
+            if not isinstance(target, ast.Subscript) or not isinstance(target.value, ast.Name):
+                continue
+            if any(isinstance(n, ast.Slice) for n in ast.walk(target.slice)):
+                continue
+            where = (ast.Constant(self.filename), ast.Constant(target.lineno), ast.Constant(target.col_offset + 1))
+            owner = ast.Name(id=target.value.id, ctx=ast.Load())
+            call = ast.Call(func=ast.Name(id="__nki_dict_key__", ctx=ast.Load()), args=[owner, target.slice, *where],
+                            keywords=[])
+            target.slice = ast.copy_location(call, target.slice)
+            ast.fix_missing_locations(target)
 
     def checked_keys(self, value, node):
         where = (ast.Constant(self.filename), ast.Constant(node.lineno), ast.Constant(node.col_offset + 1))

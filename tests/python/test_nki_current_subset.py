@@ -44,6 +44,7 @@ def accepted(a: legacy_nt.tensor):
     table = {key: Mode.DOUBLE, "unit": 1.0}
     names = {name: len(name) for name in ("ab", "cde")}
     names = dict(zip(names, names.values()), extra=0)
+    names[key] = 4  # a store under a string key
     total = 0
     for _ in range(2):
         for _ in range(3):
@@ -57,6 +58,22 @@ def test_accepted_constructs_trace_and_run():
 
 
 @nki.jit
+def stores_by_index(a):
+    t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    rows = [t, t]
+    rows[1] = t  # a list takes integer keys
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out[0], src=rows[1][0])  # a tensor indexed by an integer
+    nisa.dma_copy(dst=out[1:], src=t[1:])
+    return out
+
+
+def test_integer_keys_of_lists_and_tensors_stay_accepted():
+    np.testing.assert_array_equal(nki.simulate(stores_by_index)(X), X)
+
+
+@nki.jit
 def key_in_a_variable(a):
     i = 3
     table = {i: a}  # ERR:var_key
@@ -66,6 +83,14 @@ def key_in_a_variable(a):
 @nki.jit
 def key_of_a_comprehension(a):
     table = {i: a for i in range(2)}  # ERR:comp_key
+    return a
+
+
+@nki.jit
+def key_of_a_store(a):
+    table = {}
+    for i in range(2):
+        table[i] = a  # ERR:store_key
     return a
 
 
@@ -138,6 +163,7 @@ CASES = [
     (key_in_a_variable, "var_key", "{", "a non-string dict key (3) is not supported in an NKI kernel", ()),
     (key_of_a_comprehension, "comp_key", "{", "a non-string dict key (0) is not supported in an NKI kernel", ()),
     (key_of_a_dict_call, "call_key", "dict(", "a non-string dict key (1) is not supported in an NKI kernel", ()),
+    (key_of_a_store, "store_key", "table[", "a non-string dict key (0) is not supported in an NKI kernel", ()),
     (calls_helper, "helper_is", "x is", "'is' / 'is not' between values is not supported in an NKI kernel",
      (("helper_call", "helper_comparing", "helper_comparing"),)),
     (writes_its_loop_variable, "induction", "i =",
