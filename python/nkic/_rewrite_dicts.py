@@ -25,6 +25,19 @@ def stored_key(d, k, file, line, col):
     return k
 
 
+def _plain_owner(node):
+    """A name, or attributes of one (`self.table`)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _as_load(node):
+    if isinstance(node, ast.Attribute):
+        return ast.Attribute(value=_as_load(node.value), attr=node.attr, ctx=ast.Load())
+    return ast.Name(id=node.id, ctx=ast.Load())
+
+
 class DictKeys:
     """The rewriter's part that routes such dicts through the `__nki_dict__` hook (dict_keys);
     `filename` is the rewriter's."""
@@ -40,15 +53,16 @@ class DictKeys:
         return self.checked_keys(node, node)
 
     def checked_store(self, node):
-        """`name[key] = v` (a key without slices: a tensor's slices are never a dict's key) stores
-        through the `__nki_dict_key__` hook (stored_key)."""
+        """`owner[key] = v`, the owner a name or its attributes (read again for the check) and the
+        key without slices (a tensor's slices are never a dict's key), stores through the
+        `__nki_dict_key__` hook (stored_key)."""
         for target in node.targets:
-            if not isinstance(target, ast.Subscript) or not isinstance(target.value, ast.Name):
+            if not isinstance(target, ast.Subscript) or not _plain_owner(target.value):
                 continue
             if any(isinstance(n, ast.Slice) for n in ast.walk(target.slice)):
                 continue
             where = (ast.Constant(self.filename), ast.Constant(target.lineno), ast.Constant(target.col_offset + 1))
-            owner = ast.Name(id=target.value.id, ctx=ast.Load())
+            owner = _as_load(target.value)
             call = ast.Call(func=ast.Name(id="__nki_dict_key__", ctx=ast.Load()), args=[owner, target.slice, *where],
                             keywords=[])
             target.slice = ast.copy_location(call, target.slice)

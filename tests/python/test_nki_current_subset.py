@@ -94,6 +94,17 @@ def key_of_a_store(a):
     return a
 
 
+class Tables(nl.NKIObject):
+    by_name: dict = None
+
+
+@nki.jit
+def key_of_an_attribute_store(a):
+    tables = Tables(by_name={})
+    tables.by_name[2] = a  # ERR:attr_store_key
+    return a
+
+
 @nki.jit
 def key_of_a_dict_call(a):
     table = dict(zip((1, 2), (a, a)))  # ERR:call_key
@@ -164,6 +175,8 @@ CASES = [
     (key_of_a_comprehension, "comp_key", "{", "a non-string dict key (0) is not supported in an NKI kernel", ()),
     (key_of_a_dict_call, "call_key", "dict(", "a non-string dict key (1) is not supported in an NKI kernel", ()),
     (key_of_a_store, "store_key", "table[", "a non-string dict key (0) is not supported in an NKI kernel", ()),
+    (key_of_an_attribute_store, "attr_store_key", "tables.", "a non-string dict key (2) is not supported in an NKI kernel",
+     ()),
     (calls_helper, "helper_is", "x is", "'is' / 'is not' between values is not supported in an NKI kernel",
      (("helper_call", "helper_comparing", "helper_comparing"),)),
     (writes_its_loop_variable, "induction", "i =",
