@@ -196,12 +196,12 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   inst->id = next_instruction_id();
   Emitted record{inst.get(), {}};
   for (const ir::Loop* l : loop_stack_)
-    if (l->dynamic_ub || l->while_cond) record.runtime_loops.push_back(l->axis);
+    if (l->runtime()) record.runtime_loops.push_back(l->axis);
   if (!no_reorder_.empty()) {
     NoReorder& block = no_reorder_.back();
     if (loop_stack_.size() > block.loops) {
       for (size_t i = block.loops; i < loop_stack_.size(); ++i)
-        if (loop_stack_[i]->dynamic_ub || loop_stack_[i]->while_cond)
+        if (loop_stack_[i]->runtime())
           fail(with_hint(sema::err_unsupported_args("nl.no_reorder", "a runtime loop (nl.fori_loop, nl.while_loop, "
                                                                      "nl.dynamic_range) cannot run inside it"),
                          "put the no_reorder block inside the loop's body"));

@@ -160,9 +160,7 @@ class KernelBuilder {
   int64_t max_instructions = kDefaultMaxInstructions;
   bool in_loop() const { return !loop_stack_.empty(); }
   bool in_dynamic_loop() const {
-    return std::any_of(loop_stack_.begin(), loop_stack_.end(), [](const ir::Loop* l) {
-      return l->dynamic_ub.has_value() || l->while_cond.has_value();
-    });
+    return std::any_of(loop_stack_.begin(), loop_stack_.end(), [](const ir::Loop* l) { return l->runtime(); });
   }
 
   // Allocation regions (seed 003 allocation_scope): tensors made while a region

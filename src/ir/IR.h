@@ -185,6 +185,8 @@ struct Loop final : Stmt {
   Block body;
   SourceLoc loc;
   int64_t tripcount() const;
+  // Bounded or repeated at run time (nl.fori_loop, nl.while_loop, nl.dynamic_range).
+  bool runtime() const { return dynamic_ub.has_value() || while_cond.has_value(); }
 };
 
 struct Kernel {

@@ -38,7 +38,7 @@ void spans(const ir::Block& b, int depth, int64_t outer, int& site, std::vector<
     const auto* l = static_cast<const ir::Loop*>(s.get());
     LoopSpan span;
     span.s0 = site;
-    const int64_t trips = l->dynamic_ub || l->while_cond ? 1 : std::max<int64_t>(0, l->tripcount());
+    const int64_t trips = l->runtime() ? 1 : std::max<int64_t>(0, l->tripcount());
     span.runs = trips > 0 && outer > std::numeric_limits<int64_t>::max() / trips ? std::numeric_limits<int64_t>::max()
                                                                                  : outer * trips;
     span.depth = depth;

@@ -186,7 +186,7 @@ class Walker {
 
   void loop(const ir::Loop& l) {
     int64_t trips = l.tripcount();
-    if (l.dynamic_ub || l.while_cond) {
+    if (l.runtime()) {
       trips = 1;
       sched_.note("a loop whose trip count is known only at run time is costed as one iteration");
     }

@@ -18,7 +18,7 @@ void add_work(const ir::Block& block, double times, SimCost& cost, double& heavi
   for (const auto& stmt : block) {
     if (stmt->kind == ir::StmtKind::Loop) {
       const auto& l = static_cast<const ir::Loop&>(*stmt);
-      const bool runtime = l.dynamic_ub || l.while_cond;
+      const bool runtime = l.runtime();
       add_work(l.body, times * static_cast<double>(runtime ? 1 : l.tripcount()), cost, heaviest);
       continue;
     }

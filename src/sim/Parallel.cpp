@@ -138,7 +138,7 @@ bool ParallelRegion::disjoint(int r, ir::Var x, int64_t step, const int64_t* loo
           case ir::VarKind::Loop: {
             const ir::Loop* l = inner_[v.id];
             if (!l) return {loop[v.id], loop[v.id]};
-            if (l->dynamic_ub || l->while_cond) ok = false;
+            if (l->runtime()) ok = false;
             const int64_t last = l->lb + std::max<int64_t>(l->tripcount() - 1, 0) * l->stride;
             return {std::min(l->lb, last), std::max(l->lb, last)};
           }
