@@ -171,25 +171,6 @@ void api_call_failed(const py::error_already_set& e, py::handle func, const std:
   sema::fail(d);
 }
 
-// While a call runs, the builder points at its call site: an API's
-// instructions and diagnostics, and the call site of an inlined helper. Inside
-// an inlined helper or nested kernel no location is pushed until the callee's
-// own hooked calls push theirs. Restored on the way out (the context may have
-// been torn down by then).
-class PushedLocation {
- public:
-  PushedLocation(trace::TraceContext* ctx, ir::SourceLoc loc) : ctx_(ctx), saved_(ctx->builder().set_location(loc)) {}
-  ~PushedLocation() {
-    if (trace::TraceContext::current() == ctx_) ctx_->builder().set_location(saved_);
-  }
-  PushedLocation(const PushedLocation&) = delete;
-  PushedLocation& operator=(const PushedLocation&) = delete;
-
- private:
-  trace::TraceContext* ctx_;
-  ir::SourceLoc saved_;
-};
-
 // The on-chip views among a call's arguments (and in its list and tuple arguments)
 // that carry a runtime offset: check_on_chip_offsets_lowered follows them.
 std::vector<types::TensorVal> on_chip_offset_views(const codegen::KernelBuilder& b, const CallArgs& a) {

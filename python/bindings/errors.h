@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sema/Diagnostic.h"
+#include "trace/TraceContext.h"
 
 namespace py = pybind11;
 
@@ -31,6 +32,26 @@ bool is_diagnostic(const py::error_already_set& e);
 // the C++ exception in flight as the pending Python error (diagnostics become
 // NKIError, as pybind11's dispatcher translates them); returns null.
 PyObject* translated_exception();
+
+// While a call runs, the builder points at its call site (a hooked API call, or
+// kernel.with_schedule's call for the edges it adds): an API's
+// instructions and diagnostics, and the call site of an inlined helper. Inside
+// an inlined helper or nested kernel no location is pushed until the callee's
+// own hooked calls push theirs. Restored on the way out (the context may have
+// been torn down by then).
+class PushedLocation {
+ public:
+  PushedLocation(trace::TraceContext* ctx, ir::SourceLoc loc) : ctx_(ctx), saved_(ctx->builder().set_location(loc)) {}
+  ~PushedLocation() {
+    if (trace::TraceContext::current() == ctx_) ctx_->builder().set_location(saved_);
+  }
+  PushedLocation(const PushedLocation&) = delete;
+  PushedLocation& operator=(const PushedLocation&) = delete;
+
+ private:
+  trace::TraceContext* ctx_;
+  ir::SourceLoc saved_;
+};
 
 void bind_errors(py::module_& m);
 

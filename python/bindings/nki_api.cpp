@@ -177,17 +177,12 @@ void bind_nki_api(py::module_& m) {
   // `where`: kernel.with_schedule's call site (file, line, col), which its diagnostics name.
   m.def("add_dependencies", [](std::pair<int64_t, int64_t> consumer, std::vector<std::pair<int64_t, int64_t>> producers,
                                std::optional<std::tuple<std::string, int, int>> where) {
-    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("depends_on").builder();
-    const ir::SourceLoc saved = where ? b.set_location(source_loc(*where)) : b.pushed_location();
-    try {
-      for (int64_t c = consumer.first; c < consumer.second; ++c)
-        for (const auto& [first, end] : producers)
-          for (int64_t p = first; p < end; ++p) b.add_dependency(c, p);
-    } catch (...) {
-      b.set_location(saved);
-      throw;
-    }
-    b.set_location(saved);
+    trace::TraceContext& ctx = trace::TraceContext::nki_ctx("depends_on");
+    codegen::KernelBuilder& b = ctx.builder();
+    const PushedLocation at(&ctx, where ? source_loc(*where) : b.pushed_location());
+    for (int64_t c = consumer.first; c < consumer.second; ++c)
+      for (const auto& [first, end] : producers)
+        for (int64_t p = first; p < end; ++p) b.add_dependency(c, p);
   });
   m.def("raise_unsupported_args_at", [](const std::string& api, const std::string& why, const std::string& hint,
                                         std::tuple<std::string, int, int> where) {
