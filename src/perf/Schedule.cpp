@@ -418,7 +418,8 @@ void Schedule::execute(int site, const Env& env, bool interleaved) {
   ++tot_.instructions;
   ++site_count_[site];
   if (end > end_[core_]) end_[core_] = end, end_node_[core_] = pred;
-  if (auto it = ended_.find(edge_key(in.id)); it != ended_.end()) it->second = {end, pred, num_nodes()};
+  if (!ended_.empty())  // only kernels with explicit edges record their producers' ends
+    if (auto it = ended_.find(edge_key(in.id)); it != ended_.end()) it->second = {end, pred, num_nodes()};
   for (auto& [id, b] : reads) {
     touch(id, start, end, pred);
     record_read(id, std::move(b), end, pred);
