@@ -239,13 +239,8 @@ def is_sbuf(buffer):
     return buffer == sbuf
 
 
-@_mark("nl.average")
-def average(x):
-    """The op of nisa.tensor_partition_reduce that averages the partitions (named as op= only)."""
-    core.raise_unsupported_args("nl.average", "is the op= of nisa.tensor_partition_reduce, not a tile API")
-
-
-# [0.4+] an activation function of two inputs, named as op= only.
+# Named as op= only: tensor_partition_reduce's average, and [0.4+] an activation function of two inputs.
+average = _unavailable("nl.average", "is the op= of nisa.tensor_partition_reduce, not a tile API")
 prelu = _unavailable("nl.prelu", "is an activation function, not a tile API: pass it as op= of nisa.activate2, "
                      "with the slope of negative inputs as relu_param=")
 

@@ -3,25 +3,29 @@ comprehension, dict(...), `d[k] = v`): the current API's dicts take string keys 
 (NKI_CURRENT_API.md §2.2), checked when the dict is made or stored into; constant keys of a
 display are the front end's static check."""
 import ast
+import copy
 
 from ._core import core
+
+
+def _check_key(k, file, line, col):
+    if not isinstance(k, str):
+        core.raise_unsupported_construct(f"a non-string dict key ({k!r})", "NKI dicts take string keys only",
+                                         file, line, col)
 
 
 def dict_keys(d, file, line, col):
     """The dict `d` made at file:line:col, checked in a current-API trace."""
     if core.current_api() and isinstance(d, dict):
         for k in d:
-            if not isinstance(k, str):
-                core.raise_unsupported_construct(f"a non-string dict key ({k!r})", "NKI dicts take string keys only",
-                                                 file, line, col)
+            _check_key(k, file, line, col)
     return d
 
 
 def stored_key(d, k, file, line, col):
     """The key of `d[k] = v` at file:line:col: checked when `d` is a dict of a current-API trace."""
-    if isinstance(d, dict) and not isinstance(k, str) and core.current_api():
-        core.raise_unsupported_construct(f"a non-string dict key ({k!r})", "NKI dicts take string keys only",
-                                         file, line, col)
+    if isinstance(d, dict) and core.current_api():
+        _check_key(k, file, line, col)
     return k
 
 
@@ -30,12 +34,6 @@ def _plain_owner(node):
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name)
-
-
-def _as_load(node):
-    if isinstance(node, ast.Attribute):
-        return ast.Attribute(value=_as_load(node.value), attr=node.attr, ctx=ast.Load())
-    return ast.Name(id=node.id, ctx=ast.Load())
 
 
 class DictKeys:
@@ -62,7 +60,7 @@ class DictKeys:
             if any(isinstance(n, ast.Slice) for n in ast.walk(target.slice)):
                 continue
             where = (ast.Constant(self.filename), ast.Constant(target.lineno), ast.Constant(target.col_offset + 1))
-            owner = _as_load(target.value)
+            owner = copy.deepcopy(target.value)  # read again: a subscript's object is loaded
             call = ast.Call(func=ast.Name(id="__nki_dict_key__", ctx=ast.Load()), args=[owner, target.slice, *where],
                             keywords=[])
             target.slice = ast.copy_location(call, target.slice)

@@ -108,6 +108,13 @@ def prelu_called(a):
 
 
 @nki.jit
+def average_called(a):
+    x = loaded(a)
+    y = nl.average(x)  # ERR:average_call
+    return y
+
+
+@nki.jit
 def partition_reduce_of_psum(a):
     p = nl.ndarray((128, 64), nl.float32, buffer=nl.psum)
     nisa.memset(dst=p, value=1.0)
@@ -379,7 +386,14 @@ def test_tensor_scalar_cumulative_takes_no_reverse0():
                [("cum_rev", "nisa.")])
 
 
-def test_prelu_is_an_activation_op_not_a_call():
-    check_diag(trace_error(prelu_called, X), M, "err_unsupported_args",
-               "unsupported arguments to 'nl.prelu': is an activation function, not a tile API: pass it as op= of "
-               "nisa.activate2, with the slope of negative inputs as relu_param=", [("prelu_call", "nl.prelu")])
+OP_ONLY = [
+    (prelu_called, "prelu_call", "nl.prelu", "is an activation function, not a tile API: pass it as op= of "
+     "nisa.activate2, with the slope of negative inputs as relu_param="),
+    (average_called, "average_call", "nl.average", "is the op= of nisa.tensor_partition_reduce, not a tile API"),
+]
+
+
+@pytest.mark.parametrize("kernel,marker,api,why", OP_ONLY, ids=[o[1] for o in OP_ONLY])
+def test_an_op_only_name_is_not_a_call(kernel, marker, api, why):
+    check_diag(trace_error(kernel, X), M, "err_unsupported_args", f"unsupported arguments to '{api}': {why}",
+               [(marker, api)], api=api)
