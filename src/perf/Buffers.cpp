@@ -24,7 +24,7 @@ int64_t buffer_bytes(const ir::TensorDecl& t, const sema::Target& target) {
 // as the cost model runs them, times its enclosing loops'), its depth.
 struct LoopSpan {
   int s0 = -1, s1 = -1;
-  int64_t runs = 0;
+  int64_t runs = 0, trips = 0;
   int depth = 0;
 };
 
@@ -41,6 +41,7 @@ void spans(const ir::Block& b, int depth, int64_t outer, int& site, std::vector<
     const int64_t trips = l->runtime() ? 1 : std::max<int64_t>(0, l->tripcount());
     span.runs = trips > 0 && outer > std::numeric_limits<int64_t>::max() / trips ? std::numeric_limits<int64_t>::max()
                                                                                  : outer * trips;
+    span.trips = trips;
     span.depth = depth;
     spans(l->body, depth + 1, span.runs, site, out);
     span.s1 = site;
@@ -118,31 +119,76 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
                std::vector<int>& count) {
   const size_t n = order.size();
   auto mine = [&](size_t s) { return cores[s] == core || cores[s] < 0; };
-  // Each root tensor's first and last site.
-  std::vector<int> first(k.tensors.size(), -1), last(k.tensors.size(), -1);
-  for (size_t s = 0; s < n; ++s) {
-    if (!mine(s)) continue;
-    auto use = [&](const ir::Access& a) {
-      const int id = k.root(a.tensor);
-      if (first[id] < 0) first[id] = static_cast<int>(s);
-      last[id] = static_cast<int>(s);
-    };
-    const ir::Instruction& in = *order[s];
-    if (in.has_dst()) use(in.dst);
-    for (const ir::Access& a : in.srcs) use(a);
-    for (const ir::Access& a : in.extra_dsts) use(a);
-  }
-  // Live bytes per site, per memory, with one buffer per tile.
-  std::vector<int64_t> sbuf(n + 1, 0), psum(n + 1, 0);
+  auto within = [&](int id, const LoopSpan& l) {
+    const ir::TensorDecl& d = k.tensor(id);
+    if (d.alloc_axis < 0 || static_cast<size_t>(d.alloc_axis) >= loops.size()) return false;
+    const LoopSpan& a = loops[d.alloc_axis];
+    return a.s0 >= l.s0 && a.s1 <= l.s1;
+  };
+  auto each_root = [&](const ir::Instruction& in, auto&& f) {
+    if (in.has_dst()) f(k.root(in.dst.tensor));
+    for (const ir::Access& a : in.srcs) f(k.root(a.tensor));
+    for (const ir::Access& a : in.extra_dsts) f(k.root(a.tensor));
+  };
+  // Each root tensor's first and last site, and the live bytes per site, per memory, with one
+  // buffer per tile. A tile that a loop reaches without declaring it is live over the loop's
+  // whole body while the loop has iterations to come: every iteration reaches it again. A
+  // hoisted instruction runs once per entry of its loop: what it reads is not held over that
+  // loop for it, and its result is, as every iteration reads it.
+  std::vector<int> first, last;
+  std::vector<int64_t> sbuf, psum;
   auto is_buffer = [&](const ir::TensorDecl& d) { return d.alias_of < 0 && !ir::is_hbm(d.memory) && first[d.id] >= 0; };
-  for (const ir::TensorDecl& d : k.tensors) {
-    if (!is_buffer(d)) continue;
-    std::vector<int64_t>& live = d.memory == ir::Memory::PSUM ? psum : sbuf;
-    const int64_t bytes = buffer_bytes(d, t);
-    live[first[d.id]] += bytes;
-    live[last[d.id] + 1] -= bytes;
+  auto footprint = [&] {
+    first.assign(k.tensors.size(), -1), last.assign(k.tensors.size(), -1);
+    auto span = [&](int id, int from, int to) {
+      if (first[id] < 0 || from < first[id]) first[id] = from;
+      last[id] = std::max(last[id], to);
+    };
+    for (size_t s = 0; s < n; ++s)
+      if (mine(s)) each_root(*order[s], [&](int id) { span(id, static_cast<int>(s), static_cast<int>(s)); });
+    for (size_t axis = 0; axis < loops.size(); ++axis) {
+      const LoopSpan& l = loops[axis];
+      if (l.s0 < 0 || l.trips < 2) continue;
+      for (int s = l.s0; s < l.s1; ++s) {
+        if (!mine(s)) continue;
+        const ir::Instruction& in = *order[s];
+        if (p.hoisted[s] == static_cast<int>(axis)) {
+          if (in.has_dst()) span(k.root(in.dst.tensor), l.s0, l.s1 - 1);
+          continue;
+        }
+        each_root(in, [&](int id) {
+          if (!within(id, l)) span(id, l.s0, l.s1 - 1);
+        });
+      }
+    }
+    sbuf.assign(n + 1, 0), psum.assign(n + 1, 0);
+    for (const ir::TensorDecl& d : k.tensors) {
+      if (!is_buffer(d)) continue;
+      std::vector<int64_t>& live = d.memory == ir::Memory::PSUM ? psum : sbuf;
+      const int64_t bytes = buffer_bytes(d, t);
+      live[first[d.id]] += bytes;
+      live[last[d.id] + 1] -= bytes;
+    }
+    for (size_t s = 1; s <= n; ++s) sbuf[s] += sbuf[s - 1], psum[s] += psum[s - 1];
+  };
+  footprint();
+  // The compiler holds a loop-invariant result over its loop only where the loop's tiles fit
+  // with it: otherwise holding it would spill, and it computes it again in every iteration.
+  bool recomputed = false;
+  for (size_t s = 0; s < n; ++s) {
+    const int axis = p.hoisted[s];
+    if (!mine(s) || axis < 0 || !order[s]->has_dst()) continue;
+    const LoopSpan& l = loops[axis];
+    const bool in_psum = k.tensor(k.root(order[s]->dst.tensor)).memory == ir::Memory::PSUM;
+    const std::vector<int64_t>& live = in_psum ? psum : sbuf;
+    const int64_t capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
+    if (capacity > 0 && *std::max_element(live.begin() + l.s0, live.begin() + l.s1) > capacity) {
+      p.hoisted[s] = -1;
+      ++p.recomputed;
+      recomputed = true;
+    }
   }
-  for (size_t s = 1; s <= n; ++s) sbuf[s] += sbuf[s - 1], psum[s] += psum[s - 1];
+  if (recomputed) footprint();
   int64_t peak = 0;
   int peak_site = -1;
   for (size_t s = 0; s < n; ++s) {
@@ -154,13 +200,17 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
   if (p.sbuf_capacity > 0 && peak - p.sbuf_capacity > p.spill_bytes)
     p.spill_bytes = peak - p.sbuf_capacity, p.spill_site = peak_site;
 
-  // The loop tiles, innermost loops first, then in declaration order.
+  // The loop tiles, innermost loops first, then in declaration order; a hoisted result is
+  // written once per loop entry and keeps its one buffer.
+  std::vector<bool> held(k.tensors.size(), false);
+  for (size_t s = 0; s < n; ++s)
+    if (mine(s) && p.hoisted[s] >= 0 && order[s]->has_dst()) held[k.root(order[s]->dst.tensor)] = true;
   std::vector<int> tiles;
   for (const ir::TensorDecl& d : k.tensors)
     if (is_buffer(d) && d.alloc_axis >= 0 && static_cast<size_t>(d.alloc_axis) < loops.size() &&
         loops[d.alloc_axis].s0 >= 0) {
-      tiles.push_back(d.id);
       count[d.id] = 1;
+      if (!held[d.id]) tiles.push_back(d.id);
     }
   std::stable_sort(tiles.begin(), tiles.end(), [&](int a, int b) {
     return loops[k.tensor(a).alloc_axis].depth > loops[k.tensor(b).alloc_axis].depth;
@@ -222,8 +272,11 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
 
 }  // namespace
 
-BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order) {
+BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order,
+                        std::vector<int> hoisted) {
   BufferPlan p;
+  p.hoisted = std::move(hoisted);
+  p.hoisted.resize(order.size(), -1);
   p.count.assign(k.tensors.size(), 0);
   p.reuses.assign(k.tensors.size(), {});
   p.sbuf_capacity = t.statebuf_par_size_in_bytes;

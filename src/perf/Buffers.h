@@ -5,7 +5,8 @@
 // dimension migration guide: "a space-time tradeoff"). Its ring allocation reuses
 // memory only once the allocation wraps around the memory. The model takes the
 // kernel's live footprint with one buffer per tile (a tile is live from its first
-// to its last access in program order) and gives the loop tiles more buffers, one
+// to its last access in program order, and over the body of every loop that reaches it
+// without declaring it; a hoisted result over its loop) and gives the loop tiles more buffers, one
 // more each round (the innermost loops' first, as their tiles turn over most often),
 // while what is live stays within the per-partition capacity: a loop tile's extra
 // buffers are live over its whole loop body. A tile never gets more buffers than it has
@@ -36,10 +37,17 @@ struct BufferPlan {
   // By tensor, for the tiles that do not rotate: the earlier tiles whose bytes the ring
   // allocation gives it, dead by its first access (its writes wait for their last access).
   std::vector<std::vector<int>> reuses;
+  // By site: the loop axis whose later iterations skip it (Hoisting.h), or -1; `recomputed`
+  // counts the loop-invariant instructions left in every iteration because their loop's
+  // tiles do not fit with their result held over it.
+  std::vector<int> hoisted;
+  int recomputed = 0;
 };
 
-// `order`: the kernel's instructions in program order (the cost model's sites).
-BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order);
+// `order`: the kernel's instructions in program order (the cost model's sites); `hoisted`:
+// by site, the loop axis loop_invariant() hoists it out of, or -1 (empty: none).
+BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order,
+                        std::vector<int> hoisted = {});
 
 // Bytes one partition holds of on-chip tensor `t`.
 int64_t partition_bytes(const ir::TensorDecl& t);

@@ -143,6 +143,10 @@ class Walker {
       sched_.note(std::to_string(hoisted) +
                   " instruction(s) whose operands do not change across their loop's iterations are costed once per"
                   " loop entry, as neuronx-cc hoists them");
+    if (sites_.buffers.recomputed > 0)
+      sched_.note(std::to_string(sites_.buffers.recomputed) +
+                  " loop-invariant instruction(s) are costed in every iteration: their loop's tiles do not fit on"
+                  " chip with the result held over the loop");
     return sched_.finish();
   }
 
@@ -279,7 +283,8 @@ Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& 
   s.hoisted.assign(s.order.size(), -1);
   s.owner = tensor_owners(k);
   for (const auto& [in, axis] : loop_invariant(k)) s.hoisted[s.site.at(in)] = axis;
-  s.buffers = plan_buffers(k, target, s.order);
+  s.buffers = plan_buffers(k, target, s.order, std::move(s.hoisted));
+  s.hoisted = s.buffers.hoisted;
   s.allocated_in.resize(k.num_axes);
   for (const ir::TensorDecl& t : k.tensors) {
     if (ir::is_hbm(t.memory) && t.memory != ir::Memory::PrivateHBM) continue;

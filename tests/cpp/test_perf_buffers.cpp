@@ -255,12 +255,19 @@ TEST(CostModelBuffers, AFootprintOverTheCapacityPaysASpillAndAReloadOfTheExcess)
 // x = load(a); y = load(b); for i in affine_range(2): z = x + y; v = load(c[i]); w = z + v;
 // store(out[i], w). The first add is the same in both iterations (neuronx-cc hoists it) and is
 // where x, y and z are live.
-TEST(CostModelBuffers, ASpillDueAtAHoistedInstructionGoesWithTheNextOneInEveryIteration) {
-  const int64_t free = 16384, capacity = trn1().statebuf_par_size_in_bytes;
-  const int64_t excess = 3 * free * 4 - capacity;
-  ASSERT_GT(excess, 0);
+// The instructions of `b` in program order, loop bodies in place (the cost model's sites).
+void sites_of(const ir::Block& b, std::vector<const ir::Instruction*>& out) {
+  for (const ir::StmtPtr& s : b)
+    if (s->kind == ir::StmtKind::Instruction) out.push_back(static_cast<const ir::Instruction*>(s.get()));
+    else sites_of(static_cast<const ir::Loop&>(*s).body, out);
+}
+
+// x, y = load(a), load(b); for i in affine_range(2): z = x + y; v = load(c[i]); w = z + v;
+// store(out[i], w). Every tile is [128, free] fp32; z, v and w are declared in the loop, and
+// z = x + y is loop-invariant.
+ir::Kernel invariant_in_loop(int64_t free) {
   ir::Kernel k;
-  k.name = "hoisted_spill";
+  k.name = "invariant";
   const int a = add_tensor(k, "a", {128, free}, Memory::SharedHBM, ir::Role::Input);
   const int b = add_tensor(k, "b", {128, free}, Memory::SharedHBM, ir::Role::Input);
   const int c = add_tensor(k, "c", {2 * 128, free}, Memory::SharedHBM, ir::Role::Input);
@@ -281,17 +288,49 @@ TEST(CostModelBuffers, ASpillDueAtAHoistedInstructionGoesWithTheNextOneInEveryIt
   loop->body.push_back(inst(Opcode::Store, tile(out, 128, 0), {tile(w)}, {128, free}));
   k.body.push_back(std::move(loop));
   k.num_axes = 1;
-  const perf::Profile p = perf::predict(k, trn1());
-  EXPECT_EQ(p.engines[2].instructions, 3);  // the first add once, the second twice
-  // Four loads, two stores, and the excess out and back in each iteration.
-  EXPECT_EQ(p.dma_bytes, 6 * 128 * free * 4 + 2 * 2 * 128 * excess);
+  return k;
 }
 
-// The instructions of `b` in program order, loop bodies in place (the cost model's sites).
-void sites_of(const ir::Block& b, std::vector<const ir::Instruction*>& out) {
-  for (const ir::StmtPtr& s : b)
-    if (s->kind == ir::StmtKind::Instruction) out.push_back(static_cast<const ir::Instruction*>(s.get()));
-    else sites_of(static_cast<const ir::Loop&>(*s).body, out);
+bool has_note(const perf::Profile& p, const std::string& text) {
+  return std::any_of(p.notes.begin(), p.notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
+TEST(CostModelBuffers, ALoopInvariantResultThatFitsIsHeldOverItsLoopAndComputedOnce) {
+  const int64_t free = 4096, tile_bytes = free * 4;  // 16 KiB per partition
+  const ir::Kernel k = invariant_in_loop(free);
+  const perf::Profile p = perf::predict(k, trn1());
+  EXPECT_EQ(p.engines[2].instructions, 3);  // the first add once, the second twice
+  EXPECT_TRUE(has_note(p, "1 instruction(s) whose operands do not change"));
+  EXPECT_FALSE(has_note(p, "loop-invariant instruction(s) are costed in every iteration"));
+  // x and y are read once, before the loop's later iterations; z is held over the loop: three
+  // tiles at most are live (x, y, z at the first add; z, v, w at the second). z keeps its one
+  // buffer while v and w get one per iteration.
+  std::vector<const ir::Instruction*> sites;
+  sites_of(k.body, sites);
+  const perf::BufferPlan plan = perf::plan_buffers(k, trn1(), sites, {-1, -1, 0, -1, -1, -1});
+  EXPECT_EQ(plan.sbuf_peak, 3 * tile_bytes);
+  EXPECT_EQ(plan.hoisted[2], 0);
+  EXPECT_EQ(plan.recomputed, 0);
+  EXPECT_EQ(plan.count[6], 1);  // z
+  EXPECT_EQ(plan.count[7], 2);  // v
+  // Not hoisted, the add reads x and y in every iteration: they are live over the loop too.
+  EXPECT_EQ(perf::plan_buffers(k, trn1(), sites).sbuf_peak, 5 * tile_bytes);
+}
+
+TEST(CostModelBuffers, ALoopInvariantInstructionInALoopThatDoesNotFitRunsInEveryIteration) {
+  // 64 KiB per partition a tile: z, v and w alone are more than trn1's 176 KiB, so holding z
+  // over the loop would spill; the add runs in both iterations and x and y stay live over the
+  // loop, five tiles at the second add.
+  const int64_t free = 16384, capacity = trn1().statebuf_par_size_in_bytes;
+  ASSERT_GT(3 * free * 4, capacity);
+  const int64_t excess = 5 * free * 4 - capacity;
+  const perf::Profile p = perf::predict(invariant_in_loop(free), trn1());
+  EXPECT_EQ(p.engines[2].instructions, 4);
+  EXPECT_TRUE(has_note(p, "1 loop-invariant instruction(s) are costed in every iteration: their loop's tiles do not"
+                          " fit on chip with the result held over the loop"));
+  EXPECT_FALSE(has_note(p, "whose operands do not change"));
+  // Four loads, two stores, and the excess out and back in each iteration.
+  EXPECT_EQ(p.dma_bytes, 6 * 128 * free * 4 + 2 * 2 * 128 * excess);
 }
 
 TEST(CostModelBuffers, APsumTileTakesWholeBanksAndRotatesThroughThoseThatFit) {
@@ -321,7 +360,7 @@ TEST(CostModelBuffers, APsumTileTakesWholeBanksAndRotatesThroughThoseThatFit) {
   EXPECT_EQ(plan.count[ps], t.psum_num_banks / 2);  // 8 banks: 4 buffers of 2
   EXPECT_EQ(plan.count[sb], 6);                      // one per iteration: the loop has 6
   EXPECT_EQ(plan.count[x], 0);                       // declared outside every loop
-  EXPECT_EQ(plan.sbuf_peak, 2400);  // x is last read where s is first written
+  EXPECT_EQ(plan.sbuf_peak, 4800);  // x is read in every iteration: live over the loop, with s
   EXPECT_EQ(plan.spill_site, -1);
 }
 
