@@ -32,6 +32,7 @@ SDK = "aws-neuron/aws-neuron-sdk"
 SDK_HEAD = "81ce03ae261e12925e53437a0f690478e6366155"
 SAMP = "aws-neuron/nki-samples"
 SAMP_PERF = "0898a771c302e2ed7003cb0a51fc158d28e4d9e1"  # last commit with the perf asserts
+SAMP_HEAD = "fc5c69f79c899d719f6c351fd01acf3c419a6b8b"  # the kernels' commit
 TUNE = "awslabs/nki-autotune"
 TUNE_HEAD = "d57bcc3be3318f9cec05c7f48c162d3d2b1706e0"
 TUNE_PREFIX = "nki-autotune:"  # a case path in an nki-autotune checkout (current nki API kernels)
@@ -81,8 +82,9 @@ class Obj:
 
 def case(id, family, path, func, args, target, us, kind, source, kwargs=None, grid=None, note="", measure="latency"):
     """One published figure. kind: "measured" (a device measurement), "bound" (a unit test's
-    pass/fail upper bound, or a design document's performance target) or "alternative" (a measurement at a shape it may have had; shown,
-    not in the median). source: (repository, path, commit, line)."""
+    pass/fail upper bound, or a design document's performance target), "alternative" (a measurement
+    at a shape it may have had; shown, not in the median) or "order" (no figure: a variant whose
+    published statement orders it against others, ORDERS). source: (repository, path, commit, line)."""
     return dict(id=id, family=family, path=path, func=func, args=args, kwargs=kwargs or {}, grid=grid,
                 target=target, us=us, kind=kind, source=source, note=note, measure=measure)
 
@@ -241,6 +243,11 @@ CASES = [
            note="target latency, LNC=2")
       for id, seq, hidden, us, line in (("T26", 2048, 8192, 458.2, 239), ("T27", 32768, 8192, 6287.0, 241),
                                         ("T28", 2048, 16384, 866.81, 249), ("T29", 32768, 16384, 13214.40, 251))],
+    # The attention tutorial's versions at the shape its harness benchmarks (q, k, v of d_head 128
+    # by seqlen 4096, bf16). It publishes no latency; the kernels' comments order them (ORDERS).
+    *[case(f"AT-{v}", "attention tutorial", ATTN_TUT, f"attn_fwd_{v}", [Z(128, 4096, dtype=BF16)] * 3, "trn1", None,
+           "order", (SAMP, ATTN_TUT, SAMP_HEAD, line), note="no figure")
+      for v, line in (("v3", 126), ("v4", 254), ("v5", 372), ("v6", 481), ("v7", 581), ("v8", 682))],
 ]
 
 # Families of variants of one kernel: the predicted order must match the published one for
@@ -254,6 +261,12 @@ RANKINGS = [
     ("mamba v3 over seq_len", [f"FS-v3-{s}" for s, _, _ in MAMBA_SCALING[:-1]] + ["F5"]),
     ("mamba v1 over size (F1, A2, F2)", ["F1", "A2", "F2"]),
     ("layernorm v1 vs v2", ["L1", "L2"]),
+]
+# Published statements of order without figures: (name, source line, [(slower, faster), ...]).
+ORDERS = [
+    ("attention tutorial: v7 is \"the fastest attention kernel we have thus far\", v8 \"a slowdown"
+     " compared to the v7 kernel\"", (SAMP, ATTN_TUT, SAMP_HEAD, "682-688"),
+     [(f"AT-{v}", "AT-v7") for v in ("v3", "v4", "v5", "v6")] + [("AT-v8", "AT-v7")]),
 ]
 TIE = 1.05
 FAR = 0.7  # |ln(pred/measured)| above this is called far off
@@ -336,7 +349,10 @@ def run_cases(checkout, cases, verbose, autotune=None, library=None):
             continue
         secs = time.perf_counter() - t0
         results[c["id"]] = (c, pred, prof)
-        if c["kind"] != "bound":
+        if c["kind"] == "order":
+            print(f"{c['id']:12s} {c['func']:44s} {c['target']:5s} pred {pred:11.3f} us  (no published figure)"
+                  f"  [{secs:.1f} s]")
+        elif c["kind"] != "bound":
             ratio = pred / c["us"]
             flag = "  FAR" if abs(math.log(ratio)) > FAR else ""
             # Say when the schedule's live tiles over time would not fit (the buffer plan spills
@@ -384,6 +400,16 @@ def print_rankings(results):
               f"      published {order(meas)}\n      predicted {order(pred)}")
 
 
+def print_orders(results):
+    print("\nPublished orders without figures (slower > faster):")
+    for name, (repo, path, commit, line), pairs in ORDERS:
+        have = [(a, b) for a, b in pairs if a in results and b in results]
+        agree = [(a, b) for a, b in have if results[a][1] > results[b][1]]
+        wrong = ", ".join(f"{a} < {b}" for a, b in have if (a, b) not in agree)
+        print(f"  {name}: {'same' if len(agree) == len(have) else 'DIFFERENT'} ({len(agree)}/{len(have)} pairs)"
+              f"{'; predicted ' + wrong if wrong else ''}\n      {repo} {path}@{commit[:8]}:{line}")
+
+
 def print_medians(results):
     print("\nMedian |ln(predicted / measured)| per target over the measured figures:")
     by_target = {}
@@ -422,10 +448,11 @@ def main():
         print(f"no nki-library checkout at {opts.library}: its cases are skipped")
         cases = [c for c in cases if not (c["path"] or "").startswith(LIB_PREFIX)]
     print(f"nkic {nkic.__version__} cost model vs published figures; kernels from {opts.checkout}")
-    print("Measured figures:")
+    print("Cases (one line each):")
     results, failures = run_cases(opts.checkout, cases, opts.verbose, opts.autotune, opts.library)
     under, total = print_bounds(results)
     print_rankings(results)
+    print_orders(results)
     print_medians(results)
     print(f"\nUpper bounds the prediction stays under: {under}/{total}"
           + (f" ({100 * under / total:.0f} %)" if total else ""))
