@@ -15,6 +15,10 @@
    trace cost is linear). Two bodies: a store that creates no new tensor, and
    a load that creates one new tensor per iteration. A step whose projected
    time exceeds --budget seconds is skipped (and reported) rather than run.
+   A third body is a current-API (`import nki`) loop of 1k, 10k, 100k trips whose
+   inner two-trip loop is traced on speculation and abandoned at a list's append,
+   so every outer iteration rolls a speculation back; linear means a rollback costs
+   what the discarded body traced, not the size of the kernel so far.
 
 Timings are wall-clock (time.perf_counter), best of --repeat runs. Nothing is
 asserted about time; ratios are measured in the same run.
@@ -32,6 +36,9 @@ import numpy as np
 
 from neuronxcc import nki
 import neuronxcc.nki.language as nl
+import nki as nki_current
+import nki.isa as nisa_current
+import nki.language as nl_current
 
 
 # --------------------------------------------------------------------------
@@ -69,6 +76,20 @@ def load_kernel(a):
     for i in nl.static_range(n):
         t = nl.load(a[i:i + 1, 0:1])
     nl.store(out[0:1, 0:1], value=t)
+    return out
+
+
+@nki_current.jit
+def abandoned_kernel(a):
+    n, f = a.shape
+    out = nl_current.ndarray((n, 1), dtype=a.dtype, buffer=nl_current.shared_hbm)
+    tiles = []
+    for i in range(n):
+        for j in range(2):
+            t = nl_current.ndarray((1, 1), dtype=a.dtype, buffer=nl_current.sbuf)
+            nisa_current.dma_copy(dst=t, src=a[i:i + 1, 0:1])
+            tiles.append(t)
+    nisa_current.dma_copy(dst=out[0:1, 0:1], src=tiles[-1])
     return out
 
 
@@ -210,6 +231,8 @@ def main(argv=None):
     sizes = [1000, 10000] if args.quick else [1000, 10000, 100000]
     bench_scaling("store, no new tensor per iteration", store_kernel, sizes, args.repeat, args.budget)
     bench_scaling("load, one new tensor per iteration", load_kernel, sizes, args.repeat, args.budget)
+    bench_scaling("current API, an abandoned speculation per iteration", abandoned_kernel, sizes, args.repeat,
+                  args.budget)
 
 
 if __name__ == "__main__":

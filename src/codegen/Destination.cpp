@@ -135,7 +135,7 @@ void matmul_into(KernelBuilder& b, const DestinationMark& mark, const types::Ten
 void mark_matmul_accumulation(KernelBuilder& b, const DestinationMark& mark, const types::TensorVal& dst,
                               std::optional<bool> accumulate) {
   ir::Block& block = b.insertion_block();
-  std::vector<std::vector<std::pair<int64_t, int64_t>>>& written = b.matmul_writes[dst.tensor];
+  std::vector<std::vector<std::pair<int64_t, int64_t>>>& written = b.matmul_writes(dst.tensor);
   for (size_t i = mark.insertion_size; i < block.size(); ++i) {
     if (block[i]->kind != ir::StmtKind::Instruction) continue;
     auto& in = static_cast<ir::Instruction&>(*block[i]);

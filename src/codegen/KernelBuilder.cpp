@@ -30,6 +30,7 @@ KernelBuilder::KernelBuilder(std::string kernel_name, const sema::Target& target
 std::unique_ptr<ir::Kernel> KernelBuilder::finish() {
   elide_copies(*kernel_);
   kernel_->direct_allocation = direct_allocation;
+  kernel_->current_api = current_api;
   return std::move(kernel_);
 }
 
@@ -61,10 +62,15 @@ void KernelBuilder::NameSet::grow() {
 }
 
 void KernelBuilder::NameSet::truncate(size_t n) {
-  if (n >= names_.size()) return;
-  names_.resize(n);
-  slots_.assign(slots_.size(), 0);
-  rehash();
+  // Newest first, in time with what a speculation traced: a name's slot was empty when
+  // every older name was placed (rehash() too places them oldest first), so freeing it
+  // never cuts an older name's probe sequence.
+  const size_t mask = slots_.size() - 1;
+  for (; names_.size() > n; names_.pop_back()) {
+    size_t s = std::hash<std::string>{}(names_.back()) & mask;
+    while ((slots_[s] & 0xffffffffu) != names_.size()) s = (s + 1) & mask;
+    slots_[s] = 0;
+  }
 }
 
 void KernelBuilder::NameSet::rehash() {
@@ -113,10 +119,7 @@ int KernelBuilder::add_tensor(std::string name, std::vector<int64_t> shape, ir::
   t.loc = location();
   t.alloc_axis = loop_stack_.empty() ? -1 : loop_stack_.back()->axis;
   kernel_->tensors.push_back(std::move(t));
-  written_.push_back(false);
-  first_write_.emplace_back();
-  last_writer_.push_back(nullptr);
-  last_write_mask_.emplace_back();
+  writes_.emplace_back();
   last_generated_name_ = next_name_generated_ ? kernel_->tensors.back().id : -1;
   next_name_generated_ = false;
   return kernel_->tensors.back().id;
@@ -214,8 +217,9 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   blocks_.back()->push_back(std::move(inst));
   auto& emitted = static_cast<ir::Instruction&>(*blocks_.back()->back());
   if (emitted.has_dst()) {
-    last_writer_[emitted.dst.tensor] = &emitted;
-    last_write_mask_[emitted.dst.tensor] = std::move(own_mask);
+    TensorWrites& w = change(emitted.dst.tensor);
+    w.last_writer = &emitted;
+    w.last_write_mask = std::move(own_mask);
   }
   return emitted;
 }
@@ -241,9 +245,10 @@ void KernelBuilder::check_accesses(const ir::Instruction& inst) {
       sema::assert_dtype_psum(dst.dtype, raiser());
     sema::assert_access_in_bounds(inst, inst.dst, dst, range_of, raiser());
     for (int id : {inst.dst.tensor, dst.alias_of}) {
-      if (id < 0 || written_[id]) continue;
-      written_[id] = true;
-      first_write_[id] = location();
+      if (id < 0 || writes_[id].written) continue;
+      TensorWrites& w = change(id);
+      w.written = true;
+      w.first_write = location();
     }
   }
   for (const ir::Access& a : inst.srcs) sema::assert_access_in_bounds(inst, a, tensor(a.tensor), range_of, raiser());
@@ -265,7 +270,7 @@ size_t KernelBuilder::redirect(size_t mark, int from, const std::function<ir::Ac
         ++count;
       }
     check_accesses(in);
-    if (in.has_dst()) last_writer_[in.dst.tensor] = &in;
+    if (in.has_dst()) change(in.dst.tensor).last_writer = &in;
   }
   return count;
 }
@@ -273,10 +278,7 @@ size_t KernelBuilder::redirect(size_t mark, int from, const std::function<ir::Ac
 void KernelBuilder::discard_newest_tensor(int id) {
   if (id != static_cast<int>(kernel_->tensors.size()) - 1 || id == accumulator_) return;
   kernel_->tensors.pop_back();
-  written_.pop_back();
-  first_write_.pop_back();
-  last_writer_.pop_back();
-  last_write_mask_.pop_back();
+  writes_.pop_back();
   if (last_generated_name_ == id) last_generated_name_ = -1;
 }
 
@@ -402,19 +404,30 @@ KernelBuilder::Checkpoint KernelBuilder::begin_speculation() {
   cp.num_instructions = num_instructions_;
   cp.next_name_generated = next_name_generated_;
   cp.direct_allocation = direct_allocation;
-  cp.written = written_;
-  cp.first_write = first_write_;
-  cp.last_writer = last_writer_;
-  cp.last_write_mask = last_write_mask_;
-  cp.matmul_writes = matmul_writes;
+  cp.undo = undo_.size();
   cp.next_suffix = next_suffix_;
   cp.next_instruction_id = next_instruction_id();
   for (const NoReorder& r : no_reorder_) cp.no_reorder_last.push_back(r.last);
-  speculation_floors_.push_back({static_cast<int>(cp.tensors), cp.num_axes});
+  speculation_floors_.push_back({static_cast<int>(cp.tensors), cp.num_axes, speculations_++});
   return cp;
 }
 
-void KernelBuilder::end_speculation() { speculation_floors_.pop_back(); }
+void KernelBuilder::end_speculation() {
+  speculation_floors_.pop_back();
+  if (speculation_floors_.empty()) undo_.clear();  // nothing can be rolled back any more
+}
+
+KernelBuilder::TensorWrites& KernelBuilder::change(int tensor) {
+  TensorWrites& w = writes_.at(tensor);
+  // A tensor the speculation made is dropped whole by a rollback; an older one is logged
+  // once per speculation, before its first change there.
+  if (speculating() && tensor < speculation_floors_.back().tensors &&
+      w.saved_in != speculation_floors_.back().serial) {
+    undo_.emplace_back(tensor, w);
+    w.saved_in = speculation_floors_.back().serial;
+  }
+  return w;
+}
 
 void KernelBuilder::rollback(const Checkpoint& cp) {
   blocks_.resize(cp.block_depth);
@@ -436,11 +449,8 @@ void KernelBuilder::rollback(const Checkpoint& cp) {
   num_instructions_ = cp.num_instructions;
   next_name_generated_ = cp.next_name_generated;
   direct_allocation = cp.direct_allocation;
-  written_ = cp.written;
-  first_write_ = cp.first_write;
-  last_writer_ = cp.last_writer;
-  last_write_mask_ = cp.last_write_mask;
-  matmul_writes = cp.matmul_writes;
+  for (; undo_.size() > cp.undo; undo_.pop_back()) writes_[undo_.back().first] = std::move(undo_.back().second);
+  writes_.resize(cp.tensors);
   // Ids stay unique: the discarded instructions keep theirs, without an instruction.
   for (size_t id = cp.next_instruction_id; id < emitted_.size(); ++id) emitted_[id].in = nullptr;
   for (size_t i = 0; i < no_reorder_.size() && i < cp.no_reorder_last.size(); ++i)

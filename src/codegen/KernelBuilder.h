@@ -102,22 +102,25 @@ class KernelBuilder {
   types::TensorVal full_view(int tensor) const;
   const ir::TensorDecl& tensor(int id) const { return kernel_->tensor(id); }
   ir::TensorDecl& tensor_mut(int id) { return kernel_->tensors.at(id); }
-  bool written(int tensor) const { return written_.at(tensor); }
-  const ir::SourceLoc& first_write(int tensor) const { return first_write_.at(tensor); }
+  bool written(int tensor) const { return writes_.at(tensor).written; }
+  const ir::SourceLoc& first_write(int tensor) const { return writes_.at(tensor).first_write; }
   // The instruction that last wrote `tensor` (null if none yet).
-  const ir::Instruction* last_writer(int tensor) const { return last_writer_.at(tensor); }
+  const ir::Instruction* last_writer(int tensor) const { return writes_.at(tensor).last_writer; }
   // That write's own mask: its predicate without the predicates of the `if`
   // regions it was emitted in (those guard the write, not the tile's contents).
-  const ir::Predicate& last_write_mask(int tensor) const { return last_write_mask_.at(tensor); }
+  const ir::Predicate& last_write_mask(int tensor) const { return writes_.at(tensor).last_write_mask; }
 
   // Appends at the insertion point; records the write and checks immutability.
   ir::Instruction& emit(std::unique_ptr<ir::Instruction> inst);
   // How many statements the insertion point holds: a mark for redirect().
   size_t insertion_size() const { return blocks_.back()->size(); }
   ir::Block& insertion_block() { return *blocks_.back(); }
-  // Per PSUM tensor, the element boxes destination-passing matmuls wrote (nc_matmul's
-  // accumulate=None: the first write of a location overwrites, later ones accumulate).
-  std::unordered_map<int, std::vector<std::vector<std::pair<int64_t, int64_t>>>> matmul_writes;
+  // Of a PSUM tensor, the element boxes destination-passing matmuls wrote (nc_matmul's
+  // accumulate=None: the first write of a location overwrites, later ones accumulate),
+  // to add to.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>>& matmul_writes(int tensor) {
+    return change(tensor).matmul_boxes;
+  }
   // Re-points the accesses to tensor `from` of the instructions emitted at the
   // insertion point since `mark` (`to` maps each), then checks and records their
   // writes as emit() does: the destination-passing API writes a builder's result
@@ -187,12 +190,8 @@ class KernelBuilder {
            region_predicates = 0, regions = 0, placements = 0, names = 0, core_spans = 0;
     int num_axes = 0, next_region = 0, accumulator = -1, last_generated_name = -1;
     int64_t num_instructions = 0, next_instruction_id = 0;
+    size_t undo = 0;
     bool next_name_generated = false, direct_allocation = false;
-    std::vector<bool> written;
-    std::vector<ir::SourceLoc> first_write;
-    std::vector<const ir::Instruction*> last_writer;
-    std::vector<ir::Predicate> last_write_mask;
-    std::unordered_map<int, std::vector<std::vector<std::pair<int64_t, int64_t>>>> matmul_writes;
     std::unordered_map<std::string, int> next_suffix;
     std::vector<int64_t> no_reorder_last;
   };
@@ -238,10 +237,23 @@ class KernelBuilder {
   std::vector<std::shared_ptr<types::Region>> regions_;
   std::shared_ptr<const std::string> trace_;  // every region's `kernel`
   int accumulator_ = -1;
-  std::vector<bool> written_;
-  std::vector<ir::SourceLoc> first_write_;
-  std::vector<const ir::Instruction*> last_writer_;
-  std::vector<ir::Predicate> last_write_mask_;
+  // What the builder knows of each tensor's writes, by tensor id.
+  struct TensorWrites {
+    bool written = false;
+    ir::SourceLoc first_write;
+    const ir::Instruction* last_writer = nullptr;
+    ir::Predicate last_write_mask;
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> matmul_boxes;
+    int64_t saved_in = -1;  // the speculation whose undo log holds this entry's earlier state
+  };
+  std::vector<TensorWrites> writes_;
+  // While speculating: the entries of writes_ a speculative trace changed, as they were
+  // before, oldest first, for rollback() to put back. A checkpoint copies nothing per
+  // tensor, so a speculation costs what its body traces, not the size of the kernel.
+  std::vector<std::pair<int, TensorWrites>> undo_;
+  int64_t speculations_ = 0;
+  // writes_[tensor], to change: logs its state first when a speculation may undo the change.
+  TensorWrites& change(int tensor);
   // The names handed out (never released): an open-addressing table of hashes
   // and positions in one array of names, with no node per name, so that naming
   // stays cheap in unrolls of 100k tensors.
@@ -264,6 +276,7 @@ class KernelBuilder {
   bool next_name_generated_ = false;
   struct SpeculationFloor {
     int tensors, axes;  // the first tensor id and loop axis the speculative body made
+    int64_t serial;     // which speculation this is (TensorWrites::saved_in)
   };
   std::vector<SpeculationFloor> speculation_floors_;
   struct Emitted {

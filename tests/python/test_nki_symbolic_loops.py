@@ -222,3 +222,49 @@ def test_symbolic_and_unrolled_traces_agree_bit_for_bit(kernel, make, monkeypatc
     unrolled = nki.simulate(kernel)(*args)
     assert np.array_equal(symbolic.view(np.uint8), unrolled.view(np.uint8))
     assert loops(ir_text(kernel, *args)) == 0
+
+
+@nki.jit
+def rolled_back(lhs_t, rhs):
+    """The outer loop unrolls at its list's append. In its first iteration the inner one
+    unrolls too, at its first write of `acc` (accumulate=True into PSUM nothing wrote
+    warns); in the second nothing warns and it stays one IR loop."""
+    out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((128, 512), nl.float32, buffer=nl.psum)
+    done = []
+    for i in range(2):
+        for k in range(2):
+            l_tile = nl.ndarray((128, 128), lhs_t.dtype, buffer=nl.sbuf)
+            r_tile = nl.ndarray((128, 512), rhs.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=l_tile, src=lhs_t[(2 * i + k) * 128:(2 * i + k + 1) * 128, :])
+            nisa.dma_copy(dst=r_tile, src=rhs[(2 * i + k) * 128:(2 * i + k + 1) * 128, :])
+            nisa.nc_matmul(dst=acc, stationary=l_tile, moving=r_tile, accumulate=True)
+        done.append(i)
+    res = nl.ndarray((128, 512), nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=res, src=acc)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+
+
+def test_a_rolled_back_speculation_leaves_the_trace_the_unrolled_one(monkeypatch):
+    # What a discarded body wrote and named is forgotten: the warning for the first write of
+    # acc comes once, and each tensor has the name the unrolled trace gives it.
+    lhs_t, rhs = RNG.random((512, 128), np.float32), RNG.random((512, 512), np.float32)
+
+    def traced():
+        with pytest.warns(UserWarning) as record:
+            text = ir_text(rolled_back, lhs_t, rhs)
+        tensors = [line.split(":")[0].strip() for line in text.splitlines() if line.lstrip().startswith("tensor ")]
+        return text, tensors, [str(w.message) for w in record], nki.simulate(rolled_back)(lhs_t, rhs)
+
+    symbolic, symbolic_tensors, symbolic_warnings, symbolic_out = traced()
+    monkeypatch.setenv("NKIC_UNROLL_LOOPS", "1")
+    unrolled, unrolled_tensors, unrolled_warnings, unrolled_out = traced()
+    assert loops(symbolic) == 1 and symbolic.count("matmul[pe]") == 3 and loops(unrolled) == 0
+    assert symbolic_tensors == [t for t in unrolled_tensors if not t.endswith(".3")]
+    assert symbolic_tensors[4:] == ["tensor l_tile", "tensor r_tile", "tensor l_tile.1", "tensor r_tile.1",
+                                    "tensor l_tile.2", "tensor r_tile.2", "tensor res"]
+    assert symbolic_warnings == unrolled_warnings
+    assert len(symbolic_warnings) == 1 and "[warn_matmul_accumulate_uninitialized]" in symbolic_warnings[0]
+    assert np.array_equal(symbolic_out.view(np.uint8), unrolled_out.view(np.uint8))
+    np.testing.assert_allclose(symbolic_out, lhs_t.T @ rhs, rtol=1e-4)
