@@ -210,6 +210,9 @@ struct Kernel {
   // Some tensor was placed with ncc.sbuf/psum alloc or mod_alloc: the kernel chose its
   // physical buffers, not the compiler.
   bool direct_allocation = false;
+  // Traced from the current nki API, whose compiler gets the program with every
+  // compile-time loop unrolled and keeps the order it is written in (no loop to hoist out of).
+  bool current_api = false;
 
   const TensorDecl& tensor(int id) const { return tensors.at(id); }
   // The tensor whose bytes `id` names: itself, or what its reshape/view aliases.

@@ -140,7 +140,7 @@ void visit(const ir::Kernel& k, const ir::Block& b, std::unordered_map<const ir:
 
 std::unordered_map<const ir::Instruction*, int> loop_invariant(const ir::Kernel& k) {
   std::unordered_map<const ir::Instruction*, int> out;
-  visit(k, k.body, out);
+  if (!k.current_api) visit(k, k.body, out);
   return out;
 }
 

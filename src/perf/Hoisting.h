@@ -4,6 +4,10 @@
 // tutorial's mamba_v2 recomputes delta*u for every state in the source; the
 // measured Vector-Engine time shows one computation per channel tile). The IR
 // and the simulator keep every instruction; only the schedule skips the copies.
+// Kernels of the current nki API hoist nothing: its specialisation unrolls every
+// compile-time loop, and its compiler keeps the instructions and the memory
+// allocation the kernel specifies (NKI_CURRENT_API.md 2.1; the NKI overview in
+// nki/get-started/about), so the loops nkic keeps symbolic are not loops to it.
 #pragma once
 #include <unordered_map>
 

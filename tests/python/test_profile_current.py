@@ -11,6 +11,8 @@ import nkic
 import nki
 import nki.isa as nisa
 import nki.language as nl
+from neuronxcc import nki as legacy_nki
+import neuronxcc.nki.language as lnl
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -112,3 +114,41 @@ def test_a_two_core_launch_runs_each_core_on_its_own_engines():
     barrier = nkic.profile(halves_then_exchange[2], a, target="trn2")
     assert barrier.latency_us > two.latency_us + 2 * 1.3  # two more DMAs, each with its fixed latency
     assert barrier.critical_path[-1][2].startswith("core0.")
+
+
+# exp(a) is the same in every iteration. neuronx-cc hoists it out of the loop; the current
+# API's compiler gets the loop unrolled and keeps every instruction the kernel writes.
+@nki.jit
+def invariant_in_loop(a, b):
+    out = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(b.shape[0] // 128):
+        t = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        e = nl.ndarray((128, 512), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.activation(dst=e, op=nl.exp, data=t)
+        v = nl.ndarray((128, 512), dtype=b.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=v, src=b[i * 128:(i + 1) * 128, :])
+        nisa.tensor_tensor(dst=v, data1=e, data2=v, op=nl.add)
+        nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=v)
+    return out
+
+
+@legacy_nki.jit
+def legacy_invariant_in_loop(a, b):
+    out = lnl.ndarray(b.shape, dtype=b.dtype, buffer=lnl.shared_hbm)
+    for i in lnl.affine_range(b.shape[0] // 128):
+        e = lnl.exp(lnl.load(a))
+        v = lnl.load(b[i * 128:(i + 1) * 128, :])
+        lnl.store(out[i * 128:(i + 1) * 128, :], value=lnl.add(e, v))
+    return out
+
+
+def test_a_current_kernel_computes_a_loop_invariant_instruction_in_every_iteration():
+    a, b = np.ones((128, 512), np.float32), np.ones((8 * 128, 512), np.float32)
+    r = nkic.profile(invariant_in_loop, a, b, target="trn2")
+    assert r.engines["act"].instructions == 8 and r.engines["dma"].instructions == 24
+    assert not any("hoists" in n for n in r.notes)
+    legacy = nkic.profile(legacy_invariant_in_loop, a, b, target="trn2")
+    assert legacy.engines["act"].instructions == 1 and legacy.engines["dma"].instructions == 17
+    assert any(n.startswith("2 instruction(s) whose operands do not change") for n in legacy.notes)
+    np.testing.assert_allclose(nki.simulate(invariant_in_loop)(a, b), np.tile(np.exp(a), (8, 1)) + 1, rtol=1e-6)
