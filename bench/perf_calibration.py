@@ -10,7 +10,7 @@ Prints one line per case, whether each family of variants ranks as published, th
 |ln(predicted / measured)| per target over the measured figures, and how many test upper
 bounds the prediction stays under. Exits 0 (it is a report) unless a kernel fails to trace.
 
-    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--only ID,...] [-v]
+    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--sdk DIR] [--only ID,...] [-v]
 """
 import argparse
 import importlib
@@ -39,10 +39,12 @@ TUNE_PREFIX = "nki-autotune:"  # a case path in an nki-autotune checkout (curren
 LIB = "aws-neuron/nki-library"
 LIB_HEAD = "d2ad3a579498d1888aa8740af97fd325dd5f2740"
 LIB_PREFIX = "nki-library:"  # a case path: a module of an nki-library checkout (current nki API kernels)
+SDK_PREFIX = "aws-neuron-sdk:"  # a case path in an aws-neuron-sdk checkout (its nki/examples: current nki API)
 AUTO = "ucb-bar/autocomp"
 AUTO_HEAD = "dd26a5656bcd3158b80c36bc97500d76a495c765"
 
 MATMUL = "src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py"
+MM_CURRENT = "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py"
 MAMBA = "src/nki_samples/tutorials/fused_mamba/mamba_nki_kernels.py"
 LAYERNORM = "src/nki_samples/tutorials/layernorm/layernorm_nki_kernel.py"
 ATTN_TUT = "src/nki_samples/tutorials/attention_fwd_performance/attention_kernels.py"
@@ -248,6 +250,12 @@ CASES = [
     *[case(f"AT-{v}", "attention tutorial", ATTN_TUT, f"attn_fwd_{v}", [Z(128, 4096, dtype=BF16)] * 3, "trn1", None,
            "order", (SAMP, ATTN_TUT, SAMP_HEAD, line), note="no figure")
       for v, line in (("v3", 126), ("v4", 254), ("v5", 372), ("v6", 481), ("v7", 581), ("v8", 682))],
+    # The matmul tutorial's ladder in the current nki API (aws-neuron-sdk nki/examples), on trn2
+    # at M1-M4's shape. Its text orders the steps by arithmetic intensity; no latency.
+    *[case(f"CM{i}", "current matmul tutorial", SDK_PREFIX + MM_CURRENT, f"nki_matmul_{k}_", MM_ARGS, "trn2", None,
+           "order", sdk(MM_CURRENT, line), note="no figure")
+      for i, k, line in ((1, "tiled", 74), (2, "hoist_load", 146), (3, "block_free_dimension", 231),
+                         (4, "fully_optimized", 349))],
 ]
 
 # Families of variants of one kernel: the predicted order must match the published one for
@@ -267,6 +275,10 @@ ORDERS = [
     ("attention tutorial: v7 is \"the fastest attention kernel we have thus far\", v8 \"a slowdown"
      " compared to the v7 kernel\"", (SAMP, ATTN_TUT, SAMP_HEAD, "682-688"),
      [(f"AT-{v}", "AT-v7") for v in ("v3", "v4", "v5", "v6")] + [("AT-v8", "AT-v7")]),
+    ("current matmul tutorial: hoisting the loads, then blocking the free dimensions, raises the"
+     " arithmetic intensity of the tiled kernel (the legacy ladder M1-M4 measures this order)",
+     sdk("nki/guides/tutorials/matrix_multiplication.rst", "166-213"),
+     [("CM1", "CM2"), ("CM2", "CM3"), ("CM3", "CM4")]),
 ]
 TIE = 1.05
 FAR = 0.7  # |ln(pred/measured)| above this is called far off
@@ -294,21 +306,25 @@ def activation_chain(length):
     return chain
 
 
-def load_kernel(checkout, path, func, autotune=None, library=None):
-    """The kernel `func` of the public file `path` (relative to the checkout), imported unchanged."""
+def load_kernel(checkout, path, func, roots):
+    """The kernel `func` of the public file `path` (relative to the nki-samples checkout, or
+    to roots[prefix] for a path with a checkout's prefix), imported unchanged."""
     if path is None:
         return globals()[func]
     if path.startswith(LIB_PREFIX):
-        src = os.path.join(library, "src", "nkilib_src")
+        src = os.path.join(roots[LIB_PREFIX], "src", "nkilib_src")
         if src not in sys.path:
             sys.path.insert(0, src)
         return getattr(importlib.import_module(path[len(LIB_PREFIX):]), func)
-    if path.startswith(TUNE_PREFIX):
-        file = os.path.join(autotune, path[len(TUNE_PREFIX):])
-        spec = importlib.util.spec_from_file_location("autotune_" + func, file)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return getattr(module, func)
+    prefix = next((p for p in (TUNE_PREFIX, SDK_PREFIX) if path.startswith(p)), None)
+    if prefix:
+        file = os.path.join(roots[prefix], path[len(prefix):])
+        name = prefix.rstrip(":").replace("-", "_") + "_" + os.path.splitext(os.path.basename(file))[0]
+        if name not in sys.modules:
+            spec = importlib.util.spec_from_file_location(name, file)
+            sys.modules[name] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(sys.modules[name])
+        return getattr(sys.modules[name], func)
     src = os.path.join(checkout, "src")
     if src not in sys.path:
         sys.path.insert(0, src)
@@ -337,12 +353,12 @@ def describe_error(e):
     return f"{e.code} at {where}: {e.message}" if isinstance(e, nkic.NKIError) else f"{type(e).__name__}: {e}"
 
 
-def run_cases(checkout, cases, verbose, autotune=None, library=None):
+def run_cases(checkout, cases, verbose, roots):
     results, failures = {}, []
     for c in cases:
         t0 = time.perf_counter()
         try:
-            pred, prof = predict(c, load_kernel(checkout, c["path"], c["func"], autotune, library))
+            pred, prof = predict(c, load_kernel(checkout, c["path"], c["func"], roots))
         except Exception as e:  # a report: record the diagnostic, keep going
             failures.append((c, describe_error(e)))
             print(f"{c['id']:12s} {c['func']:44s} {c['target']:5s} FAILED: {describe_error(e)}")
@@ -435,21 +451,24 @@ def main():
                     help=f"nki-autotune checkout at {TUNE_HEAD[:7]} (its cases are skipped when absent)")
     ap.add_argument("--library", default="/tmp/corpus/nki-library",
                     help=f"nki-library checkout at {LIB_HEAD[:7]} (its cases are skipped when absent)")
+    ap.add_argument("--sdk", default="/tmp/corpus/sdk",
+                    help=f"aws-neuron-sdk checkout at {SDK_HEAD[:7]} (its cases are skipped when absent)")
     ap.add_argument("--only", help="comma-separated case ids")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each case's profile summary")
     opts = ap.parse_args()
     if not os.path.isdir(os.path.join(opts.checkout, "src", "nki_samples")):
         sys.exit(f"{opts.checkout} is not an nki-samples checkout (git -C <mirror> worktree add -f DIR fc5c69f)")
     cases = [c for c in CASES if not opts.only or c["id"] in opts.only.split(",")]
-    if not os.path.isdir(os.path.join(opts.autotune, "kernel_library")):
-        print(f"no nki-autotune checkout at {opts.autotune}: its cases are skipped")
-        cases = [c for c in cases if not (c["path"] or "").startswith(TUNE_PREFIX)]
-    if not os.path.isdir(os.path.join(opts.library, "src", "nkilib_src")):
-        print(f"no nki-library checkout at {opts.library}: its cases are skipped")
-        cases = [c for c in cases if not (c["path"] or "").startswith(LIB_PREFIX)]
+    roots = {TUNE_PREFIX: opts.autotune, LIB_PREFIX: opts.library, SDK_PREFIX: opts.sdk}
+    for prefix, (root, marker) in {TUNE_PREFIX: (opts.autotune, "kernel_library"),
+                                   LIB_PREFIX: (opts.library, "src/nkilib_src"),
+                                   SDK_PREFIX: (opts.sdk, "nki/examples")}.items():
+        if not os.path.isdir(os.path.join(root, marker)):
+            print(f"no {prefix.rstrip(':')} checkout at {root}: its cases are skipped")
+            cases = [c for c in cases if not (c["path"] or "").startswith(prefix)]
     print(f"nkic {nkic.__version__} cost model vs published figures; kernels from {opts.checkout}")
     print("Cases (one line each):")
-    results, failures = run_cases(opts.checkout, cases, opts.verbose, opts.autotune, opts.library)
+    results, failures = run_cases(opts.checkout, cases, opts.verbose, roots)
     under, total = print_bounds(results)
     print_rankings(results)
     print_orders(results)
