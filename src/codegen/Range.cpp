@@ -21,8 +21,7 @@ RangeArgs normalize_range_args(const std::vector<int64_t>& args) {
     if (args.size() == 3) r.stride = args[2];
   }
   if (r.stride == 0) sema::fail(sema::err_invalid_range_args("range() step must not be zero", sema::ErrorKind::Value));
-  if (r.stride > 0) r.tripcount = r.ub > r.lb ? (r.ub - r.lb + r.stride - 1) / r.stride : 0;
-  else r.tripcount = r.lb > r.ub ? (r.lb - r.ub - r.stride - 1) / -r.stride : 0;
+  r.tripcount = ir::trip_count(r.lb, r.ub, r.stride);
   return r;
 }
 

@@ -1,6 +1,7 @@
 #include "ir/IR.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace nkic::ir {
 
@@ -64,9 +65,15 @@ int64_t TensorDecl::num_elements() const {
   return n;
 }
 
-int64_t Loop::tripcount() const {
-  if (stride > 0) return ub > lb ? (ub - lb + stride - 1) / stride : 0;
-  return lb > ub ? (lb - ub - stride - 1) / -stride : 0;
+int64_t trip_count(int64_t lb, int64_t ub, int64_t stride) {
+  if (stride > 0 ? ub <= lb : ub >= lb) return 0;
+  // In uint64 the differences are exact: the span of two int64s fits, and so does |stride|.
+  const uint64_t span = stride > 0 ? static_cast<uint64_t>(ub) - static_cast<uint64_t>(lb)
+                                   : static_cast<uint64_t>(lb) - static_cast<uint64_t>(ub);
+  const uint64_t step = stride > 0 ? static_cast<uint64_t>(stride) : 0 - static_cast<uint64_t>(stride);
+  const uint64_t trips = (span - 1) / step + 1;
+  return trips > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? std::numeric_limits<int64_t>::max()
+                                                                             : static_cast<int64_t>(trips);
 }
 
 int64_t Kernel::num_programs() const {

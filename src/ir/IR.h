@@ -167,6 +167,10 @@ Engine engine_of(const Instruction& in);
 enum class AxisType : uint8_t { Affine, Sequential };
 const char* name(AxisType t);
 
+// Iterations of range(lb, ub, stride), stride != 0; exact at the ends of int64 (where
+// ub - lb + stride - 1 would overflow), saturating at INT64_MAX.
+int64_t trip_count(int64_t lb, int64_t ub, int64_t stride);
+
 struct Loop final : Stmt {
   Loop() : Stmt(StmtKind::Loop) {}
   void accept(IRVisitor& v) const override;
@@ -184,7 +188,7 @@ struct Loop final : Stmt {
   std::vector<std::pair<std::string, std::string>> attrs;  // loop directives
   Block body;
   SourceLoc loc;
-  int64_t tripcount() const;
+  int64_t tripcount() const { return trip_count(lb, ub, stride); }
   // Bounded or repeated at run time (nl.fori_loop, nl.while_loop, nl.dynamic_range).
   bool runtime() const { return dynamic_ub.has_value() || while_cond.has_value(); }
 };

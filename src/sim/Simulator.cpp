@@ -205,18 +205,19 @@ class Executor final : public ir::IRVisitor {
     int64_t& v = loop_[l.axis];
     const int64_t ub = l.dynamic_ub ? runtime_bound(*l.dynamic_ub) : l.ub;
     RaceCheck* races = races_ && l.type == ir::AxisType::Affine ? &*races_ : nullptr;
+    const int64_t trips = ir::trip_count(l.lb, ub, l.stride);
     if (!races) {
-      const int64_t span = l.stride > 0 ? ub - l.lb : l.lb - ub, step = l.stride > 0 ? l.stride : -l.stride;
-      const int64_t trips = span > 0 ? (span + step - 1) / step : 0;
       if (split_loop(l, trips)) return;
       return iterations(l, 0, trips);
     }
     races->enter(l);
-    for (v = l.lb; l.stride > 0 ? v < ub : v > ub; v += l.stride) {
+    for (int64_t i = 0; i < trips; ++i) {
+      v = l.lb + i * l.stride;
       for (int id : per_iteration_[l.axis]) make_fresh(id);
       races->next_iteration();
       visit_block(l.body);
     }
+    v = l.lb + trips * l.stride;  // one stride past the last, as iterations() leaves it
     races->leave();
   }
 

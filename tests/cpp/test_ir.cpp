@@ -2,6 +2,8 @@
 // stable text form and the structural verifier.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -510,6 +512,18 @@ TEST(IrLoop, TripcountNegativeStride) {
   EXPECT_EQ(tc(7, -1, -2), 4);   // 7 5 3 1
   EXPECT_EQ(tc(3, 3, -1), 0);    // empty
   EXPECT_EQ(tc(0, 10, -1), 0);   // empty: ub > lb
+}
+
+TEST(IrNodes, LoopTripCountIsExactAtTheEndsOfInt64) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  // ub - lb + stride - 1 would overflow in each of these.
+  EXPECT_EQ(ir::trip_count(0, kMax, 513), (kMax - 1) / 513 + 1);
+  EXPECT_EQ(ir::trip_count(kMax - 10, kMax, 4), 3);  // kMax-10, kMax-6, kMax-2
+  EXPECT_EQ(ir::trip_count(kMin, kMax, kMax), 3);     // kMin, -1, kMax - 1
+  EXPECT_EQ(ir::trip_count(kMax, kMin, -4), int64_t{1} << 62);  // down by 4 over 2^64 - 1
+  EXPECT_EQ(ir::trip_count(kMin, kMax, 1), kMax);     // 2^64 - 1 trips: saturates
+  EXPECT_EQ(ir::trip_count(0, kMax, kMin + 1), 0);    // a negative stride over an increasing range
+  EXPECT_EQ(ir::trip_count(kMax, kMin, kMin), 2);     // kMax, -1
 }
 
 TEST(IrNodes, Names) {
