@@ -194,11 +194,15 @@ class Walker {
       trips = 1;
       sched_.note("a loop whose trip count is known only at run time is costed as one iteration");
     }
+    // Trips whose every instruction is masked off add nothing (nor rotate a buffer): only
+    // the range that may have work is walked, so a loop's empty tail costs no time to predict.
+    const auto [first, last] = l.runtime() ? std::pair<int64_t, int64_t>{0, trips - 1} : active_trips(l, trips, env_);
     const auto [s0, s1] = sites_.body.at(&l);
     const std::vector<int>& fresh =
         static_cast<size_t>(l.axis) < sites_.allocated_in.size() ? sites_.allocated_in[l.axis] : std::vector<int>{};
+    trips = std::max<int64_t>(0, last - first + 1);
     iterate(trips, s0, s1, l.loc, sites_.rotating.at(&l), [&](int64_t i) {
-      env_.loop[l.axis] = l.lb + i * l.stride;
+      env_.loop[l.axis] = l.lb + (first + i) * l.stride;
       later_[l.axis] = i > 0;
       for (int id : fresh) sched_.release(id, true);
       // An affine loop's later iterations are independent work the compiler interleaves.
@@ -253,10 +257,11 @@ class Walker {
   }
 
   // Every clock (and gap figure) moved by the same delta as in the previous group, none
-  // back, and every one that moved by one common period.
+  // back, and every one that moved by one common period. A period of 0 is steady too: the
+  // group added nothing to any clock (its instructions are hoisted or masked off entirely).
   static bool steady(const std::vector<double>& d, const std::vector<double>& prev) {
     const double period = *std::max_element(d.begin(), d.end());
-    if (period <= 0) return false;
+    if (period < 0) return false;
     for (size_t j = 0; j < d.size(); ++j) {
       const double tol = 1e-6 + 1e-9 * period;
       if (std::abs(d[j] - prev[j]) > tol || d[j] < -tol) return false;  // clocks never go back; gaps may shrink

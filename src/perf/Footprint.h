@@ -29,6 +29,13 @@ struct Extents {
 };
 Extents active_extents(const ir::Instruction& in, const Env& env);
 
+// The first and last trip (counted from 0) of `l`, with `trips` trips, in which some
+// instruction of its body can have a nonempty mask (first > last: none), with the loops
+// around `l` bound by `env`. Only constraints in `l`'s variable and at most one Grid
+// coordinate narrow it, as in active_extents: outside the range every instruction of
+// the body is masked off entirely.
+std::pair<int64_t, int64_t> active_trips(const ir::Loop& l, int64_t trips, const Env& env);
+
 // The elements of a tensor an access covers, as per-dimension [lo, hi]. `whole`
 // stands for every element (views, indirect indexing): it overlaps everything.
 struct Box {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -293,6 +294,62 @@ TEST(CostModel, AnInstructionWhoseOperandsDoNotChangeAcrossItsLoopIsCostedOnce) 
   EXPECT_EQ(kept.engines[4].instructions, 1 + 2 * n);  // the load of a still runs once
   EXPECT_NEAR(kept.engines[1].busy, n * hoisted.engines[1].busy, 1e-9 * kept.engines[1].busy);
   EXPECT_GT(kept.latency, hoisted.latency);
+}
+
+// for i in range(0, ub, 513): t = load(a[128 i + p, f], mask=128 i + p < 300); store(out[...], t, same mask)
+// Only i = 0 has a row under 300.
+ir::Kernel masked_tail(int64_t ub) {
+  ir::Kernel k;
+  k.name = "masked_tail";
+  int a = add_tensor(k, "a", {300, 512}, Memory::SharedHBM, ir::Role::Input);
+  int out = add_tensor(k, "out", {300, 512}, Memory::SharedHBM, ir::Role::Output);
+  int t = add_tensor(k, "t", {128, 512}, Memory::SBUF);
+  auto loop = std::make_unique<ir::Loop>();
+  loop->axis = 0;
+  loop->ub = ub;
+  loop->stride = 513;
+  const ir::Predicate rows_under_300{
+      {AffineExpr(299) - AffineExpr::var({ir::VarKind::Loop, 0}, 128) - AffineExpr::grid(0), ir::CmpKind::Ge}};
+  auto load = inst(Opcode::Load, tile(t), {tile(a, 128, 0)});
+  auto store = inst(Opcode::Store, tile(out, 128, 0), {tile(t)});
+  load->predicate = store->predicate = rows_under_300;
+  loop->body.push_back(std::move(load));
+  loop->body.push_back(std::move(store));
+  k.body.push_back(std::move(loop));
+  k.num_axes = 1;
+  return k;
+}
+
+TEST(CostModel, TripsWhoseInstructionsAreAllMaskedOffAreNotWalked) {
+  // 1.8e16 trips, of which the first alone has work: predicted as the one-trip loop, at once.
+  const perf::Profile huge = perf::predict(masked_tail(std::numeric_limits<int64_t>::max()), trn1());
+  const perf::Profile one = perf::predict(masked_tail(1), trn1());
+  EXPECT_EQ(huge.engines[4].instructions, 2);
+  EXPECT_DOUBLE_EQ(huge.latency, one.latency);
+  EXPECT_GT(one.latency, 0);
+}
+
+// A loop of n trips whose every instruction is loop-invariant: t = load(a); u = exp(t).
+ir::Kernel all_invariant(int64_t n) {
+  ir::Kernel k;
+  k.name = "all_invariant";
+  int a = add_tensor(k, "a", {128, 512}, Memory::SharedHBM, ir::Role::Input);
+  int t = add_tensor(k, "t", {128, 512}, Memory::SBUF), u = add_tensor(k, "u", {128, 512}, Memory::SBUF);
+  auto loop = std::make_unique<ir::Loop>();
+  loop->axis = 0;
+  loop->ub = n;
+  loop->body.push_back(inst(Opcode::Load, tile(t), {tile(a)}));
+  loop->body.push_back(inst(Opcode::Activation, tile(u), {tile(t)}));
+  k.body.push_back(std::move(loop));
+  k.num_axes = 1;
+  return k;
+}
+
+TEST(CostModel, LaterTripsThatAddNothingAreRepeatedWithoutBeingWalked) {
+  // After the first trip every instruction is hoisted: 10^15 trips cost what 3 do.
+  const perf::Profile huge = perf::predict(all_invariant(1'000'000'000'000'000), trn1());
+  EXPECT_EQ(huge.engines[1].instructions, 1);
+  EXPECT_DOUBLE_EQ(huge.latency, perf::predict(all_invariant(3), trn1()).latency);
 }
 
 TEST(CostModel, ATargetWithoutFiguresIsADiagnostic) {

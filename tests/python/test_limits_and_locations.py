@@ -10,6 +10,7 @@ import textwrap
 import numpy as np
 import pytest
 
+import nkic
 from neuronxcc import nki
 import neuronxcc.nki.language as nl
 import neuronxcc.nki.typing as nt
@@ -205,6 +206,18 @@ def k_long_affine(x, n):
     return out
 
 
+def k_strided_to_the_int64_limit(x):
+    """range(0, 2**63 - 1, 513): its trip count is exact at the end of int64, and every trip
+    past the first is masked off."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    i_f = nl.arange(x.shape[1])[None, :]
+    for t in nl.affine_range(0, 2**63 - 1, 513):
+        i_p = t * 128 + nl.arange(128)[:, None]
+        tile = nl.load(x[i_p, i_f], mask=i_p < x.shape[0])  # ERR:int64_limit
+        nl.store(out[i_p, i_f], value=tile, mask=i_p < x.shape[0])
+    return out
+
+
 def k_program_copy(x):
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     nl.store(out, value=nl.exp(nl.load(x)))  # ERR:program_copy
@@ -302,6 +315,28 @@ def test_long_affine_range_is_refused_before_simulating():
                    ["simulating this kernel would take about ", " element operations over 1 program instance(s)), "
                     "more than the limit of 10 minutes"], [("long_affine", "nl.store"), ("long_affine", "nl.load")])
     assert "time_limit=<seconds>" in e.hint and "NKIC_SIM_TIME_LIMIT" in e.hint
+
+
+def test_a_loop_to_the_int64_limit_is_refused_before_simulating_and_predicted_at_once():
+    # 17979214137393239 trips of two [128, 64] instructions: (8192 + 256) element operations each.
+    x = f32((300, 64))
+    with pytest.raises(nki.NKIError) as info:
+        simulate(k_strided_to_the_int64_limit, x)
+    check_diag(info.value, M, "err_simulation_time_limit_exceeded",
+               "simulating this kernel would take about 8789872 days (3e+20 element operations over 1 program "
+               "instance(s)), more than the limit of 10 minutes", [("int64_limit", "nl.load")])
+    # Only the first trip has a row under 300: the cost model walks that one.
+    r = nkic.profile(nki.jit(k_strided_to_the_int64_limit), x, target="trn1")
+    assert r.engines["dma"].instructions == 2
+    assert r.latency_us == pytest.approx(nkic.profile(nki.jit(k_one_masked_trip), x, target="trn1").latency_us)
+
+
+def k_one_masked_trip(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    i_f = nl.arange(x.shape[1])[None, :]
+    i_p = nl.arange(128)[:, None]
+    nl.store(out[i_p, i_f], value=nl.load(x[i_p, i_f], mask=i_p < x.shape[0]), mask=i_p < x.shape[0])
+    return out
 
 
 def test_large_grid_is_refused_before_simulating():
