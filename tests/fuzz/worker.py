@@ -8,6 +8,10 @@ address-space limit (memory blow-ups fail an allocation instead of swapping) and
 killed at the per-case timeout; a child that dies by a signal is reported with the tail
 of its output (faulthandler prints the Python stack of a crash, ASan its report).
 
+Every kernel a case simulates is first predicted by the cost model (nkic.profile's
+path) on the target it was traced for, so mutated kernels reach the model as well: a
+crash, hang or bare exception there is the case's outcome; a diagnostic is not.
+
 Outcome classes: ok, diagnostic (an nkic diagnostic with an err_* code at the case's own
 file), user_error (the case's own code raised: an assertion of a test, a NameError a
 mutation introduced, ...), and the failures: signal, bare_exception, pybind_text,
@@ -37,6 +41,7 @@ import neuronxcc.nki  # noqa: E402,F401
 import neuronxcc.nki.isa  # noqa: E402,F401
 import neuronxcc.nki.language  # noqa: E402,F401
 from nkic._core import core  # noqa: E402
+from nkic import _kernel as nkic_kernel, _profile as nkic_profile  # noqa: E402
 from runner import FAILURES, UNDER_ASAN  # noqa: E402  (this directory is the script's sys.path[0])
 
 NKIC_DIRS = [str(ROOT / "python" / "nkic"), str(ROOT / "python" / "neuronxcc"),
@@ -49,6 +54,21 @@ CXX_TEXT = re.compile(r"std::|::_M_|\bvector::|basic_string|bad_alloc|bad_varian
 # The diagnostics docs/errors.md documents as carrying no code ("Diagnostics without a code").
 CODELESS = ("Returning value from top level nki kernel is not supported", "Unexpected type ",
             "Cannot promote from ")
+
+
+def _predicting(simulate_traced):
+    def simulate(traced, *args, **kwargs):
+        # The caller is the kernel's run(): its target is the one the kernel was traced for.
+        kernel = sys._getframe(1).f_locals.get("self")
+        try:
+            nkic_profile.predict_traced(traced, getattr(kernel, "target", None) or "trn2")
+        except nkic.NKIError:
+            pass  # a diagnostic (a target without cost figures): the simulation still runs
+        return simulate_traced(traced, *args, **kwargs)
+    return simulate
+
+
+nkic_kernel.simulate_traced = _predicting(nkic_kernel.simulate_traced)
 
 
 def _owner(filename, case_path):

@@ -86,6 +86,10 @@ CLASSES = [
     ("import os\nos._exit(3)\n", "exit", r"exit status 3"),
     # An exception raised inside nkic's own Python files is a bare exception.
     ("from nkic import cli\ncli.main(123)\n", "bare_exception", r"^TypeError at python/nkic/cli.py:main$"),
+    # The worker runs the cost model on each kernel before simulating it.
+    ("import nkic._profile as p\ncalls = []\nreal = p.predict_traced\n"
+     "p.predict_traced = lambda traced, target: calls.append(target) or real(traced, target)\n"
+     + KERNEL.format(extra="") + "assert calls == ['trn2'], calls\n", "ok", ""),
 ]
 
 
