@@ -67,48 +67,34 @@ Extents active_extents(const ir::Instruction& in, const Env& env) {
 
 namespace {
 
-// Axes of `b`'s loops, nested ones included.
-void inner_axes(const ir::Block& b, std::vector<int>& out) {
-  for (const ir::StmtPtr& s : b)
-    if (s->kind == ir::StmtKind::Loop) {
-      const auto& l = static_cast<const ir::Loop&>(*s);
-      out.push_back(l.axis);
-      inner_axes(l.body, out);
-    }
-}
-
 // Narrows the trips [lo, hi] of `l` to those where `c` can hold for some point of `in`.
-void narrow_trips(const ir::Constraint& c, const ir::Instruction& in, const ir::Loop& l, const std::vector<int>& free,
-                  const Env& env, int64_t& lo, int64_t& hi) {
-  if (c.kind != ir::CmpKind::Ge || !c.expr.is_affine()) return;
+// Axes are numbered in creation order: those below l's are the loops around it (bound
+// by `env`), those above it loops inside it.
+void narrow_trips(const ir::Constraint& c, const ir::Instruction& in, const ir::Loop& l, const Env& env, int64_t& lo,
+                  int64_t& hi) {
+  const ir::Var t{ir::VarKind::Loop, l.axis};
+  if (c.kind != ir::CmpKind::Ge || !c.expr.is_affine() || c.expr.coeff(t) == 0) return;
   const ir::AffineExpr e = c.expr.map_vars([&](ir::Var v) {
-    const bool unbound = v.kind == ir::VarKind::Grid ||
-                         (v.kind == ir::VarKind::Loop && std::find(free.begin(), free.end(), v.id) != free.end());
-    return unbound ? ir::AffineExpr::var(v) : ir::AffineExpr(env.value(v));
+    const bool bound = v.kind == ir::VarKind::ProgramId || (v.kind == ir::VarKind::Loop && v.id < l.axis);
+    return bound ? ir::AffineExpr(env.value(v)) : ir::AffineExpr::var(v);
   });
-  __int128 a = 0, best = e.constant();  // e = a * t + (the most the rest reaches)
+  __int128 best = e.constant();  // e = a * t + (the most the rest reaches)
   int grid_terms = 0;
-  for (const ir::Term& t : e.terms()) {
-    if (t.var.kind == ir::VarKind::Loop && t.var.id == l.axis) {
-      a = t.coeff;
-    } else if (t.var.kind == ir::VarKind::Grid && static_cast<size_t>(t.var.id) < in.shape.size() && ++grid_terms == 1) {
-      best += std::max<__int128>(0, static_cast<__int128>(t.coeff) * (in.shape[t.var.id] - 1));
-    } else {
+  for (const ir::Term& term : e.terms()) {
+    if (term.var == t) continue;
+    if (term.var.kind != ir::VarKind::Grid || static_cast<size_t>(term.var.id) >= in.shape.size() || ++grid_terms > 1)
       return;  // an inner loop's variable or a second coordinate: the schedule does not narrow by it either
-    }
+    best += std::max<__int128>(0, static_cast<__int128>(term.coeff) * (in.shape[term.var.id] - 1));
   }
-  // With t = lb + i * stride the constraint reads A * i + B >= 0, over trips i >= 0.
-  const __int128 A = a * l.stride, B = a * l.lb + best;
+  // With t = lb + i * stride the constraint reads A * i + B >= 0, over trips i >= 0 (A != 0).
+  const __int128 a = e.coeff(t), A = a * l.stride, B = a * l.lb + best;
   if (A > 0 && B < 0) lo = static_cast<int64_t>(std::min<__int128>(std::max<__int128>(lo, (-B + A - 1) / A), hi + 1));
   if (A < 0) hi = B < 0 ? -1 : static_cast<int64_t>(std::min<__int128>(hi, B / -A));
-  if (A == 0 && B < 0) hi = -1;
 }
 
 }  // namespace
 
 std::pair<int64_t, int64_t> active_trips(const ir::Loop& l, int64_t trips, const Env& env) {
-  std::vector<int> free{l.axis};
-  inner_axes(l.body, free);
   int64_t first = trips, last = -1;
   std::vector<const ir::Block*> todo{&l.body};
   while (!todo.empty() && (first > 0 || last < trips - 1)) {
@@ -121,7 +107,7 @@ std::pair<int64_t, int64_t> active_trips(const ir::Loop& l, int64_t trips, const
       }
       const auto& in = static_cast<const ir::Instruction&>(*s);
       int64_t lo = 0, hi = trips - 1;
-      for (const ir::Constraint& c : in.predicate) narrow_trips(c, in, l, free, env, lo, hi);
+      for (const ir::Constraint& c : in.predicate) narrow_trips(c, in, l, env, lo, hi);
       if (lo <= hi) first = std::min(first, lo), last = std::max(last, hi);
     }
   }
