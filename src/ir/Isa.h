@@ -39,8 +39,10 @@ Engine engine_from_nki(int nki_engine);
 enum class Exec : uint8_t { Move, Elementwise, Reduce, Matmul, Row, Mx, Side, Collective, Shuffle };
 
 // What the cost model charges an instruction by (issue-level detail lives in
-// the cost model; the table only says which formula applies).
-enum class Cost : uint8_t { none, dma, matmul, stream, row, collective };
+// the cost model; the table only says which formula applies). `stream_pair`: a
+// stream whose two tile inputs are read at once when one is in PSUM and the other in
+// SBUF (the nisa docs' estimated cost: N cycles, 2N from one memory).
+enum class Cost : uint8_t { none, dma, matmul, stream, stream_pair, row, collective };
 
 // Where an operand may live: a mask of memories.
 enum MemoryMask : uint8_t { kHBM = 1, kSBUF = 2, kPSUM = 4, kOnChip = kSBUF | kPSUM };
@@ -120,7 +122,7 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   X(Transpose,          "nc_transpose",           pe,   Move,        1, 1, 0, true,  matmul, pipe, 0, bcast,     \
     {"x", kOnChip, {}, 2, 2})                                                                                    \
   X(Memset,             "memset",                 dve,  Elementwise, 0, 0, 1, true,  stream, fill, 0, bcast)     \
-  X(TensorTensor,       "tensor_tensor",          dve,  Elementwise, 2, 2, 0, true,  stream, pipe, 0, equal,     \
+  X(TensorTensor,       "tensor_tensor",          dve,  Elementwise, 2, 2, 0, true,  stream_pair, pipe, 0, equal, \
     {"data1", kOnChip, {}, 2}, {"data2", kOnChip, {}, 2})                                                        \
   X(TensorScalar,       "tensor_scalar",          dve,  Elementwise, 1, 3, 0, true,  stream, pipe, 0, bcast)     \
   X(ScalarTensorTensor, "scalar_tensor_tensor",   dve,  Elementwise, 2, 3, 0, true,  stream, pipe, 0, bcast)     \

@@ -118,7 +118,12 @@ InstCost pe_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Tar
 // Vector, Scalar and GpSimd instructions stream the free elements of each
 // partition: about N cycles per streamed input (at least one), at the engine's
 // rate (faster when every operand is narrow), halved by strided access, with a
-// fixed cost that bounds the interval from below and delays the result.
+// fixed cost that bounds the interval from below and delays the result. An
+// accumulating write (`+=`) to SBUF adds its destination, one more input, as
+// tensor_tensor does (PSUM accumulates in place); a stream_pair instruction (and so
+// such a write) reads an SBUF and a PSUM input at once. A partition broadcast is a
+// Tensor-Engine matmul into PSUM (the architecture guide), read there when it is one
+// matmul's output, else assembled in SBUF.
 InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
                      Track track) {
   const sema::EngineFigures& e = figures(t.cost, track);
@@ -128,22 +133,29 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
   const int rank = static_cast<int>(ext.range.size());
   const ir::Access& lead = in.has_dst() ? in.dst : in.srcs.at(0);
   const int pcoord = rank ? partition_coord(lead, k.tensor(lead.tensor)) : 0;
-  const double per_partition = static_cast<double>(ext.points()) / std::max<int64_t>(1, rank ? ext.size(pcoord) : 1);
-  int streamed = 0;
+  const int64_t partitions = rank ? ext.size(pcoord) : 1;
+  const double per_partition = static_cast<double>(ext.points()) / std::max<int64_t>(1, partitions);
+  const bool broadcast_in_psum = per_partition <= static_cast<double>(t.matmul_moving_fmax_fp32);
+  int sbuf_reads = 0, psum_reads = 0;
   bool narrow = e.fast_max_bytes > 0, strided = false;
   auto operand = [&](const ir::Access& a, bool read) {
     const ir::TensorDecl& td = k.tensor(a.tensor);
     narrow = narrow && ir::size_of(td.dtype) <= e.fast_max_bytes;
     if (!streams(a, pcoord)) return;
-    streamed += read;
+    const bool psum = td.memory == ir::Memory::PSUM ||
+                      (partitions > 1 && broadcast_in_psum && partition_broadcast(a, td, pcoord));
+    if (read) ++(psum ? psum_reads : sbuf_reads);
     strided = strided || minor_stride_bytes(a, td, rank) > t.cost.sbuf_stride_penalty_bytes;
   };
-  if (in.has_dst()) operand(in.dst, false);
+  const bool adds_dst = in.accumulate && in.has_dst() && k.tensor(in.dst.tensor).memory != ir::Memory::PSUM;
+  if (in.has_dst()) operand(in.dst, adds_dst);
   // A further result that does not stream (the reduce accumulator register, a
   // [P, 1] reduce_res) is written once per partition: it does not set the rate.
   for (const ir::Access& a : in.extra_dsts)
     if (streams(a, pcoord)) operand(a, false);
   for (const ir::Access& a : in.srcs) operand(a, true);
+  const bool pair = ir::info(in.opcode).cost == ir::Cost::stream_pair || adds_dst;
+  const int streamed = pair ? std::max(sbuf_reads, psum_reads) : sbuf_reads + psum_reads;
   const double rate = narrow ? e.fast_elems_per_cycle : e.elems_per_cycle;
   const double cycles = per_partition * std::max(streamed, 1) / rate * (strided ? 2.0 : 1.0);
   c.interval = std::max(cycles, e.fixed_cycles) / e.clock_ghz;

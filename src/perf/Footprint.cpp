@@ -230,4 +230,12 @@ bool streams(const ir::Access& a, int pcoord) {
   return !a.indirect.empty();
 }
 
+bool partition_broadcast(const ir::Access& a, const ir::TensorDecl& t, int pcoord) {
+  if (ir::is_hbm(t.memory) || !a.indirect.empty() || static_cast<size_t>(t.partition_dim) >= a.index.size())
+    return false;
+  for (ir::Var v : a.index[t.partition_dim].vars())
+    if (v.kind == ir::VarKind::Grid && v.id == pcoord) return false;
+  return true;
+}
+
 }  // namespace nkic::perf

@@ -185,6 +185,51 @@ TEST(CostModel, TwoInputsTakeTwiceTheVectorEngineTime) {
   EXPECT_NEAR(perf::predict(k, trn1()).latency, stream_latency(trn1().cost.dve, 2), 1e-6);
 }
 
+// c = tensor_tensor(a, b) on [128, width] fp32 with b as the IR holds it (`b_index`).
+double tensor_tensor_latency(Memory b_memory, std::vector<int64_t> b_shape, AffineExpr b_partition, int64_t width) {
+  ir::Kernel k;
+  k.name = "tt";
+  int a = add_tensor(k, "a", {128, width}, Memory::SBUF), b = add_tensor(k, "b", std::move(b_shape), b_memory);
+  int c = add_tensor(k, "c", {128, width}, Memory::SBUF);
+  ir::Access rhs = tile(b);
+  rhs.index[0] = std::move(b_partition);
+  k.body.push_back(inst(Opcode::TensorTensor, tile(c), {tile(a), rhs}, {128, width}));
+  return perf::predict(k, trn1()).latency;
+}
+
+TEST(CostModel, TensorTensorReadsAnSbufAndAPsumInputAtOnce) {
+  const sema::EngineFigures& dve = trn1().cost.dve;
+  EXPECT_NEAR(tensor_tensor_latency(Memory::PSUM, {128, 512}, AffineExpr::grid(0), 512), stream_latency(dve, 1), 1e-6);
+  EXPECT_NEAR(tensor_tensor_latency(Memory::SBUF, {128, 512}, AffineExpr::grid(0), 512), stream_latency(dve, 2), 1e-6);
+}
+
+TEST(CostModel, APartitionBroadcastIsReadFromPsumWhenItIsOneMatmulsOutput) {
+  // b[0, i1] for every partition: a Tensor-Engine broadcast into PSUM up to one bank of
+  // fp32 (512 elements), assembled in SBUF beyond it.
+  const sema::EngineFigures& dve = trn1().cost.dve;
+  EXPECT_NEAR(tensor_tensor_latency(Memory::SBUF, {1, 512}, AffineExpr(0), 512), stream_latency(dve, 1), 1e-6);
+  EXPECT_NEAR(tensor_tensor_latency(Memory::SBUF, {1, 1024}, AffineExpr(0), 1024),
+              (1024.0 * 2 + dve.fixed_cycles) / dve.clock_ghz, 1e-6);
+}
+
+// c += a as a Vector-Engine copy that accumulates.
+double accumulate_latency(Memory a_memory, Memory c_memory) {
+  ir::Kernel k;
+  k.name = "acc";
+  int a = add_tensor(k, "a", {128, 512}, a_memory), c = add_tensor(k, "c", {128, 512}, c_memory);
+  auto copy = inst(Opcode::Copy, tile(c), {tile(a)});
+  copy->accumulate = true;
+  k.body.push_back(std::move(copy));
+  return perf::predict(k, trn1()).latency;
+}
+
+TEST(CostModel, AnAccumulatingWriteToSbufReadsItsDestinationAndPsumAccumulatesInPlace) {
+  const sema::EngineFigures& dve = trn1().cost.dve;
+  EXPECT_NEAR(accumulate_latency(Memory::SBUF, Memory::SBUF), stream_latency(dve, 2), 1e-6);
+  EXPECT_NEAR(accumulate_latency(Memory::PSUM, Memory::SBUF), stream_latency(dve, 1), 1e-6);
+  EXPECT_NEAR(accumulate_latency(Memory::SBUF, Memory::PSUM), stream_latency(dve, 1), 1e-6);
+}
+
 TEST(CostModel, MatmulIssuesEveryMaxOfNAnd64Cycles) {
   for (int64_t n : {32, 512}) {
     ir::Kernel k;
