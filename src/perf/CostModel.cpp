@@ -177,7 +177,7 @@ class Walker {
       const auto* in = static_cast<const ir::Instruction*>(&s);
       const int site = sites_.site.at(in);
       const int h = sites_.hoisted[site];
-      if (!sites_.folded[site] && (h < 0 || !later_[h])) sched_.execute(site, env_, interleaving_ > 0);
+      if (!sites_.folded[site] && (h < 0 || !later_[h])) sched_.execute(site, env_);
       else sched_.skip(site);
     } else {
       loop(static_cast<const ir::Loop&>(s));
@@ -205,11 +205,7 @@ class Walker {
       env_.loop[l.axis] = l.lb + (first + i) * l.stride;
       later_[l.axis] = i > 0;
       for (int id : fresh) sched_.release(id, true);
-      // An affine loop's later iterations are independent work the compiler interleaves.
-      const bool more = l.type == ir::AxisType::Affine && i + 1 < trips;
-      interleaving_ += more;
       block(l.body);
-      interleaving_ -= more;
     });
   }
 
@@ -275,7 +271,6 @@ class Walker {
   Schedule sched_;
   Env env_;
   std::vector<bool> later_;  // by loop axis: past its first iteration (hoisted sites are skipped)
-  int interleaving_ = 0;     // enclosing affine loops with iterations to go
 };
 
 }  // namespace

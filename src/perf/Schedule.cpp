@@ -69,15 +69,10 @@ std::vector<int> Schedule::clock_order() const {
   return order;
 }
 
-double Schedule::dep_time(double t, int64_t node) const {
-  if (hide_track_ < 0 || node < 0 || nodes_[node].track != hide_track_ || nodes_[node].site < 0) return t;
-  return std::min(t, nodes_[node].released);
-}
-
 void Schedule::read(int tensor, const Box& b, double& ready, int64_t& dep) const {
   const int id = root(tensor);
   for (const Region& r : regions_[id]) {
-    const double t = dep_time(r.write_ready, r.writer);
+    const double t = r.write_ready;
     if (t > ready && orders(id, r) && r.box.overlaps(b)) ready = t, dep = r.writer;
   }
 }
@@ -90,7 +85,7 @@ void Schedule::write_deps(int tensor, const Box& b, double& ready, int64_t& dep)
       if (const Use& u = done_[p]; u.done > ready) ready = u.done, dep = u.node;
   for (const Region& r : regions_[id]) {
     if (!orders(id, r) || !r.box.overlaps(b)) continue;
-    const double w = dep_time(r.write_ready, r.writer), rd = dep_time(r.read_done, r.reader);
+    const double w = r.write_ready, rd = r.read_done;
     if (w > ready) ready = w, dep = r.writer;
     if (rd > ready) ready = rd, dep = r.reader;
   }
@@ -322,7 +317,7 @@ std::pair<double, int64_t> Schedule::transfer(double earliest, double interval, 
     if (s > start) start = s, pred = last_node_[i];
   }
   const double end = start + interval;
-  const int64_t node = add_node({start, end, end, pred, 1, site, static_cast<int16_t>(q.front().second)});
+  const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(q.front().second)});
   for (const auto& [s, i] : q) {
     last_node_[i] = node;
     add_slice(i, s, interval, site, 1);
@@ -350,14 +345,13 @@ void Schedule::skip(int site) {
   if (site == plan_.spill_site) spill_pending_ = true;
 }
 
-void Schedule::execute(int site, const Env& env, bool interleaved) {
+void Schedule::execute(int site, const Env& env) {
   const ir::Instruction& in = *site_inst_[site];
   const Extents ext = active_extents(in, env);
   const InstCost c = cost_of(in, k_, t_, ext);
   skip(site);
   if (!c.costed) return;
   ++scheduled_;
-  hide_track_ = interleaved && c.track != Track::dma ? core_ * per_core_ + static_cast<int>(c.track) : -1;
   // Operands: what each read waits for, then what the writes wait for.
   double ready = 0;
   int64_t dep = -1;
@@ -401,7 +395,7 @@ void Schedule::execute(int site, const Env& env, bool interleaved) {
     start = place(tr, ready, c.interval);
     if (start > ready) pred = last_node_[tr];
     end = start + c.latency;
-    const int64_t node = add_node({start, end, start + c.interval, pred, 1, site, static_cast<int16_t>(tr)});
+    const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(tr)});
     last_node_[tr] = node;
     for (int64_t key : ports) {
       ports_[key].free[ti] = std::max(ports_[key].free[ti], start + c.interval);
@@ -461,7 +455,7 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
                       int64_t since, const ir::SourceLoc& loc) {
   const double shift = period * static_cast<double>(m);
   stretches_.push_back({loc, s0, per.site_busy});
-  const int64_t node = add_node({end_[core_], end_[core_] + shift, end_[core_] + shift, end_node_[core_], m,
+  const int64_t node = add_node({end_[core_], end_[core_] + shift, end_node_[core_], m,
                                   -1 - static_cast<int32_t>(stretches_.size()), static_cast<int16_t>(core_ * per_core_)});
   // Clocks: the compute engines by their own delta; the DMA queues in the order of their free times.
   const std::vector<int> order = clock_order();

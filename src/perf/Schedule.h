@@ -43,9 +43,7 @@ class Schedule {
   Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, std::vector<const ir::Instruction*> sites,
            BufferPlan buffers = {});
 
-  // `interleaved`: an enclosing affine loop has iterations to go, whose independent
-  // instructions the compiler interleaves with this one's dependent chain (see dep_time).
-  void execute(int site, const Env& env, bool interleaved = false);
+  void execute(int site, const Env& env);
   // The program passed `site` without running it (hoisted, folded): a spill due there goes
   // with the next instruction that runs.
   void skip(int site);
@@ -88,8 +86,7 @@ class Schedule {
  private:
   struct Node {
     double start, end;
-    double released;  // when it left its engine (start + initiation interval)
-    int64_t pred;   // the node whose end (or engine release) set the start; -1 none
+    int64_t pred;   // the node whose end set the start; -1 none
     int64_t repeat; // > 1: a steady stretch of a loop
     int32_t site;   // -1: a steady stretch
     int16_t track;
@@ -142,10 +139,6 @@ class Schedule {
   bool orders(int id, const Region& r) const;
   // Tracks in clock order: per core, its compute engines, then its DMA queues by free time.
   std::vector<int> clock_order() const;
-  // When an instruction on the current track may start after `node`, whose result is
-  // ready at `t`: with interleaving, a producer on the same compute engine holds it only
-  // until it leaves the engine; its fixed result latency overlaps the interleaved work.
-  double dep_time(double t, int64_t node) const;
   void read(int tensor, const Box& b, double& ready, int64_t& dep) const;
   void write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const;
   void record_read(int tensor, Box b, double end, int64_t node);
@@ -166,7 +159,6 @@ class Schedule {
   Options o_;
   std::vector<const ir::Instruction*> site_inst_;
   int cores_ = 1, core_ = 0, per_core_ = 0;  // per_core_: tracks of one core
-  int hide_track_ = -1;  // the compute track whose producers' fixed latency is hidden (dep_time)
   std::vector<double> free_;          // per core: compute engines, then DMA queues
   std::vector<int64_t> last_node_;    // per track: the node that holds it
   std::vector<std::vector<Gap>> gaps_;  // per track (compute engines only), oldest first

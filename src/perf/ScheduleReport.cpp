@@ -50,9 +50,9 @@ Profile Schedule::finish() {
   p.instructions_scheduled = scheduled_;
 
   // The critical path: back from the last result through what each start waited for. A
-  // step may overlap the next (a successor on the same engine starts once its producer has
-  // left the engine; a transfer fills a gap before the queue's last): each counts up to
-  // where the next begins.
+  // step may overlap the next (an engine's next instruction starts once the previous has
+  // left it; a transfer fills a gap before the queue's last): each counts up to where the
+  // next begins.
   double bound = p.latency;
   for (int64_t n = end_node; n >= 0; n = nodes_[n].pred) {
     const Node& nd = nodes_[n];
