@@ -366,16 +366,30 @@ PyMethodDef call_defs[] = {
     {"bind", as_cfunction(&bind_hook), METH_FASTCALL, "The pre-pass's `name = value` hook: bind(name, value, old)."},
 };
 
+// Python's truth value of `v`. A traced value's __bool__ raises the precise diagnostic;
+// a numpy array of several elements has none, which Python would report at the user's
+// condition: here it is the same diagnostic as a tensor's.
+bool truth(py::handle v) {
+  const int t = PyObject_IsTrue(v.ptr());
+  if (t >= 0) return t == 1;
+  py::error_already_set e;
+  if (!e.matches(PyExc_ValueError) || !py::hasattr(v, "shape") || !py::hasattr(v, "size") ||
+      !py::isinstance(v, py::module_::import("numpy").attr("ndarray")))
+    throw e;
+  no_api_in_flight();
+  std::vector<int64_t> shape;
+  for (py::handle d : v.attr("shape")) shape.push_back(d.cast<int64_t>());
+  sema::fail(sema::err_ambiguous_tensor_truth_value("a numpy array of shape " + sema::shape_str(shape)));
+}
+
 bool eval_if_cnd(py::handle cnd) {
   // The seed's first test: any tensor (whatever its size) is device data.
   if (py::isinstance<PyTensor>(cnd)) {
     if (trace::TraceContext::tensor_is_true()) return true;
+    no_api_in_flight();
     sema::fail(sema::err_dynamic_control_flow_not_supported("a tensor, whose values are computed on the device"));
   }
-  // A traced value's __bool__ raises the precise diagnostic; anything else is plain Python.
-  int truth = PyObject_IsTrue(cnd.ptr());
-  if (truth < 0) throw py::error_already_set();
-  return truth == 1;
+  return truth(cnd);
 }
 
 types::CmpOp cmp_op(const std::string& s) {
@@ -459,6 +473,7 @@ void bind_dispatch(py::module_& m) {
   for (PyMethodDef& def : call_defs)
     m.add_object(def.ml_name, py::reinterpret_steal<py::object>(PyCFunction_NewEx(&def, nullptr, m.ptr())));
   m.def("eval_if_cnd", &eval_if_cnd);
+  m.def("truth", &truth);
   m.def("compare_nary", &compare_nary);
   m.def("dispatch_action", [](py::object func) { return std::string(trace::name(decide_uncached(func).action)); });
 }

@@ -123,6 +123,10 @@ ir::SourceLoc user_location(std::vector<sema::Note>* notes) {
   return primary;
 }
 
+void no_api_in_flight() {
+  if (trace::TraceContext* c = trace::TraceContext::current()) c->builder().requested_api.clear();
+}
+
 void raise_diagnostic(sema::Diagnostic d) {
   if (d.notes.empty()) {
     std::vector<sema::Note> notes;

@@ -22,6 +22,9 @@ ir::SourceLoc user_location(std::vector<sema::Note>* notes = nullptr);
 
 // Raises `d` as the Python exception of its kind, completing location/API.
 void raise_diagnostic(sema::Diagnostic d);
+// The diagnostic about to be raised is Python's construct's (a condition, a statement), not
+// an NKI API's: the last API called names none of it.
+void no_api_in_flight();
 
 // A Python TypeError that is not an NKI diagnostic: a call nkic made for the user failed.
 bool is_plain_type_error(const py::error_already_set& e);

@@ -60,8 +60,12 @@ int64_t int_arg(py::handle h, std::string_view what, const std::string& api) {
 std::string short_repr(py::handle h) {
   std::string r;
   try {
-    r = py::repr(h);
-  } catch (py::error_already_set&) {  // a repr that fails (a 3000-deep tuple) still names the type
+    // reprlib bounds the depth and the items shown: the full repr of a tuple nested by
+    // doubling grows exponentially with its depth. Scalars and objects keep 60 characters.
+    py::object bounded = py::module_::import("reprlib").attr("Repr")();
+    for (const char* limit : {"maxstring", "maxlong", "maxother"}) bounded.attr(limit) = 60;
+    r = py::str(bounded.attr("repr")(h));
+  } catch (py::error_already_set&) {  // a repr that fails still names the type
     return "<" + py_type_name(h) + " object>";
   }
   return r.size() > 60 ? r.substr(0, 57) + "..." : r;

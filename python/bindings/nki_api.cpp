@@ -259,8 +259,7 @@ void bind_nki_api(py::module_& m) {
                                           int line, int col, const std::string& callee) {
     sema::Diagnostic d = sema::err_unsupported_python_construct(what, hint);
     d.loc = {ir::intern_file(file), line, col};
-    // Python, not an NKI API, is at fault: no API is in flight (the last builder's name stays behind).
-    if (trace::TraceContext* c = trace::TraceContext::current()) c->builder().requested_api.clear();
+    no_api_in_flight();
     if (!callee.empty()) {
       std::vector<sema::Note> outer;
       ir::SourceLoc here = user_location(&outer);

@@ -2,6 +2,7 @@
 // where the value comes from, and what to use instead).
 #include "values.h"
 
+#include "errors.h"
 #include "ir/IRPrinter.h"
 #include "sema/ErrorCatalog.h"
 #include "trace/TraceContext.h"
@@ -23,6 +24,7 @@ std::string origin_of(bool loop, bool pid) {
 }  // namespace
 
 [[noreturn]] void truth_error(py::handle h) {
+  no_api_in_flight();
   Value v = to_value(h);
   if (auto* t = std::get_if<types::TensorVal>(&v)) {
     int64_t n = 1;

@@ -121,7 +121,7 @@ def bool_and(first, *rest):
     for thunk in rest:
         if _is_logical(acc):
             acc = core.logical_and(acc, thunk())
-        elif not acc:
+        elif not core.truth(acc):
             return acc
         else:
             acc = thunk()
@@ -133,7 +133,7 @@ def bool_or(first, *rest):
     for thunk in rest:
         if _is_logical(acc):
             acc = core.logical_or(acc, thunk())
-        elif acc:
+        elif core.truth(acc):
             return acc
         else:
             acc = thunk()

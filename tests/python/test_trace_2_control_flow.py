@@ -318,6 +318,30 @@ def k_if_not(a):
     return out
 
 
+def k_if_numpy_array(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    rows = np.zeros((2, 2)) % 128
+    if rows == 0:  # ERR:if_numpy
+        nl.store(out, value=nl.load(a))
+    return out
+
+
+def k_numpy_array_and(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    rows = np.zeros((2, 2)) % 128
+    assert rows == 0 and a.shape[0] == 128  # ERR:numpy_and
+    nl.store(out, value=nl.load(a))
+    return out
+
+
+def k_numpy_array_or(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    rows = np.ones((2, 2))
+    assert rows or a.shape[0] == 128  # ERR:numpy_or
+    nl.store(out, value=nl.load(a))
+    return out
+
+
 def k_and_python_first(a, flag):
     # `flag and t` never asks for t's truth value: it returns flag or t.
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
@@ -545,6 +569,28 @@ def test_truth_value_of_multi_element_tensor_is_ambiguous(case):
     kernel, extra, where = AMBIGUOUS_CASES[case]
     e = trace_error(kernel, f32(), *extra)
     check_diag(e, M, "err_ambiguous_tensor_truth_value", [AMBIGUOUS, "[128, 512]"], [where])
+
+
+NUMPY_AMBIGUOUS_CASES = {
+    "if": (k_if_numpy_array, ("if_numpy", "rows == 0")),
+    "and": (k_numpy_array_and, ("numpy_and", "rows == 0 and")),
+    "or": (k_numpy_array_or, ("numpy_or", "rows or")),
+}
+
+
+@pytest.mark.parametrize("case", list(NUMPY_AMBIGUOUS_CASES))
+def test_truth_value_of_multi_element_numpy_array_is_ambiguous_at_the_users_line(case):
+    # Python raises its ValueError at the condition; nkic's rewritten if/and/or report it there.
+    kernel, where = NUMPY_AMBIGUOUS_CASES[case]
+    e = trace_error(kernel, f32())
+    check_diag(e, M, "err_ambiguous_tensor_truth_value", [AMBIGUOUS + " (a numpy array of shape [2, 2])"], [where])
+    assert e.api == "" and "(in '" not in str(e), str(e)
+
+
+def test_a_tensor_condition_names_no_api_call():
+    # The condition is Python's construct: the nl.load before it is not "in flight".
+    e = trace_error(k_if_not, f32())
+    assert e.api == "" and "(in '" not in str(e), str(e)
     assert isinstance(e, ValueError)
     for fix in ("&", "|", "~", "is None"):
         assert fix in e.hint, (fix, e.hint)
