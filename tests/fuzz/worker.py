@@ -14,7 +14,7 @@ crash, hang or bare exception there is the case's outcome; a diagnostic is not.
 
 Outcome classes: ok, diagnostic (an nkic diagnostic with an err_* code at the case's own
 file), user_error (the case's own code raised: an assertion of a test, a NameError a
-mutation introduced, ...), and the failures: signal, bare_exception, pybind_text,
+mutation introduced, a MemoryError of its own allocation, ...), and the failures: signal, bare_exception, pybind_text,
 cxx_text, missing_location, timeout, memory, exit.
 """
 import faulthandler
@@ -86,12 +86,22 @@ def _rel(filename):
         return filename
 
 
+def _raiser(exc, case_path):
+    """The innermost frame of the traceback that is the case's or nkic's, and whose."""
+    for f in reversed(traceback.extract_tb(exc.__traceback__)):
+        who = _owner(f.filename, case_path)
+        if who != "other":
+            return who, f
+    return None, None
+
+
 def classify(exc, case_path):
     """(outcome, detail) of an exception a case raised."""
     text = f"{type(exc).__name__}: {exc}"
     pybind = next((p for p in PYBIND_TEXT if p in text), None)
     cxx = CXX_TEXT.search(str(exc))
-    if isinstance(exc, MemoryError) or "bad_alloc" in text:
+    # A MemoryError the case's own allocation raised (np.zeros((2**32, 2))) is the case's error.
+    if "bad_alloc" in text or (isinstance(exc, MemoryError) and _raiser(exc, case_path)[0] != "user"):
         return "memory", type(exc).__name__
     if pybind or isinstance(exc, SystemError):
         api = re.search(r"(\w+)\(\): incompatible|built-in method (\w+) of", text)
@@ -108,15 +118,10 @@ def classify(exc, case_path):
         return "diagnostic", code or f"{type(exc).__name__} without a code"
     if cxx:
         return "cxx_text", f"{type(exc).__name__}: {cxx.group(0)}"
-    frames = traceback.extract_tb(exc.__traceback__)
-    for f in reversed(frames):
-        who = _owner(f.filename, case_path)
-        if who == "nkic":
-            if isinstance(exc, AssertionError) and f.name.startswith("assert_"):
-                break  # nkic's assertion helpers (pytest_plugin.assert_close) fail the test by contract
-            return "bare_exception", f"{type(exc).__name__} at {_rel(f.filename)}:{f.name}"
-        if who == "user":
-            break
+    who, f = _raiser(exc, case_path)
+    # nkic's assertion helpers (pytest_plugin.assert_close) fail the test by contract.
+    if who == "nkic" and not (isinstance(exc, AssertionError) and f.name.startswith("assert_")):
+        return "bare_exception", f"{type(exc).__name__} at {_rel(f.filename)}:{f.name}"
     return "user_error", type(exc).__name__
 
 
