@@ -109,6 +109,10 @@ int KernelBuilder::add_tensor(std::string name, std::vector<int64_t> shape, ir::
       fail(sema::err_tensor_exceeds_hbm_capacity(display_name(name), shape, bytes, target().name,
                                                  target().hbm_capacity_bytes));
   }
+  // Every useful tensor is written by an instruction: declarations are bounded as those are.
+  if (static_cast<int64_t>(kernel_->tensors.size()) >= max_instructions)
+    fail(sema::err_trace_limit_exceeded("declare " + std::to_string(kernel_->tensors.size() + 1) + " tensors or more",
+                                        max_instructions));
   ir::TensorDecl t;
   t.id = static_cast<int>(kernel_->tensors.size());
   t.name = unique_name(std::move(name));

@@ -158,7 +158,8 @@ class KernelBuilder {
   std::optional<std::pair<int64_t, int64_t>> var_range(ir::Var v) const;
   int64_t num_instructions() const { return num_instructions_; }
   // Tracing stops with err_trace_limit_exceeded beyond this many instructions (or
-  // static_range iterations): an unbounded unroll must not take minutes and gigabytes.
+  // static_range iterations, or tensors): an unbounded unroll must not take minutes and
+  // gigabytes.
   static constexpr int64_t kDefaultMaxInstructions = int64_t{1} << 18;
   int64_t max_instructions = kDefaultMaxInstructions;
   bool in_loop() const { return !loop_stack_.empty(); }

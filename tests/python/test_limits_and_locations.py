@@ -414,6 +414,19 @@ def test_trace_instruction_limit_and_its_override(monkeypatch):
     assert e.message == "unsupported arguments to 'NKIC_TRACE_LIMIT': expects a positive integer, got '-3'"
 
 
+def k_declares_without_end(a):
+    outs = [nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm) for _ in range(2**63 - 1)]  # ERR:declares
+    return outs[0]
+
+
+def test_declarations_are_bounded_as_instructions_are(monkeypatch):
+    monkeypatch.setenv("NKIC_TRACE_LIMIT", "1000")
+    e = trace_error(k_declares_without_end, f32((128, 64)))
+    check_diag(e, M, "err_trace_limit_exceeded",
+               "tracing would declare 1001 tensors or more, more than the limit of 1000", [("declares", "nl.ndarray")],
+               notes=[("declares", "[nl.ndarray", "<listcomp>")])
+
+
 def test_flash_attention_at_8192_is_under_the_default_limits():
     """The work estimate of a large public-style kernel (flash attention forward, seqlen 8192, causal)
     stays far below the default limit: it simulates with no override."""
