@@ -373,9 +373,7 @@ bool truth(py::handle v) {
   const int t = PyObject_IsTrue(v.ptr());
   if (t >= 0) return t == 1;
   py::error_already_set e;
-  if (!e.matches(PyExc_ValueError) || !py::hasattr(v, "shape") || !py::hasattr(v, "size") ||
-      !py::isinstance(v, py::module_::import("numpy").attr("ndarray")))
-    throw e;
+  if (!e.matches(PyExc_ValueError) || !py::isinstance(v, py::module_::import("numpy").attr("ndarray"))) throw e;
   no_api_in_flight();
   std::vector<int64_t> shape;
   for (py::handle d : v.attr("shape")) shape.push_back(d.cast<int64_t>());

@@ -15,6 +15,8 @@ a `while` or a conditional expression; a condition derived from
 nl.arange/nl.mgrid is err_control_flow_condition_depending_on_arange, and
 and/or/not/bool() of a multi-element tensor is err_ambiguous_tensor_truth_value.
 Each diagnostic says where the symbolic value came from and how to fix it."""
+import traceback
+
 import numpy as np
 import pytest
 
@@ -585,6 +587,25 @@ def test_truth_value_of_multi_element_numpy_array_is_ambiguous_at_the_users_line
     e = trace_error(kernel, f32())
     check_diag(e, M, "err_ambiguous_tensor_truth_value", [AMBIGUOUS + " (a numpy array of shape [2, 2])"], [where])
     assert e.api == "" and "(in '" not in str(e), str(e)
+
+
+class _NoTruth:
+    def __bool__(self):
+        raise ValueError("no truth here")  # ERR:no_truth
+
+
+def k_and_of_a_value_without_truth(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    assert _NoTruth() and True
+    nl.store(out, value=nl.load(a))
+    return out
+
+
+def test_a_values_own_truth_error_is_raised_from_its_own_code():
+    e = trace_error(k_and_of_a_value_without_truth, f32(), exc=ValueError)
+    assert str(e) == "no truth here"
+    last = traceback.extract_tb(e.__traceback__)[-1]
+    assert (last.filename, last.lineno) == (__file__, M.line("no_truth")), last
 
 
 def test_a_tensor_condition_names_no_api_call():
