@@ -210,14 +210,15 @@ class Walker {
   }
 
   // Runs `trips` iterations; once two consecutive groups of `p` iterations (p = 1, or up
-  // to kMaxPeriod when transfers alternate between idle gaps and a queue's end) advance every clock by
+  // to kMaxPeriod when transfers alternate between idle gaps and a queue's end, or loads
+  // run many buffers ahead of their stores on shared queues) advance every clock by
   // the same delta and add the same totals, the remaining groups but the last two
   // iterations (which may be ragged) are repeated arithmetically; not before every tensor
   // of `rotating` has used each of its physical buffers (until then later iterations wait
   // for buffers differently).
   template <class Body>
   void iterate(int64_t trips, int s0, int s1, const ir::SourceLoc& loc, const std::vector<int>& rotating, Body&& body) {
-    constexpr int64_t kMaxPeriod = 4;
+    constexpr int64_t kMaxPeriod = 16;
     std::deque<std::pair<std::vector<double>, Totals>> seen;  // the state before each recent iteration
     const int64_t since = sched_.num_nodes();
     bool repeated = false;

@@ -1,6 +1,7 @@
 #include "sema/Bounds.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <vector>
@@ -23,6 +24,11 @@ struct Range {
 // One range per access dim: checked for every access of every traced
 // instruction, so kept in place rather than on the heap.
 using Ranges = ir::SmallVec<Range, 4>;
+
+int64_t clamp_to_int64(__int128 v) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  return v > kMax ? kMax : v < kMin ? kMin : static_cast<int64_t>(v);
+}
 
 // Narrows `r` (the range of the constraint's only variable) to where `coeff*v + k >= 0` / `== 0` holds.
 void narrow(Range& r, int64_t coeff, int64_t k, ir::CmpKind kind) {
@@ -84,18 +90,20 @@ bool index_ranges(const ir::Instruction& in, const ir::Access& a, const VarRange
   for (const ir::AffineExpr& e : a.index) {
     bool ranged = true;
     if (e.is_affine()) {  // the terms hold each var once: no list of vars to build
-      Range b{e.constant(), e.constant()};
+      // In 128 bits, clamped to int64: a loop to near 2**63 times a tile stride must not wrap
+      // around into the tensor.
+      __int128 lo = e.constant(), hi = e.constant();
       for (const ir::Term& t : e.terms()) {
         const Range* r = range(t.var);
         if (!r) {
           ranged = false;
           break;
         }
-        b.first += t.coeff * (t.coeff > 0 ? r->first : r->second);
-        b.second += t.coeff * (t.coeff > 0 ? r->second : r->first);
+        lo += static_cast<__int128>(t.coeff) * (t.coeff > 0 ? r->first : r->second);
+        hi += static_cast<__int128>(t.coeff) * (t.coeff > 0 ? r->second : r->first);
       }
       if (ranged) {
-        out.push_back(b);
+        out.push_back({clamp_to_int64(lo), clamp_to_int64(hi)});
         continue;
       }
     } else {

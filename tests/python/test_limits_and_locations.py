@@ -331,6 +331,22 @@ def test_a_loop_to_the_int64_limit_is_refused_before_simulating_and_predicted_at
     assert r.latency_us == pytest.approx(nkic.profile(nki.jit(k_one_masked_trip), x, target="trn1").latency_us)
 
 
+def k_tiles_to_the_int64_limit(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.arange(128)[:, None], nl.arange(64)[None, :]
+    for t in nl.affine_range(2**63 - 1):
+        nl.store(out[t * 128 + i_p, i_f], value=nl.load(x[t * 128 + i_p, i_f]))  # ERR:int64_tiles
+    return out
+
+
+def test_an_index_past_the_int64_limit_is_out_of_bounds_not_wrapped_around():
+    # (2**63 - 2) * 128 + 127 does not fit int64; wrapped, it looked like a row of x.
+    e = trace_error(k_tiles_to_the_int64_limit, f32((512, 64)))
+    check_diag(e, M, "err_tensor_access_out_of_bound",
+               "Out-of-bound access for tensor `x` on dimension 0: index range [0, 9223372036854775807] exceed "
+               "dimension size of 512", [("int64_tiles", "nl.load")])
+
+
 def k_one_masked_trip(x):
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     i_f = nl.arange(x.shape[1])[None, :]

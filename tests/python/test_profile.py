@@ -146,6 +146,28 @@ def test_loops_predict_as_their_unrolled_instruction_stream_without_scheduling_i
     assert looped.instructions_scheduled < unrolled.instructions_scheduled / 2 == looped.instructions / 2
 
 
+def four_tile_copy(trips):
+    @nki.jit
+    def copy(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.arange(128)[:, None], nl.arange(64)[None, :]
+        for t in nl.affine_range(trips):
+            nl.store(out[(t % 4) * 128 + i_p, i_f], value=nl.load(x[(t % 4) * 128 + i_p, i_f]))
+        return out
+    return copy
+
+
+def test_a_loop_whose_schedule_repeats_every_few_iterations_is_predicted_at_once():
+    # On trn2 the loads run hundreds of buffers ahead of the stores and the queues settle into
+    # a pattern longer than four iterations: a loop of 2**40 trips is still predicted from it,
+    # at the per-trip cost of a loop walked to 20000 trips.
+    x = np.zeros((512, 64), np.float32)
+    walked = nkic.profile(four_tile_copy(20000), x, target="trn2")
+    huge = nkic.profile(four_tile_copy(2**40), x, target="trn2")
+    assert huge.latency_us / 2**40 == pytest.approx(walked.latency_us / 20000, rel=0.03)
+    assert huge.instructions_scheduled < 20000
+
+
 def test_profile_of_a_launch_grid_runs_the_programs_one_after_another():
     a = ones(256, 128)
     one = nkic.profile(nki.jit(add_rows), a, a, target="trn2")
