@@ -160,7 +160,7 @@ def four_tile_copy(trips):
 def test_a_loop_whose_schedule_repeats_every_few_iterations_is_predicted_at_once():
     # On trn2 the loads run hundreds of buffers ahead of the stores and the queues settle into
     # a pattern longer than four iterations: a loop of 2**40 trips is still predicted from it,
-    # at the per-trip cost of a loop walked to 20000 trips.
+    # at the per-trip cost of a 20000-trip loop.
     x = np.zeros((512, 64), np.float32)
     walked = nkic.profile(four_tile_copy(20000), x, target="trn2")
     huge = nkic.profile(four_tile_copy(2**40), x, target="trn2")
