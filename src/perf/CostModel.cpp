@@ -23,7 +23,6 @@ struct Sites {
   std::vector<int> on_chip;                    // fresh in every program
   std::vector<const ir::Instruction*> order;   // by site
   std::vector<bool> folded;                    // by site: costs nothing (fold_psum_zeroing)
-  std::vector<int> hoisted;                    // by site: the loop axis it runs once in, or -1
   std::vector<int> owner;                      // kernel[n], by root tensor: the core that touches it first
   int count = 0;
 
@@ -138,7 +137,8 @@ class Walker {
       sched_.note("the " + std::to_string(k_.physical_cores) +
                   " physical cores run on their own engines and DMA queues and wait for each other at every"
                   " core_barrier and sendrecv");
-    const auto hoisted = std::count_if(sites_.hoisted.begin(), sites_.hoisted.end(), [](int a) { return a >= 0; });
+    const std::vector<int>& by_site = sites_.buffers.hoisted;
+    const auto hoisted = std::count_if(by_site.begin(), by_site.end(), [](int a) { return a >= 0; });
     if (hoisted > 0)
       sched_.note(std::to_string(hoisted) +
                   " instruction(s) whose operands do not change across their loop's iterations are costed once per"
@@ -176,7 +176,7 @@ class Walker {
     if (s.kind == ir::StmtKind::Instruction) {
       const auto* in = static_cast<const ir::Instruction*>(&s);
       const int site = sites_.site.at(in);
-      const int h = sites_.hoisted[site];
+      const int h = sites_.buffers.hoisted[site];
       if (!sites_.folded[site] && (h < 0 || !later_[h])) sched_.execute(site, env_);
       else sched_.skip(site);
     } else {
@@ -281,11 +281,11 @@ Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& 
   Sites s;
   s.number(k.body);
   fold_psum_zeroing(k, s);
-  s.hoisted.assign(s.order.size(), -1);
   s.owner = tensor_owners(k);
-  for (const auto& [in, axis] : loop_invariant(k)) s.hoisted[s.site.at(in)] = axis;
-  s.buffers = plan_buffers(k, target, s.order, std::move(s.hoisted));
-  s.hoisted = s.buffers.hoisted;
+  // By site, the loop axis it runs once in, or -1; the buffer plan keeps those whose result fits.
+  std::vector<int> hoisted(s.order.size(), -1);
+  for (const auto& [in, axis] : loop_invariant(k)) hoisted[s.site.at(in)] = axis;
+  s.buffers = plan_buffers(k, target, s.order, std::move(hoisted));
   s.allocated_in.resize(k.num_axes);
   for (const ir::TensorDecl& t : k.tensors) {
     if (ir::is_hbm(t.memory) && t.memory != ir::Memory::PrivateHBM) continue;

@@ -71,10 +71,8 @@ std::vector<int> Schedule::clock_order() const {
 
 void Schedule::read(int tensor, const Box& b, double& ready, int64_t& dep) const {
   const int id = root(tensor);
-  for (const Region& r : regions_[id]) {
-    const double t = r.write_ready;
-    if (t > ready && orders(id, r) && r.box.overlaps(b)) ready = t, dep = r.writer;
-  }
+  for (const Region& r : regions_[id])
+    if (r.write_ready > ready && orders(id, r) && r.box.overlaps(b)) ready = r.write_ready, dep = r.writer;
 }
 
 void Schedule::write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const {
@@ -85,9 +83,8 @@ void Schedule::write_deps(int tensor, const Box& b, double& ready, int64_t& dep)
       if (const Use& u = done_[p]; u.done > ready) ready = u.done, dep = u.node;
   for (const Region& r : regions_[id]) {
     if (!orders(id, r) || !r.box.overlaps(b)) continue;
-    const double w = r.write_ready, rd = r.read_done;
-    if (w > ready) ready = w, dep = r.writer;
-    if (rd > ready) ready = rd, dep = r.reader;
+    if (r.write_ready > ready) ready = r.write_ready, dep = r.writer;
+    if (r.read_done > ready) ready = r.read_done, dep = r.reader;
   }
 }
 
