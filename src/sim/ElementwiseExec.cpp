@@ -59,15 +59,17 @@ void TileExecutor::run_elementwise(const InstPlan& p) {
   const int forms = static_cast<int>(step_.size());
   const TensorMem& dst = mem_[p.accesses[0].tensor];
   const int64_t elem = ir::size_of(p.accesses[0].dtype);
-  const bool stream = p.path == Path::Move && ir::is_hbm(dst.decl->memory) && step_[0] == 1 && step_[1] == 1 &&
+  // Only a move has a source (accesses[1]); fills, iota and the rest write dst alone.
+  const bool move = p.path == Path::Move && p.accesses.size() > 1;
+  const bool stream = move && ir::is_hbm(dst.decl->memory) && step_[0] == 1 && step_[1] == 1 &&
                       p.accesses[1].dtype == p.accesses[0].dtype && !p.accumulate &&
                       dst.decl->num_elements() * elem >= kStreamTensorBytes;
   bool streamed = false;
   // The rows of a tile in HBM are short runs far apart, each a new stream to the
   // hardware prefetcher: while one row copies, the next (at the step between the
   // last two) is requested.
-  const bool ahead = p.path == Path::Move && ir::is_hbm(mem_[p.accesses[1].tensor].decl->memory) && step_[1] == 1;
-  const int64_t src_elem = ir::size_of(p.accesses[1].dtype);
+  const bool ahead = move && ir::is_hbm(mem_[p.accesses[1].tensor].decl->memory) && step_[1] == 1;
+  const int64_t src_elem = ahead ? ir::size_of(p.accesses[1].dtype) : 0;
   int64_t last = -1;
   space_.for_each_row([&](const int64_t* start, int64_t a, int64_t b) {
     if (ahead) {
