@@ -7,6 +7,7 @@
 
 #include "errors.h"
 #include "ir/IRPrinter.h"
+#include "ir/Isa.h"
 #include "ir/IRVisitor.h"
 #include "ir/Verifier.h"
 #include "sim/Budget.h"
@@ -93,6 +94,16 @@ py::list written_inputs(const PyKernel& s) {
 py::object wrap_kernel(std::unique_ptr<ir::Kernel> k) { return py::cast(PyKernel{std::shared_ptr<ir::Kernel>(std::move(k))}); }
 
 void bind_kernel_api(py::module_& m) {
+  // The instruction table's rows: ISA name, default engine, simulator executor.
+  m.def("instruction_table", [] {
+    py::list rows;
+    for (int i = 0; i < ir::kNumOpcodes; ++i) {
+      const ir::OpcodeInfo& r = ir::info(static_cast<ir::Opcode>(i));
+      rows.append(py::dict(py::arg("name") = r.name, py::arg("engine") = ir::name(r.engine),
+                           py::arg("exec") = ir::name(r.exec)));
+    }
+    return rows;
+  });
   py::class_<PyKernel>(m, "Kernel")
       .def_property_readonly("name", [](const PyKernel& s) { return s.k->name; })
       .def_property_readonly("grid", [](const PyKernel& s) { return s.k->grid; })

@@ -42,6 +42,15 @@ const char* name(Engine e) {
   return kNames[static_cast<int>(e)];
 }
 
+const char* name(Exec e) {
+  static const char* const kNames[] = {
+#define NKIC_EXEC_NAME(n) #n,
+      NKIC_EXECS(NKIC_EXEC_NAME)
+#undef NKIC_EXEC_NAME
+  };
+  return kNames[static_cast<int>(e)];
+}
+
 Engine engine_from_nki(int nki_engine) {
   switch (nki_engine) {
     case 1: return Engine::pe;

@@ -36,7 +36,13 @@ Engine engine_from_nki(int nki_engine);
 //   Side        effects outside the tensors (random state, printing)
 //   Collective  a fold across SPMD programs
 //   Shuffle     a move of whole partitions to other partitions of their quadrant
-enum class Exec : uint8_t { Move, Elementwise, Reduce, Matmul, Row, Mx, Side, Collective, Shuffle };
+#define NKIC_EXECS(X) X(Move) X(Elementwise) X(Reduce) X(Matmul) X(Row) X(Mx) X(Side) X(Collective) X(Shuffle)
+enum class Exec : uint8_t {
+#define NKIC_EXEC_ENUM(n) n,
+  NKIC_EXECS(NKIC_EXEC_ENUM)
+#undef NKIC_EXEC_ENUM
+};
+const char* name(Exec e);
 
 // What the cost model charges an instruction by (issue-level detail lives in
 // the cost model; the table only says which formula applies). `stream_pair`: a
