@@ -241,9 +241,11 @@ def test_the_html_report_renders_in_headless_chromium(tmp_path):
     a = ones(1024, 512)
     page = tmp_path / "report.html"
     page.write_text(nkic.profile(nki.jit(add_rows), a, a, target="trn2").html())
+    # The browser is no part of nkic: it runs without the sanitizer runtime scripts/test_asan.sh preloads.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     r = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr
     dom = r.stdout
     assert "data-error" not in dom, dom[:2000]
