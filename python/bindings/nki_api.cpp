@@ -1,11 +1,9 @@
-// The current nki API's entry points (python/nki): destination-passing calls
-// run a legacy builder through Python and re-point its result at the caller's dst.
-#include <pybind11/functional.h>
+// The current nki API's own entry points (python/nki): the instructions only it has, each
+// given the caller's dst, and its scheduling, LNC and placement calls.
 #include <pybind11/stl.h>
 
 #include "codegen/AccessPattern.h"
 #include "codegen/CurrentRules.h"
-#include "codegen/Destination.h"
 #include "codegen/Ops.h"
 #include "codegen/Placement.h"
 #include "errors.h"
@@ -81,14 +79,14 @@ void bind_accumulating(py::module_& m) {
     if (is_tensor(reduce_init)) init_tile = tensor_arg(reduce_init, "reduce_init");
     else a.acc.init = number_arg(reduce_init, "reduce_init", "nisa.exponential");
     a.acc.init_tile = init_tile ? &*init_tile : nullptr;
-    return wrap_tensor(codegen::exponential(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), to_value(max_value), a.acc));
+    return wrap_tensor(codegen::exponential(b, codegen::Dst::into(tensor_arg(dst, "dst")), tensor_arg(src, "src"), to_value(max_value), a.acc));
   });
   m.def("activate2", [](py::handle dst, const std::string& op, py::handle data, py::handle imm0, py::handle imm1,
                         const std::string& op0, const std::string& op1, py::handle relu_param, bool reverse0,
                         bool reverse1, const std::string& reduce_op, py::handle reduce_res, int cmd) {
     codegen::KernelBuilder& b = nisa("nisa.activate2");
     AccArgs a(cmd, alu_arg(reduce_op), reduce_res);
-    return wrap_tensor(codegen::activate2(b, tensor_arg(dst, "dst"), alu_arg(op), tensor_arg(data, "data"),
+    return wrap_tensor(codegen::activate2(b, codegen::Dst::into(tensor_arg(dst, "dst")), alu_arg(op), tensor_arg(data, "data"),
                                           {alu_arg(op0), to_value(imm0), reverse0}, {alu_arg(op1), to_value(imm1), reverse1},
                                           to_value(relu_param), a.acc));
   });
@@ -101,7 +99,7 @@ void bind_accumulating(py::module_& m) {
     std::optional<types::Value> init, operand;
     if (!reduce_init.is_none()) init = to_value(reduce_init);
     if (!operand0.is_none()) operand = to_value(operand0);
-    return wrap_tensor(codegen::tensor_scalar_reduce(b, tensor_arg(dst, "dst"), tensor_arg(data, "data"),
+    return wrap_tensor(codegen::tensor_scalar_reduce(b, codegen::Dst::into(tensor_arg(dst, "dst")), tensor_arg(data, "data"),
                                                      {alu_arg(op0), operand, reverse0}, init, a.acc));
   });
   m.def("tensor_scalar_cumulative", [](py::handle dst, py::handle src, const std::string& op0, const std::string& op1,
@@ -154,21 +152,6 @@ ir::SourceLoc source_loc(const std::tuple<std::string, int, int>& where) {
 void bind_nki_api(py::module_& m) {
   bind_accumulating(m);
   bind_random(m);
-  // produce() builds the instruction(s) into a fresh result; they then write dst.
-  m.def("write_into", [](py::handle dst, const py::function& produce) {
-    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa").builder();
-    types::TensorVal d = tensor_arg(dst, "dst");
-    codegen::DestinationMark mark = codegen::begin_destination(b);
-    py::object result = produce();
-    codegen::write_into(b, mark, tensor_arg(result, "result"), d);
-  });
-  m.def("matmul_into", [](py::handle dst, const py::function& produce, std::optional<bool> accumulate) {
-    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa.nc_matmul").builder();
-    types::TensorVal d = tensor_arg(dst, "dst");
-    codegen::DestinationMark mark = codegen::begin_destination(b);
-    py::object result = produce();
-    codegen::matmul_into(b, mark, tensor_arg(result, "result"), d, accumulate);
-  });
   // Scheduling edges: the ids a nisa call emitted are [mark before, mark after).
   m.def("instruction_mark", [] {
     trace::TraceContext* c = trace::TraceContext::current();
@@ -199,13 +182,6 @@ void bind_nki_api(py::module_& m) {
   });
   m.def("check_dma_transpose", [](bool hwdge, std::optional<int64_t> priority) {
     codegen::check_dma_transpose(trace::TraceContext::nki_ctx("nisa.dma_transpose").builder(), hwdge, priority);
-  });
-  m.def("check_memset_value", [](py::handle dst, py::handle value) {
-    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa.memset").builder();
-    if (!PyNumber_Check(value.ptr()) || is_traced(value))
-      sema::fail(sema::err_unexpected_type_of_operand("value", "'" + py_type_name(value) + "', expected a number"));
-    bool integer = PyIndex_Check(value.ptr()) != 0;  // int, bool and numpy integers; not floats
-    codegen::check_memset_value(b, tensor_arg(dst, "dst"), value.cast<double>(), integer);
   });
   m.def("check_address", [](py::handle t, int64_t partition, int64_t free_offset) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nl.ndarray").builder();

@@ -2,7 +2,6 @@
 // nisa.nc_matmul, nisa.iota, nisa.affine_select, nl.where, ...).
 #include <pybind11/stl.h>
 
-#include "codegen/Destination.h"
 #include "codegen/Indexing.h"
 #include "codegen/Ops.h"
 #include "sema/Asserts.h"
@@ -21,9 +20,17 @@ ir::AluOp alu_of(const std::string& op) {
 
 
 // A call's shared keyword arguments; the mask is stored alongside so OpArgs can point at it.
+// `to`: the call's destination, the caller's view (the current API, whose dtype is the
+// result's) or, for dst None, a fresh tile (the legacy API, of dtype= or the builder's).
 struct Args {
   std::optional<types::MaskVal> mask;
   codegen::OpArgs op;
+  codegen::Dst to = codegen::Dst::fresh();
+  Args(const codegen::KernelBuilder& b, py::handle dst, py::handle mask_obj, py::handle dtype) : Args(mask_obj, dtype) {
+    if (dst.is_none()) return;
+    to = codegen::Dst::into(tensor_arg(dst, "dst"));
+    op.dtype = to.dtype(b, ir::DType::float32);
+  }
   Args(py::handle mask_obj, py::handle dtype) {
     if (!mask_obj.is_none()) {
       types::Value v = to_value(mask_obj);
@@ -92,10 +99,11 @@ void bind_ops_api(py::module_& m) {
     if (!d) sema::fail(sema::err_unsupported_dtype("'" + dtype + "'"));
     return wrap_tensor(codegen::shared_constant(b, std::move(shape), *d, std::move(values)));
   });
-  m.def("gather_flattened", [](py::handle data, py::handle indices, py::handle mask, py::handle dtype) {
-    codegen::KernelBuilder& b = builder("nl.gather_flattened");
-    Args a(mask, dtype);
-    return wrap_tensor(codegen::gather_flattened(b, tensor_arg(data, "data"), tensor_arg(indices, "indices"), a.op));
+  m.def("gather_flattened", [](py::handle dst, py::handle data, py::handle indices, py::handle mask, py::handle dtype,
+                               const std::string& api) {
+    codegen::KernelBuilder& b = builder(api);
+    Args a(b, dst, mask, dtype);
+    return wrap_tensor(codegen::gather_flattened(b, a.to, tensor_arg(data, "data"), tensor_arg(indices, "indices"), a.op));
   });
   m.def("atomic_rmw", [](py::handle dst, py::handle value, const std::string& op, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.atomic_rmw");
@@ -155,11 +163,11 @@ void bind_ops_api(py::module_& m) {
   m.def("expand_dims_view", [](py::handle t, int64_t axis) {
     return wrap_tensor(codegen::expand_dims_view(builder("expand_dims"), tensor_arg(t, "data"), axis));
   });
-  m.def("reduce", [](const std::string& api, const std::string& op, py::handle x, std::vector<int64_t> axes,
-                     bool keepdims, bool negate, py::handle mask, py::handle dtype) {
+  m.def("reduce", [](py::handle dst, const std::string& api, const std::string& op, py::handle x,
+                     std::vector<int64_t> axes, bool keepdims, bool negate, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder(api);
-    Args a(mask, dtype);
-    return wrap_tensor(codegen::reduce(b, alu_of(op), tensor_arg(x, "x"), std::move(axes), keepdims, a.op, negate));
+    Args a(b, dst, mask, dtype);
+    return wrap_tensor(codegen::reduce(b, a.to, alu_of(op), tensor_arg(x, "x"), std::move(axes), keepdims, a.op, negate));
   });
   m.def("mean", [](py::handle x, std::vector<int64_t> axes, bool keepdims, py::handle mask, py::handle dtype) {
     Args a(mask, dtype);
@@ -179,27 +187,29 @@ void bind_ops_api(py::module_& m) {
     return wrap_tensor(codegen::rms_norm(builder("nl.rms_norm"), tensor_arg(x, "x"), to_value(w), axes, n, epsilon,
                                          c.op.dtype, a.op));
   });
-  m.def("partition_reduce", [](const std::string& op, py::handle data, py::handle mask, py::handle dtype) {
+  m.def("partition_reduce", [](py::handle dst, const std::string& op, py::handle data, py::handle mask,
+                               py::handle dtype) {
     codegen::KernelBuilder& b = builder("nisa.tensor_partition_reduce");
-    Args a(mask, dtype);
+    Args a(b, dst, mask, dtype);
     const bool average = op == "average";  // nl.average: the add fold, scaled
-    return wrap_tensor(codegen::partition_reduce(b, alu_of(average ? "add" : op), tensor_arg(data, "data"), a.op,
+    return wrap_tensor(codegen::partition_reduce(b, a.to, alu_of(average ? "add" : op), tensor_arg(data, "data"), a.op,
                                                  average));
   });
-  m.def("local_gather", [](py::handle src, py::handle index, int64_t num_elem, std::optional<int64_t> num_valid,
-                           py::handle mask) {
+  m.def("local_gather", [](py::handle dst, py::handle src, py::handle index, int64_t num_elem,
+                           std::optional<int64_t> num_valid, py::handle mask) {
     codegen::KernelBuilder& b = builder("nisa.local_gather");
-    Args a(mask, py::none());
-    return wrap_tensor(codegen::local_gather(b, tensor_arg(src, "src_buffer"), tensor_arg(index, "index"), num_elem,
+    Args a(b, dst, mask, py::none());
+    return wrap_tensor(codegen::local_gather(b, a.to, tensor_arg(src, "src_buffer"), tensor_arg(index, "index"), num_elem,
                                              num_valid, a.op));
   });
-  // `dtype`: the current API's dst, which the result is written into (None: a new fp32 PSUM tile).
-  m.def("nc_matmul", [](py::handle stationary, py::handle moving, py::handle mask, bool double_row, bool is_transpose,
-                        std::vector<int64_t> tile_size, py::handle dtype) {
+  // dst None: a new fp32 PSUM tile; a given dst (PSUM) is written with `accumulate` (None: inferred).
+  m.def("nc_matmul", [](py::handle dst, py::handle stationary, py::handle moving, py::handle mask, bool double_row,
+                        bool is_transpose, std::vector<int64_t> tile_size, std::optional<bool> accumulate) {
     codegen::KernelBuilder& b = builder("nisa.nc_matmul");
-    Args a(mask, dtype);
-    return wrap_tensor(codegen::nisa_nc_matmul(b, tensor_arg(stationary, "stationary"), tensor_arg(moving, "moving"), a.op,
-                                               double_row, is_transpose, tile_size));
+    Args a(b, dst, mask, py::none());
+    return wrap_tensor(codegen::nisa_nc_matmul(b, a.to, tensor_arg(stationary, "stationary"),
+                                               tensor_arg(moving, "moving"), a.op, double_row, is_transpose, tile_size,
+                                               accumulate));
   });
   m.def("engine_accumulator", [] { return wrap_tensor(builder("").engine_accumulator()); });
   m.def("check_operand", [](py::handle t, const std::string& operand) {
@@ -228,11 +238,9 @@ void bind_ops_api(py::module_& m) {
   m.def("nc_matmul_mx", [](py::handle dst, py::handle stationary, py::handle moving, py::handle stationary_scale,
                            py::handle moving_scale, std::optional<bool> accumulate) {
     codegen::KernelBuilder& b = builder("nisa.nc_matmul_mx");
-    types::TensorVal d = tensor_arg(dst, "dst");
-    codegen::DestinationMark mark = codegen::begin_destination(b);
-    codegen::nc_matmul_mx(b, d, tensor_arg(stationary, "stationary"), tensor_arg(moving, "moving"),
-                          tensor_arg(stationary_scale, "stationary_scale"), tensor_arg(moving_scale, "moving_scale"));
-    codegen::mark_matmul_accumulation(b, mark, d, accumulate);
+    codegen::nc_matmul_mx(b, tensor_arg(dst, "dst"), tensor_arg(stationary, "stationary"), tensor_arg(moving, "moving"),
+                          tensor_arg(stationary_scale, "stationary_scale"), tensor_arg(moving_scale, "moving_scale"),
+                          accumulate);
   });
   m.def("matmul", [](py::handle x, py::handle y, bool transpose_x, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.matmul");
@@ -242,7 +250,7 @@ void bind_ops_api(py::module_& m) {
   m.def("transpose", [](const std::string& api, py::handle x, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder(api);
     Args a(mask, dtype);
-    return wrap_tensor(codegen::transpose(b, tensor_arg(x, "x"), a.op));
+    return wrap_tensor(codegen::transpose(b, a.to, tensor_arg(x, "x"), a.op));
   });
   m.def("check_bn_stats", [](py::handle data, py::handle mask) {
     codegen::KernelBuilder& b = builder("nisa.bn_stats");
@@ -251,10 +259,10 @@ void bind_ops_api(py::module_& m) {
   });
   // A data that is no tile is the call's argument at fault (err_unsupported_args naming it), as before
   // the flattening moved here.
-  m.def("nc_transpose", [](const PyTensor& data, py::handle mask, py::handle dtype, int engine) {
+  m.def("nc_transpose", [](py::handle dst, const PyTensor& data, py::handle mask, py::handle dtype, int engine) {
     codegen::KernelBuilder& b = builder("nisa.nc_transpose");
-    Args a(mask, dtype);
-    return wrap_tensor(codegen::nc_transpose(b, data.v, ir::engine_from_nki(engine), a.op));
+    Args a(b, dst, mask, dtype);
+    return wrap_tensor(codegen::nc_transpose(b, a.to, data.v, ir::engine_from_nki(engine), a.op));
   });
   m.def("iota", [](py::handle expr, const std::string& dtype, py::handle mask) {
     codegen::KernelBuilder& b = builder("nisa.iota");
@@ -267,7 +275,7 @@ void bind_ops_api(py::module_& m) {
       sema::fail(sema::err_unexpected_type_of_operand(
           "expr", py_type_name(expr) + " where an index expression of nl.arange values (or an int) is expected"));
     if (!idx.non_affine.empty()) sema::fail(sema::err_non_affine_index_expression(idx.non_affine));
-    return wrap_tensor(codegen::iota(b, idx, *a.op.dtype, a.op));
+    return wrap_tensor(codegen::iota(b, codegen::Dst::fresh(), idx, *a.op.dtype, a.op));
   });
   m.def("affine_select", [](py::handle pred, py::handle on_true, double on_false, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("nisa.affine_select");
@@ -278,7 +286,7 @@ void bind_ops_api(py::module_& m) {
     if (mp->dnf.size() == 1 && mp->dnf[0].size() > 1)
       sema::fail(sema::err_unsupported_expression_in_mask(
           "affine_select takes a single comparison; combine conditions with nl.where instead of '&'"));
-    return wrap_tensor(codegen::affine_select(b, *mp, tensor_arg(on_true, "on_true_tile"), on_false, a.op));
+    return wrap_tensor(codegen::affine_select(b, a.to, *mp, tensor_arg(on_true, "on_true_tile"), on_false, a.op));
   });
   m.def("where", [](py::handle cond, py::handle x, py::handle y, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("nl.where");
@@ -287,24 +295,25 @@ void bind_ops_api(py::module_& m) {
   });
   // The ISA instructions with several ALU stages or a per-partition walk: one IR
   // instruction each (the API in flight names them in diagnostics).
-  m.def("tensor_tensor", [](py::handle data1, py::handle data2, const std::string& op, py::handle mask,
+  m.def("tensor_tensor", [](py::handle dst, py::handle data1, py::handle data2, const std::string& op, py::handle mask,
                             py::handle dtype, int engine) {
     codegen::KernelBuilder& b = builder("");
-    Args a(mask, dtype);
-    return from_value(codegen::tensor_tensor(b, alu_of(op), tensor_arg(data1, "data1"), tensor_arg(data2, "data2"),
+    Args a(b, dst, mask, dtype);
+    return from_value(codegen::tensor_tensor(b, a.to, alu_of(op), tensor_arg(data1, "data1"), tensor_arg(data2, "data2"),
                                              ir::engine_from_nki(engine), a.op));
   });
-  m.def("scalar_tensor_tensor", [](py::handle data, py::handle op0, py::handle operand0, bool reverse0, py::handle op1,
-                                   py::handle operand1, bool reverse1, py::handle mask, py::handle dtype) {
+  m.def("scalar_tensor_tensor", [](py::handle dst, py::handle data, py::handle op0, py::handle operand0, bool reverse0,
+                                   py::handle op1, py::handle operand1, bool reverse1, py::handle mask,
+                                   py::handle dtype) {
     codegen::KernelBuilder& b = builder("");
-    Args a(mask, dtype);
-    return wrap_tensor(codegen::scalar_tensor_tensor(b, tensor_arg(data, "data"), step_of(op0, operand0, reverse0),
+    Args a(b, dst, mask, dtype);
+    return wrap_tensor(codegen::scalar_tensor_tensor(b, a.to, tensor_arg(data, "data"), step_of(op0, operand0, reverse0),
                                                      step_of(op1, operand1, reverse1), a.op));
   });
-  m.def("tensor_copy", [](py::handle src, py::handle mask, py::handle dtype, int engine) {
+  m.def("tensor_copy", [](py::handle dst, py::handle src, py::handle mask, py::handle dtype, int engine) {
     codegen::KernelBuilder& b = builder("");
-    Args a(mask, dtype);
-    return wrap_tensor(codegen::tensor_copy(b, tensor_arg(src, "data"), ir::engine_from_nki(engine), a.op));
+    Args a(b, dst, mask, dtype);
+    return wrap_tensor(codegen::tensor_copy(b, a.to, tensor_arg(src, "data"), ir::engine_from_nki(engine), a.op));
   });
   m.def("tensor_copy_predicated", [](py::handle dst, py::handle src, py::handle predicate, bool reverse_pred,
                                      py::handle mask) {
@@ -313,34 +322,34 @@ void bind_ops_api(py::module_& m) {
     codegen::tensor_copy_predicated(b, tensor_arg(dst, "dst"), to_value(src), tensor_arg(predicate, "predicate"),
                                     reverse_pred, a.op);
   });
-  m.def("dropout", [](py::handle x, py::handle rate, py::handle mask, py::handle dtype) {
+  m.def("dropout", [](py::handle dst, py::handle x, py::handle rate, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("");
-    Args a(mask, dtype);
-    return wrap_tensor(codegen::dropout(b, tensor_arg(x, "data"), to_value(rate), a.op));
+    Args a(b, dst, mask, dtype);
+    return wrap_tensor(codegen::dropout(b, a.to, tensor_arg(x, "data"), to_value(rate), a.op));
   });
   m.def("nc_stream_shuffle", [](py::handle src, py::handle dst, std::vector<int64_t> shuffle_mask) {
     codegen::KernelBuilder& b = builder("");
     codegen::nc_stream_shuffle(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), shuffle_mask);
   });
-  m.def("activation", [](const std::string& op, py::handle data, py::handle bias, py::handle scale, py::handle reduce_op,
-                         py::handle reduce_res, int reduce_cmd, py::handle mask, py::handle dtype) {
+  m.def("activation", [](py::handle dst, const std::string& op, py::handle data, py::handle bias, py::handle scale,
+                         py::handle reduce_op, py::handle reduce_res, int reduce_cmd, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("");
-    Args a(mask, dtype);
+    Args a(b, dst, mask, dtype);
     if (!py::isinstance<PyTensor>(scale) && !PyNumber_Check(scale.ptr()))
       b.fail(sema::err_activation_scale_invalid_type(py_type_name(scale)));
     std::optional<types::TensorVal> res_slot;
     codegen::Accumulate acc = accumulate_of(reduce_op, reduce_res, reduce_cmd, res_slot);
     const std::optional<types::Value> bv = bias.is_none() ? std::nullopt : std::optional(to_value(bias));
-    return wrap_tensor(codegen::activation(b, alu_of(op), tensor_arg(data, "data"), bv, to_value(scale), acc, a.op));
+    return wrap_tensor(codegen::activation(b, a.to, alu_of(op), tensor_arg(data, "data"), bv, to_value(scale), acc, a.op));
   });
-  m.def("tensor_scalar", [](py::handle data, py::list steps, py::handle reduce_op, py::handle reduce_res,
+  m.def("tensor_scalar", [](py::handle dst, py::handle data, py::list steps, py::handle reduce_op, py::handle reduce_res,
                             int reduce_cmd, py::handle mask, py::handle dtype, int engine) {
     codegen::KernelBuilder& b = builder("");
-    Args a(mask, dtype);
+    Args a(b, dst, mask, dtype);
     a.op.engine = ir::engine_from_nki(engine);
     std::optional<types::TensorVal> res_slot;
     codegen::Accumulate acc = accumulate_of(reduce_op, reduce_res, reduce_cmd, res_slot);
-    return wrap_tensor(codegen::tensor_scalar(b, tensor_arg(data, "data"), steps_of(steps), acc, a.op));
+    return wrap_tensor(codegen::tensor_scalar(b, a.to, tensor_arg(data, "data"), steps_of(steps), acc, a.op));
   });
   m.def("select_reduce", [](py::handle dst, py::handle predicate, py::handle on_true, py::handle on_false,
                             bool reverse_pred, py::handle reduce_op, py::handle reduce_res, int reduce_cmd,
@@ -354,53 +363,61 @@ void bind_ops_api(py::module_& m) {
     codegen::select_reduce(b, tensor_arg(dst, "dst"), tensor_arg(predicate, "predicate"), tensor_arg(on_true, "on_true"),
                            to_value(on_false), reverse_pred, acc, a.op);
   });
-  m.def("range_select", [](py::handle on_true, py::handle comp_op0, py::handle comp_op1, py::handle bound0,
-                           py::handle bound1, py::handle reduce_op, py::handle reduce_res, int reduce_cmd,
-                           int64_t range_start, py::handle on_false, py::handle mask, py::handle dtype) {
+  m.def("range_select", [](py::handle dst, py::handle on_true, py::handle comp_op0, py::handle comp_op1,
+                           py::handle bound0, py::handle bound1, py::handle reduce_op, py::handle reduce_res,
+                           int reduce_cmd, int64_t range_start, py::handle on_false, py::handle mask,
+                           py::handle dtype) {
     codegen::KernelBuilder& b = builder("");
-    Args a(mask, dtype);
+    Args a(b, dst, mask, dtype);
     const types::Value fill = to_value(on_false);
     const auto* number = std::get_if<types::Other>(&fill);
     if (!number || !number->numeric) codegen::reject_operand(b, "on_false_value", fill);
     std::optional<types::TensorVal> res_slot;
     codegen::Accumulate acc = accumulate_of(reduce_op, reduce_res, reduce_cmd, res_slot);
     if (acc.cmd != ir::AccCmd::none && reduce_op.is_none()) b.fail(sema::err_operand_cannot_be_none("reduce_op"));
-    return wrap_tensor(codegen::range_select(b, tensor_arg(on_true, "on_true_tile"), step_of(comp_op0, bound0, false),
+    return wrap_tensor(codegen::range_select(b, a.to, tensor_arg(on_true, "on_true_tile"), step_of(comp_op0, bound0, false),
                                              step_of(comp_op1, bound1, false), range_start, number->value, acc, a.op));
   });
-  m.def("tensor_tensor_scan", [](py::handle data0, py::handle data1, py::handle initial, py::handle op0,
-                                 py::handle op1, bool reverse0, bool reverse1, py::handle mask, py::handle dtype) {
+  m.def("tensor_tensor_scan", [](py::handle dst, py::handle data0, py::handle data1, py::handle initial,
+                                 py::handle op0, py::handle op1, bool reverse0, bool reverse1, py::handle mask,
+                                 py::handle dtype) {
     codegen::KernelBuilder& b = builder("");
-    Args a(mask, dtype);
-    return wrap_tensor(codegen::tensor_tensor_scan(b, tensor_arg(data0, "data0"), tensor_arg(data1, "data1"),
+    Args a(b, dst, mask, dtype);
+    return wrap_tensor(codegen::tensor_tensor_scan(b, a.to, tensor_arg(data0, "data0"), tensor_arg(data1, "data1"),
                                                    to_value(initial), step_of(op0, py::none(), reverse0),
                                                    step_of(op1, py::none(), reverse1), a.op));
   });
-  m.def("bn_stats", [](py::handle data, py::handle mask, py::handle dtype) {
-    Args a(mask, dtype);
-    return wrap_tensor(codegen::bn_stats(builder(""), tensor_arg(data, "data"), a.op));
+  m.def("bn_stats", [](py::handle dst, py::handle data, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(b, dst, mask, dtype);
+    return wrap_tensor(codegen::bn_stats(b, a.to, tensor_arg(data, "data"), a.op));
   });
-  m.def("bn_aggr", [](py::handle data, py::handle mask, py::handle dtype) {
-    Args a(mask, dtype);
-    return wrap_tensor(codegen::bn_aggr(builder(""), tensor_arg(data, "data"), a.op));
+  m.def("bn_aggr", [](py::handle dst, py::handle data, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(b, dst, mask, dtype);
+    return wrap_tensor(codegen::bn_aggr(b, a.to, tensor_arg(data, "data"), a.op));
   });
-  m.def("sequence_bounds", [](py::handle ids, py::handle dtype) {
-    Args a(py::none(), dtype);
-    return wrap_tensor(codegen::sequence_bounds(builder(""), tensor_arg(ids, "segment_ids"), a.op));
+  m.def("sequence_bounds", [](py::handle dst, py::handle ids, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(b, dst, py::none(), dtype);
+    return wrap_tensor(codegen::sequence_bounds(b, a.to, tensor_arg(ids, "segment_ids"), a.op));
   });
-  m.def("max8", [](py::handle src, py::handle mask, py::handle dtype) {
-    Args a(mask, dtype);
-    return wrap_tensor(codegen::max8(builder(""), tensor_arg(src, "src"), a.op));
+  m.def("max8", [](py::handle dst, py::handle src, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(b, dst, mask, dtype);
+    return wrap_tensor(codegen::max8(b, a.to, tensor_arg(src, "src"), a.op));
   });
-  m.def("find_index8", [](py::handle data, py::handle vals, py::handle mask, py::handle dtype) {
-    Args a(mask, dtype);
-    return wrap_tensor(codegen::find_index8(builder(""), tensor_arg(data, "data"), tensor_arg(vals, "vals"), a.op));
+  m.def("find_index8", [](py::handle dst, py::handle data, py::handle vals, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(b, dst, mask, dtype);
+    return wrap_tensor(codegen::find_index8(b, a.to, tensor_arg(data, "data"), tensor_arg(vals, "vals"), a.op));
   });
-  m.def("match_replace8", [](py::handle data, py::handle vals, double imm, py::handle dst_idx, py::handle mask,
-                             py::handle dtype) {
-    Args a(mask, dtype);
+  m.def("match_replace8", [](py::handle dst, py::handle data, py::handle vals, double imm, py::handle dst_idx,
+                             py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("");
+    Args a(b, dst, mask, dtype);
     std::optional<types::TensorVal> idx;
-    return wrap_tensor(codegen::match_replace8(builder(""), tensor_arg(data, "data"), tensor_arg(vals, "vals"), imm,
+    return wrap_tensor(codegen::match_replace8(b, a.to, tensor_arg(data, "data"), tensor_arg(vals, "vals"), imm,
                                                optional_tensor(dst_idx, "dst_idx", idx), a.op));
   });
 }

@@ -92,14 +92,18 @@ void store_call(py::handle dst, py::handle value, py::handle mask, bool oob_skip
   codegen::store(c.builder(), tensor_arg(dst, "dst", "a tensor"), to_value(value), a);
 }
 
+// `dst`: None (a fresh tile), or the caller's view (the current API's nisa calls of one op).
 py::object elementwise_call(trace::TraceContext& c, ir::AluOp op, PyObject* const* operands, size_t n, py::handle mask,
-                            py::handle dtype) {
+                            py::handle dtype, py::handle dst = py::none()) {
   std::optional<types::MaskVal> ms;
   codegen::OpArgs a = op_args(mask, dtype, ms);
   std::vector<types::Value> vals;
   vals.reserve(n);
   for (size_t i = 0; i < n; ++i) vals.push_back(to_value(operands[i]));
-  return from_value(codegen::elementwise(c.builder(), op, std::move(vals), a));
+  if (dst.is_none()) return from_value(codegen::elementwise(c.builder(), codegen::Dst::fresh(), op, std::move(vals), a));
+  const codegen::Dst to = codegen::Dst::into(tensor_arg(dst, "dst"));
+  a.dtype = to.dtype(c.builder(), ir::DType::float32);
+  return from_value(codegen::elementwise(c.builder(), to, op, std::move(vals), a));
 }
 
 }  // namespace
@@ -372,21 +376,33 @@ void bind_trace_api(py::module_& m) {
   });
   // Each builder resolves the context first: outside a kernel that is the error to report.
   m.def("load", &load_call);
-  m.def("load_transpose2d", [](py::handle src, py::handle mask, py::handle dtype, bool squeeze_unit_dims,
-                               bool oob_skip) {
+  m.def("load_transpose2d", [](py::handle dst, py::handle src, py::handle mask, py::handle dtype,
+                               bool squeeze_unit_dims, bool oob_skip) {
     trace::TraceContext& c = ctx("nl.load_transpose2d");
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, dtype, ms);
     a.oob_skip = oob_skip;
-    return wrap_tensor(codegen::load_transpose2d(c.builder(), tensor_arg(src, "src", "a tensor"), a, squeeze_unit_dims));
+    const codegen::Dst to = dst.is_none() ? codegen::Dst::fresh() : codegen::Dst::into(tensor_arg(dst, "dst"));
+    return wrap_tensor(
+        codegen::load_transpose2d(c.builder(), to, tensor_arg(src, "src", "a tensor"), a, squeeze_unit_dims));
+  });
+  // nisa.memset: dst None makes a fresh SBUF tile of `shape` and `dtype` (the legacy API).
+  m.def("memset", [](py::handle dst, std::vector<int64_t> shape, py::handle value, py::handle dtype) {
+    trace::TraceContext& c = ctx("nisa.memset");
+    if (!PyNumber_Check(value.ptr()) || is_traced(value))
+      sema::fail(sema::err_unexpected_type_of_operand("value", "'" + py_type_name(value) + "', expected a number"));
+    const bool integer = PyIndex_Check(value.ptr()) != 0;  // int, bool and numpy integers; not floats
+    const codegen::Dst to = dst.is_none() ? codegen::Dst::fresh() : codegen::Dst::into(tensor_arg(dst, "dst"));
+    return wrap_tensor(codegen::memset(c.builder(), to, std::move(shape), value.cast<double>(), integer,
+                                       dtype.is_none() ? ir::DType::float32 : dtype_of(dtype.cast<std::string>())));
   });
   m.def("store", &store_call);
-  m.def("elementwise", [](const std::string& op, py::tuple operands, py::handle mask, py::handle dtype) {
+  m.def("elementwise", [](const std::string& op, py::tuple operands, py::handle mask, py::handle dtype, py::handle dst) {
     trace::TraceContext& c = ctx(("nl." + op).c_str());
     auto alu = ir::alu_op_from_name(op);
     if (!alu) sema::fail(sema::err_instruction_unsupported_op(op));
-    return elementwise_call(c, *alu, &PySequence_Fast_ITEMS(operands.ptr())[0], operands.size(), mask, dtype);
-  });
+    return elementwise_call(c, *alu, &PySequence_Fast_ITEMS(operands.ptr())[0], operands.size(), mask, dtype, dst);
+  }, py::arg("op"), py::arg("operands"), py::arg("mask"), py::arg("dtype"), py::arg("dst") = py::none());
   m.def("tensor_info", [](py::handle t) {
     types::TensorVal v = tensor_arg(t, "tensor", "a tensor");
     const ir::TensorDecl& d = ctx().builder().tensor(v.tensor);

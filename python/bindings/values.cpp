@@ -130,7 +130,7 @@ py::object index_arith(IndexOp op, const char* sym, py::handle a, py::handle b) 
 py::object tensor_arith(ir::AluOp op, const char* api, py::handle a, py::handle b) {
   trace::TraceContext& ctx = ctx_for(api);
   trace::TraceContext::ApiScope scope(ctx, api);
-  return from_value(codegen::elementwise(ctx.builder(), op, {to_value(a), to_value(b)}, {}));
+  return from_value(codegen::elementwise(ctx.builder(), codegen::Dst::fresh(), op, {to_value(a), to_value(b)}, {}));
 }
 
 py::object compare(types::CmpOp op, py::handle a, py::handle b) {

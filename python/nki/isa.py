@@ -1,13 +1,12 @@
-"""nki.isa (nisa) of NKI 0.3-0.6: every instruction in destination-passing style on the
-builders the legacy surface shares. Each call is the builder asked for dst's dtype, its
-instructions then writing dst itself (core.write_into): signatures and defaults only."""
+"""nki.isa (nisa) of NKI 0.3-0.6: every instruction in destination-passing style. Each call
+hands its dst to the instruction's builder (the one the legacy surface shares, which there
+makes a fresh tile), so its instruction writes dst itself: signatures and defaults only."""
 import enum
 import types
 
 import numpy as np
 
 from nkic._core import core
-from nkic import isa as _legacy, language as _legacy_nl
 from nkic._ops import op_name
 from . import language as nl
 from . import _lnc, _schedule
@@ -74,19 +73,15 @@ constants = types.ModuleType(__name__ + ".constants")
 for _enum in (oob_mode, dge_mode, engine, reduce_cmd, matmul_perf_mode, nc_version, dma_engine):
     setattr(constants, _enum.__name__, _enum)
 
-fp32 = _legacy.fp32
-
-
-def _dtype(dst):
-    return core.tensor_info(dst)[1]
-
-
-def _into(dst, produce):
-    core.write_into(dst, produce)
+fp32 = nl.fp32
 
 
 def _engine(value):
-    return enum_arg(value, engine, "engine")
+    return int(enum_arg(value, engine, "engine"))
+
+
+def _cmd(value):
+    return int(enum_arg(value, reduce_cmd, "reduce_cmd"))
 
 
 @_api("nisa.get_nc_version")
@@ -103,9 +98,8 @@ def get_nc_sub_version():
 @_api("nisa.nc_matmul")
 def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
               accumulate=None, tile_position=(), tile_size=(), perf_mode=matmul_perf_mode.none, name=None):
-    double_row = perf_mode == matmul_perf_mode.double_row
-    core.matmul_into(dst, lambda: core.nc_matmul(stationary, moving, None, double_row, bool(is_transpose),
-                                                 [int(n) for n in tile_size], _dtype(dst)), accumulate)
+    core.nc_matmul(dst, stationary, moving, None, perf_mode == matmul_perf_mode.double_row, bool(is_transpose),
+                   [int(n) for n in tile_size], accumulate)
 
 
 @_api("nisa.nc_matmul_mx")
@@ -116,178 +110,160 @@ def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_p
 
 @_api("nisa.nc_transpose")
 def nc_transpose(dst, data, engine=engine.unknown, name=None):
-    e = _engine(engine)
-    _into(dst, lambda: _legacy.nc_transpose(data, dtype=_dtype(dst), engine=e))
+    core.nc_transpose(dst, data, None, None, _engine(engine))
 
 
 # Scalar Engine.
 @_api("nisa.activation")
 def activation(dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
                name=None):
-    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
-    _into(dst, lambda: _legacy.activation(op, data, bias=bias, scale=scale, reduce_op=reduce_op,
-                                          reduce_res=reduce_res, reduce_cmd=int(cmd),
-                                          dtype=_dtype(dst)))
+    core.activation(dst, op_name(op), data, bias, scale, op_name(reduce_op, None), reduce_res, _cmd(reduce_cmd), None,
+                    None)
 
 
 @_api("nisa.activation_reduce")
 def activation_reduce(dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0, name=None):
-    _into(dst, lambda: _legacy.activation_reduce(op, data, reduce_op=reduce_op, reduce_res=reduce_res, bias=bias,
-                                                 scale=scale, dtype=_dtype(dst)))
+    core.activation(dst, op_name(op), data, bias, scale, op_name(reduce_op, None), reduce_res,
+                    int(globals()["reduce_cmd"].reset_reduce), None, None)
 
 
 @_api("nisa.activate2")
 def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=False, reverse1=False, reduce_op=None,
               reduce_res=None, reduce_cmd=reduce_cmd.idle, name=None):
-    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
-    _into(dst, lambda: core.activate2(dst, op_name(op), data, imm0, imm1, op_name(op0, "op0"), op_name(op1, "op1"),
-                                      relu_param, bool(reverse0), bool(reverse1), op_name(reduce_op, None) or "add",
-                                      reduce_res, int(cmd)))
+    core.activate2(dst, op_name(op), data, imm0, imm1, op_name(op0, "op0"), op_name(op1, "op1"), relu_param,
+                   bool(reverse0), bool(reverse1), op_name(reduce_op, None) or "add", reduce_res, _cmd(reduce_cmd))
 
 
 # Vector Engine.
 @_api("nisa.exponential")
 def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.idle, reduce_init=0.0, name=None):
-    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
-    _into(dst, lambda: core.exponential(dst, src, max_value, reduce_res, int(cmd), reduce_init))
+    core.exponential(dst, src, max_value, reduce_res, _cmd(reduce_cmd), reduce_init)
 
 
 @_api("nisa.tensor_scalar_cumulative")
 def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None, reduce_cmd=reduce_cmd.reset_reduce, name=None):
-    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
-    _into(dst, lambda: core.tensor_scalar_cumulative(dst, src, op_name(op0, "op0"), op_name(op1, "op1"), imm0, imm1,
-                                                     int(cmd)))
+    core.tensor_scalar_cumulative(dst, src, op_name(op0, "op0"), op_name(op1, "op1"), imm0, imm1, _cmd(reduce_cmd))
 
 
 @_api("nisa.tensor_tensor")
 def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
-    e = _engine(engine)
-    _into(dst, lambda: _legacy.tensor_tensor(data1, data2, op, dtype=_dtype(dst), engine=e))
+    core.tensor_tensor(dst, data1, data2, op_name(op), None, None, _engine(engine))
 
 
 @_api("nisa.tensor_scalar")
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
                   engine=engine.unknown, name=None):
-    e = _engine(engine)
-    _into(dst, lambda: _legacy.tensor_scalar(data, op0, operand0, reverse0, op1, operand1, reverse1,
-                                             dtype=_dtype(dst), engine=e))
+    steps = [(op_name(op0, "op0"), operand0, bool(reverse0))]
+    if op1 is not None:
+        steps.append((op_name(op1), operand1, bool(reverse1)))
+    core.tensor_scalar(dst, data, steps, None, None, 0, None, None, _engine(engine))
 
 
 @_api("nisa.scalar_tensor_tensor")
 def scalar_tensor_tensor(dst, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, name=None):
-    _into(dst, lambda: _legacy.scalar_tensor_tensor(data=data, op0=op0, operand0=operand0, op1=op1,
-                                                    operand1=operand1, reverse0=reverse0, reverse1=reverse1,
-                                                    dtype=_dtype(dst)))
+    core.scalar_tensor_tensor(dst, data, op_name(op0, "op0"), operand0, bool(reverse0), op_name(op1, "op1"), operand1,
+                              bool(reverse1), None, None)
 
 
 @_api("nisa.tensor_scalar_reduce")
 def tensor_scalar_reduce(dst, data, op0, operand0, reduce_op, reduce_res=None, reverse0=False,
                          reduce_cmd=reduce_cmd.reset_reduce, reduce_init=None, reduce_res_negate=False, name=None):
-    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
-    _into(dst, lambda: core.tensor_scalar_reduce(dst, data, op_name(op0, "op0"), operand0, bool(reverse0),
-                                                 op_name(reduce_op, "reduce_op"), reduce_res, int(cmd), reduce_init,
-                                                 bool(reduce_res_negate)))
+    core.tensor_scalar_reduce(dst, data, op_name(op0, "op0"), operand0, bool(reverse0), op_name(reduce_op, "reduce_op"),
+                              reduce_res, _cmd(reduce_cmd), reduce_init, bool(reduce_res_negate))
 
 
 @_api("nisa.tensor_reduce")
 def tensor_reduce(dst, op, data, axis, negate=False, keepdims=False, name=None):
-    _into(dst, lambda: _legacy.tensor_reduce(op, data, axis, dtype=_dtype(dst), negate=negate, keepdims=keepdims))
+    axes = [int(a) for a in axis] if isinstance(axis, (tuple, list)) else [int(axis)]
+    core.reduce(dst, "nisa.tensor_reduce", op_name(op), data, axes, bool(keepdims), bool(negate), None, None)
 
 
 @_api("nisa.tensor_tensor_scan")
 def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False, name=None):
-    _into(dst, lambda: _legacy.tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0, reverse1,
-                                                  dtype=_dtype(dst)))
+    core.tensor_tensor_scan(dst, data0, data1, initial, op_name(op0, "op0"), op_name(op1, "op1"), bool(reverse0),
+                            bool(reverse1), None, None)
 
 
 @_api("nisa.tensor_copy")
 def tensor_copy(dst, src, engine=engine.unknown, name=None):
-    e = _engine(engine)
-    _into(dst, lambda: _legacy.tensor_copy(src, dtype=_dtype(dst), engine=e))
+    core.tensor_copy(dst, src, None, None, _engine(engine))
 
 
 @_api("nisa.tensor_copy_predicated")
 def tensor_copy_predicated(dst, src, predicate, reverse_pred=False, name=None):
-    _legacy.tensor_copy_predicated(src=src, dst=dst, predicate=predicate, reverse_pred=reverse_pred)
+    core.tensor_copy_predicated(dst, src, predicate, bool(reverse_pred), None)
 
 
 @_api("nisa.select_reduce")
 def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=reduce_cmd.idle,
                   reduce_op=nl.maximum, reverse_pred=False, name=None):
-    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
-    _legacy.select_reduce(dst=dst, predicate=predicate, on_true=on_true, on_false=on_false, reduce_res=reduce_res,
-                          reduce_cmd=int(cmd), reduce_op=reduce_op,
-                          reverse_pred=reverse_pred)
+    core.select_reduce(dst, predicate, on_true, on_false, bool(reverse_pred), op_name(reduce_op, None), reduce_res,
+                       _cmd(reduce_cmd), None)
 
 
 @_api("nisa.range_select")
 def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=reduce_cmd.reset_reduce,
                  reduce_res=None, reduce_op=nl.maximum, range_start=0, on_false_value=fp32.min, name=None):
-    cmd = enum_arg(reduce_cmd, globals()["reduce_cmd"], "reduce_cmd")
-    _into(dst, lambda: _legacy.range_select(on_true_tile=on_true_tile, comp_op0=comp_op0, comp_op1=comp_op1,
-                                            bound0=bound0, bound1=bound1,
-                                            reduce_cmd=int(cmd), reduce_res=reduce_res,
-                                            reduce_op=reduce_op, range_start=range_start,
-                                            on_false_value=on_false_value, dtype=_dtype(dst)))
+    core.range_select(dst, on_true_tile, op_name(comp_op0, "comp_op0"), op_name(comp_op1, "comp_op1"), bound0, bound1,
+                      op_name(reduce_op, None), reduce_res, _cmd(reduce_cmd), int(range_start), on_false_value, None,
+                      None)
 
 
 @_api("nisa.reciprocal")
 def reciprocal(dst, data, name=None):
-    _into(dst, lambda: _legacy.reciprocal(data, dtype=_dtype(dst)))
+    core.elementwise("reciprocal", (data,), None, None, dst)
 
 
 @_api("nisa.memset")
 def memset(dst, value, engine=engine.unknown, name=None):
     _engine(engine)
-    core.check_memset_value(dst, value)
-    _into(dst, lambda: _legacy.memset(tuple(dst.shape), value, _dtype(dst)))
+    core.memset(dst, [], value, None)
 
 
 @_api("nisa.bn_stats")
 def bn_stats(dst, data, name=None):
-    _into(dst, lambda: _legacy.bn_stats(data, dtype=_dtype(dst)))
+    core.bn_stats(dst, data, None, None)
 
 
 @_api("nisa.bn_aggr")
 def bn_aggr(dst, data, name=None):
-    _into(dst, lambda: _legacy.bn_aggr(data, dtype=_dtype(dst)))
+    core.bn_aggr(dst, data, None, None)
 
 
 @_api("nisa.max8")
 def max8(dst, src, name=None):
-    _into(dst, lambda: _legacy.max8(src=src, dtype=_dtype(dst)))
+    core.max8(dst, src, None, None)
 
 
 @_api("nisa.nc_find_index8")
 def nc_find_index8(dst, data, vals, name=None):
-    _into(dst, lambda: _legacy.nc_find_index8(data=data, vals=vals, dtype=_dtype(dst)))
+    core.find_index8(dst, data, vals, None, None)
 
 
 @_api("nisa.nc_match_replace8")
 def nc_match_replace8(dst, data, vals, imm, dst_idx=None, name=None):
-    _into(dst, lambda: _legacy.nc_match_replace8(data=data, vals=vals, imm=imm, dst_idx=dst_idx, dtype=_dtype(dst)))
+    core.match_replace8(dst, data, vals, float(imm), dst_idx, None, None)
 
 
 @_api("nisa.nc_stream_shuffle")
 def nc_stream_shuffle(dst, src, shuffle_mask, name=None):
-    _legacy.nc_stream_shuffle(src, dst, shuffle_mask)
+    core.nc_stream_shuffle(src, dst, [int(m) for m in shuffle_mask])
 
 
 @_api("nisa.dropout")
 def dropout(dst, data, prob, name=None):
-    _into(dst, lambda: _legacy.dropout(data, prob, dtype=_dtype(dst)))
+    core.dropout(dst, data, prob, None, None)
 
 
 # The engines' random number generators.
 @_api("nisa.rng")
 def rng(dst, engine=engine.vector, name=None):
-    e = _engine(engine)
-    _into(dst, lambda: core.rng(dst, int(e)))
+    core.rng(dst, _engine(engine))
 
 
 @_api("nisa.rand2")
 def rand2(dst, min, max, name=None):
-    _into(dst, lambda: core.rand2(dst, min, max))
+    core.rand2(dst, min, max)
 
 
 @_api("nisa.set_rng_seed")
@@ -297,13 +273,12 @@ def set_rng_seed(src_seeds, name=None):
 
 @_api("nisa.rand_set_state")
 def rand_set_state(src_seeds, engine=engine.gpsimd, name=None):
-    core.rand_set_state(src_seeds, int(_engine(engine)))
+    core.rand_set_state(src_seeds, _engine(engine))
 
 
 @_api("nisa.rand_get_state")
 def rand_get_state(dst, engine=engine.gpsimd, name=None):
-    e = _engine(engine)
-    _into(dst, lambda: core.rand_get_state(dst, int(e)))
+    core.rand_get_state(dst, _engine(engine))
 
 
 # GpSimd Engine.
@@ -314,50 +289,50 @@ def _pattern(pattern):
 
 @_api("nisa.iota")
 def iota(dst, pattern, offset=0, channel_multiplier=0, name=None):
-    _into(dst, lambda: core.iota_pattern(dst, _pattern(pattern), offset, channel_multiplier))
+    core.iota_pattern(dst, _pattern(pattern), offset, channel_multiplier)
 
 
 @_api("nisa.affine_select")
 def affine_select(dst, pattern, channel_multiplier, on_true_tile, on_false_value, cmp_op=nl.equal, offset=0,
                   name=None):
-    cmp = op_name(cmp_op, "cmp_op")
-    _into(dst, lambda: core.affine_select_pattern(dst, _pattern(pattern), channel_multiplier, on_true_tile,
-                                                  float(on_false_value), cmp, offset))
+    core.affine_select_pattern(dst, _pattern(pattern), channel_multiplier, on_true_tile, float(on_false_value),
+                               op_name(cmp_op, "cmp_op"), offset)
 
 
 @_api("nisa.tensor_partition_reduce")
 def tensor_partition_reduce(dst, op, data, name=None):
-    _into(dst, lambda: _legacy.tensor_partition_reduce(op, data, dtype=_dtype(dst)))
+    core.partition_reduce(dst, op_name(op), data, None, None)
 
 
 @_api("nisa.sequence_bounds")
 def sequence_bounds(dst, segment_ids, name=None):
-    _into(dst, lambda: _legacy.sequence_bounds(segment_ids=segment_ids, dtype=_dtype(dst)))
+    core.sequence_bounds(dst, segment_ids, None)
 
 
 @_api("nisa.nonzero_with_count")
 def nonzero_with_count(dst, src, index_offset=0, padding_val=-1, name=None):
-    _into(dst, lambda: core.nonzero_with_count(dst, src, index_offset, padding_val))
+    core.nonzero_with_count(dst, src, index_offset, padding_val)
 
 
 @_api("nisa.topk")
 def topk(val_dst, idx_dst, src, n, name=None):
-    _into(val_dst, lambda: core.topk(val_dst, idx_dst, src, n))
+    core.topk(val_dst, idx_dst, src, n)
 
 
 @_api("nisa.local_gather")
 def local_gather(dst, src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, name=None):
-    _into(dst, lambda: _legacy.local_gather(src_buffer, index, num_elem_per_idx, num_valid_indices))
+    core.local_gather(dst, src_buffer, index, int(num_elem_per_idx),
+                      None if num_valid_indices is None else int(num_valid_indices), None)
 
 
 @_api("nisa.nc_n_gather")
 def nc_n_gather(dst, data, indices, name=None):
-    _into(dst, lambda: _legacy_nl.gather_flattened(data, indices))
+    core.gather_flattened(dst, data, indices, None, None, "nisa.nc_n_gather")
 
 
 @_api("nisa.quantize_mx")
 def quantize_mx(dst, src, dst_scale, name=None):
-    _legacy.quantize_mx(dst, src, dst_scale)
+    core.quantize_mx(dst, src, dst_scale)
 
 
 # DMA.
@@ -381,7 +356,7 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
     dge = enum_arg(dge_mode, globals()["dge_mode"], "dge_mode", ints=True)
     skip = enum_arg(oob_mode, globals()["oob_mode"], "oob_mode") == globals()["oob_mode"].skip
     core.check_dma_transpose(dge == globals()["dge_mode"].hwdge, _priority(priority, "nisa.dma_transpose"))
-    _into(dst, lambda: core.load_transpose2d(src, None, _dtype(dst), True, skip))
+    core.load_transpose2d(dst, src, None, None, True, skip)
 
 
 @_api("nisa.dma_compute")

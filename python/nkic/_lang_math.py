@@ -61,7 +61,7 @@ def _axes(axis):
 
 def _reduction(name, op):
     def fn(x, axis, *, dtype=None, mask=None, keepdims=False, **kwargs):
-        return core.reduce("nl." + name, op, x, _axes(axis), keepdims, False, mask, _dtype_arg(dtype))
+        return core.reduce(None, "nl." + name, op, x, _axes(axis), keepdims, False, mask, _dtype_arg(dtype))
     fn.__name__ = fn.__qualname__ = name
     fn.nki_func = "nl." + name
     return fn
@@ -75,7 +75,7 @@ prod = _reduction("prod", "multiply")
 
 @_api("nl.all")
 def all(x, axis, *, dtype=bool_, mask=None, **kwargs):  # noqa: A001
-    return core.reduce("nl.all", "logical_and", x, _axes(axis), False, False, mask, _dtype_arg(dtype))
+    return core.reduce(None, "nl.all", "logical_and", x, _axes(axis), False, False, mask, _dtype_arg(dtype))
 
 
 @_api("nl.mean")

@@ -39,8 +39,8 @@ def _dtype_arg(dtype):
 @_api("nisa.nc_matmul")
 def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
               tile_position=(), tile_size=(), mask=None, **kwargs):
-    return core.nc_matmul(stationary, moving, mask, kwargs.get("perf_mode") == "double_row_gen3", bool(is_transpose),
-                          [int(n) for n in tile_size], None)
+    return core.nc_matmul(None, stationary, moving, mask, kwargs.get("perf_mode") == "double_row_gen3",
+                          bool(is_transpose), [int(n) for n in tile_size], None)
 
 
 @_api("nisa.nc_matmul_mx")
@@ -59,19 +59,19 @@ def quantize_mx(dst, src, dst_scale, name=None, **kwargs):
 
 @_api("nisa.nc_transpose")
 def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
-    return core.nc_transpose(data, mask, _dtype_arg(dtype), _engine_id(engine))
+    return core.nc_transpose(None, data, mask, _dtype_arg(dtype), _engine_id(engine))
 
 
 @_api("nisa.tensor_reduce")
 def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False, **kwargs):
     axes = [int(a) for a in axis] if isinstance(axis, (tuple, list)) else [int(axis)]
-    return core.reduce("nisa.tensor_reduce", op_name(op), data, axes, bool(keepdims), bool(negate), mask,
+    return core.reduce(None, "nisa.tensor_reduce", op_name(op), data, axes, bool(keepdims), bool(negate), mask,
                        _dtype_arg(dtype))
 
 
 @_api("nisa.tensor_tensor")
 def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=engine.unknown, **kwargs):
-    return core.tensor_tensor(data1, data2, op_name(op), mask, _dtype_arg(dtype), _engine_id(engine))
+    return core.tensor_tensor(None, data1, data2, op_name(op), mask, _dtype_arg(dtype), _engine_id(engine))
 
 
 def _step(op, operand, reverse=False):
@@ -89,7 +89,7 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
     steps = [_step(op_name(op0, "op0"), operand0, reverse0)]
     if op1 is not None:
         steps.append(_step(op_name(op1), operand1, reverse1))
-    return core.tensor_scalar(data, steps, None, None, 0, mask, _dtype_arg(dtype), _engine_id(engine))
+    return core.tensor_scalar(None, data, steps, None, None, 0, mask, _dtype_arg(dtype), _engine_id(engine))
 
 
 class reduce_cmd(enum.IntEnum):
@@ -114,20 +114,20 @@ class oob_mode(enum.IntEnum):
 @_api("nisa.activation")
 def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=reduce_cmd.idle,
                mask=None, dtype=None, **kwargs):
-    return core.activation(op_name(op), data, bias, scale, op_name(reduce_op, None), reduce_res, int(reduce_cmd), mask,
+    return core.activation(None, op_name(op), data, bias, scale, op_name(reduce_op, None), reduce_res, int(reduce_cmd), mask,
                            _dtype_arg(dtype))
 
 
 @_api("nisa.activation_reduce")
 def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, mask=None, dtype=None, **kwargs):
-    return core.activation(op_name(op), data, bias, scale, op_name(reduce_op, None), reduce_res,
+    return core.activation(None, op_name(op), data, bias, scale, op_name(reduce_op, None), reduce_res,
                            int(reduce_cmd.reset_reduce), mask, _dtype_arg(dtype))
 
 
 @_api("nisa.tensor_scalar_reduce")
 def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, mask=None,
                          **kwargs):
-    return core.tensor_scalar(data, [_step(op_name(op0, "op0"), operand0, reverse0)], op_name(reduce_op, "reduce_op"),
+    return core.tensor_scalar(None, data, [_step(op_name(op0, "op0"), operand0, reverse0)], op_name(reduce_op, "reduce_op"),
                               reduce_res, int(reduce_cmd.reset_reduce), mask, _dtype_arg(dtype), 0)
 
 
@@ -135,7 +135,7 @@ def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0
 def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None,
                          mask=None, **kwargs):
     first, second = op_name(op0, "op0"), op_name(op1, "op1")
-    return core.scalar_tensor_tensor(data, first, operand0, bool(reverse0), second, operand1, bool(reverse1), mask,
+    return core.scalar_tensor_tensor(None, data, first, operand0, bool(reverse0), second, operand1, bool(reverse1), mask,
                                      _dtype_arg(dtype))
 
 
@@ -148,7 +148,7 @@ def tensor_copy_predicated(*, src, dst, predicate, mask=None, dtype=None, revers
 
 @_api("nisa.tensor_partition_reduce")
 def tensor_partition_reduce(op, data, *, mask=None, dtype=None, **kwargs):
-    return core.partition_reduce(op_name(op), data, mask, _dtype_arg(dtype))
+    return core.partition_reduce(None, op_name(op), data, mask, _dtype_arg(dtype))
 
 
 def _check_dge(mode):
@@ -166,12 +166,12 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error, d
 @_api("nisa.dma_transpose")
 def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.unknown, **kwargs):
     _check_dge(dge_mode)
-    return core.load_transpose2d(src, mask, _dtype_arg(dtype), False, False)
+    return core.load_transpose2d(None, src, mask, _dtype_arg(dtype), False, False)
 
 
 @_api("nisa.tensor_copy")
 def tensor_copy(src, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
-    return core.tensor_copy(src, mask, _dtype_arg(dtype), _engine_id(engine))
+    return core.tensor_copy(None, src, mask, _dtype_arg(dtype), _engine_id(engine))
 
 
 @_api("nisa.tensor_copy_dynamic_src")
@@ -193,7 +193,7 @@ def reciprocal(data, *, dtype=None, mask=None, **kwargs):
 
 @_api("nisa.memset")
 def memset(shape, value, dtype, *, mask=None, engine=engine.unknown, **kwargs):
-    return core.full(language._shape(shape), float(value), _dtypes.dtype_name(dtype), "sbuf", "", "nisa.memset", 0)
+    return core.memset(None, language._shape(shape), float(value), _dtypes.dtype_name(dtype))
 
 
 @_api("nisa.iota")
@@ -217,14 +217,14 @@ def bn_stats(data, *, mask=None, dtype=None, **kwargs):
     [count, mean, variance * count] of each half, as a [P, 6] tile (the layout
     nisa.bn_aggr reads). Elements `mask` leaves out take no part (docs/masks.md,
     "Masks on nisa.bn_stats")."""
-    return core.bn_stats(data, mask, _dtype_arg(dtype))
+    return core.bn_stats(None, data, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.bn_aggr")
 def bn_aggr(data, *, mask=None, dtype=None, **kwargs):
     """Combines bn_stats groups ([count, mean, variance * count] triples along
     the free dim) into [mean, variance] per partition (Chan's parallel formula)."""
-    return core.bn_aggr(data, mask, _dtype_arg(dtype))
+    return core.bn_aggr(None, data, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.tensor_tensor_scan")
@@ -234,7 +234,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     with r[:, -1] = initial; kept in fp32 and rounded once into the result. One column step
     per free element, as the engine walks them; `mask` (over the whole tile) applies to the
     result, and a column's value only flows into later columns."""
-    return core.tensor_tensor_scan(data0, data1, initial, op_name(op0, "op0"), op_name(op1, "op1"), bool(reverse0),
+    return core.tensor_tensor_scan(None, data0, data1, initial, op_name(op0, "op0"), op_name(op1, "op1"), bool(reverse0),
                                    bool(reverse1), mask, _dtype_arg(dtype))
 
 
@@ -242,13 +242,13 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
 def sequence_bounds(*, segment_ids, dtype=None, **kwargs):
     """(P, 2, n): for each element, the start and the end (exclusive) of the run of equal
     segment ids holding it; padding (id 0) gets start n and end -1."""
-    return core.sequence_bounds(segment_ids, _dtype_arg(dtype))
+    return core.sequence_bounds(None, segment_ids, _dtype_arg(dtype))
 
 
 @_api("nisa.dropout")
 def dropout(data, prob, *, mask=None, dtype=None, **kwargs):
     """Zeroes each element with probability `prob` (a scalar or a [P, 1] tile)."""
-    return core.dropout(data, prob, mask, _dtype_arg(dtype))
+    return core.dropout(None, data, prob, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.select_reduce")
@@ -265,7 +265,7 @@ def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd
                  **kwargs):
     """Keeps on_true_tile[p, i] where comp_op0(range_start + i, bound0[p]) and
     comp_op1(range_start + i, bound1[p]) hold (index i over the flattened free elements)."""
-    return core.range_select(on_true_tile, op_name(comp_op0, "comp_op0"), op_name(comp_op1, "comp_op1"), bound0, bound1,
+    return core.range_select(None, on_true_tile, op_name(comp_op0, "comp_op0"), op_name(comp_op1, "comp_op1"), bound0, bound1,
                              op_name(reduce_op, None), reduce_res, int(reduce_cmd), int(range_start), on_false_value,
                              mask, _dtype_arg(dtype))
 
@@ -273,14 +273,14 @@ def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd
 @_api("nisa.max8")
 def max8(*, src, mask=None, dtype=None, **kwargs):
     """The 8 largest values per partition, descending (repeated values repeat)."""
-    return core.max8(src, mask, _dtype_arg(dtype))
+    return core.max8(None, src, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.nc_find_index8")
 def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
     """Per partition, the position of each of the 8 `vals` in `data` (equal values: successive
     occurrences; absent values: all ones)."""
-    return core.find_index8(data, vals, mask, _dtype_arg(dtype))
+    return core.find_index8(None, data, vals, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.nc_match_replace8")
@@ -288,14 +288,14 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, *
     """`data` with the first occurrence of each of the 8 `vals` replaced by `imm` (the engine
     walks vals from the last to the first: of equal vals, the last takes the first occurrence,
     as the Neuron SDK documents); the positions go to `dst_idx` when given."""
-    return core.match_replace8(data, vals, float(imm), dst_idx, mask, _dtype_arg(dtype))
+    return core.match_replace8(None, data, vals, float(imm), dst_idx, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.local_gather")
 def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, *, mask=None, **kwargs):
     """Per 16-partition GpSimd core: the core's uint16 indices, flattened partition-first,
     each gather num_elem_per_idx elements of every partition's flattened free dims."""
-    return core.local_gather(src_buffer, index, int(num_elem_per_idx),
+    return core.local_gather(None, src_buffer, index, int(num_elem_per_idx),
                              None if num_valid_indices is None else int(num_valid_indices), mask)
 
 

@@ -198,7 +198,7 @@ load.nki_native = "load"  # the dispatcher runs load's plain calls in the core (
 
 @_api("nl.load_transpose2d")
 def load_transpose2d(src, *, mask=None, dtype=None, **kwargs):
-    return core.load_transpose2d(src, mask, None if dtype is None else _dtypes.dtype_name(dtype), False, False)
+    return core.load_transpose2d(None, src, mask, None if dtype is None else _dtypes.dtype_name(dtype), False, False)
 
 
 @_api("nl.store")
@@ -442,7 +442,7 @@ def random_seed(seed, *, mask=None, **kwargs):
 @_api("nl.dropout")
 def dropout(x, rate, *, dtype=None, mask=None, **kwargs):
     """Zeroes each element with probability `rate` (a number or a tile that broadcasts), no rescaling."""
-    return core.dropout(x, rate, mask, _dtype_arg(dtype))
+    return core.dropout(None, x, rate, mask, _dtype_arg(dtype))
 
 
 @_api("nl.all_reduce")
@@ -460,7 +460,7 @@ def device_print(prefix, x, *, mask=None, **kwargs):
 
 @_api("nl.gather_flattened")
 def gather_flattened(data, indices, *, mask=None, dtype=None, **kwargs):
-    return core.gather_flattened(data, indices, mask, _dtype_arg(dtype))
+    return core.gather_flattened(None, data, indices, mask, _dtype_arg(dtype), "nl.gather_flattened")
 
 
 @_api("nl.atomic_rmw")

@@ -24,29 +24,28 @@ std::vector<int> non_unit(const std::vector<int64_t>& shape) {
   return out;
 }
 
-// dst as a view of result's shape: the same view, or its free elements split as the result's.
-types::TensorVal fitted(KernelBuilder& b, const types::TensorVal& result, const types::TensorVal& dst) {
+// dst as a view of the result's `shape`: the same view, or its free elements split as the result's.
+types::TensorVal fitted(KernelBuilder& b, const std::vector<int64_t>& shape, const types::TensorVal& dst) {
   // The current API writes on-chip views at runtime offsets (check_on_chip_offsets_lowered).
   if (!dst.indirect.empty() && !(b.current_api && !ir::is_hbm(b.tensor(dst.tensor).memory)))
     b.fail(sema::err_indirect_indices_are_not_supported_with_nki_api(
         b.api(), "a dst written at runtime offsets; write it with nisa.dma_copy"));
-  if (dst.shape == result.shape) return dst;
+  if (dst.shape == shape) return dst;
   // Shapes equal up to unit dims: the view re-gridded, its unit dims fixed at 0.
-  std::vector<int> dims = non_unit(dst.shape), rdims = non_unit(result.shape);
+  std::vector<int> dims = non_unit(dst.shape), rdims = non_unit(shape);
   bool same = dims.size() == rdims.size();
-  for (size_t k = 0; same && k < dims.size(); ++k) same = dst.shape[dims[k]] == result.shape[rdims[k]];
+  for (size_t k = 0; same && k < dims.size(); ++k) same = dst.shape[dims[k]] == shape[rdims[k]];
   if (same) {
     std::vector<ir::AffineExpr> subst(dst.shape.size(), ir::AffineExpr(0));
     for (size_t k = 0; k < dims.size(); ++k) subst[dims[k]] = ir::AffineExpr::grid(rdims[k]);
     types::TensorVal v = dst;
     for (ir::AffineExpr& e : v.index) e = e.substitute_grid(subst);
-    v.shape = result.shape;
+    v.shape = shape;
     return v;
   }
-  if (dst.shape.empty() || result.shape.empty() || dst.shape[0] != result.shape[0] ||
-      elements(dst.shape, 1) != elements(result.shape, 1))
-    b.fail(sema::err_tile_shape_mismatch(describe(b, dst), sema::shape_str(result.shape), b.api()));
-  return operand_view(b, dst, result.shape);
+  if (dst.shape.empty() || shape.empty() || dst.shape[0] != shape[0] || elements(dst.shape, 1) != elements(shape, 1))
+    b.fail(sema::err_tile_shape_mismatch(describe(b, dst), sema::shape_str(shape), b.api()));
+  return operand_view(b, dst, shape);
 }
 
 // The element box [lo, hi] per dim of `tensor` that an access of `in` covers.
@@ -98,45 +97,44 @@ bool overlap(const std::vector<std::pair<int64_t, int64_t>>& x, const std::vecto
 
 }  // namespace
 
-DestinationMark begin_destination(const KernelBuilder& b) { return {b.insertion_size()}; }
-
-void write_into(KernelBuilder& b, const DestinationMark& mark, const types::TensorVal& result,
-                const types::TensorVal& dst) {
-  b.check_live(dst);
-  types::TensorVal view = fitted(b, result, dst);
-  const ir::Access target = access_for(b, view, view.shape);
-  // An access of the fresh result tensor maps its dims through dst's view.
-  size_t redirected = b.redirect(mark.insertion_size, result.tensor, [&](const ir::Access& a) {
-    ir::Access out = target;
-    for (ir::AffineExpr& e : out.index) e = e.substitute_grid(a.index);
-    for (ir::IndirectIndex& ind : out.indirect)
-      for (ir::AffineExpr& e : ind.index.index) e = e.substitute_grid(a.index);
-    return out;
-  });
-  // A builder whose result is a view of what it wrote cannot be re-pointed: say so, never drop the write.
-  if (redirected == 0)
-    b.fail(sema::err_internal("'" + b.api() + "' produced no instruction writing its result; it cannot write dst"));
-  b.discard_newest_tensor(result.tensor);
+ir::DType Dst::dtype(const KernelBuilder& b, ir::DType dflt) const {
+  return view_ ? b.tensor(view_->tensor).dtype : dflt;
 }
 
-void matmul_into(KernelBuilder& b, const DestinationMark& mark, const types::TensorVal& result,
-                 const types::TensorVal& dst, std::optional<bool> accumulate) {
+types::TensorVal Dst::resolve(KernelBuilder& b, const std::string& hint, std::vector<int64_t> shape, ir::DType dtype,
+                              ir::Memory memory) const {
+  if (!view_) return alloc_tensor(b, b.tensor_name("", hint), std::move(shape), dtype, memory);
+  b.check_live(*view_);
+  return fitted(b, shape, *view_);
+}
+
+ir::Access write_access(const KernelBuilder& b, const types::TensorVal& result, const std::vector<ir::AffineExpr>& index) {
+  ir::Access out = access_for(b, result, result.shape);
+  for (ir::AffineExpr& e : out.index) e = e.substitute_grid(index);
+  for (ir::IndirectIndex& ind : out.indirect)
+    for (ir::AffineExpr& e : ind.index.index) e = e.substitute_grid(index);
+  return out;
+}
+
+MatmulInto::MatmulInto(KernelBuilder& b, const types::TensorVal& dst) : mark_(b.insertion_size()) {
   const ir::TensorDecl& d = b.tensor(dst.tensor);
   if (d.memory != ir::Memory::PSUM) b.fail(sema::err_unsupported_memory("dst", b.api(), "psum", ir::name(d.memory)));
   // Nothing wrote dst's PSUM yet: accumulate=True would add to whatever it holds (§9.3: the
   // official simulator warns). Earlier writes of other elements keep it quiet.
-  const bool fresh = !b.written(dst.tensor) && !(d.alias_of >= 0 && b.written(d.alias_of));
-  const std::string name = KernelBuilder::display_name(d.name);
-  write_into(b, mark, result, dst);
-  mark_matmul_accumulation(b, mark, dst, accumulate);
-  if (fresh && accumulate.value_or(false)) b.warn(sema::warn_matmul_accumulate_uninitialized(name));
+  fresh_ = !b.written(dst.tensor) && !(d.alias_of >= 0 && b.written(d.alias_of));
 }
 
-void mark_matmul_accumulation(KernelBuilder& b, const DestinationMark& mark, const types::TensorVal& dst,
+void MatmulInto::end(KernelBuilder& b, const types::TensorVal& dst, std::optional<bool> accumulate) const {
+  mark_matmul_accumulation(b, mark_, dst, accumulate);
+  if (fresh_ && accumulate.value_or(false))
+    b.warn(sema::warn_matmul_accumulate_uninitialized(KernelBuilder::display_name(b.tensor(dst.tensor).name)));
+}
+
+void mark_matmul_accumulation(KernelBuilder& b, size_t mark, const types::TensorVal& dst,
                               std::optional<bool> accumulate) {
   ir::Block& block = b.insertion_block();
   std::vector<std::vector<std::pair<int64_t, int64_t>>>& written = b.matmul_writes(dst.tensor);
-  for (size_t i = mark.insertion_size; i < block.size(); ++i) {
+  for (size_t i = mark; i < block.size(); ++i) {
     if (block[i]->kind != ir::StmtKind::Instruction) continue;
     auto& in = static_cast<ir::Instruction&>(*block[i]);
     if ((in.opcode != ir::Opcode::Matmul && in.opcode != ir::Opcode::MatmulMx) || in.dst.tensor != dst.tensor) continue;

@@ -258,34 +258,6 @@ void KernelBuilder::check_accesses(const ir::Instruction& inst) {
   for (const ir::Access& a : inst.srcs) sema::assert_access_in_bounds(inst, a, tensor(a.tensor), range_of, raiser());
 }
 
-size_t KernelBuilder::redirect(size_t mark, int from, const std::function<ir::Access(const ir::Access&)>& to) {
-  ir::Block& block = *blocks_.back();
-  size_t count = 0;
-  for (size_t i = mark; i < block.size(); ++i) {
-    if (block[i]->kind != ir::StmtKind::Instruction) continue;
-    auto& in = static_cast<ir::Instruction&>(*block[i]);
-    if (in.has_dst() && in.dst.tensor == from) {
-      in.dst = to(in.dst);
-      ++count;
-    }
-    for (ir::Access& a : in.srcs)
-      if (a.tensor == from) {
-        a = to(a);
-        ++count;
-      }
-    check_accesses(in);
-    if (in.has_dst()) change(in.dst.tensor).last_writer = &in;
-  }
-  return count;
-}
-
-void KernelBuilder::discard_newest_tensor(int id) {
-  if (id != static_cast<int>(kernel_->tensors.size()) - 1 || id == accumulator_) return;
-  kernel_->tensors.pop_back();
-  writes_.pop_back();
-  if (last_generated_name_ == id) last_generated_name_ = -1;
-}
-
 std::optional<std::pair<int64_t, int64_t>> KernelBuilder::var_range(ir::Var v) const {
   if (v.kind == ir::VarKind::ProgramId) return std::pair<int64_t, int64_t>{0, kernel_->grid.at(v.id) - 1};
   const ir::Loop* l = open_loop(v.id);

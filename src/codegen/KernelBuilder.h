@@ -112,7 +112,7 @@ class KernelBuilder {
 
   // Appends at the insertion point; records the write and checks immutability.
   ir::Instruction& emit(std::unique_ptr<ir::Instruction> inst);
-  // How many statements the insertion point holds: a mark for redirect().
+  // How many statements the insertion point holds: a mark for the instructions a call emits.
   size_t insertion_size() const { return blocks_.back()->size(); }
   ir::Block& insertion_block() { return *blocks_.back(); }
   // Of a PSUM tensor, the element boxes destination-passing matmuls wrote (nc_matmul's
@@ -121,14 +121,6 @@ class KernelBuilder {
   std::vector<std::vector<std::pair<int64_t, int64_t>>>& matmul_writes(int tensor) {
     return change(tensor).matmul_boxes;
   }
-  // Re-points the accesses to tensor `from` of the instructions emitted at the
-  // insertion point since `mark` (`to` maps each), then checks and records their
-  // writes as emit() does: the destination-passing API writes a builder's result
-  // into the caller's view.
-  // Returns how many accesses it re-pointed.
-  size_t redirect(size_t mark, int from, const std::function<ir::Access(const ir::Access&)>& to);
-  // Forgets tensor `id` when it is the newest one (a redirected result nothing accesses any more).
-  void discard_newest_tensor(int id);
 
   // Explicit scheduling edges (NkiInstruction.depends_on, kernel.with_schedule): instructions
   // get ids in emission order; next_instruction_id() marks the ones a call emits.

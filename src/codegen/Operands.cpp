@@ -42,10 +42,16 @@ void check_immediate(KernelBuilder& b, const char* name, const Value& v, const T
   }
 }
 
-TensorVal destination_result(KernelBuilder& b, const char* hint, const TensorVal& dst) {
-  // Row-shaped: a row instruction then writes the result itself, not a reshaped alias write_into cannot re-point.
+TensorVal destination_rows(KernelBuilder& b, const TensorVal& dst) {
   std::vector<int64_t> rows = {dst.shape.empty() ? 1 : dst.shape[0], free_elements(dst)};
-  return alloc_tensor(b, b.tensor_name("", hint), std::move(rows), b.tensor(dst.tensor).dtype, ir::Memory::SBUF);
+  const ir::TensorDecl& d = b.tensor(dst.tensor);
+  return Dst::into(dst).resolve(b, "", std::move(rows), d.dtype, d.memory);
+}
+
+void check_dst_rows(KernelBuilder& b, const Dst& dst, const TensorVal& data) {
+  if (!dst.given()) return;
+  b.check_operand("dst", dst.view());
+  check_rows(b, data, dst.view());
 }
 
 ir::Access access_for(const KernelBuilder& b, const TensorVal& v, const std::vector<int64_t>& iter) {

@@ -1,5 +1,7 @@
 // The op builders: each turns one nl.* / operator call into sema checks plus
-// IR instructions, at the insertion point of the KernelBuilder.
+// IR instructions, at the insertion point of the KernelBuilder. An ISA builder takes
+// its destination (codegen/Destination.h) right after the builder: the caller's view
+// (the current API) or a fresh tile it returns (the legacy API).
 #pragma once
 #include <initializer_list>
 #include <memory>
@@ -8,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/Destination.h"
 #include "codegen/KernelBuilder.h"
 #include "types/Values.h"
 
@@ -44,9 +47,11 @@ TensorVal rows_of(KernelBuilder& b, const TensorVal& t);
 void check_rows(KernelBuilder& b, const TensorVal& data, const TensorVal& other, int64_t elements = -1);
 // An immediate operand `name`: a number, or a [P, 1] tile on data's partitions.
 void check_immediate(KernelBuilder& b, const char* name, const Value& v, const TensorVal& data);
-// The fresh SBUF result (dst's partitions by its free elements, its dtype) a
-// destination-passing builder emits into; write_into then re-points its instructions at dst.
-TensorVal destination_result(KernelBuilder& b, const char* hint, const TensorVal& dst);
+// `dst` as [P, F] (its partitions by its free elements), the rows a row or random
+// instruction writes, resolved as a given Dst (checked live, no runtime offsets off-chip).
+TensorVal destination_rows(KernelBuilder& b, const TensorVal& dst);
+// A given dst holds data's partitions and elements per partition (the engines walk them flat).
+void check_dst_rows(KernelBuilder& b, const Dst& dst, const TensorVal& data);
 
 // Where each operand of an instruction reads: the view aligned (numpy rules,
 // broadcast dims dropped) to the instruction's iteration space.
@@ -62,13 +67,18 @@ TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> 
                        ir::Memory memory, int partition_dim = 0);
 TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype,
                ir::Memory memory, double value, int partition_dim = 0);
+// nisa.memset: `value` at every point of dst (fresh: a new SBUF tile of `shape` and `dtype`);
+// into a given dst the value is typed like it (`integer_value`: the call passed an integer).
+TensorVal memset(KernelBuilder& b, const Dst& dst, std::vector<int64_t> shape, double value, bool integer_value,
+                 ir::DType dtype);
 TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
 // nl.shared_constant: a read-only HBM tensor holding compile-time values (row-major).
 TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, std::vector<double> values);
 // HBM [N, M] -> SBUF [M, N]: a load whose destination access is transposed. With
 // `squeeze_unit_dims` (the current API's dma_transpose) a src of more dims drops its size-1
 // dims down to two ([A, 1, 1, B] as [A, B], [1, 1, 1, B] as [1, B]): they carry no data.
-TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& src, const OpArgs& args, bool squeeze_unit_dims = false);
+TensorVal load_transpose2d(KernelBuilder& b, const Dst& dst, const TensorVal& src, const OpArgs& args,
+                           bool squeeze_unit_dims = false);
 void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpArgs& args);
 // nisa.tensor_copy_dynamic_src: a copy of `src`, an on-chip view at a runtime
 // free-dim offset (`x[i_p, i_f + off[0, j]]`), into a new SBUF tile.
@@ -88,7 +98,7 @@ void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<Tenso
 void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args = {});
 
 // Elementwise math (OpsElementwise.cpp): one or two operands, tensors or scalars.
-Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, const OpArgs& args);
+Value elementwise(KernelBuilder& b, const Dst& dst, ir::AluOp op, std::vector<Value> operands, const OpArgs& args);
 // One stage of an ISA instruction's ALU pipeline as the call names it: `op` with
 // its operand (a tile or a number; none for one-operand ops), reversed or not.
 struct PipelineStep {
@@ -112,48 +122,46 @@ struct Accumulate {
 // checked as the instruction's operand (reverse ? 0 : 1 in the op table), the
 // running value stays in fp32 (bitvec ops: the data's integer bits), the result
 // has `out` (default: the data's dtype) on `engine` (none: the table's).
-TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& data, const std::vector<PipelineStep>& steps,
-                       const OpArgs& args, ir::Engine engine = ir::Engine::none, const Accumulate& acc = {});
+TensorVal isa_pipeline(KernelBuilder& b, const Dst& dst, ir::Opcode opcode, const TensorVal& data,
+                       const std::vector<PipelineStep>& steps, const OpArgs& args, ir::Engine engine = ir::Engine::none,
+                       const Accumulate& acc = {});
 // Gives `in` (an elementwise instruction over [P, ...]) the accumulator stage `acc`:
 // checks its fold and reduce_res, and adds the register and reduce_res as extra dsts.
 void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate& acc);
 
 // nisa.tensor_tensor: data1 op data2 (a one-operand op reads data1 only); on `engine`, which
 // (GpSimd, and the power op) reads no PSUM; at most one of the two in PSUM.
-Value tensor_tensor(KernelBuilder& b, ir::AluOp op, const TensorVal& data1, const TensorVal& data2, ir::Engine engine,
-                    const OpArgs& args);
+Value tensor_tensor(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& data1, const TensorVal& data2,
+                    ir::Engine engine, const OpArgs& args);
 // nisa.scalar_tensor_tensor: (data op0 operand0) op1 operand1, data and operand1 not both in PSUM.
-TensorVal scalar_tensor_tensor(KernelBuilder& b, const TensorVal& data, const PipelineStep& first,
+TensorVal scalar_tensor_tensor(KernelBuilder& b, const Dst& dst, const TensorVal& data, const PipelineStep& first,
                                const PipelineStep& second, const OpArgs& args);
 // nisa.tensor_copy on `engine` (none: the table's); GpSimd reads no PSUM.
-TensorVal tensor_copy(KernelBuilder& b, const TensorVal& src, ir::Engine engine, const OpArgs& args);
+TensorVal tensor_copy(KernelBuilder& b, const Dst& dst, const TensorVal& src, ir::Engine engine, const OpArgs& args);
 
 // The ALU instructions with an accumulator stage (OpsAccumulate.cpp).
 // nisa.activation: op(data * scale + bias) on the Scalar Engine (scale a number or
 // a [P, 1] fp32 tile, bias a [P, 1] tile or a number); `cmd` idle with a reduce_res is reset_reduce.
-TensorVal activation(KernelBuilder& b, ir::AluOp op, const TensorVal& data, const std::optional<Value>& bias,
-                     const Value& scale,
-                     Accumulate acc, const OpArgs& args);
+TensorVal activation(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& data,
+                     const std::optional<Value>& bias, const Value& scale, Accumulate acc, const OpArgs& args);
 // nisa.tensor_scalar / tensor_scalar_reduce: one or two ALU stages (a fused pair is
 // two bitvec ops or two arithmetic ones) on `engine`, with the accumulator stage `acc`.
-TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vector<PipelineStep>& steps,
+TensorVal tensor_scalar(KernelBuilder& b, const Dst& dst, const TensorVal& data, const std::vector<PipelineStep>& steps,
                         const Accumulate& acc, const OpArgs& args);
-// The current API's accumulator instructions: each takes the call's `dst` (its
-// dtype, and the op table's checks of it) and returns a fresh result that
-// write_into re-points at dst.
+// The current API's accumulator instructions: a given dst holds data's rows, in its dtype.
 // nisa.exponential (Vector Engine, NeuronCore-v4+): exp(src - max_value), max_value
 // a number or a [P, 1] tile, with the accumulator's running sum (acc.op is add).
-TensorVal exponential(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const Value& max_value,
+TensorVal exponential(KernelBuilder& b, const Dst& dst, const TensorVal& src, const Value& max_value,
                       Accumulate acc);
 // nisa.activate2 (Scalar Engine, NeuronCore-v4+): op((data op0 imm0) op1 imm1), each
 // stage skipped when bypass; the (op0, op1) pair is one of the engine's six. relu_param
 // (a number or a [P, 1] tile) is checked; no activation nkic has reads it.
-TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const TensorVal& data,
+TensorVal activate2(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& data,
                     const PipelineStep& first, const PipelineStep& second, const Value& relu_param, Accumulate acc);
 // nisa.tensor_scalar_reduce of the current API: data op0 operand0 (one op, not bitvec)
 // folded by the accumulator (reset_reduce, reduce, or load_reduce from reduce_init, a
 // number or a [P, 1] tile), reduce_res optional and negated with acc.negate_res.
-TensorVal tensor_scalar_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& data, const PipelineStep& op0,
+TensorVal tensor_scalar_reduce(KernelBuilder& b, const Dst& dst, const TensorVal& data, const PipelineStep& op0,
                                const std::optional<Value>& reduce_init, Accumulate acc);
 // nisa.select_reduce (Vector Engine): dst = predicate != 0 ? on_true : on_false
 // (reverse_pred: predicate == 0), on_false a tile or a number, with the accumulator
@@ -164,7 +172,7 @@ void select_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& pred
 // nisa.range_select (Vector Engine): on_true[p, i] where both comparisons of the
 // position range_start + i (i over the flattened free elements, in fp32) with their
 // bound (a [P, 1] tile or a number) hold, else on_false; with the accumulator stage `acc`.
-TensorVal range_select(KernelBuilder& b, const TensorVal& on_true, const PipelineStep& first,
+TensorVal range_select(KernelBuilder& b, const Dst& dst, const TensorVal& on_true, const PipelineStep& first,
                        const PipelineStep& second, int64_t range_start, double on_false, const Accumulate& acc,
                        const OpArgs& args);
 // nisa.tensor_copy_predicated (Vector Engine): dst = src where predicate is nonzero (zero with
@@ -189,8 +197,8 @@ void check_activation_operands(KernelBuilder& b, const TensorVal& data, const Te
 
 // Compute (OpsCompute.cpp).
 // Folds `x` with `op` over the free axes `axes` (never 0, the partition axis).
-TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,
-                 const OpArgs& args, bool negate = false);
+TensorVal reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes,
+                 bool keepdims, const OpArgs& args, bool negate = false);
 // The nl convenience APIs of several instructions (OpsComposite.cpp): args.dtype is the
 // call's dtype=, `compute` its compute_dtype=.
 TensorVal mean(KernelBuilder& b, const TensorVal& x, const std::vector<int64_t>& axes, bool keepdims,
@@ -203,32 +211,34 @@ TensorVal rms_norm(KernelBuilder& b, const TensorVal& x, const Value& w, const s
                    double epsilon, std::optional<ir::DType> compute, const OpArgs& args);
 // nisa.tensor_partition_reduce: `x` [P, F...] folded over its partitions into [1, F...].
 // `average` (the current API's nl.average): the sum over the partitions divided by their number.
-TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args,
+TensorVal partition_reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& x, const OpArgs& args,
                            bool average = false);
 // nisa.nc_matmul: stationary [K, M], moving [K, N] -> PSUM fp32 [M, N] = stationary.T @ moving.
 // `is_transpose`: a Tensor-Engine transpose (moving is the identity), whose result may land in bf16 PSUM.
-TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args,
-                    bool is_transpose = false);
+TensorVal nc_matmul(KernelBuilder& b, const Dst& dst, const TensorVal& stationary, const TensorVal& moving,
+                    const OpArgs& args, bool is_transpose = false);
 // nisa.nc_matmul(perf_mode="double_row_gen3"), NeuronCore-v3+: fp8 stationary [K, 2, M] and
 // moving [K, 2, N], contracted over K and the pair dim (256 rows) -> PSUM fp32 [M, N].
-TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
+TensorVal nc_matmul_double_row(KernelBuilder& b, const Dst& dst, const TensorVal& stationary, const TensorVal& moving,
                                const OpArgs& args);
 // nisa.nc_matmul as the call names it: nc_matmul, or nc_matmul_double_row with `double_row`;
 // tile_size (32, 32) needs NeuronCore-v3 (NeuronCore-v2 tiles the PE array in halves only).
-TensorVal nisa_nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args,
-                         bool double_row, bool is_transpose, const std::vector<int64_t>& tile_size);
+// Into a given dst (PSUM), `accumulate` as MatmulInto infers or takes it.
+TensorVal nisa_nc_matmul(KernelBuilder& b, const Dst& dst, const TensorVal& stationary, const TensorVal& moving,
+                         const OpArgs& args, bool double_row, bool is_transpose, const std::vector<int64_t>& tile_size,
+                         std::optional<bool> accumulate = std::nullopt);
 // nl.matmul: x @ y (x.T @ y with transpose_x); x's transpose is folded into its access pattern.
 TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool transpose_x, const OpArgs& args);
 // Partition <-> free transpose of a 2-D tile: a copy with a permuted access.
-TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args);
+TensorVal transpose(KernelBuilder& b, const Dst& dst, const TensorVal& x, const OpArgs& args);
 // nisa.nc_transpose: data's free dims flattened into one ([P, F]), transposed on the Tensor
 // Engine, or on the Vector Engine (vector_transpose) when `engine` names it.
-TensorVal nc_transpose(KernelBuilder& b, const TensorVal& data, ir::Engine engine, const OpArgs& args);
+TensorVal nc_transpose(KernelBuilder& b, const Dst& dst, const TensorVal& data, ir::Engine engine, const OpArgs& args);
 // nisa.nc_transpose on the Vector Engine, whose data moves only inside a 32 x 32
 // block of one partition quadrant: a tile up to 32 x 32 is transposed ([P, F] ->
 // [F, P]); a larger one whose dims are multiples of 32 has each block transposed
 // in place ([P, F] -> [P, F]).
-TensorVal vector_transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args);
+TensorVal vector_transpose(KernelBuilder& b, const Dst& dst, const TensorVal& x, const OpArgs& args);
 // nisa.bn_stats's limits: at most bn_stats_fmax free elements. A mask that, over
 // the traced extent, may leave free (reduce) elements out is a known issue of
 // neuronx-cc (NKI_API.md §8), warned about; the statistics then cover the masked
@@ -237,24 +247,24 @@ void check_bn_stats(KernelBuilder& b, const TensorVal& data, const OpArgs& args)
 // Row instructions (OpsRows.cpp). nisa.tensor_tensor_scan: per partition, along
 // the free elements, r[i] = op1(op0(data0[i], r[i-1]), data1[i]) from r[-1] = initial
 // (a number or a [P, 1] tile); each step's `reverse` swaps its operands.
-TensorVal tensor_tensor_scan(KernelBuilder& b, const TensorVal& data0, const TensorVal& data1, const Value& initial,
+TensorVal tensor_tensor_scan(KernelBuilder& b, const Dst& dst, const TensorVal& data0, const TensorVal& data1, const Value& initial,
                              const PipelineStep& op0, const PipelineStep& op1, const OpArgs& args);
 // nisa.bn_stats: [P, 6], per half (even, odd free positions) [count, mean, variance * count].
-TensorVal bn_stats(KernelBuilder& b, const TensorVal& data, const OpArgs& args);
+TensorVal bn_stats(KernelBuilder& b, const Dst& dst, const TensorVal& data, const OpArgs& args);
 // nisa.bn_aggr: [P, 2] = [mean, variance] of bn_stats triples.
-TensorVal bn_aggr(KernelBuilder& b, const TensorVal& data, const OpArgs& args);
+TensorVal bn_aggr(KernelBuilder& b, const Dst& dst, const TensorVal& data, const OpArgs& args);
 // nisa.max8: the 8 largest values per partition, descending.
-TensorVal max8(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
+TensorVal max8(KernelBuilder& b, const Dst& dst, const TensorVal& src, const OpArgs& args);
 // nisa.nc_find_index8: per partition, the first position of each of the 8 vals
 // (equal vals: successive positions; absent: all ones).
-TensorVal find_index8(KernelBuilder& b, const TensorVal& data, const TensorVal& vals, const OpArgs& args);
+TensorVal find_index8(KernelBuilder& b, const Dst& dst, const TensorVal& data, const TensorVal& vals, const OpArgs& args);
 // nisa.nc_match_replace8: data with the first occurrence of each of the 8 vals
 // replaced by `imm` (the last val first); positions into `dst_idx` when given.
-TensorVal match_replace8(KernelBuilder& b, const TensorVal& data, const TensorVal& vals, double imm,
+TensorVal match_replace8(KernelBuilder& b, const Dst& dst, const TensorVal& data, const TensorVal& vals, double imm,
                          const TensorVal* dst_idx, const OpArgs& args);
 // nisa.sequence_bounds: [P, 2, F], per element of segment_ids [P, F] the start and
 // the end (exclusive) of the run of equal ids holding it; padding (id 0): F and -1.
-TensorVal sequence_bounds(KernelBuilder& b, const TensorVal& segment_ids, const OpArgs& args);
+TensorVal sequence_bounds(KernelBuilder& b, const Dst& dst, const TensorVal& segment_ids, const OpArgs& args);
 // nisa.tensor_scalar_cumulative: per partition, reg = op1(op0(src[i], imm0), reg),
 // dst[i] = reg, reg starting as `cmd` says (reset_reduce: op1's identity; reduce:
 // the accumulator; load_reduce: imm1); the accumulator keeps the last value.
@@ -270,9 +280,9 @@ TensorVal topk(KernelBuilder& b, const TensorVal& val_dst, const TensorVal& idx_
 TensorVal nonzero_with_count(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, int64_t index_offset,
                              int64_t padding_val);
 // nisa.iota: materialise an index expression into an SBUF tile.
-TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args);
+TensorVal iota(KernelBuilder& b, const Dst& dst, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args);
 // nisa.affine_select: pred ? on_true : on_false_value, pred an affine comparison.
-TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& on_true, double on_false,
+TensorVal affine_select(KernelBuilder& b, const Dst& dst, const MaskVal& pred, const TensorVal& on_true, double on_false,
                         const OpArgs& args);
 // The current API's access patterns: `pattern` [step, count] pairs over dst's partitions,
 // offset + p * channel_multiplier + sum_k step_k * i_k of shape [P, count_0, ...]; the offset
@@ -286,11 +296,11 @@ TensorVal affine_select_pattern(KernelBuilder& b, const TensorVal& dst, const Af
                                 int64_t channel_multiplier, const TensorVal& on_true, double on_false, ir::AluOp cmp,
                                 const Value& offset);
 // nl.gather_flattened: out[p, j..] = data[p, flat(indices[p, j..])] over data's flattened free dims.
-TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const TensorVal& indices, const OpArgs& args);
+TensorVal gather_flattened(KernelBuilder& b, const Dst& dst, const TensorVal& data, const TensorVal& indices, const OpArgs& args);
 // nisa.local_gather: per GpSimd core (16 partitions), the core's flattened
 // indices (partition-first) pick num_elem_per_idx elements of each partition's
 // flattened free dims; result [P, ceil(valid/16), 16, num_elem_per_idx].
-TensorVal local_gather(KernelBuilder& b, const TensorVal& src_buffer, const TensorVal& index, int64_t num_elem_per_idx,
+TensorVal local_gather(KernelBuilder& b, const Dst& dst, const TensorVal& src_buffer, const TensorVal& index, int64_t num_elem_per_idx,
                        std::optional<int64_t> num_valid_indices, const OpArgs& args);
 // nl.atomic_rmw: dst (indirectly indexed HBM) <- dst + value, in program order.
 void atomic_rmw(KernelBuilder& b, const TensorVal& dst, const Value& value, ir::AluOp op, const OpArgs& args);
@@ -315,7 +325,7 @@ TensorVal rand_get_state(KernelBuilder& b, const TensorVal& dst, ir::Engine engi
 // nl.dropout / nisa.dropout (Vector Engine): x where a uniform [0, 1) draw is >= rate (a number
 // or a tile that broadcasts to x), else 0; one draw per element of x, masked or not, from the
 // random state nl.rand reads (the same stream an nl.rand of x's shape would take).
-TensorVal dropout(KernelBuilder& b, const TensorVal& x, const Value& rate, const OpArgs& args);
+TensorVal dropout(KernelBuilder& b, const Dst& dst, const TensorVal& x, const Value& rate, const OpArgs& args);
 // nl.all_reduce: the fold of x over the SPMD programs along `axes` of the launch grid.
 TensorVal all_reduce(KernelBuilder& b, const TensorVal& x, ir::AluOp op, const std::vector<int64_t>& axes,
                      const OpArgs& args);
@@ -334,8 +344,10 @@ TensorVal where(KernelBuilder& b, const TensorVal& cond, const Value& x, const V
 // nisa.quantize_mx: src [P, F] (bf16/fp16) -> dst [P, F/4] (packed fp8 x4) and
 // one E8M0 scale per block of 8 partitions x 4 values in dst_scale.
 void quantize_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const TensorVal& dst_scale);
-// nisa.nc_matmul_mx: dst [M, N] (PSUM) += dequantized stationary [K, M].T @ moving [K, N].
+// nisa.nc_matmul_mx: dst [M, N] (PSUM) += dequantized stationary [K, M].T @ moving [K, N]
+// (`accumulate` None: inferred as nisa.nc_matmul's).
 void nc_matmul_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& stationary, const TensorVal& moving,
-                  const TensorVal& stationary_scale, const TensorVal& moving_scale);
+                  const TensorVal& stationary_scale, const TensorVal& moving_scale,
+                  std::optional<bool> accumulate = true);
 
 }  // namespace nkic::codegen

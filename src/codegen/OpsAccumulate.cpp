@@ -92,9 +92,8 @@ void check_scalar_engine_accumulator(const KernelBuilder& b, const Accumulate& a
     b.fail(sema::err_unsupported_args(b.api(), "the Scalar Engine's accumulator has no load_reduce"));
 }
 
-TensorVal activation(KernelBuilder& b, ir::AluOp op, const TensorVal& data, const std::optional<Value>& bias,
-                     const Value& scale,
-                     Accumulate acc, const OpArgs& args) {
+TensorVal activation(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& data,
+                     const std::optional<Value>& bias, const Value& scale, Accumulate acc, const OpArgs& args) {
   check_scalar_engine_accumulator(b, acc);
   const auto* scale_tile = std::get_if<TensorVal>(&scale);
   check_activation_operands(b, data, bias ? std::get_if<TensorVal>(&*bias) : nullptr, scale_tile);
@@ -110,7 +109,7 @@ TensorVal activation(KernelBuilder& b, ir::AluOp op, const TensorVal& data, cons
   if (acc.cmd != ir::AccCmd::none && acc.op != ir::AluOp::add)
     sema::assert_nc_version(b.target(), 3, "nisa.activation(reduce_op=" + std::string(ir::name(acc.op)) + ")",
                             b.raiser());
-  return isa_pipeline(b, ir::Opcode::Activation, data, steps, args, ir::Engine::none, acc);
+  return isa_pipeline(b, dst, ir::Opcode::Activation, data, steps, args, ir::Engine::none, acc);
 }
 
 namespace {
@@ -140,7 +139,7 @@ PipelineStep scalar_slot(KernelBuilder& b, const PipelineStep& s, size_t slot) {
 
 }  // namespace
 
-TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vector<PipelineStep>& given,
+TensorVal tensor_scalar(KernelBuilder& b, const Dst& dst, const TensorVal& data, const std::vector<PipelineStep>& given,
                         const Accumulate& acc, const OpArgs& args) {
   std::vector<PipelineStep> steps;
   for (const PipelineStep& s : given) steps.push_back(scalar_slot(b, s, steps.size()));
@@ -151,30 +150,27 @@ TensorVal tensor_scalar(KernelBuilder& b, const TensorVal& data, const std::vect
       b.fail(sema::err_instruction_unsupported_op(std::string(ir::name(steps[0].op)) + " with " + std::string(
                                                   ir::name(steps[1].op))));
   }
-  return isa_pipeline(b, ir::Opcode::TensorScalar, data, steps, args, args.engine, acc);
+  return isa_pipeline(b, dst, ir::Opcode::TensorScalar, data, steps, args, args.engine, acc);
 }
 
-TensorVal exponential(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const Value& max_value,
-                      Accumulate acc) {
+TensorVal exponential(KernelBuilder& b, const Dst& dst, const TensorVal& src, const Value& max_value, Accumulate acc) {
   b.check_operand("src", src);
-  b.check_operand("dst", dst);
-  check_rows(b, src, dst);
+  check_dst_rows(b, dst, src);
   check_immediate(b, "max_value", max_value, src);
   if (acc.cmd != ir::AccCmd::load_reduce && (acc.init != 0.0 || acc.init_tile))
     b.fail(sema::err_unsupported_args(b.api(), "reduce_init is read only with reduce_cmd.load_reduce; leave it 0.0"));
   const std::vector<PipelineStep> steps = {{ir::AluOp::subtract, max_value, false}, {ir::AluOp::exp, std::nullopt, false}};
   OpArgs args;
-  args.dtype = b.tensor(dst.tensor).dtype;
-  return isa_pipeline(b, ir::Opcode::Exponential, src, steps, args, ir::Engine::none, with_result(acc));
+  args.dtype = dst.dtype(b, b.tensor(src.tensor).dtype);
+  return isa_pipeline(b, dst, ir::Opcode::Exponential, src, steps, args, ir::Engine::none, with_result(acc));
 }
 
-TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const TensorVal& data,
+TensorVal activate2(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& data,
                     const PipelineStep& first, const PipelineStep& second, const Value& relu_param, Accumulate acc) {
   using ir::AluOp;
   check_scalar_engine_accumulator(b, acc);
   b.check_operand("data", data);
-  b.check_operand("dst", dst);
-  check_rows(b, data, dst);
+  check_dst_rows(b, dst, data);
   // The engine's six tensor-scalar stage pairs (the stub's list).
   static const std::pair<AluOp, AluOp> kPairs[] = {{AluOp::multiply, AluOp::add},   {AluOp::multiply, AluOp::subtract},
                                                    {AluOp::multiply, AluOp::bypass}, {AluOp::add, AluOp::bypass},
@@ -207,16 +203,15 @@ TensorVal activate2(KernelBuilder& b, const TensorVal& dst, ir::AluOp op, const 
     if (s->op != AluOp::bypass) steps.push_back(*s);
   steps.push_back({op, ir::is_parametric_activation(op) ? std::optional<Value>(relu_param) : std::nullopt, false});
   OpArgs args;
-  args.dtype = b.tensor(dst.tensor).dtype;
-  return isa_pipeline(b, ir::Opcode::Activate2, data, steps, args, ir::Engine::none, acc);
+  args.dtype = dst.dtype(b, b.tensor(data.tensor).dtype);
+  return isa_pipeline(b, dst, ir::Opcode::Activate2, data, steps, args, ir::Engine::none, acc);
 }
 
-TensorVal tensor_scalar_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& data, const PipelineStep& op0,
+TensorVal tensor_scalar_reduce(KernelBuilder& b, const Dst& dst, const TensorVal& data, const PipelineStep& op0,
                                const std::optional<Value>& reduce_init, Accumulate acc) {
   using ir::AluOp;
   b.check_operand("data", data);
-  b.check_operand("dst", dst);
-  check_rows(b, data, dst);
+  check_dst_rows(b, dst, data);
   // "Bitvec operators are not supported in this API" (the stub); unary ones (abs) take operand0 0.
   if (ir::info(op0.op).kind == ir::AluKind::Bitvec)
     b.fail(sema::err_instruction_unsupported_op(std::string(ir::name(op0.op)) + " as op0 (not a bitvec operator)"));
@@ -236,8 +231,8 @@ TensorVal tensor_scalar_reduce(KernelBuilder& b, const TensorVal& dst, const Ten
     else reject_operand(b, "reduce_init", *reduce_init);
   }
   OpArgs args;
-  args.dtype = b.tensor(dst.tensor).dtype;
-  return tensor_scalar(b, data, {op0}, acc, args);
+  args.dtype = dst.dtype(b, b.tensor(data.tensor).dtype);
+  return tensor_scalar(b, dst, data, {op0}, acc, args);
 }
 
 void select_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& predicate, const TensorVal& on_true,
@@ -303,7 +298,7 @@ void tensor_copy_predicated(KernelBuilder& b, const TensorVal& dst, const Value&
   b.emit(std::move(in));
 }
 
-TensorVal range_select(KernelBuilder& b, const TensorVal& on_true, const PipelineStep& first,
+TensorVal range_select(KernelBuilder& b, const Dst& to, const TensorVal& on_true, const PipelineStep& first,
                        const PipelineStep& second, int64_t range_start, double on_false, const Accumulate& acc,
                        const OpArgs& args) {
   b.check_operand("on_true_tile", on_true);
@@ -335,13 +330,13 @@ TensorVal range_select(KernelBuilder& b, const TensorVal& on_true, const Pipelin
   }
   in->imms = {on_false};
   in->value = ir::AffineExpr::grid(1) + ir::AffineExpr(range_start);
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", "range_select"), rows.shape,
-                               args.dtype.value_or(b.tensor(on_true.tensor).dtype), ir::Memory::SBUF);
+  TensorVal dst = to.resolve(b, "range_select", rows.shape, args.dtype.value_or(b.tensor(on_true.tensor).dtype),
+                             ir::Memory::SBUF);
   in->dst = access_for(b, dst, rows.shape);
   in->predicate = predicate_for(b, args, rows.shape.size());
   attach_accumulator(b, *in, without_init(acc));
   b.emit(std::move(in));
-  return on_true.shape == rows.shape ? dst : operand_view(b, dst, on_true.shape);
+  return on_true.shape == rows.shape || to.given() ? dst : operand_view(b, dst, on_true.shape);
 }
 
 }  // namespace nkic::codegen

@@ -29,7 +29,7 @@ OpArgs in(const OpArgs& args, DType dtype) {
 TensorVal tile(Value v) { return std::get<TensorVal>(std::move(v)); }
 
 TensorVal apply(KernelBuilder& b, AluOp op, std::vector<Value> operands, const OpArgs& args, DType dtype) {
-  return tile(elementwise(b, op, std::move(operands), in(args, dtype)));
+  return tile(elementwise(b, Dst::fresh(), op, std::move(operands), in(args, dtype)));
 }
 
 // nl.mean / nl.var: dtype=, else the input's float format; an integer input gives float32 (§2.10).
@@ -42,7 +42,7 @@ DType mean_dtype(const KernelBuilder& b, const TensorVal& x, const OpArgs& args)
 // The sum stays in fp32; the scaling by 1/count rounds once into `out`.
 TensorVal mean_into(KernelBuilder& b, const TensorVal& x, const std::vector<int64_t>& axes, bool keepdims,
                     const OpArgs& args, DType out) {
-  const TensorVal sum = reduce(b, AluOp::add, x, axes, keepdims, in(args, DType::float32));  // checks the axes
+  const TensorVal sum = reduce(b, Dst::fresh(), AluOp::add, x, axes, keepdims, in(args, DType::float32));  // checks the axes
   int64_t count = 1;
   for (int64_t a : axes) count *= x.shape.at(a < 0 ? a + static_cast<int64_t>(x.shape.size()) : a);
   return apply(b, AluOp::multiply, {sum, number(static_cast<float>(1.0 / count), DType::float32)}, args, out);
@@ -70,9 +70,9 @@ TensorVal variance(KernelBuilder& b, const TensorVal& x, const std::vector<int64
 TensorVal softmax(KernelBuilder& b, const TensorVal& x, const std::vector<int64_t>& axes,
                   std::optional<DType> compute, const OpArgs& args) {
   const DType dt = compute.value_or(DType::float32);
-  const TensorVal m = reduce(b, AluOp::maximum, x, axes, true, in(args, dt));
+  const TensorVal m = reduce(b, Dst::fresh(), AluOp::maximum, x, axes, true, in(args, dt));
   const TensorVal e = apply(b, AluOp::exp, {apply(b, AluOp::subtract, {x, m}, args, dt)}, args, dt);
-  const TensorVal s = reduce(b, AluOp::add, e, axes, true, in(args, dt));
+  const TensorVal s = reduce(b, Dst::fresh(), AluOp::add, e, axes, true, in(args, dt));
   return apply(b, AluOp::divide, {e, s}, args, composite_dtype(b, x, args, compute));
 }
 
@@ -80,7 +80,7 @@ TensorVal rms_norm(KernelBuilder& b, const TensorVal& x, const Value& w, const s
                    double epsilon, std::optional<DType> compute, const OpArgs& args) {
   const DType dt = compute.value_or(DType::float32);
   const TensorVal sq = apply(b, AluOp::multiply, {x, x}, args, dt);
-  TensorVal ms = reduce(b, AluOp::add, sq, axes, true, in(args, dt));
+  TensorVal ms = reduce(b, Dst::fresh(), AluOp::add, sq, axes, true, in(args, dt));
   ms = apply(b, AluOp::multiply, {ms, number(static_cast<float>(1.0 / n), DType::float32)}, args, dt);
   const TensorVal r = apply(b, AluOp::rsqrt, {apply(b, AluOp::add, {ms, number(epsilon)}, args, dt)}, args, dt);
   return apply(b, AluOp::multiply, {apply(b, AluOp::multiply, {x, r}, args, dt), w}, args,

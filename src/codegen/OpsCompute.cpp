@@ -45,18 +45,17 @@ void check_reduce_op(KernelBuilder& b, ir::AluOp op, const TensorVal& x, bool ne
 
 // The fold of `x` into a new SBUF tile of `out_shape`: dst element at `dst_index`
 // (over x's grid) gathers every point that maps to it.
-TensorVal emit_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> out_shape,
-                      std::vector<ir::AffineExpr> dst_index, const OpArgs& args, bool negate,
+TensorVal emit_reduce(KernelBuilder& b, const Dst& to, ir::AluOp op, const TensorVal& x, std::vector<int64_t> out_shape,
+                      const std::vector<ir::AffineExpr>& dst_index, const OpArgs& args, bool negate,
                       std::vector<double> scale = {}, ir::Engine engine = ir::Engine::none) {
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", std::string(ir::name(op))), std::move(out_shape),
-                               args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
+  TensorVal dst = to.resolve(b, std::string(ir::name(op)), std::move(out_shape), args.dtype.value_or(b.tensor(x.tensor).dtype),
+                             Memory::SBUF);
   auto in = make_instruction(ir::Opcode::TensorReduce, x.shape);
   in->alu = op;
   in->negate = negate;
   in->imms = std::move(scale);
   in->engine = engine;
-  in->dst.tensor = dst.tensor;
-  in->dst.index = std::move(dst_index);
+  in->dst = write_access(b, dst, dst_index);
   in->srcs.push_back(access_for(b, x, x.shape));
   in->predicate = predicate_for(b, args, x.shape.size());
   b.emit(std::move(in));
@@ -65,7 +64,8 @@ TensorVal emit_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::v
 
 }  // namespace
 
-TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, const OpArgs& args, bool average) {
+TensorVal partition_reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& x, const OpArgs& args,
+                           bool average) {
   b.check_operand("data", x);
   check_no_psum(b, {{"data", &x}});  // a GpSimd instruction: GpSimd never touches PSUM
   check_reduce_op(b, op, x, false, true);
@@ -77,11 +77,11 @@ TensorVal partition_reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, c
   const std::vector<double> scale = average ? std::vector<double>{1.0 / static_cast<double>(x.shape[0])}
                                             : std::vector<double>{};
   // "A reduction across partitions ... using GpSimd Engine" (the stub).
-  return emit_reduce(b, op, x, std::move(out_shape), std::move(dst_index), args, false, scale, ir::Engine::pool);
+  return emit_reduce(b, dst, op, x, std::move(out_shape), dst_index, args, false, scale, ir::Engine::pool);
 }
 
-TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes, bool keepdims,
-                 const OpArgs& args, bool negate) {
+TensorVal reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes,
+                 bool keepdims, const OpArgs& args, bool negate) {
   b.check_operand("x", x);
   check_reduce_op(b, op, x, negate, false);
   int64_t rank = static_cast<int64_t>(x.shape.size());
@@ -120,7 +120,7 @@ TensorVal reduce(KernelBuilder& b, ir::AluOp op, const TensorVal& x, std::vector
     out_shape.push_back(1);
     dst_index.push_back(ir::AffineExpr(0));
   }
-  return emit_reduce(b, op, x, std::move(out_shape), std::move(dst_index), args, negate);
+  return emit_reduce(b, dst, op, x, std::move(out_shape), dst_index, args, negate);
 }
 
 namespace {
@@ -139,20 +139,21 @@ void check_matmul(KernelBuilder& b, int64_t k_s, int64_t m, int64_t k_m, int64_t
   if (n > limit) b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, m_name, b.api(), limit));
 }
 
-// A new PSUM result accumulates in fp32; the current API names its dst's dtype (a bf16 dst on
-// NeuronCore-v4 takes twice the fp32 columns per bank).
-ir::DType result_dtype(const OpArgs& args) { return args.dtype.value_or(ir::DType::float32); }
-
 using ir::AffineExpr;
 // moving [K, N] on the [K, M, N] space: its grid (0, 1) -> (0, 2).
 const std::vector<AffineExpr> kMovingGrid = {AffineExpr::grid(0), AffineExpr::grid(2)};
 
-// `s_grid` / `m_grid` map the operand views' grids onto [K, M, N] (x.T for
-// nl.matmul swaps stationary's). Into a new PSUM tile, or accumulating into `into`.
-TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<AffineExpr>& s_grid, int64_t k,
-                      int64_t m, const TensorVal& mv, const std::vector<AffineExpr>& m_grid, int64_t n,
-                      const OpArgs& args, const TensorVal* into = nullptr, bool accumulate = true,
-                      bool transpose = false) {
+// The [M, N] PSUM result of a matmul: a fresh fp32 tile (the current API names its dst's
+// dtype: a bf16 dst on NeuronCore-v4 takes twice the fp32 columns per bank), or the dst view.
+TensorVal matmul_result(KernelBuilder& b, const Dst& to, std::vector<int64_t> shape, const OpArgs& args) {
+  return to.resolve(b, "matmul", std::move(shape), args.dtype.value_or(ir::DType::float32), Memory::PSUM);
+}
+
+// `s_grid` / `m_grid` map the operand views' grids onto [K, M, N] (x.T for nl.matmul swaps
+// stationary's); the product writes `dst` ([M, N]), accumulating into it with `accumulate`.
+void emit_matmul(KernelBuilder& b, const TensorVal& dst, bool accumulate, const TensorVal& s,
+                 const std::vector<AffineExpr>& s_grid, int64_t k, int64_t m, const TensorVal& mv,
+                 const std::vector<AffineExpr>& m_grid, int64_t n, const OpArgs& args, bool transpose = false) {
   // The two e4m3 formats differ in their top exponent: one product cannot take both (NKI 0.4+).
   const ir::DType sd = b.tensor(s.tensor).dtype, md = b.tensor(mv.tensor).dtype;
   if ((sd == ir::DType::float8_e4m3 && md == ir::DType::float8_e4m3fn) ||
@@ -160,9 +161,8 @@ TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<Af
     b.fail(sema::err_supported_operand_dtype("the stationary (" + std::string(ir::name(sd)) + ") and moving (" +
                                              std::string(ir::name(md)) + ") operands of '" + std::string(b.api()) +
                                              "' mix the legacy float8_e4m3 with the OCP float8_e4m3fn"));
-  TensorVal dst = into ? *into : alloc_tensor(b, b.tensor_name("", "matmul"), {m, n}, result_dtype(args), Memory::PSUM);
   auto in = make_instruction(ir::Opcode::Matmul, {k, m, n});
-  in->accumulate = into != nullptr && accumulate;
+  in->accumulate = accumulate;
   in->transpose = transpose;
   in->dst = access_for(b, dst, dst.shape);  // the dst view's grid (0, 1) is (1, 2) of [K, M, N]
   for (ir::AffineExpr& e : in->dst.index) e = e.substitute_grid({AffineExpr::grid(1), AffineExpr::grid(2)});
@@ -183,7 +183,6 @@ TensorVal emit_matmul(KernelBuilder& b, const TensorVal& s, const std::vector<Af
   add_operand_mask(s, s_grid);
   add_operand_mask(mv, m_grid);
   b.emit(std::move(in));
-  return dst;
 }
 
 // The [P, F] view of `v` ([P, d1, ..., F]) at `outer` (a position of d1, ...).
@@ -201,7 +200,7 @@ TensorVal free_row(const TensorVal& v, const std::vector<int64_t>& outer) {
 // A moving operand with several free dims ([K, d1, ..., N]) streams them
 // flattened (public conv kernels rely on it): the result is [M, d1, ..., N], one
 // matmul per row of the outer free dims.
-TensorVal nc_matmul_free_dims(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
+TensorVal nc_matmul_free_dims(KernelBuilder& b, const Dst& to, const TensorVal& stationary, const TensorVal& moving,
                               const OpArgs& args, bool is_transpose) {
   int64_t k = stationary.shape[0], m = stationary.shape[1], n = 1;
   for (size_t d = 1; d < moving.shape.size(); ++d) n *= moving.shape[d];
@@ -212,12 +211,11 @@ TensorVal nc_matmul_free_dims(KernelBuilder& b, const TensorVal& stationary, con
         describe(b, moving), b.api()));
   std::vector<int64_t> shape = moving.shape;
   shape[0] = m;
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", "matmul"), shape, result_dtype(args), Memory::PSUM);
+  TensorVal dst = matmul_result(b, to, shape, args);
   std::vector<int64_t> outer(moving.shape.size() - 2, 0);
   for (bool more = true; more;) {
-    TensorVal row = free_row(dst, outer);
-    emit_matmul(b, stationary, {AffineExpr::grid(0), AffineExpr::grid(1)}, k, m, free_row(moving, outer), kMovingGrid,
-                moving.shape.back(), args, &row, false, is_transpose);
+    emit_matmul(b, free_row(dst, outer), false, stationary, {AffineExpr::grid(0), AffineExpr::grid(1)}, k, m,
+                free_row(moving, outer), kMovingGrid, moving.shape.back(), args, is_transpose);
     more = false;  // the next position of the outer dims, last dim fastest
     for (size_t d = outer.size(); d-- > 0 && !more;) {
       more = ++outer[d] < moving.shape[d + 1];
@@ -229,26 +227,37 @@ TensorVal nc_matmul_free_dims(KernelBuilder& b, const TensorVal& stationary, con
 
 }  // namespace
 
-TensorVal nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args,
-                    bool is_transpose) {
+TensorVal nc_matmul(KernelBuilder& b, const Dst& to, const TensorVal& stationary, const TensorVal& moving,
+                    const OpArgs& args, bool is_transpose) {
   b.check_operand("stationary", stationary);
   b.check_operand("moving", moving);
-  if (moving.shape.size() > 2) return nc_matmul_free_dims(b, stationary, moving, args, is_transpose);
+  if (moving.shape.size() > 2) return nc_matmul_free_dims(b, to, stationary, moving, args, is_transpose);
   int64_t k = stationary.shape[0], m = stationary.shape[1], n = moving.shape[1];
   check_matmul(b, k, m, moving.shape[0], n, describe(b, stationary), describe(b, moving));
   // stationary [K, M] on the [K, M, N] space reads grid (0, 1) as it is.
-  return emit_matmul(b, stationary, {AffineExpr::grid(0), AffineExpr::grid(1)}, k, m, moving, kMovingGrid, n, args,
-                     nullptr, true, is_transpose);
+  TensorVal dst = matmul_result(b, to, {m, n}, args);
+  emit_matmul(b, dst, false, stationary, {AffineExpr::grid(0), AffineExpr::grid(1)}, k, m, moving, kMovingGrid, n, args,
+              is_transpose);
+  return dst;
 }
 
-TensorVal nisa_nc_matmul(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving, const OpArgs& args,
-                         bool double_row, bool is_transpose, const std::vector<int64_t>& tile_size) {
+TensorVal nisa_nc_matmul(KernelBuilder& b, const Dst& dst, const TensorVal& stationary, const TensorVal& moving,
+                         const OpArgs& args, bool double_row, bool is_transpose, const std::vector<int64_t>& tile_size,
+                         std::optional<bool> accumulate) {
   if (tile_size == std::vector<int64_t>{32, 32})
     sema::assert_nc_version(b.target(), 3, "nisa.nc_matmul(tile_size=(32, 32))", b.raiser());
-  return double_row ? nc_matmul_double_row(b, stationary, moving, args) : nc_matmul(b, stationary, moving, args, is_transpose);
+  if (!dst.given()) {
+    return double_row ? nc_matmul_double_row(b, dst, stationary, moving, args)
+                      : nc_matmul(b, dst, stationary, moving, args, is_transpose);
+  }
+  const MatmulInto into(b, dst.view());
+  TensorVal out = double_row ? nc_matmul_double_row(b, dst, stationary, moving, args)
+                             : nc_matmul(b, dst, stationary, moving, args, is_transpose);
+  into.end(b, dst.view(), accumulate);
+  return out;
 }
 
-TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, const TensorVal& moving,
+TensorVal nc_matmul_double_row(KernelBuilder& b, const Dst& to, const TensorVal& stationary, const TensorVal& moving,
                                const OpArgs& args) {
   sema::assert_nc_version(b.target(), 3, "nisa.nc_matmul(perf_mode='double_row_gen3')", b.raiser());
   static const std::vector<ir::DType> kFp8 = {ir::DType::float8_e4m3, ir::DType::float8_e5m2, ir::DType::float8_e4m3fn};
@@ -265,11 +274,11 @@ TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, co
   int64_t k = stationary.shape[0], m = stationary.shape[2], n = moving.shape[2];
   check_matmul(b, k, m, moving.shape[0], n, describe(b, stationary), describe(b, moving));
   // The contraction runs over the partitions and the pair dim: one product per pair row, accumulated.
-  TensorVal dst;
+  TensorVal dst = matmul_result(b, to, {m, n}, args);
   for (int64_t row = 0; row < 2; ++row) {
     std::vector<AffineExpr> s_grid = {AffineExpr::grid(0), AffineExpr(row), AffineExpr::grid(1)};
     std::vector<AffineExpr> m_grid = {AffineExpr::grid(0), AffineExpr(row), AffineExpr::grid(2)};
-    dst = emit_matmul(b, stationary, s_grid, k, m, moving, m_grid, n, args, row ? &dst : nullptr);
+    emit_matmul(b, dst, row > 0, stationary, s_grid, k, m, moving, m_grid, n, args);
   }
   return dst;
 }
@@ -277,39 +286,39 @@ TensorVal nc_matmul_double_row(KernelBuilder& b, const TensorVal& stationary, co
 TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool transpose_x, const OpArgs& args) {
   b.check_operand("x", x);
   b.check_operand("y", y);
-  if (transpose_x) return nc_matmul(b, x, y, args);
+  if (transpose_x) return nc_matmul(b, Dst::fresh(), x, y, args);
   // Without transpose_x the hardware transposes x on the Tensor Engine into a
   // hidden temporary, which a direct-allocation kernel has no place for.
   if (b.direct_allocation) b.fail(sema::err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(b.api()));
   // x [M, K] @ y [K, N]: the stationary operand is x.T, read as x[i1, i0].
   int64_t m = x.shape[0], k = x.shape[1], n = y.shape[1];
   check_matmul(b, k, m, y.shape[0], n, describe(b, x), describe(b, y));
-  return emit_matmul(b, x, {AffineExpr::grid(1), AffineExpr::grid(0)}, k, m, y, kMovingGrid, n, args);
+  TensorVal dst = matmul_result(b, Dst::fresh(), {m, n}, args);
+  emit_matmul(b, dst, false, x, {AffineExpr::grid(1), AffineExpr::grid(0)}, k, m, y, kMovingGrid, n, args);
+  return dst;
 }
 
-TensorVal transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
+TensorVal transpose(KernelBuilder& b, const Dst& to, const TensorVal& x, const OpArgs& args) {
   b.check_operand("x", x);
   if (b.direct_allocation) b.fail(sema::err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(b.api()));
   int64_t p = x.shape[0], f = x.shape[1];
   if (f > b.target().statebuf_num_partitions)
     b.fail(sema::err_size_of_dimension_exceed_arch_limit(1, describe(b, x), b.api(), b.target().statebuf_num_partitions));
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", "transpose"), {f, p}, args.dtype.value_or(b.tensor(x.tensor).dtype),
-                               Memory::SBUF);
+  TensorVal dst = to.resolve(b, "transpose", {f, p}, args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
   auto in = make_instruction(ir::Opcode::Transpose, {p, f});
-  in->dst.tensor = dst.tensor;
-  in->dst.index = {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)};
+  in->dst = write_access(b, dst, {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)});
   in->srcs.push_back(access_for(b, x, x.shape));
   in->predicate = predicate_for(b, args, 2);
   b.emit(std::move(in));
   return dst;
 }
 
-TensorVal nc_transpose(KernelBuilder& b, const TensorVal& data, ir::Engine engine, const OpArgs& args) {
+TensorVal nc_transpose(KernelBuilder& b, const Dst& dst, const TensorVal& data, ir::Engine engine, const OpArgs& args) {
   const TensorVal flat = rows_of(b, data);
-  return engine == ir::Engine::dve ? vector_transpose(b, flat, args) : transpose(b, flat, args);
+  return engine == ir::Engine::dve ? vector_transpose(b, dst, flat, args) : transpose(b, dst, flat, args);
 }
 
-TensorVal vector_transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& args) {
+TensorVal vector_transpose(KernelBuilder& b, const Dst& to, const TensorVal& x, const OpArgs& args) {
   b.check_operand("data", x);
   const int64_t q = b.target().vector_transpose_max, p = x.shape[0], f = x.shape[1];
   const bool whole = p <= q && f <= q;
@@ -319,8 +328,8 @@ TensorVal vector_transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& a
     b.fail(sema::err_size_of_dimension_exceed_arch_limit(dim, "data" + sema::shape_str(x.shape), b.api(), q));
   }
   const int64_t bp = std::min(p, q), bf = std::min(f, q);
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", "transpose"), whole ? std::vector<int64_t>{f, p} : x.shape,
-                               args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
+  TensorVal dst = to.resolve(b, "transpose", whole ? std::vector<int64_t>{f, p} : x.shape,
+                             args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
   const ir::Predicate mask = predicate_for(b, args, 2);
   const ir::Access src = access_for(b, x, x.shape);
   for (int64_t r = 0; r < p; r += bp)
@@ -328,8 +337,7 @@ TensorVal vector_transpose(KernelBuilder& b, const TensorVal& x, const OpArgs& a
       // Block (r, c) of the data: its point (i0, i1) lands at (r + i1, c + i0).
       const std::vector<AffineExpr> at = {AffineExpr::grid(0) + AffineExpr(r), AffineExpr::grid(1) + AffineExpr(c)};
       auto in = make_instruction(ir::Opcode::Copy, {bp, bf});
-      in->dst.tensor = dst.tensor;
-      in->dst.index = {AffineExpr::grid(1) + AffineExpr(r), AffineExpr::grid(0) + AffineExpr(c)};
+      in->dst = write_access(b, dst, {AffineExpr::grid(1) + AffineExpr(r), AffineExpr::grid(0) + AffineExpr(c)});
       ir::Access a = src;
       for (AffineExpr& e : a.index) e = e.substitute_grid(at);
       in->srcs.push_back(std::move(a));
@@ -362,10 +370,10 @@ void check_bn_stats(KernelBuilder& b, const TensorVal& data, const OpArgs& args)
   }
 }
 
-TensorVal iota(KernelBuilder& b, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args) {
+TensorVal iota(KernelBuilder& b, const Dst& to, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args) {
   std::vector<int64_t> shape = expr.shape;
   while (shape.size() < 2) shape.push_back(1);
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", "iota"), shape, dtype, Memory::SBUF);
+  TensorVal dst = to.resolve(b, "iota", shape, dtype, Memory::SBUF);
   auto in = make_instruction(ir::Opcode::Iota, shape);
   in->dst = access_for(b, dst, shape);
   in->value = types::align_grid(expr.expr.drop_broadcast_grid(expr.shape), expr.shape.size(), expr.shape.size());
@@ -401,7 +409,8 @@ types::IndexVal affine_pattern(KernelBuilder& b, const TensorVal& dst, const Aff
 
 TensorVal iota_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern, const Value& offset,
                        int64_t channel_multiplier) {
-  return iota(b, affine_pattern(b, dst, pattern, offset, channel_multiplier), b.tensor(dst.tensor).dtype, {});
+  return iota(b, Dst::into(dst), affine_pattern(b, dst, pattern, offset, channel_multiplier), b.tensor(dst.tensor).dtype,
+              {});
 }
 
 TensorVal affine_select_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern,
@@ -420,16 +429,14 @@ TensorVal affine_select_pattern(KernelBuilder& b, const TensorVal& dst, const Af
   }
   const types::MaskVal pred = types::compare_index(op, affine_pattern(b, dst, pattern, offset, channel_multiplier),
                                                    types::index_constant(0));
-  OpArgs args;
-  args.dtype = b.tensor(dst.tensor).dtype;
-  return affine_select(b, pred, on_true, on_false, args);
+  return affine_select(b, Dst::into(dst), pred, on_true, on_false, {});
 }
 
-TensorVal affine_select(KernelBuilder& b, const MaskVal& pred, const TensorVal& on_true, double on_false,
+TensorVal affine_select(KernelBuilder& b, const Dst& to, const MaskVal& pred, const TensorVal& on_true, double on_false,
                         const OpArgs& args) {
   b.check_operand("on_true_tile", on_true);
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", "affine_select"), on_true.shape,
-                               args.dtype.value_or(b.tensor(on_true.tensor).dtype), Memory::SBUF);
+  TensorVal dst = to.resolve(b, "affine_select", on_true.shape, args.dtype.value_or(b.tensor(on_true.tensor).dtype),
+                             Memory::SBUF);
   auto in = make_instruction(ir::Opcode::AffineSelect, on_true.shape);
   in->dst = access_for(b, dst, on_true.shape);
   in->srcs.push_back(access_for(b, on_true, on_true.shape));

@@ -131,13 +131,13 @@ void materialise_indices(KernelBuilder& b, std::vector<Value>& operands) {
     if (auto* i = std::get_if<types::IndexVal>(&v)) {
       types::IndexVal column = *i;
       if (column.is_scalar()) column.shape = {first->shape[0], 1};
-      v = iota(b, column, ir::DType::int32, {});
+      v = iota(b, Dst::fresh(), column, ir::DType::int32, {});
     }
 }
 
 }  // namespace
 
-Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, const OpArgs& args) {
+Value elementwise(KernelBuilder& b, const Dst& to, ir::AluOp op, std::vector<Value> operands, const OpArgs& args) {
   materialise_indices(b, operands);
   align_tile_operands(b, operands);
   ir::SmallVec<ir::DType, 4> dtypes;
@@ -169,7 +169,7 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, c
   if (b.direct_allocation && operands.size() == 1 && ir::info(op).kind == ir::AluKind::Activation &&
       b.api().rfind("nl.", 0) == 0)
     b.fail(sema::err_bias_tensor_must_be_specified_in_allocation(b.api()));
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", std::string(ir::name(op))), shape, out, Memory::SBUF);
+  TensorVal dst = to.resolve(b, std::string(ir::name(op)), shape, out, Memory::SBUF);
   auto in = std::make_unique<ir::Instruction>();
   in->shape = shape;
   in->dst = access_for(b, dst, shape);
@@ -191,8 +191,9 @@ Value elementwise(KernelBuilder& b, ir::AluOp op, std::vector<Value> operands, c
   return dst;
 }
 
-TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& data, const std::vector<PipelineStep>& steps,
-                       const OpArgs& args, ir::Engine engine, const Accumulate& acc) {
+TensorVal isa_pipeline(KernelBuilder& b, const Dst& to, ir::Opcode opcode, const TensorVal& data,
+                       const std::vector<PipelineStep>& steps, const OpArgs& args, ir::Engine engine,
+                       const Accumulate& acc) {
   ir::DType running = operand_dtype(b, Value(data), 0);
   auto in = std::make_unique<ir::Instruction>();
   in->opcode = opcode;
@@ -233,8 +234,8 @@ TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& dat
     if (ir::info(s.op).kind != ir::AluKind::Bitvec) running = ir::DType::float32;
     in->steps.push_back(step);
   }
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", ir::name(opcode)), data.shape,
-                               args.dtype.value_or(b.tensor(data.tensor).dtype), Memory::SBUF);
+  TensorVal dst = to.resolve(b, ir::name(opcode), data.shape, args.dtype.value_or(b.tensor(data.tensor).dtype),
+                             Memory::SBUF);
   in->dst = access_for(b, dst, data.shape);
   in->predicate = predicate_for(b, args, data.shape.size());
   attach_accumulator(b, *in, acc);
@@ -242,26 +243,26 @@ TensorVal isa_pipeline(KernelBuilder& b, ir::Opcode opcode, const TensorVal& dat
   return dst;
 }
 
-Value tensor_tensor(KernelBuilder& b, ir::AluOp op, const TensorVal& data1, const TensorVal& data2, ir::Engine engine,
-                    const OpArgs& args) {
+Value tensor_tensor(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& data1, const TensorVal& data2,
+                    ir::Engine engine, const OpArgs& args) {
   check_one_psum_input(b, {{"data1", &data1}, {"data2", &data2}});
   if (op == ir::AluOp::power || engine == ir::Engine::pool) check_no_psum(b, {{"data1", &data1}, {"data2", &data2}});
-  if (!slot_operand(op, Value(data2))) return elementwise(b, op, {Value(data1)}, args);
-  return elementwise(b, op, {Value(data1), Value(data2)}, args);
+  if (!slot_operand(op, Value(data2))) return elementwise(b, dst, op, {Value(data1)}, args);
+  return elementwise(b, dst, op, {Value(data1), Value(data2)}, args);
 }
 
-TensorVal scalar_tensor_tensor(KernelBuilder& b, const TensorVal& data, const PipelineStep& first,
+TensorVal scalar_tensor_tensor(KernelBuilder& b, const Dst& dst, const TensorVal& data, const PipelineStep& first,
                                const PipelineStep& second, const OpArgs& args) {
   const TensorVal* operand1 = second.operand ? std::get_if<TensorVal>(&*second.operand) : nullptr;
   check_one_psum_input(b, {{"data", &data}, {"operand1", operand1}});
   const std::vector<PipelineStep> steps = {{first.op, slot_operand(first.op, first.operand), first.reverse},
                                            {second.op, slot_operand(second.op, second.operand), second.reverse}};
-  return isa_pipeline(b, ir::Opcode::ScalarTensorTensor, data, steps, args);
+  return isa_pipeline(b, dst, ir::Opcode::ScalarTensorTensor, data, steps, args);
 }
 
-TensorVal tensor_copy(KernelBuilder& b, const TensorVal& src, ir::Engine engine, const OpArgs& args) {
+TensorVal tensor_copy(KernelBuilder& b, const Dst& dst, const TensorVal& src, ir::Engine engine, const OpArgs& args) {
   if (engine == ir::Engine::pool) check_no_psum(b, {{"src", &src}});
-  return isa_pipeline(b, ir::Opcode::Copy, src, {}, args, engine);
+  return isa_pipeline(b, dst, ir::Opcode::Copy, src, {}, args, engine);
 }
 
 void check_activation_operands(KernelBuilder& b, const TensorVal& data, const TensorVal* bias, const TensorVal* scale) {

@@ -24,7 +24,8 @@ TensorVal flat_rows(KernelBuilder& b, const TensorVal& t) {
 
 }  // namespace
 
-TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const TensorVal& indices, const OpArgs& args) {
+TensorVal gather_flattened(KernelBuilder& b, const Dst& to, const TensorVal& data, const TensorVal& indices,
+                           const OpArgs& args) {
   b.check_operand("data", data);
   b.check_operand("indices", indices);
   if (data.shape[0] != indices.shape[0])
@@ -36,8 +37,7 @@ TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const Tensor
   src.shape = indices.shape;
   src.index = {ir::AffineExpr::grid(0), ir::AffineExpr(0)};
   src.indirect.push_back({1, std::make_shared<const TensorVal>(indices)});
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", "gather"), indices.shape,
-                               args.dtype.value_or(b.tensor(data.tensor).dtype), Memory::SBUF);
+  TensorVal dst = to.resolve(b, "gather", indices.shape, args.dtype.value_or(b.tensor(data.tensor).dtype), Memory::SBUF);
   auto in = make_instruction(ir::Opcode::Copy, indices.shape);
   in->dst = access_for(b, dst, indices.shape);
   in->srcs.push_back(access_for(b, src, indices.shape));
@@ -46,7 +46,7 @@ TensorVal gather_flattened(KernelBuilder& b, const TensorVal& data, const Tensor
   return dst;
 }
 
-TensorVal local_gather(KernelBuilder& b, const TensorVal& src_buffer, const TensorVal& index, int64_t num_elem_per_idx,
+TensorVal local_gather(KernelBuilder& b, const Dst& to, const TensorVal& src_buffer, const TensorVal& index, int64_t num_elem_per_idx,
                        std::optional<int64_t> num_valid_indices, const OpArgs& args) {
   b.check_operand("src_buffer", src_buffer);
   b.check_operand("index", index);
@@ -70,15 +70,14 @@ TensorVal local_gather(KernelBuilder& b, const TensorVal& src_buffer, const Tens
                                  " indices and gathers at most " + std::to_string(b.target().local_gather_max_indices)));
   const int64_t rows = (valid + core - 1) / core;
   TensorVal flat = flat_rows(b, src_buffer);
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", "local_gather"), {p, rows, core, num_elem_per_idx},
-                               b.tensor(src_buffer.tensor).dtype, Memory::SBUF);
+  TensorVal dst = to.resolve(b, "local_gather", {p, rows, core, num_elem_per_idx}, b.tensor(src_buffer.tensor).dtype,
+                             Memory::SBUF);
   // Grid [cores, partition in core, k, j, element]: v = k * 16 + j.
   const std::vector<int64_t> space = {p / core, core, rows, core, num_elem_per_idx};
   const AffineExpr c = AffineExpr::grid(0), r = AffineExpr::grid(1), k = AffineExpr::grid(2), j = AffineExpr::grid(3),
                    e = AffineExpr::grid(4);
   auto in = make_instruction(ir::Opcode::Copy, space);
-  in->dst.tensor = dst.tensor;
-  in->dst.index = {c * core + r, k, j, e};
+  in->dst = write_access(b, dst, {c * core + r, k, j, e});
   ir::Access src = access_for(b, flat, flat.shape);
   for (AffineExpr& x : src.index) x = x.substitute_grid({c * core + r, e});
   ir::Access idx = access_for(b, index, index.shape);

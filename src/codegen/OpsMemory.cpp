@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "codegen/Indexing.h"
+#include "codegen/CurrentRules.h"
 #include "codegen/Ops.h"
 #include "sema/Asserts.h"
 #include "sema/ErrorCatalog.h"
@@ -95,6 +96,18 @@ TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, i
   return t;
 }
 
+TensorVal memset(KernelBuilder& b, const Dst& dst, std::vector<int64_t> shape, double value, bool integer_value,
+                 ir::DType dtype) {
+  if (!dst.given()) return full(b, "", std::move(shape), dtype, Memory::SBUF, value);
+  check_memset_value(b, dst.view(), value, integer_value);
+  const ir::TensorDecl& d = b.tensor(dst.view().tensor);
+  TensorVal t = dst.resolve(b, "memset", dst.view().shape, d.dtype, d.memory);
+  auto in = instruction(ir::Opcode::Memset, b, t, t.shape);
+  in->imms = {value};
+  b.emit(std::move(in));
+  return t;
+}
+
 TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, std::vector<double> values) {
   for (int64_t d : shape)
     if (d <= 0) b.fail(sema::err_invalid_shape(shape));
@@ -152,7 +165,8 @@ TensorVal unit_dims_squeezed(KernelBuilder& b, const TensorVal& t) {
 
 }  // namespace
 
-TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& given, const OpArgs& args, bool squeeze_unit_dims) {
+TensorVal load_transpose2d(KernelBuilder& b, const Dst& to, const TensorVal& given, const OpArgs& args,
+                           bool squeeze_unit_dims) {
   const TensorVal src = squeeze_unit_dims ? unit_dims_squeezed(b, given) : given;
   b.check_operand("src", src);
   // The current API's dma_transpose reads its source at one runtime offset (.ap(scalar_offset=));
@@ -166,9 +180,9 @@ TensorVal load_transpose2d(KernelBuilder& b, const TensorVal& given, const OpArg
                          : sema::err_indirect_indices_are_not_supported_with_nki_api(b.api()));
   const ir::TensorDecl& s = b.tensor(src.tensor);
   std::vector<int64_t> shape = {src.shape[1], src.shape[0]};
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", s.name + "_T"), shape, args.dtype.value_or(s.dtype), Memory::SBUF);
+  TensorVal dst = to.resolve(b, s.name + "_T", shape, args.dtype.value_or(s.dtype), Memory::SBUF);
   auto in = instruction(ir::Opcode::Load, b, dst, src.shape);
-  in->dst.index = {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)};
+  in->dst = write_access(b, dst, {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)});
   in->srcs.push_back(access_for(b, src, src.shape));
   in->predicate = predicate_for(b, args, src.shape.size());
   in->oob_skip = args.oob_skip;

@@ -83,7 +83,8 @@ void quantize_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, c
 
 void nc_matmul_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& stationary_view,
                   const TensorVal& moving_view, const TensorVal& stationary_scale_view,
-                  const TensorVal& moving_scale_view) {
+                  const TensorVal& moving_scale_view,
+                  std::optional<bool> accumulate) {
   // An operand's free size is its elements per partition: a sliced view may keep unit or
   // several free dims ([128, 1, 128] in the kernel library), read flattened.
   const TensorVal stationary = rows_of(b, stationary_view), moving = rows_of(b, moving_view);
@@ -124,7 +125,9 @@ void nc_matmul_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& stati
   in->srcs.push_back(mx_access(b, moving, data_row(), AffineExpr::grid(5)));
   in->srcs.push_back(mx_access(b, stationary_scale, scale_row(), AffineExpr::grid(4)));
   in->srcs.push_back(mx_access(b, moving_scale, scale_row(), AffineExpr::grid(5)));
+  const size_t mark = b.insertion_size();
   b.emit(std::move(in));
+  mark_matmul_accumulation(b, mark, dst, accumulate);
 }
 
 }  // namespace nkic::codegen

@@ -52,7 +52,7 @@ TensorVal rng(KernelBuilder& b, const TensorVal& dst, ir::Engine engine) {
   b.check_operand("dst", dst);
   const ir::Engine e = rng_engine(b, engine, ir::Engine::dve, 2, 3);
   check_gpsimd_memory(b, "dst", dst, e);
-  TensorVal out = destination_result(b, "rng", dst);
+  TensorVal out = destination_rows(b, dst);
   emit_on(b, ir::Opcode::Rng, e, &out, {});
   return out;
 }
@@ -66,7 +66,7 @@ TensorVal rand2(KernelBuilder& b, const TensorVal& dst, const Value& min, const 
     if (!o || !o->numeric) reject_operand(b, name, v);
     return o->value;
   };
-  TensorVal out = destination_result(b, "rand2", dst);
+  TensorVal out = destination_rows(b, dst);
   if (!lo_tile && !hi_tile) {
     const double lo = number("min", min), hi = number("max", max);
     if (!(lo < hi)) b.fail(sema::err_unsupported_args(b.api(), "min (" + std::to_string(lo) + ") is not below max (" +
@@ -101,12 +101,12 @@ TensorVal rand_get_state(KernelBuilder& b, const TensorVal& dst, ir::Engine engi
   const ir::Engine e = rng_engine(b, engine, ir::Engine::pool, 4, 3);
   check_gpsimd_memory(b, "dst", dst, e);
   check_state_words(b, "dst", dst, e);
-  TensorVal out = destination_result(b, "rand_get_state", dst);
+  TensorVal out = destination_rows(b, dst);
   emit_on(b, ir::Opcode::RandGetState, e, &out, {});
   return out;
 }
 
-TensorVal dropout(KernelBuilder& b, const TensorVal& x, const Value& rate, const OpArgs& args) {
+TensorVal dropout(KernelBuilder& b, const Dst& to, const TensorVal& x, const Value& rate, const OpArgs& args) {
   b.check_operand("data", x);
   auto in = make_instruction(ir::Opcode::Dropout, x.shape);
   in->srcs.push_back(access_for(b, x, x.shape));
@@ -120,8 +120,7 @@ TensorVal dropout(KernelBuilder& b, const TensorVal& x, const Value& rate, const
   } else {
     reject_operand(b, "prob", rate);
   }
-  TensorVal dst = alloc_tensor(b, b.tensor_name("", "dropout"), x.shape, args.dtype.value_or(b.tensor(x.tensor).dtype),
-                               ir::Memory::SBUF);
+  TensorVal dst = to.resolve(b, "dropout", x.shape, args.dtype.value_or(b.tensor(x.tensor).dtype), ir::Memory::SBUF);
   in->dst = access_for(b, dst, x.shape);
   in->predicate = predicate_for(b, args, x.shape.size());
   b.emit(std::move(in));

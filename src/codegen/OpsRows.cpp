@@ -32,8 +32,9 @@ ir::Instruction& emit_rows(KernelBuilder& b, ir::Opcode opcode, const std::vecto
   return b.emit(std::move(in));
 }
 
-TensorVal result(KernelBuilder& b, const char* hint, std::vector<int64_t> shape, const OpArgs& args, ir::DType dflt) {
-  return alloc_tensor(b, b.tensor_name("", hint), std::move(shape), args.dtype.value_or(dflt), Memory::SBUF);
+TensorVal result(KernelBuilder& b, const Dst& to, const char* hint, std::vector<int64_t> shape, const OpArgs& args,
+                 ir::DType dflt) {
+  return to.resolve(b, hint, std::move(shape), args.dtype.value_or(dflt), Memory::SBUF);
 }
 
 ir::DType dtype_of(const KernelBuilder& b, const TensorVal& t) { return b.tensor(t.tensor).dtype; }
@@ -45,7 +46,7 @@ void check_vals(KernelBuilder& b, const TensorVal& vals) {
 
 }  // namespace
 
-TensorVal tensor_tensor_scan(KernelBuilder& b, const TensorVal& data0, const TensorVal& data1, const Value& initial,
+TensorVal tensor_tensor_scan(KernelBuilder& b, const Dst& to, const TensorVal& data0, const TensorVal& data1, const Value& initial,
                              const PipelineStep& op0, const PipelineStep& op1, const OpArgs& args) {
   check_one_psum_input(b, {{"data0", &data0}, {"data1", &data1}});
   b.check_operand("data0", data0);
@@ -55,7 +56,7 @@ TensorVal tensor_tensor_scan(KernelBuilder& b, const TensorVal& data0, const Ten
       b.fail(sema::err_instruction_unsupported_op(ir::name(op)));  // NKI_API §3.4: arithmetic operators only
   check_rows(b, data0, data1);
   std::vector<TensorVal> srcs = {data0, data1};
-  TensorVal dst = result(b, "tensor_tensor_scan", data0.shape, args, dtype_of(b, data0));
+  TensorVal dst = result(b, to, "tensor_tensor_scan", data0.shape, args, dtype_of(b, data0));
   double imm = 0.0;
   if (auto* t = std::get_if<TensorVal>(&initial)) {
     b.check_operand("initial", *t);
@@ -73,16 +74,16 @@ TensorVal tensor_tensor_scan(KernelBuilder& b, const TensorVal& data0, const Ten
   return dst;
 }
 
-TensorVal bn_stats(KernelBuilder& b, const TensorVal& data, const OpArgs& args) {
+TensorVal bn_stats(KernelBuilder& b, const Dst& to, const TensorVal& data, const OpArgs& args) {
   check_bn_stats(b, data, args);
-  TensorVal dst = result(b, "bn_stats", {data.shape[0], 6}, args, dtype_of(b, data));
+  TensorVal dst = result(b, to, "bn_stats", {data.shape[0], 6}, args, dtype_of(b, data));
   emit_rows(b, ir::Opcode::BnStats, {data}, dst, {}, args);
   return dst;
 }
 
-TensorVal bn_aggr(KernelBuilder& b, const TensorVal& data, const OpArgs& args) {
+TensorVal bn_aggr(KernelBuilder& b, const Dst& to, const TensorVal& data, const OpArgs& args) {
   b.check_operand("data", data);
-  TensorVal dst = result(b, "bn_aggr", {data.shape[0], 2}, args, dtype_of(b, data));
+  TensorVal dst = result(b, to, "bn_aggr", {data.shape[0], 2}, args, dtype_of(b, data));
   emit_rows(b, ir::Opcode::BnAggr, {data}, dst, {}, args);
   return dst;
 }
@@ -96,25 +97,25 @@ void check_top8_elements(KernelBuilder& b, const TensorVal& t, const char* name,
 
 }  // namespace
 
-TensorVal max8(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
+TensorVal max8(KernelBuilder& b, const Dst& to, const TensorVal& src, const OpArgs& args) {
   check_top8_elements(b, src, "src", b.target().topk_min_elements);
   b.check_operand("src", src);
-  TensorVal dst = result(b, "max8", {src.shape[0], 8}, args, dtype_of(b, src));
+  TensorVal dst = result(b, to, "max8", {src.shape[0], 8}, args, dtype_of(b, src));
   emit_rows(b, ir::Opcode::Max8, {src}, dst, {}, args);
   return dst;
 }
 
-TensorVal find_index8(KernelBuilder& b, const TensorVal& data, const TensorVal& vals, const OpArgs& args) {
+TensorVal find_index8(KernelBuilder& b, const Dst& to, const TensorVal& data, const TensorVal& vals, const OpArgs& args) {
   check_top8_elements(b, data, "data", b.target().topk_min_elements);
   b.check_operand("data", data);
   check_vals(b, vals);
   check_rows(b, data, vals, 8);
-  TensorVal dst = result(b, "find_index8", {data.shape[0], 8}, args, ir::DType::uint32);
+  TensorVal dst = result(b, to, "find_index8", {data.shape[0], 8}, args, ir::DType::uint32);
   emit_rows(b, ir::Opcode::FindIndex8, {data, vals}, dst, {}, args);
   return dst;
 }
 
-TensorVal match_replace8(KernelBuilder& b, const TensorVal& data, const TensorVal& vals, double imm,
+TensorVal match_replace8(KernelBuilder& b, const Dst& to, const TensorVal& data, const TensorVal& vals, double imm,
                          const TensorVal* dst_idx, const OpArgs& args) {
   check_top8_elements(b, data, "data", 1);
   b.check_operand("data", data);
@@ -126,14 +127,14 @@ TensorVal match_replace8(KernelBuilder& b, const TensorVal& data, const TensorVa
     check_rows(b, data, *dst_idx, 8);
     extra.push_back(*dst_idx);
   }
-  TensorVal dst = result(b, "match_replace8", data.shape, args, dtype_of(b, data));
+  TensorVal dst = result(b, to, "match_replace8", data.shape, args, dtype_of(b, data));
   emit_rows(b, ir::Opcode::MatchReplace8, {data, vals}, dst, extra, args).imms = {imm};
   return dst;
 }
 
-TensorVal sequence_bounds(KernelBuilder& b, const TensorVal& segment_ids, const OpArgs& args) {
+TensorVal sequence_bounds(KernelBuilder& b, const Dst& to, const TensorVal& segment_ids, const OpArgs& args) {
   b.check_operand("segment_ids", segment_ids);
-  TensorVal dst = result(b, "sequence_bounds", {segment_ids.shape[0], 2, free_elements(segment_ids)}, args,
+  TensorVal dst = result(b, to, "sequence_bounds", {segment_ids.shape[0], 2, free_elements(segment_ids)}, args,
                          dtype_of(b, segment_ids));
   emit_rows(b, ir::Opcode::SequenceBounds, {segment_ids}, dst, {}, args);
   return dst;
@@ -181,7 +182,7 @@ TensorVal tensor_scalar_cumulative(KernelBuilder& b, const TensorVal& dst, const
   if (imm1) immediate(b, "imm1", *imm1, src, srcs, init);
   TensorVal reg = b.engine_accumulator();
   reg.shape[0] = src.shape[0];
-  TensorVal out = destination_result(b, "tensor_scalar_cumulative", dst);
+  TensorVal out = destination_rows(b, dst);
   ir::Instruction& in = emit_rows(b, ir::Opcode::TensorScalarCumulative, srcs, out, {reg}, {});
   // steps[0]: op0 with imm0; the scan folds with acc_op from load_reduce's start
   // (acc_init, or the last source when imm1 is a tile).
@@ -206,7 +207,7 @@ TensorVal topk(KernelBuilder& b, const TensorVal& val_dst, const TensorVal& idx_
   if (free_elements(src) * 16 < n)
     unsupported(b, "src's " + std::to_string(free_elements(src)) + " columns of 16 partitions hold fewer than n = " +
                        std::to_string(n) + " values");
-  TensorVal out = destination_result(b, "topk", val_dst);
+  TensorVal out = destination_rows(b, val_dst);
   emit_rows(b, ir::Opcode::TopK, {src}, out, {idx_dst}, {}).imms = {static_cast<double>(n)};
   return out;
 }
@@ -218,7 +219,7 @@ TensorVal nonzero_with_count(KernelBuilder& b, const TensorVal& dst, const Tenso
   check_rows(b, src, dst, free_elements(src) + 1);
   for (auto [name, v] : {std::pair{"index_offset", index_offset}, std::pair{"padding_val", padding_val}})
     if (v < INT32_MIN || v > INT32_MAX) unsupported(b, std::string(name) + " = " + std::to_string(v) + " is not an int32");
-  TensorVal out = destination_result(b, "nonzero_with_count", dst);
+  TensorVal out = destination_rows(b, dst);
   emit_rows(b, ir::Opcode::NonzeroWithCount, {src}, out, {}, {}).imms = {static_cast<double>(index_offset),
                                                                         static_cast<double>(padding_val)};
   return out;

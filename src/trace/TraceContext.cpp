@@ -334,7 +334,7 @@ std::unique_ptr<ir::Kernel> TraceContext::finalize(const std::vector<types::Tens
 types::Value TraceContext::elementwise_int8(ir::AluOp op, const types::Value& a, const types::Value& b) {
   codegen::OpArgs args;
   args.dtype = ir::DType::int8;
-  return codegen::elementwise(builder_, op, {a, b}, args);
+  return codegen::elementwise(builder_, codegen::Dst::fresh(), op, {a, b}, args);
 }
 
 }  // namespace nkic::trace

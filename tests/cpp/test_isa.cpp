@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "codegen/Destination.h"
 #include "codegen/Indexing.h"
 #include "codegen/KernelBuilder.h"
 #include "codegen/Ops.h"
@@ -110,7 +109,7 @@ TEST(IsaBuilders, ActivationWithScaleAndBiasIsOneScalarEngineInstruction) {
   const TensorVal x = k.load(k.a), y = k.load(k.bias);
   k.b.cur_api = "nisa.activation";
   const TensorVal act = codegen::isa_pipeline(
-      k.b, ir::Opcode::Activation, x,
+      k.b, codegen::Dst::fresh(), ir::Opcode::Activation, x,
       {{AluOp::multiply, number(0.5)}, {AluOp::add, Value(y)}, {AluOp::exp, std::nullopt}}, {});
   k.store(act);
   const std::vector<std::string> lines = k.lines();
@@ -130,7 +129,7 @@ TEST(IsaBuilders, TensorScalarTwoOpsWithReverseIsOneVectorEngineInstruction) {
   const TensorVal x = k.load(k.a);
   k.b.cur_api = "nisa.tensor_scalar";
   const TensorVal ts = codegen::isa_pipeline(
-      k.b, ir::Opcode::TensorScalar, x, {{AluOp::subtract, number(10.0), true}, {AluOp::multiply, number(0.25)}}, {});
+      k.b, codegen::Dst::fresh(), ir::Opcode::TensorScalar, x, {{AluOp::subtract, number(10.0), true}, {AluOp::multiply, number(0.25)}}, {});
   k.store(ts);
   EXPECT_EQ(k.lines()[1],
             "tensor_scalar[i0, i1] = tensor_scalar[dve](a_tile[i0, i1]; reverse subtract 10; multiply 0.25) "
@@ -145,13 +144,14 @@ TEST(IsaBuilders, PipelineDiagnostics) {
   const TensorVal x = k.load(k.a);
   k.b.cur_api = "nisa.tensor_scalar";
   try {
-    codegen::isa_pipeline(k.b, ir::Opcode::TensorScalar, x, {{AluOp::add, std::nullopt}}, {});
+    codegen::isa_pipeline(k.b, codegen::Dst::fresh(), ir::Opcode::TensorScalar, x, {{AluOp::add, std::nullopt}}, {});
     ADD_FAILURE() << "a two-operand op without its operand was accepted";
   } catch (const sema::NkiError& e) {
     EXPECT_EQ(e.diag().code, "err_instruction_unsupported_op");
   }
   try {
-    codegen::isa_pipeline(k.b, ir::Opcode::TensorScalar, x, {{AluOp::bitwise_and, number(3)}}, {});
+    codegen::isa_pipeline(k.b, codegen::Dst::fresh(), ir::Opcode::TensorScalar, x, {{AluOp::bitwise_and, number(3)}},
+                          {});
     ADD_FAILURE() << "a bitvec op on fp32 data was accepted";
   } catch (const sema::NkiError& e) {
     EXPECT_EQ(e.diag().code, "err_bitvec_operand_must_be_integer");
@@ -163,7 +163,7 @@ TEST(IsaRows, ScanIsOneInstructionWalkingColumnsInOrder) {
   const TensorVal x = k.load(k.a), y = k.load(k.bias);
   k.b.cur_api = "nisa.tensor_tensor_scan";
   // r[i] = (x[i] * r[i-1]) + x[i] from r[-1] = y (a [P, 1] tile).
-  const TensorVal sc = codegen::tensor_tensor_scan(k.b, x, x, Value(y), {AluOp::multiply, std::nullopt},
+  const TensorVal sc = codegen::tensor_tensor_scan(k.b, codegen::Dst::fresh(), x, x, Value(y), {AluOp::multiply, std::nullopt},
                                                    {AluOp::add, std::nullopt}, {});
   k.store(sc);
   const std::vector<std::string> lines = k.lines();
@@ -186,9 +186,9 @@ TEST(IsaRows, Max8AndFindIndex8) {
   Built k(8, DType::uint32);
   const TensorVal x = k.load(k.a);
   k.b.cur_api = "nisa.max8";
-  const TensorVal m = codegen::max8(k.b, x, {});
+  const TensorVal m = codegen::max8(k.b, codegen::Dst::fresh(), x, {});
   k.b.cur_api = "nisa.nc_find_index8";
-  const TensorVal at = codegen::find_index8(k.b, x, m, {});
+  const TensorVal at = codegen::find_index8(k.b, codegen::Dst::fresh(), x, m, {});
   k.store(at);
   EXPECT_EQ(k.lines().size(), 4u);
   // Row p holds (j * 37 + p) % 64, a permutation: the top 8 are 63..56, at the
@@ -207,9 +207,9 @@ TEST(IsaRows, BnStatsThenBnAggrGiveMeanAndVariance) {
   Built k(2);
   const TensorVal x = k.load(k.a);
   k.b.cur_api = "nisa.bn_stats";
-  const TensorVal st = codegen::bn_stats(k.b, x, {});
+  const TensorVal st = codegen::bn_stats(k.b, codegen::Dst::fresh(), x, {});
   k.b.cur_api = "nisa.bn_aggr";
-  const TensorVal mv = codegen::bn_aggr(k.b, st, {});
+  const TensorVal mv = codegen::bn_aggr(k.b, codegen::Dst::fresh(), st, {});
   k.store(mv);
   EXPECT_EQ(k.lines().size(), 4u);
   const auto f = [](int p, int j) { return static_cast<float>(j % 8) + static_cast<float>(p); };
@@ -225,7 +225,7 @@ TEST(IsaRows, SequenceBoundsIsOneInstruction) {
   Built k(128);
   const TensorVal ids = k.load(k.a);
   k.b.cur_api = "nisa.sequence_bounds";
-  const TensorVal sb = codegen::sequence_bounds(k.b, ids, {});
+  const TensorVal sb = codegen::sequence_bounds(k.b, codegen::Dst::fresh(), ids, {});
   EXPECT_EQ(k.b.tensor(sb.tensor).shape, (std::vector<int64_t>{128, 2, 64}));
   k.store(codegen::reshape_view(k.b, sb, {128, 128}));
   EXPECT_EQ(k.lines().size(), 3u);
@@ -245,7 +245,7 @@ TEST(IsaRows, OperandsMustWalkTheDataRows) {
   const TensorVal x = k.load(k.a), y = k.load(k.bias);
   k.b.cur_api = "nisa.tensor_tensor_scan";
   try {
-    codegen::tensor_tensor_scan(k.b, x, y, number(0.0), {AluOp::multiply, std::nullopt}, {AluOp::add, std::nullopt},
+    codegen::tensor_tensor_scan(k.b, codegen::Dst::fresh(), x, y, number(0.0), {AluOp::multiply, std::nullopt}, {AluOp::add, std::nullopt},
                                 {});
     ADD_FAILURE() << "a data1 of another width was accepted";
   } catch (const sema::NkiError& e) {
@@ -265,7 +265,7 @@ TEST(IsaCurrent, ExponentialIsOneVectorInstructionFoldingIntoTheAccumulator) {
   const TensorVal x = k.load(k.a), y = k.load(k.bias);
   const TensorVal dst = sbuf_tile(k, "e", {128, 64}), res = sbuf_tile(k, "s", {128, 1});
   k.b.cur_api = "nisa.exponential";
-  codegen::exponential(k.b, dst, x, Value(y), {ir::AccCmd::load_reduce, AluOp::add, &res, 2.0});
+  codegen::exponential(k.b, codegen::Dst::into(dst), x, Value(y), {ir::AccCmd::load_reduce, AluOp::add, &res, 2.0});
   k.store(res);
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 4u);
@@ -328,9 +328,8 @@ TEST(IsaCurrent, NonzeroWithCountWritesEachGpSimdCoresFirstPartitionExactly) {
   const TensorVal dst = codegen::full(k.b, "nz", {128, 65}, DType::int32, Memory::SBUF, 0.0);
   k.b.cur_api = "nisa.nonzero_with_count";
   // Written into dst (the current API's destination passing): the other partitions keep their zeros.
-  const codegen::DestinationMark mark = codegen::begin_destination(k.b);
   // An offset past fp32's exact integers: the indices are written as integers.
-  codegen::write_into(k.b, mark, codegen::nonzero_with_count(k.b, dst, x, (1 << 24) + 1, -3), dst);
+  codegen::nonzero_with_count(k.b, dst, x, (1 << 24) + 1, -3);
   k.store(dst);
   const auto f = [](int p, int j) { return (p + j) % 3 == 0 ? 1.0f : 0.0f; };
   const std::vector<float> raw = k.run(f);
@@ -356,8 +355,7 @@ TEST(IsaCurrent, RngDrawsEachPartitionsXorwowStreamFromTheStateSet) {
   k.b.cur_api = "nisa.rand_set_state";
   codegen::rand_set_state(k.b, words, ir::Engine::pool);
   k.b.cur_api = "nisa.rng";
-  const codegen::DestinationMark mark = codegen::begin_destination(k.b);
-  codegen::write_into(k.b, mark, codegen::rng(k.b, bits, ir::Engine::pool), bits);
+  codegen::rng(k.b, bits, ir::Engine::pool);
   k.store(bits);
   const std::string text = ir::print(k.b.kernel(), {.show_locations = false});
   EXPECT_NE(text.find("  rand_set_state[pool](w[i0, i1]) iter=[128, 6]\n  r[i0, i1] = rng[pool]() iter=[128, 64]\n"),
