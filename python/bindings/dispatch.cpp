@@ -10,6 +10,7 @@
 #include "codegen/AccessPattern.h"
 #include "errors.h"
 #include "native_calls.h"
+#include "schedule_api.h"
 #include "sema/ErrorCatalog.h"
 #include "sema/OpTable.h"
 #include "trace/Dispatch.h"
@@ -58,6 +59,7 @@ Decision decide_uncached(py::handle func) {
                                             : py::str(py::getattr(func, "__name__", py::str("?"))).cast<std::string>();
     d.native = native_form(func);
     d.min_nc_version = sema::op_spec(d.api).min_nc_version;
+    d.instruction = py::bool_(py::getattr(func, "nki_instruction", py::bool_(false)));
   }
   // Builtins, classes and objects without Python source cannot be inlined: they run as Python.
   bool callable_object = !is_function && !PyMethod_Check(func.ptr()) && py::hasattr(py::type::handle_of(func), "__call__");
@@ -124,8 +126,30 @@ void host_call_failed(const py::error_already_set& e, py::handle func, const py:
 // signature (a missing operand, a keyword-only argument passed by position), the
 // user's call is at fault: err_unsupported_args with Python's reason.
 void explain_bad_arguments(py::handle func, const std::string& api, const py::tuple& args, const py::dict& kwargs) {
+  py::module_ inspect = py::module_::import("inspect");
+  py::object signature;
   try {
-    py::module_::import("inspect").attr("signature")(func).attr("bind")(*args, **kwargs);
+    signature = inspect.attr("signature")(func);
+  } catch (py::error_already_set&) {
+    return;  // no signature to compare the call with (a class of a builtin type): Python's own error stands
+  }
+  py::object params = signature.attr("parameters");
+  bool takes_any = false;
+  for (py::handle p : params.attr("values")())
+    takes_any = takes_any || p.attr("kind").equal(inspect.attr("Parameter").attr("VAR_KEYWORD"));
+  // A keyword the signature does not take: name it, with the closest one it takes.
+  for (auto kv : kwargs) {
+    if (takes_any || params.contains(kv.first)) continue;
+    py::list close = py::module_::import("difflib").attr("get_close_matches")(
+        kv.first, py::module_::import("builtins").attr("sorted")(params), 1);
+    std::string why = "unexpected keyword argument " + py::repr(kv.first).cast<std::string>();
+    if (!close.empty()) why += "; did you mean " + py::repr(close[0]).cast<std::string>() + "?";
+    sema::Diagnostic d = sema::err_unsupported_args(api, why);
+    d.api = api;
+    sema::fail(d);
+  }
+  try {
+    signature.attr("bind")(*args, **kwargs);
   } catch (py::error_already_set& bind) {
     if (bind.matches(PyExc_TypeError)) {
       sema::Diagnostic d = sema::err_unsupported_args(api, py::str(bind.value()).cast<std::string>());
@@ -192,6 +216,13 @@ std::vector<types::TensorVal> on_chip_offset_views(const codegen::KernelBuilder&
 }
 
 // `func(*a)` without a new tuple or dict.
+// The value of keyword `name` in the call, or null.
+PyObject* keyword(const CallArgs& a, const char* name) {
+  for (size_t i = 0; i < a.nkw(); ++i)
+    if (PyUnicode_CompareWithASCIIString(a.kwname(i), name) == 0) return a.kwvalue(i);
+  return nullptr;
+}
+
 py::object vectorcall(py::handle func, const CallArgs& a) {
   PyObject* r = PyObject_Vectorcall(func.ptr(), a.args, a.nargs, a.kwnames);
   if (!r) throw py::error_already_set();
@@ -212,10 +243,13 @@ py::object call_decided(trace::TraceContext* ctx, ir::SourceLoc here, const Deci
         std::vector<types::TensorVal> offsets;
         if (b.current_api) offsets = on_chip_offset_views(b, a);
         const size_t first = b.insertion_size();
+        const int64_t first_id = b.next_instruction_id();
         py::object r;
         if (d.native) r = call_native(*d.native, a);
         if (!r) r = vectorcall(func, a);
         if (!offsets.empty()) codegen::check_on_chip_offsets_lowered(b, first, offsets);
+        // Every nisa call of the current API returns an NkiInstruction (§5.6).
+        if (d.instruction && r.is_none()) return instruction_handle(*ctx, first_id, keyword(a, "name"));
         return r;
       } catch (py::error_already_set& e) {
         if (is_plain_type_error(e)) explain_bad_arguments(func, d.api, a.tuple(), a.dict());

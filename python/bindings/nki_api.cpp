@@ -143,43 +143,11 @@ void bind_random(py::module_& m) {
   });
 }
 
-ir::SourceLoc source_loc(const std::tuple<std::string, int, int>& where) {
-  return {ir::intern_file(std::get<0>(where)), std::get<1>(where), std::get<2>(where)};
-}
-
 }  // namespace
 
 void bind_nki_api(py::module_& m) {
   bind_accumulating(m);
   bind_random(m);
-  // Scheduling edges: the ids a nisa call emitted are [mark before, mark after).
-  m.def("instruction_mark", [] {
-    trace::TraceContext* c = trace::TraceContext::current();
-    return c ? c->builder().next_instruction_id() : int64_t{-1};
-  });
-  // `where`: kernel.with_schedule's call site (file, line, col), which its diagnostics name.
-  m.def("add_dependencies", [](std::pair<int64_t, int64_t> consumer, std::vector<std::pair<int64_t, int64_t>> producers,
-                               std::optional<std::tuple<std::string, int, int>> where) {
-    trace::TraceContext& ctx = trace::TraceContext::nki_ctx("depends_on");
-    codegen::KernelBuilder& b = ctx.builder();
-    const PushedLocation at(&ctx, where ? source_loc(*where) : b.pushed_location());
-    for (int64_t c = consumer.first; c < consumer.second; ++c)
-      for (const auto& [first, end] : producers)
-        for (int64_t p = first; p < end; ++p) b.add_dependency(c, p);
-  });
-  m.def("raise_unsupported_args_at", [](const std::string& api, const std::string& why, const std::string& hint,
-                                        std::tuple<std::string, int, int> where) {
-    sema::Diagnostic d = sema::err_unsupported_args(api, why);
-    d.loc = source_loc(where);
-    d.hint = hint;
-    sema::fail(d);
-  });
-  m.def("begin_no_reorder", [] { trace::TraceContext::nki_ctx("nl.no_reorder").builder().begin_no_reorder(); });
-  m.def("end_no_reorder", [] { trace::TraceContext::nki_ctx("nl.no_reorder").builder().end_no_reorder(); });
-  m.def("check_dma_copy", [](py::handle dst, py::handle src, bool hwdge, std::optional<int64_t> priority) {
-    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa.dma_copy").builder();
-    codegen::check_dma_copy(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), hwdge, priority);
-  });
   m.def("check_dma_transpose", [](bool hwdge, std::optional<int64_t> priority) {
     codegen::check_dma_transpose(trace::TraceContext::nki_ctx("nisa.dma_transpose").builder(), hwdge, priority);
   });

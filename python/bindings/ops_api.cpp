@@ -110,14 +110,16 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, py::none());
     codegen::atomic_rmw(b, tensor_arg(dst, "dst"), to_value(value), alu_of(op), a.op);
   });
-  m.def("dma_copy", [](py::handle dst, py::handle src, py::handle mask, py::handle rmw_op, bool oob_skip) {
+  m.def("dma_copy", [](py::handle dst, py::handle src, py::handle mask, py::handle rmw_op, bool oob_skip, bool hwdge,
+                       std::optional<int64_t> priority) {
     codegen::KernelBuilder& b = builder("nisa.dma_copy");
     Args a(mask, py::none());
     a.op.oob_skip = oob_skip;
     a.op.engine = ir::Engine::dma;
     const std::optional<ir::AluOp> rmw = rmw_op.is_none() ? std::nullopt : std::optional(alu_of(rmw_op.cast<std::string>()));
-    codegen::dma_copy(b, tensor_arg(dst, "dst"), to_value(src), rmw, a.op);
-  });
+    codegen::dma_copy(b, tensor_arg(dst, "dst"), to_value(src), rmw, a.op, {hwdge, priority});
+  }, py::arg("dst"), py::arg("src"), py::arg("mask"), py::arg("rmw_op"), py::arg("oob_skip"), py::arg("hwdge") = false,
+     py::arg("priority") = py::none());
   m.def("assign", [](py::handle dst, py::handle value, py::handle mask, bool accumulate, bool oob_skip) {
     codegen::KernelBuilder& b = builder("nisa.dma_copy");
     Args a(mask, py::none());

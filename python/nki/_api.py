@@ -1,35 +1,18 @@
 """The current API's signatures: keyword parsing only. Each API is marked for the
-tracer's dispatcher and rejects unknown keywords as nki 0.2+ does (unexpected
-keyword argument), with the closest name suggested."""
+tracer's dispatcher, which calls it as it is: an unknown keyword is the dispatcher's
+err_unsupported_args (unexpected keyword argument, the closest name suggested, as nki
+0.2+ says), and what a nisa call emitted comes back from it as an NkiInstruction."""
 import enum
-import functools
-import inspect
 
 from nkic._core import core
-from nkic._kernel import _unexpected
-from . import _schedule
 
 
 def api(name):
-    """Marks `fn` as the NKI API `name`, checking its keyword arguments."""
+    """Marks `fn` as the NKI API `name` (a nisa.* one as an instruction)."""
     def mark(fn):
-        params = inspect.signature(fn).parameters
-        known = frozenset(params)
-        takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
-
-        instruction = name.startswith("nisa.")
-
-        @functools.wraps(fn)
-        def call(*args, **kwargs):
-            if not takes_any:
-                for k in kwargs:
-                    if k not in known:
-                        _unexpected(name, k, known)
-            if instruction:  # every nisa call returns an NkiInstruction (§5.6)
-                return _schedule.traced(lambda: fn(*args, **kwargs), kwargs.get("name"))
-            return fn(*args, **kwargs)
-        call.nki_func = name
-        return call
+        fn.nki_func = name
+        fn.nki_instruction = name.startswith("nisa.")
+        return fn
     return mark
 
 

@@ -80,6 +80,10 @@ def _engine(value):
     return int(enum_arg(value, engine, "engine"))
 
 
+# The enums under names their calls' parameters do not shadow.
+_ENGINE, _OOB, _DGE, _CMD = engine, oob_mode, dge_mode, reduce_cmd
+
+
 def _cmd(value):
     return int(enum_arg(value, reduce_cmd, "reduce_cmd"))
 
@@ -147,7 +151,7 @@ def tensor_scalar_cumulative(dst, src, op0, op1, imm0, imm1=None, reduce_cmd=red
 
 @_api("nisa.tensor_tensor")
 def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
-    core.tensor_tensor(dst, data1, data2, op_name(op), None, None, _engine(engine))
+    core.tensor_tensor(dst, data1, data2, op_name(op), None, None, engine if type(engine) is _ENGINE else _engine(engine))
 
 
 @_api("nisa.tensor_scalar")
@@ -343,11 +347,13 @@ def _priority(priority, api):
 @_api("nisa.dma_copy")
 def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown, engine=engine.unknown,
              name=None):
-    oob = enum_arg(oob_mode, globals()["oob_mode"], "oob_mode")
-    dge = enum_arg(dge_mode, globals()["dge_mode"], "dge_mode", ints=True)
-    _engine(engine)
-    core.check_dma_copy(dst, src, dge == globals()["dge_mode"].hwdge, _priority(priority, "nisa.dma_copy"))
-    core.assign(dst, src, None, False, oob == globals()["oob_mode"].skip)
+    # The enum defaults pass without a call; anything else is checked (enum_arg).
+    oob = oob_mode if type(oob_mode) is _OOB else enum_arg(oob_mode, _OOB, "oob_mode")
+    dge = dge_mode if type(dge_mode) is _DGE else enum_arg(dge_mode, _DGE, "dge_mode", ints=True)
+    if type(engine) is not _ENGINE:
+        _engine(engine)
+    core.dma_copy(dst, src, None, None, oob == _OOB.skip, dge == _DGE.hwdge,
+                  None if priority is None else _priority(priority, "nisa.dma_copy"))
 
 
 @_api("nisa.dma_transpose")

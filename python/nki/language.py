@@ -78,12 +78,35 @@ def _storage(dtype, buffer):
     return name, where
 
 
+# (id(dtype), id(buffer), NKI_PRECISE_FP) -> (dtype, buffer, _storage's answer), for the
+# buffers that note nothing. Keyed by identity (dtype hashes run Python code); the entry
+# keeps both objects alive, so an id names them for as long as the entry does.
+_STORAGE = {}
+
+
 @_api("nl.ndarray")
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """An uninitialised tensor; address=(partition, free byte offset) places it: checked to
     fit the target's buffer (values do not depend on the placement)."""
-    make = lambda: core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name or "", 0)  # noqa: E731
-    t = _lnc.shared_tensor(make, _legacy._shape(shape), dtype, "nl.ndarray") if buffer is shared_hbm else make()
+    key = (id(dtype), id(buffer), os.environ.get("NKI_PRECISE_FP", "1"))
+    known = _STORAGE.get(key)
+    if known is not None and known[0] is dtype and known[1] is buffer:
+        storage = known[2]
+    else:
+        storage = _storage(dtype, buffer)
+        if isinstance(buffer, type(sbuf)) and not buffer.direct:
+            _STORAGE[key] = (dtype, buffer, storage)
+    if buffer is shared_hbm:
+        dims = _legacy._shape(shape)
+        t = _lnc.shared_tensor(lambda: core.ndarray(dims, *storage, name or "", 0), dims, dtype, "nl.ndarray")
+    else:
+        # A tuple of plain ints (the common spelling) converts here, without a call.
+        dims = list(shape) if type(shape) is tuple else None
+        for d in dims or ():
+            if type(d) is not int or not -2**62 < d < 2**62:
+                dims = None
+                break
+        t = core.ndarray(_legacy._shape(shape) if dims is None else dims, *storage, name or "", 0)
     if address is not None:
         partition, offset = address
         core.check_address(t, core.int_arg(partition, "address", "nl.ndarray"),

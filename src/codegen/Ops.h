@@ -85,9 +85,15 @@ void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpA
 TensorVal tensor_copy_dynamic_src(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
 // nisa.tensor_copy_dynamic_dst: `src` copied into `dst`, an on-chip view at a runtime offset.
 void tensor_copy_dynamic_dst(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const OpArgs& args);
-// nisa.dma_copy: dst = src, or with `rmw` (dst_rmw_op, add only) dst += src.
+// How the current API's dma_copy names its queue: the hardware DGE (dge_mode.hwdge) and priority=.
+struct DmaMode {
+  bool hwdge = false;
+  std::optional<int64_t> priority;
+};
+// nisa.dma_copy: dst = src, or with `rmw` (dst_rmw_op, add only) dst += src; in the current
+// API under its DMA rules (CurrentRules.h: no PSUM source, hwdge and priority).
 void dma_copy(KernelBuilder& b, const TensorVal& dst, const Value& src, std::optional<ir::AluOp> rmw,
-              const OpArgs& args);
+              const OpArgs& args, const DmaMode& mode = {});
 // nisa.dma_compute (the stub's reading, NKI_CURRENT_API §13 #25) as nkic supports it: one
 // source other than dst, reduce_op add: dst = src, or dst += src when dst is the other source
 // (a view of dst's elements, in the same order). `scales` empty is None.

@@ -212,8 +212,13 @@ void store(KernelBuilder& b, const TensorVal& access, const Value& value, const 
 }
 
 void dma_copy(KernelBuilder& b, const TensorVal& dst, const Value& src, std::optional<ir::AluOp> rmw,
-              const OpArgs& args) {
+              const OpArgs& args, const DmaMode& mode) {
   if (rmw && *rmw != ir::AluOp::add) b.fail(sema::err_instruction_unsupported_op(ir::name(*rmw)));
+  if (b.current_api) {
+    const auto* tile = std::get_if<TensorVal>(&src);
+    if (!tile) reject_operand(b, "src", src);
+    check_dma_copy(b, dst, *tile, mode.hwdge, mode.priority);
+  }
   assign(b, dst, src, rmw.has_value(), args);
 }
 

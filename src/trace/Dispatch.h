@@ -52,6 +52,8 @@ class DispatchCache {
     const NativeForm* native = nullptr;
     int min_nc_version = 0;  // a Builder call's first NeuronCore generation (the op table's), 0: every one
     bool symbolic = true;    // symbolic_loop_allows
+    // A current-API nisa call: what it emitted comes back as an NkiInstruction handle.
+    bool instruction = false;
   };
   const Decision* find(const void* callee) const {
     auto it = map_.find(callee);

@@ -1,6 +1,7 @@
 #include "trace/TraceContext.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "codegen/Ops.h"
 #include "ir/DType.h"
@@ -29,11 +30,19 @@ const char* name(ScopeKind k) {
   return "?";
 }
 
+namespace {
+uint64_t next_serial() {
+  static std::atomic<uint64_t> serial{0};
+  return ++serial;
+}
+}  // namespace
+
 TraceContext::TraceContext(TraceOptions opts)
     : opts_(std::move(opts)),
       target_(&resolve_target(opts_.target)),
       builder_(opts_.kernel_name, *target_),
-      type_system_(*this) {
+      type_system_(*this),
+      serial_(next_serial()) {
   scopes_.push_back({ScopeKind::Kernel, opts_.kernel_name, {}});
   builder_.kernel().grid = opts_.grid;
   for (int cores : opts_.grid_physical_cores) multi_physical_cores = multi_physical_cores || cores > 1;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/KernelBuilder.h"
@@ -91,6 +92,15 @@ class TraceContext final : public types::TensorOpSink {
   // on a callee between two traces is seen by the second).
   DispatchCache& dispatch_cache() { return dispatch_cache_; }
 
+  // The current API's scheduling labels: the instruction ids [first, end) of each nisa call
+  // made with name= (kernel.with_schedule's edges name them), in call order.
+  using InstructionIds = std::pair<int64_t, int64_t>;
+  using InstructionLabels = std::vector<std::pair<std::string, std::vector<InstructionIds>>>;
+  InstructionLabels& instruction_labels() { return instruction_labels_; }
+  // This trace's identity, distinct from every other trace of the process (the handles of
+  // its instructions carry it, so that a handle of another trace is refused).
+  uint64_t serial() const { return serial_; }
+
   // The scope chain. Function, Stmt and Loop scopes open an allocation region.
   void push_scope(ScopeKind kind, std::string name = "", ir::SourceLoc call_loc = {});
   void pop_scope();
@@ -167,6 +177,8 @@ class TraceContext final : public types::TensorOpSink {
   std::vector<Scope> scopes_;
   std::vector<ir::SourceLoc> call_sites_;
   DispatchCache dispatch_cache_;
+  InstructionLabels instruction_labels_;
+  uint64_t serial_;
 };
 
 }  // namespace nkic::trace
