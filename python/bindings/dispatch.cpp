@@ -215,13 +215,14 @@ std::vector<types::TensorVal> on_chip_offset_views(const codegen::KernelBuilder&
   return out;
 }
 
-// `func(*a)` without a new tuple or dict.
 // The value of keyword `name` in the call, or null.
 PyObject* keyword(const CallArgs& a, const char* name) {
   for (size_t i = 0; i < a.nkw(); ++i)
     if (PyUnicode_CompareWithASCIIString(a.kwname(i), name) == 0) return a.kwvalue(i);
   return nullptr;
 }
+
+// `func(*a)` without a new tuple or dict.
 
 py::object vectorcall(py::handle func, const CallArgs& a) {
   PyObject* r = PyObject_Vectorcall(func.ptr(), a.args, a.nargs, a.kwnames);

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstddef>
+#include <optional>
 
 #include "trace/NativeCall.h"
 
@@ -29,6 +30,12 @@ struct CallArgs {
 // Runs the call; a null object when its arguments take another form (the API's
 // Python function then handles them, with its own defaults and errors).
 py::object call_native(const trace::NativeForm& form, const CallArgs& a);
+
+// nisa.dma_copy and nisa.tensor_tensor as their bindings take them (dst None: the legacy API).
+void dma_copy_call(py::handle dst, py::handle src, py::handle mask, py::handle rmw_op, bool oob_skip, bool hwdge,
+                   std::optional<int64_t> priority);
+py::object tensor_tensor_call(py::handle dst, py::handle data1, py::handle data2, ir::AluOp op, py::handle mask,
+                              py::handle dtype, int engine);
 
 // The fast path for the API function `func` (the form its nki_native marker names), or null.
 const trace::NativeForm* native_form(py::handle func);

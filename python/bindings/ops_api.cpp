@@ -7,6 +7,7 @@
 #include "sema/Asserts.h"
 #include "sema/ErrorCatalog.h"
 #include "trace/TraceContext.h"
+#include "native_calls.h"
 #include "values.h"
 
 namespace nkic::py_bind {
@@ -83,6 +84,24 @@ codegen::Accumulate accumulate_of(py::handle op, py::handle res, int cmd, std::o
 
 }  // namespace
 
+void dma_copy_call(py::handle dst, py::handle src, py::handle mask, py::handle rmw_op, bool oob_skip, bool hwdge,
+                   std::optional<int64_t> priority) {
+  codegen::KernelBuilder& b = builder("nisa.dma_copy");
+  Args a(mask, py::none());
+  a.op.oob_skip = oob_skip;
+  a.op.engine = ir::Engine::dma;
+  const std::optional<ir::AluOp> rmw = rmw_op.is_none() ? std::nullopt : std::optional(alu_of(rmw_op.cast<std::string>()));
+  codegen::dma_copy(b, tensor_arg(dst, "dst"), to_value(src), rmw, a.op, {hwdge, priority});
+}
+
+py::object tensor_tensor_call(py::handle dst, py::handle data1, py::handle data2, ir::AluOp op, py::handle mask,
+                              py::handle dtype, int engine) {
+  codegen::KernelBuilder& b = builder("");
+  Args a(b, dst, mask, dtype);
+  return from_value(codegen::tensor_tensor(b, a.to, op, tensor_arg(data1, "data1"), tensor_arg(data2, "data2"),
+                                           ir::engine_from_nki(engine), a.op));
+}
+
 void bind_ops_api(py::module_& m) {
   m.def("reshape_view", [](py::handle t, std::vector<int64_t> shape) {
     return wrap_tensor(codegen::reshape_view(builder("reshape"), tensor_arg(t, "tensor"), std::move(shape)));
@@ -110,15 +129,7 @@ void bind_ops_api(py::module_& m) {
     Args a(mask, py::none());
     codegen::atomic_rmw(b, tensor_arg(dst, "dst"), to_value(value), alu_of(op), a.op);
   });
-  m.def("dma_copy", [](py::handle dst, py::handle src, py::handle mask, py::handle rmw_op, bool oob_skip, bool hwdge,
-                       std::optional<int64_t> priority) {
-    codegen::KernelBuilder& b = builder("nisa.dma_copy");
-    Args a(mask, py::none());
-    a.op.oob_skip = oob_skip;
-    a.op.engine = ir::Engine::dma;
-    const std::optional<ir::AluOp> rmw = rmw_op.is_none() ? std::nullopt : std::optional(alu_of(rmw_op.cast<std::string>()));
-    codegen::dma_copy(b, tensor_arg(dst, "dst"), to_value(src), rmw, a.op, {hwdge, priority});
-  }, py::arg("dst"), py::arg("src"), py::arg("mask"), py::arg("rmw_op"), py::arg("oob_skip"), py::arg("hwdge") = false,
+  m.def("dma_copy", &dma_copy_call, py::arg("dst"), py::arg("src"), py::arg("mask"), py::arg("rmw_op"), py::arg("oob_skip"), py::arg("hwdge") = false,
      py::arg("priority") = py::none());
   m.def("assign", [](py::handle dst, py::handle value, py::handle mask, bool accumulate, bool oob_skip) {
     codegen::KernelBuilder& b = builder("nisa.dma_copy");
@@ -299,10 +310,7 @@ void bind_ops_api(py::module_& m) {
   // instruction each (the API in flight names them in diagnostics).
   m.def("tensor_tensor", [](py::handle dst, py::handle data1, py::handle data2, const std::string& op, py::handle mask,
                             py::handle dtype, int engine) {
-    codegen::KernelBuilder& b = builder("");
-    Args a(b, dst, mask, dtype);
-    return from_value(codegen::tensor_tensor(b, a.to, alu_of(op), tensor_arg(data1, "data1"), tensor_arg(data2, "data2"),
-                                             ir::engine_from_nki(engine), a.op));
+    return tensor_tensor_call(dst, data1, data2, alu_of(op), mask, dtype, engine);
   });
   m.def("scalar_tensor_tensor", [](py::handle dst, py::handle data, py::handle op0, py::handle operand0, bool reverse0,
                                    py::handle op1, py::handle operand1, bool reverse1, py::handle mask,

@@ -76,6 +76,15 @@ int64_t trace_limit() {
 }
 
 
+// A new tensor of nl.ndarray (both APIs), stored as storage_dtype says.
+py::object ndarray_call(std::vector<int64_t> shape, const std::string& dtype, const std::string& buffer,
+                        const std::string& name, int partition_dim) {
+  trace::TraceContext& c = ctx("nl.ndarray");
+  const ir::Memory memory = memory_of(buffer);
+  return wrap_tensor(codegen::alloc_tensor(c.builder(), name, std::move(shape), c.storage_dtype(dtype_of(dtype), memory),
+                                           memory, partition_dim));
+}
+
 py::object load_call(py::handle src, py::handle mask, py::handle dtype, bool oob_skip) {
   trace::TraceContext& c = ctx("nl.load");
   std::optional<types::MaskVal> ms;
@@ -93,6 +102,31 @@ void store_call(py::handle dst, py::handle value, py::handle mask, bool oob_skip
 }
 
 // `dst`: None (a fresh tile), or the caller's view (the current API's nisa calls of one op).
+// nl.ndarray of a plain shape (Python ints), a dtype of the current API (its nki_dtype_name)
+// and an on-chip buffer that notes nothing (None: sbuf); a null object for any other form,
+// which the Python function converts and checks.
+py::object ndarray_native(py::handle shape, py::handle dtype, py::handle buffer) {
+  if (!PyTuple_Check(shape.ptr()) && !PyList_Check(shape.ptr())) return {};
+  std::vector<int64_t> dims;
+  for (py::handle d : shape) {
+    if (!PyLong_CheckExact(d.ptr())) return {};
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(d.ptr(), &overflow);
+    if (overflow || v <= 0 || v >= (int64_t{1} << 62)) return {};
+    dims.push_back(v);
+  }
+  py::object name = py::getattr(dtype, "nki_dtype_name", py::none());
+  if (!py::isinstance<py::str>(name)) return {};
+  std::string memory = "sbuf";
+  if (!buffer.is_none()) {
+    py::object where = py::getattr(buffer, "name", py::none()), direct = py::getattr(buffer, "direct", py::none());
+    if (!py::isinstance<py::str>(where) || !direct.is(py::bool_(false))) return {};
+    memory = where.cast<std::string>();
+    if (memory != "sbuf" && memory != "psum") return {};  // shared HBM: allocated once per logical core (_lnc)
+  }
+  return ndarray_call(dims, name.cast<std::string>(), memory, "", 0);
+}
+
 py::object elementwise_call(trace::TraceContext& c, ir::AluOp op, PyObject* const* operands, size_t n, py::handle mask,
                             py::handle dtype, py::handle dst = py::none()) {
   std::optional<types::MaskVal> ms;
@@ -112,7 +146,7 @@ py::object elementwise_call(trace::TraceContext& c, ir::AluOp op, PyObject* cons
 // None-ness: a call passes few, nl.store's value=, a mask=); the binding only
 // converts the values.
 py::object call_native(const trace::NativeForm& form, const CallArgs& a) {
-  constexpr size_t kMaxKeywords = 4;
+  constexpr size_t kMaxKeywords = 6;
   const size_t nkw = a.nkw();
   if (nkw > kMaxKeywords) return {};
   trace::Keyword keywords[kMaxKeywords];
@@ -134,6 +168,19 @@ py::object call_native(const trace::NativeForm& form, const CallArgs& a) {
     case trace::NativeForm::Kind::Elementwise: {
       PyObject* operands[2] = {a.args[at.operands[0]], form.arity > 1 ? a.args[at.operands[1]] : nullptr};
       return elementwise_call(ctx(), form.op, operands, form.arity, mask, py::none());
+    }
+    case trace::NativeForm::Kind::DmaCopy:
+      dma_copy_call(arg(at.operands[0]), arg(at.operands[1]), py::none(), py::none(), false, false, std::nullopt);
+      return py::none();
+    case trace::NativeForm::Kind::NdArray: return ndarray_native(arg(at.operands[0]), arg(at.operands[1]),
+                                                                 at.operands[2] >= 0 ? arg(at.operands[2]) : py::none());
+    case trace::NativeForm::Kind::TensorTensor: {
+      // The op's own plain form names its ALU op (nl.add: "elementwise:add"); any other op
+      // (a numpy ufunc, a name) takes the Python form, which names it.
+      const trace::NativeForm* op = native_form(arg(at.operands[3]));
+      if (!op || op->kind != trace::NativeForm::Kind::Elementwise) return {};
+      return tensor_tensor_call(arg(at.operands[0]), arg(at.operands[1]), arg(at.operands[2]), op->op, py::none(),
+                                py::none(), 0);
     }
   }
   return {};
@@ -362,18 +409,15 @@ void bind_trace_api(py::module_& m) {
   });
   m.def("finalize", [](py::object returned) { return wrap_kernel(ctx().finalize(returned_tensors(returned))); });
 
-  m.def("ndarray", [](std::vector<int64_t> shape, const std::string& dtype, const std::string& buffer,
-                      const std::string& name, int partition_dim) {
-    trace::TraceContext& c = ctx("nl.ndarray");
-    return wrap_tensor(
-        codegen::alloc_tensor(c.builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer), partition_dim));
-  });
+  m.def("ndarray", &ndarray_call);
   m.def("full", [](std::vector<int64_t> shape, double value, const std::string& dtype, const std::string& buffer,
                    const std::string& name, const std::string& api, int partition_dim) {
     trace::TraceContext& c = ctx(api.c_str());
-    return wrap_tensor(
-        codegen::full(c.builder(), name, std::move(shape), dtype_of(dtype), memory_of(buffer), value, partition_dim));
+    const ir::Memory memory = memory_of(buffer);
+    return wrap_tensor(codegen::full(c.builder(), name, std::move(shape), c.storage_dtype(dtype_of(dtype), memory),
+                                     memory, value, partition_dim));
   });
+  m.def("set_narrow_floats_as_fp32", [](bool on) { ctx("nki.jit").narrow_floats_as_fp32 = on; });
   // Each builder resolves the context first: outside a kernel that is the error to report.
   m.def("load", &load_call);
   m.def("load_transpose2d", [](py::handle dst, py::handle src, py::handle mask, py::handle dtype,

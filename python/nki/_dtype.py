@@ -8,14 +8,11 @@ from nkic import _dtypes
 
 
 class DType:
-    __slots__ = ("name",)
+    __slots__ = ("name", "nki_dtype_name")
 
     def __init__(self, name):
         self.name = name
-
-    @property
-    def nki_dtype_name(self):  # how nkic's dtype_name() recognises it
-        return self.name
+        self.nki_dtype_name = name  # how nkic's dtype_name() and the core's nl.ndarray recognise it
 
     @property
     def dtype(self):

@@ -11,7 +11,7 @@ from nkic._core import core
 from nkic import _loops
 from . import _subset
 from nkic._kernel import Launch, TraceKernel, _unexpected
-from . import _lnc, _schedule
+from . import _lnc, _schedule, language
 
 # NEURON_PLATFORM_TARGET_OVERRIDE spellings (NKI_CURRENT_API.md §1.4) -> nkic target names.
 _TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2", "trn3": "trn3",
@@ -100,6 +100,7 @@ class Kernel(TraceKernel):
         return super().trace(None, args, kwargs)
 
     def _run_body(self, body):
+        language._begin_trace()
         traced = lambda: _schedule.run_scheduled(body, self.schedule, self._schedule_at)  # noqa: E731
         return traced() if self._lnc == 1 else _lnc.trace_per_core(self._lnc, traced)
 

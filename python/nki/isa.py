@@ -154,6 +154,9 @@ def tensor_tensor(dst, data1, data2, op, engine=engine.unknown, name=None):
     core.tensor_tensor(dst, data1, data2, op_name(op), None, None, engine if type(engine) is _ENGINE else _engine(engine))
 
 
+tensor_tensor.nki_native = "tensor_tensor"  # the dispatcher runs its plain calls in the core (native_calls.h)
+
+
 @_api("nisa.tensor_scalar")
 def tensor_scalar(dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
                   engine=engine.unknown, name=None):
@@ -354,6 +357,9 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
         _engine(engine)
     core.dma_copy(dst, src, None, None, oob == _OOB.skip, dge == _DGE.hwdge,
                   None if priority is None else _priority(priority, "nisa.dma_copy"))
+
+
+dma_copy.nki_native = "dma_copy"
 
 
 @_api("nisa.dma_transpose")

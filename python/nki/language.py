@@ -66,52 +66,32 @@ def _buffer(buffer):
     return _legacy._buffer_name(sbuf if buffer is None else buffer)
 
 
-_NARROW_FLOATS = frozenset({"bfloat16", "float16", "float8_e4m3", "float8_e5m2", "float8_e4m3fn"})
-
-
 def _storage(dtype, buffer):
-    """(dtype name, buffer name) a tensor is made with. NKI_PRECISE_FP=0 asks for the official
-    simulator's fp32 storage of narrow float formats: on-chip tensors of them hold fp32."""
-    name, where = _dtypes.dtype_name(dtype), _buffer(buffer)
-    if os.environ.get("NKI_PRECISE_FP", "1") == "0" and name in _NARROW_FLOATS and where in ("sbuf", "psum"):
-        name = "float32"
-    return name, where
+    """(dtype name, buffer name) a tensor is made with (NKI_PRECISE_FP=0's fp32 storage of narrow
+    float formats on chip is the core's, _begin_trace)."""
+    return _dtypes.dtype_name(dtype), _buffer(buffer)
 
 
-# (id(dtype), id(buffer), NKI_PRECISE_FP) -> (dtype, buffer, _storage's answer), for the
-# buffers that note nothing. Keyed by identity (dtype hashes run Python code); the entry
-# keeps both objects alive, so an id names them for as long as the entry does.
-_STORAGE = {}
+def _begin_trace():
+    """NKI_PRECISE_FP=0 asks for the official simulator's fp32 storage of narrow float
+    formats: on-chip tensors of them hold fp32."""
+    core.set_narrow_floats_as_fp32(os.environ.get("NKI_PRECISE_FP", "1") == "0")
 
 
 @_api("nl.ndarray")
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """An uninitialised tensor; address=(partition, free byte offset) places it: checked to
     fit the target's buffer (values do not depend on the placement)."""
-    key = (id(dtype), id(buffer), os.environ.get("NKI_PRECISE_FP", "1"))
-    known = _STORAGE.get(key)
-    if known is not None and known[0] is dtype and known[1] is buffer:
-        storage = known[2]
-    else:
-        storage = _storage(dtype, buffer)
-        if isinstance(buffer, type(sbuf)) and not buffer.direct:
-            _STORAGE[key] = (dtype, buffer, storage)
-    if buffer is shared_hbm:
-        dims = _legacy._shape(shape)
-        t = _lnc.shared_tensor(lambda: core.ndarray(dims, *storage, name or "", 0), dims, dtype, "nl.ndarray")
-    else:
-        # A tuple of plain ints (the common spelling) converts here, without a call.
-        dims = list(shape) if type(shape) is tuple else None
-        for d in dims or ():
-            if type(d) is not int or not -2**62 < d < 2**62:
-                dims = None
-                break
-        t = core.ndarray(_legacy._shape(shape) if dims is None else dims, *storage, name or "", 0)
+    make = lambda: core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name or "", 0)  # noqa: E731
+    t = _lnc.shared_tensor(make, _legacy._shape(shape), dtype, "nl.ndarray") if buffer is shared_hbm else make()
     if address is not None:
         partition, offset = address
         core.check_address(t, core.int_arg(partition, "address", "nl.ndarray"),
                            core.int_arg(offset, "address", "nl.ndarray"))
     return t
+
+
+ndarray.nki_native = "ndarray"  # the dispatcher runs its plain calls in the core (native_calls.h)
 
 
 @_api("nl.zeros")

@@ -37,6 +37,13 @@ uint64_t next_serial() {
 }
 }  // namespace
 
+ir::DType TraceContext::storage_dtype(ir::DType dtype, ir::Memory memory) const {
+  using D = ir::DType;
+  const bool narrow = dtype == D::bfloat16 || dtype == D::float16 || dtype == D::float8_e4m3 ||
+                      dtype == D::float8_e5m2 || dtype == D::float8_e4m3fn;
+  return narrow_floats_as_fp32 && narrow && !ir::is_hbm(memory) ? D::float32 : dtype;
+}
+
 TraceContext::TraceContext(TraceOptions opts)
     : opts_(std::move(opts)),
       target_(&resolve_target(opts_.target)),

@@ -101,6 +101,12 @@ class TraceContext final : public types::TensorOpSink {
   // its instructions carry it, so that a handle of another trace is refused).
   uint64_t serial() const { return serial_; }
 
+  // NKI_PRECISE_FP=0 (the current API): on-chip tensors of the narrow float formats are
+  // stored in fp32, as the official simulator stores them.
+  bool narrow_floats_as_fp32 = false;
+  // The dtype a new tensor of `dtype` in `memory` is stored in.
+  ir::DType storage_dtype(ir::DType dtype, ir::Memory memory) const;
+
   // The scope chain. Function, Stmt and Loop scopes open an allocation region.
   void push_scope(ScopeKind kind, std::string name = "", ir::SourceLoc call_loc = {});
   void pop_scope();
