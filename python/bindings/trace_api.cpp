@@ -179,8 +179,9 @@ py::object call_native(const trace::NativeForm& form, const CallArgs& a) {
       // (a numpy ufunc, a name) takes the Python form, which names it.
       const trace::NativeForm* op = native_form(arg(at.operands[3]));
       if (!op || op->kind != trace::NativeForm::Kind::Elementwise) return {};
-      return tensor_tensor_call(arg(at.operands[0]), arg(at.operands[1]), arg(at.operands[2]), op->op, py::none(),
-                                py::none(), 0);
+      tensor_tensor_call(arg(at.operands[0]), arg(at.operands[1]), arg(at.operands[2]), op->op, py::none(), py::none(),
+                         0);
+      return py::none();  // the call writes dst; the dispatcher returns its NkiInstruction
     }
   }
   return {};
