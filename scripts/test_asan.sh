@@ -27,8 +27,10 @@ scripts/setup.sh packages
 configure=(--preset asan)
 if command -v ccache >/dev/null; then
   configure+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  # Paths relative to the parent directory: worktrees side by side share the cache.
+  # Paths relative to the parent directory: worktrees side by side share the cache, also for
+  # this build's debug information (which names the build directory: not part of the key).
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$ROOT")}"
+  export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-true}"
 fi
 if [[ ! -f build-asan/build.ninja ]]; then
   cmake "${configure[@]}"
