@@ -3,7 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "codegen/AccessPattern.h"
-#include "codegen/CurrentRules.h"
+#include "codegen/Cores.h"
 #include "codegen/Ops.h"
 #include "codegen/Placement.h"
 #include "errors.h"
@@ -148,9 +148,6 @@ void bind_random(py::module_& m) {
 void bind_nki_api(py::module_& m) {
   bind_accumulating(m);
   bind_random(m);
-  m.def("check_dma_transpose", [](bool hwdge, std::optional<int64_t> priority) {
-    codegen::check_dma_transpose(trace::TraceContext::nki_ctx("nisa.dma_transpose").builder(), hwdge, priority);
-  });
   m.def("check_address", [](py::handle t, int64_t partition, int64_t free_offset) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nl.ndarray").builder();
     codegen::check_address(b, tensor_arg(t, "tensor"), partition, free_offset);
@@ -192,10 +189,10 @@ void bind_nki_api(py::module_& m) {
     codegen::check_lnc(trace::TraceContext::nki_ctx("nki.jit").builder(), lnc, runtime);
   });
   m.def("check_outputs", [](py::list outputs) {
-    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nki.jit").builder();
+    trace::TraceContext& ctx = trace::TraceContext::nki_ctx("nki.jit");
     std::vector<types::TensorVal> ts;
     for (py::handle h : outputs) ts.push_back(tensor_arg(h, "output"));
-    codegen::check_outputs_shared_hbm(b, ts);
+    ctx.check_shared_hbm_outputs(ts);
   });
   // A construct outside the accepted Python subset, found by the front end's AST walk;
   // in a helper (`callee`), with a note at each user call that reached it.

@@ -422,15 +422,17 @@ void bind_trace_api(py::module_& m) {
   // Each builder resolves the context first: outside a kernel that is the error to report.
   m.def("load", &load_call);
   m.def("load_transpose2d", [](py::handle dst, py::handle src, py::handle mask, py::handle dtype,
-                               bool squeeze_unit_dims, bool oob_skip) {
+                               bool squeeze_unit_dims, bool oob_skip, bool hwdge, std::optional<int64_t> priority) {
     trace::TraceContext& c = ctx("nl.load_transpose2d");
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, dtype, ms);
     a.oob_skip = oob_skip;
     const codegen::Dst to = dst.is_none() ? codegen::Dst::fresh() : codegen::Dst::into(tensor_arg(dst, "dst"));
     return wrap_tensor(
-        codegen::load_transpose2d(c.builder(), to, tensor_arg(src, "src", "a tensor"), a, squeeze_unit_dims));
-  });
+        codegen::load_transpose2d(c.builder(), to, tensor_arg(src, "src", "a tensor"), a, squeeze_unit_dims,
+                                  {hwdge, priority}));
+  }, py::arg("dst"), py::arg("src"), py::arg("mask"), py::arg("dtype"), py::arg("squeeze_unit_dims"),
+     py::arg("oob_skip"), py::arg("hwdge") = false, py::arg("priority") = py::none());
   // nisa.memset: dst None makes a fresh SBUF tile of `shape` and `dtype` (the legacy API).
   m.def("memset", [](py::handle dst, std::vector<int64_t> shape, py::handle value, py::handle dtype) {
     trace::TraceContext& c = ctx("nisa.memset");

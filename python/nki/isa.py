@@ -367,8 +367,7 @@ def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown,
                   name=None):
     dge = enum_arg(dge_mode, globals()["dge_mode"], "dge_mode", ints=True)
     skip = enum_arg(oob_mode, globals()["oob_mode"], "oob_mode") == globals()["oob_mode"].skip
-    core.check_dma_transpose(dge == globals()["dge_mode"].hwdge, _priority(priority, "nisa.dma_transpose"))
-    core.load_transpose2d(dst, src, None, None, True, skip)
+    core.load_transpose2d(dst, src, None, None, True, skip, dge == _DGE.hwdge, _priority(priority, "nisa.dma_transpose"))
 
 
 @_api("nisa.dma_compute")

@@ -134,4 +134,14 @@ void CoreSegments::finish(KernelBuilder& b) {
   b.kernel().physical_cores = static_cast<int>(cuts_.size());
 }
 
+void check_lnc(KernelBuilder& b, int64_t lnc, const std::string& runtime) {
+  const sema::Target& t = b.target();
+  if (lnc < 1 || lnc > t.max_num_physical_cores)
+    b.fail(sema::err_lnc_not_supported(lnc, t.name, t.max_num_physical_cores));
+  if (runtime.empty()) return;
+  char* end = nullptr;
+  long long configured = std::strtoll(runtime.c_str(), &end, 10);
+  if (*end != '\0' || configured != lnc) b.fail(sema::err_lnc_config_mismatch(lnc, runtime));
+}
+
 }  // namespace nkic::codegen

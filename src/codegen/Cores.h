@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,6 +27,9 @@ void check_core_barrier(KernelBuilder& b, const types::TensorVal& data, const st
 void check_sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
                     int64_t recv_from, int self, int n);
 void check_sendrecv_pairs(KernelBuilder& b, const std::vector<std::array<int64_t, 3>>& pairs);
+// kernel[lnc]: 1 up to the target's physical cores per logical NeuronCore, and equal to the
+// runtime's NEURON_LOGICAL_NC_CONFIG (`runtime`, the variable's text) when that is set.
+void check_lnc(KernelBuilder& b, int64_t lnc, const std::string& runtime);
 
 class CoreSegments {
  public:

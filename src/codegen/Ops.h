@@ -28,6 +28,12 @@ struct OpArgs {
   ir::Engine engine = ir::Engine::none;  // the engine the call names (none: the instruction's default)
 };
 
+// How the current API's DMA calls name their queue: the hardware DGE (dge_mode.hwdge) and priority=.
+struct DmaMode {
+  bool hwdge = false;
+  std::optional<int64_t> priority;
+};
+
 // A new instruction of `op` over the iteration space `shape`.
 std::unique_ptr<ir::Instruction> make_instruction(ir::Opcode op, std::vector<int64_t> shape);
 // "name[128, 512]": a view as diagnostics show operands.
@@ -77,21 +83,18 @@ TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DTyp
 // HBM [N, M] -> SBUF [M, N]: a load whose destination access is transposed. With
 // `squeeze_unit_dims` (the current API's dma_transpose) a src of more dims drops its size-1
 // dims down to two ([A, 1, 1, B] as [A, B], [1, 1, 1, B] as [1, B]): they carry no data.
+// `mode`: the current API's dma_transpose queue (the hardware DGE from NeuronCore-v3, priority= as dma_copy's).
 TensorVal load_transpose2d(KernelBuilder& b, const Dst& dst, const TensorVal& src, const OpArgs& args,
-                           bool squeeze_unit_dims = false);
+                           bool squeeze_unit_dims = false, const DmaMode& mode = {});
 void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpArgs& args);
 // nisa.tensor_copy_dynamic_src: a copy of `src`, an on-chip view at a runtime
 // free-dim offset (`x[i_p, i_f + off[0, j]]`), into a new SBUF tile.
 TensorVal tensor_copy_dynamic_src(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
 // nisa.tensor_copy_dynamic_dst: `src` copied into `dst`, an on-chip view at a runtime offset.
 void tensor_copy_dynamic_dst(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const OpArgs& args);
-// How the current API's dma_copy names its queue: the hardware DGE (dge_mode.hwdge) and priority=.
-struct DmaMode {
-  bool hwdge = false;
-  std::optional<int64_t> priority;
-};
 // nisa.dma_copy: dst = src, or with `rmw` (dst_rmw_op, add only) dst += src; in the current
-// API under its DMA rules (CurrentRules.h: no PSUM source, hwdge and priority).
+// API under its DMA rules (no PSUM source; the hardware DGE copies bytes, NeuronCore-v3+; a
+// priority= is a level 0-3 of NeuronCore-v4 and newer).
 void dma_copy(KernelBuilder& b, const TensorVal& dst, const Value& src, std::optional<ir::AluOp> rmw,
               const OpArgs& args, const DmaMode& mode = {});
 // nisa.dma_compute (the stub's reading, NKI_CURRENT_API §13 #25) as nkic supports it: one

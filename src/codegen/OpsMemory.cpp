@@ -1,11 +1,12 @@
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "codegen/Indexing.h"
-#include "codegen/CurrentRules.h"
 #include "codegen/Ops.h"
 #include "sema/Asserts.h"
 #include "sema/ErrorCatalog.h"
+#include "sema/OpTable.h"
 #include "types/IndexAlgebra.h"
 
 namespace nkic::codegen {
@@ -96,6 +97,45 @@ TensorVal full(KernelBuilder& b, std::string name, std::vector<int64_t> shape, i
   return t;
 }
 
+namespace {
+
+// The current API's rules of its DMA and memset calls (NKI_CURRENT_API.md §9.1).
+// priority=, the DMA's quality-of-service level (0-3, lower first): NeuronCore-v4 and newer.
+void check_priority(KernelBuilder& b, std::optional<int64_t> priority) {
+  if (!priority) return;
+  sema::assert_nc_version(b.target(), 4, b.api() + "(priority=)", b.raiser());
+  if (*priority < 0 || *priority > 3)
+    b.fail(sema::err_unsupported_args(b.api(), "priority " + std::to_string(*priority) +
+                                                   " is not a DMA priority level 0-3 (lower is served first)"));
+}
+
+// nisa.dma_copy: never a PSUM source; the hardware DGE copies bytes (equal dtypes, v3+).
+void check_dma_copy(KernelBuilder& b, const types::TensorVal& dst, const types::TensorVal& src, bool hwdge,
+                    std::optional<int64_t> priority) {
+  const ir::TensorDecl& s = b.tensor(src.tensor);
+  const ir::TensorDecl& d = b.tensor(dst.tensor);
+  // 0.3: a DMA reads SBUF or HBM; PSUM goes through tensor_copy first.
+  if (s.memory == ir::Memory::PSUM) b.fail(sema::err_unsupported_memory("src", b.api(), "sbuf or hbm", "psum"));
+  check_priority(b, priority);
+  if (!hwdge) return;
+  sema::check_hwdge(b.api(), b.target(), b.raiser());
+  if (s.dtype != d.dtype) b.fail(sema::err_hwdge_dtype_mismatch(ir::name(s.dtype), ir::name(d.dtype)));
+}
+
+// nisa.memset: the value is typed like dst (an integer for integer dtypes; packed x4 dtypes take 0 only).
+void check_memset_value(KernelBuilder& b, const types::TensorVal& dst, double value, bool is_integer) {
+  ir::DType t = b.tensor(dst.tensor).dtype;
+  std::ostringstream v;
+  v << value;
+  if (ir::is_packed(t) && value != 0.0)
+    b.fail(sema::err_memset_value_dtype(v.str(), ir::name(t), "packed x4 tensors are set to 0 only"));
+  // A float with an integral value (the kernel library's `value=0.0` into uint32 tiles) fits.
+  if (ir::is_integer(t) && !is_integer && value != std::trunc(value))
+    b.fail(sema::err_memset_value_dtype(v.str(), ir::name(t), "an integer tensor takes an integer value"));
+}
+
+}  // namespace
+
 TensorVal memset(KernelBuilder& b, const Dst& dst, std::vector<int64_t> shape, double value, bool integer_value,
                  ir::DType dtype) {
   if (!dst.given()) return full(b, "", std::move(shape), dtype, Memory::SBUF, value);
@@ -166,7 +206,9 @@ TensorVal unit_dims_squeezed(KernelBuilder& b, const TensorVal& t) {
 }  // namespace
 
 TensorVal load_transpose2d(KernelBuilder& b, const Dst& to, const TensorVal& given, const OpArgs& args,
-                           bool squeeze_unit_dims) {
+                           bool squeeze_unit_dims, const DmaMode& mode) {
+  if (mode.hwdge) sema::check_hwdge(b.api(), b.target(), b.raiser());
+  check_priority(b, mode.priority);
   const TensorVal src = squeeze_unit_dims ? unit_dims_squeezed(b, given) : given;
   b.check_operand("src", src);
   // The current API's dma_transpose reads its source at one runtime offset (.ap(scalar_offset=));

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "sema/ErrorCatalog.h"
+#include "sema/Target.h"
 
 namespace nkic::codegen {
 
@@ -100,6 +101,30 @@ void check_placement_overlap(KernelBuilder& b) {
       b.fail(std::move(d));
     }
   }
+}
+
+void check_address(KernelBuilder& b, const types::TensorVal& t, int64_t partition, int64_t free_offset) {
+  const ir::TensorDecl& d = b.tensor(t.tensor);
+  const sema::Target& target = b.target();
+  std::string name = KernelBuilder::display_name(d.name);
+  if (d.memory != ir::Memory::SBUF && d.memory != ir::Memory::PSUM)
+    b.fail(sema::err_address_out_of_range(name, "only SBUF and PSUM tensors are placed"));
+  bool psum = d.memory == ir::Memory::PSUM;
+  int64_t partitions = psum ? target.psum_num_partitions : target.statebuf_num_partitions;
+  int64_t capacity = psum ? target.psum_par_size_in_bytes * target.psum_num_banks : target.statebuf_par_size_in_bytes;
+  int64_t bytes = d.num_elements() / d.shape.at(0) * ir::size_of(d.dtype);
+  if (partition < 0 || partition + d.shape[0] > partitions)
+    b.fail(sema::err_address_out_of_range(name, "partitions " + std::to_string(partition) + ".." +
+                                                    std::to_string(partition + d.shape[0] - 1) + " of " +
+                                                    std::to_string(partitions)));
+  if (free_offset < 0 || free_offset + bytes > capacity)
+    b.fail(sema::err_address_out_of_range(name, "bytes " + std::to_string(free_offset) + ".." +
+                                                    std::to_string(free_offset + bytes - 1) + " of a " +
+                                                    std::to_string(capacity) + "-byte partition on " + target.name));
+  if (psum && free_offset % target.psum_par_size_in_bytes != 0)
+    b.fail(sema::err_psum_address_not_bank_aligned(name, free_offset, target.psum_par_size_in_bytes));
+  b.require_unrolled("an address= placement");
+  b.placements.push_back({t.tensor, partition, free_offset, b.cores ? b.cores->current() : 0});
 }
 
 }  // namespace nkic::codegen

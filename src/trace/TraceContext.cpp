@@ -302,6 +302,17 @@ void TraceContext::check_outputs(const std::vector<types::TensorVal>& returned) 
   }
 }
 
+void TraceContext::check_shared_hbm_outputs(const std::vector<types::TensorVal>& returned) const {
+  for (const types::TensorVal& o : returned) {
+    const ir::TensorDecl& t = builder_.tensor(o.tensor);
+    if (t.memory == ir::Memory::SharedHBM || t.role == ir::Role::Input) continue;
+    // Reported where the output was allocated: that is the line to change.
+    sema::Diagnostic d = sema::err_output_not_in_shared_hbm(codegen::KernelBuilder::display_name(t.name), ir::name(t.memory));
+    d.loc = t.loc;
+    builder_.fail(std::move(d));
+  }
+}
+
 std::vector<types::TensorVal> TraceContext::kernel_outputs(std::vector<types::TensorVal> returned) {
   // A returned on-chip tile (an official range_select example returns one; NKI's
   // simulator hands it back) leaves through an HBM output stored at the return.

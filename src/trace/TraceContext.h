@@ -152,6 +152,8 @@ class TraceContext final : public types::TensorOpSink {
   types::TensorVal add_input(const std::string& name, std::vector<int64_t> shape, ir::DType dtype, bool is_mutable);
   // The return contract: shared_hbm tensors only, each written (or a mutable input).
   void check_outputs(const std::vector<types::TensorVal>& returned) const;
+  // The current API's: a kernel's returned tensors live in shared HBM.
+  void check_shared_hbm_outputs(const std::vector<types::TensorVal>& returned) const;
   // Registers the returned tensors as kernel outputs and finishes the IR.
   // The kernel's outputs for the tensors it returns: HBM tensors as they are, an
   // on-chip tile through a new HBM output it is stored into. Checks them.
