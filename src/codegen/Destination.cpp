@@ -48,15 +48,26 @@ types::TensorVal fitted(KernelBuilder& b, const std::vector<int64_t>& shape, con
   return operand_view(b, dst, shape);
 }
 
-// The element box [lo, hi] per dim of `tensor` that an access of `in` covers.
+// The elements of its root tensor an access of `in` covers: its partitions and its free
+// elements flattened row-major ([lo, hi] each), the same for every view of one PSUM tensor
+// (a reshape of its free dims keeps their order).
 std::vector<std::pair<int64_t, int64_t>> box(const KernelBuilder& b, const ir::Instruction& in, const ir::Access& a) {
+  bool known = true;
   auto range_of = [&](ir::Var v) -> std::pair<int64_t, int64_t> {
     if (v.kind == ir::VarKind::Grid) return {0, in.shape.at(v.id) - 1};
     if (auto r = b.var_range(v)) return *r;
-    return {INT64_MIN / 4, INT64_MAX / 4};  // unknown at trace time: may overlap anything
+    known = false;
+    return {0, 0};
   };
-  std::vector<std::pair<int64_t, int64_t>> out;
-  for (const ir::AffineExpr& e : a.index) out.push_back(e.bounds(range_of));
+  const std::vector<int64_t>& shape = b.tensor(a.tensor).shape;
+  ir::AffineExpr flat(0);
+  int64_t stride = 1;
+  for (size_t k = a.index.size(); k-- > 1;) {
+    flat = flat + a.index[k] * stride;
+    stride *= shape.at(k);
+  }
+  std::vector<std::pair<int64_t, int64_t>> out = {a.index.at(0).bounds(range_of), flat.bounds(range_of)};
+  if (!known) out.assign(2, {INT64_MIN, INT64_MAX});  // a bound unknown at trace time: may overlap anything
   return out;
 }
 
@@ -133,11 +144,14 @@ void MatmulInto::end(KernelBuilder& b, const types::TensorVal& dst, std::optiona
 void mark_matmul_accumulation(KernelBuilder& b, size_t mark, const types::TensorVal& dst,
                               std::optional<bool> accumulate) {
   ir::Block& block = b.insertion_block();
-  std::vector<std::vector<std::pair<int64_t, int64_t>>>& written = b.matmul_writes(dst.tensor);
+  // A dst view fitted to the product's shape may be an alias of dst: the writes are its root's.
+  const int root = b.kernel().root(dst.tensor);
+  std::vector<std::vector<std::pair<int64_t, int64_t>>>& written = b.matmul_writes(root);
   for (size_t i = mark; i < block.size(); ++i) {
     if (block[i]->kind != ir::StmtKind::Instruction) continue;
     auto& in = static_cast<ir::Instruction&>(*block[i]);
-    if ((in.opcode != ir::Opcode::Matmul && in.opcode != ir::Opcode::MatmulMx) || in.dst.tensor != dst.tensor) continue;
+    if ((in.opcode != ir::Opcode::Matmul && in.opcode != ir::Opcode::MatmulMx) || b.kernel().root(in.dst.tensor) != root)
+      continue;
     // A matmul accumulates into fp32 PSUM before NeuronCore-v4, which adds a bf16 dst (a
     // Tensor-Engine transpose writes its data's dtype: not this rule).
     if (in.opcode == ir::Opcode::Matmul && !in.transpose && b.tensor(dst.tensor).dtype == ir::DType::bfloat16)

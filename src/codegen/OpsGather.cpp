@@ -78,6 +78,7 @@ TensorVal local_gather(KernelBuilder& b, const Dst& to, const TensorVal& src_buf
                    e = AffineExpr::grid(4);
   auto in = make_instruction(ir::Opcode::Copy, space);
   in->dst = write_access(b, dst, {c * core + r, k, j, e});
+  in->engine = ir::Engine::pool;  // a GpSimd instruction (its cores serve 16 partitions each)
   ir::Access src = access_for(b, flat, flat.shape);
   for (AffineExpr& x : src.index) x = x.substitute_grid({c * core + r, e});
   ir::Access idx = access_for(b, index, index.shape);
