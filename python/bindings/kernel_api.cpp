@@ -104,6 +104,24 @@ void bind_kernel_api(py::module_& m) {
     }
     return rows;
   });
+  // The ALU ops (name, arity, kind) and the dtypes (name, is_float), in the core's order:
+  // the front ends' lists of nl functions and dtypes derive from them.
+  m.def("alu_ops", [] {
+    py::list ops;
+    for (int i = 0; i < ir::kNumAluOps; ++i) {
+      const ir::AluOpInfo& r = ir::info(static_cast<ir::AluOp>(i));
+      ops.append(py::make_tuple(std::string(r.name), r.arity, ir::name(r.kind)));
+    }
+    return ops;
+  });
+  m.def("dtypes", [] {
+    py::list ts;
+    for (int i = 0; i < ir::kNumDTypes; ++i) {
+      const ir::DTypeInfo& r = ir::info(static_cast<ir::DType>(i));
+      ts.append(py::make_tuple(std::string(r.name), r.is_float));
+    }
+    return ts;
+  });
   py::class_<PyKernel>(m, "Kernel")
       .def_property_readonly("name", [](const PyKernel& s) { return s.k->name; })
       .def_property_readonly("grid", [](const PyKernel& s) { return s.k->grid; })

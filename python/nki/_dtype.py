@@ -61,9 +61,7 @@ class DType:
         return self.dtype.type(value)
 
 
-NAMES = ("bfloat16", "bool", "float8_e4m3", "float8_e5m2", "float16", "float32", "int8", "int16", "int32",
-         "tfloat32", "uint8", "uint16", "uint32", "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4",
-         "float8_e4m3fn", "float8_e8m0fnu")
+NAMES = tuple(name for name, _ in core.dtypes())  # the core's dtype table (ir/DType.h)
 BY_NAME = {n: DType(n) for n in NAMES}
 
 _legacy_dtype = core.NkiTensor.dtype

@@ -23,10 +23,11 @@ from . import _dtype, _lnc
 
 NkiTensor = core.NkiTensor
 
-# The dtypes by name (their order is _dtype.NAMES; `bool_` is "bool"); DType, their type, for annotations.
+# The dtypes, one module attribute per name of the core's table (`bool` as `bool_`); DType,
+# their type, for annotations.
 DType = _dtype.DType
-(bfloat16, bool_, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32, tfloat32, uint8, uint16, uint32,
- float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4, float8_e4m3fn, float8_e8m0fnu) = (_dtype.BY_NAME[n] for n in _dtype.NAMES)
+globals().update(("bool_" if n == "bool" else n, t) for n, t in _dtype.BY_NAME.items())
+float32 = _dtype.BY_NAME["float32"]  # the comparisons' default dtype, named here for them
 
 
 def _comparison(name):
@@ -42,9 +43,8 @@ def _comparison(name):
     return compare
 
 
-equal, not_equal = _comparison("equal"), _comparison("not_equal")
-greater, greater_equal = _comparison("greater"), _comparison("greater_equal")
-less, less_equal = _comparison("less"), _comparison("less_equal")
+for _n in (n for n, _, kind in _lang_math._ALU_OPS if kind == "Compare"):
+    globals()[_n] = _comparison(_n)
 
 
 def _loop_range(name):

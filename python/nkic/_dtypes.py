@@ -67,8 +67,7 @@ def dtype_name(dt):
         core.raise_unsupported_dtype(f"{dt!r}: not a dtype")
 
 
-_FLOATS = {"float32", "float16", "bfloat16", "tfloat32", "float8_e4m3", "float8_e5m2", "float8_e4m3fn",
-           "float8_e8m0fnu", "float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4"}
+_FLOATS = frozenset(name for name, is_float in core.dtypes() if is_float)  # the core's dtype table
 
 
 def is_float(name):

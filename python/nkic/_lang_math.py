@@ -28,12 +28,13 @@ def _binary(name, op=None):
     return fn
 
 
-_UNARY = ["abs", "negative", "sign", "trunc", "floor", "ceil", "exp", "log", "sin", "cos", "tan", "tanh",
-          "arctan", "sqrt", "rsqrt", "reciprocal", "square", "sigmoid", "relu", "gelu", "gelu_dx",
-          "gelu_apprx_tanh", "gelu_apprx_sigmoid", "gelu_apprx_sigmoid_dx", "silu", "silu_dx", "erf", "erf_dx", "softplus", "mish",
-          "invert"]
-_BINARY = ["add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "abs_max", "abs_min", "bitwise_and",
-           "bitwise_or", "bitwise_xor", "left_shift", "right_shift"]
+# One nl function per ALU op of the core's table (ir/AluOp.h): the one-operand activations and
+# bit inversion, the two-operand arithmetic and bitvec ops (mod and fmod, which take dtype
+# positionally, below), and the comparisons and logical ops (_comparison).
+_ALU_OPS = core.alu_ops()
+_UNARY = [n for n, arity, kind in _ALU_OPS if arity == 1 and kind in ("Activation", "Bitvec")]
+_BINARY = [n for n, arity, kind in _ALU_OPS if arity == 2 and kind in ("Arith", "Bitvec") and n not in ("mod", "fmod")]
+COMPARISONS = [n for n, arity, kind in _ALU_OPS if arity == 2 and kind in ("Compare", "Logical")]
 for _n in _UNARY:
     globals()[_n] = _unary(_n)
 for _n in _BINARY:
@@ -122,8 +123,7 @@ def _comparison(name):
     return fn
 
 
-for _n in ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
-           "logical_or", "logical_xor"):
+for _n in COMPARISONS:
     globals()[_n] = _comparison(_n)
 
 

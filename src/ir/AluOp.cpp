@@ -20,4 +20,13 @@ std::optional<AluOp> alu_op_from_name(std::string_view n) {
   return std::nullopt;
 }
 
+const char* name(AluKind k) {
+  static const char* const kNames[] = {
+#define NKIC_ALU_KIND_NAME(n) #n,
+      NKIC_ALU_KINDS(NKIC_ALU_KIND_NAME)
+#undef NKIC_ALU_KIND_NAME
+  };
+  return kNames[static_cast<int>(k)];
+}
+
 }  // namespace nkic::ir

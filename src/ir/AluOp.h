@@ -70,13 +70,22 @@ namespace nkic::ir {
   X(softplus,        1, Activation, 0)                                         \
   X(mish,            1, Activation, 0)
 
-enum class AluKind : uint8_t { Arith, Compare, Logical, Bitvec, Activation };
+#define NKIC_ALU_KINDS(X) X(Arith) X(Compare) X(Logical) X(Bitvec) X(Activation)
+enum class AluKind : uint8_t {
+#define NKIC_ALU_KIND_ENUM(n) n,
+  NKIC_ALU_KINDS(NKIC_ALU_KIND_ENUM)
+#undef NKIC_ALU_KIND_ENUM
+};
+const char* name(AluKind k);
 
 enum class AluOp : uint8_t {
 #define NKIC_ALU_ENUM(name, arity, kind, nc) name,
   NKIC_ALU_OPS(NKIC_ALU_ENUM)
 #undef NKIC_ALU_ENUM
 };
+#define NKIC_ALU_ONE(...) +1
+inline constexpr int kNumAluOps = 0 NKIC_ALU_OPS(NKIC_ALU_ONE);
+#undef NKIC_ALU_ONE
 
 struct AluOpInfo {
   std::string_view name;
