@@ -153,36 +153,26 @@ void bind_nki_api(py::module_& m) {
     codegen::check_address(b, tensor_arg(t, "tensor"), partition, free_offset);
   });
   // kernel[n] of the current API: the body traced once per core (codegen/Cores.h).
-  m.def("lnc_begin_core", [](int c) {
+  m.def("lnc_begin_core", [](int c, int n) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nki.jit").builder();
-    if (c == 0) b.cores.emplace();
+    if (c == 0) b.cores.emplace(n);
     b.cores->begin_core(b, c);
-  });
-  m.def("lnc_sync", [](const std::string& api) {
-    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx(api).builder();
-    b.cores->sync(b, api);
-  });
-  m.def("lnc_begin_exchange", [] {
-    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa.sendrecv").builder();
-    b.cores->begin_exchange(b);
-  });
-  m.def("lnc_end_exchange", [] {
-    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nisa.sendrecv").builder();
-    b.cores->end_exchange(b);
   });
   m.def("lnc_finish", [] {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nki.jit").builder();
     b.cores->finish(b);
   });
-  m.def("check_core_barrier", [](py::handle data, const std::vector<int64_t>& cores, int n) {
-    codegen::check_core_barrier(nisa("nisa.core_barrier"), tensor_arg(data, "data"), cores, n);
+  // (cores, the core being traced) under kernel[n], None otherwise.
+  m.def("lnc_active", []() -> py::object {
+    trace::TraceContext* c = trace::TraceContext::current();
+    if (!c || !c->builder().cores) return py::none();
+    return py::make_tuple(c->builder().cores->count(), c->builder().cores->current());
   });
-  m.def("check_sendrecv", [](py::handle src, py::handle dst, int64_t send_to, int64_t recv_from, int self, int n) {
-    codegen::check_sendrecv(nisa("nisa.sendrecv"), tensor_arg(src, "src"), tensor_arg(dst, "dst"), send_to, recv_from,
-                            self, n);
+  m.def("core_barrier", [](py::handle data, const std::vector<int64_t>& cores) {
+    codegen::core_barrier(nisa("nisa.core_barrier"), tensor_arg(data, "data"), cores);
   });
-  m.def("check_sendrecv_pairs", [](const std::vector<std::array<int64_t, 3>>& pairs) {
-    codegen::check_sendrecv_pairs(nisa("nisa.sendrecv"), pairs);
+  m.def("sendrecv", [](py::handle src, py::handle dst, int64_t send_to, int64_t recv_from) {
+    codegen::sendrecv(nisa("nisa.sendrecv"), tensor_arg(src, "src"), tensor_arg(dst, "dst"), send_to, recv_from);
   });
   m.def("check_placements", [] { codegen::check_placement_overlap(trace::TraceContext::nki_ctx("nl.ndarray").builder()); });
   m.def("check_lnc", [](int64_t lnc, const std::string& runtime) {

@@ -80,9 +80,12 @@ int64_t trace_limit() {
 py::object ndarray_call(std::vector<int64_t> shape, const std::string& dtype, const std::string& buffer,
                         const std::string& name, int partition_dim) {
   trace::TraceContext& c = ctx("nl.ndarray");
+  codegen::KernelBuilder& b = c.builder();
   const ir::Memory memory = memory_of(buffer);
-  return wrap_tensor(codegen::alloc_tensor(c.builder(), name, std::move(shape), c.storage_dtype(dtype_of(dtype), memory),
-                                           memory, partition_dim));
+  const ir::DType stored = c.storage_dtype(dtype_of(dtype), memory);
+  // kernel[n]: a shared-HBM tensor is allocated once for every core (codegen/Cores.h).
+  if (memory == ir::Memory::SharedHBM && b.cores) return wrap_tensor(b.cores->shared_tensor(b, std::move(shape), stored, name));
+  return wrap_tensor(codegen::alloc_tensor(b, name, std::move(shape), stored, memory, partition_dim));
 }
 
 py::object load_call(py::handle src, py::handle mask, py::handle dtype, bool oob_skip) {
@@ -122,7 +125,7 @@ py::object ndarray_native(py::handle shape, py::handle dtype, py::handle buffer)
     py::object where = py::getattr(buffer, "name", py::none()), direct = py::getattr(buffer, "direct", py::none());
     if (!py::isinstance<py::str>(where) || !direct.is(py::bool_(false))) return {};
     memory = where.cast<std::string>();
-    if (memory != "sbuf" && memory != "psum") return {};  // shared HBM: allocated once per logical core (_lnc)
+    if (memory != "sbuf" && memory != "psum" && memory != "shared_hbm") return {};
   }
   return ndarray_call(dims, name.cast<std::string>(), memory, "", 0);
 }

@@ -384,11 +384,8 @@ def core_barrier(data, cores, engine=engine.gpsimd, name=None):
     """kernel[n]: every core's instructions before it run before any core's after it (_lnc).
     One core has nothing to wait for."""
     _engine(engine)
-    lnc = _lnc.active()
     cores = [core.int_arg(c, "cores", "nisa.core_barrier") for c in (cores if isinstance(cores, (tuple, list)) else (cores,))]
-    core.check_core_barrier(data, cores, lnc.n if lnc else 1)
-    if lnc:
-        _lnc.sync("nisa.core_barrier")
+    core.core_barrier(data, cores)
 
 
 @_api("nisa.sendrecv")
@@ -396,19 +393,8 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
     """kernel[n]: core c's src lands in core send_to_rank's dst once every core has reached the
     call (one DMA per core, between the cores' segments)."""
     enum_arg(dma_engine, globals()["dma_engine"], "dma_engine")
-    lnc = _lnc.active()
-    to = core.int_arg(send_to_rank, "send_to_rank", "nisa.sendrecv")
-    frm = core.int_arg(recv_from_rank, "recv_from_rank", "nisa.sendrecv")
-    core.check_sendrecv(src, dst, to, frm, lnc.core if lnc else 0, lnc.n if lnc else 1)
-    point = _lnc.sync("nisa.sendrecv", (src, dst, to, frm))
-    if point is None:
-        return
-    core.check_sendrecv_pairs([(c, rec[2], rec[3]) for c, _, rec in point])
-    dst_of = {c: rec[1] for c, _, rec in point}
-    core.lnc_begin_exchange()
-    for _, _, (s, _, to_core, _) in point:
-        dma_copy(dst=dst_of[to_core], src=s)
-    core.lnc_end_exchange()
+    core.sendrecv(src, dst, core.int_arg(send_to_rank, "send_to_rank", "nisa.sendrecv"),
+                  core.int_arg(recv_from_rank, "recv_from_rank", "nisa.sendrecv"))
 
 # Removed in 0.4 (NKI_CURRENT_API.md §12): a call says what replaces it.
 _DYNAMIC_COPY = "was removed in nki 0.4: nisa.tensor_copy(dst, src.ap(pattern, offset, scalar_offset=reg))"

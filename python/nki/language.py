@@ -82,8 +82,7 @@ def _begin_trace():
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """An uninitialised tensor; address=(partition, free byte offset) places it: checked to
     fit the target's buffer (values do not depend on the placement)."""
-    make = lambda: core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name or "", 0)  # noqa: E731
-    t = _lnc.shared_tensor(make, _legacy._shape(shape), dtype, "nl.ndarray") if buffer is shared_hbm else make()
+    t = core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name or "", 0)
     if address is not None:
         partition, offset = address
         core.check_address(t, core.int_arg(partition, "address", "nl.ndarray"),
@@ -145,7 +144,7 @@ def program_id(axis=0):
         return _legacy.program_id(axis)
     if core.int_arg(axis, "axis", "nl.program_id") != 0:
         return _legacy.program_id(axis)  # a launch of one axis: err_program_id_axis_out_of_bounds
-    return cores.core
+    return cores[1]
 
 
 @_api("nl.program_ndim")
@@ -158,7 +157,7 @@ def program_ndim():
 def num_programs(axes=None):
     """The launch's program count along `axes`; without it the total (§13 #16)."""
     cores = _lnc.active()
-    return _legacy.num_programs(axes) if cores is None else cores.n
+    return _legacy.num_programs(axes) if cores is None else cores[0]
 
 
 @_api("nl.no_reorder")

@@ -1,6 +1,7 @@
 #include "codegen/Cores.h"
 
 #include "codegen/KernelBuilder.h"
+#include "codegen/Ops.h"
 
 #include "sema/ErrorCatalog.h"
 
@@ -9,8 +10,6 @@ namespace nkic::codegen {
 namespace {
 
 size_t top_level_size(KernelBuilder& b) { return b.kernel().body.size(); }
-
-}  // namespace
 
 void check_core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores, int n) {
   constexpr std::string_view api = "nisa.core_barrier";
@@ -49,7 +48,9 @@ void check_sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::
                                                  "); got " + std::to_string(r)));
 }
 
-void check_sendrecv_pairs(KernelBuilder& b, const std::vector<std::array<int64_t, 3>>& pairs) {
+void check_sendrecv_pairs(KernelBuilder& b, const std::vector<CoreSegments::Arrival>& point) {
+  std::vector<std::array<int64_t, 3>> pairs;
+  for (const CoreSegments::Arrival& a : point) pairs.push_back({a.core, a.send_to, a.recv_from});
   for (const auto& [c, to, from] : pairs) {
     bool received = false;
     for (const auto& [peer, peer_to, peer_from] : pairs) received |= peer == to && peer_from == c;
@@ -59,16 +60,64 @@ void check_sendrecv_pairs(KernelBuilder& b, const std::vector<std::array<int64_t
   }
 }
 
+}  // namespace
+
 void CoreSegments::begin_core(KernelBuilder& b, int c) {
   if (c != static_cast<int>(cuts_.size())) b.fail(sema::err_internal("cores are traced in order"));
   cuts_.push_back({top_level_size(b)});
+  allocated_ = 0;
 }
 
-void CoreSegments::sync(KernelBuilder& b, std::string_view api) {
+void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores) {
+  check_core_barrier(b, data, cores, b.cores ? b.cores->count() : 1);
+  if (b.cores) b.cores->sync(b, {0, "nisa.core_barrier"});  // one core has nothing to wait for
+}
+
+void sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
+              int64_t recv_from) {
+  check_sendrecv(b, src, dst, send_to, recv_from, b.cores ? b.cores->current() : 0, b.cores ? b.cores->count() : 1);
+  const std::vector<CoreSegments::Arrival>* point = b.cores->sync(b, {0, "nisa.sendrecv", src, dst, send_to, recv_from});
+  if (!point) return;
+  check_sendrecv_pairs(b, *point);
+  b.cores->begin_exchange(b);
+  OpArgs args;
+  args.engine = ir::Engine::dma;
+  for (const CoreSegments::Arrival& from : *point)
+    for (const CoreSegments::Arrival& to : *point)
+      if (to.core == from.send_to) dma_copy(b, *to.dst, Value(*from.src), std::nullopt, args);
+  b.cores->end_exchange(b);
+}
+
+types::TensorVal CoreSegments::shared_tensor(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype,
+                                             const std::string& name) {
+  const size_t k = allocated_++;
+  if (current() == 0) {
+    shared_.push_back(alloc_tensor(b, name, std::move(shape), dtype, ir::Memory::SharedHBM));
+    return shared_.back();
+  }
+  if (k >= shared_.size() || shared_[k].shape != shape || b.tensor(shared_[k].tensor).dtype != dtype)
+    b.fail(sema::err_unsupported_args("nl.ndarray", "core " + std::to_string(current()) + " allocates shared HBM tensor #" +
+                                                        std::to_string(k) + " unlike core 0 (every core must follow the "
+                                                                            "same control flow)"));
+  return shared_[k];
+}
+
+const std::vector<CoreSegments::Arrival>* CoreSegments::sync(KernelBuilder& b, Arrival arrival) {
+  const std::string& api = arrival.api;
   if (&b.insertion_block() != &b.kernel().body)
     b.fail(sema::err_unsupported_args(api, "nkic synchronises the cores at the kernel's top level only, not inside "
                                            "a runtime loop or a branch"));
   cuts_.back().push_back(top_level_size(b));
+  const size_t s = cuts_.back().size() - 2;  // this core's sync points passed before this one
+  if (s == syncs_.size()) syncs_.emplace_back();
+  std::vector<Arrival>& point = syncs_[s];
+  if (!point.empty() && point.front().api != api)
+    b.fail(sema::err_unsupported_args(api, "core " + std::to_string(current()) + "'s synchronisation point #" +
+                                               std::to_string(s) + " is " + api + ", core 0's is " +
+                                               point.front().api + " (every core must follow the same control flow)"));
+  arrival.core = current();
+  point.push_back(std::move(arrival));
+  return current() == n_ - 1 ? &point : nullptr;
 }
 
 void CoreSegments::begin_exchange(KernelBuilder& b) { exchange_start_ = top_level_size(b); }

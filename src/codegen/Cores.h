@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,24 +22,40 @@ namespace nkic::codegen {
 class KernelBuilder;
 
 // nisa.core_barrier(data, cores): data in shared HBM or SBUF; with n cores, `cores` lists 0 .. n-1.
-void check_core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores, int n);
-// nisa.sendrecv on core `self` of `n`: src and dst SBUF tiles of one shape and dtype, the ranks
-// other cores. `pairs` (core, send_to, recv_from) of every core at one sync point must match up.
-void check_sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
-                    int64_t recv_from, int self, int n);
-void check_sendrecv_pairs(KernelBuilder& b, const std::vector<std::array<int64_t, 3>>& pairs);
+// Under kernel[n] every core's instructions before it run before any core's after it.
+void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores);
+// nisa.sendrecv: src and dst SBUF tiles of one shape and dtype, the ranks other cores of the
+// kernel[n] launch, every core's pair matching up. Core c's src lands in core send_to's dst once
+// every core has reached the call: one DMA per core, between the cores' segments.
+void sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
+              int64_t recv_from);
 // kernel[lnc]: 1 up to the target's physical cores per logical NeuronCore, and equal to the
 // runtime's NEURON_LOGICAL_NC_CONFIG (`runtime`, the variable's text) when that is set.
 void check_lnc(KernelBuilder& b, int64_t lnc, const std::string& runtime);
 
 class CoreSegments {
  public:
+  explicit CoreSegments(int n) : n_(n) {}
+  // The launch's cores.
+  int count() const { return n_; }
   // Core `c` starts here (cores in order, from 0).
   void begin_core(KernelBuilder& b, int c);
   // The core being traced.
   int current() const { return cuts_.empty() ? 0 : static_cast<int>(cuts_.size()) - 1; }
-  // A synchronisation point of the current core; raises unless at the kernel's top level.
-  void sync(KernelBuilder& b, std::string_view api);
+  // The current core's next shared-HBM tensor: core 0 allocates it (`shape`, `dtype`, `name`);
+  // every core follows the same control flow, so another core's k-th is core 0's k-th.
+  types::TensorVal shared_tensor(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, const std::string& name);
+  // What a core hands over at a synchronisation point (a sendrecv's tiles and ranks).
+  struct Arrival {
+    int core = 0;
+    std::string api;
+    std::optional<types::TensorVal> src, dst;
+    int64_t send_to = -1, recv_from = -1;
+  };
+  // The current core reaches its next synchronisation point (raises unless at the kernel's top
+  // level, or when core 0's point there is another API); every core's arrival there once the
+  // last core has reached it, null before.
+  const std::vector<Arrival>* sync(KernelBuilder& b, Arrival arrival);
   // The statements an exchange (sendrecv's copies) emits after the last core reached sync point s.
   void begin_exchange(KernelBuilder& b);
   void end_exchange(KernelBuilder& b);
@@ -46,7 +63,11 @@ class CoreSegments {
   void finish(KernelBuilder& b);
 
  private:
+  int n_;
   std::vector<std::vector<size_t>> cuts_;  // per core: where each of its segments starts
+  std::vector<types::TensorVal> shared_;   // core 0's shared-HBM tensors, in order
+  size_t allocated_ = 0;                   // how many the current core has made
+  std::vector<std::vector<Arrival>> syncs_;  // per sync point: the cores that reached it
   std::map<size_t, std::pair<size_t, size_t>> exchanges_;  // by sync point: the exchange's statements
   size_t exchange_start_ = 0;
 };

@@ -134,8 +134,23 @@ def uneven_outputs(a):
     return out
 
 
+@nki.jit
+def sync_points_of_other_apis(a):
+    out = filled(a.shape, a)
+    t, u = nl.ndarray((4, 8), a.dtype, buffer=nl.sbuf), nl.ndarray((4, 8), a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0)
+    if nl.program_id(0) == 0:
+        nisa.core_barrier(out, (0, 1))
+    else:
+        nisa.sendrecv(src=t, dst=u, send_to_rank=0, recv_from_rank=0, pipe_id=0)  # ERR:other_api
+    return out
+
+
 RULES = [
     (sendrecv_alone, None, "alone", "nisa.", "exchanges tiles between the cores of a kernel[2] launch"),
+    (sync_points_of_other_apis, 2, "other_api", "nisa.",
+     "core 1's synchronisation point #0 is nisa.sendrecv, core 0's is nisa.core_barrier (every core must follow "
+     "the same control flow)"),
     (send_to_self, 2, "self", "nisa.", "the ranks are the other core of the launch (0 .. 1, not 0); got 0"),
     (barrier_in_a_loop, 2, "loop", "nisa.", "nkic synchronises the cores at the kernel's top level only"),
     (barrier_of_one_core, 2, "cores", "nisa.", "cores names every core of the launch, [0, 1]; got [0]"),
