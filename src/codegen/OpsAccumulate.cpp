@@ -121,9 +121,9 @@ bool is_zero(const Value& v) {
 
 // Op slot `slot` (0: op0) of tensor_scalar. A one-operand op reads the data alone. square
 // and relu take op0 from NeuronCore-v4 (nki 0.4) with operand0 None or 0, as the current
-// API's stub asks of every one-operand op0 (the legacy API ignores abs's, rsqrt's and
-// reciprocal's operand, whatever it is).
-PipelineStep scalar_slot(KernelBuilder& b, const PipelineStep& s, size_t slot) {
+// API's stub (`current`: its call gives the dst) asks of every one-operand op0 (the legacy API
+// ignores abs's, rsqrt's and reciprocal's operand, whatever it is).
+PipelineStep scalar_slot(KernelBuilder& b, const PipelineStep& s, size_t slot, bool current) {
   const std::string op(ir::name(s.op)), name = slot == 0 ? "op0" : "op1";
   const bool v4 = s.op == ir::AluOp::square || s.op == ir::AluOp::relu;
   if (v4) {
@@ -131,7 +131,7 @@ PipelineStep scalar_slot(KernelBuilder& b, const PipelineStep& s, size_t slot) {
     sema::assert_nc_version(b.target(), 4, b.api() + "(op0=" + op + ")", b.raiser());
   }
   std::optional<Value> operand = v4 ? std::nullopt : slot_operand(s.op, s.operand);
-  if (!operand && s.operand && (v4 || b.current_api) && !is_zero(*s.operand))
+  if (!operand && s.operand && (v4 || current) && !is_zero(*s.operand))
     b.fail(sema::err_unsupported_args(b.api(), name + " " + op + " reads the data alone: operand" +
                                                    std::to_string(slot) + " must be None or 0"));
   return {s.op, operand, s.reverse};
@@ -142,7 +142,7 @@ PipelineStep scalar_slot(KernelBuilder& b, const PipelineStep& s, size_t slot) {
 TensorVal tensor_scalar(KernelBuilder& b, const Dst& dst, const TensorVal& data, const std::vector<PipelineStep>& given,
                         const Accumulate& acc, const OpArgs& args) {
   std::vector<PipelineStep> steps;
-  for (const PipelineStep& s : given) steps.push_back(scalar_slot(b, s, steps.size()));
+  for (const PipelineStep& s : given) steps.push_back(scalar_slot(b, s, steps.size(), dst.given()));
   // NKI_API §3.4: a fused pair is two bitvec ops (integer bits) or two arithmetic ones (fp32).
   if (steps.size() == 2) {
     const bool first = ir::info(steps[0].op).kind == ir::AluKind::Bitvec;
@@ -302,8 +302,9 @@ TensorVal range_select(KernelBuilder& b, const Dst& to, const TensorVal& on_true
                        const PipelineStep& second, int64_t range_start, double on_false, const Accumulate& acc,
                        const OpArgs& args) {
   b.check_operand("on_true_tile", on_true);
-  // The current API's stub: the engine fills with FP32_MIN only (a Python float of it is fine).
-  if (b.current_api && static_cast<float>(on_false) != std::numeric_limits<float>::lowest()) {
+  // The current API's stub (its call gives the dst): the engine fills with FP32_MIN only (a
+  // Python float of it is fine).
+  if (to.given() && static_cast<float>(on_false) != std::numeric_limits<float>::lowest()) {
     std::ostringstream v;
     v << on_false;
     b.fail(sema::err_unsupported_args(b.api(), "on_false_value is " + v.str() +

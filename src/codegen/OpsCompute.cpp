@@ -92,9 +92,9 @@ TensorVal reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal
     if (ax == 0) b.fail(axis_error("reduction over the partition axis (axis 0) is not supported"));
     reduced[ax] = true;
   }
-  // The current API's nisa.tensor_reduce folds the last contiguous free dims, ending at the
-  // final one (its stub: (3,), (2, 3) or (1, 2, 3) of a rank-4 tile).
-  if (b.current_api && b.api() == "nisa.tensor_reduce") {
+  // The current API's nisa.tensor_reduce (the reduce given a dst) folds the last contiguous free
+  // dims, ending at the final one (its stub: (3,), (2, 3) or (1, 2, 3) of a rank-4 tile).
+  if (dst.given()) {
     int64_t first = rank;
     while (first > 1 && reduced[first - 1]) --first;
     if (std::find(reduced.begin() + 1, reduced.begin() + first, true) != reduced.begin() + first) {
