@@ -104,6 +104,14 @@ void bind_kernel_api(py::module_& m) {
     }
     return rows;
   });
+  // The nisa calls without a row of their own: (name, the row they emit or None, engine).
+  m.def("nisa_calls", [] {
+    py::list rows;
+    for (const ir::NisaCall& c : ir::nisa_calls())
+      rows.append(py::make_tuple(c.name, c.emits ? py::object(py::str(ir::name(*c.emits))) : py::object(py::none()),
+                                 ir::name(c.engine)));
+    return rows;
+  });
   // The ALU ops (name, arity, kind) and the dtypes (name, is_float), in the core's order:
   // the front ends' lists of nl functions and dtypes derive from them.
   m.def("alu_ops", [] {

@@ -77,7 +77,8 @@ TensorVal partition_reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const
   const std::vector<double> scale = average ? std::vector<double>{1.0 / static_cast<double>(x.shape[0])}
                                             : std::vector<double>{};
   // "A reduction across partitions ... using GpSimd Engine" (the stub).
-  return emit_reduce(b, dst, op, x, std::move(out_shape), dst_index, args, false, scale, ir::Engine::pool);
+  return emit_reduce(b, dst, op, x, std::move(out_shape), dst_index, args, false, scale,
+                     ir::call_engine("tensor_partition_reduce"));
 }
 
 TensorVal reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes,

@@ -38,7 +38,11 @@ TensorVal gather_flattened(KernelBuilder& b, const Dst& to, const TensorVal& dat
   src.index = {ir::AffineExpr::grid(0), ir::AffineExpr(0)};
   src.indirect.push_back({1, std::make_shared<const TensorVal>(indices)});
   TensorVal dst = to.resolve(b, "gather", indices.shape, args.dtype.value_or(b.tensor(data.tensor).dtype), Memory::SBUF);
+  // nisa.nc_n_gather (the current API's, given its dst) runs on GpSimd, which reads no PSUM.
+  const ir::Engine engine = to.given() ? ir::call_engine("nc_n_gather") : ir::Engine::none;
+  if (engine == ir::Engine::pool) check_no_psum(b, {{"data", &data}, {"indices", &indices}});
   auto in = make_instruction(ir::Opcode::Copy, indices.shape);
+  in->engine = engine;
   in->dst = access_for(b, dst, indices.shape);
   in->srcs.push_back(access_for(b, src, indices.shape));
   in->predicate = predicate_for(b, args, indices.shape.size());
@@ -78,7 +82,7 @@ TensorVal local_gather(KernelBuilder& b, const Dst& to, const TensorVal& src_buf
                    e = AffineExpr::grid(4);
   auto in = make_instruction(ir::Opcode::Copy, space);
   in->dst = write_access(b, dst, {c * core + r, k, j, e});
-  in->engine = ir::Engine::pool;  // a GpSimd instruction (its cores serve 16 partitions each)
+  in->engine = ir::call_engine("local_gather");
   ir::Access src = access_for(b, flat, flat.shape);
   for (AffineExpr& x : src.index) x = x.substitute_grid({c * core + r, e});
   ir::Access idx = access_for(b, index, index.shape);

@@ -33,6 +33,28 @@ std::optional<Opcode> opcode_from_name(std::string_view isa_name) {
   return std::nullopt;
 }
 
+namespace {
+// The call table's second column: a row's opcode, or `none`.
+struct NoOpcode {};
+constexpr std::optional<Opcode> emits(Opcode op) { return op; }
+constexpr std::optional<Opcode> emits(NoOpcode) { return std::nullopt; }
+namespace rows {
+using enum Opcode;
+constexpr NoOpcode none{};
+}  // namespace rows
+#define NKIC_CALL_ROW(call, opcode, engine) {#call, emits(rows::opcode), Engine::engine},
+constexpr NisaCall kCalls[] = {NKIC_NISA_CALLS(NKIC_CALL_ROW)};
+#undef NKIC_CALL_ROW
+}  // namespace
+
+std::span<const NisaCall> nisa_calls() { return kCalls; }
+
+Engine call_engine(std::string_view name) {
+  for (const NisaCall& c : kCalls)
+    if (name == c.name) return c.engine;
+  return Engine::none;
+}
+
 const char* name(Engine e) {
   static const char* const kNames[] = {
 #define NKIC_ENGINE_NAME(n) #n,

@@ -212,6 +212,35 @@ enum class Opcode : uint8_t {
 inline constexpr int kNumOpcodes = 0 NKIC_OPCODES(NKIC_OPCODE_ONE);
 #undef NKIC_OPCODE_ONE
 
+// The nisa calls that have no row above: each traces onto the instruction of another row (or
+// onto none: a query, a synchronisation, register bookkeeping), on the engine the ISA
+// reference runs it on; the builders read that engine here.
+//  call (nisa.<name>)          the row it emits   engine
+#define NKIC_NISA_CALLS(X)                                                              \
+  X(activation_reduce,          Activation,        act)                                 \
+  X(tensor_scalar_reduce,       TensorScalar,      dve)                                 \
+  X(select_reduce,              Select,            dve)                                 \
+  /* the reference's Vector-Engine reciprocal is traced as a Scalar-Engine activation */ \
+  X(reciprocal,                 Activation,        act)                                 \
+  X(tensor_partition_reduce,    TensorReduce,      pool)                                \
+  X(local_gather,               Copy,              pool)                                \
+  X(nc_n_gather,                Copy,              pool)                                \
+  /* the DMAs: a Load, Store or Copy on a DMA queue, by the memories they move between */ \
+  X(dma_copy,                   Load,              dma)                                 \
+  X(dma_transpose,              Load,              dma)                                 \
+  X(dma_compute,                Store,             dma)                                 \
+  X(sendrecv,                   Copy,              dma)                                 \
+  /* the legacy copies at runtime offsets (removed in nki 0.4) */                       \
+  X(tensor_copy_dynamic_src,    Copy,              dve)                                 \
+  X(tensor_copy_dynamic_dst,    Copy,              dve)                                 \
+  X(core_barrier,               none,              none)                                \
+  X(register_alloc,             Memset,            dve)                                 \
+  X(register_load,              Copy,              dma)                                 \
+  X(register_store,             Copy,              dma)                                 \
+  X(register_move,              Copy,              dve)                                 \
+  X(get_nc_version,             none,              none)                                \
+  X(get_nc_sub_version,         none,              none)
+
 struct OpcodeInfo {
   const char* name;   // the ISA's name, as `nkic trace` prints it
   Engine engine;      // the default engine
@@ -226,6 +255,16 @@ struct OpcodeInfo {
   std::span<const OperandRule> operands;
 };
 const OpcodeInfo& info(Opcode op);
+
+// A nisa call without a row of its own: the instruction it emits (nullopt: none) and its engine.
+struct NisaCall {
+  const char* name;
+  std::optional<Opcode> emits;
+  Engine engine;
+};
+std::span<const NisaCall> nisa_calls();
+// The engine of nisa.<name> (a call of NKIC_NISA_CALLS; `none` for any other).
+Engine call_engine(std::string_view name);
 const char* name(Opcode op);
 std::optional<Opcode> opcode_from_name(std::string_view isa_name);
 

@@ -395,12 +395,13 @@ TEST(BuildersGather, GatherFlattenedIntoAColumnSlice) {
   k.b.cur_api = "nisa.iota";
   const TensorVal at = codegen::iota(k.b, Dst::fresh(), lin(ip(128), 0, jf(16), 3, 1), DType::int32, {});
   k.b.current_api = true;
-  k.b.cur_api = "nl.gather_flattened";
+  k.b.cur_api = "nisa.nc_n_gather";
   codegen::gather_flattened(k.b, Dst::into(k.cols(d, 8, 24)), codegen::reshape_view(k.b, x, {128, 2, 32}), at, {});
   k.store(d);
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 5u);
-  EXPECT_EQ(lines[3], "d[i0, i1 + 8] = tensor_copy[dve](a_tile.1.1[i0, iota[i0, i1]]) iter=[128, 16]");
+  // Given its dst, the gather is nisa.nc_n_gather, a GpSimd instruction (the ISA reference).
+  EXPECT_EQ(lines[3], "d[i0, i1 + 8] = tensor_copy[pool](a_tile.1.1[i0, iota[i0, i1]]) iter=[128, 16]");
   const auto f = [](int p, int j) { return static_cast<float>(p * 64 + j); };
   const std::vector<float> out = k.run(f);
   for (int p = 0; p < 128; ++p)
