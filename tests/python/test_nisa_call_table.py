@@ -11,6 +11,9 @@ import nki.isa as nisa
 import nki.language as nl
 import neuronxcc.nki.isa as legacy_isa
 from nki_current_util import loaded, sbuf, stored
+from nki_test_util import Markers, check_diag, trace_error
+
+M = Markers(__file__)
 
 OPCODES = {row["name"]: row for row in _nkic.instruction_table()}
 CALLS = {name: (emits, engine) for name, emits, engine in _nkic.nisa_calls()}
@@ -102,3 +105,17 @@ def test_a_call_emits_its_rows_instruction_on_its_engine(call):
     assert (OPCODES[emits]["name"], engine) in traced, (call, traced)
     if want is not None:
         np.testing.assert_allclose(nki.simulate(kernel)(*inputs), want, rtol=1e-5, atol=1e-5)
+
+
+@nki.jit
+def k_nc_n_gather_from_psum(a, idx):
+    p = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.psum)
+    nisa.tensor_copy(dst=p, src=loaded(a))
+    g = sbuf(idx.shape)
+    nisa.nc_n_gather(dst=g, data=p, indices=loaded(idx))  # ERR:psum_gather
+    return stored(g)
+
+
+def test_nc_n_gather_on_gpsimd_reads_no_psum():
+    e = trace_error(k_nc_n_gather_from_psum, X, IDX)
+    check_diag(e, M, "err_unsupported_memory", ["'data'", "psum"], [("psum_gather", "nisa.nc_n_gather")])
