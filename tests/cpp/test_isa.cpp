@@ -18,10 +18,14 @@
 #include "sema/OpTable.h"
 #include "sema/Target.h"
 #include "sim/Simulator.h"
+#include "builder_test_kernel.h"
 
 namespace nkic {
 namespace {
 
+using builder_test::Built;
+using builder_test::number;
+using builder_test::trn3;
 using codegen::KernelBuilder;
 using codegen::OpArgs;
 using codegen::PipelineStep;
@@ -30,8 +34,6 @@ using ir::DType;
 using ir::Memory;
 using types::TensorVal;
 using types::Value;
-
-Value number(double v) { return types::Other{v}; }
 
 TEST(IsaTable, EveryOpcodeHasANameAnEngineAndRoundTrips) {
   for (int i = 0; i <= static_cast<int>(ir::Opcode::MatmulMx); ++i) {
@@ -53,56 +55,6 @@ TEST(IsaTable, EveryOpcodeHasANameAnEngineAndRoundTrips) {
   EXPECT_EQ(ir::engine_from_nki(0), ir::Engine::none);
 }
 
-// A kernel built with the C++ builders: inputs a [128, 64] and b [128, 1], out [128, W].
-struct Built {
-  KernelBuilder b;
-  TensorVal a, bias, out;
-  explicit Built(int64_t out_width = 64, DType out_dtype = DType::float32,
-                 const sema::Target& target = sema::default_target())
-      : b("k", target) {
-    a = b.full_view(b.add_tensor("a", {128, 64}, DType::float32, Memory::SharedHBM, ir::Role::Input));
-    bias = b.full_view(b.add_tensor("b", {128, 1}, DType::float32, Memory::SharedHBM, ir::Role::Input));
-    out = b.full_view(b.add_tensor("out", {128, out_width}, out_dtype, Memory::SharedHBM, ir::Role::Output));
-    b.kernel().inputs = {a.tensor, bias.tensor};
-    b.kernel().outputs = {out.tensor};
-  }
-  TensorVal load(const TensorVal& t) {
-    b.cur_api = "nl.load";
-    return codegen::load(b, t, {});
-  }
-  void store(const TensorVal& v) {
-    b.cur_api = "nl.store";
-    codegen::store(b, out, v, {});
-  }
-  std::vector<std::string> lines() {
-    std::vector<std::string> out_lines;
-    std::string text = ir::print(b.kernel(), {.show_locations = false});
-    size_t at = 0;
-    while (at < text.size()) {
-      size_t end = text.find('\n', at);
-      std::string l = text.substr(at, end - at);
-      if (l.find(" = ") != std::string::npos && l.rfind("  tensor ", 0) != 0) out_lines.push_back(l.substr(2));
-      at = end + 1;
-    }
-    return out_lines;
-  }
-  // Simulates with a[p, f] = f(p, f), bias[p] = p / 8.
-  template <class F>
-  std::vector<float> run(F f) {
-    std::vector<float> va(128 * 64), vb(128), vo(b.tensor(out.tensor).num_elements(), -99.0f);
-    for (int p = 0; p < 128; ++p) {
-      vb[p] = static_cast<float>(p) / 8.0f;
-      for (int j = 0; j < 64; ++j) va[p * 64 + j] = f(p, j);
-    }
-    EXPECT_EQ(ir::verify(b.kernel()), std::vector<std::string>{});
-    std::vector<void*> bind(b.kernel().tensors.size(), nullptr);
-    bind[a.tensor] = va.data();
-    bind[bias.tensor] = vb.data();
-    bind[out.tensor] = vo.data();
-    sim::simulate(b.kernel(), bind, {.check_uninitialized = true});
-    return vo;
-  }
-};
 
 TEST(IsaBuilders, ActivationWithScaleAndBiasIsOneScalarEngineInstruction) {
   Built k;
@@ -254,7 +206,6 @@ TEST(IsaRows, OperandsMustWalkTheDataRows) {
 }
 
 // The current API's instructions, on NeuronCore-v4 (trn3).
-const sema::Target& trn3() { return *sema::find_target("trn3"); }
 
 TensorVal sbuf_tile(Built& k, const char* name, std::vector<int64_t> shape, DType dtype = DType::float32) {
   return codegen::alloc_tensor(k.b, name, std::move(shape), dtype, Memory::SBUF);
