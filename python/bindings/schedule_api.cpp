@@ -11,11 +11,17 @@ namespace nkic::py_bind {
 
 namespace {
 
-// The instructions of one nisa call: ids [first, end) of the trace `serial`.
+// The instructions of one nisa call: ids [first, end) of the trace `serial`. A plain CPython
+// type (every current-API call makes one: no pybind11 instance bookkeeping on the hot path).
 struct NkiInstruction {
-  int64_t first = 0, end = 0;
-  uint64_t serial = 0;
+  PyObject_HEAD
+  int64_t first, end;
+  uint64_t serial;
 };
+
+PyTypeObject instruction_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+bool is_instruction(PyObject* p) { return PyObject_TypeCheck(p, &instruction_type); }
 
 ir::SourceLoc source_loc(const std::tuple<std::string, int, int>& where) {
   return {ir::intern_file(std::get<0>(where)), std::get<1>(where), std::get<2>(where)};
@@ -53,31 +59,62 @@ py::object instruction_handle(trace::TraceContext& ctx, int64_t first, PyObject*
     if (!ids) ids = &ctx.instruction_labels().emplace_back(name, std::vector<trace::TraceContext::InstructionIds>{}).second;
     ids->emplace_back(first, end);
   }
-  return py::cast(NkiInstruction{first, end, ctx.serial()});
+  auto* h = PyObject_New(NkiInstruction, &instruction_type);
+  if (!h) throw py::error_already_set();
+  h->first = first;
+  h->end = end;
+  h->serial = ctx.serial();
+  return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(h));
 }
 
+namespace {
+
+// handle.depends_on(*producers): this instruction runs after every producer has completed; returns it.
+PyObject* depends_on(PyObject* handle, PyObject* const* producers, Py_ssize_t n) {
+  try {
+    const auto* self = reinterpret_cast<const NkiInstruction*>(handle);
+    trace::TraceContext& ctx = trace::TraceContext::nki_ctx("depends_on");
+    std::vector<std::pair<int64_t, int64_t>> ids;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      if (!is_instruction(producers[i]))
+        sema::fail(sema::err_unexpected_type_of_operand(
+            "producer", py_type_name(producers[i]) + "; depends_on takes the NkiInstruction a nisa call returns"));
+      const auto* other = reinterpret_cast<const NkiInstruction*>(producers[i]);
+      if (other->serial != ctx.serial()) of_another_trace();
+      ids.emplace_back(other->first, other->end);
+    }
+    if (self->serial != ctx.serial()) of_another_trace();
+    add_dependencies(ctx, {self->first, self->end}, ids);
+    Py_INCREF(handle);
+    return handle;
+  } catch (...) {
+    return translated_exception();
+  }
+}
+
+PyObject* instruction_repr(PyObject* handle) {
+  const auto* self = reinterpret_cast<const NkiInstruction*>(handle);
+  return PyUnicode_FromFormat("<NkiInstruction %lld..%lld>", static_cast<long long>(self->first),
+                              static_cast<long long>(self->end - 1));
+}
+
+PyMethodDef instruction_methods[] = {
+    {"depends_on", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&depends_on)), METH_FASTCALL,
+     "depends_on(*producers): this instruction runs after every producer has completed; returns it."},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace
+
 void bind_schedule_api(py::module_& m) {
-  py::class_<NkiInstruction>(m, "NkiInstruction", "The instructions one nisa call traced.")
-      .def("depends_on", [](py::object handle, py::args producers) {
-        const auto& self = handle.cast<const NkiInstruction&>();
-        // This instruction runs after every producer has completed; returns self.
-        trace::TraceContext& ctx = trace::TraceContext::nki_ctx("depends_on");
-        std::vector<std::pair<int64_t, int64_t>> ids;
-        for (py::handle p : producers) {
-          if (!py::isinstance<NkiInstruction>(p))
-            sema::fail(sema::err_unexpected_type_of_operand(
-                "producer", py_type_name(p) + "; depends_on takes the NkiInstruction a nisa call returns"));
-          const auto& other = p.cast<const NkiInstruction&>();
-          if (other.serial != ctx.serial()) of_another_trace();
-          ids.emplace_back(other.first, other.end);
-        }
-        if (self.serial != ctx.serial()) of_another_trace();
-        add_dependencies(ctx, {self.first, self.end}, ids);
-        return handle;
-      })
-      .def("__repr__", [](const NkiInstruction& self) {
-        return "<NkiInstruction " + std::to_string(self.first) + ".." + std::to_string(self.end - 1) + ">";
-      });
+  instruction_type.tp_name = "_nkic.NkiInstruction";
+  instruction_type.tp_doc = "The instructions one nisa call traced.";
+  instruction_type.tp_basicsize = sizeof(NkiInstruction);
+  instruction_type.tp_flags = Py_TPFLAGS_DEFAULT;
+  instruction_type.tp_new = nullptr;  // made by the dispatcher only
+  instruction_type.tp_methods = instruction_methods;
+  instruction_type.tp_repr = instruction_repr;
+  if (PyType_Ready(&instruction_type) < 0) throw py::error_already_set();
+  m.attr("NkiInstruction") = py::handle(reinterpret_cast<PyObject*>(&instruction_type));
   // kernel.with_schedule's edges, after the body traced: consumer label -> producer labels,
   // reported at `where` (its call site).
   m.def("schedule_labels", [](const std::vector<std::pair<std::string, std::vector<std::string>>>& edges,
