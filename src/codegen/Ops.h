@@ -204,7 +204,8 @@ void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const 
 // direct-allocation rule that an activation names its bias.
 void check_activation_operands(KernelBuilder& b, const TensorVal& data, const TensorVal* bias, const TensorVal* scale);
 
-// Compute (OpsCompute.cpp).
+// Compute (OpsCompute.cpp; the Tensor Engine's in isa/TensorEngine.cpp, the GpSimd gathers, iota and
+// affine_select in isa/GpSimd.cpp).
 // Folds `x` with `op` over the free axes `axes` (never 0, the partition axis).
 TensorVal reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes,
                  bool keepdims, const OpArgs& args, bool negate = false);
@@ -253,7 +254,7 @@ TensorVal vector_transpose(KernelBuilder& b, const Dst& dst, const TensorVal& x,
 // neuronx-cc (NKI_API.md §8), warned about; the statistics then cover the masked
 // elements only, as the instruction shrunk to them does.
 void check_bn_stats(KernelBuilder& b, const TensorVal& data, const OpArgs& args);
-// Row instructions (OpsRows.cpp). nisa.tensor_tensor_scan: per partition, along
+// Row instructions (isa/Rows.cpp). nisa.tensor_tensor_scan: per partition, along
 // the free elements, r[i] = op1(op0(data0[i], r[i-1]), data1[i]) from r[-1] = initial
 // (a number or a [P, 1] tile); each step's `reverse` swaps its operands.
 TensorVal tensor_tensor_scan(KernelBuilder& b, const Dst& dst, const TensorVal& data0, const TensorVal& data1, const Value& initial,
@@ -349,7 +350,7 @@ void device_print(KernelBuilder& b, const std::string& prefix, const TensorVal& 
 // nl.where: condition != 0 ? x : y (y a tensor or a number).
 TensorVal where(KernelBuilder& b, const TensorVal& cond, const Value& x, const Value& y, const OpArgs& args);
 
-// Microscaling (OpsMx.cpp), NeuronCore-v4 and newer.
+// Microscaling (isa/Mx.cpp), NeuronCore-v4 and newer.
 // nisa.quantize_mx: src [P, F] (bf16/fp16) -> dst [P, F/4] (packed fp8 x4) and
 // one E8M0 scale per block of 8 partitions x 4 values in dst_scale.
 void quantize_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const TensorVal& dst_scale);

@@ -1,12 +1,15 @@
-// Gathers by runtime indices within SBUF: nl.gather_flattened (per partition,
-// along its flattened free dims) and nisa.local_gather (per GpSimd core, with
-// the core's indices shared by its 16 partitions).
+// The GpSimd Engine's instructions (the `pool` rows of the instruction and call tables):
+// gathers by runtime indices within SBUF (nl.gather_flattened / nisa.nc_n_gather per
+// partition along its flattened free dims, nisa.local_gather per GpSimd core, with the core's
+// indices shared by its 16 partitions), nisa.iota and nisa.affine_select.
 #include <algorithm>
 #include <optional>
 
 #include "codegen/Indexing.h"
 #include "codegen/Ops.h"
 #include "sema/ErrorCatalog.h"
+#include "types/IndexAlgebra.h"
+#include "types/MaskAlgebra.h"
 
 namespace nkic::codegen {
 
@@ -91,6 +94,83 @@ TensorVal local_gather(KernelBuilder& b, const Dst& to, const TensorVal& src_buf
   in->srcs.push_back(std::move(src));
   in->predicate = predicate_for(b, args, space.size());
   in->predicate.push_back({AffineExpr(valid - 1) - k * core - j, ir::CmpKind::Ge});  // v < num_valid_indices
+  b.emit(std::move(in));
+  return dst;
+}
+
+TensorVal iota(KernelBuilder& b, const Dst& to, const types::IndexVal& expr, ir::DType dtype, const OpArgs& args) {
+  std::vector<int64_t> shape = expr.shape;
+  while (shape.size() < 2) shape.push_back(1);
+  TensorVal dst = to.resolve(b, "iota", shape, dtype, Memory::SBUF);
+  auto in = make_instruction(ir::Opcode::Iota, shape);
+  in->dst = access_for(b, dst, shape);
+  in->value = types::align_grid(expr.expr.drop_broadcast_grid(expr.shape), expr.shape.size(), expr.shape.size());
+  in->predicate = predicate_for(b, args, shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
+namespace {
+
+types::IndexVal affine_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern,
+                               const Value& offset, int64_t channel_multiplier) {
+  ir::AffineExpr start;
+  if (const auto* i = std::get_if<types::IndexVal>(&offset); i && i->is_scalar()) {
+    if (!i->non_affine.empty()) b.fail(sema::err_non_affine_index_expression(i->non_affine));
+    start = i->expr;
+  } else if (const auto* o = std::get_if<types::Other>(&offset); o && o->is_int) {
+    start = ir::AffineExpr(static_cast<int64_t>(o->value));
+  } else {
+    reject_operand(b, "offset", offset);
+  }
+  types::IndexVal v;
+  v.shape = {dst.shape.at(0)};
+  v.expr = ir::AffineExpr::grid(0) * channel_multiplier + start;
+  for (const auto& [step, count] : pattern) {
+    v.expr = v.expr + ir::AffineExpr::grid(static_cast<int>(v.shape.size())) * step;
+    v.shape.push_back(count);
+  }
+  return v;
+}
+
+}  // namespace
+
+TensorVal iota_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern, const Value& offset,
+                       int64_t channel_multiplier) {
+  return iota(b, Dst::into(dst), affine_pattern(b, dst, pattern, offset, channel_multiplier), b.tensor(dst.tensor).dtype,
+              {});
+}
+
+TensorVal affine_select_pattern(KernelBuilder& b, const TensorVal& dst, const AffinePattern& pattern,
+                                int64_t channel_multiplier, const TensorVal& on_true, double on_false, ir::AluOp cmp,
+                                const Value& offset) {
+  using types::CmpOp;
+  CmpOp op;
+  switch (cmp) {
+    case ir::AluOp::equal: op = CmpOp::eq; break;
+    case ir::AluOp::not_equal: op = CmpOp::ne; break;
+    case ir::AluOp::greater: op = CmpOp::gt; break;
+    case ir::AluOp::greater_equal: op = CmpOp::ge; break;
+    case ir::AluOp::less: op = CmpOp::lt; break;
+    case ir::AluOp::less_equal: op = CmpOp::le; break;
+    default: b.fail(sema::err_instruction_unsupported_op(ir::name(cmp)));
+  }
+  const types::MaskVal pred = types::compare_index(op, affine_pattern(b, dst, pattern, offset, channel_multiplier),
+                                                   types::index_constant(0));
+  return affine_select(b, Dst::into(dst), pred, on_true, on_false, {});
+}
+
+TensorVal affine_select(KernelBuilder& b, const Dst& to, const MaskVal& pred, const TensorVal& on_true, double on_false,
+                        const OpArgs& args) {
+  b.check_operand("on_true_tile", on_true);
+  TensorVal dst = to.resolve(b, "affine_select", on_true.shape, args.dtype.value_or(b.tensor(on_true.tensor).dtype),
+                             Memory::SBUF);
+  auto in = make_instruction(ir::Opcode::AffineSelect, on_true.shape);
+  in->dst = access_for(b, dst, on_true.shape);
+  in->srcs.push_back(access_for(b, on_true, on_true.shape));
+  in->cond = types::lower_mask(pred, on_true.shape.size());
+  in->imms = {on_false};
+  in->predicate = predicate_for(b, args, on_true.shape.size());
   b.emit(std::move(in));
   return dst;
 }
