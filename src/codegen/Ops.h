@@ -134,6 +134,8 @@ struct Accumulate {
 TensorVal isa_pipeline(KernelBuilder& b, const Dst& dst, ir::Opcode opcode, const TensorVal& data,
                        const std::vector<PipelineStep>& steps, const OpArgs& args, ir::Engine engine = ir::Engine::none,
                        const Accumulate& acc = {});
+// idle with a reduce_res reads the register a fresh fold fills (as reset_reduce).
+Accumulate with_result(Accumulate acc);
 // Gives `in` (an elementwise instruction over [P, ...]) the accumulator stage `acc`:
 // checks its fold and reduce_res, and adds the register and reduce_res as extra dsts.
 void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate& acc);
@@ -204,8 +206,9 @@ void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const 
 // direct-allocation rule that an activation names its bias.
 void check_activation_operands(KernelBuilder& b, const TensorVal& data, const TensorVal* bias, const TensorVal* scale);
 
-// Compute (OpsCompute.cpp; the Tensor Engine's in isa/TensorEngine.cpp, the GpSimd gathers, iota and
-// affine_select in isa/GpSimd.cpp).
+// Compute. The builders live by engine in isa/ (TensorEngine, ScalarEngine, VectorEngine,
+// VectorAccumulate, GpSimd, Rows, Mx); reductions, the Vector-Engine transpose and the nl.*
+// multi-program ops in OpsCompute.cpp.
 // Folds `x` with `op` over the free axes `axes` (never 0, the partition axis).
 TensorVal reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes,
                  bool keepdims, const OpArgs& args, bool negate = false);

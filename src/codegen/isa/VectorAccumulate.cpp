@@ -1,6 +1,7 @@
-// The ALU instructions that carry the engine's reduce accumulator (reduce_cmd):
-// activation on the Scalar Engine, tensor_scalar and select on the Vector Engine. The fold
-// is a stage of the instruction itself, not a tensor_reduce after it.
+// The Vector Engine's ALU instructions that carry the engine's reduce accumulator
+// (reduce_cmd): tensor_scalar, exponential, select and their kin; the fold is a stage of the
+// instruction itself, not a tensor_reduce after it. The accumulator stage itself
+// (attach_accumulator) serves the Scalar Engine's activations too (isa/ScalarEngine.cpp).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -25,12 +26,6 @@ bool accumulator_fold(ir::AluOp op) {
   }
 }
 
-// idle with a reduce_res reads the register a fresh fold fills.
-Accumulate with_result(Accumulate acc) {
-  if (acc.cmd == ir::AccCmd::none && acc.res) acc.cmd = ir::AccCmd::reset_reduce;
-  return acc;
-}
-
 // select_reduce and range_select take no reduce_init: their load_reduce starts the
 // fold afresh, as reset_reduce does.
 Accumulate without_init(Accumulate acc) {
@@ -46,6 +41,11 @@ TensorVal on_dst_grid(KernelBuilder& b, const TensorVal& t, const TensorVal& dst
 }
 
 }  // namespace
+
+Accumulate with_result(Accumulate acc) {
+  if (acc.cmd == ir::AccCmd::none && acc.res) acc.cmd = ir::AccCmd::reset_reduce;
+  return acc;
+}
 
 void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate& acc) {
   if (acc.cmd == ir::AccCmd::none) return;
@@ -83,33 +83,6 @@ void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate&
   // Both are read on a [P, 1] grid, whose coord 0 is the instruction's partition coord.
   const TensorVal column = res.shape.size() == 2 ? res : operand_view(b, res, {partitions, 1});
   in.extra_dsts.push_back(access_for(b, column, {partitions, 1}));
-}
-
-// The Scalar Engine's accumulator resets or folds; it cannot be loaded (load_reduce
-// is the Vector Engine's).
-void check_scalar_engine_accumulator(const KernelBuilder& b, const Accumulate& acc) {
-  if (acc.cmd == ir::AccCmd::load_reduce)
-    b.fail(sema::err_unsupported_args(b.api(), "the Scalar Engine's accumulator has no load_reduce"));
-}
-
-TensorVal activation(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& data,
-                     const std::optional<Value>& bias, const Value& scale, Accumulate acc, const OpArgs& args) {
-  check_scalar_engine_accumulator(b, acc);
-  const auto* scale_tile = std::get_if<TensorVal>(&scale);
-  check_activation_operands(b, data, bias ? std::get_if<TensorVal>(&*bias) : nullptr, scale_tile);
-  std::vector<PipelineStep> steps;
-  const auto* number = std::get_if<types::Other>(&scale);
-  if (scale_tile || !number || number->value != 1.0) steps.push_back({ir::AluOp::multiply, scale, false});
-  if (bias) steps.push_back({ir::AluOp::add, *bias, false});
-  // activation has no relu_param: prelu takes activate2's default, 0.
-  steps.push_back({op, ir::is_parametric_activation(op) ? std::optional<Value>(Value(types::Other{})) : std::nullopt,
-                   false});
-  acc = with_result(acc);
-  // NeuronCore-v2's activation accumulates with add only.
-  if (acc.cmd != ir::AccCmd::none && acc.op != ir::AluOp::add)
-    sema::assert_nc_version(b.target(), 3, "nisa.activation(reduce_op=" + std::string(ir::name(acc.op)) + ")",
-                            b.raiser());
-  return isa_pipeline(b, dst, ir::Opcode::Activation, data, steps, args, ir::Engine::none, acc);
 }
 
 namespace {
@@ -163,48 +136,6 @@ TensorVal exponential(KernelBuilder& b, const Dst& dst, const TensorVal& src, co
   OpArgs args;
   args.dtype = dst.dtype(b, b.tensor(src.tensor).dtype);
   return isa_pipeline(b, dst, ir::Opcode::Exponential, src, steps, args, ir::Engine::none, with_result(acc));
-}
-
-TensorVal activate2(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& data,
-                    const PipelineStep& first, const PipelineStep& second, const Value& relu_param, Accumulate acc) {
-  using ir::AluOp;
-  check_scalar_engine_accumulator(b, acc);
-  b.check_operand("data", data);
-  check_dst_rows(b, dst, data);
-  // The engine's six tensor-scalar stage pairs (the stub's list).
-  static const std::pair<AluOp, AluOp> kPairs[] = {{AluOp::multiply, AluOp::add},   {AluOp::multiply, AluOp::subtract},
-                                                   {AluOp::multiply, AluOp::bypass}, {AluOp::add, AluOp::bypass},
-                                                   {AluOp::subtract, AluOp::bypass}, {AluOp::bypass, AluOp::bypass}};
-  if (std::find(std::begin(kPairs), std::end(kPairs), std::pair{first.op, second.op}) == std::end(kPairs))
-    b.fail(sema::err_unsupported_args(
-        b.api(), "(op0, op1) = (" + std::string(ir::name(first.op)) + ", " + std::string(ir::name(second.op)) +
-                     ") is not one of (multiply, add), (multiply, subtract), (multiply, bypass), (add, bypass), "
-                     "(subtract, bypass), (bypass, bypass)"));
-  for (const PipelineStep* s : {&first, &second})
-    if (s->op == AluOp::bypass && s->reverse)
-      b.fail(sema::err_unsupported_args(b.api(), std::string(s == &first ? "reverse0 needs op0" : "reverse1 needs op1") +
-                                                     " (it is bypass)"));
-  const auto* t0 = first.operand ? std::get_if<TensorVal>(&*first.operand) : nullptr;
-  const auto* t1 = second.operand ? std::get_if<TensorVal>(&*second.operand) : nullptr;
-  if (first.operand) check_immediate(b, "imm0", *first.operand, data);
-  if (second.operand) check_immediate(b, "imm1", *second.operand, data);
-  check_immediate(b, "relu_param", relu_param, data);
-  if (t0 && t1 && b.tensor(t0->tensor).dtype != b.tensor(t1->tensor).dtype)
-    b.fail(sema::err_supported_operand_dtype("the tiles imm0 ('" + std::string(ir::name(b.tensor(t0->tensor).dtype)) +
-                                             "') and imm1 ('" + std::string(ir::name(b.tensor(t1->tensor).dtype)) +
-                                             "') of 'nisa.activate2' must have one dtype"));
-  acc = with_result(acc);
-  if (acc.cmd != ir::AccCmd::none && acc.op != AluOp::add && acc.op != AluOp::maximum && acc.op != AluOp::minimum &&
-      acc.op != AluOp::abs_max && acc.op != AluOp::abs_min)
-    b.fail(sema::err_unsupported_args(b.api(), "reduce_op " + std::string(ir::name(acc.op)) +
-                                                   " is not one of add, maximum, minimum, abs_max, abs_min"));
-  std::vector<PipelineStep> steps;
-  for (const PipelineStep* s : {&first, &second})
-    if (s->op != AluOp::bypass) steps.push_back(*s);
-  steps.push_back({op, ir::is_parametric_activation(op) ? std::optional<Value>(relu_param) : std::nullopt, false});
-  OpArgs args;
-  args.dtype = dst.dtype(b, b.tensor(data.tensor).dtype);
-  return isa_pipeline(b, dst, ir::Opcode::Activate2, data, steps, args, ir::Engine::none, acc);
 }
 
 TensorVal tensor_scalar_reduce(KernelBuilder& b, const Dst& dst, const TensorVal& data, const PipelineStep& op0,

@@ -1,3 +1,6 @@
+// The Vector Engine's elementwise instructions (the instruction table's `dve` rows of one
+// ALU pipeline): the nl operators' elementwise form, tensor_tensor, scalar_tensor_tensor,
+// tensor_copy, and isa_pipeline, the one pipeline builder every engine's ALU instruction uses.
 #include "codegen/Ops.h"
 
 #include <algorithm>
@@ -263,24 +266,6 @@ TensorVal scalar_tensor_tensor(KernelBuilder& b, const Dst& dst, const TensorVal
 TensorVal tensor_copy(KernelBuilder& b, const Dst& dst, const TensorVal& src, ir::Engine engine, const OpArgs& args) {
   if (engine == ir::Engine::pool) check_no_psum(b, {{"src", &src}});
   return isa_pipeline(b, dst, ir::Opcode::Copy, src, {}, args, engine);
-}
-
-void check_activation_operands(KernelBuilder& b, const TensorVal& data, const TensorVal* bias, const TensorVal* scale) {
-  using D = ir::DType;
-  if (bias) {
-    D t = b.tensor(bias->tensor).dtype;
-    if (t != D::float32 && t != D::float16 && t != D::bfloat16) b.fail(sema::err_activation_bias_invalid_type(ir::name(t)));
-  } else if (b.direct_allocation) {
-    b.fail(sema::err_bias_tensor_must_be_specified_in_allocation(b.api()));
-  }
-  if (scale) {
-    D t = b.tensor(scale->tensor).dtype;
-    if (t != D::float32) b.fail(sema::err_activation_scale_invalid_type(ir::name(t)));
-    int64_t per_partition = 1;
-    for (size_t d = 1; d < scale->shape.size(); ++d) per_partition *= scale->shape[d];
-    if (scale->shape.empty() || scale->shape[0] != data.shape[0] || per_partition != 1)
-      b.fail(sema::err_activation_scale_scalar_or_vector(scale->shape));
-  }
 }
 
 void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const Value& value) {
