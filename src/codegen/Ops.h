@@ -36,6 +36,9 @@ struct DmaMode {
 
 // A new instruction of `op` over the iteration space `shape`.
 std::unique_ptr<ir::Instruction> make_instruction(ir::Opcode op, std::vector<int64_t> shape);
+// The same, writing `dst` over the iteration space `iter`.
+std::unique_ptr<ir::Instruction> make_instruction(ir::Opcode op, const KernelBuilder& b, const TensorVal& dst,
+                                                  const std::vector<int64_t>& iter);
 // "name[128, 512]": a view as diagnostics show operands.
 std::string describe(const KernelBuilder& b, const TensorVal& v);
 
@@ -67,7 +70,7 @@ ir::Predicate predicate_for(const KernelBuilder& b, const OpArgs& args, size_t r
 // must broadcast to dst, or hold the same elements up to size-1 dims.
 TensorVal fit_value(const KernelBuilder& b, const std::vector<int64_t>& dst, const TensorVal& value);
 
-// Creation and memory (OpsMemory.cpp).
+// Creation (OpsMemory.cpp) and the DMAs (isa/Dma.cpp).
 // `partition_dim` > 0 declares deprecated block dimensions before the partition dim.
 TensorVal alloc_tensor(KernelBuilder& b, std::string name, std::vector<int64_t> shape, ir::DType dtype,
                        ir::Memory memory, int partition_dim = 0);
@@ -106,7 +109,7 @@ void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<Tenso
 // With a mask (nisa.dma_copy(mask=...)), only the masked points are written.
 void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args = {});
 
-// Elementwise math (OpsElementwise.cpp): one or two operands, tensors or scalars.
+// Elementwise math (isa/VectorEngine.cpp): one or two operands, tensors or scalars.
 Value elementwise(KernelBuilder& b, const Dst& dst, ir::AluOp op, std::vector<Value> operands, const OpArgs& args);
 // One stage of an ISA instruction's ALU pipeline as the call names it: `op` with
 // its operand (a tile or a number; none for one-operand ops), reversed or not.
@@ -150,7 +153,7 @@ TensorVal scalar_tensor_tensor(KernelBuilder& b, const Dst& dst, const TensorVal
 // nisa.tensor_copy on `engine` (none: the table's); GpSimd reads no PSUM.
 TensorVal tensor_copy(KernelBuilder& b, const Dst& dst, const TensorVal& src, ir::Engine engine, const OpArgs& args);
 
-// The ALU instructions with an accumulator stage (OpsAccumulate.cpp).
+// The ALU instructions with an accumulator stage (isa/VectorAccumulate.cpp, isa/ScalarEngine.cpp).
 // nisa.activation: op(data * scale + bias) on the Scalar Engine (scale a number or
 // a [P, 1] fp32 tile, bias a [P, 1] tile or a number); `cmd` idle with a reduce_res is reset_reduce.
 TensorVal activation(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& data,
@@ -324,7 +327,7 @@ void loop_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& x, ir:
 // nl.rand: a tile of uniform [0, 1) values; nl.random_seed sets the state.
 TensorVal rand(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, const OpArgs& args);
 void random_seed(KernelBuilder& b, double seed);
-// The engines' XORWOW generators (OpsRandom.cpp), one per partition of the Vector
+// The engines' XORWOW generators (isa/Random.cpp), one per partition of the Vector
 // and the GpSimd engine. nisa.rng: 32 random bits per element, truncated to
 // dst's integer dtype; nisa.rand2 (Vector, NeuronCore-v4+): uniform in [min, max)
 // (numbers, or both [P, 1] tiles); nisa.set_rng_seed: the Vector generators from a

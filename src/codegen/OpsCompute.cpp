@@ -20,6 +20,13 @@ std::unique_ptr<ir::Instruction> make_instruction(ir::Opcode op, std::vector<int
   return in;
 }
 
+std::unique_ptr<ir::Instruction> make_instruction(ir::Opcode op, const KernelBuilder& b, const TensorVal& dst,
+                                                  const std::vector<int64_t>& iter) {
+  auto in = make_instruction(op, iter);
+  in->dst = access_for(b, dst, iter);
+  return in;
+}
+
 std::string describe(const KernelBuilder& b, const TensorVal& v) { return b.tensor(v.tensor).name + sema::shape_str(v.shape); }
 
 namespace {

@@ -286,4 +286,24 @@ void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const 
   b.emit(std::move(in));
 }
 
+void nc_stream_shuffle(KernelBuilder& b, const TensorVal& dst, const TensorVal& src,
+                       const std::vector<int64_t>& shuffle_mask) {
+  b.check_operand("src", src);
+  b.check_operand("dst", dst);
+  sema::assert_elements_per_partition(free_elements(dst), free_elements(src), free_elements(src), "dst", b.api(),
+                                      b.raiser());
+  constexpr size_t kQuadrant = 32;
+  if (shuffle_mask.size() != kQuadrant)
+    b.fail(sema::err_unexpected_type_of_operand(
+        "shuffle_mask", std::to_string(shuffle_mask.size()) +
+                            " entries; it names a source partition (or 255) for each of the 32 partitions of a quadrant"));
+  const TensorVal d = rows_of(b, dst), s = rows_of(b, src);
+  auto in = make_instruction(ir::Opcode::StreamShuffle, {std::max(d.shape[0], s.shape[0]), d.shape[1]});
+  in->dst = access_for(b, d, d.shape);
+  in->srcs.push_back(access_for(b, s, s.shape));
+  in->widths = {d.shape[0], s.shape[0]};
+  for (int64_t m : shuffle_mask) in->imms.push_back(static_cast<double>(m));
+  b.emit(std::move(in));
+}
+
 }  // namespace nkic::codegen
