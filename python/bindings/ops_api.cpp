@@ -28,9 +28,8 @@ struct Args {
   codegen::OpArgs op;
   codegen::Dst to = codegen::Dst::fresh();
   Args(const codegen::KernelBuilder& b, py::handle dst, py::handle mask_obj, py::handle dtype) : Args(mask_obj, dtype) {
-    if (dst.is_none()) return;
-    to = codegen::Dst::into(tensor_arg(dst, "dst"));
-    op.dtype = to.dtype(b, ir::DType::float32);
+    to = dst_arg(dst);
+    if (to.given()) op.dtype = to.dtype(b, ir::DType::float32);
   }
   Args(py::handle mask_obj, py::handle dtype) {
     if (!mask_obj.is_none()) {

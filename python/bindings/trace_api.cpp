@@ -430,7 +430,7 @@ void bind_trace_api(py::module_& m) {
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, dtype, ms);
     a.oob_skip = oob_skip;
-    const codegen::Dst to = dst.is_none() ? codegen::Dst::fresh() : codegen::Dst::into(tensor_arg(dst, "dst"));
+    const codegen::Dst to = dst_arg(dst);
     return wrap_tensor(
         codegen::load_transpose2d(c.builder(), to, tensor_arg(src, "src", "a tensor"), a, squeeze_unit_dims,
                                   {hwdge, priority}));
@@ -442,7 +442,7 @@ void bind_trace_api(py::module_& m) {
     if (!PyNumber_Check(value.ptr()) || is_traced(value))
       sema::fail(sema::err_unexpected_type_of_operand("value", "'" + py_type_name(value) + "', expected a number"));
     const bool integer = PyIndex_Check(value.ptr()) != 0;  // int, bool and numpy integers; not floats
-    const codegen::Dst to = dst.is_none() ? codegen::Dst::fresh() : codegen::Dst::into(tensor_arg(dst, "dst"));
+    const codegen::Dst to = dst_arg(dst);
     return wrap_tensor(codegen::memset(c.builder(), to, std::move(shape), value.cast<double>(), integer,
                                        dtype.is_none() ? ir::DType::float32 : dtype_of(dtype.cast<std::string>())));
   });

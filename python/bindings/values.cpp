@@ -305,6 +305,10 @@ static const types::TensorVal& traced_tensor(py::handle h) {
   return v;
 }
 
+codegen::Dst dst_arg(py::handle dst) {
+  return dst.is_none() ? codegen::Dst::fresh() : codegen::Dst::into(tensor_arg(dst, "dst"));
+}
+
 const types::TensorVal& tensor_arg(py::handle h, std::string_view what, std::string_view kind) {
   if (!is_tensor(h))
     sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected " + std::string(kind)));

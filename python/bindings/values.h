@@ -4,6 +4,7 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include "codegen/Destination.h"
 #include "types/Values.h"
 
 namespace py = pybind11;
@@ -58,6 +59,8 @@ int64_t int_arg(py::handle h, std::string_view what, const std::string& api = ""
 // The tile an API argument must be, or err_unexpected_type_of_operand naming `what`
 // and saying it expected `kind`.
 const types::TensorVal& tensor_arg(py::handle h, std::string_view what, std::string_view kind = "a tile");
+// A call's dst: None (the legacy API: the builder's fresh tile) or the caller's view.
+codegen::Dst dst_arg(py::handle dst);
 // A traced tile or index where a Python int is needed: why it is symbolic, as a diagnostic.
 [[noreturn]] void symbolic_int_error(py::handle h);
 // A traced value in a Python condition (`if t:`): why it cannot be a bool, as a diagnostic.

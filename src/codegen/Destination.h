@@ -19,8 +19,6 @@ class Dst {
   static Dst fresh() { return Dst(); }
   // The caller's view: the builder's result is written into it.
   static Dst into(const types::TensorVal& view) { return Dst(view); }
-  // A view when `view` is given, a fresh tile otherwise.
-  static Dst into(const types::TensorVal* view) { return view ? Dst(*view) : Dst(); }
 
   bool given() const { return view_.has_value(); }
   const types::TensorVal& view() const { return *view_; }
