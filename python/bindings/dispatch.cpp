@@ -75,17 +75,18 @@ Decision decide_uncached(py::handle func) {
 // forgotten when the callee dies, so that a new object at its address is decided
 // anew. The weak reference watching the callee lives as long as the entry, so
 // its callback (which may run on any thread, under the GIL) finds the cache alive.
-Decision decide(trace::TraceContext& ctx, py::handle func) {
+// A callee that is not cached is decided into `scratch`.
+const Decision& decide(trace::TraceContext& ctx, py::handle func, Decision& scratch) {
   PyObject* p = func.ptr();
   trace::DispatchCache& cache = ctx.dispatch_cache();
   if (const Decision* hit = cache.find(p)) return *hit;
-  Decision d = decide_uncached(func);
+  scratch = decide_uncached(func);
   bool long_lived = PyFunction_Check(p) || PyCFunction_Check(p) || PyType_Check(p);
-  if (!long_lived || !PyType_SUPPORTS_WEAKREFS(Py_TYPE(p))) return d;
+  if (!long_lived || !PyType_SUPPORTS_WEAKREFS(Py_TYPE(p))) return scratch;
   py::cpp_function forget([p, c = &cache](py::handle) { c->erase(p); });
   PyObject* ref = py::weakref(func, forget).release().ptr();
-  cache.insert(p, d, std::shared_ptr<void>(ref, [](void* r) { Py_DECREF(static_cast<PyObject*>(r)); }));
-  return d;
+  return cache.insert(p, std::move(scratch),
+                      std::shared_ptr<void>(ref, [](void* r) { Py_DECREF(static_cast<PyObject*>(r)); }));
 }
 
 [[noreturn]] void return_consistency_failed() {
@@ -310,7 +311,8 @@ trace::TraceContext* checked_callee(py::handle func) {
 py::object call(int loc, PyObject* name, py::handle func, const CallArgs& a) {
   trace::TraceContext* ctx = checked_callee(func);
   if (!ctx) return vectorcall(func, a);
-  const Decision& d = decide(*ctx, func);
+  Decision scratch;
+  const Decision& d = decide(*ctx, func, scratch);
   ir::SourceLoc here = ir::registered_location(loc);
   // Only an op builder's own tensor takes the name, not every tensor of an inlined helper.
   if (!name || d.action != trace::CallAction::Builder) return call_decided(ctx, here, d, func, a);

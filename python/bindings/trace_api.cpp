@@ -118,11 +118,14 @@ py::object ndarray_native(py::handle shape, py::handle dtype, py::handle buffer)
     if (overflow || v <= 0 || v >= (int64_t{1} << 62)) return {};
     dims.push_back(v);
   }
-  py::object name = py::getattr(dtype, "nki_dtype_name", py::none());
+  static PyObject* const dtype_name = interned("nki_dtype_name");
+  static PyObject* const buffer_name = interned("name");
+  static PyObject* const buffer_direct = interned("direct");
+  py::object name = attr_or_none(dtype, dtype_name);
   if (!py::isinstance<py::str>(name)) return {};
   std::string memory = "sbuf";
   if (!buffer.is_none()) {
-    py::object where = py::getattr(buffer, "name", py::none()), direct = py::getattr(buffer, "direct", py::none());
+    py::object where = attr_or_none(buffer, buffer_name), direct = attr_or_none(buffer, buffer_direct);
     if (!py::isinstance<py::str>(where) || !direct.is(py::bool_(false))) return {};
     memory = where.cast<std::string>();
     if (memory != "sbuf" && memory != "psum" && memory != "shared_hbm") return {};
@@ -193,9 +196,13 @@ py::object call_native(const trace::NativeForm& form, const CallArgs& a) {
 // The Python functions name their native form (nki_native), so a callee whose
 // signature differs never takes it.
 const trace::NativeForm* native_form(py::handle func) {
-  py::object marker = py::getattr(func, "nki_native", py::none());
+  static PyObject* const nki_native = interned("nki_native");
+  py::object marker = attr_or_none(func, nki_native);
   if (!py::isinstance<py::str>(marker)) return nullptr;
-  return trace::native_form(marker.cast<std::string>());
+  Py_ssize_t len = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(marker.ptr(), &len);
+  if (!utf8) throw py::error_already_set();
+  return trace::native_form(std::string_view(utf8, static_cast<size_t>(len)));
 }
 
 void bind_trace_api(py::module_& m) {

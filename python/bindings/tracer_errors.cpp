@@ -69,7 +69,7 @@ std::string origin_of(bool loop, bool pid) {
   trace::TraceContext* ctx = trace::TraceContext::current();
   // Named APIs (nl.*, nisa.*, tensor methods) have constant slots; subscripts and
   // operators in flight do not.
-  if (!ctx || ctx->builder().cur_api.find('.') == std::string::npos)
+  if (!ctx || ctx->builder().scoped_api().find('.') == std::string::npos)
     sema::fail(sema::err_symbolic_value_used_as_python_int());
   std::string why = !i.is_scalar() ? "an index tile (nl.arange, nl.mgrid) stands for many values"
                                    : "its value comes from " + origin_of(i.expr.uses(ir::VarKind::Loop),

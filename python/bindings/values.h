@@ -41,6 +41,18 @@ const T& unwrap(py::handle h) {
   return *static_cast<const T*>(reinterpret_cast<py::detail::instance*>(h.ptr())->get_value_and_holder().value_ptr());
 }
 
+// getattr(h, name, None) with a name interned once (the call site keeps it in a
+// static): the attribute reads of the per-call native forms make no string.
+inline py::object attr_or_none(py::handle h, PyObject* interned_name) {
+  PyObject* r = PyObject_GetAttr(h.ptr(), interned_name);
+  if (!r) {
+    PyErr_Clear();
+    return py::none();
+  }
+  return py::reinterpret_steal<py::object>(r);
+}
+inline PyObject* interned(const char* name) { return PyUnicode_InternFromString(name); }
+
 types::Value to_value(py::handle h);
 py::object from_value(types::Value v);
 py::object wrap_tensor(types::TensorVal v);

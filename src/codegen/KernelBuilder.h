@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -54,11 +55,20 @@ class KernelBuilder {
   // Replaces the pushed location (an unknown one defers to the provider); returns the previous one.
   ir::SourceLoc set_location(ir::SourceLoc loc) { return std::exchange(location_, loc); }
   const ir::SourceLoc& pushed_location() const { return location_; }
-  std::string cur_api;    // e.g. "nl.load"; set by the tracer's nki_api_scope
   // The API a builder named when it asked for the context: what is in flight
-  // when the call did not come through the dispatcher (no nki_api_scope).
+  // when the call did not come through the dispatcher (no ApiScope).
   std::string requested_api;
-  const std::string& api() const { return cur_api.empty() ? requested_api : cur_api; }
+  // The API in flight ("nl.load"): the innermost ApiScope's, else requested_api.
+  const std::string& api() const { return scoped_api().empty() ? requested_api : scoped_api(); }
+  // The innermost ApiScope's API, or "".
+  const std::string& scoped_api() const { return api_depth_ ? api_stack_[api_depth_ - 1] : no_api_; }
+  // ApiScope's stack. Its strings are kept for the next call at the same depth,
+  // so that naming the API of each of a trace's calls allocates nothing.
+  void push_api(std::string_view a) {
+    if (api_depth_ == api_stack_.size()) api_stack_.emplace_back();
+    api_stack_[api_depth_++].assign(a);
+  }
+  void pop_api() { --api_depth_; }
   // The op table's spec of api(), looked up again only when the API in flight changes.
   const sema::OpSpec& op_spec() const;
   std::string name_hint;  // the variable the current call is assigned to ("x = nl.load(...)")
@@ -283,6 +293,9 @@ class KernelBuilder {
   };
   std::vector<NoReorder> no_reorder_;
   mutable std::string spec_api_;
+  std::vector<std::string> api_stack_;
+  size_t api_depth_ = 0;
+  inline static const std::string no_api_;
   mutable const sema::OpSpec* spec_ = nullptr;
 };
 

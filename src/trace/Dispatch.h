@@ -59,8 +59,11 @@ class DispatchCache {
     auto it = map_.find(callee);
     return it == map_.end() ? nullptr : &it->second.decision;
   }
-  void insert(const void* callee, Decision d, std::shared_ptr<void> guard = nullptr) {
-    map_[callee] = {std::move(d), std::move(guard)};
+  // The entry stays where it is until its callee is erased: callers hold it across the call.
+  const Decision& insert(const void* callee, Decision d, std::shared_ptr<void> guard = nullptr) {
+    Entry& e = map_[callee];
+    e = {std::move(d), std::move(guard)};
+    return e.decision;
   }
   void erase(const void* callee) { map_.erase(callee); }
   size_t size() const { return map_.size(); }

@@ -75,11 +75,9 @@ TraceContext& TraceContext::new_ctx(TraceOptions opts) {
 
 void TraceContext::clear() { global_ctx.reset(); }
 
-TraceContext::ApiScope::ApiScope(TraceContext& ctx, std::string api) : ctx_(ctx), saved_(ctx.builder_.cur_api) {
-  ctx_.builder_.cur_api = std::move(api);
-}
+TraceContext::ApiScope::ApiScope(TraceContext& ctx, std::string_view api) : ctx_(ctx) { ctx_.builder_.push_api(api); }
 
-TraceContext::ApiScope::~ApiScope() { ctx_.builder_.cur_api = std::move(saved_); }
+TraceContext::ApiScope::~ApiScope() { ctx_.builder_.pop_api(); }
 
 std::optional<std::string> TraceContext::shadowing_warning(const std::string& name, const types::TensorVal& old,
                                                           const types::TensorVal& fresh) const {

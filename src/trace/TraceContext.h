@@ -61,14 +61,13 @@ class TraceContext final : public types::TensorOpSink {
   // nki_api_scope: diagnostics raised while `api` runs name it.
   class ApiScope {
    public:
-    ApiScope(TraceContext& ctx, std::string api);
+    ApiScope(TraceContext& ctx, std::string_view api);
     ~ApiScope();
     ApiScope(const ApiScope&) = delete;
     ApiScope& operator=(const ApiScope&) = delete;
 
    private:
     TraceContext& ctx_;
-    std::string saved_;
   };
   const std::string& cur_api() const { return builder_.api(); }
 

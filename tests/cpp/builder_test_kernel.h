@@ -48,12 +48,12 @@ struct Built {
     b.kernel().outputs = {out.tensor};
   }
   TensorVal load(const TensorVal& t) {
-    b.cur_api = "nl.load";
+    b.requested_api = "nl.load";
     return codegen::load(b, t, {});
   }
   // v into out: the whole of it, or a 2-D v into out[p0:, f0:] (its shape).
   void store(const TensorVal& v, int64_t p0 = 0, int64_t f0 = 0) {
-    b.cur_api = "nl.store";
+    b.requested_api = "nl.store";
     const bool whole = v.shape == b.tensor(out.tensor).shape;
     codegen::store(b, whole ? out : view(out, {p0, p0 + v.shape.at(0)}, {f0, f0 + v.shape.at(1)}), v, {});
   }
@@ -74,7 +74,7 @@ struct Built {
   }
   // A tile holding `value` everywhere (nisa.memset).
   TensorVal filled(const char* name, std::vector<int64_t> shape, double value, DType dtype = DType::float32) {
-    b.cur_api = "nisa.memset";
+    b.requested_api = "nisa.memset";
     return codegen::full(b, name, std::move(shape), dtype, Memory::SBUF, value);
   }
   // The printed instructions ("dst[...] = name[engine](...) iter=[...]", "+=" when a

@@ -19,7 +19,7 @@ using codegen::PipelineStep;
 TEST(BuildersElementwise, TensorTensorFreshBroadcastsAColumn) {
   Built k;
   const TensorVal x = k.load(k.a), y = k.load(k.bias);
-  k.b.cur_api = "nisa.tensor_tensor";
+  k.b.requested_api = "nisa.tensor_tensor";
   const Value r = codegen::tensor_tensor(k.b, Dst::fresh(), AluOp::subtract, x, y, ir::Engine::none, {});
   k.store(std::get<TensorVal>(r));
   const std::vector<std::string> lines = k.lines();
@@ -36,7 +36,7 @@ TEST(BuildersElementwise, TensorTensorIntoAColumnSliceKeepsTheOtherColumns) {
   Built k;
   const TensorVal x = k.load(k.a), d = k.filled("d", {128, 64}, 5.0);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.tensor_tensor";
+  k.b.requested_api = "nisa.tensor_tensor";
   codegen::tensor_tensor(k.b, Dst::into(k.cols(d, 8, 24)), AluOp::multiply, k.cols(x, 0, 16), k.cols(x, 16, 32),
                          ir::Engine::none, {});
   k.store(d);
@@ -55,7 +55,7 @@ TEST(BuildersElementwise, TensorTensorIntoAColumnSliceKeepsTheOtherColumns) {
 TEST(BuildersElementwise, TensorScalarFreshFusesTwoStages) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.tensor_scalar";
+  k.b.requested_api = "nisa.tensor_scalar";
   k.store(codegen::tensor_scalar(k.b, Dst::fresh(), x, {{AluOp::add, number(1.0)}, {AluOp::multiply, number(3.0)}}, {},
                                  {}));
   const std::vector<std::string> lines = k.lines();
@@ -72,7 +72,7 @@ TEST(BuildersElementwise, TensorScalarIntoADstOfAnotherFreeShape) {
   Built k;
   const TensorVal x = k.load(k.a), d = k.sbuf("d", {128, 2, 32});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.tensor_scalar";
+  k.b.requested_api = "nisa.tensor_scalar";
   codegen::tensor_scalar(k.b, Dst::into(d), x, {{AluOp::subtract, number(4.0), true}}, {}, {});
   k.store(codegen::reshape_view(k.b, d, {128, 64}));
   const std::vector<std::string> lines = k.lines();
@@ -88,7 +88,7 @@ TEST(BuildersElementwise, TensorScalarIntoADstOfAnotherFreeShape) {
 TEST(BuildersElementwise, ScalarTensorTensorFresh) {
   Built k;
   const TensorVal x = k.load(k.a), y = k.load(k.bias);
-  k.b.cur_api = "nisa.scalar_tensor_tensor";
+  k.b.requested_api = "nisa.scalar_tensor_tensor";
   // (x - b) * x
   k.store(codegen::scalar_tensor_tensor(k.b, Dst::fresh(), x, {AluOp::subtract, Value(y)}, {AluOp::multiply, Value(x)},
                                         {}));
@@ -107,7 +107,7 @@ TEST(BuildersElementwise, ScalarTensorTensorIntoAFullTile) {
   Built k;
   const TensorVal x = k.load(k.a), d = k.sbuf("d", {128, 64});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.scalar_tensor_tensor";
+  k.b.requested_api = "nisa.scalar_tensor_tensor";
   // x + (x * 2): the second stage reversed.
   codegen::scalar_tensor_tensor(k.b, Dst::into(d), x, {AluOp::multiply, number(2.0)}, {AluOp::add, Value(x), true}, {});
   k.store(d);
@@ -124,7 +124,7 @@ TEST(BuildersElementwise, ScalarTensorTensorIntoAFullTile) {
 TEST(BuildersElementwise, TensorCopyFreshOnGpSimd) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.tensor_copy";
+  k.b.requested_api = "nisa.tensor_copy";
   k.store(codegen::tensor_copy(k.b, Dst::fresh(), x, ir::Engine::pool, {}));
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 3u);
@@ -139,7 +139,7 @@ TEST(BuildersElementwise, TensorCopyIntoAViewWithAUnitDim) {
   Built k;
   const TensorVal x = k.load(k.a), d = k.sbuf("d", {128, 1, 64});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.tensor_copy";
+  k.b.requested_api = "nisa.tensor_copy";
   codegen::tensor_copy(k.b, Dst::into(d), x, ir::Engine::none, {});
   k.store(codegen::reshape_view(k.b, d, {128, 64}));
   const std::vector<std::string> lines = k.lines();
@@ -153,7 +153,7 @@ TEST(BuildersElementwise, TensorCopyIntoAViewWithAUnitDim) {
 TEST(BuildersElementwise, PipelineFreshOnTheEngineItNames) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.tensor_scalar";
+  k.b.requested_api = "nisa.tensor_scalar";
   k.store(codegen::isa_pipeline(k.b, Dst::fresh(), ir::Opcode::TensorScalar, x,
                                 {{AluOp::maximum, number(0.0)}, {AluOp::subtract, number(0.5)}}, {}, ir::Engine::pool));
   const std::vector<std::string> lines = k.lines();
@@ -170,7 +170,7 @@ TEST(BuildersElementwise, PipelineIntoAPartitionSlice) {
   Built k;
   const TensorVal x = k.load(k.a), d = k.filled("d", {128, 64}, -1.0);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.activation";
+  k.b.requested_api = "nisa.activation";
   codegen::isa_pipeline(k.b, Dst::into(k.view(d, {64, 128}, {0, 64})), ir::Opcode::Activation,
                         k.view(x, {0, 64}, {0, 64}), {{AluOp::add, number(0.5)}, {AluOp::square, std::nullopt}}, {});
   k.store(d);
@@ -188,7 +188,7 @@ TEST(BuildersElementwise, PipelineIntoAPartitionSlice) {
 TEST(BuildersAccumulate, ActivationFreshWithScaleAndBias) {
   Built k;
   const TensorVal x = k.load(k.a), y = k.load(k.bias);
-  k.b.cur_api = "nisa.activation";
+  k.b.requested_api = "nisa.activation";
   k.store(codegen::activation(k.b, Dst::fresh(), AluOp::relu, x, Value(y), number(2.0), {}, {}));
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 4u);
@@ -205,7 +205,7 @@ TEST(BuildersAccumulate, ActivationIntoADstWithItsRowSums) {
   Built k(1);
   const TensorVal x = k.load(k.a), d = k.sbuf("d", {128, 64}), res = k.sbuf("s", {128, 1});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.activation";
+  k.b.requested_api = "nisa.activation";
   codegen::activation(k.b, Dst::into(d), AluOp::abs, x, std::nullopt, number(1.0), {ir::AccCmd::none, AluOp::add, &res},
                       {});
   k.store(res);
@@ -225,7 +225,7 @@ TEST(BuildersAccumulate, ActivationIntoADstWithItsRowSums) {
 TEST(BuildersReduce, ReduceFreshFoldsTheFreeAxis) {
   Built k(1);
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.tensor_reduce";
+  k.b.requested_api = "nisa.tensor_reduce";
   k.store(codegen::reduce(k.b, Dst::fresh(), AluOp::add, x, {1}, false, {}));
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 3u);
@@ -243,7 +243,7 @@ TEST(BuildersReduce, ReduceIntoOneColumnOfATile) {
   Built k(4);
   const TensorVal x = k.load(k.a), d = k.filled("d", {128, 4}, 0.0);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.tensor_reduce";
+  k.b.requested_api = "nisa.tensor_reduce";
   codegen::reduce(k.b, Dst::into(k.cols(d, 2, 3)), AluOp::maximum, x, {1}, true, {}, true);
   k.store(d);
   const std::vector<std::string> lines = k.lines();
@@ -261,7 +261,7 @@ TEST(BuildersReduce, ReduceIntoOneColumnOfATile) {
 TEST(BuildersReduce, PartitionReduceFresh) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.tensor_partition_reduce";
+  k.b.requested_api = "nisa.tensor_partition_reduce";
   const TensorVal r = codegen::partition_reduce(k.b, Dst::fresh(), AluOp::add, x, {});
   EXPECT_EQ(r.shape, (std::vector<int64_t>{1, 64}));
   k.store(r);
@@ -281,7 +281,7 @@ TEST(BuildersReduce, PartitionReduceIntoOneRowOfATile) {
   Built k;
   const TensorVal x = k.load(k.a), d = k.filled("d", {4, 64}, 7.0);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.tensor_partition_reduce";
+  k.b.requested_api = "nisa.tensor_partition_reduce";
   codegen::partition_reduce(k.b, Dst::into(k.view(d, {2, 3}, {0, 64})), AluOp::maximum, x, {});
   k.store(d);
   const std::vector<std::string> lines = k.lines();
@@ -308,11 +308,11 @@ std::vector<float> gram(float (*f)(int, int)) {
 TEST(BuildersMatmul, NcMatmulFreshIsOnePsumTile) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.nc_matmul";
+  k.b.requested_api = "nisa.nc_matmul";
   const TensorVal r = codegen::nc_matmul(k.b, Dst::fresh(), x, x, {});
   EXPECT_EQ(k.b.tensor(r.tensor).memory, Memory::PSUM);
   EXPECT_EQ(k.b.tensor(r.tensor).dtype, DType::float32);
-  k.b.cur_api = "nisa.tensor_copy";
+  k.b.requested_api = "nisa.tensor_copy";
   k.store(codegen::tensor_copy(k.b, Dst::fresh(), r, ir::Engine::none, {}));
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 4u);
@@ -328,10 +328,10 @@ TEST(BuildersMatmul, NisaNcMatmulIntoPsumInfersAccumulation) {
   Built k(128);
   const TensorVal x = k.load(k.a), acc = k.sbuf("acc", {64, 128}, DType::float32, Memory::PSUM);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.nc_matmul";
+  k.b.requested_api = "nisa.nc_matmul";
   for (auto [f0, f1] : {std::pair{0, 64}, std::pair{0, 64}, std::pair{64, 128}})
     codegen::nisa_nc_matmul(k.b, Dst::into(k.cols(acc, f0, f1)), x, x, {}, false, false, {});
-  k.b.cur_api = "nisa.tensor_copy";
+  k.b.requested_api = "nisa.tensor_copy";
   k.store(codegen::tensor_copy(k.b, Dst::fresh(), acc, ir::Engine::none, {}));
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 6u);
@@ -352,9 +352,9 @@ TEST(BuildersMatmul, NisaNcMatmulIntoAPsumViewOfAnotherFreeShapeAccumulates) {
   Built k;
   const TensorVal x = k.load(k.a), acc = k.sbuf("acc", {64, 2, 32}, DType::float32, Memory::PSUM);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.nc_matmul";
+  k.b.requested_api = "nisa.nc_matmul";
   for (int i = 0; i < 2; ++i) codegen::nisa_nc_matmul(k.b, Dst::into(acc), x, x, {}, false, false, {});
-  k.b.cur_api = "nisa.tensor_copy";
+  k.b.requested_api = "nisa.tensor_copy";
   k.store(codegen::tensor_copy(k.b, Dst::fresh(), codegen::reshape_view(k.b, acc, {64, 64}), ir::Engine::none, {}));
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 5u);
@@ -368,7 +368,7 @@ TEST(BuildersMatmul, NisaNcMatmulIntoAPsumViewOfAnotherFreeShapeAccumulates) {
 TEST(BuildersTranspose, NcTransposeFreshOnTheTensorEngine) {
   Built k(128);
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.nc_transpose";
+  k.b.requested_api = "nisa.nc_transpose";
   const TensorVal t = codegen::nc_transpose(k.b, Dst::fresh(), x, ir::Engine::none, {});
   EXPECT_EQ(t.shape, (std::vector<int64_t>{64, 128}));
   k.store(t);
@@ -385,7 +385,7 @@ TEST(BuildersTranspose, NcTransposeIntoATileOfFlattenedData) {
   Built k(128);
   const TensorVal x = k.load(k.a), d = k.sbuf("d", {64, 128});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.nc_transpose";
+  k.b.requested_api = "nisa.nc_transpose";
   codegen::nc_transpose(k.b, Dst::into(d), codegen::reshape_view(k.b, x, {128, 2, 32}), ir::Engine::none, {});
   k.store(d);
   const std::vector<std::string> lines = k.lines();
@@ -399,7 +399,7 @@ TEST(BuildersTranspose, NcTransposeIntoATileOfFlattenedData) {
 TEST(BuildersTranspose, NcTransposeFreshOnTheVectorEngine) {
   Built k(32);
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.nc_transpose";
+  k.b.requested_api = "nisa.nc_transpose";
   const TensorVal t = codegen::nc_transpose(k.b, Dst::fresh(), k.view(x, {0, 16}, {0, 32}), ir::Engine::dve, {});
   EXPECT_EQ(t.shape, (std::vector<int64_t>{32, 16}));
   k.store(t);
@@ -416,7 +416,7 @@ TEST(BuildersTranspose, NcTransposeOnTheVectorEngineIntoAColumnSlice) {
   Built k;
   const TensorVal x = k.load(k.a), d = k.filled("d", {32, 64}, 3.0);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.nc_transpose";
+  k.b.requested_api = "nisa.nc_transpose";
   codegen::nc_transpose(k.b, Dst::into(k.cols(d, 16, 48)), k.view(x, {0, 32}, {0, 32}), ir::Engine::dve, {});
   k.store(d);
   const std::vector<std::string> lines = k.lines();
@@ -432,7 +432,7 @@ TEST(BuildersTranspose, NcTransposeOnTheVectorEngineIntoAColumnSlice) {
 TEST(BuildersCurrent, ExponentialFresh) {
   Built k(64, DType::float32, trn3());
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.exponential";
+  k.b.requested_api = "nisa.exponential";
   k.store(codegen::exponential(k.b, Dst::fresh(), x, number(1.0), {}));
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 3u);
@@ -450,7 +450,7 @@ TEST(BuildersCurrent, ExponentialIntoAColumnSliceWithTheRowSum) {
   Built k(65, DType::float32, trn3());
   const TensorVal x = k.load(k.a), y = k.load(k.bias), d = k.filled("d", {128, 64}, 0.0), s = k.sbuf("s", {128, 1});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.exponential";
+  k.b.requested_api = "nisa.exponential";
   codegen::exponential(k.b, Dst::into(k.cols(d, 16, 48)), k.cols(x, 32, 64), Value(y),
                        {ir::AccCmd::none, AluOp::add, &s});
   k.store(d);
@@ -475,7 +475,7 @@ TEST(BuildersCurrent, ExponentialIntoAColumnSliceWithTheRowSum) {
 TEST(BuildersCurrent, Activate2Fresh) {
   Built k(64, DType::float32, trn3());
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.activate2";
+  k.b.requested_api = "nisa.activate2";
   // relu(x * 2 - 1)
   k.store(codegen::activate2(k.b, Dst::fresh(), AluOp::relu, x, {AluOp::multiply, number(2.0)},
                              {AluOp::subtract, number(1.0)}, number(0.0), {}));
@@ -494,7 +494,7 @@ TEST(BuildersCurrent, Activate2IntoWithATileImmediateAndTheRowMaximum) {
   Built k(65, DType::float32, trn3());
   const TensorVal x = k.load(k.a), y = k.load(k.bias), d = k.sbuf("d", {128, 64}), s = k.sbuf("s", {128, 1});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.activate2";
+  k.b.requested_api = "nisa.activate2";
   codegen::activate2(k.b, Dst::into(d), AluOp::abs, x, {AluOp::add, Value(y)}, {AluOp::bypass, std::nullopt},
                      number(0.0), {ir::AccCmd::none, AluOp::maximum, &s});
   k.store(d);
@@ -519,7 +519,7 @@ TEST(BuildersCurrent, Activate2IntoWithATileImmediateAndTheRowMaximum) {
 TEST(BuildersCurrent, TensorScalarReduceFresh) {
   Built k(65, DType::float32, trn3());
   const TensorVal x = k.load(k.a), s = k.sbuf("s", {128, 1});
-  k.b.cur_api = "nisa.tensor_scalar_reduce";
+  k.b.requested_api = "nisa.tensor_scalar_reduce";
   k.store(codegen::tensor_scalar_reduce(k.b, Dst::fresh(), x, {AluOp::multiply, number(2.0)}, std::nullopt,
                                         {ir::AccCmd::reset_reduce, AluOp::add, &s}),
           0, 0);
@@ -545,7 +545,7 @@ TEST(BuildersCurrent, TensorScalarReduceIntoAColumnSliceNegated) {
   Built k(65, DType::float32, trn3());
   const TensorVal x = k.load(k.a), d = k.filled("d", {128, 64}, 9.0), s = k.sbuf("s", {128, 1});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.tensor_scalar_reduce";
+  k.b.requested_api = "nisa.tensor_scalar_reduce";
   Accumulate acc{ir::AccCmd::load_reduce, AluOp::maximum, &s};
   acc.negate_res = true;
   codegen::tensor_scalar_reduce(k.b, Dst::into(k.cols(d, 32, 64)), k.cols(x, 0, 32), {AluOp::subtract, number(1.0)},
@@ -573,11 +573,11 @@ TEST(BuildersErrors, DstOfOtherPartitionsIsATileShapeMismatch) {
   Built k;
   const TensorVal x = k.load(k.a), d = k.sbuf("d", {64, 128}), e = k.sbuf("e", {128, 64});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.tensor_copy";
+  k.b.requested_api = "nisa.tensor_copy";
   // The same 8192 elements, on 64 partitions instead of 128.
   EXPECT_EQ(diag_code([&] { codegen::tensor_copy(k.b, Dst::into(d), x, ir::Engine::none, {}); }),
             "err_tile_shape_mismatch");
-  k.b.cur_api = "nisa.tensor_scalar";
+  k.b.requested_api = "nisa.tensor_scalar";
   // 128 partitions but 32 elements per partition for a 64-wide result.
   EXPECT_EQ(diag_code([&] {
               codegen::tensor_scalar(k.b, Dst::into(k.cols(e, 0, 32)), x, {{AluOp::add, number(1.0)}}, {}, {});
@@ -590,7 +590,7 @@ TEST(BuildersErrors, MatmulIntoAnSbufViewIsUnsupportedMemory) {
   Built k;
   const TensorVal x = k.load(k.a), d = k.sbuf("d", {64, 64});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.nc_matmul";
+  k.b.requested_api = "nisa.nc_matmul";
   EXPECT_EQ(diag_code([&] { codegen::nisa_nc_matmul(k.b, Dst::into(d), x, x, {}, false, false, {}); }),
             "err_unsupported_memory");
   EXPECT_EQ(k.lines().size(), 1u);

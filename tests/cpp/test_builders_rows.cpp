@@ -33,7 +33,7 @@ IndexVal lin(const IndexVal& a, int64_t ka, const IndexVal& b, int64_t kb, int64
 TEST(BuildersRows, TensorTensorScanFreshFromANumber) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.tensor_tensor_scan";
+  k.b.requested_api = "nisa.tensor_tensor_scan";
   // r[i] = max(x[i], r[i-1]) + x[i] from r[-1] = 1.
   k.store(codegen::tensor_tensor_scan(k.b, Dst::fresh(), x, x, number(1.0), {AluOp::maximum, std::nullopt},
                                       {AluOp::add, std::nullopt}, {}));
@@ -54,7 +54,7 @@ TEST(BuildersRows, TensorTensorScanIntoAColumnSlice) {
   Built k;
   const TensorVal x = k.load(k.a), y = k.load(k.bias), d = k.filled("d", {128, 64}, 0.5);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.tensor_tensor_scan";
+  k.b.requested_api = "nisa.tensor_tensor_scan";
   // r[i] = (x[i] + r[i-1]) - x[i + 32] from r[-1] = b.
   codegen::tensor_tensor_scan(k.b, Dst::into(k.cols(d, 16, 48)), k.cols(x, 0, 32), k.cols(x, 32, 64), Value(y),
                               {AluOp::add, std::nullopt}, {AluOp::subtract, std::nullopt}, {});
@@ -81,10 +81,10 @@ float octave(int p, int j) { return static_cast<float>(p + j % 8); }
 TEST(BuildersRows, BnStatsFreshThenBnAggrIntoAUnitDimView) {
   Built k(8);
   const TensorVal x = k.load(k.a), mv = k.sbuf("mv", {128, 1, 2});
-  k.b.cur_api = "nisa.bn_stats";
+  k.b.requested_api = "nisa.bn_stats";
   const TensorVal st = codegen::bn_stats(k.b, Dst::fresh(), x, {});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.bn_aggr";
+  k.b.requested_api = "nisa.bn_aggr";
   codegen::bn_aggr(k.b, Dst::into(mv), st, {});
   k.store(st);
   k.store(codegen::reshape_view(k.b, mv, {128, 2}), 0, 6);
@@ -106,11 +106,11 @@ TEST(BuildersRows, BnStatsIntoColumnSlicesThenBnAggrFresh) {
   Built k(2);
   const TensorVal x = k.load(k.a), d = k.sbuf("d", {128, 12});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.bn_stats";
+  k.b.requested_api = "nisa.bn_stats";
   codegen::bn_stats(k.b, Dst::into(k.cols(d, 0, 6)), k.cols(x, 0, 32), {});
   codegen::bn_stats(k.b, Dst::into(k.cols(d, 6, 12)), k.cols(x, 32, 64), {});
   k.b.current_api = false;
-  k.b.cur_api = "nisa.bn_aggr";
+  k.b.requested_api = "nisa.bn_aggr";
   k.store(codegen::bn_aggr(k.b, Dst::fresh(), d, {}));
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 5u);
@@ -131,10 +131,10 @@ TEST(BuildersRows, Max8IntoAColumnSliceThenFindIndex8Fresh) {
   Built k(24);
   const TensorVal x = k.load(k.a), d = k.filled("d", {128, 16}, 0.0);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.max8";
+  k.b.requested_api = "nisa.max8";
   codegen::max8(k.b, Dst::into(k.cols(d, 4, 12)), x, {});
   k.b.current_api = false;
-  k.b.cur_api = "nisa.nc_find_index8";
+  k.b.requested_api = "nisa.nc_find_index8";
   const TensorVal at = codegen::find_index8(k.b, Dst::fresh(), x, k.cols(d, 4, 12), {});
   EXPECT_EQ(k.b.tensor(at.tensor).dtype, DType::uint32);
   k.store(d);
@@ -159,10 +159,10 @@ TEST(BuildersRows, Max8IntoAColumnSliceThenFindIndex8Fresh) {
 TEST(BuildersRows, Max8FreshThenFindIndex8IntoADstOfAnotherFreeShape) {
   Built k(8, DType::uint32);
   const TensorVal x = k.load(k.a), d = k.sbuf("d", {128, 2, 4}, DType::uint32);
-  k.b.cur_api = "nisa.max8";
+  k.b.requested_api = "nisa.max8";
   const TensorVal m = codegen::max8(k.b, Dst::fresh(), x, {});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.nc_find_index8";
+  k.b.requested_api = "nisa.nc_find_index8";
   codegen::find_index8(k.b, Dst::into(d), x, m, {});
   k.store(codegen::reshape_view(k.b, d, {128, 8}));
   const std::vector<std::string> lines = k.lines();
@@ -181,9 +181,9 @@ TEST(BuildersRows, Max8FreshThenFindIndex8IntoADstOfAnotherFreeShape) {
 TEST(BuildersRows, MatchReplace8FreshWithItsPositions) {
   Built k(72);
   const TensorVal x = k.load(k.a), idx = k.sbuf("idx", {128, 8}, DType::uint32);
-  k.b.cur_api = "nisa.max8";
+  k.b.requested_api = "nisa.max8";
   const TensorVal m = codegen::max8(k.b, Dst::fresh(), x, {});
-  k.b.cur_api = "nisa.nc_match_replace8";
+  k.b.requested_api = "nisa.nc_match_replace8";
   k.store(codegen::match_replace8(k.b, Dst::fresh(), x, m, -1.0, &idx, {}));
   k.store(idx, 0, 64);
   const std::vector<std::string> lines = k.lines();
@@ -203,10 +203,10 @@ TEST(BuildersRows, MatchReplace8FreshWithItsPositions) {
 TEST(BuildersRows, MatchReplace8IntoTheDataTile) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.max8";
+  k.b.requested_api = "nisa.max8";
   const TensorVal m = codegen::max8(k.b, Dst::fresh(), x, {});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.nc_match_replace8";
+  k.b.requested_api = "nisa.nc_match_replace8";
   codegen::match_replace8(k.b, Dst::into(x), x, m, 100.0, nullptr, {});
   k.store(x);
   const std::vector<std::string> lines = k.lines();
@@ -234,7 +234,7 @@ void expect_bounds(const std::vector<float>& out) {
 TEST(BuildersRows, SequenceBoundsFresh) {
   Built k(128);
   const TensorVal ids = k.load(k.a);
-  k.b.cur_api = "nisa.sequence_bounds";
+  k.b.requested_api = "nisa.sequence_bounds";
   const TensorVal sb = codegen::sequence_bounds(k.b, Dst::fresh(), ids, {});
   EXPECT_EQ(sb.shape, (std::vector<int64_t>{128, 2, 64}));
   k.store(codegen::reshape_view(k.b, sb, {128, 128}));
@@ -250,7 +250,7 @@ TEST(BuildersRows, SequenceBoundsIntoADstOfAnotherFreeShape) {
   Built k(128);
   const TensorVal ids = k.load(k.a), d = k.sbuf("d", {128, 128});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.sequence_bounds";
+  k.b.requested_api = "nisa.sequence_bounds";
   codegen::sequence_bounds(k.b, Dst::into(d), ids, {});
   k.store(d);
   const std::vector<std::string> lines = k.lines();
@@ -262,7 +262,7 @@ TEST(BuildersRows, SequenceBoundsIntoADstOfAnotherFreeShape) {
 
 TEST(BuildersIndex, IotaFresh) {
   Built k(64, DType::int32);
-  k.b.cur_api = "nisa.iota";
+  k.b.requested_api = "nisa.iota";
   k.store(codegen::iota(k.b, Dst::fresh(), lin(ip(128), 64, jf(64), 1, -100), DType::int32, {}));
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 2u);
@@ -279,7 +279,7 @@ TEST(BuildersIndex, IotaIntoAColumnSlice) {
   Built k;
   const TensorVal d = k.filled("d", {128, 64}, -1.0);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.iota";
+  k.b.requested_api = "nisa.iota";
   codegen::iota(k.b, Dst::into(k.cols(d, 8, 24)), lin(ip(128), -1, jf(16), 2), DType::int32, {});
   k.store(d);
   const std::vector<std::string> lines = k.lines();
@@ -294,7 +294,7 @@ TEST(BuildersIndex, IotaIntoAColumnSlice) {
 TEST(BuildersIndex, AffineSelectFresh) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.affine_select";
+  k.b.requested_api = "nisa.affine_select";
   const types::MaskVal lower = types::compare_index(types::CmpOp::ge, ip(128), jf(64));  // p >= j
   k.store(codegen::affine_select(k.b, Dst::fresh(), lower, x, -5.0, {}));
   const std::vector<std::string> lines = k.lines();
@@ -310,7 +310,7 @@ TEST(BuildersIndex, AffineSelectIntoADstOfAnotherFreeShape) {
   Built k;
   const TensorVal x = k.load(k.a), d = k.sbuf("d", {128, 4, 16});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.affine_select";
+  k.b.requested_api = "nisa.affine_select";
   const types::MaskVal band =
       types::compare_index(types::CmpOp::lt, lin(ip(128), 1, jf(64), -1), types::index_constant(0));
   codegen::affine_select(k.b, Dst::into(d), band, x, 9.0, {});  // p - j < 0
@@ -328,7 +328,7 @@ TEST(BuildersIndex, AffineSelectIntoADstOfAnotherFreeShape) {
 TEST(BuildersIndex, RangeSelectFresh) {
   Built k;
   const TensorVal x = k.load(k.a), y = k.load(k.bias);
-  k.b.cur_api = "nisa.range_select";
+  k.b.requested_api = "nisa.range_select";
   k.store(codegen::range_select(k.b, Dst::fresh(), x, {AluOp::greater_equal, number(10.0)}, {AluOp::less, Value(y)}, 4,
                                 -7.0, {}, {}));
   const std::vector<std::string> lines = k.lines();
@@ -350,7 +350,7 @@ TEST(BuildersIndex, RangeSelectIntoWithTheRowMaximum) {
   const TensorVal x = k.load(k.a), d = k.sbuf("d", {128, 64}), s = k.sbuf("s", {128, 1});
   const float lowest = std::numeric_limits<float>::lowest();
   k.b.current_api = true;
-  k.b.cur_api = "nisa.range_select";
+  k.b.requested_api = "nisa.range_select";
   codegen::range_select(k.b, Dst::into(d), x, {AluOp::greater, number(3.0)}, {AluOp::less_equal, number(40.0)}, 0,
                         lowest, {ir::AccCmd::reset_reduce, AluOp::maximum, &s}, {});
   k.store(d);
@@ -376,9 +376,9 @@ TEST(BuildersIndex, RangeSelectIntoWithTheRowMaximum) {
 TEST(BuildersGather, GatherFlattenedFreshReversesEachRow) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.iota";
+  k.b.requested_api = "nisa.iota";
   const TensorVal rev = codegen::iota(k.b, Dst::fresh(), lin(ip(128), 0, jf(64), -1, 63), DType::int32, {});
-  k.b.cur_api = "nl.gather_flattened";
+  k.b.requested_api = "nl.gather_flattened";
   k.store(codegen::gather_flattened(k.b, Dst::fresh(), x, rev, {}));
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 4u);
@@ -392,10 +392,10 @@ TEST(BuildersGather, GatherFlattenedFreshReversesEachRow) {
 TEST(BuildersGather, GatherFlattenedIntoAColumnSlice) {
   Built k;
   const TensorVal x = k.load(k.a), d = k.filled("d", {128, 64}, 0.25);
-  k.b.cur_api = "nisa.iota";
+  k.b.requested_api = "nisa.iota";
   const TensorVal at = codegen::iota(k.b, Dst::fresh(), lin(ip(128), 0, jf(16), 3, 1), DType::int32, {});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.nc_n_gather";
+  k.b.requested_api = "nisa.nc_n_gather";
   codegen::gather_flattened(k.b, Dst::into(k.cols(d, 8, 24)), codegen::reshape_view(k.b, x, {128, 2, 32}), at, {});
   k.store(d);
   const std::vector<std::string> lines = k.lines();
@@ -424,9 +424,9 @@ float local_want(int p, int flat) { return local_src(p, 16 * (p / 16) + flat / 2
 TEST(BuildersGather, LocalGatherFresh) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.iota";
+  k.b.requested_api = "nisa.iota";
   const TensorVal idx = codegen::iota(k.b, Dst::fresh(), lin(ip(32), 1, jf(2), 16), DType::uint16, {});
-  k.b.cur_api = "nisa.local_gather";
+  k.b.requested_api = "nisa.local_gather";
   const TensorVal g = codegen::local_gather(k.b, Dst::fresh(), k.view(x, {0, 32}, {0, 64}), idx, 2, 32, {});
   EXPECT_EQ(g.shape, (std::vector<int64_t>{32, 2, 16, 2}));
   k.store(codegen::reshape_view(k.b, g, {32, 64}));
@@ -444,10 +444,10 @@ TEST(BuildersGather, LocalGatherFresh) {
 TEST(BuildersGather, LocalGatherIntoAColumnSliceWritesTheValidIndicesOnly) {
   Built k(128);
   const TensorVal x = k.load(k.a), d = k.filled("d", {32, 128}, -3.0);
-  k.b.cur_api = "nisa.iota";
+  k.b.requested_api = "nisa.iota";
   const TensorVal idx = codegen::iota(k.b, Dst::fresh(), lin(ip(32), 1, jf(2), 16), DType::uint16, {});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.local_gather";
+  k.b.requested_api = "nisa.local_gather";
   codegen::local_gather(k.b, Dst::into(k.cols(d, 32, 96)), k.view(x, {0, 32}, {0, 64}), idx, 2, 24, {});
   k.store(d);
   const std::vector<std::string> lines = k.lines();
@@ -465,9 +465,9 @@ TEST(BuildersGather, LocalGatherIntoAColumnSliceWritesTheValidIndicesOnly) {
 TEST(BuildersGather, LocalGatherRunsOnGpSimd) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.iota";
+  k.b.requested_api = "nisa.iota";
   const TensorVal idx = codegen::iota(k.b, Dst::fresh(), lin(ip(32), 1, jf(2), 16), DType::uint16, {});
-  k.b.cur_api = "nisa.local_gather";
+  k.b.requested_api = "nisa.local_gather";
   codegen::local_gather(k.b, Dst::fresh(), k.view(x, {0, 32}, {0, 64}), idx, 2, 32, {});
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 3u);
@@ -476,7 +476,7 @@ TEST(BuildersGather, LocalGatherRunsOnGpSimd) {
 
 TEST(BuildersMemory, MemsetFresh) {
   Built k;
-  k.b.cur_api = "nisa.memset";
+  k.b.requested_api = "nisa.memset";
   const TensorVal t = codegen::memset(k.b, Dst::fresh(), {128, 64}, 2.5, false, DType::float32);
   EXPECT_EQ(k.b.tensor(t.tensor).memory, Memory::SBUF);
   k.store(t);
@@ -492,7 +492,7 @@ TEST(BuildersMemory, MemsetIntoAColumnSliceOfALoadedTile) {
   Built k;
   const TensorVal x = k.load(k.a);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.memset";
+  k.b.requested_api = "nisa.memset";
   codegen::memset(k.b, Dst::into(k.cols(x, 8, 24)), {}, 3.0, true, DType::int32);
   k.store(x);
   const std::vector<std::string> lines = k.lines();
@@ -505,7 +505,7 @@ TEST(BuildersMemory, MemsetIntoAColumnSliceOfALoadedTile) {
 
 TEST(BuildersMemory, LoadTranspose2dFresh) {
   Built k(128);
-  k.b.cur_api = "nl.load_transpose2d";
+  k.b.requested_api = "nl.load_transpose2d";
   const TensorVal t = codegen::load_transpose2d(k.b, Dst::fresh(), k.a, {});
   EXPECT_EQ(t.shape, (std::vector<int64_t>{64, 128}));
   k.store(t);
@@ -522,7 +522,7 @@ TEST(BuildersMemory, LoadTranspose2dIntoAColumnSlice) {
   Built k(128);
   const TensorVal d = k.filled("d", {64, 128}, -2.0);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.dma_transpose";
+  k.b.requested_api = "nisa.dma_transpose";
   codegen::load_transpose2d(k.b, Dst::into(k.cols(d, 32, 64)), k.view(k.a, {0, 32}, {0, 64}), {});
   k.store(d);
   const std::vector<std::string> lines = k.lines();
@@ -538,7 +538,7 @@ TEST(BuildersMemory, LoadTranspose2dIntoAColumnSlice) {
 TEST(BuildersMemory, DropoutFreshAtRateZeroIsTheIdentity) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.dropout";
+  k.b.requested_api = "nisa.dropout";
   k.store(codegen::dropout(k.b, Dst::fresh(), x, number(0.0), {}));
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 3u);
@@ -554,7 +554,7 @@ TEST(BuildersMemory, DropoutIntoAColumnSliceAtRateOne) {
   Built k;
   const TensorVal x = k.load(k.a), d = k.filled("d", {128, 64}, 6.0);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.dropout";
+  k.b.requested_api = "nisa.dropout";
   codegen::dropout(k.b, Dst::into(k.cols(d, 8, 24)), k.cols(x, 0, 16), number(1.0), {});
   k.store(d);
   const std::vector<std::string> lines = k.lines();
@@ -569,7 +569,7 @@ TEST(BuildersErrors, MemsetOfAFractionIntoAnIntegerView) {
   Built k;
   const TensorVal d = k.sbuf("d", {128, 64}, DType::int32);
   k.b.current_api = true;
-  k.b.cur_api = "nisa.memset";
+  k.b.requested_api = "nisa.memset";
   EXPECT_EQ(diag_code([&] { codegen::memset(k.b, Dst::into(k.cols(d, 0, 8)), {}, 7.5, false, DType::float32); }),
             "err_memset_value_dtype");
   EXPECT_EQ(k.lines().size(), 0u);
@@ -580,7 +580,7 @@ TEST(BuildersErrors, ExponentialIntoADstOfOtherRows) {
   Built k(64, DType::float32, trn3());
   const TensorVal x = k.load(k.a), d = k.sbuf("d", {128, 32}), e = k.sbuf("e", {64, 64});
   k.b.current_api = true;
-  k.b.cur_api = "nisa.exponential";
+  k.b.requested_api = "nisa.exponential";
   EXPECT_EQ(diag_code([&] { codegen::exponential(k.b, Dst::into(d), x, number(0.0), {}); }), "err_tile_shape_mismatch");
   EXPECT_EQ(diag_code([&] { codegen::exponential(k.b, Dst::into(e), x, number(0.0), {}); }),
             "err_num_partition_mismatch");

@@ -59,7 +59,7 @@ TEST(IsaTable, EveryOpcodeHasANameAnEngineAndRoundTrips) {
 TEST(IsaBuilders, ActivationWithScaleAndBiasIsOneScalarEngineInstruction) {
   Built k;
   const TensorVal x = k.load(k.a), y = k.load(k.bias);
-  k.b.cur_api = "nisa.activation";
+  k.b.requested_api = "nisa.activation";
   const TensorVal act = codegen::isa_pipeline(
       k.b, codegen::Dst::fresh(), ir::Opcode::Activation, x,
       {{AluOp::multiply, number(0.5)}, {AluOp::add, Value(y)}, {AluOp::exp, std::nullopt}}, {});
@@ -79,7 +79,7 @@ TEST(IsaBuilders, ActivationWithScaleAndBiasIsOneScalarEngineInstruction) {
 TEST(IsaBuilders, TensorScalarTwoOpsWithReverseIsOneVectorEngineInstruction) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.tensor_scalar";
+  k.b.requested_api = "nisa.tensor_scalar";
   const TensorVal ts = codegen::isa_pipeline(
       k.b, codegen::Dst::fresh(), ir::Opcode::TensorScalar, x, {{AluOp::subtract, number(10.0), true}, {AluOp::multiply, number(0.25)}}, {});
   k.store(ts);
@@ -94,7 +94,7 @@ TEST(IsaBuilders, TensorScalarTwoOpsWithReverseIsOneVectorEngineInstruction) {
 TEST(IsaBuilders, PipelineDiagnostics) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.tensor_scalar";
+  k.b.requested_api = "nisa.tensor_scalar";
   try {
     codegen::isa_pipeline(k.b, codegen::Dst::fresh(), ir::Opcode::TensorScalar, x, {{AluOp::add, std::nullopt}}, {});
     ADD_FAILURE() << "a two-operand op without its operand was accepted";
@@ -113,7 +113,7 @@ TEST(IsaBuilders, PipelineDiagnostics) {
 TEST(IsaRows, ScanIsOneInstructionWalkingColumnsInOrder) {
   Built k;
   const TensorVal x = k.load(k.a), y = k.load(k.bias);
-  k.b.cur_api = "nisa.tensor_tensor_scan";
+  k.b.requested_api = "nisa.tensor_tensor_scan";
   // r[i] = (x[i] * r[i-1]) + x[i] from r[-1] = y (a [P, 1] tile).
   const TensorVal sc = codegen::tensor_tensor_scan(k.b, codegen::Dst::fresh(), x, x, Value(y), {AluOp::multiply, std::nullopt},
                                                    {AluOp::add, std::nullopt}, {});
@@ -137,9 +137,9 @@ TEST(IsaRows, ScanIsOneInstructionWalkingColumnsInOrder) {
 TEST(IsaRows, Max8AndFindIndex8) {
   Built k(8, DType::uint32);
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.max8";
+  k.b.requested_api = "nisa.max8";
   const TensorVal m = codegen::max8(k.b, codegen::Dst::fresh(), x, {});
-  k.b.cur_api = "nisa.nc_find_index8";
+  k.b.requested_api = "nisa.nc_find_index8";
   const TensorVal at = codegen::find_index8(k.b, codegen::Dst::fresh(), x, m, {});
   k.store(at);
   EXPECT_EQ(k.lines().size(), 4u);
@@ -158,9 +158,9 @@ TEST(IsaRows, Max8AndFindIndex8) {
 TEST(IsaRows, BnStatsThenBnAggrGiveMeanAndVariance) {
   Built k(2);
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.bn_stats";
+  k.b.requested_api = "nisa.bn_stats";
   const TensorVal st = codegen::bn_stats(k.b, codegen::Dst::fresh(), x, {});
-  k.b.cur_api = "nisa.bn_aggr";
+  k.b.requested_api = "nisa.bn_aggr";
   const TensorVal mv = codegen::bn_aggr(k.b, codegen::Dst::fresh(), st, {});
   k.store(mv);
   EXPECT_EQ(k.lines().size(), 4u);
@@ -176,7 +176,7 @@ TEST(IsaRows, BnStatsThenBnAggrGiveMeanAndVariance) {
 TEST(IsaRows, SequenceBoundsIsOneInstruction) {
   Built k(128);
   const TensorVal ids = k.load(k.a);
-  k.b.cur_api = "nisa.sequence_bounds";
+  k.b.requested_api = "nisa.sequence_bounds";
   const TensorVal sb = codegen::sequence_bounds(k.b, codegen::Dst::fresh(), ids, {});
   EXPECT_EQ(k.b.tensor(sb.tensor).shape, (std::vector<int64_t>{128, 2, 64}));
   k.store(codegen::reshape_view(k.b, sb, {128, 128}));
@@ -195,7 +195,7 @@ TEST(IsaRows, SequenceBoundsIsOneInstruction) {
 TEST(IsaRows, OperandsMustWalkTheDataRows) {
   Built k;
   const TensorVal x = k.load(k.a), y = k.load(k.bias);
-  k.b.cur_api = "nisa.tensor_tensor_scan";
+  k.b.requested_api = "nisa.tensor_tensor_scan";
   try {
     codegen::tensor_tensor_scan(k.b, codegen::Dst::fresh(), x, y, number(0.0), {AluOp::multiply, std::nullopt}, {AluOp::add, std::nullopt},
                                 {});
@@ -215,7 +215,7 @@ TEST(IsaCurrent, ExponentialIsOneVectorInstructionFoldingIntoTheAccumulator) {
   Built k(1, DType::float32, trn3());
   const TensorVal x = k.load(k.a), y = k.load(k.bias);
   const TensorVal dst = sbuf_tile(k, "e", {128, 64}), res = sbuf_tile(k, "s", {128, 1});
-  k.b.cur_api = "nisa.exponential";
+  k.b.requested_api = "nisa.exponential";
   codegen::exponential(k.b, codegen::Dst::into(dst), x, Value(y), {ir::AccCmd::load_reduce, AluOp::add, &res, 2.0});
   k.store(res);
   const std::vector<std::string> lines = k.lines();
@@ -235,7 +235,7 @@ TEST(IsaCurrent, ExponentialIsOneVectorInstructionFoldingIntoTheAccumulator) {
 TEST(IsaCurrent, ExponentialNeedsNeuronCoreV4ForItsApi) {
   Built k;  // trn2
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.exponential";
+  k.b.requested_api = "nisa.exponential";
   try {
     sema::assert_nc_version(k.b.target(), sema::op_spec(k.b.api()).min_nc_version, k.b.api(), k.b.raiser());
     ADD_FAILURE() << "nisa.exponential was accepted on NeuronCore-v3";
@@ -248,7 +248,7 @@ TEST(IsaCurrent, CumulativeScansEachRowAndLeavesTheLastValueInTheAccumulator) {
   Built k;
   const TensorVal x = k.load(k.a);
   const TensorVal d1 = sbuf_tile(k, "c1", {128, 64}), d2 = sbuf_tile(k, "c2", {128, 64});
-  k.b.cur_api = "nisa.tensor_scalar_cumulative";
+  k.b.requested_api = "nisa.tensor_scalar_cumulative";
   codegen::tensor_scalar_cumulative(k.b, d1, x, {AluOp::multiply, number(2.0)}, AluOp::add, std::nullopt,
                                     ir::AccCmd::reset_reduce);
   // reduce: the second scan starts from the first one's last value.
@@ -275,9 +275,9 @@ TEST(IsaCurrent, CumulativeScansEachRowAndLeavesTheLastValueInTheAccumulator) {
 TEST(IsaCurrent, NonzeroWithCountWritesEachGpSimdCoresFirstPartitionExactly) {
   Built k(65, DType::int32, trn3());
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nisa.memset";
+  k.b.requested_api = "nisa.memset";
   const TensorVal dst = codegen::full(k.b, "nz", {128, 65}, DType::int32, Memory::SBUF, 0.0);
-  k.b.cur_api = "nisa.nonzero_with_count";
+  k.b.requested_api = "nisa.nonzero_with_count";
   // Written into dst (the current API's destination passing): the other partitions keep their zeros.
   // An offset past fp32's exact integers: the indices are written as integers.
   codegen::nonzero_with_count(k.b, dst, x, (1 << 24) + 1, -3);
@@ -300,12 +300,12 @@ TEST(IsaCurrent, NonzeroWithCountWritesEachGpSimdCoresFirstPartitionExactly) {
 
 TEST(IsaCurrent, RngDrawsEachPartitionsXorwowStreamFromTheStateSet) {
   Built k(64, DType::uint32, trn3());
-  k.b.cur_api = "nisa.memset";
+  k.b.requested_api = "nisa.memset";
   const TensorVal words = codegen::full(k.b, "w", {128, 6}, DType::uint32, Memory::SBUF, 7.0);
   const TensorVal bits = codegen::full(k.b, "r", {128, 64}, DType::uint32, Memory::SBUF, 0.0);
-  k.b.cur_api = "nisa.rand_set_state";
+  k.b.requested_api = "nisa.rand_set_state";
   codegen::rand_set_state(k.b, words, ir::Engine::pool);
-  k.b.cur_api = "nisa.rng";
+  k.b.requested_api = "nisa.rng";
   codegen::rng(k.b, bits, ir::Engine::pool);
   k.store(bits);
   const std::string text = ir::print(k.b.kernel(), {.show_locations = false});
@@ -334,7 +334,7 @@ TEST(IsaCurrent, RngDrawsEachPartitionsXorwowStreamFromTheStateSet) {
 TEST(IsaComposites, SoftmaxIsMaxExpSumDivide) {
   Built k;
   const TensorVal x = k.load(k.a);
-  k.b.cur_api = "nl.softmax";
+  k.b.requested_api = "nl.softmax";
   k.store(codegen::softmax(k.b, x, {1}, std::nullopt, {}));
   std::vector<std::string> ops;  // "dst = name[engine](...)": the names
   for (const std::string& l : k.lines()) {

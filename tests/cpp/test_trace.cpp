@@ -200,7 +200,7 @@ TEST(TraceContext, ApiScopeNamesTheApiInFlightAndRestores) {
     }
     EXPECT_EQ(t.ctx.cur_api(), "nl.load");
   }
-  EXPECT_EQ(t.ctx.builder().cur_api, "");
+  EXPECT_EQ(t.ctx.builder().scoped_api(), "");
 }
 
 TEST(TraceContext, CallSitesNestInnermostLast) {
