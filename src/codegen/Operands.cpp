@@ -148,4 +148,20 @@ ir::Predicate predicate_for(const KernelBuilder& b, const OpArgs& args, size_t r
   return args.mask ? types::lower_mask(*args.mask, rank) : ir::Predicate{};
 }
 
+std::unique_ptr<ir::Instruction> make_instruction(ir::Opcode op, std::vector<int64_t> shape) {
+  auto in = std::make_unique<ir::Instruction>();
+  in->opcode = op;
+  in->shape = std::move(shape);
+  return in;
+}
+
+std::unique_ptr<ir::Instruction> make_instruction(ir::Opcode op, const KernelBuilder& b, const TensorVal& dst,
+                                                  const std::vector<int64_t>& iter) {
+  auto in = make_instruction(op, iter);
+  in->dst = access_for(b, dst, iter);
+  return in;
+}
+
+std::string describe(const KernelBuilder& b, const TensorVal& v) { return b.tensor(v.tensor).name + sema::shape_str(v.shape); }
+
 }  // namespace nkic::codegen

@@ -209,13 +209,13 @@ void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const 
 // direct-allocation rule that an activation names its bias.
 void check_activation_operands(KernelBuilder& b, const TensorVal& data, const TensorVal* bias, const TensorVal* scale);
 
-// Compute. The builders live by engine in isa/ (TensorEngine, ScalarEngine, VectorEngine,
-// VectorAccumulate, GpSimd, Rows, Mx); reductions, the Vector-Engine transpose and the nl.*
-// multi-program ops in OpsCompute.cpp.
+// Compute. The ISA builders live by engine in isa/ (TensorEngine, ScalarEngine, VectorEngine,
+// VectorAccumulate, VectorReduce, GpSimd, Dma, Rows, Random, Mx); the nl.* builders that
+// no nisa signature shares in nl/ (Language: one instruction each; Compositions: several).
 // Folds `x` with `op` over the free axes `axes` (never 0, the partition axis).
 TensorVal reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& x, std::vector<int64_t> axes,
                  bool keepdims, const OpArgs& args, bool negate = false);
-// The nl convenience APIs of several instructions (OpsComposite.cpp): args.dtype is the
+// The nl convenience APIs of several instructions (nl/Compositions.cpp): args.dtype is the
 // call's dtype=, `compute` its compute_dtype=.
 TensorVal mean(KernelBuilder& b, const TensorVal& x, const std::vector<int64_t>& axes, bool keepdims,
                const OpArgs& args);

@@ -127,4 +127,20 @@ TensorVal dropout(KernelBuilder& b, const Dst& to, const TensorVal& x, const Val
   return dst;
 }
 
+// nl.rand and nl.random_seed: the legacy API's generator, one instruction each.
+TensorVal rand(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, const OpArgs& args) {
+  TensorVal dst = alloc_tensor(b, b.tensor_name("", "rand"), shape, dtype, ir::Memory::SBUF);
+  auto in = make_instruction(ir::Opcode::Rand, shape);
+  in->dst = access_for(b, dst, shape);
+  in->predicate = predicate_for(b, args, shape.size());
+  b.emit(std::move(in));
+  return dst;
+}
+
+void random_seed(KernelBuilder& b, double seed) {
+  auto in = make_instruction(ir::Opcode::RandomSeed, {1});
+  in->imms = {seed};
+  b.emit(std::move(in));
+}
+
 }  // namespace nkic::codegen
