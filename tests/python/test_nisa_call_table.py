@@ -119,3 +119,16 @@ def k_nc_n_gather_from_psum(a, idx):
 def test_nc_n_gather_on_gpsimd_reads_no_psum():
     e = trace_error(k_nc_n_gather_from_psum, X, IDX)
     check_diag(e, M, "err_unsupported_memory", ["'data'", "psum"], [("psum_gather", "nisa.nc_n_gather")])
+
+
+@pytest.mark.parametrize("engine, name", [(nisa.engine.unknown, "dve"), (nisa.vector_engine, "dve"),
+                                          (nisa.gpsimd_engine, "pool")], ids=["default", "vector", "gpsimd"])
+def test_tensor_tensor_runs_on_the_engine_the_call_names(engine, name):
+    @nki.jit
+    def k(a):
+        y = sbuf(a.shape)
+        nisa.tensor_tensor(dst=y, data1=loaded(a), data2=loaded(a), op=nl.add, engine=engine)
+        return stored(y)
+
+    assert ("tensor_tensor", name) in k.trace(None, (X,), {}).ir.instruction_engines()
+    np.testing.assert_array_equal(nki.simulate(k)(X), X + X)

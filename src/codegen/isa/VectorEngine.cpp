@@ -174,6 +174,7 @@ Value elementwise(KernelBuilder& b, const Dst& to, ir::AluOp op, std::vector<Val
     b.fail(sema::err_bias_tensor_must_be_specified_in_allocation(b.api()));
   TensorVal dst = to.resolve(b, std::string(ir::name(op)), shape, out, Memory::SBUF);
   auto in = std::make_unique<ir::Instruction>();
+  in->engine = args.engine;
   in->shape = shape;
   in->dst = access_for(b, dst, shape);
   in->alu = op;
@@ -250,8 +251,10 @@ Value tensor_tensor(KernelBuilder& b, const Dst& dst, ir::AluOp op, const Tensor
                     ir::Engine engine, const OpArgs& args) {
   check_one_psum_input(b, {{"data1", &data1}, {"data2", &data2}});
   if (op == ir::AluOp::power || engine == ir::Engine::pool) check_no_psum(b, {{"data1", &data1}, {"data2", &data2}});
-  if (!slot_operand(op, Value(data2))) return elementwise(b, dst, op, {Value(data1)}, args);
-  return elementwise(b, dst, op, {Value(data1), Value(data2)}, args);
+  OpArgs on = args;
+  on.engine = engine == ir::Engine::pe ? ir::Engine::none : engine;  // the PE array has no ALU
+  if (!slot_operand(op, Value(data2))) return elementwise(b, dst, op, {Value(data1)}, on);
+  return elementwise(b, dst, op, {Value(data1), Value(data2)}, on);
 }
 
 TensorVal scalar_tensor_tensor(KernelBuilder& b, const Dst& dst, const TensorVal& data, const PipelineStep& first,
