@@ -12,13 +12,12 @@
 
 namespace nkic::py_bind {
 
-namespace {
-
 ir::AluOp alu_of(const std::string& op) {
   if (auto a = ir::alu_op_from_name(op)) return *a;
   sema::fail(sema::err_instruction_unsupported_op(op));
 }
 
+namespace {
 
 // A call's shared keyword arguments; the mask is stored alongside so OpArgs can point at it.
 // `to`: the call's destination, the caller's view (the current API, whose dtype is the

@@ -53,6 +53,9 @@ inline py::object attr_or_none(py::handle h, PyObject* interned_name) {
 }
 inline PyObject* interned(const char* name) { return PyUnicode_InternFromString(name); }
 
+// An ALU op by its name ("add", as nkic._ops.op_name gives it), or err_instruction_unsupported_op.
+ir::AluOp alu_of(const std::string& op);
+
 types::Value to_value(py::handle h);
 py::object from_value(types::Value v);
 py::object wrap_tensor(types::TensorVal v);
