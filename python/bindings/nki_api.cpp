@@ -174,6 +174,11 @@ void bind_nki_api(py::module_& m) {
   m.def("sendrecv", [](py::handle src, py::handle dst, int64_t send_to, int64_t recv_from) {
     codegen::sendrecv(nisa("nisa.sendrecv"), tensor_arg(src, "src"), tensor_arg(dst, "dst"), send_to, recv_from);
   });
+  m.def("sendrecv_compute", [](py::handle src, py::handle dst, int64_t send_to, int64_t recv_from,
+                               const std::string& reduce_op) {
+    codegen::sendrecv(nisa("nisa.sendrecv_compute"), tensor_arg(src, "src"), tensor_arg(dst, "dst"), send_to, recv_from,
+                      alu_of(reduce_op));
+  });
   m.def("check_placements", [] { codegen::check_placement_overlap(trace::TraceContext::nki_ctx("nl.ndarray").builder()); });
   m.def("check_lnc", [](int64_t lnc, const std::string& runtime) {
     codegen::check_lnc(trace::TraceContext::nki_ctx("nki.jit").builder(), lnc, runtime);

@@ -396,6 +396,16 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
     core.sendrecv(src, dst, core.int_arg(send_to_rank, "send_to_rank", "nisa.sendrecv"),
                   core.int_arg(recv_from_rank, "recv_from_rank", "nisa.sendrecv"))
 
+
+@_api("nisa.sendrecv_compute")
+def sendrecv_compute(src, dst, send_to_rank, recv_from_rank, reduce_op, name=None):
+    """NKI 0.7, kernel[n]: each core's dst = reduce_op(its own src, the src core recv_from_rank
+    sends), reduced by the DMA engine (nl.add, nl.maximum or nl.minimum) once every core has
+    reached the call."""
+    core.sendrecv_compute(src, dst, core.int_arg(send_to_rank, "send_to_rank", "nisa.sendrecv_compute"),
+                          core.int_arg(recv_from_rank, "recv_from_rank", "nisa.sendrecv_compute"),
+                          op_name(reduce_op, "reduce_op"))
+
 # Removed in 0.4 (NKI_CURRENT_API.md §12): a call says what replaces it.
 _DYNAMIC_COPY = "was removed in nki 0.4: nisa.tensor_copy(dst, src.ap(pattern, offset, scalar_offset=reg))"
 tensor_copy_dynamic_src = _unavailable("nisa.tensor_copy_dynamic_src", _DYNAMIC_COPY)

@@ -30,9 +30,14 @@ void check_core_barrier(KernelBuilder& b, const types::TensorVal& data, const st
 }
 
 void check_sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
-                    int64_t recv_from, int self, int n) {
-  constexpr std::string_view api = "nisa.sendrecv";
+                    int64_t recv_from, std::optional<ir::AluOp> reduce_op, int self, int n) {
+  const std::string api = b.api();
   b.require_unrolled("a sendrecv");
+  // "The DMA engine" reduces with add, max or min (the sendrecv_compute reference).
+  if (reduce_op && *reduce_op != ir::AluOp::add && *reduce_op != ir::AluOp::maximum &&
+      *reduce_op != ir::AluOp::minimum)
+    b.fail(sema::err_unsupported_args(api, "reduce_op is " + std::string(ir::name(*reduce_op)) +
+                                               "; the DMA engine reduces with nl.add, nl.maximum or nl.minimum"));
   if (n < 2) b.fail(sema::err_unsupported_args(api, "exchanges tiles between the cores of a kernel[2] launch"));
   for (const types::TensorVal* t : {&src, &dst}) {
     b.check_live(*t);
@@ -55,7 +60,7 @@ void check_sendrecv_pairs(KernelBuilder& b, const std::vector<CoreSegments::Arri
     bool received = false;
     for (const auto& [peer, peer_to, peer_from] : pairs) received |= peer == to && peer_from == c;
     if (!received)
-      b.fail(sema::err_unsupported_args("nisa.sendrecv", "core " + std::to_string(c) + " sends to core " +
+      b.fail(sema::err_unsupported_args(b.api(), "core " + std::to_string(c) + " sends to core " +
                                                              std::to_string(to) + ", which does not receive from it"));
   }
 }
@@ -74,17 +79,28 @@ void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vec
 }
 
 void sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
-              int64_t recv_from) {
-  check_sendrecv(b, src, dst, send_to, recv_from, b.cores ? b.cores->current() : 0, b.cores ? b.cores->count() : 1);
-  const std::vector<CoreSegments::Arrival>* point = b.cores->sync(b, {0, "nisa.sendrecv", src, dst, send_to, recv_from});
+              int64_t recv_from, std::optional<ir::AluOp> reduce_op) {
+  check_sendrecv(b, src, dst, send_to, recv_from, reduce_op, b.cores ? b.cores->current() : 0,
+                 b.cores ? b.cores->count() : 1);
+  const std::vector<CoreSegments::Arrival>* point =
+      b.cores->sync(b, {0, b.api(), src, dst, send_to, recv_from, reduce_op});
   if (!point) return;
   check_sendrecv_pairs(b, *point);
   b.cores->begin_exchange(b);
   OpArgs args;
   args.engine = ir::Engine::dma;
   for (const CoreSegments::Arrival& from : *point)
-    for (const CoreSegments::Arrival& to : *point)
-      if (to.core == from.send_to) dma_copy(b, *to.dst, Value(*from.src), std::nullopt, args);
+    for (const CoreSegments::Arrival& to : *point) {
+      if (to.core != from.send_to) continue;
+      if (to.reduce_op != from.reduce_op)
+        b.fail(sema::err_unsupported_args(b.api(), "core " + std::to_string(from.core) + " reduces with " +
+                                                       std::string(ir::name(*from.reduce_op)) + ", core " +
+                                                       std::to_string(to.core) + " with " +
+                                                       std::string(ir::name(*to.reduce_op)) +
+                                                       ": the pair names one reduce_op"));
+      if (to.reduce_op) tensor_tensor(b, Dst::into(*to.dst), *to.reduce_op, *to.src, *from.src, ir::Engine::dma, args);
+      else dma_copy(b, *to.dst, Value(*from.src), std::nullopt, args);
+    }
   b.cores->end_exchange(b);
 }
 

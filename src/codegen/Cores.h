@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ir/AluOp.h"
 #include "types/Values.h"
 
 namespace nkic::codegen {
@@ -27,8 +28,11 @@ void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vec
 // nisa.sendrecv: src and dst SBUF tiles of one shape and dtype, the ranks other cores of the
 // kernel[n] launch, every core's pair matching up. Core c's src lands in core send_to's dst once
 // every core has reached the call: one DMA per core, between the cores' segments.
+// nisa.sendrecv_compute (NKI 0.7) also takes `reduce_op` (nl.add, nl.maximum or nl.minimum):
+// each core's dst becomes reduce_op(its own src, the src it receives), computed by the DMA
+// engine (in fp32, as dma_compute) once every core has reached the call.
 void sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
-              int64_t recv_from);
+              int64_t recv_from, std::optional<ir::AluOp> reduce_op = std::nullopt);
 // kernel[lnc]: 1 up to the target's physical cores per logical NeuronCore, and equal to the
 // runtime's NEURON_LOGICAL_NC_CONFIG (`runtime`, the variable's text) when that is set.
 void check_lnc(KernelBuilder& b, int64_t lnc, const std::string& runtime);
@@ -51,6 +55,7 @@ class CoreSegments {
     std::string api;
     std::optional<types::TensorVal> src, dst;
     int64_t send_to = -1, recv_from = -1;
+    std::optional<ir::AluOp> reduce_op;  // sendrecv_compute's
   };
   // The current core reaches its next synchronisation point (raises unless at the kernel's top
   // level, or when core 0's point there is another API); every core's arrival there once the

@@ -230,6 +230,7 @@ inline constexpr int kNumOpcodes = 0 NKIC_OPCODES(NKIC_OPCODE_ONE);
   X(dma_transpose,              Load,              dma)                                 \
   X(dma_compute,                Store,             dma)                                 \
   X(sendrecv,                   Copy,              dma)                                 \
+  X(sendrecv_compute,           TensorTensor,      dma)                                 \
   /* the legacy copies at runtime offsets (removed in nki 0.4) */                       \
   X(tensor_copy_dynamic_src,    Copy,              dve)                                 \
   X(tensor_copy_dynamic_dst,    Copy,              dve)                                 \

@@ -45,6 +45,45 @@ def test_sendrecv_and_core_barrier_order_the_two_cores():
     np.testing.assert_array_equal(nki.simulate(swap_halves[2])(A), np.concatenate([2 * A[2:], 2 * A[:2] + 1]))
 
 
+def exchange_reduced(reduce_op, dtype):
+    """NKI 0.7's nisa.sendrecv_compute: each core reduces its half of `a` with the other's."""
+
+    @nki.jit
+    def k(a):
+        n = a.shape[0] // 2
+        out = nl.ndarray((n, a.shape[1]), dtype, buffer=nl.shared_hbm)
+        c = nl.program_id(0)
+        mine = nl.ndarray((n, a.shape[1]), dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=mine, src=a[c * n:(c + 1) * n, :])
+        both = nl.ndarray((n, a.shape[1]), dtype, buffer=nl.sbuf)
+        nisa.sendrecv_compute(src=mine, dst=both, send_to_rank=1 - c, recv_from_rank=1 - c, reduce_op=reduce_op)
+        if c == 0:  # both cores hold the same result: core 0 stores it
+            nisa.dma_copy(dst=out, src=both)
+        return out
+
+    return k
+
+
+@pytest.mark.parametrize("op, ref", [(nl.add, np.add), (nl.maximum, np.maximum), (nl.minimum, np.minimum)],
+                         ids=["add", "maximum", "minimum"])
+def test_sendrecv_compute_reduces_the_two_cores_tiles(op, ref):
+    a = np.random.default_rng(5).normal(size=(8, 16)).astype(np.float32)
+    got = nki.simulate(exchange_reduced(op, nl.float32)[2])(a)
+    np.testing.assert_array_equal(got, ref(a[:4], a[4:]))
+
+
+def test_sendrecv_compute_rounds_the_sum_to_nearest_even_in_bf16():
+    # bf16 holds 1 + k/128 near 1: 1 + 1/256 and 1 + 3/256 are ties, to 1 and to 1 + 2/128.
+    a = np.array([[1.0, 1.0], [2.0 ** -8, 3 * 2.0 ** -8]], dtype=np.float32)
+    got = nki.simulate(exchange_reduced(nl.add, nl.bfloat16)[2])(a)
+    np.testing.assert_array_equal(np.asarray(got, np.float32), [[1.0, 1.015625]])
+
+
+def test_sendrecv_compute_is_one_dma_engine_instruction_per_core():
+    traced = exchange_reduced(nl.add, nl.float32).trace((2,), (A,), {}).ir.instruction_engines()
+    assert traced.count(("tensor_tensor", "dma")) == 2, traced
+
+
 def test_the_program_id_is_a_python_int_per_core():
     seen = []
 
@@ -146,6 +185,27 @@ def sync_points_of_other_apis(a):
     return out
 
 
+@nki.jit
+def sendrecv_compute_multiply(a):
+    out = filled(a.shape, a)
+    t, u = nl.ndarray((4, 8), a.dtype, buffer=nl.sbuf), nl.ndarray((4, 8), a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=1.0)
+    c = nl.program_id(0)
+    nisa.sendrecv_compute(src=t, dst=u, send_to_rank=1 - c, recv_from_rank=1 - c, reduce_op=nl.multiply)  # ERR:mul
+    return out
+
+
+@nki.jit
+def sendrecv_compute_two_ops(a):
+    out = filled(a.shape, a)
+    t, u = nl.ndarray((4, 8), a.dtype, buffer=nl.sbuf), nl.ndarray((4, 8), a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=1.0)
+    c = nl.program_id(0)
+    op = nl.add if c == 0 else nl.maximum
+    nisa.sendrecv_compute(src=t, dst=u, send_to_rank=1 - c, recv_from_rank=1 - c, reduce_op=op)  # ERR:two_ops
+    return out
+
+
 RULES = [
     (sendrecv_alone, None, "alone", "nisa.", "exchanges tiles between the cores of a kernel[2] launch"),
     (sync_points_of_other_apis, 2, "other_api", "nisa.",
@@ -155,6 +215,10 @@ RULES = [
     (barrier_in_a_loop, 2, "loop", "nisa.", "nkic synchronises the cores at the kernel's top level only"),
     (barrier_of_one_core, 2, "cores", "nisa.", "cores names every core of the launch, [0, 1]; got [0]"),
     (uneven_outputs, 2, "shared", "nl.", "core 1 allocates shared HBM tensor #0 unlike core 0"),
+    (sendrecv_compute_multiply, 2, "mul", "nisa.",
+     "reduce_op is multiply; the DMA engine reduces with nl.add, nl.maximum or nl.minimum"),
+    (sendrecv_compute_two_ops, 2, "two_ops", "nisa.",
+     "core 0 reduces with add, core 1 with maximum: the pair names one reduce_op"),
 ]
 
 
