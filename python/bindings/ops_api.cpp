@@ -122,6 +122,11 @@ void bind_ops_api(py::module_& m) {
     Args a(b, dst, mask, dtype);
     return wrap_tensor(codegen::gather_flattened(b, a.to, tensor_arg(data, "data"), tensor_arg(indices, "indices"), a.op));
   });
+  m.def("reciprocal", [](py::handle dst, py::handle data, py::handle mask, py::handle dtype) {
+    codegen::KernelBuilder& b = builder("nisa.reciprocal");
+    Args a(b, dst, mask, dtype);
+    return from_value(codegen::reciprocal(b, a.to, tensor_arg(data, "data"), a.op));
+  });
   m.def("atomic_rmw", [](py::handle dst, py::handle value, const std::string& op, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.atomic_rmw");
     Args a(mask, py::none());

@@ -218,7 +218,7 @@ def range_select(dst, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_c
 
 @_api("nisa.reciprocal")
 def reciprocal(dst, data, name=None):
-    core.elementwise("reciprocal", (data,), None, None, dst)
+    core.reciprocal(dst, data, None, None)
 
 
 @_api("nisa.memset")

@@ -188,7 +188,7 @@ def tensor_copy_dynamic_dst(*, dst, src, mask=None, dtype=None, engine=engine.un
 
 @_api("nisa.reciprocal")
 def reciprocal(data, *, dtype=None, mask=None, **kwargs):
-    return core.elementwise("reciprocal", (data,), mask, _dtype_arg(dtype))
+    return core.reciprocal(None, data, mask, _dtype_arg(dtype))
 
 
 @_api("nisa.memset")

@@ -143,6 +143,9 @@ Accumulate with_result(Accumulate acc);
 // checks its fold and reduce_res, and adds the register and reduce_res as extra dsts.
 void attach_accumulator(KernelBuilder& b, ir::Instruction& in, const Accumulate& acc);
 
+// nisa.reciprocal: 1 / data on the Vector Engine (the ISA reference's; nl.reciprocal is the
+// Scalar Engine's activation).
+Value reciprocal(KernelBuilder& b, const Dst& dst, const TensorVal& data, const OpArgs& args);
 // nisa.tensor_tensor: data1 op data2 (a one-operand op reads data1 only); on `engine`, which
 // (GpSimd, and the power op) reads no PSUM; at most one of the two in PSUM.
 Value tensor_tensor(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& data1, const TensorVal& data2,

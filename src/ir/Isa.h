@@ -220,8 +220,8 @@ inline constexpr int kNumOpcodes = 0 NKIC_OPCODES(NKIC_OPCODE_ONE);
   X(activation_reduce,          Activation,        act)                                 \
   X(tensor_scalar_reduce,       TensorScalar,      dve)                                 \
   X(select_reduce,              Select,            dve)                                 \
-  /* the reference's Vector-Engine reciprocal is traced as a Scalar-Engine activation */ \
-  X(reciprocal,                 Activation,        act)                                 \
+  /* the Vector Engine's reciprocal: the one-operand ALU form of an activation */        \
+  X(reciprocal,                 Activation,        dve)                                 \
   X(tensor_partition_reduce,    TensorReduce,      pool)                                \
   X(local_gather,               Copy,              pool)                                \
   X(nc_n_gather,                Copy,              pool)                                \

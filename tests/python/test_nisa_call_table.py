@@ -83,6 +83,13 @@ def k_dma_transpose(a):
     return stored(t)
 
 
+@nki.jit
+def k_reciprocal(a):
+    y = sbuf(a.shape)
+    nisa.reciprocal(dst=y, data=loaded(a))
+    return stored(y)
+
+
 IDX = np.tile(np.arange(63, -1, -1, dtype=np.int32), (128, 1))
 LOCAL_IDX = (np.arange(128 * 1, dtype=np.uint16).reshape(128, 1) % 16)
 
@@ -94,6 +101,7 @@ KERNELS = {
     "activation_reduce": (k_activation_reduce, (X,), np.exp(X)),
     "tensor_scalar_reduce": (k_tensor_scalar_reduce, (X,), X * 2),
     "dma_transpose": (k_dma_transpose, (X[:64, :32],), X[:64, :32].T),
+    "reciprocal": (k_reciprocal, (np.abs(X) + 0.5,), 1 / (np.abs(X) + 0.5)),
 }
 
 

@@ -293,6 +293,7 @@ void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool acc
     reject_operand(b, "value", value);
   }
   in->oob_skip = args.oob_skip;
+  in->engine = args.engine;  // a DMA's queue (nisa.dma_copy between on-chip tiles is no engine copy)
   b.emit(std::move(in));
 }
 

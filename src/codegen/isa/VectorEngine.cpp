@@ -257,6 +257,12 @@ Value tensor_tensor(KernelBuilder& b, const Dst& dst, ir::AluOp op, const Tensor
   return elementwise(b, dst, op, {Value(data1), Value(data2)}, on);
 }
 
+Value reciprocal(KernelBuilder& b, const Dst& dst, const TensorVal& data, const OpArgs& args) {
+  OpArgs on = args;
+  on.engine = ir::call_engine("reciprocal");
+  return elementwise(b, dst, ir::AluOp::reciprocal, {Value(data)}, on);
+}
+
 TensorVal scalar_tensor_tensor(KernelBuilder& b, const Dst& dst, const TensorVal& data, const PipelineStep& first,
                                const PipelineStep& second, const OpArgs& args) {
   const TensorVal* operand1 = second.operand ? std::get_if<TensorVal>(&*second.operand) : nullptr;
