@@ -140,7 +140,7 @@ class _LoopReduce:
     def __init__(self, x, op, loop_vars, mask, dtype):
         self.x, self.op, self.loop_vars, self.mask, self.dtype = x, op, loop_vars, mask, dtype
 
-    def assign_into(self, dst):
+    def store_in(self, dst):
         x = self.x if self.dtype is None else core.elementwise("bypass", (self.x,), self.mask, _dtype_arg(self.dtype))
         # A one-iteration loop has no axis: its index is a plain int, always in its first iteration.
         loop_vars = [v for v in self.loop_vars if not isinstance(v, int)]

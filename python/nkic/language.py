@@ -473,7 +473,7 @@ _core_setitem = core.NkiTensor.__setitem__
 
 def _setitem(t, key, value):
     if isinstance(value, _LoopReduce):  # dst[...] = nl.loop_reduce(...)
-        value.assign_into(t[key])
+        value.store_in(t[key])
         return
     _core_setitem(t, key, value)
 

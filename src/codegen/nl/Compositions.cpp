@@ -40,7 +40,7 @@ DType mean_dtype(const KernelBuilder& b, const TensorVal& x, const OpArgs& args)
 }
 
 // The sum stays in fp32; the scaling by 1/count rounds once into `out`.
-TensorVal mean_into(KernelBuilder& b, const TensorVal& x, const std::vector<int64_t>& axes, bool keepdims,
+TensorVal mean_rounded_to(KernelBuilder& b, const TensorVal& x, const std::vector<int64_t>& axes, bool keepdims,
                     const OpArgs& args, DType out) {
   const TensorVal sum = reduce(b, Dst::fresh(), AluOp::add, x, axes, keepdims, in(args, DType::float32));  // checks the axes
   int64_t count = 1;
@@ -57,14 +57,14 @@ DType composite_dtype(const KernelBuilder& b, const TensorVal& x, const OpArgs& 
 
 TensorVal mean(KernelBuilder& b, const TensorVal& x, const std::vector<int64_t>& axes, bool keepdims,
                const OpArgs& args) {
-  return mean_into(b, x, axes, keepdims, args, mean_dtype(b, x, args));
+  return mean_rounded_to(b, x, axes, keepdims, args, mean_dtype(b, x, args));
 }
 
 TensorVal variance(KernelBuilder& b, const TensorVal& x, const std::vector<int64_t>& axes, const OpArgs& args) {
-  const TensorVal m = mean_into(b, x, axes, true, args, DType::float32);
+  const TensorVal m = mean_rounded_to(b, x, axes, true, args, DType::float32);
   const TensorVal d = apply(b, AluOp::subtract, {x, m}, args, DType::float32);
   const TensorVal sq = apply(b, AluOp::multiply, {d, d}, args, DType::float32);
-  return mean_into(b, sq, axes, false, args, mean_dtype(b, x, args));
+  return mean_rounded_to(b, sq, axes, false, args, mean_dtype(b, x, args));
 }
 
 TensorVal softmax(KernelBuilder& b, const TensorVal& x, const std::vector<int64_t>& axes,
