@@ -216,6 +216,23 @@ std::vector<types::TensorVal> on_chip_offset_views(const codegen::KernelBuilder&
   return out;
 }
 
+// The first tensor argument (or list item) that covers no element (an empty slice, `x[:, n:n]`), or null.
+PyObject* empty_tensor_argument(const CallArgs& a) {
+  auto empty = [](py::handle h) {
+    if (!is_tensor(h)) return false;
+    const std::vector<int64_t>& shape = unwrap<PyTensor>(h).v.shape;
+    return std::find(shape.begin(), shape.end(), 0) != shape.end();
+  };
+  for (size_t i = 0; i < a.nargs + a.nkw(); ++i) {
+    py::handle h = a.args[i];
+    if (empty(h)) return h.ptr();
+    if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr()))
+      for (py::handle item : py::reinterpret_borrow<py::sequence>(h))
+        if (empty(item)) return item.ptr();
+  }
+  return nullptr;
+}
+
 // The value of keyword `name` in the call, or null.
 PyObject* keyword(const CallArgs& a, const char* name) {
   for (size_t i = 0; i < a.nkw(); ++i)
@@ -242,6 +259,15 @@ py::object call_decided(trace::TraceContext* ctx, ir::SourceLoc here, const Deci
       if (d.min_nc_version) sema::assert_nc_version(ctx->target(), d.min_nc_version, d.api, ctx->builder().raiser());
       try {
         codegen::KernelBuilder& b = ctx->builder();
+        // What the compiler tolerates: an API call on an empty slice (a tail loop's zero-length
+        // tail) does nothing; a legacy call's result is that empty operand, which later calls skip too.
+        if (PyObject* empty = empty_tensor_argument(a)) {
+          const types::TensorVal& v = unwrap<PyTensor>(empty).v;
+          b.warn(sema::warn_empty_access(d.api, codegen::KernelBuilder::display_name(b.tensor(v.tensor).name),
+                                         sema::shape_str(v.shape)));
+          if (d.instruction) return py::none();
+          return py::reinterpret_borrow<py::object>(empty);
+        }
         std::vector<types::TensorVal> offsets;
         if (b.current_api) offsets = on_chip_offset_views(b, a);
         const size_t first = b.insertion_size();

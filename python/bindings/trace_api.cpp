@@ -348,6 +348,8 @@ void bind_trace_api(py::module_& m) {
   m.def("program_ndim", [] { return ctx("nl.program_ndim").opts().grid.size(); });
   m.def("arange", [](int64_t start, int64_t stop) {
     ctx("nl.arange");
+    // nl.arange(3, 3) is empty (the calls given it do nothing); a range that ends before it starts is a mistake.
+    if (stop < start) sema::fail(sema::err_invalid_shape({stop - start}));
     return wrap_index(types::arange(start, stop));
   });
 

@@ -35,6 +35,11 @@ types::TensorVal fitted(KernelBuilder& b, const std::vector<int64_t>& shape, con
   std::vector<int> dims = non_unit(dst.shape), rdims = non_unit(shape);
   bool same = dims.size() == rdims.size();
   for (size_t k = 0; same && k < dims.size(); ++k) same = dst.shape[dims[k]] == shape[rdims[k]];
+  // The result's partitions are dst's: a unit dim is no free pass ((1, P) is not (P, 1); an
+  // engine writes the partitions it computes on, the cross-partition moves have their own shapes).
+  if (same && !dst.shape.empty() && !shape.empty() && dst.shape[0] != shape[0])
+    b.fail(sema::err_num_partition_mismatch("dst" + sema::shape_str(dst.shape), "result" + sema::shape_str(shape),
+                                            b.api()));
   if (same) {
     std::vector<ir::AffineExpr> subst(dst.shape.size(), ir::AffineExpr(0));
     for (size_t k = 0; k < dims.size(); ++k) subst[dims[k]] = ir::AffineExpr::grid(rdims[k]);

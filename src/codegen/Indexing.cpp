@@ -150,7 +150,10 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
       }
       if (it.step <= 0) b.fail(index_error("slice steps must be positive integers"));
       int64_t n = (extent + it.step - 1) / it.step;
-      if (n <= 0) b.fail(index_error("the slice of tensor `" + name + "` on dimension " + std::to_string(d) + " is empty"));
+      // `x[:, n:n]` (a tail of zero length) is an empty view, which the API calls skip; a slice
+      // that ends before it starts is a mistake.
+      if (n < 0 || (n == 0 && extent != 0))
+        b.fail(index_error("the slice of tensor `" + name + "` on dimension " + std::to_string(d) + " is empty"));
       int g = static_cast<int>(r.shape.size());
       r.shape.push_back(n);
       view[d] = start + ir::AffineExpr::var({ir::VarKind::Grid, g}, it.step);

@@ -239,6 +239,7 @@ sema::VarRange KernelBuilder::checked_var_range() const {
 
 void KernelBuilder::check_accesses(const ir::Instruction& inst) {
   sema::VarRange range_of = checked_var_range();
+  const sema::VarLattice steps = var_steps();
   if (inst.has_dst()) {
     const ir::TensorDecl& dst = tensor(inst.dst.tensor);
     if (dst.role == ir::Role::Input && !dst.is_mutable) fail(sema::err_cannot_update_immutable_parameter(dst.name));
@@ -248,6 +249,7 @@ void KernelBuilder::check_accesses(const ir::Instruction& inst) {
     if (inst.accumulate && dst.memory == ir::Memory::PSUM && inst.opcode != ir::Opcode::MatmulMx)
       sema::assert_dtype_psum(dst.dtype, raiser());
     sema::assert_access_in_bounds(inst, inst.dst, dst, range_of, raiser());
+    check_partition_start(inst, inst.dst, steps);
     for (int id : {inst.dst.tensor, dst.alias_of}) {
       if (id < 0 || writes_[id].written) continue;
       TensorWrites& w = change(id);
@@ -255,7 +257,27 @@ void KernelBuilder::check_accesses(const ir::Instruction& inst) {
       w.first_write = location();
     }
   }
-  for (const ir::Access& a : inst.srcs) sema::assert_access_in_bounds(inst, a, tensor(a.tensor), range_of, raiser());
+  for (const ir::Access& a : inst.srcs) {
+    sema::assert_access_in_bounds(inst, a, tensor(a.tensor), range_of, raiser());
+    check_partition_start(inst, a, steps);
+  }
+}
+
+void KernelBuilder::check_partition_start(const ir::Instruction& inst, const ir::Access& a,
+                                          const sema::VarLattice& steps) const {
+  const ir::TensorDecl& t = tensor(a.tensor);
+  // A legacy tensor assignment is the compiler's copy, which may take a DMA queue (any partition).
+  if (auto v = sema::partition_start_violation(inst, a, t, steps); v && api() != "tensor assignment")
+    fail(sema::err_invalid_partition_access(display_name(t.name), v->partitions, v->start, v->alignment));
+}
+
+sema::VarLattice KernelBuilder::var_steps() const {
+  return [this](ir::Var v) -> std::optional<sema::VarSteps> {
+    if (v.kind == ir::VarKind::ProgramId) return sema::VarSteps{0, 1, kernel_->grid.at(v.id)};
+    const ir::Loop* l = open_loop(v.id);
+    if (!l || l->dynamic_ub) return std::nullopt;
+    return sema::VarSteps{l->lb, l->stride, l->tripcount()};
+  };
 }
 
 std::optional<std::pair<int64_t, int64_t>> KernelBuilder::var_range(ir::Var v) const {

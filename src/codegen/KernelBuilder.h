@@ -18,6 +18,7 @@
 #include "codegen/Range.h"
 #include "ir/IR.h"
 #include "sema/Bounds.h"
+#include "sema/Partitions.h"
 #include "sema/Diagnostic.h"
 #include "sema/Target.h"
 #include "types/Values.h"
@@ -227,6 +228,10 @@ class KernelBuilder {
   std::string unique_name(std::string base);
   // var_range for accesses and predicates: a loop variable outside its loop is an error.
   sema::VarRange checked_var_range() const;
+  // The values each open loop variable and program id takes (first, step, count).
+  sema::VarLattice var_steps() const;
+  // err_invalid_partition_access for an engine's access at a start partition the engines refuse.
+  void check_partition_start(const ir::Instruction& inst, const ir::Access& a, const sema::VarLattice& steps) const;
   // The write and read checks of an instruction (immutability, PSUM formats, bounds); records its write.
   void check_accesses(const ir::Instruction& inst);
 

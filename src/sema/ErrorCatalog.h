@@ -152,4 +152,12 @@ Diagnostic warn_matmul_dst_crosses_psum_bank(std::string_view tensor, int64_t fi
 // depends_on / with_schedule: an edge whose producer comes after its consumer in program order.
 Diagnostic warn_dependency_against_program_order(std::string_view consumer, std::string_view producer,
                                                  const ir::SourceLoc& producer_loc);
+
+// The target compiler's build rules (ErrorCatalogBuild.cpp): what the trn2 build rejects
+// that an unchecked simulation would run.
+// An engine access of `partitions` partitions starting at `start`, refused by the start
+// rule (alignment: the multiple of 32 or 64 it must start at, 0: partition 0 only).
+Diagnostic err_invalid_partition_access(std::string_view tensor, int64_t partitions, int64_t start, int64_t alignment);
+// An API call on an empty view of `tensor` (shape `shape`): nothing is executed.
+Diagnostic warn_empty_access(std::string_view api, std::string_view tensor, std::string_view shape);
 }  // namespace nkic::sema

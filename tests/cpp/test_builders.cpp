@@ -279,20 +279,21 @@ TEST(BuildersReduce, PartitionReduceFresh) {
 // Into row 2 of a [4, 64] tile: rows 0, 1 and 3 keep their values.
 TEST(BuildersReduce, PartitionReduceIntoOneRowOfATile) {
   Built k;
-  const TensorVal x = k.load(k.a), d = k.filled("d", {4, 64}, 7.0);
+  // Row 32: a one-partition access starts at a quadrant's first partition (sema/Partitions.h).
+  const TensorVal x = k.load(k.a), d = k.filled("d", {64, 64}, 7.0);
   k.b.current_api = true;
   k.b.requested_api = "nisa.tensor_partition_reduce";
-  codegen::partition_reduce(k.b, Dst::into(k.view(d, {2, 3}, {0, 64})), AluOp::maximum, x, {});
+  codegen::partition_reduce(k.b, Dst::into(k.view(d, {32, 33}, {0, 64})), AluOp::maximum, x, {});
   k.store(d);
   const std::vector<std::string> lines = k.lines();
   ASSERT_EQ(lines.size(), 4u);
-  EXPECT_EQ(lines[2], "d[2, i1] = tensor_reduce[pool](a_tile[i0, i1]; maximum) iter=[128, 64]");
+  EXPECT_EQ(lines[2], "d[32, i1] = tensor_reduce[pool](a_tile[i0, i1]; maximum) iter=[128, 64]");
   const auto f = [](int p, int j) { return static_cast<float>((p * 5 + j * 11) % 97) - 40.0f; };
   const std::vector<float> out = k.run(f);
   for (int j = 0; j < 64; ++j) {
     float m = -1e30f;
     for (int p = 0; p < 128; ++p) m = std::max(m, f(p, j));
-    for (int r = 0; r < 4; ++r) ASSERT_EQ(out[r * 64 + j], r == 2 ? m : 7.0f) << r << ", " << j;
+    for (int r = 0; r < 64; ++r) ASSERT_EQ(out[r * 64 + j], r == 32 ? m : 7.0f) << r << ", " << j;
   }
 }
 

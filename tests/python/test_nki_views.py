@@ -14,9 +14,10 @@ X = np.arange(4 * 64, dtype=np.float32).reshape(4, 64)
 
 
 def copy_out(view):
-    """Writes `view` (an SBUF view) to a fresh shared-HBM output through a tile of its shape."""
+    """Writes `view` (an SBUF view) to a fresh shared-HBM output through a tile of its shape
+    (a DMA: it reads a view starting at any partition)."""
     u = nl.ndarray(view.shape, dtype=view.dtype, buffer=nl.sbuf)
-    nisa.tensor_copy(dst=u, src=view)
+    nisa.dma_copy(dst=u, src=view)
     out = nl.ndarray(view.shape, dtype=view.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=u)
     return out

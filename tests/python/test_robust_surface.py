@@ -214,8 +214,8 @@ def k_tensor_dims(x):
 
 
 def k_empty_extent(x):
-    i_p, i_f = nl.mgrid[0:128, 8:2]
-    y = nl.exp(nl.load(x[i_p, i_f]))  # ERR:empty_extent
+    i_p, i_f = nl.mgrid[0:128, 8:2]  # ERR:empty_extent
+    y = nl.exp(nl.load(x[i_p, i_f]))
 
 
 def k_sbuf_overflow(x):
@@ -300,8 +300,8 @@ CASES = {  # marker: (kernel, code, message(s), token, api)
     "construct": (k_construct, "err_unsupported_args",
                   "unsupported arguments to 'nki.tensor': traced values are created by the NKI API", "nki.", None),
     "recursion": (k_recursion, "err_recursion_too_deep", "'_forever' calls itself more than", "_forever(", None),
-    "empty_extent": (k_empty_extent, "err_invalid_shape", "tensor shape [128, 0] has a non-positive dimension",
-                     "nl.load", "nl.load"),
+    "empty_extent": (k_empty_extent, "err_invalid_shape", "tensor shape [-6] has a non-positive dimension",
+                     "nl.mgrid", "nl.arange"),
     # 4 * 2**62 bytes would wrap to 0 in int64: the budget saturates instead.
     "sbuf_wrap": (k_sbuf_overflow, "err_stack_overflow_sbuf",
                   "Size of free dimensions 9223372036854775807 bytes per partition on SBUF buffer exceeds", "nl.",
