@@ -14,12 +14,12 @@ from nkic._lang_math import (abs, abs_max, abs_min, add, all, arctan, bitwise_an
                              mod, multiply, negative, power, prod, reciprocal, relu, right_shift, rms_norm,
                              rsqrt, sigmoid, sign, silu, silu_dx, sin, softmax, softplus, sqrt, square, subtract, sum,
                              tan, tanh, transpose, trunc, var, where)
-from nkic.language import (sbuf, psum, shared_hbm, private_hbm, hbm, tile_size, ds, fp32, finfo, load, store,  # noqa: F401
+from nkic.language import (sbuf, psum, shared_hbm, private_hbm, hbm, ds, fp32, finfo, load, store,  # noqa: F401
                            load_transpose2d, expand_dims, device_print, gather_flattened, rand, random_seed, dropout,
                            shared_constant)
 from ._api import api as _api, unavailable as _unavailable
 from . import _schedule
-from . import _dtype, _lnc
+from . import _dtype, _lnc, _target
 
 NkiTensor = core.NkiTensor
 
@@ -28,6 +28,27 @@ NkiTensor = core.NkiTensor
 DType = _dtype.DType
 globals().update(("bool_" if n == "bool" else n, t) for n, t in _dtype.BY_NAME.items())
 float32 = _dtype.BY_NAME["float32"]  # the comparisons' default dtype, named here for them
+
+
+def _tile_sizes():
+    """nl.tile_size's values: of the traced kernel's target, else of the one nki.jit would trace for."""
+    return core.tile_sizes(current_api=True, target=_target.target(),
+                           dma_transpose_as_pe=os.environ.get("NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE", "").lower() == "true")
+
+
+class tile_size(metaclass=type(_legacy.tile_size)):
+    """Hardware tile size constants of the target (the traced kernel's; outside a trace, the one
+    NEURON_PLATFORM_TARGET_OVERRIDE names, else trn3): pmax, psum_bank_fmax (fp32 elements) and
+    psum_bank_fmax_bytes of one PSUM bank per partition, psum_num_banks (7 with
+    NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE=true on trn2+), sbuf_size_bytes (all partitions), sbuf_fmax
+    (fp32 elements) and sbuf_fmax_bytes usable per partition, gemm_stationary_fmax, gemm_moving_fmax,
+    bn_stats_fmax, psum_min_align, sbuf_min_align; psum_fmax and total_available_sbuf_size are the
+    deprecated (0.4) names of psum_bank_fmax and sbuf_fmax_bytes."""
+    _sizes = staticmethod(_tile_sizes)
+
+
+for _n, _v in core.tile_sizes(current_api=True).items():
+    setattr(tile_size, _n, _v)
 
 
 def _comparison(name):

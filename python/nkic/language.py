@@ -117,19 +117,22 @@ class spmd_dim:
 
 
 class _ActiveTarget(type):
-    """nl.tile_size reads the target being traced for (its class attributes hold the
-    default target's values, for use outside a trace)."""
+    """nl.tile_size reads the target being traced for; its class attributes hold the default
+    target's values (for introspection), and `_sizes` gives the values of the moment."""
 
     def __getattribute__(cls, name):
-        if not name.startswith("_") and core.trace_active():
-            sizes = core.tile_sizes()
+        if not name.startswith("_"):
+            sizes = type.__getattribute__(cls, "_sizes")()
             if name in sizes:
                 return sizes[name]
         return type.__getattribute__(cls, name)
 
 
 class tile_size(metaclass=_ActiveTarget):
-    pass
+    """Hardware tile size constants of the target being traced for (outside a trace: trn2's):
+    pmax, psum_fmax, gemm_stationary_fmax, gemm_moving_fmax, bn_stats_fmax, psum_min_align,
+    sbuf_min_align, total_available_sbuf_size."""
+    _sizes = staticmethod(core.tile_sizes)
 
 
 for _name, _value in core.tile_sizes().items():
