@@ -1,6 +1,7 @@
 """Predicted performance: nkic.profile(kernel[grid], *arrays, target=...) and the
 results nki.benchmark / nki.profile fill in. The numbers come from the C++ cost
 model (src/perf); this module only names them."""
+import json
 import os
 
 from ._core import core
@@ -122,3 +123,27 @@ class BenchmarkResult:
     def __init__(self, result):
         self.nc_latency = NcLatency(result.latency_us)
         self.profile = result
+
+
+def measure(kernel, traced):
+    """nki.benchmark / nki.profile after a call: the BenchmarkResult of the prediction (the
+    model is deterministic, so warmup and iters change nothing). nki.benchmark writes the
+    engine timeline (Perfetto JSON) to save_trace_name and the profile (`nkic profile --json`'s
+    object; not a NEFF: there is no compiler here) to save_neff_name; nki.profile writes the
+    timeline as <working_directory>/<save_trace_name's stem>.json."""
+    from ._cli_output import profile_json
+    result = predict_traced(traced, kernel.target)
+    files = {}
+    if kernel.mode == "benchmark":
+        files = {kernel.options.get("save_trace_name"): result.trace_json,
+                 kernel.options.get("save_neff_name"): lambda: json.dumps(profile_json(result, kernel.__name__), indent=1)}
+    elif kernel.options.get("working_directory"):
+        directory = kernel.options["working_directory"]
+        os.makedirs(directory, exist_ok=True)
+        stem = os.path.splitext(os.path.basename(kernel.options.get("save_trace_name") or kernel.__name__))[0]
+        files = {os.path.join(directory, stem + ".json"): result.trace_json}
+    for path, text in files.items():
+        if path:
+            with open(path, "w") as f:
+                f.write(text())
+    return BenchmarkResult(result)
