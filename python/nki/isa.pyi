@@ -15,12 +15,25 @@ class NkiInstruction:
 class NkiValidationError(Exception):
     """Raised when hardware constraints are violated."""
 VirtualRegister: Any
-def activate2(dst: Any, op: Any, data: Any, imm0: Any, imm1: Any, op0: Any, op1: Any, relu_param: Any = ..., reverse0: Any = ..., reverse1: Any = ..., reduce_op: Any = ..., reduce_res: Any = ..., reduce_cmd: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def activation(dst: Any, op: Any, data: Any, bias: Any = ..., scale: Any = ..., reduce_op: Any = ..., reduce_res: Any = ..., reduce_cmd: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def activation_reduce(dst: Any, op: Any, data: Any, reduce_op: Any, reduce_res: Any, bias: Any = ..., scale: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def affine_select(dst: Any, pattern: Any, channel_multiplier: Any, on_true_tile: Any, on_false_value: Any, cmp_op: Any = ..., offset: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def bn_aggr(dst: Any, data: Any, name: Any = ...) -> NkiInstruction: ...
-def bn_stats(dst: Any, data: Any, name: Any = ...) -> NkiInstruction: ...
+def activate2(dst: Any, op: Any, data: Any, imm0: Any, imm1: Any, op0: Any, op1: Any, relu_param: Any = ..., reverse0: Any = ..., reverse1: Any = ..., reduce_op: Any = ..., reduce_res: Any = ..., reduce_cmd: Any = ..., name: Any = ...) -> NkiInstruction:
+    """Scalar Engine, NeuronCore-v4+: v = (data op0 imm0) op1 imm1 (reverse0/reverse1 swap a
+    step's operands), dst = op(v, relu_param), optionally accumulating with reduce_op into
+    reduce_res."""
+def activation(dst: Any, op: Any, data: Any, bias: Any = ..., scale: Any = ..., reduce_op: Any = ..., reduce_res: Any = ..., reduce_cmd: Any = ..., name: Any = ...) -> NkiInstruction:
+    """Scalar Engine: dst = op(data * scale + bias), bias a [P, 1] tile or number; reduce_cmd
+    resets or adds to the engine's accumulator the free-axis sum of the result, read out into
+    reduce_res when given."""
+def activation_reduce(dst: Any, op: Any, data: Any, reduce_op: Any, reduce_res: Any, bias: Any = ..., scale: Any = ..., name: Any = ...) -> NkiInstruction:
+    """Scalar Engine: dst = op(data * scale + bias) and reduce_res = each row of it reduced
+    with reduce_op along the free dimension."""
+def affine_select(dst: Any, pattern: Any, channel_multiplier: Any, on_true_tile: Any, on_false_value: Any, cmp_op: Any = ..., offset: Any = ..., name: Any = ...) -> NkiInstruction:
+    """dst = on_true_tile where (offset + channel_multiplier * partition + pattern's free
+    index) cmp_op 0 holds, else on_false_value."""
+def bn_aggr(dst: Any, data: Any, name: Any = ...) -> NkiInstruction:
+    """Vector Engine: per partition, mean and variance aggregated from bn_stats results."""
+def bn_stats(dst: Any, data: Any, name: Any = ...) -> NkiInstruction:
+    """Vector Engine: per partition, the batch-norm statistics (count, mean, variance) of data,
+    for bn_aggr."""
 def core_barrier(data: Any, cores: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
     """kernel[n]: every core's instructions before it run before any core's after it (_lnc).
     One core has nothing to wait for."""
@@ -32,12 +45,16 @@ class dge_mode(enum.IntEnum):
 def dma_compute(dst: Any, srcs: Any, reduce_op: Any, scales: Any = ..., unique_indices: Any = ..., oob_mode: Any = ..., name: Any = ...) -> NkiInstruction:
     """dst = the sum of srcs (§13 #25, the stub's reading): one source is a copy; the
     read-modify-write form lists dst among two sources (dst += src)."""
-def dma_copy(dst: Any, src: Any, priority: Any = ..., oob_mode: Any = ..., dge_mode: Any = ..., engine: Any = ..., name: Any = ...) -> NkiInstruction: ...
+def dma_copy(dst: Any, src: Any, priority: Any = ..., oob_mode: Any = ..., dge_mode: Any = ..., engine: Any = ..., name: Any = ...) -> NkiInstruction:
+    """DMA: dst = src between HBM, SBUF and PSUM (converting dtypes); oob_mode.skip drops the
+    elements an indirect access puts out of bounds; dge_mode.hwdge needs NeuronCore-v3+."""
 class dma_engine(enum.IntEnum):
     dma = 1
     gpsimd_dma = 2
-def dma_transpose(dst: Any, src: Any, axes: Any = ..., priority: Any = ..., dge_mode: Any = ..., oob_mode: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def dropout(dst: Any, data: Any, prob: Any, name: Any = ...) -> NkiInstruction: ...
+def dma_transpose(dst: Any, src: Any, axes: Any = ..., priority: Any = ..., dge_mode: Any = ..., oob_mode: Any = ..., name: Any = ...) -> NkiInstruction:
+    """DMA: dst = src with its two dimensions swapped (the transpose done by the DMA engines)."""
+def dropout(dst: Any, data: Any, prob: Any, name: Any = ...) -> NkiInstruction:
+    """dst = data with each element zeroed with probability prob (no rescaling)."""
 class engine(enum.IntEnum):
     unknown = 0
     tensor = 1
@@ -46,70 +63,136 @@ class engine(enum.IntEnum):
     dma = 4
     vector = 5
     sync = 6
-def exponential(dst: Any, src: Any, max_value: Any = ..., reduce_res: Any = ..., reduce_cmd: Any = ..., reduce_init: Any = ..., name: Any = ...) -> NkiInstruction: ...
+def exponential(dst: Any, src: Any, max_value: Any = ..., reduce_res: Any = ..., reduce_cmd: Any = ..., reduce_init: Any = ..., name: Any = ...) -> NkiInstruction:
+    """Vector Engine, NeuronCore-v4+: dst = exp(src - max_value), optionally summing each row
+    into reduce_res (starting from reduce_init)."""
 fp32: Any
-def get_nc_sub_version() -> int: ...
-def get_nc_version() -> nc_version: ...
+def get_nc_sub_version() -> int:
+    """The NeuronCore sub-version; 0 on every target nkic models."""
+def get_nc_version() -> nc_version:
+    """The NeuronCore version of the target traced for (nc_version.gen2 / gen3 / gen4)."""
 gpsimd_engine: engine
-def iota(dst: Any, pattern: Any, offset: Any = ..., channel_multiplier: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def local_gather(dst: Any, src_buffer: Any, index: Any, num_elem_per_idx: Any = ..., num_valid_indices: Any = ..., name: Any = ...) -> NkiInstruction: ...
+def iota(dst: Any, pattern: Any, offset: Any = ..., channel_multiplier: Any = ..., name: Any = ...) -> NkiInstruction:
+    """dst = offset + channel_multiplier * partition + the affine free index `pattern`
+    ([step, count] pairs) describes."""
+def local_gather(dst: Any, src_buffer: Any, index: Any, num_elem_per_idx: Any = ..., num_valid_indices: Any = ..., name: Any = ...) -> NkiInstruction:
+    """GpSimd Engine: within each group of partitions a GpSimd core serves, dst = the elements
+    of src_buffer that `index` names (num_elem_per_idx each)."""
 class matmul_perf_mode(enum.Enum):
     none = 'none'
     double_row = 'double_row'
-def max8(dst: Any, src: Any, name: Any = ...) -> NkiInstruction: ...
-def memset(dst: Any, value: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def nc_find_index8(dst: Any, data: Any, vals: Any, name: Any = ...) -> NkiInstruction: ...
-def nc_match_replace8(dst: Any, data: Any, vals: Any, imm: Any, dst_idx: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def nc_matmul(dst: Any, stationary: Any, moving: Any, is_stationary_onezero: Any = ..., is_moving_onezero: Any = ..., is_transpose: Any = ..., accumulate: Any = ..., tile_position: Any = ..., tile_size: Any = ..., perf_mode: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def nc_matmul_mx(dst: Any, stationary: Any, moving: Any, stationary_scale: Any, moving_scale: Any, tile_position: Any = ..., tile_size: Any = ..., accumulate: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def nc_n_gather(dst: Any, data: Any, indices: Any, name: Any = ...) -> NkiInstruction: ...
-def nc_stream_shuffle(dst: Any, src: Any, shuffle_mask: Any, name: Any = ...) -> NkiInstruction: ...
-def nc_transpose(dst: Any, data: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction: ...
+def max8(dst: Any, src: Any, name: Any = ...) -> NkiInstruction:
+    """Vector Engine: dst = the 8 largest values of each partition of src."""
+def memset(dst: Any, value: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
+    """Fills dst with value."""
+def nc_find_index8(dst: Any, data: Any, vals: Any, name: Any = ...) -> NkiInstruction:
+    """Vector Engine: dst = per partition, the free index of each of the 8 values in vals within
+    data."""
+def nc_match_replace8(dst: Any, data: Any, vals: Any, imm: Any, dst_idx: Any = ..., name: Any = ...) -> NkiInstruction:
+    """Vector Engine: dst = data with the first occurrence of each of vals' 8 values per
+    partition replaced by imm; their indices into dst_idx when given."""
+def nc_matmul(dst: Any, stationary: Any, moving: Any, is_stationary_onezero: Any = ..., is_moving_onezero: Any = ..., is_transpose: Any = ..., accumulate: Any = ..., tile_position: Any = ..., tile_size: Any = ..., perf_mode: Any = ..., name: Any = ...) -> NkiInstruction:
+    """Tensor Engine: dst (PSUM) = stationary.T @ moving, contracting over the partition
+    dimension. accumulate=False overwrites, True adds to dst, None infers (a location's first
+    write overwrites). tile_position/tile_size place the instruction on the PE array only."""
+def nc_matmul_mx(dst: Any, stationary: Any, moving: Any, stationary_scale: Any, moving_scale: Any, tile_position: Any = ..., tile_size: Any = ..., accumulate: Any = ..., name: Any = ...) -> NkiInstruction:
+    """Tensor Engine, NeuronCore-v4+: dst (PSUM) = the dequantized stationary.T @ moving of two
+    packed microscaling tiles and their E8M0 scales; accumulate as nc_matmul's."""
+def nc_n_gather(dst: Any, data: Any, indices: Any, name: Any = ...) -> NkiInstruction:
+    """dst[p, j] = data[p, indices[p, j]] over data's flattened free dimensions."""
+def nc_stream_shuffle(dst: Any, src: Any, shuffle_mask: Any, name: Any = ...) -> NkiInstruction:
+    """Within each quadrant of 32 partitions, dst[i] = src[shuffle_mask[i]] (255 keeps dst[i])."""
+def nc_transpose(dst: Any, data: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
+    """dst = data transposed (partition and free dimension swapped): on the Tensor Engine
+    (into PSUM) or, for at most 32 x 32, on the Vector Engine."""
 class nc_version(enum.IntEnum):
     gen2 = 2
     gen3 = 3
     gen4 = 4
-def nonzero_with_count(dst: Any, src: Any, index_offset: Any = ..., padding_val: Any = ..., name: Any = ...) -> NkiInstruction: ...
+def nonzero_with_count(dst: Any, src: Any, index_offset: Any = ..., padding_val: Any = ..., name: Any = ...) -> NkiInstruction:
+    """NeuronCore-v3+: on partitions 0, 16, ..., 112, dst = the indices (plus index_offset) of
+    src's nonzero elements, then padding_val, then their count."""
 class oob_mode(enum.IntEnum):
     error = 0
     skip = 1
-def quantize_mx(dst: Any, src: Any, dst_scale: Any, name: Any = ...) -> NkiInstruction: ...
-def rand2(dst: Any, min: Any, max: Any, name: Any = ...) -> NkiInstruction: ...
-def rand_get_state(dst: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def rand_set_state(src_seeds: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def range_select(dst: Any, on_true_tile: Any, comp_op0: Any, comp_op1: Any, bound0: Any, bound1: Any, reduce_cmd: Any = ..., reduce_res: Any = ..., reduce_op: Any = ..., range_start: Any = ..., on_false_value: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def reciprocal(dst: Any, data: Any, name: Any = ...) -> NkiInstruction: ...
+def quantize_mx(dst: Any, src: Any, dst_scale: Any, name: Any = ...) -> NkiInstruction:
+    """NeuronCore-v4+: dst = src (bf16/fp16) quantized to packed fp8 x4, with its E8M0 block
+    scales in dst_scale."""
+def rand2(dst: Any, min: Any, max: Any, name: Any = ...) -> NkiInstruction:
+    """NeuronCore-v4+: fills dst with uniform random values in [min, max]."""
+def rand_get_state(dst: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
+    """NeuronCore-v3+: writes the engine's random generator state into dst."""
+def rand_set_state(src_seeds: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
+    """NeuronCore-v3+: sets the engine's random generator state from src_seeds."""
+def range_select(dst: Any, on_true_tile: Any, comp_op0: Any, comp_op1: Any, bound0: Any, bound1: Any, reduce_cmd: Any = ..., reduce_res: Any = ..., reduce_op: Any = ..., range_start: Any = ..., on_false_value: Any = ..., name: Any = ...) -> NkiInstruction:
+    """NeuronCore-v3+: with i = range_start + the free index, dst = on_true_tile where
+    comp_op0(i, bound0) and comp_op1(i, bound1) hold, else on_false_value; each row is reduced
+    with reduce_op into reduce_res."""
+def reciprocal(dst: Any, data: Any, name: Any = ...) -> NkiInstruction:
+    """dst = 1 / data, element by element."""
 class reduce_cmd(enum.IntEnum):
     idle = 0
     reset = 1
     reduce = 2
     reset_reduce = 3
     load_reduce = 4
-def register_alloc(x: Any = ...) -> Any: ...
-def register_load(dst: Any, src: Any) -> NkiInstruction: ...
-def register_move(dst: Any, src: Any) -> NkiInstruction: ...
-def register_store(dst: Any, src: Any) -> NkiInstruction: ...
-def rng(dst: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction: ...
+def register_alloc(x: Any = ...) -> Any:
+    """A new VirtualRegister (a runtime 32-bit scalar), set to the int `x` when given."""
+def register_load(dst: Any, src: Any) -> NkiInstruction:
+    """dst (a register) = the one value of the [1, 1] tile src."""
+def register_move(dst: Any, src: Any) -> NkiInstruction:
+    """dst (a register) = src, an int immediate or another register."""
+def register_store(dst: Any, src: Any) -> NkiInstruction:
+    """dst (a [1, 1] tile) = the value of the register src."""
+def rng(dst: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
+    """Fills the integer dst with 32 random bits from the engine's generator, truncated to its width."""
 scalar_engine: engine
-def scalar_tensor_tensor(dst: Any, data: Any, op0: Any, operand0: Any, op1: Any, operand1: Any, reverse0: Any = ..., reverse1: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def select_reduce(dst: Any, predicate: Any, on_true: Any, on_false: Any, reduce_res: Any = ..., reduce_cmd: Any = ..., reduce_op: Any = ..., reverse_pred: Any = ..., name: Any = ...) -> NkiInstruction: ...
+def scalar_tensor_tensor(dst: Any, data: Any, op0: Any, operand0: Any, op1: Any, operand1: Any, reverse0: Any = ..., reverse1: Any = ..., name: Any = ...) -> NkiInstruction:
+    """dst = (data op0 operand0) op1 operand1: operand0 a number or a [P, 1] tile, operand1 a tile
+    of data's shape."""
+def select_reduce(dst: Any, predicate: Any, on_true: Any, on_false: Any, reduce_res: Any = ..., reduce_cmd: Any = ..., reduce_op: Any = ..., reverse_pred: Any = ..., name: Any = ...) -> NkiInstruction:
+    """dst = on_true where predicate is nonzero (zero with reverse_pred), else on_false; with
+    reduce_res, also reduces each row of dst with reduce_op."""
 def sendrecv(src: Any, dst: Any, send_to_rank: Any, recv_from_rank: Any, pipe_id: Any, dma_engine: Any = ..., name: Any = ...) -> NkiInstruction:
     """kernel[n]: core c's src lands in core send_to_rank's dst once every core has reached the
     call (one DMA per core, between the cores' segments)."""
-def sequence_bounds(dst: Any, segment_ids: Any, name: Any = ...) -> NkiInstruction: ...
-def set_rng_seed(src_seeds: Any, name: Any = ...) -> NkiInstruction: ...
-def tensor_copy(dst: Any, src: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def tensor_copy_dynamic_dst(*args: Any, **kwargs: Any) -> None: ...
-def tensor_copy_dynamic_src(*args: Any, **kwargs: Any) -> None: ...
-def tensor_copy_predicated(dst: Any, src: Any, predicate: Any, reverse_pred: Any = ..., name: Any = ...) -> NkiInstruction: ...
+def sequence_bounds(dst: Any, segment_ids: Any, name: Any = ...) -> NkiInstruction:
+    """dst (1, 2, n) = the [start, end] of each element's segment in segment_ids (1, n); id 0
+    (padding) gives (n, -1)."""
+def set_rng_seed(src_seeds: Any, name: Any = ...) -> NkiInstruction:
+    """Seeds the random number generator from the src_seeds tile."""
+def tensor_copy(dst: Any, src: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
+    """dst = src (converted to dst's dtype), on the engine `engine` selects."""
+def tensor_copy_dynamic_dst(*args: Any, **kwargs: Any) -> None:
+    """Not available: nisa.tensor_copy_dynamic_dst was removed in nki 0.4: nisa.tensor_copy(dst, src.ap(pattern, offset, scalar_offset=reg))."""
+def tensor_copy_dynamic_src(*args: Any, **kwargs: Any) -> None:
+    """Not available: nisa.tensor_copy_dynamic_src was removed in nki 0.4: nisa.tensor_copy(dst, src.ap(pattern, offset, scalar_offset=reg))."""
+def tensor_copy_predicated(dst: Any, src: Any, predicate: Any, reverse_pred: Any = ..., name: Any = ...) -> NkiInstruction:
+    """dst = src where predicate is nonzero (zero with reverse_pred); dst keeps its values
+    elsewhere."""
 tensor_engine: engine
-def tensor_partition_reduce(dst: Any, op: Any, data: Any, name: Any = ...) -> NkiInstruction: ...
-def tensor_reduce(dst: Any, op: Any, data: Any, axis: Any, negate: Any = ..., keepdims: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def tensor_scalar(dst: Any, data: Any, op0: Any, operand0: Any, reverse0: Any = ..., op1: Any = ..., operand1: Any = ..., reverse1: Any = ..., engine: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def tensor_scalar_cumulative(dst: Any, src: Any, op0: Any, op1: Any, imm0: Any, imm1: Any = ..., reduce_cmd: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def tensor_scalar_reduce(dst: Any, data: Any, op0: Any, operand0: Any, reduce_op: Any, reduce_res: Any = ..., reverse0: Any = ..., reduce_cmd: Any = ..., reduce_init: Any = ..., reduce_res_negate: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def tensor_tensor(dst: Any, data1: Any, data2: Any, op: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def tensor_tensor_scan(dst: Any, data0: Any, data1: Any, initial: Any, op0: Any, op1: Any, reverse0: Any = ..., reverse1: Any = ..., name: Any = ...) -> NkiInstruction: ...
-def topk(val_dst: Any, idx_dst: Any, src: Any, n: Any, name: Any = ...) -> NkiInstruction: ...
+def tensor_partition_reduce(dst: Any, op: Any, data: Any, name: Any = ...) -> NkiInstruction:
+    """dst = data reduced with op across its partitions (one partition of results)."""
+def tensor_reduce(dst: Any, op: Any, data: Any, axis: Any, negate: Any = ..., keepdims: Any = ..., name: Any = ...) -> NkiInstruction:
+    """dst = data reduced with op (nl.add, nl.maximum, ...) along the free axis or axes `axis`;
+    negate negates the result, keepdims keeps the reduced axes as size 1."""
+def tensor_scalar(dst: Any, data: Any, op0: Any, operand0: Any, reverse0: Any = ..., op1: Any = ..., operand1: Any = ..., reverse1: Any = ..., engine: Any = ..., name: Any = ...) -> NkiInstruction:
+    """dst = (data op0 operand0) op1 operand1, each operand a number or a [P, 1] tile broadcast
+    along the free dimension; reverse0/reverse1 swap a step's operands."""
+def tensor_scalar_cumulative(dst: Any, src: Any, op0: Any, op1: Any, imm0: Any, imm1: Any = ..., reduce_cmd: Any = ..., name: Any = ...) -> NkiInstruction:
+    """Vector Engine scan: per element acc = op1(src[i] op0 imm0, acc), dst[i] = acc; reduce_cmd
+    starts acc at op1's identity (reset_reduce), keeps it (reduce) or loads imm1 (load_reduce)."""
+def tensor_scalar_reduce(dst: Any, data: Any, op0: Any, operand0: Any, reduce_op: Any, reduce_res: Any = ..., reverse0: Any = ..., reduce_cmd: Any = ..., reduce_init: Any = ..., reduce_res_negate: Any = ..., name: Any = ...) -> NkiInstruction:
+    """dst = data op0 operand0, and reduce_res = each row of dst reduced with reduce_op
+    (negated with reduce_res_negate)."""
+def tensor_tensor(dst: Any, data1: Any, data2: Any, op: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
+    """dst = data1 op data2, element by element (op an nl arithmetic, comparison or bitwise op),
+    on the Vector or GpSimd engine."""
+def tensor_tensor_scan(dst: Any, data0: Any, data1: Any, initial: Any, op0: Any, op1: Any, reverse0: Any = ..., reverse1: Any = ..., name: Any = ...) -> NkiInstruction:
+    """Per partition, r[i] = (data0[i] op0 r[i - 1]) op1 data1[i] along the free dimension, with
+    r[-1] = initial; dst = r."""
+def topk(val_dst: Any, idx_dst: Any, src: Any, n: Any, name: Any = ...) -> NkiInstruction:
+    """val_dst = the K largest (K its free size) of the first n values of src, ascending, and
+    idx_dst their indices."""
 unknown_engine: engine
 vector_engine: engine

@@ -57,6 +57,8 @@ def _comparison(name):
 
     @_api("nl." + name)
     def compare(x, y, dtype=None):
+        """1 where the comparison of x and y holds element by element, else 0, as a new tile in `dtype`
+        (default: the first tile operand's dtype)."""
         if dtype is None:
             dtype = next((t.dtype for t in (x, y) if isinstance(t, core.NkiTensor)), float32)
         return legacy(x, y, dtype=dtype)
@@ -74,6 +76,8 @@ def _loop_range(name):
     from trip to trip). 0.6 documents the three nl.*_range as aliases of range (§5.1, §13 #1)."""
     @_api(name)
     def loop_range(start, stop=None, step=1):
+        """A loop over range(start, stop, step), bounds known when the kernel is traced; the body is
+        traced once per iteration, with Python semantics."""
         return _loops.static_range(start, stop, step) if stop is not None else _loops.static_range(0, start, step)
     loop_range.__name__ = name.rsplit(".", 1)[-1]
     return loop_range
@@ -116,27 +120,32 @@ ndarray.nki_native = "ndarray"  # the dispatcher runs its plain calls in the cor
 
 @_api("nl.zeros")
 def zeros(shape, dtype, buffer=sbuf, name=""):
+    """A new tensor of `shape` filled with 0 (on chip: HBM tensors have no initial value)."""
     return core.full(_legacy._shape(shape), 0.0, *_storage(dtype, buffer), name or "", "nl.zeros", 0)
 
 
 @_api("nl.ones")
 def ones(shape, dtype, buffer=sbuf, name=""):
+    """A new tensor of `shape` filled with 1 (on chip: HBM tensors have no initial value)."""
     return core.full(_legacy._shape(shape), 1.0, *_storage(dtype, buffer), name or "", "nl.ones", 0)
 
 
 @_api("nl.full")
 def full(shape, fill_value, dtype, buffer=sbuf, name=""):
+    """A new tensor of `shape` filled with fill_value (on chip: HBM tensors have no initial value)."""
     return core.full(_legacy._shape(shape), float(fill_value), *_storage(dtype, buffer), name or "",
                      "nl.full", 0)
 
 
 @_api("nl.zeros_like")
 def zeros_like(x, dtype=None, buffer=None, name=""):
+    """A new tensor of x's shape (and dtype and buffer unless given) filled with 0."""
     return zeros(x.shape, x.dtype if dtype is None else dtype, buffer or x.buffer, name)
 
 
 @_api("nl.empty_like")
 def empty_like(x, dtype=None, buffer=None, name=""):
+    """A new uninitialised tensor of x's shape (and dtype and buffer unless given)."""
     return ndarray(x.shape, x.dtype if dtype is None else dtype, buffer or x.buffer, name)
 
 
@@ -153,6 +162,7 @@ def shared_identity_matrix(n, dtype=uint8, dst=None):
 
 @_api("nl.broadcast_to")
 def broadcast_to(x, shape, dtype=None):
+    """x broadcast along its size-1 dimensions to `shape`, as a new tile (in `dtype` when given)."""
     out = _legacy.broadcast_to(x, shape=shape)
     return out if dtype is None else copy(out, dtype=dtype)
 
@@ -247,18 +257,22 @@ class MemoryRegion:
 
 
 def is_hbm(buffer):
+    """Whether `buffer` is an HBM buffer (nl.shared_hbm or nl.private_hbm)."""
     return buffer in (private_hbm, shared_hbm)
 
 
 def is_on_chip(buffer):
+    """Whether `buffer` is on chip (nl.sbuf or nl.psum)."""
     return buffer in (sbuf, psum)
 
 
 def is_psum(buffer):
+    """Whether `buffer` is nl.psum."""
     return buffer == psum
 
 
 def is_sbuf(buffer):
+    """Whether `buffer` is nl.sbuf."""
     return buffer == sbuf
 
 

@@ -19,38 +19,66 @@ class NKIObject:
     and __post_init__ runs, with or without @dataclass."""
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...
 NkiTensor: Any
-def abs(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def abs_max(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def abs_min(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def add(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def affine_range(start: Any, stop: Any = ..., step: Any = ...) -> Iterator[Any]: ...
-def all(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def arange(*args: Any, **kwargs: Any) -> None: ...
-def arctan(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def average(*args: Any, **kwargs: Any) -> None: ...
+def abs(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.abs(x): the ALU op abs of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def abs_max(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.abs_max(x, y): the ALU op abs_max of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def abs_min(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.abs_min(x, y): the ALU op abs_min of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def add(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.add(x, y): the ALU op add of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def affine_range(start: Any, stop: Any = ..., step: Any = ...) -> Iterator[Any]:
+    """A loop over range(start, stop, step), bounds known when the kernel is traced; the body is
+    traced once per iteration, with Python semantics."""
+def all(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """Whether every element along the free axis or axes `axis` is nonzero, as a new tile."""
+def arange(*args: Any, **kwargs: Any) -> None:
+    """Not available: nl.arange was removed in nki 0.1: index with slices, nl.ds(start, size) or .ap(pattern=)."""
+def arctan(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.arctan(x): the ALU op arctan of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def average(*args: Any, **kwargs: Any) -> None:
+    """Not available: nl.average is the op= of nisa.tensor_partition_reduce, not a tile API."""
 bfloat16: Any
-def bitwise_and(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def bitwise_or(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def bitwise_xor(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
+def bitwise_and(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.bitwise_and(x, y): the ALU op bitwise_and of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def bitwise_or(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.bitwise_or(x, y): the ALU op bitwise_or of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def bitwise_xor(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.bitwise_xor(x, y): the ALU op bitwise_xor of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
 bool_: Any
-def broadcast_to(x: Any, shape: Any, dtype: Any = ...) -> Tile: ...
+def broadcast_to(x: Any, shape: Any, dtype: Any = ...) -> Tile:
+    """x broadcast along its size-1 dimensions to `shape`, as a new tile (in `dtype` when given)."""
 def bypass(x: Any) -> Tile:
     """The no-op ALU stage (op1=nl.bypass)."""
-def ceil(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def copy(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def cos(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def device_print(prefix: Any, x: Any, *, mask: Any = ..., **kwargs: Any) -> None: ...
-def divide(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
+def ceil(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.ceil(x): the ALU op ceil of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def copy(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.copy(x): the ALU op bypass of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def cos(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.cos(x): the ALU op cos of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def device_print(prefix: Any, x: Any, *, mask: Any = ..., **kwargs: Any) -> None:
+    """Prints `prefix` and the values of x when the kernel runs on the simulator."""
+def divide(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.divide(x, y): the ALU op divide of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
 def dropout(x: Any, rate: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """Zeroes each element with probability `rate` (a number or a tile that broadcasts), no rescaling."""
 from nkic.language import ds as ds
-def dynamic_range(start: Any, stop: Any = ..., step: Any = ...) -> None: ...
-def empty_like(x: Any, dtype: Any = ..., buffer: Any = ..., name: Any = ...) -> Tile: ...
-def equal(x: Any, y: Any, dtype: Any = ...) -> Tile: ...
-def erf(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def erf_dx(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def exp(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def expand_dims(data: Any, axis: Any) -> Tile: ...
+def dynamic_range(start: Any, stop: Any = ..., step: Any = ...) -> None:
+    """Deprecated since nki 0.6 (use nl.fori_loop): a device loop over range(start, stop, step),
+    its variable a register."""
+def empty_like(x: Any, dtype: Any = ..., buffer: Any = ..., name: Any = ...) -> Tile:
+    """A new uninitialised tensor of x's shape (and dtype and buffer unless given)."""
+def equal(x: Any, y: Any, dtype: Any = ...) -> Tile:
+    """1 where the comparison of x and y holds element by element, else 0, as a new tile in `dtype`
+    (default: the first tile operand's dtype)."""
+def erf(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.erf(x): the ALU op erf of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def erf_dx(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.erf_dx(x): the ALU op erf_dx of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def exp(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.exp(x): the ALU op exp of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def expand_dims(data: Any, axis: Any) -> Tile:
+    """`data` with a size-1 dimension inserted at each of `axis` (a view, not a copy)."""
 from nkic.language import finfo as finfo
 float16: Any
 float32: Any
@@ -61,97 +89,174 @@ float8_e4m3fn_x4: Any
 float8_e5m2: Any
 float8_e5m2_x4: Any
 float8_e8m0fnu: Any
-def floor(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def fmod(x: Any, y: Any, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def fori_loop(lower: Any, upper: Any, body_fun: Any, step: Any = ...) -> Tile: ...
+def floor(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.floor(x): the ALU op floor of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def fmod(x: Any, y: Any, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """x fmod y element by element (the result takes x's sign), as a new tile."""
+def fori_loop(lower: Any, upper: Any, body_fun: Any, step: Any = ...) -> Tile:
+    """A device loop: body_fun(i) runs for i = lower, lower + step, ... below upper, i a register
+    (bounds ints or registers)."""
 fp32: Any
-def full(shape: Any, fill_value: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile: ...
-def gather_flattened(data: Any, indices: Any, *, mask: Any = ..., dtype: Any = ..., **kwargs: Any) -> Tile: ...
-def gelu(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def gelu_apprx_sigmoid(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def gelu_apprx_sigmoid_dx(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def gelu_apprx_tanh(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def gelu_dx(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def greater(x: Any, y: Any, dtype: Any = ...) -> Tile: ...
-def greater_equal(x: Any, y: Any, dtype: Any = ...) -> Tile: ...
+def full(shape: Any, fill_value: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile:
+    """A new tensor of `shape` filled with fill_value (on chip: HBM tensors have no initial value)."""
+def gather_flattened(data: Any, indices: Any, *, mask: Any = ..., dtype: Any = ..., **kwargs: Any) -> Tile:
+    """Per partition, out[p, j] = data[p, indices[p, j]] over data's flattened free dimensions,
+    as a new tile."""
+def gelu(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.gelu(x): the ALU op gelu of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def gelu_apprx_sigmoid(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.gelu_apprx_sigmoid(x): the ALU op gelu_apprx_sigmoid of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def gelu_apprx_sigmoid_dx(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.gelu_apprx_sigmoid_dx(x): the ALU op gelu_apprx_sigmoid_dx of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def gelu_apprx_tanh(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.gelu_apprx_tanh(x): the ALU op gelu_apprx_tanh of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def gelu_dx(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.gelu_dx(x): the ALU op gelu_dx of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def greater(x: Any, y: Any, dtype: Any = ...) -> Tile:
+    """1 where the comparison of x and y holds element by element, else 0, as a new tile in `dtype`
+    (default: the first tile operand's dtype)."""
+def greater_equal(x: Any, y: Any, dtype: Any = ...) -> Tile:
+    """1 where the comparison of x and y holds element by element, else 0, as a new tile in `dtype`
+    (default: the first tile operand's dtype)."""
 hbm: Any
 int16: Any
 int32: Any
 int8: Any
-def invert(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def left_shift(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def less(x: Any, y: Any, dtype: Any = ...) -> Tile: ...
-def less_equal(x: Any, y: Any, dtype: Any = ...) -> Tile: ...
-def load(src: Any, *, mask: Any = ..., dtype: Any = ..., **kwargs: Any) -> Tile: ...
-def load_transpose2d(src: Any, *, mask: Any = ..., dtype: Any = ..., **kwargs: Any) -> Tile: ...
-def log(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def logical_and(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def logical_not(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def logical_or(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def logical_xor(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def matmul(x: Any, y: Any, *, transpose_x: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def max(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., keepdims: Any = ..., **kwargs: Any) -> Tile: ...
-def maximum(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def mean(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., keepdims: Any = ..., **kwargs: Any) -> Tile: ...
-def mgrid(*args: Any, **kwargs: Any) -> None: ...
-def min(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., keepdims: Any = ..., **kwargs: Any) -> Tile: ...
-def minimum(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def mish(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def mod(x: Any, y: Any, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def multiply(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def nc(*args: Any, **kwargs: Any) -> None: ...
+def invert(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.invert(x): the ALU op invert of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def left_shift(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.left_shift(x, y): the ALU op left_shift of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def less(x: Any, y: Any, dtype: Any = ...) -> Tile:
+    """1 where the comparison of x and y holds element by element, else 0, as a new tile in `dtype`
+    (default: the first tile operand's dtype)."""
+def less_equal(x: Any, y: Any, dtype: Any = ...) -> Tile:
+    """1 where the comparison of x and y holds element by element, else 0, as a new tile in `dtype`
+    (default: the first tile operand's dtype)."""
+def load(src: Any, *, mask: Any = ..., dtype: Any = ..., **kwargs: Any) -> Tile:
+    """An HBM tensor (or view) copied into a new SBUF tile, converted to `dtype` when given."""
+def load_transpose2d(src: Any, *, mask: Any = ..., dtype: Any = ..., **kwargs: Any) -> Tile:
+    """An HBM [N, M] tensor copied into a new SBUF tile [M, N] (transposed by the DMA)."""
+def log(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.log(x): the ALU op log of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def logical_and(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.logical_and(x, y): logical_and of x and y element by element, 1 or 0 in a new tile of `dtype`."""
+def logical_not(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """1 where x is zero, else 0, as a new tile."""
+def logical_or(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.logical_or(x, y): logical_or of x and y element by element, 1 or 0 in a new tile of `dtype`."""
+def logical_xor(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.logical_xor(x, y): logical_xor of x and y element by element, 1 or 0 in a new tile of `dtype`."""
+def matmul(x: Any, y: Any, *, transpose_x: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """x @ y on the Tensor Engine (x.T @ y with transpose_x=True), as a new tile."""
+def max(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., keepdims: Any = ..., **kwargs: Any) -> Tile:
+    """nl.max(x, axis): x reduced with maximum along the free axis or axes `axis`, as a new tile (keepdims keeps them as size 1)."""
+def maximum(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.maximum(x, y): the ALU op maximum of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def mean(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., keepdims: Any = ..., **kwargs: Any) -> Tile:
+    """The mean of x along the free axis or axes `axis`, as a new tile."""
+def mgrid(*args: Any, **kwargs: Any) -> None:
+    """Not available: nl.mgrid was removed in nki 0.1: index with slices, nl.ds(start, size) or .ap(pattern=)."""
+def min(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., keepdims: Any = ..., **kwargs: Any) -> Tile:
+    """nl.min(x, axis): x reduced with minimum along the free axis or axes `axis`, as a new tile (keepdims keeps them as size 1)."""
+def minimum(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.minimum(x, y): the ALU op minimum of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def mish(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.mish(x): the ALU op mish of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def mod(x: Any, y: Any, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """x mod y element by element (the result takes y's sign), as a new tile."""
+def multiply(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.multiply(x, y): the ALU op multiply of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def nc(*args: Any, **kwargs: Any) -> None:
+    """Not available: nl.nc was removed in nki 0.1: launch kernel[2] over the logical NeuronCore."""
 def ndarray(shape: Any, dtype: Any, buffer: Any = ..., name: Any = ..., address: Any = ...) -> Tile:
     """An uninitialised tensor; address=(partition, free byte offset) places it: checked to
     fit the target's buffer (values do not depend on the placement)."""
-def negative(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
+def negative(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.negative(x): the ALU op negative of each element of x, as a new tile (in `dtype` when given); x may be a number."""
 def no_reorder() -> Tile:
     """Each instruction traced inside waits for the one before (dynamically scoped): the engines
     no longer overlap them. Loops inside are unrolled; runtime loops are refused."""
-def not_equal(x: Any, y: Any, dtype: Any = ...) -> Tile: ...
+def not_equal(x: Any, y: Any, dtype: Any = ...) -> Tile:
+    """1 where the comparison of x and y holds element by element, else 0, as a new tile in `dtype`
+    (default: the first tile operand's dtype)."""
 def num_programs(axes: Any = ...) -> int:
     """The launch's program count along `axes`; without it the total (§13 #16)."""
-def ones(shape: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile: ...
-def par_dim(*args: Any, **kwargs: Any) -> None: ...
-def power(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def prelu(*args: Any, **kwargs: Any) -> None: ...
+def ones(shape: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile:
+    """A new tensor of `shape` filled with 1 (on chip: HBM tensors have no initial value)."""
+def par_dim(*args: Any, **kwargs: Any) -> None:
+    """Not available: nl.par_dim was removed in nki 0.1: dim 0 is the partition dim; a block dim becomes a tuple of tensors or a (P, B, F) tensor."""
+def power(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.power(x, y): the ALU op power of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def prelu(*args: Any, **kwargs: Any) -> None:
+    """Not available: nl.prelu is an activation function, not a tile API: pass it as op= of nisa.activate2, with the slope of negative inputs as relu_param=."""
 private_hbm: Any
-def prod(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., keepdims: Any = ..., **kwargs: Any) -> Tile: ...
+def prod(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., keepdims: Any = ..., **kwargs: Any) -> Tile:
+    """nl.prod(x, axis): x reduced with multiply along the free axis or axes `axis`, as a new tile (keepdims keeps them as size 1)."""
 def program_id(axis: Any = ...) -> Any:
     """kernel[n]: the core being traced, a compile-time int (§8.1)."""
 def program_ndim() -> int:
     """kernel[n] launches over one axis of cores."""
 psum: Any
-def rand(shape: Any, dtype: Any = ..., **kwargs: Any) -> Tile: ...
-def random_seed(seed: Any, *, mask: Any = ..., **kwargs: Any) -> None: ...
-def range(start: Any, stop: Any = ..., step: Any = ...) -> Tile: ...
-def reciprocal(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def relu(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def right_shift(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def rms_norm(x: Any, w: Any, axis: Any, n: Any, epsilon: Any = ..., *, dtype: Any = ..., compute_dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def rsqrt(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
+def rand(shape: Any, dtype: Any = ..., **kwargs: Any) -> Tile:
+    """A new tile of `shape` filled with uniform random values in [0, 1) (in `dtype`)."""
+def random_seed(seed: Any, *, mask: Any = ..., **kwargs: Any) -> None:
+    """Seeds the random number generator nl.rand and nl.dropout read, with the integer `seed`."""
+def range(start: Any, stop: Any = ..., step: Any = ...) -> Tile:
+    """A loop over range(start, stop, step), bounds known when the kernel is traced; the body is
+    traced once per iteration, with Python semantics."""
+def reciprocal(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.reciprocal(x): the ALU op reciprocal of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def relu(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.relu(x): the ALU op relu of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def right_shift(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.right_shift(x, y): the ALU op right_shift of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def rms_norm(x: Any, w: Any, axis: Any, n: Any, epsilon: Any = ..., *, dtype: Any = ..., compute_dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """x / sqrt(mean(x**2 over `axis`, of n elements) + epsilon) * w, as a new tile."""
+def rsqrt(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.rsqrt(x): the ALU op rsqrt of each element of x, as a new tile (in `dtype` when given); x may be a number."""
 sbuf: Any
-def sequential_range(start: Any, stop: Any = ..., step: Any = ...) -> Iterator[Any]: ...
-def shared_constant(constant: Any, dtype: Any = ..., **kwargs: Any) -> Tile: ...
+def sequential_range(start: Any, stop: Any = ..., step: Any = ...) -> Iterator[Any]:
+    """A loop over range(start, stop, step), bounds known when the kernel is traced; the body is
+    traced once per iteration, with Python semantics."""
+def shared_constant(constant: Any, dtype: Any = ..., **kwargs: Any) -> Tile:
+    """A shared-HBM tensor holding the compile-time numpy array `constant` (in `dtype` when given)."""
 shared_hbm: Any
 def shared_identity_matrix(n: Any, dtype: Any = ..., dst: Any = ...) -> Tile:
     """The n x n identity as an SBUF operand (kernels use it so, §13 #18): the constant
     lives in shared HBM and one DMA brings it on chip (into dst when given)."""
-def sigmoid(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def sign(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def silu(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def silu_dx(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def sin(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def softmax(x: Any, axis: Any, *, dtype: Any = ..., compute_dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def softplus(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def spmd_dim(*args: Any, **kwargs: Any) -> None: ...
-def sqrt(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def square(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def static_range(start: Any, stop: Any = ..., step: Any = ...) -> Iterator[int]: ...
-def store(dst: Any, value: Any, *, mask: Any = ..., **kwargs: Any) -> None: ...
-def subtract(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def sum(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., keepdims: Any = ..., **kwargs: Any) -> Tile: ...
-def tan(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def tanh(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
+def sigmoid(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.sigmoid(x): the ALU op sigmoid of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def sign(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.sign(x): the ALU op sign of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def silu(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.silu(x): the ALU op silu of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def silu_dx(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.silu_dx(x): the ALU op silu_dx of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def sin(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.sin(x): the ALU op sin of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def softmax(x: Any, axis: Any, *, dtype: Any = ..., compute_dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """The softmax of x along the free axis `axis`, as a new tile."""
+def softplus(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.softplus(x): the ALU op softplus of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def spmd_dim(*args: Any, **kwargs: Any) -> None:
+    """Not available: nl.spmd_dim was removed in nki 0.1: launch kernel[2] over the logical NeuronCore."""
+def sqrt(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.sqrt(x): the ALU op sqrt of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def square(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.square(x): the ALU op square of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def static_range(start: Any, stop: Any = ..., step: Any = ...) -> Iterator[int]:
+    """A loop over range(start, stop, step), bounds known when the kernel is traced; the body is
+    traced once per iteration, with Python semantics."""
+def store(dst: Any, value: Any, *, mask: Any = ..., **kwargs: Any) -> None:
+    """Writes `value` (a tile or a number) into the HBM tensor or view `dst`, converted to its dtype."""
+def subtract(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.subtract(x, y): the ALU op subtract of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def sum(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., keepdims: Any = ..., **kwargs: Any) -> Tile:
+    """nl.sum(x, axis): x reduced with add along the free axis or axes `axis`, as a new tile (keepdims keeps them as size 1)."""
+def tan(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.tan(x): the ALU op tan of each element of x, as a new tile (in `dtype` when given); x may be a number."""
+def tanh(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.tanh(x): the ALU op tanh of each element of x, as a new tile (in `dtype` when given); x may be a number."""
 tfloat32: Any
 class tile_size:
     """Hardware tile size constants of the target (the traced kernel's; outside a trace, the one
@@ -175,13 +280,21 @@ class tile_size:
     sbuf_size_bytes: int
     sbuf_fmax: int
     sbuf_fmax_bytes: int
-def transpose(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def trunc(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
+def transpose(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """x with its partition and free dimension swapped, as a new tile."""
+def trunc(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """nl.trunc(x): the ALU op trunc of each element of x, as a new tile (in `dtype` when given); x may be a number."""
 uint16: Any
 uint32: Any
 uint8: Any
-def var(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def where(condition: Any, x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
-def while_loop(init: Any, body_fun: Any) -> Tile: ...
-def zeros(shape: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile: ...
-def zeros_like(x: Any, dtype: Any = ..., buffer: Any = ..., name: Any = ...) -> Tile: ...
+def var(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """The (population) variance of x along the free axis or axes `axis`, as a new tile."""
+def where(condition: Any, x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
+    """x where condition is nonzero, else y, element by element, as a new tile."""
+def while_loop(init: Any, body_fun: Any) -> Tile:
+    """A device loop: while the register holding `init` is nonzero, it is replaced by body_fun's
+    result (body_fun takes and returns a register)."""
+def zeros(shape: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile:
+    """A new tensor of `shape` filled with 0 (on chip: HBM tensors have no initial value)."""
+def zeros_like(x: Any, dtype: Any = ..., buffer: Any = ..., name: Any = ...) -> Tile:
+    """A new tensor of x's shape (and dtype and buffer unless given) filled with 0."""

@@ -193,6 +193,7 @@ def _oob_skip(kwargs):
 
 @_api("nl.load")
 def load(src, *, mask=None, dtype=None, **kwargs):
+    """An HBM tensor (or view) copied into a new SBUF tile, converted to `dtype` when given."""
     return core.load(src, mask, None if dtype is None else _dtypes.dtype_name(dtype), _oob_skip(kwargs))
 
 
@@ -201,11 +202,13 @@ load.nki_native = "load"  # the dispatcher runs load's plain calls in the core (
 
 @_api("nl.load_transpose2d")
 def load_transpose2d(src, *, mask=None, dtype=None, **kwargs):
+    """An HBM [N, M] tensor copied into a new SBUF tile [M, N] (transposed by the DMA)."""
     return core.load_transpose2d(None, src, mask, None if dtype is None else _dtypes.dtype_name(dtype), False, False)
 
 
 @_api("nl.store")
 def store(dst, value, *, mask=None, **kwargs):
+    """Writes `value` (a tile or a number) into the HBM tensor or view `dst`, converted to its dtype."""
     core.store(dst, value, mask, _oob_skip(kwargs))
 
 
@@ -361,6 +364,7 @@ def broadcast_to(src, *, shape, **kwargs):
 
 @_api("nl.expand_dims")
 def expand_dims(data, axis):
+    """`data` with a size-1 dimension inserted at each of `axis` (a view, not a copy)."""
     for a in sorted(_axes(axis)):
         data = core.expand_dims_view(data, a)
     return data
@@ -385,6 +389,7 @@ def _expand_dims(t, axis):
 
 @_api("nl.shared_constant")
 def shared_constant(constant, dtype=None, **kwargs):
+    """A shared-HBM tensor holding the compile-time numpy array `constant` (in `dtype` when given)."""
     values = np.asarray(constant)
     name = _dtypes.dtype_name(values.dtype if dtype is None else dtype)
     flat = values.astype(np.float64).ravel().tolist()
@@ -432,11 +437,13 @@ for _name, _method in (("astype", _astype), ("broadcast_to", _broadcast_to), ("e
 
 @_api("nl.rand")
 def rand(shape, dtype=float32, **kwargs):
+    """A new tile of `shape` filled with uniform random values in [0, 1) (in `dtype`)."""
     return core.rand(_shape(shape), _dtypes.dtype_name(dtype), kwargs.get("mask"))
 
 
 @_api("nl.random_seed")
 def random_seed(seed, *, mask=None, **kwargs):
+    """Seeds the random number generator nl.rand and nl.dropout read, with the integer `seed`."""
     if isinstance(seed, core.NkiTensor):
         core.raise_unexpected_operand("seed", "a tile; nkic takes the seed as a Python integer")
     core.random_seed(float(core.int_arg(seed, "seed")))
@@ -458,11 +465,14 @@ def all_reduce(x, op, program_axes, *, dtype=None, mask=None, parallel_reduce=Tr
 
 @_api("nl.device_print")
 def device_print(prefix, x, *, mask=None, **kwargs):
+    """Prints `prefix` and the values of x when the kernel runs on the simulator."""
     core.device_print(str(prefix), x, mask)
 
 
 @_api("nl.gather_flattened")
 def gather_flattened(data, indices, *, mask=None, dtype=None, **kwargs):
+    """Per partition, out[p, j] = data[p, indices[p, j]] over data's flattened free dimensions,
+    as a new tile."""
     return core.gather_flattened(None, data, indices, mask, _dtype_arg(dtype), "nl.gather_flattened")
 
 

@@ -51,3 +51,19 @@ def test_packages_are_marked_typed():
         assert (ROOT / "python" / pkg / "py.typed").exists()
     for name in ("language", "isa"):
         assert (ROOT / "python" / "neuronxcc" / "nki" / f"{name}.pyi").read_text().count(f"from nkic.{name} import *")
+
+
+def test_every_api_of_the_current_package_has_a_docstring_in_its_stub():
+    import inspect
+
+    import nki.isa
+    import nki.language
+    for module, stub in ((nki.language, "nki/language.pyi"), (nki.isa, "nki/isa.pyi")):
+        text = (ROOT / "python" / stub).read_text()
+        for name, value in vars(module).items():
+            if name.startswith("_") or not (inspect.isfunction(value) or hasattr(value, "nki_func")):
+                continue
+            assert (value.__doc__ or "").strip(), f"{module.__name__}.{name} has no docstring"
+            if f"def {name}(" in text:
+                after = text.split(f"def {name}(", 1)[1].split("\n", 2)
+                assert after[1].lstrip().startswith('"""'), f"{stub}: {name} without its docstring"
