@@ -32,8 +32,8 @@ float32 = _dtype.BY_NAME["float32"]  # the comparisons' default dtype, named her
 
 def _tile_sizes():
     """nl.tile_size's values: of the traced kernel's target, else of the one nki.jit would trace for."""
-    return core.tile_sizes(current_api=True, target=_target.target(),
-                           dma_transpose_as_pe=os.environ.get("NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE", "").lower() == "true")
+    pe_transpose = os.environ.get("NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE", "").lower() == "true"
+    return core.tile_sizes(current_api=True, target=_target.target(), dma_transpose_as_pe=pe_transpose)
 
 
 class tile_size(metaclass=type(_legacy.tile_size)):
