@@ -135,8 +135,8 @@ def measure(kernel, traced):
     result = predict_traced(traced, kernel.target)
     files = {}
     if kernel.mode == "benchmark":
-        profile = lambda: json.dumps(profile_json(result, kernel.__name__), indent=1)  # noqa: E731
-        files = {kernel.options.get("save_trace_name"): result.trace_json, kernel.options.get("save_neff_name"): profile}
+        summary = lambda: json.dumps(profile_json(result, kernel.__name__), indent=1)  # noqa: E731
+        files = {kernel.options.get("save_trace_name"): result.trace_json, kernel.options.get("save_neff_name"): summary}
     elif kernel.options.get("working_directory"):
         directory = kernel.options["working_directory"]
         os.makedirs(directory, exist_ok=True)
