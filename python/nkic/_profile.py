@@ -4,6 +4,7 @@ model (src/perf); this module only names them."""
 import json
 import os
 
+from ._cli_output import profile_json
 from ._core import core
 from . import _kernel
 
@@ -131,19 +132,25 @@ def measure(kernel, traced):
     engine timeline (Perfetto JSON) to save_trace_name and the profile (`nkic profile --json`'s
     object; not a NEFF: there is no compiler here) to save_neff_name; nki.profile writes the
     timeline as <working_directory>/<save_trace_name's stem>.json."""
-    from ._cli_output import profile_json
     result = predict_traced(traced, kernel.target)
-    files = {}
+    files = []  # (option, path, text)
     if kernel.mode == "benchmark":
         summary = lambda: json.dumps(profile_json(result, kernel.__name__), indent=1)  # noqa: E731
-        files = {kernel.options.get("save_trace_name"): result.trace_json, kernel.options.get("save_neff_name"): summary}
+        files = [("save_trace_name", kernel.options.get("save_trace_name"), result.trace_json),
+                 ("save_neff_name", kernel.options.get("save_neff_name"), summary)]
     elif kernel.options.get("working_directory"):
         directory = kernel.options["working_directory"]
-        os.makedirs(directory, exist_ok=True)
         stem = os.path.splitext(os.path.basename(kernel.options.get("save_trace_name") or kernel.__name__))[0]
-        files = {os.path.join(directory, stem + ".json"): result.trace_json}
-    for path, text in files.items():
-        if path:
+        files = [("working_directory", os.path.join(directory, stem + ".json"), result.trace_json)]
+    api = "nki.benchmark" if kernel.mode == "benchmark" else "nki.profile"
+    for option, path, text in files:
+        if not path:
+            continue
+        try:
+            if option == "working_directory":
+                os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w") as f:
                 f.write(text())
+        except OSError as e:
+            core.raise_unsupported_args(api, f"{option}: cannot write {str(path)!r} ({e.strerror})")
     return BenchmarkResult(result)

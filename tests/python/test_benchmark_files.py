@@ -78,6 +78,16 @@ def test_nki_profile_takes_shape_specs_too(tmp_path):
     assert json.loads((tmp_path / "rows.json").read_text())["otherData"]["kernel"] == "scaled_rows"
 
 
+def test_a_save_name_that_cannot_be_written_is_a_diagnostic_at_the_call(tmp_path):
+    kernel = nki.benchmark(scaled_rows, save_neff_name=str(tmp_path / "no_such_dir" / "file.neff"))
+    a = np.ones((128, 64), np.float32)
+    with pytest.raises(nkic.NKIError) as e:
+        kernel(a, a)  # ERR:unwritable
+    check_diag(e.value, M, "err_unsupported_args", [], [("unwritable", "kernel(")])
+    assert e.value.message == (f"unsupported arguments to 'nki.benchmark': save_neff_name: cannot write "
+                               f"'{tmp_path / 'no_such_dir' / 'file.neff'}' (No such file or directory)")
+
+
 def test_a_spec_without_a_dtype_is_refused_at_the_call():
     kernel = nki.benchmark(scaled_rows)
     with pytest.raises(nkic.NKIError) as e:
