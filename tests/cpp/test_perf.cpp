@@ -324,6 +324,7 @@ TEST(CostModel, ASteadyStretchNamesThePeriodItRepeats) {
       }
       EXPECT_GT(period_busy, 0) << target;
       busy[engine(s.track)] += period_busy * static_cast<double>(s.repeat);
+      EXPECT_DOUBLE_EQ(perf::busy_within(p, s), period_busy * static_cast<double>(s.repeat)) << target;
     }
     EXPECT_GT(stretches, 0) << target;
     for (const perf::EngineUse& e : p.engines)

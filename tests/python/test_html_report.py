@@ -135,3 +135,21 @@ def test_hover_zoom_pan_and_the_dma_group_answer_the_user(report):
     assert acted["rows_added"] == 16  # the group lists its 16 queues
     r0, r1 = map(float, acted["reset"].split(","))
     assert r0 == 0 and r1 == pytest.approx(latency, rel=1e-6)
+
+
+def test_the_perfetto_trace_says_how_busy_each_track_is_within_a_stretch(report):
+    r, _ = report
+    events = [e for e in json.loads(r.trace_json())["traceEvents"] if e["ph"] == "X"]
+    tid = {name: t for t, name in enumerate(("pe", "act", "dve", "pool"))}
+    for engine in ("pe", "act"):
+        mine = [e for e in events if e["tid"] == tid[engine]]
+        stretches = [e for e in mine if "repeat" in e["args"]]
+        assert stretches and all(e["name"].startswith("steady-state iterations x") for e in stretches)
+        for e in stretches:
+            assert 0 < e["args"]["busy_us"] < e["dur"]  # not a solid bar: the track idles within it
+            # period_us has three decimals (ns): repeated, its rounding stays below 1 ns a period
+            repeat = e["args"]["repeat"]
+            assert e["args"]["period_us"] * repeat == pytest.approx(e["dur"], abs=1e-3 * repeat)
+        busy = sum(e["args"]["busy_us"] if "repeat" in e["args"] else e["dur"] for e in mine)
+        assert 100 * busy / r.latency_us == pytest.approx(r.engines[engine].percent, abs=0.01)
+
