@@ -231,12 +231,19 @@ void bind_ops_api(py::module_& m) {
   m.def("check_operand", [](py::handle t, const std::string& operand) {
     builder("").check_operand(operand.c_str(), tensor_arg(t, operand.c_str()));
   });
-  m.def("tile_sizes", [] {
-    trace::TraceContext* c = trace::TraceContext::current();
-    py::dict out;
-    for (const auto& [name, value] : sema::tile_sizes(c ? c->target() : sema::default_target())) out[name.c_str()] = value;
-    return out;
-  });
+  m.def(
+      "tile_sizes",
+      [](bool current_api, bool dma_transpose_as_pe, const std::string& target) {
+        // The traced kernel's target; outside a trace `target` when nkic knows it, else the default.
+        trace::TraceContext* c = trace::TraceContext::current();
+        const sema::Target* named = sema::find_target(target);
+        const sema::Target& t = c ? c->target() : named ? *named : sema::default_target();
+        py::dict out;
+        for (const auto& [name, value] : sema::tile_sizes(t, {current_api, dma_transpose_as_pe}))
+          out[name.c_str()] = value;
+        return out;
+      },
+      py::arg("current_api") = false, py::arg("dma_transpose_as_pe") = false, py::arg("target") = "");
   m.def("tensor_copy_dynamic_src", [](py::handle src, py::handle mask, py::handle dtype) {
     codegen::KernelBuilder& b = builder("nisa.tensor_copy_dynamic_src");
     Args a(mask, dtype);

@@ -38,4 +38,5 @@ def unavailable(name, why):
         core.raise_unsupported_args(name, why)
     refuse.nki_func = name
     refuse.__name__ = name.rsplit(".", 1)[-1]
+    refuse.__doc__ = f"Not available: {name} {why}."
     return refuse

@@ -11,22 +11,10 @@ from nkic._core import core
 from nkic import _loops
 from . import _subset
 from nkic._kernel import Launch, TraceKernel, _unexpected
-from . import _lnc, _schedule, language
+from . import _lnc, _schedule, _target, language
 
-# NEURON_PLATFORM_TARGET_OVERRIDE spellings (NKI_CURRENT_API.md §1.4) -> nkic target names.
-_TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2", "trn3": "trn3",
-            "gen4": "trn3"}
-# Without the variable the official simulator models the newest chip.
-_DEFAULT_TARGET = "trn3"
 _JIT_ARGS = frozenset({"mode", "platform_target", "additional_compile_opt", "experimental_flags",
                        "show_compiler_tb", "debug_kernel", "enable_out_of_bound_check", "kernel_return"})
-
-
-def _target():
-    value = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE", "")
-    if not value:
-        return _DEFAULT_TARGET
-    return _TARGETS.get(value.strip().lower(), value)
 
 
 def _framework(args):
@@ -94,7 +82,7 @@ class Kernel(TraceKernel):
                                         "(pass tuple(...))")
         _subset.check(self.func)
         if not self.target_fixed:
-            self.target = _target()
+            self.target = _target.target()
         # kernel[n]: one program, the body traced once per core (_lnc); kernel[1] is the plain kernel.
         self._lnc = grid[0] if grid else 1
         return super().trace(None, args, kwargs)

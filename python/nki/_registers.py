@@ -66,6 +66,7 @@ def _fill(reg, value):
 
 @_api("nisa.register_alloc")
 def register_alloc(x=None):
+    """A new VirtualRegister (a runtime 32-bit scalar), set to the int `x` when given."""
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     reg = VirtualRegister(_tile())
     if x is not None:
@@ -77,12 +78,14 @@ def register_alloc(x=None):
 
 @_api("nisa.register_move")
 def register_move(dst, src):
+    """dst (a register) = src, an int immediate or another register."""
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     _fill(_register(dst, "dst", "nisa.register_move"), src)
 
 
 @_api("nisa.register_load")
 def register_load(dst, src):
+    """dst (a register) = the one value of the [1, 1] tile src."""
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     reg = _register(dst, "dst", "nisa.register_load")
     core.check_register_operand(src, "nisa.register_load", "src")
@@ -91,6 +94,7 @@ def register_load(dst, src):
 
 @_api("nisa.register_store")
 def register_store(dst, src):
+    """dst (a [1, 1] tile) = the value of the register src."""
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     reg = _register(src, "src", "nisa.register_store")
     core.check_register_operand(dst, "nisa.register_store", "dst")
@@ -136,6 +140,8 @@ def _body(body_fun, api):
 
 @_api("nl.fori_loop")
 def fori_loop(lower, upper, body_fun, step=1):
+    """A device loop: body_fun(i) runs for i = lower, lower + step, ... below upper, i a register
+    (bounds ints or registers)."""
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     _body(body_fun, "nl.fori_loop")
     var = _open(lower, upper, step, "nl.fori_loop")
@@ -167,6 +173,8 @@ def _open_tested_while(cond):
 
 @_api("nl.while_loop")
 def while_loop(init, body_fun):
+    """A device loop: while the register holding `init` is nonzero, it is replaced by body_fun's
+    result (body_fun takes and returns a register)."""
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     # The body gets the condition by value, in a register of the loop's own; the register
     # it returns is copied there for the next test.
@@ -182,6 +190,8 @@ def while_loop(init, body_fun):
 
 
 def dynamic_range(start, stop=None, step=1):
+    """Deprecated since nki 0.6 (use nl.fori_loop): a device loop over range(start, stop, step),
+    its variable a register."""
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     warnings.warn("nl.dynamic_range is deprecated since nki 0.6: use nl.fori_loop(lower, upper, body)",
                   DeprecationWarning, stacklevel=2)

@@ -14,12 +14,12 @@ from nkic._lang_math import (abs, abs_max, abs_min, add, all, arctan, bitwise_an
                              mod, multiply, negative, power, prod, reciprocal, relu, right_shift, rms_norm,
                              rsqrt, sigmoid, sign, silu, silu_dx, sin, softmax, softplus, sqrt, square, subtract, sum,
                              tan, tanh, transpose, trunc, var, where)
-from nkic.language import (sbuf, psum, shared_hbm, private_hbm, hbm, tile_size, ds, fp32, finfo, load, store,  # noqa: F401
+from nkic.language import (sbuf, psum, shared_hbm, private_hbm, hbm, ds, fp32, finfo, load, store,  # noqa: F401
                            load_transpose2d, expand_dims, device_print, gather_flattened, rand, random_seed, dropout,
                            shared_constant)
 from ._api import api as _api, unavailable as _unavailable
 from . import _schedule
-from . import _dtype, _lnc
+from . import _dtype, _lnc, _target
 
 NkiTensor = core.NkiTensor
 
@@ -30,12 +30,35 @@ globals().update(("bool_" if n == "bool" else n, t) for n, t in _dtype.BY_NAME.i
 float32 = _dtype.BY_NAME["float32"]  # the comparisons' default dtype, named here for them
 
 
+def _tile_sizes():
+    """nl.tile_size's values: of the traced kernel's target, else of the one nki.jit would trace for."""
+    pe_transpose = os.environ.get("NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE", "").lower() == "true"
+    return core.tile_sizes(current_api=True, target=_target.target(), dma_transpose_as_pe=pe_transpose)
+
+
+class tile_size(metaclass=type(_legacy.tile_size)):
+    """Hardware tile size constants of the target (the traced kernel's; outside a trace, the one
+    NEURON_PLATFORM_TARGET_OVERRIDE names, else trn3): pmax, psum_bank_fmax (fp32 elements) and
+    psum_bank_fmax_bytes of one PSUM bank per partition, psum_num_banks (7 with
+    NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE=true on trn2+), sbuf_size_bytes (all partitions), sbuf_fmax
+    (fp32 elements) and sbuf_fmax_bytes usable per partition, gemm_stationary_fmax, gemm_moving_fmax,
+    bn_stats_fmax, psum_min_align, sbuf_min_align; psum_fmax and total_available_sbuf_size are the
+    deprecated (0.4) names of psum_bank_fmax and sbuf_fmax_bytes."""
+    _sizes = staticmethod(_tile_sizes)
+
+
+for _n, _v in core.tile_sizes(current_api=True).items():
+    setattr(tile_size, _n, _v)
+
+
 def _comparison(name):
     """nl comparisons of 0.6: 1/0 in the first tile operand's dtype unless dtype= (§13 #21)."""
     legacy = getattr(_lang_math, name)
 
     @_api("nl." + name)
     def compare(x, y, dtype=None):
+        """1 where the comparison of x and y holds element by element, else 0, as a new tile in `dtype`
+        (default: the first tile operand's dtype)."""
         if dtype is None:
             dtype = next((t.dtype for t in (x, y) if isinstance(t, core.NkiTensor)), float32)
         return legacy(x, y, dtype=dtype)
@@ -53,6 +76,8 @@ def _loop_range(name):
     from trip to trip). 0.6 documents the three nl.*_range as aliases of range (§5.1, §13 #1)."""
     @_api(name)
     def loop_range(start, stop=None, step=1):
+        """A loop over range(start, stop, step), bounds known when the kernel is traced; the body is
+        traced once per iteration, with Python semantics."""
         return _loops.static_range(start, stop, step) if stop is not None else _loops.static_range(0, start, step)
     loop_range.__name__ = name.rsplit(".", 1)[-1]
     return loop_range
@@ -95,27 +120,32 @@ ndarray.nki_native = "ndarray"  # the dispatcher runs its plain calls in the cor
 
 @_api("nl.zeros")
 def zeros(shape, dtype, buffer=sbuf, name=""):
+    """A new tensor of `shape` filled with 0 (on chip: HBM tensors have no initial value)."""
     return core.full(_legacy._shape(shape), 0.0, *_storage(dtype, buffer), name or "", "nl.zeros", 0)
 
 
 @_api("nl.ones")
 def ones(shape, dtype, buffer=sbuf, name=""):
+    """A new tensor of `shape` filled with 1 (on chip: HBM tensors have no initial value)."""
     return core.full(_legacy._shape(shape), 1.0, *_storage(dtype, buffer), name or "", "nl.ones", 0)
 
 
 @_api("nl.full")
 def full(shape, fill_value, dtype, buffer=sbuf, name=""):
+    """A new tensor of `shape` filled with fill_value (on chip: HBM tensors have no initial value)."""
     return core.full(_legacy._shape(shape), float(fill_value), *_storage(dtype, buffer), name or "",
                      "nl.full", 0)
 
 
 @_api("nl.zeros_like")
 def zeros_like(x, dtype=None, buffer=None, name=""):
+    """A new tensor of x's shape (and dtype and buffer unless given) filled with 0."""
     return zeros(x.shape, x.dtype if dtype is None else dtype, buffer or x.buffer, name)
 
 
 @_api("nl.empty_like")
 def empty_like(x, dtype=None, buffer=None, name=""):
+    """A new uninitialised tensor of x's shape (and dtype and buffer unless given)."""
     return ndarray(x.shape, x.dtype if dtype is None else dtype, buffer or x.buffer, name)
 
 
@@ -132,6 +162,7 @@ def shared_identity_matrix(n, dtype=uint8, dst=None):
 
 @_api("nl.broadcast_to")
 def broadcast_to(x, shape, dtype=None):
+    """x broadcast along its size-1 dimensions to `shape`, as a new tile (in `dtype` when given)."""
     out = _legacy.broadcast_to(x, shape=shape)
     return out if dtype is None else copy(out, dtype=dtype)
 
@@ -226,18 +257,22 @@ class MemoryRegion:
 
 
 def is_hbm(buffer):
+    """Whether `buffer` is an HBM buffer (nl.shared_hbm or nl.private_hbm)."""
     return buffer in (private_hbm, shared_hbm)
 
 
 def is_on_chip(buffer):
+    """Whether `buffer` is on chip (nl.sbuf or nl.psum)."""
     return buffer in (sbuf, psum)
 
 
 def is_psum(buffer):
+    """Whether `buffer` is nl.psum."""
     return buffer == psum
 
 
 def is_sbuf(buffer):
+    """Whether `buffer` is nl.sbuf."""
     return buffer == sbuf
 
 

@@ -10,7 +10,7 @@ import types
 import numpy as np
 
 from ._core import core
-from . import _dtypes, _loops, _rewrite, _typehints
+from . import _dtypes, _loops, _rewrite, _typehints, typing
 
 # nkic and the nki package it serves (python/nki, beside it).
 _PKG_DIRS = (os.path.dirname(os.path.abspath(__file__)),
@@ -72,6 +72,14 @@ def _recursion_too_deep(tb):
             _, _, col, _ = list(code.co_positions())[t.tb_lasti // 2]
             core.raise_recursion_too_deep(code.co_name, sys.getrecursionlimit(), code.co_filename, t.tb_lineno,
                                           (col or 0) + 1)
+
+
+def _spec_dtype(kernel, name, spec):
+    """The dtype of an nt.tensor[[...], dtype] argument; a spec without one is refused."""
+    if spec.dtype is None:
+        core.raise_unsupported_args(kernel, f"the shape spec nt.{spec.__name__} for '{name}' has no dtype; write "
+                                    f"nt.tensor[[{', '.join(map(str, spec.shape))}], nl.float32] (or the dtype meant)")
+    return spec.dtype
 
 
 _MAX_GRID = 2**31 - 1  # a launch grid size the core holds (any larger one is far past the time budget)
@@ -205,9 +213,10 @@ class TraceKernel:
             call_args = {}
             _typehints.check_param_hints(self.func, sig)
             for name, value in bound.arguments.items():
-                if isinstance(value, np.ndarray):
+                if isinstance(value, np.ndarray) or typing.is_shape_spec(value):
                     mutable = legacy or _typehints.is_mutable(sig.parameters[name].annotation)
-                    value = core.add_input(name, list(value.shape), _dtypes.dtype_name(value.dtype), mutable)
+                    dtype = _spec_dtype(self.__name__, name, value) if isinstance(value, type) else value.dtype
+                    value = core.add_input(name, list(value.shape), _dtypes.dtype_name(dtype), mutable)
                     array_params.append(name)
                 elif isinstance(value, (tuple, list)) and any(isinstance(v, np.ndarray) for v in value):
                     # A tuple of arrays (a KV cache `past=(k, v)`): each array is an input.
@@ -243,32 +252,26 @@ class TraceKernel:
         return body()
 
     def run(self, grid, args, kwargs, check_uninitialized=False, check_races=False, time_limit=None):
+        measured = self.mode in ("benchmark", "profile")
+        specs = [v for v in list(args) + list(kwargs.values()) if typing.is_shape_spec(v)]
+        if specs and not measured:
+            core.raise_unsupported_args(self.__name__, f"the shape spec nt.{specs[0].__name__} holds no data to "
+                                        "simulate; pass a numpy array (nki.benchmark and nki.profile take specs)")
         if self.mode == "baremetal" or (self.mode == "auto" and not _notified.get("baremetal")):
             _notified["baremetal"] = True
             print("nkic: no Neuron hardware here; running the kernel on the nkic CPU simulator", file=sys.stderr)
         traced = self.trace(grid, args, kwargs)
         arrays = inspect.signature(self.func).bind(*args, **kwargs).arguments
         try:
-            outputs = simulate_traced(traced, traced.arrays(arrays), check_uninitialized, check_races, time_limit)
-            if self.mode in ("benchmark", "profile"):
-                self._measure(traced)
+            # Shape specs: nothing to simulate, only the latency to predict.
+            outputs = None if specs else simulate_traced(traced, traced.arrays(arrays), check_uninitialized,
+                                                         check_races, time_limit)
+            if measured:
+                from . import _profile
+                self.benchmark_result = _profile.measure(self, traced)
             return outputs
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None
-
-    def _measure(self, traced):
-        """nki.benchmark / nki.profile: the predicted latency fills benchmark_result (the
-        model is deterministic, so warmup and iters change nothing); nki.profile also
-        writes the engine timeline (Perfetto JSON) into its working_directory."""
-        from . import _profile
-        result = _profile.predict_traced(traced, self.target)
-        self.benchmark_result = _profile.BenchmarkResult(result)
-        directory = self.options.get("working_directory")
-        if self.mode == "profile" and directory:
-            os.makedirs(directory, exist_ok=True)
-            name = os.path.splitext(os.path.basename(self.options.get("save_trace_name") or self.__name__))[0]
-            with open(os.path.join(directory, name + ".json"), "w") as f:
-                f.write(result.trace_json())
 
 
 _notified = {}

@@ -14,6 +14,8 @@ def _unary(name, op=None):
     def fn(x, *, dtype=None, mask=None, **kwargs):
         return _elementwise(op or name, x, mask=mask, dtype=dtype)
     fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"nl.{name}(x): the ALU op {op or name} of each element of x, as a new tile (in `dtype` "
+                  f"when given); x may be a number.")
     fn.nki_func = "nl." + name
     fn.nki_native = "elementwise:" + (op or name)  # the dispatcher runs fn's plain calls in the core
     return fn
@@ -23,6 +25,8 @@ def _binary(name, op=None):
     def fn(x, y, *, dtype=None, mask=None, **kwargs):
         return _elementwise(op or name, x, y, mask=mask, dtype=dtype)
     fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"nl.{name}(x, y): the ALU op {op or name} of x and y element by element, as a new tile (in "
+                  f"`dtype` when given); either may be a number.")
     fn.nki_func = "nl." + name
     fn.nki_native = "elementwise:" + (op or name)  # the dispatcher runs fn's plain calls in the core
     return fn
@@ -44,11 +48,13 @@ copy = _unary("copy", "bypass")
 
 @_api("nl.mod")
 def mod(x, y, dtype=None, mask=None, **kwargs):
+    """x mod y element by element (the result takes y's sign), as a new tile."""
     return _elementwise("mod", x, y, mask=mask, dtype=dtype)
 
 
 @_api("nl.fmod")
 def fmod(x, y, dtype=None, mask=None, **kwargs):
+    """x fmod y element by element (the result takes x's sign), as a new tile."""
     return _elementwise("fmod", x, y, mask=mask, dtype=dtype)
 
 
@@ -64,6 +70,8 @@ def _reduction(name, op):
     def fn(x, axis, *, dtype=None, mask=None, keepdims=False, **kwargs):
         return core.reduce(None, "nl." + name, op, x, _axes(axis), keepdims, False, mask, _dtype_arg(dtype))
     fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"nl.{name}(x, axis): x reduced with {op} along the free axis or axes `axis`, as a new tile "
+                  f"(keepdims keeps them as size 1).")
     fn.nki_func = "nl." + name
     return fn
 
@@ -76,42 +84,50 @@ prod = _reduction("prod", "multiply")
 
 @_api("nl.all")
 def all(x, axis, *, dtype=bool_, mask=None, **kwargs):  # noqa: A001
+    """Whether every element along the free axis or axes `axis` is nonzero, as a new tile."""
     return core.reduce(None, "nl.all", "logical_and", x, _axes(axis), False, False, mask, _dtype_arg(dtype))
 
 
 @_api("nl.mean")
 def mean(x, axis, *, dtype=None, mask=None, keepdims=False, **kwargs):
+    """The mean of x along the free axis or axes `axis`, as a new tile."""
     return core.mean(x, _axes(axis), bool(keepdims), mask, _dtype_arg(dtype))
 
 
 @_api("nl.var")
 def var(x, axis, *, dtype=None, mask=None, **kwargs):
+    """The (population) variance of x along the free axis or axes `axis`, as a new tile."""
     return core.var(x, _axes(axis), mask, _dtype_arg(dtype))
 
 
 @_api("nl.softmax")
 def softmax(x, axis, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
+    """The softmax of x along the free axis `axis`, as a new tile."""
     return core.softmax(x, _axes(axis), _dtype_arg(compute_dtype), mask, _dtype_arg(dtype))
 
 
 @_api("nl.rms_norm")
 def rms_norm(x, w, axis, n, epsilon=1e-06, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
+    """x / sqrt(mean(x**2 over `axis`, of n elements) + epsilon) * w, as a new tile."""
     return core.rms_norm(x, w, _axes(axis), float(n), float(epsilon), _dtype_arg(compute_dtype), mask,
                          _dtype_arg(dtype))
 
 
 @_api("nl.matmul")
 def matmul(x, y, *, transpose_x=False, mask=None, **kwargs):
+    """x @ y on the Tensor Engine (x.T @ y with transpose_x=True), as a new tile."""
     return core.matmul(x, y, bool(transpose_x), mask)
 
 
 @_api("nl.transpose")
 def transpose(x, *, dtype=None, mask=None, **kwargs):
+    """x with its partition and free dimension swapped, as a new tile."""
     return core.transpose("nl.transpose", x, mask, _dtype_arg(dtype))
 
 
 @_api("nl.where")
 def where(condition, x, y, *, dtype=None, mask=None, **kwargs):
+    """x where condition is nonzero, else y, element by element, as a new tile."""
     return core.where(condition, x, y, mask, _dtype_arg(dtype))
 
 
@@ -119,6 +135,7 @@ def _comparison(name):
     def fn(x, y, *, dtype=bool_, mask=None, **kwargs):
         return _elementwise(name, x, y, mask=mask, dtype=dtype)
     fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"nl.{name}(x, y): {name} of x and y element by element, 1 or 0 in a new tile of `dtype`."
     fn.nki_func = "nl." + name
     return fn
 
@@ -129,6 +146,7 @@ for _n in COMPARISONS:
 
 @_api("nl.logical_not")
 def logical_not(x, *, dtype=bool_, mask=None, **kwargs):
+    """1 where x is zero, else 0, as a new tile."""
     return _elementwise("logical_not", x, mask=mask, dtype=dtype)
 
 

@@ -1,8 +1,10 @@
 """Predicted performance: nkic.profile(kernel[grid], *arrays, target=...) and the
 results nki.benchmark / nki.profile fill in. The numbers come from the C++ cost
 model (src/perf); this module only names them."""
+import json
 import os
 
+from ._cli_output import profile_json
 from ._core import core
 from . import _kernel
 
@@ -122,3 +124,33 @@ class BenchmarkResult:
     def __init__(self, result):
         self.nc_latency = NcLatency(result.latency_us)
         self.profile = result
+
+
+def measure(kernel, traced):
+    """nki.benchmark / nki.profile after a call: the BenchmarkResult of the prediction (the
+    model is deterministic, so warmup and iters change nothing). nki.benchmark writes the
+    engine timeline (Perfetto JSON) to save_trace_name and the profile (`nkic profile --json`'s
+    object; not a NEFF: there is no compiler here) to save_neff_name; nki.profile writes the
+    timeline as <working_directory>/<save_trace_name's stem>.json."""
+    result = predict_traced(traced, kernel.target)
+    files = []  # (option, path, text)
+    if kernel.mode == "benchmark":
+        summary = lambda: json.dumps(profile_json(result, kernel.__name__), indent=1)  # noqa: E731
+        files = [("save_trace_name", kernel.options.get("save_trace_name"), result.trace_json),
+                 ("save_neff_name", kernel.options.get("save_neff_name"), summary)]
+    elif kernel.options.get("working_directory"):
+        directory = kernel.options["working_directory"]
+        stem = os.path.splitext(os.path.basename(kernel.options.get("save_trace_name") or kernel.__name__))[0]
+        files = [("working_directory", os.path.join(directory, stem + ".json"), result.trace_json)]
+    api = "nki.benchmark" if kernel.mode == "benchmark" else "nki.profile"
+    for option, path, text in files:
+        if not path:
+            continue
+        try:
+            if option == "working_directory":
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text())
+        except OSError as e:
+            core.raise_unsupported_args(api, f"{option}: cannot write {str(path)!r} ({e.strerror})")
+    return BenchmarkResult(result)

@@ -117,19 +117,22 @@ class spmd_dim:
 
 
 class _ActiveTarget(type):
-    """nl.tile_size reads the target being traced for (its class attributes hold the
-    default target's values, for use outside a trace)."""
+    """nl.tile_size reads the target being traced for; its class attributes hold the default
+    target's values (for introspection), and `_sizes` gives the values of the moment."""
 
     def __getattribute__(cls, name):
-        if not name.startswith("_") and core.trace_active():
-            sizes = core.tile_sizes()
+        if not name.startswith("_"):
+            sizes = type.__getattribute__(cls, "_sizes")()
             if name in sizes:
                 return sizes[name]
         return type.__getattribute__(cls, name)
 
 
 class tile_size(metaclass=_ActiveTarget):
-    pass
+    """Hardware tile size constants of the target being traced for (outside a trace: trn2's):
+    pmax, psum_fmax, gemm_stationary_fmax, gemm_moving_fmax, bn_stats_fmax, psum_min_align,
+    sbuf_min_align, total_available_sbuf_size."""
+    _sizes = staticmethod(core.tile_sizes)
 
 
 for _name, _value in core.tile_sizes().items():
@@ -190,6 +193,7 @@ def _oob_skip(kwargs):
 
 @_api("nl.load")
 def load(src, *, mask=None, dtype=None, **kwargs):
+    """An HBM tensor (or view) copied into a new SBUF tile, converted to `dtype` when given."""
     return core.load(src, mask, None if dtype is None else _dtypes.dtype_name(dtype), _oob_skip(kwargs))
 
 
@@ -198,11 +202,13 @@ load.nki_native = "load"  # the dispatcher runs load's plain calls in the core (
 
 @_api("nl.load_transpose2d")
 def load_transpose2d(src, *, mask=None, dtype=None, **kwargs):
+    """An HBM [N, M] tensor copied into a new SBUF tile [M, N] (transposed by the DMA)."""
     return core.load_transpose2d(None, src, mask, None if dtype is None else _dtypes.dtype_name(dtype), False, False)
 
 
 @_api("nl.store")
 def store(dst, value, *, mask=None, **kwargs):
+    """Writes `value` (a tile or a number) into the HBM tensor or view `dst`, converted to its dtype."""
     core.store(dst, value, mask, _oob_skip(kwargs))
 
 
@@ -358,6 +364,7 @@ def broadcast_to(src, *, shape, **kwargs):
 
 @_api("nl.expand_dims")
 def expand_dims(data, axis):
+    """`data` with a size-1 dimension inserted at each of `axis` (a view, not a copy)."""
     for a in sorted(_axes(axis)):
         data = core.expand_dims_view(data, a)
     return data
@@ -382,6 +389,7 @@ def _expand_dims(t, axis):
 
 @_api("nl.shared_constant")
 def shared_constant(constant, dtype=None, **kwargs):
+    """A shared-HBM tensor holding the compile-time numpy array `constant` (in `dtype` when given)."""
     values = np.asarray(constant)
     name = _dtypes.dtype_name(values.dtype if dtype is None else dtype)
     flat = values.astype(np.float64).ravel().tolist()
@@ -429,11 +437,13 @@ for _name, _method in (("astype", _astype), ("broadcast_to", _broadcast_to), ("e
 
 @_api("nl.rand")
 def rand(shape, dtype=float32, **kwargs):
+    """A new tile of `shape` filled with uniform random values in [0, 1) (in `dtype`)."""
     return core.rand(_shape(shape), _dtypes.dtype_name(dtype), kwargs.get("mask"))
 
 
 @_api("nl.random_seed")
 def random_seed(seed, *, mask=None, **kwargs):
+    """Seeds the random number generator nl.rand and nl.dropout read, with the integer `seed`."""
     if isinstance(seed, core.NkiTensor):
         core.raise_unexpected_operand("seed", "a tile; nkic takes the seed as a Python integer")
     core.random_seed(float(core.int_arg(seed, "seed")))
@@ -455,11 +465,14 @@ def all_reduce(x, op, program_axes, *, dtype=None, mask=None, parallel_reduce=Tr
 
 @_api("nl.device_print")
 def device_print(prefix, x, *, mask=None, **kwargs):
+    """Prints `prefix` and the values of x when the kernel runs on the simulator."""
     core.device_print(str(prefix), x, mask)
 
 
 @_api("nl.gather_flattened")
 def gather_flattened(data, indices, *, mask=None, dtype=None, **kwargs):
+    """Per partition, out[p, j] = data[p, indices[p, j]] over data's flattened free dimensions,
+    as a new tile."""
     return core.gather_flattened(None, data, indices, mask, _dtype_arg(dtype), "nl.gather_flattened")
 
 

@@ -3,6 +3,7 @@ typing.Union / Optional like any type hint. nt.scalar makes runtime scalars."""
 import numpy as np
 
 from ._core import core
+from . import _dtypes
 from ._ops import nki_api
 
 
@@ -22,20 +23,26 @@ class mutable:
 
 
 class tensor(metaclass=_TensorType):
-    """nt.tensor[128, 512]: an annotation checked against the value's shape."""
+    """nt.tensor[128, 512]: an annotation checked against the value's shape. With a dtype,
+    nt.tensor[[128, 512], nl.bfloat16] is also a shape spec nki.benchmark / nki.profile take
+    in place of an array (they predict latency without data)."""
     shape = None
+    dtype = None  # the core's dtype name, when the spec gives one
 
     def __class_getitem__(cls, dims):
         dims = dims if isinstance(dims, tuple) else (dims,)
         qualified = mutable in dims
         shape = tuple(d for d in dims if d is not mutable)
+        dtype = cls.dtype
         if len(shape) == 2 and isinstance(shape[0], (list, tuple)):  # nt.tensor[[128, 512], nl.bfloat16]
-            shape = tuple(shape[0])
+            shape, dtype = tuple(shape[0]), _dtypes.dtype_name(shape[1])
         if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in shape):
             core.raise_unexpected_operand("nt.tensor[...]", f"{dims!r}; its dims are integers (nt.tensor[128, 512])")
         shape = tuple(core.int_arg(d, "dimension", "nt.tensor[...]") for d in shape)
         name = f"{cls.__name__}[{', '.join('mutable' if d is mutable else str(d) for d in dims)}]"
-        attrs = {"shape": shape or cls.shape, "__module__": cls.__module__}
+        if dtype is not cls.dtype:
+            name = f"{cls.__name__}[[{', '.join(map(str, shape))}], {dtype}]"
+        attrs = {"shape": shape or cls.shape, "dtype": dtype, "__module__": cls.__module__}
         if qualified:
             attrs["_nki_mutable"] = True
         return type(name, (cls,), attrs)
@@ -57,3 +64,8 @@ def scalar(value):
         return value
     dtype = "uint8" if isinstance(value, (bool, np.bool_)) else "int32" if isinstance(value, (int, np.integer)) else "float32"
     return core.full([1, 1], float(value), dtype, "sbuf", "", "nt.scalar", 0)
+
+
+def is_shape_spec(value):
+    """Whether `value` is an nt.tensor[...] class standing for an argument (not an array)."""
+    return isinstance(value, type) and issubclass(value, tensor) and value.shape is not None

@@ -19,7 +19,9 @@ const char* name(Track t);
 
 // One instruction execution on the timeline. Iterations of a loop the model
 // repeats without scheduling (steady state) show as one slice per track with
-// `repeat` > 1 covering their span.
+// `repeat` > 1 covering their span: the slices of the period scheduled last
+// before it, slices [pattern_begin, pattern_end) on this track, `repeat` times
+// again, each time `period` later (an empty range when the timeline was full).
 struct Slice {
   int track = 0;          // 0..3 compute engines (Track order), 4 + q for DMA queue q (+ core x tracks_per_core)
   double start = 0, duration = 0;
@@ -27,6 +29,8 @@ struct Slice {
   std::string api;        // "nl.load"
   ir::SourceLoc loc;
   int64_t repeat = 1;
+  double period = 0;
+  int64_t pattern_begin = 0, pattern_end = 0;
 };
 
 struct EngineUse {

@@ -13,6 +13,10 @@ namespace nkic::perf {
 // one physical core, prefixed "core<c>.".
 std::string track_name(const Profile& p, int track);
 
+// The time slice `s` keeps its track busy: its duration, or for a steady-state stretch its
+// repeat count times the busy time of the period it repeats (0 when that was not recorded).
+double busy_within(const Profile& p, const Slice& s);
+
 std::string trace_json(const Profile& p);
 std::string html_report(const Profile& p);
 

@@ -443,6 +443,7 @@ void Schedule::sync() {
 
 Totals Schedule::totals(int s0, int s1) const {
   Totals t = tot_;
+  t.slices = static_cast<int64_t>(slices_.size());
   t.site_busy.assign(site_busy_.begin() + s0, site_busy_.begin() + s1);
   t.site_count.assign(site_count_.begin() + s0, site_count_.begin() + s1);
   return t;
@@ -456,6 +457,9 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
                                   -1 - static_cast<int32_t>(stretches_.size()), static_cast<int16_t>(core_ * per_core_)});
   // Clocks: the compute engines by their own delta; the DMA queues in the order of their free times.
   const std::vector<int> order = clock_order();
+  // The slices of the last period, which the stretch repeats (unknown once the timeline is full).
+  const int64_t recorded = static_cast<int64_t>(slices_.size());
+  const int64_t pattern_begin = slices_dropped_ == 0 ? recorded - per.slices : recorded;
   for (size_t j = 0; j < order.size(); ++j) {
     const int i = order[j];
     if (delta[j] <= 0) continue;
@@ -467,6 +471,9 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
       s.api = "steady-state iterations";
       s.loc = loc;
       s.repeat = m;
+      s.period = delta[j];
+      s.pattern_begin = pattern_begin;
+      s.pattern_end = recorded;
       slices_.push_back(std::move(s));
     }
     free_[i] += delta[j] * static_cast<double>(m);
@@ -523,6 +530,7 @@ Totals operator-(const Totals& a, const Totals& b) {
   d.pe_hfu = a.pe_hfu - b.pe_hfu;
   d.pe_mfu = a.pe_mfu - b.pe_mfu;
   d.instructions = a.instructions - b.instructions;
+  d.slices = a.slices - b.slices;
   d.site_busy = a.site_busy;
   d.site_count = a.site_count;
   for (size_t i = 0; i < d.site_busy.size() && i < b.site_busy.size(); ++i) {

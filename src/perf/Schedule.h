@@ -32,6 +32,7 @@ struct Totals {
   int64_t count[kComputeTracks + 1] = {};
   double dma_bytes = 0, pe_hfu = 0, pe_mfu = 0;
   int64_t instructions = 0;
+  int64_t slices = 0;             // timeline slices recorded (not compared by same())
   std::vector<double> site_busy;  // for the sites of one loop body
   std::vector<int64_t> site_count;
   bool same(const Totals& o) const;

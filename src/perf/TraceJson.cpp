@@ -34,6 +34,16 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
+double busy_within(const Profile& p, const Slice& s) {
+  if (s.repeat == 1) return s.duration;
+  double period = 0;
+  for (int64_t i = s.pattern_begin; i < s.pattern_end; ++i) {
+    const Slice& q = p.slices[static_cast<size_t>(i)];
+    if (q.track == s.track) period += q.duration;
+  }
+  return period * static_cast<double>(s.repeat);
+}
+
 namespace {
 
 // Trace-event times are microseconds; three decimals keep nanoseconds.
@@ -62,6 +72,9 @@ std::string trace_json(const Profile& p) {
     o << ",{\"ph\":\"X\",\"pid\":1,\"tid\":" << s.track << ",\"ts\":" << us(s.start) << ",\"dur\":" << us(s.duration)
       << ",\"name\":" << json_string(label) << ",\"args\":{\"api\":" << json_string(s.api);
     if (s.loc.known()) o << ",\"source\":" << json_string(s.loc.str()) << ",\"line\":" << s.loc.line;
+    // A steady-state stretch is one slice here: how busy its track is within it.
+    if (s.repeat > 1)
+      o << ",\"repeat\":" << s.repeat << ",\"period_us\":" << us(s.period) << ",\"busy_us\":" << us(busy_within(p, s));
     o << "}}";
   }
   o << "]}";

@@ -51,13 +51,15 @@ CostFigures cost_figures(int gen) {
   }
   return c;
 }
-// Per-partition usable SBUF bytes follow NKI_API.md §5 / tile_size.total_available_sbuf_size.
+// Per-partition usable SBUF bytes follow NKI_API.md §5 / tile_size.total_available_sbuf_size;
+// the physical ones are the architecture guides' 192 / 224 / 256 KiB (NC-v2 / v3 / v4).
 Target make(std::string name, int gen, int64_t sbuf_bytes, int64_t psum_partitions, int cores, int64_t hbm_gib) {
   Target t;
   t.hbm_capacity_bytes = hbm_gib << 30;
   t.name = std::move(name);
   t.nc_version = gen;
   t.statebuf_par_size_in_bytes = sbuf_bytes;
+  t.statebuf_physical_par_size_in_bytes = (gen >= 4 ? 256 : gen == 3 ? 224 : 192) << 10;
   t.psum_num_partitions = psum_partitions;
   t.max_num_physical_cores = cores;
   t.has_hwdge = gen >= 3;  // NKI_API.md: HWDGE needs NeuronCore-v3+
@@ -88,15 +90,27 @@ const Target* find_target(const std::string& name) {
 
 const Target& default_target() { return *find_target("trn2"); }
 
-std::vector<std::pair<std::string, int64_t>> tile_sizes(const Target& t) {
-  return {{"pmax", t.statebuf_num_partitions},
-          {"psum_fmax", t.psum_par_size_in_bytes / 4},  // fp32 elements in one PSUM bank
-          {"gemm_stationary_fmax", t.gemm_stationary_fmax},
-          {"gemm_moving_fmax", t.gemm_moving_fmax},
-          {"bn_stats_fmax", t.bn_stats_fmax},
-          {"psum_min_align", t.psum_min_align},
-          {"sbuf_min_align", t.sbuf_min_align},
-          {"total_available_sbuf_size", t.statebuf_par_size_in_bytes}};
+std::vector<std::pair<std::string, int64_t>> tile_sizes(const Target& t, TileSizeOptions o) {
+  constexpr int64_t fp32_bytes = 4;
+  std::vector<std::pair<std::string, int64_t>> sizes = {
+      {"pmax", t.statebuf_num_partitions},
+      {"psum_fmax", t.psum_par_size_in_bytes / fp32_bytes},  // fp32 elements in one PSUM bank
+      {"gemm_stationary_fmax", t.gemm_stationary_fmax},
+      {"gemm_moving_fmax", t.gemm_moving_fmax},
+      {"bn_stats_fmax", t.bn_stats_fmax},
+      {"psum_min_align", t.psum_min_align},
+      {"sbuf_min_align", t.sbuf_min_align},
+      {"total_available_sbuf_size", t.statebuf_par_size_in_bytes}};
+  if (!o.current_api) return sizes;
+  // nc_transpose keeps the last bank when DMA transposes run on the Tensor Engine (NC-v3+).
+  const bool reserved = o.dma_transpose_as_pe && t.nc_version >= 3;
+  sizes.insert(sizes.end(), {{"psum_bank_fmax", t.psum_par_size_in_bytes / fp32_bytes},
+                             {"psum_bank_fmax_bytes", t.psum_par_size_in_bytes},
+                             {"psum_num_banks", t.psum_num_banks - (reserved ? 1 : 0)},
+                             {"sbuf_size_bytes", t.statebuf_num_partitions * t.statebuf_physical_par_size_in_bytes},
+                             {"sbuf_fmax", t.statebuf_par_size_in_bytes / fp32_bytes},
+                             {"sbuf_fmax_bytes", t.statebuf_par_size_in_bytes}});
+  return sizes;
 }
 
 }  // namespace nkic::sema

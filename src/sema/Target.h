@@ -60,6 +60,7 @@ struct Target {
   int nc_version = 3;             // nisa.nc_version: gen2 = 2, gen3 = 3, ...
   int64_t statebuf_num_partitions = 128;
   int64_t statebuf_par_size_in_bytes = 0;   // usable SBUF bytes per partition
+  int64_t statebuf_physical_par_size_in_bytes = 0;  // SBUF bytes per partition, reserved ones included
   int64_t psum_num_partitions = 128;
   int64_t psum_par_size_in_bytes = 2048;    // one PSUM bank per partition
   int64_t psum_num_banks = 8;
@@ -92,7 +93,14 @@ const std::vector<Target>& all_targets();
 const Target* find_target(const std::string& name);
 const Target& default_target();  // trn2
 // nl.tile_size of a target: (name, value) for pmax, psum_fmax, gemm_stationary_fmax,
-// gemm_moving_fmax, bn_stats_fmax, psum_min_align, sbuf_min_align, total_available_sbuf_size.
-std::vector<std::pair<std::string, int64_t>> tile_sizes(const Target& t);
+// gemm_moving_fmax, bn_stats_fmax, psum_min_align, sbuf_min_align, total_available_sbuf_size;
+// the current API (NKI 0.4+) adds psum_bank_fmax, psum_bank_fmax_bytes, psum_num_banks,
+// sbuf_size_bytes, sbuf_fmax and sbuf_fmax_bytes. `dma_transpose_as_pe`
+// (NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE=true) reserves a PSUM bank for nc_transpose from NeuronCore-v3.
+struct TileSizeOptions {
+  bool current_api = false;
+  bool dma_transpose_as_pe = false;
+};
+std::vector<std::pair<std::string, int64_t>> tile_sizes(const Target& t, TileSizeOptions o = {});
 
 }  // namespace nkic::sema

@@ -300,6 +300,38 @@ TEST(CostModel, ALoopOfIdenticalIterationsCostsAsItsUnrolledCopyWithoutSchedulin
   }
 }
 
+// A steady stretch on the timeline repeats the slices of the period before it: its
+// instructions drawn again `repeat` times, `period` apart, add up to the engine's busy time.
+TEST(CostModel, ASteadyStretchNamesThePeriodItRepeats) {
+  for (const char* target : {"trn1", "trn2", "trn3"}) {
+    const perf::Profile p = perf::predict(copy_loop(400, false), *sema::find_target(target));
+    std::vector<double> busy(perf::kComputeTracks + 1, 0.0);
+    auto engine = [&](int track) { return std::min(track % p.tracks_per_core(), perf::kComputeTracks); };
+    int stretches = 0;
+    for (const perf::Slice& s : p.slices) {
+      if (s.repeat == 1) {
+        busy[engine(s.track)] += s.duration;
+        continue;
+      }
+      ++stretches;
+      EXPECT_NEAR(s.period * static_cast<double>(s.repeat), s.duration, 1e-9 * s.duration) << target;
+      ASSERT_LT(s.pattern_begin, s.pattern_end) << target;
+      double period_busy = 0;
+      for (int64_t i = s.pattern_begin; i < s.pattern_end; ++i) {
+        const perf::Slice& q = p.slices[static_cast<size_t>(i)];
+        EXPECT_EQ(q.repeat, 1) << target;
+        if (q.track == s.track) period_busy += q.duration;
+      }
+      EXPECT_GT(period_busy, 0) << target;
+      busy[engine(s.track)] += period_busy * static_cast<double>(s.repeat);
+      EXPECT_DOUBLE_EQ(perf::busy_within(p, s), period_busy * static_cast<double>(s.repeat)) << target;
+    }
+    EXPECT_GT(stretches, 0) << target;
+    for (const perf::EngineUse& e : p.engines)
+      EXPECT_NEAR(busy[static_cast<int>(e.track)], e.busy, 1e-9 * std::max(e.busy, 1.0)) << target << " " << perf::name(e.track);
+  }
+}
+
 // for i in range(n): t = load(a); u = exp(t); v = load(b[i]); w = u + v; store(out[i], w)
 // t and u are the same in every iteration: costed once, as neuronx-cc hoists
 // them. `reads_loop_value` makes the activation read v instead, so it stays.

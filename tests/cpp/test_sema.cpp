@@ -4,6 +4,8 @@
 // sink and the error catalog's documented texts (NKI_API.md §7.1).
 #include <gtest/gtest.h>
 
+#include <array>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,6 +116,35 @@ TEST(SemaTarget, FindTargetAndDefault) {
 }
 
 // ------------------------------------------------------------------ partition family
+
+// nl.tile_size: the legacy API's eight names; the current API's six more (NKI 0.4+), the SBUF
+// ones per generation, and a PSUM bank fewer when DMA transposes run on the PE (NC-v3+ only).
+TEST(SemaTarget, TileSizesPerApiAndTarget) {
+  auto sizes = [](const char* target, sema::TileSizeOptions o) {
+    std::map<std::string, int64_t> m;
+    for (const auto& [name, value] : sema::tile_sizes(*sema::find_target(target), o)) m[name] = value;
+    return m;
+  };
+  const auto legacy = sizes("trn2", {});
+  EXPECT_EQ(legacy.size(), 8u);
+  EXPECT_EQ(legacy.count("sbuf_fmax"), 0u);
+  EXPECT_EQ(legacy.at("total_available_sbuf_size"), 212984);
+  const std::map<std::string, std::array<int64_t, 3>> current = {  // trn1, trn2, trn3
+      {"psum_bank_fmax", {512, 512, 512}},
+      {"psum_bank_fmax_bytes", {2048, 2048, 2048}},
+      {"psum_num_banks", {8, 8, 8}},
+      {"sbuf_size_bytes", {128 * 192 << 10, 128 * 224 << 10, 128 * 256 << 10}},
+      {"sbuf_fmax", {180224 / 4, 212984 / 4, 245752 / 4}},
+      {"sbuf_fmax_bytes", {180224, 212984, 245752}}};
+  const char* targets[] = {"trn1", "trn2", "trn3"};
+  for (int i = 0; i < 3; ++i) {
+    const auto got = sizes(targets[i], {.current_api = true});
+    EXPECT_EQ(got.size(), 14u) << targets[i];
+    for (const auto& [name, values] : current) EXPECT_EQ(got.at(name), values[i]) << targets[i] << " " << name;
+    const auto pe = sizes(targets[i], {.current_api = true, .dma_transpose_as_pe = true});
+    EXPECT_EQ(pe.at("psum_num_banks"), i == 0 ? 8 : 7) << targets[i];
+  }
+}
 
 TEST(SemaPartition, LimitPassesLimitPlusOneFailsOnEveryTarget) {
   for (const Target& t : sema::all_targets()) {

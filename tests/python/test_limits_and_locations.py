@@ -159,7 +159,8 @@ def test_unknown_argument_without_a_close_match_has_no_suggestion():
     assert info.value.line == M.line("no_match")
 
 
-def test_documented_decorator_arguments_are_accepted():
+def test_documented_decorator_arguments_are_accepted(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # nki.benchmark writes its save_neff_name there
     a = f32((128, 64))
     kernels = [nki.jit(k_mutable_with_shape, platform_target="trn1", additional_compile_opt="-O1", kernel_return=True,
                        experimental_flags="enable-mutable-parameter", show_compiler_tb=True, debug_kernel=True,
@@ -173,6 +174,7 @@ def test_documented_decorator_arguments_are_accepted():
         before = a.copy()
         k(a)
         np.testing.assert_allclose(a, before * 3.0, rtol=1e-6)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.neff"]
 
 
 def test_misspelled_simulate_kernel_option_suggests_it():

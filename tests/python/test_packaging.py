@@ -55,7 +55,8 @@ def test_wheel_contents(wheel):
     assert wheel.name.startswith(f"nkic-{nkic.__version__}-cp3")
     assert any(n.startswith("_nkic.") and n.endswith(".so") for n in names)
     for f in ("nkic/cli.py", "nkic/py.typed", "nkic/language.pyi", "nkic/isa.pyi", "nkic/_tile.pyi",
-              "neuronxcc/nki/__init__.py", "neuronxcc/nki/language.pyi", "neuronxcc/py.typed"):
+              "neuronxcc/nki/__init__.py", "neuronxcc/nki/language.pyi", "neuronxcc/py.typed",
+              "nki/py.typed", "nki/language.pyi", "nki/isa.pyi"):
         assert f in names, f
     info = f"nkic-{nkic.__version__}.dist-info/"
     assert {info + "LICENSE", info + "NOTICE"} <= set(names)
