@@ -14,6 +14,14 @@ std::string_view bare_api(std::string_view api) {
   size_t dot = api.find('.');
   return dot == std::string_view::npos ? api : api.substr(dot + 1);
 }
+// An elementwise API of two data operands, whose [P, 1] operand belongs in nisa.tensor_scalar.
+bool two_operand_elementwise(std::string_view api) {
+  std::string_view op = bare_api(api);
+  for (std::string_view name : {"tensor_tensor", "add", "subtract", "multiply", "divide", "maximum", "minimum",
+                                "power", "equal", "not_equal", "greater", "greater_equal", "less", "less_equal"})
+    if (op == name) return true;
+  return false;
+}
 }  // namespace
 
 std::string shape_str(const std::vector<int64_t>& shape) {
@@ -25,27 +33,21 @@ std::string shape_str(const std::vector<int64_t>& shape) {
 Diagnostic err_nki_api_outside_of_nki_kernel(std::string_view api) {
   return make("err_nki_api_outside_of_nki_kernel",
               "'" + s(api) + "' can only be called inside an NKI kernel that is being traced",
-              ErrorKind::Runtime,
-              "decorate the function with @nki.jit and call it with numpy arrays, or run it "
-              "through nki.simulate_kernel");
+              ErrorKind::Runtime);
 }
 
 Diagnostic err_dynamic_control_flow_not_supported(std::string_view what) {
   return make("err_dynamic_control_flow_not_supported",
               "dynamic control-flow depending on tensor value is not supported: the condition is " + s(what) +
                   ", which is only known when the kernel runs on the device",
-              ErrorKind::Syntax,
-              "NKI traces the kernel once and evaluates Python `if`/`while` at trace time; select "
-              "values with nl.where or nisa.affine_select, restrict work with mask=, or pass the "
-              "deciding value as a static (Python) kernel argument");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_control_flow_condition_depending_on_arange() {
   return make("err_control_flow_condition_depending_on_arange",
               "Control-flow depending on `nl.arange` or `nl.mgrid` is not supported: a comparison "
               "of index values is a mask over the tile, not a Python bool",
-              ErrorKind::Syntax,
-              "pass the comparison as mask= to the instruction (e.g. nl.add(a, b, mask=j > 2048))");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_ambiguous_tensor_truth_value(std::string_view what) {
@@ -58,15 +60,14 @@ Diagnostic err_ambiguous_tensor_truth_value(std::string_view what) {
 Diagnostic err_1d_arange_not_supported(std::string_view tensor) {
   return make("err_1d_arange_not_supported",
               "indexing tensor `" + s(tensor) + "` with 1d arange is not supported",
-              ErrorKind::Syntax,
-              "give the index a partition or free axis: nl.arange(n)[:, None] or nl.arange(n)[None, :]");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_unsupported_mixing_basic_advanced_tensor_indexing(std::string_view tensor) {
   return make("err_unsupported_mixing_basic_advanced_tensor_indexing",
               "mixing basic tensor indexing (slices) and advanced tensor indexing (nl.arange / "
               "nl.mgrid) is not supported when indexing `" + s(tensor) + "`",
-              ErrorKind::Syntax, "use nl.arange for every dimension, or slices for every dimension");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_tensor_access_out_of_bound(std::string_view tensor, int dim, int64_t lo, int64_t hi,
@@ -75,7 +76,7 @@ Diagnostic err_tensor_access_out_of_bound(std::string_view tensor, int dim, int6
               "Out-of-bound access for tensor `" + s(tensor) + "` on dimension " +
                   std::to_string(dim) + ": index range [" + std::to_string(lo) + ", " +
                   std::to_string(hi) + "] exceed dimension size of " + std::to_string(size),
-              ErrorKind::Index, "restrict the access with mask= (e.g. mask=(i_p < n))");
+              ErrorKind::Index);
 }
 
 Diagnostic err_num_partition_exceed_arch_limit(int64_t par, int64_t limit) {
@@ -102,16 +103,19 @@ Diagnostic err_param_shape_incompatible_with_matmul(std::string_view why, std::s
 Diagnostic err_unsupported_memory(std::string_view operand, std::string_view api,
                                   std::string_view expected, std::string_view actual) {
   // The documented wording names the bare API ('load', not 'nl.load').
+  const bool dma_from_psum = actual == "psum" && bare_api(api).find("dma") != std::string_view::npos;
   return make("err_unsupported_memory",
               "Expected operand '" + s(operand) + "' of '" + s(bare_api(api)) + "' to be in address space '" +
-                  s(expected) + "', but got a tile in '" + s(actual) + "' instead.");
+                  s(expected) + "', but got a tile in '" + s(actual) + "' instead.",
+              ErrorKind::Syntax,
+              dma_from_psum ? "DMA does not reach PSUM: copy the tile to SBUF first with nisa.tensor_copy, then "
+                              "move the SBUF tile"
+                            : "");
 }
 
 Diagnostic err_cannot_update_immutable_parameter(std::string_view tensor) {
   return make("err_cannot_update_immutable_parameter",
-              "Cannot update immutable parameter '" + s(tensor) + "'", ErrorKind::Syntax,
-              "copy the input into a new tensor, or annotate the parameter as nt.mutable_tensor and "
-              "return it");
+              "Cannot update immutable parameter '" + s(tensor) + "'", ErrorKind::Syntax);
 }
 
 Diagnostic err_tensor_output_not_written_to(std::string_view tensor) {
@@ -166,9 +170,7 @@ Diagnostic err_param_shape_incompatible_with_numpy(std::string_view a, std::stri
 Diagnostic err_unsupported_expression_in_mask(std::string_view why) {
   return make("err_unsupported_expression_in_mask",
               "NKI mask expressions must be affine expressions of static loop indices: " + s(why),
-              ErrorKind::Syntax,
-              "write the mask as comparisons of nl.arange / loop / program_id expressions combined "
-              "with &");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_non_affine_index_expression(std::string_view what) {
@@ -186,7 +188,7 @@ Diagnostic err_program_id_axis_out_of_bounds(int64_t axis, int64_t ndim) {
   return make("err_program_id_axis_out_of_bounds",
               "program_id axis " + std::to_string(axis) + " is out of bounds for a launch grid of " +
                   std::to_string(ndim) + " dimension(s)",
-              ErrorKind::Index, "launch the kernel with a grid, e.g. kernel[2, 4](...)");
+              ErrorKind::Index);
 }
 
 Diagnostic err_unsupported_dtype(std::string_view what) {
@@ -225,9 +227,14 @@ Diagnostic err_nested_kernel_with_spmd_grid() {
 
 Diagnostic err_size_of_dimension_exceed_arch_limit(int dim, std::string_view operand, std::string_view api,
                                                    int64_t limit) {
+  const bool matmul = api.find("matmul") != std::string_view::npos;
   return make("err_size_of_dimension_exceed_arch_limit",
               "size of dimension " + std::to_string(dim) + " in '" + s(operand) + "' of '" + s(bare_api(api)) +
-                  "' exceed architecture limitation of " + std::to_string(limit));
+                  "' exceed architecture limitation of " + std::to_string(limit),
+              ErrorKind::Syntax,
+              matmul ? "split the matmul into tiles of at most " + std::to_string(limit) +
+                           " along this dimension and loop over them, accumulating the products in PSUM"
+                     : "split the dimension into tiles of at most " + std::to_string(limit) + " and loop over them");
 }
 
 Diagnostic err_exceed_max_supported_dimension(std::string_view operand, std::string_view api, int64_t max_dims) {
@@ -239,7 +246,7 @@ Diagnostic err_exceed_max_supported_dimension(std::string_view operand, std::str
 Diagnostic err_tile_index_add_non_integer_scalar(std::string_view got, std::string_view op) {
   return make("err_tile_index_add_non_integer_scalar",
               "index expressions only combine with integers, got " + s(got) + " in '" + s(op) + "'",
-              ErrorKind::Type, "indices are affine in loop variables, nl.arange and nl.program_id; cast with int()");
+              ErrorKind::Type);
 }
 
 Diagnostic err_unsupported_index(std::string_view message) {
@@ -250,9 +257,7 @@ Diagnostic err_symbolic_value_used_as_python_int() {
   return make("err_symbolic_value_used_as_python_int",
               "a symbolic index value cannot be used where Python needs an int (list index, range(), int()): "
               "its value is only known when the loop runs on the device",
-              ErrorKind::Type,
-              "iterate with nl.static_range to get Python ints, or keep the value symbolic (index tensors "
-              "with it, use it in masks)");
+              ErrorKind::Type);
 }
 
 Diagnostic err_cannot_assign_to_index(std::string_view what) {
@@ -270,8 +275,7 @@ Diagnostic err_break_in_deferred_loop(std::string_view statement) {
   return make("err_break_in_deferred_loop",
               "'" + s(statement) + "' inside an nl.affine_range / nl.sequential_range loop: the body is traced "
               "once as one loop axis, so it cannot be left early",
-              ErrorKind::Syntax,
-              "restrict the work with mask= instead, or iterate with nl.static_range to unroll the loop in Python");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_return_in_predicated_branch() {
@@ -361,7 +365,7 @@ Diagnostic err_indirect_indices_free_dim(std::string_view tensor, int dim) {
   return make("err_indirect_indices_free_dim",
               "indirect indexing of tensor `" + s(tensor) + "` on free dimension " + std::to_string(dim) +
                   " is not supported; only the partition (or block) dimension can be indexed by a tile",
-              ErrorKind::Syntax, "index the partition dimension with the index tile and the free dims with nl.arange");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_indirect_indices_sbuf(std::string_view index) {
@@ -406,7 +410,13 @@ Diagnostic err_tile_shape_mismatch(std::string_view a, std::string_view b, std::
   return make("err_tile_shape_mismatch",
               "number of elements per partition mismatch in parameters (" + s(a) + ", " + s(b) + ") of '" +
                   s(bare_api(api)) + "'",
-              ErrorKind::Syntax, "'" + s(bare_api(api)) + "' does not broadcast; use nisa.tensor_scalar for a [P, 1] operand");
+              ErrorKind::Syntax,
+              // A destination is described by its shape alone ("[128, 64]"); a second data operand by name.
+              b.substr(0, 1) == "["
+                  ? "the destination must have as many elements per partition as the result; size it to the result"
+                  : two_operand_elementwise(api)
+                        ? "'" + s(bare_api(api)) + "' does not broadcast; use nisa.tensor_scalar for a [P, 1] operand"
+                        : "give both operands the same number of elements per partition");
 }
 
 Diagnostic err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(std::string_view api) {
@@ -449,8 +459,7 @@ Diagnostic err_string_type_hint(std::string_view param, std::string_view hint) {
 }
 
 Diagnostic err_unsupported_args(std::string_view api, std::string_view why) {
-  return make("err_unsupported_args", "unsupported arguments to '" + s(api) + "': " + s(why), ErrorKind::Type,
-              "see the API's signature in docs/language.md; keyword-only arguments must be named");
+  return make("err_unsupported_args", "unsupported arguments to '" + s(api) + "': " + s(why), ErrorKind::Type);
 }
 
 Diagnostic err_multi_cores_spmd_not_supported(int cores, std::string_view target, int max_cores) {
@@ -536,6 +545,10 @@ Diagnostic err_trace_limit_exceeded(std::string_view what, int64_t limit) {
 Diagnostic err_internal(std::string_view what) {
   return make("err_internal", "internal error in nkic while handling this line (" + s(what) + ")",
               ErrorKind::Runtime, "this is a defect of nkic, not of the kernel: please report it with the kernel");
+}
+
+Diagnostic err_exception_in_kernel(std::string_view exception) {
+  return make("err_exception_in_kernel", "the kernel's Python code raised " + s(exception), ErrorKind::Runtime);
 }
 
 Diagnostic err_recursion_too_deep(std::string_view function, int limit) {
