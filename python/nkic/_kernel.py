@@ -23,8 +23,7 @@ def _user_traceback(tb):
         return tb
     frames = []
     while tb is not None:
-        f = os.path.abspath(tb.tb_frame.f_code.co_filename)
-        if not f.startswith(_PKG_DIRS) and "/neuronxcc/" not in f:
+        if not _is_nkic_file(tb.tb_frame.f_code.co_filename):
             frames.append(tb)
         tb = tb.tb_next
     new = None
@@ -33,13 +32,32 @@ def _user_traceback(tb):
     return new
 
 
-def _raised_by_user_callee(tb):
-    """The error came from a call the kernel made to plain Python (the call hook runs the
-    callee as written: calling a string, int('x')) or iterated what its `for` names (None),
-    so the user's line is where it belongs."""
-    while tb.tb_next is not None:
+def _is_nkic_file(filename):
+    f = os.path.abspath(filename)
+    return f.startswith(_PKG_DIRS) or "/neuronxcc/" in f
+
+
+def _is_kernel_file(filename):
+    """The user's own code: neither nkic's, the stdlib nor an installed package (numpy)."""
+    return (core.is_user_code_file(filename) and not _is_nkic_file(filename)
+            and not any(d in filename for d in ("/site-packages/", "/dist-packages/")))
+
+
+def _raised_by_user(tb):
+    """The user's code raised the error: the last frame that is nkic's or the user's is the
+    user's (code it called, numpy or the stdlib, may lie beyond), or nkic's call hook ran a
+    call the kernel made to plain Python (calling a string, int('x')) or iterated what its
+    `for` names (None), so the user's line is where it belongs."""
+    last = None
+    while tb is not None:
+        f = tb.tb_frame.f_code.co_filename
+        if _is_nkic_file(f) or _is_kernel_file(f):
+            last = tb
         tb = tb.tb_next
-    return tb.tb_frame.f_code in (_rewrite.inline_function.__code__, _loops.user_iter.__code__)
+    if last is None:
+        return False
+    return (not _is_nkic_file(last.tb_frame.f_code.co_filename)
+            or last.tb_frame.f_code in (_rewrite.inline_function.__code__, _loops.user_iter.__code__))
 
 
 class _Traced:
@@ -225,15 +243,17 @@ class TraceKernel:
             return _Traced(core.finalize(result), array_params, legacy)
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None
-        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:
-            if _raised_by_user_callee(e.__traceback__):
-                raise e.with_traceback(_user_traceback(e.__traceback__)) from None
-            raise
         except RecursionError as e:
             try:
                 _recursion_too_deep(e.__traceback__)
             except core.NKIError as d:
                 raise d.with_traceback(_user_traceback(d.__traceback__)) from None
+            raise
+        except Exception as e:
+            # The user's own exception (a failing assert, a misspelt name) is theirs, shown
+            # without nkic's frames; one out of nkic's code keeps them.
+            if _raised_by_user(e.__traceback__):
+                raise e.with_traceback(_user_traceback(e.__traceback__)) from None
             raise
         finally:
             core.trace_end()

@@ -24,7 +24,7 @@ import numpy as np
 
 from ._core import core
 from ._version import __version__
-from . import _cli_output as out, _compare, _dtypes, _kernel, _profile, _sweep, _sweep_output
+from . import _cli_output as out, _compare, _dtypes, _kernel, _profile, _sweep, _sweep_output, _user_exceptions
 from ._kernel_file import CliError, find_kernel, load_module, user_call
 from ._migrate_cli import cmd_migrate
 
@@ -91,13 +91,16 @@ def _prepare(ns):
 
 
 def _trace(k, grid, args, kwargs):
-    """(traced kernel or None, NKIError or None, tracer warnings)."""
+    """(traced kernel or None, NKIError or None, tracer warnings); an exception of the
+    kernel's own code is a diagnostic at its line like any other."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             return k.trace(grid, args, kwargs), None, caught
         except core.NKIError as e:
             return None, e, caught
+        except Exception as e:
+            return None, _user_exceptions.diagnostic(e, k), caught
 
 
 class _Printer:
