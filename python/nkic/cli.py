@@ -146,7 +146,11 @@ def cmd_trace(ns, pr):
 def _compare_outputs(mod, outs, refs, checked_uninitialized):
     """[(output report, text line)], one per output."""
     rows = []
-    for i, c in enumerate(_compare.compare_outputs(outs, refs, getattr(mod, "TOLERANCE", None))):
+    try:
+        tolerance = _compare.tolerance_of(getattr(mod, "TOLERANCE", None))
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    for i, c in enumerate(_compare.compare_outputs(outs, refs, tolerance)):
         row = {"index": i, **c.as_dict(), "hint": None}
         if c.nan_count and not checked_uninitialized:
             row["hint"] = (f"{c.nan_count} NaN value(s) in the output; a read of memory no instruction wrote "
