@@ -457,6 +457,9 @@ def simulate_kernel(kernel, *args, check_uninitialized=False, check_races=False,
         kernel, grid = kernel.kernel, kernel.grid
     if not isinstance(kernel, TraceKernel):
         kernel = TraceKernel(kernel, mode="simulation")
+    elif kernel.mode in ("auto", "baremetal"):  # the simulator was asked for: no "no hardware" notice
+        kernel = copy.copy(kernel)
+        kernel.mode = "simulation"
     return kernel.run(grid, args, kwargs, check_uninitialized=check_uninitialized, check_races=check_races,
                       time_limit=time_limit)
 
