@@ -245,11 +245,13 @@ void bind_errors(py::module_& m) {
   m.def("is_user_code_file", &is_user_code_file);
   // An exception the kernel's own Python code raised while traced (`exception` is its type
   // and message), at the user's `file:line:col`, with a note at each call that reached it.
+  using Call = std::tuple<std::string, int, int, std::string>;  // file, line, col of a call; its callee
   m.def("raise_exception_in_kernel", [](const std::string& exception, bool current, const std::string& file,
-                                        int line, int col, const std::vector<std::tuple<std::string, int, int, std::string>>& calls) {
+                                        int line, int col, const std::vector<Call>& calls) {
     sema::Diagnostic d = sema::err_exception_in_kernel(exception);
     d.loc = {ir::intern_file(file), line, col};
-    for (const auto& [f, l, c, callee] : calls) d.notes.push_back({{ir::intern_file(f), l, c}, "called '" + callee + "' from here"});
+    for (const auto& [f, l, c, callee] : calls)
+      d.notes.push_back({{ir::intern_file(f), l, c}, "called '" + callee + "' from here"});
     raise_diagnostic(std::move(d), current ? sema::Api::Current : sema::Api::Legacy);
     throw py::error_already_set();
   });

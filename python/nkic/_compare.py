@@ -83,7 +83,8 @@ class Comparison:
             text += (f" at index {tuple(self.worst_rel_index)} (got {self.worst_rel_actual:.6g}, "
                      f"expected {self.worst_rel_expected:.6g})")
         if isinstance(self.tolerance, dict):
-            return text + f"; tolerance atol {self.tolerance['atol']:.3g} + rtol {self.tolerance['rtol']:.3g} * |expected|"
+            rtol, atol = self.tolerance["rtol"], self.tolerance["atol"]
+            return text + f"; tolerance atol {atol:.3g} + rtol {rtol:.3g} * |expected|"
         return text + f"; tolerance {self.tolerance:.3g}"
 
     def as_dict(self):

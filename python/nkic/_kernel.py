@@ -86,10 +86,14 @@ def _recursion_too_deep(tb):
     where = [(t.tb_frame.f_code.co_filename, t.tb_frame.f_code.co_firstlineno) for t in frames]
     for i, t in enumerate(frames):
         if where[i] in where[i + 1:]:
-            code = t.tb_frame.f_code
-            _, _, col, _ = list(code.co_positions())[t.tb_lasti // 2]
-            core.raise_recursion_too_deep(code.co_name, sys.getrecursionlimit(), code.co_filename, t.tb_lineno,
-                                          (col or 0) + 1)
+            core.raise_recursion_too_deep(t.tb_frame.f_code.co_name, sys.getrecursionlimit(), *_tb_position(t))
+
+
+def _tb_position(tb):
+    """(file, line, col) of a traceback entry."""
+    code = tb.tb_frame.f_code
+    _, _, col, _ = list(code.co_positions())[tb.tb_lasti // 2]
+    return code.co_filename, tb.tb_lineno, (col or 0) + 1
 
 
 _MAX_GRID = 2**31 - 1  # a launch grid size the core holds (any larger one is far past the time budget)

@@ -11,14 +11,6 @@ from ._core import core
 from . import _kernel
 
 
-def _position(tb):
-    """(file, line, col) of a traceback entry."""
-    code = tb.tb_frame.f_code
-    positions = list(code.co_positions())
-    col = positions[tb.tb_lasti // 2][2] if tb.tb_lasti // 2 < len(positions) else None
-    return code.co_filename, tb.tb_lineno, (col or 0) + 1
-
-
 def _suggestion(exc, frame):
     """Python's "Did you mean: 'x'?" for a misspelt name or attribute (printed by the
     interpreter, not part of the exception's text before Python 3.12)."""
@@ -49,25 +41,25 @@ def _is_current(kernel):
 
 def diagnostic(exc, kernel):
     """The NKIError the command line reports for `exc`, raised while `kernel` (None: a legacy
-    one) was traced; `exc` itself is raised again when no frame of its traceback is the
-    user's (there is no line to point at)."""
+    one not at hand) was traced; its __cause__ is `exc`. An exception of nkic's own with no
+    user frame points at the kernel's definition (its first line); with no kernel either, `exc` is raised again."""
     entries = []
     tb = exc.__traceback__
     while tb is not None:
         entries.append(tb)
         tb = tb.tb_next
     users = [t for t in entries if _kernel._is_kernel_file(t.tb_frame.f_code.co_filename)]
-    if not users:
+    code = getattr(getattr(kernel, "func", None), "__code__", None)
+    if not users and code is None:
         raise exc
-    own = _kernel._raised_by_user(exc.__traceback__)
-    text = None
-    if own:
-        text = _in_user_terms("".join(traceback.format_exception_only(exc)).strip(), exc)
-        text += _suggestion(exc, users[-1].tb_frame)
-    calls = [(*_position(t), users[i + 1].tb_frame.f_code.co_name) for i, t in enumerate(users[:-1])]
+    where = _kernel._tb_position(users[-1]) if users else (code.co_filename, code.co_firstlineno, 1)
+    current = _is_current(kernel)
     try:
-        if own:
-            core.raise_exception_in_kernel(text, _is_current(kernel), *_position(users[-1]), calls[::-1])
-        core.raise_internal_error(_is_current(kernel), *_position(users[-1]))
+        if users and _kernel._raised_by_user(exc.__traceback__):
+            text = _in_user_terms("".join(traceback.format_exception_only(exc)).strip(), exc)
+            calls = [(*_kernel._tb_position(t), callee.tb_frame.f_code.co_name) for t, callee in zip(users, users[1:])]
+            core.raise_exception_in_kernel(text + _suggestion(exc, users[-1].tb_frame), current, *where, calls[::-1])
+        core.raise_internal_error(current, *where)
     except core.NKIError as e:
+        e.__cause__ = exc
         return e.with_traceback(None)

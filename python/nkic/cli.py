@@ -119,6 +119,8 @@ class _Printer:
 
     def diagnostic(self, e):
         print(str(e), file=sys.stderr)
+        if self.verbose and e.code == "err_internal" and e.__cause__ is not None:
+            traceback.print_exception(e.__cause__)  # nkic's defect, for its report
 
 
 def _dump(obj):

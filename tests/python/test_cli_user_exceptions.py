@@ -193,3 +193,43 @@ def test_from_python_the_users_exception_propagates_without_nkic_frames(tmp_path
     # Below the call into the kernel nothing of nkic remains: the raise is the user's frame.
     first_user = next(i for i, f in enumerate(frames) if f.filename == str(path))
     assert first_user == len(frames) - 1
+
+
+def test_an_exception_in_a_helper_notes_the_call_site(tmp_path):
+    path = tmp_path / "helper.py"
+    path.write_text(kernel_source("legacy", "assert").replace(
+        '    assert a.shape[0] == 64, "rows must be 64"', "    check_rows(a)").replace(
+        "@nki.jit", 'def check_rows(a):\n    assert a.shape[0] == 64, "rows must be 64"\n\n\n@nki.jit'))
+    lines = path.read_text().splitlines()
+    assert_line = lines.index('    assert a.shape[0] == 64, "rows must be 64"') + 1
+    call_line = lines.index("    check_rows(a)") + 1
+    status, stdout, stderr = nkic("check", path.name, "--target", "trn2", "--json", cwd=tmp_path)
+    assert status == 2
+    (d,) = json.loads(stdout)["targets"][0]["diagnostics"]
+    assert (d["code"], d["line"], d["col"]) == ("err_exception_in_kernel", assert_line, 12)
+    assert d["notes"] == [{"message": "called 'check_rows' from here", "file": str(path), "line": call_line, "col": 5}]
+    assert_no_internals(stdout, stderr)
+
+
+def test_an_exception_out_of_nkic_itself_is_err_internal_at_the_kernel(tmp_path, monkeypatch, capsys):
+    # No kernel triggers a defect of nkic on purpose: make one in nkic's parameter check.
+    from nkic import _typehints, cli
+
+    # The replacement's code is nkic's file, as a defect's frame would be.
+    space = {}
+    exec(compile("def broken(*args):\n    raise RuntimeError(\"an invariant of nkic's own\")\n",
+                 _typehints.__file__, "exec"), space)
+    monkeypatch.setattr(_typehints, "check_param_hints", space["broken"])
+    path = tmp_path / "fine.py"
+    path.write_text(kernel_source("legacy", "assert").replace('assert a.shape[0] == 64, "rows must be 64"', "pass"))
+    def_line = path.read_text().splitlines().index("@nki.jit") + 1  # where the kernel is defined
+    assert cli.main(["check", str(path), "--target", "trn2", "--json"]) == 2
+    (d,) = json.loads(capsys.readouterr().out)["targets"][0]["diagnostics"]
+    assert (d["code"], d["file"], d["line"]) == ("err_internal", str(path), def_line)
+    assert d["message"] == "internal error in nkic while handling this line (an unexpected exception in nkic's " \
+                           "Python front end)"
+    assert d["hint"] == "this is a defect of nkic, not of the kernel: please report it with the kernel"
+    # -v adds nkic's traceback, for the report.
+    assert cli.main(["trace", str(path), "-v"]) == 2
+    err = capsys.readouterr().err
+    assert "[err_internal]" in err and "RuntimeError: an invariant of nkic's own" in err

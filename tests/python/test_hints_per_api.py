@@ -161,7 +161,8 @@ def test_dma_copy_from_psum_says_tensor_copy_to_sbuf_first(trn2):
 
     e = raised(lambda: nki.simulate(from_psum)(A))
     assert e.code == "err_unsupported_memory"
-    assert e.hint == "DMA does not reach PSUM: copy the tile to SBUF first with nisa.tensor_copy, then move the SBUF tile"
+    assert e.hint == ("DMA does not reach PSUM: copy the tile to SBUF first with nisa.tensor_copy, then move the "
+                      "SBUF tile")
 
 
 def test_op_is_answered_with_op0(trn2):
