@@ -1,5 +1,5 @@
 """An exception raised by the kernel's own Python code while it is traced (a failing assert,
-a misspelt nl.* name, a missing attribute, numpy on a tile) is reported at the user's line in
+a misspelt nl.* or plain name, a missing attribute, numpy on a tile) is reported at the user's line in
 the user's terms: on the command line as a diagnostic (exit 2, valid JSON and SARIF) for every
 subcommand, from Python as the user's own exception. No output carries nkic's paths or
 pybind11's frame text."""
@@ -29,6 +29,7 @@ BODIES = {
 MISTAKES = {
     "assert": 'assert a.shape[0] == 64, "rows must be 64"',
     "typo": "u = nl.multipy(t, t)",
+    "name": "u = multipy(t, t)",
     "attribute": "u = t.shapez",
     "numpy": "u = np.exp(t)",
 }
@@ -58,6 +59,7 @@ def expected(api, mistake):
         "assert": ("err_exception_in_kernel", raised + "AssertionError: rows must be 64", 12),
         "typo": ("err_exception_in_kernel", raised + f"AttributeError: module '{MODULES[api]}' has no attribute "
                  "'multipy'. Did you mean: 'multiply'?", 9),
+        "name": ("err_exception_in_kernel", raised + "NameError: name 'multipy' is not defined", 9),
         "attribute": ("err_exception_in_kernel", raised + "AttributeError: 'NkiTensor' object has no attribute "
                       "'shapez'. Did you mean: 'shape'?", 9),
         "numpy": ("err_unexpected_type_of_operand", "unexpected type of operand 'x': got a traced tile or index "
