@@ -252,12 +252,14 @@ Diagnostic err_symbolic_value_used_as_python_int() {
 }
 
 Diagnostic err_cannot_assign_to_index(std::string_view what) {
-  return make("err_cannot_assign_to_index", "'" + s(what) + "' tensor does not support item assignment", ErrorKind::Type);
+  return make("err_cannot_assign_to_index", "'" + s(what) + "' tensor does not support item assignment",
+              ErrorKind::Type);
 }
 
 Diagnostic err_comparison_precedence() {
   return make("err_comparison_precedence",
-              "'&' and '|' bind tighter than comparisons: `a < b & c < d` is parsed as `a < (b & c) < d`", ErrorKind::Syntax);
+              "'&' and '|' bind tighter than comparisons: `a < b & c < d` is parsed as `a < (b & c) < d`",
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_break_in_deferred_loop(std::string_view statement) {
@@ -291,7 +293,8 @@ Diagnostic err_invalid_shape(std::string_view why) {
 }
 
 Diagnostic err_hbm_tensor_with_init_value_not_supported() {
-  return make("err_hbm_tensor_with_init_value_not_supported", "HBM tensors cannot be created with an initial value", ErrorKind::Syntax);
+  return make("err_hbm_tensor_with_init_value_not_supported", "HBM tensors cannot be created with an initial value",
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_unsupported_buffer(std::string_view name) {
@@ -338,7 +341,8 @@ Diagnostic warn_bn_stats_mask_on_reduce_dims() {
 
 Diagnostic warn_block_dimension_is_deprecated() {
   return make("warn_block_dimension_is_deprecated",
-              "Block dimension is deprecated: dimensions before the partition dimension (nl.par_dim) are blocks", ErrorKind::Syntax);
+              "Block dimension is deprecated: dimensions before the partition dimension (nl.par_dim) are blocks",
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_indirect_indices_free_dim(std::string_view tensor, int dim) {
@@ -442,7 +446,8 @@ Diagnostic err_multi_cores_spmd_not_supported(int cores, std::string_view target
 
 Diagnostic err_no_cost_figures(std::string_view target) {
   return make("err_no_cost_figures",
-              "no published engine and DMA figures for target '" + s(target) + "': nkic cannot predict its latency", ErrorKind::Value);
+              "no published engine and DMA figures for target '" + s(target) + "': nkic cannot predict its latency",
+              ErrorKind::Value);
 }
 
 Diagnostic err_operand_cannot_be_none(std::string_view operand) {
@@ -503,7 +508,8 @@ Diagnostic err_tensor_exceeds_hbm_capacity(std::string_view tensor, const std::v
 }
 
 Diagnostic err_trace_limit_exceeded(std::string_view what, int64_t limit) {
-  return make("err_trace_limit_exceeded", "tracing would " + s(what) + ", more than the limit of " + std::to_string(limit), ErrorKind::Value);
+  return make("err_trace_limit_exceeded", "tracing would " + s(what) + ", more than the limit of " + std::to_string(limit),
+              ErrorKind::Value);
 }
 
 Diagnostic err_internal(std::string_view what) {

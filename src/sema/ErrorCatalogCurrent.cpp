@@ -37,7 +37,8 @@ Diagnostic err_lnc_not_supported(int64_t lnc, std::string_view target, int max_c
 Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime) {
   return make("err_lnc_config_mismatch",
               "kernel[" + std::to_string(lnc) + "] does not match NEURON_LOGICAL_NC_CONFIG=" + s(runtime) +
-                  ": the runtime launches every kernel over the logical NeuronCore size it is configured with", ErrorKind::Value);
+                  ": the runtime launches every kernel over the logical NeuronCore size it is configured with",
+              ErrorKind::Value);
 }
 
 Diagnostic err_unsupported_python_construct(std::string_view what, std::string_view hint) {
