@@ -44,10 +44,10 @@ def _is_kernel_file(filename):
 
 
 def _raised_by_user(tb):
-    """The user's code raised the error: the last frame that is nkic's or the user's is the
-    user's (code it called, numpy or the stdlib, may lie beyond), or nkic's call hook ran a
-    call the kernel made to plain Python (calling a string, int('x')) or iterated what its
-    `for` names (None), so the user's line is where it belongs."""
+    """The user's code raised the error: the innermost frame that is nkic's or the kernel's is
+    the kernel's (numpy or the stdlib it called may lie beyond), or it is nkic's call hook
+    running a call the kernel made to plain Python (calling a string, int('x')) or iterating
+    what its `for` names (None), so the user's line is where it belongs."""
     last = None
     while tb is not None:
         f = tb.tb_frame.f_code.co_filename

@@ -42,7 +42,8 @@ def _is_current(kernel):
 def diagnostic(exc, kernel):
     """The NKIError the command line reports for `exc`, raised while `kernel` (None: a legacy
     one not at hand) was traced; its __cause__ is `exc`. An exception of nkic's own with no
-    user frame points at the kernel's definition (its first line); with no kernel either, `exc` is raised again."""
+    frame of the kernel's points at the kernel's first line; with no kernel either, `exc` is
+    raised again."""
     entries = []
     tb = exc.__traceback__
     while tb is not None:
@@ -57,7 +58,8 @@ def diagnostic(exc, kernel):
     try:
         if users and _kernel._raised_by_user(exc.__traceback__):
             text = _in_user_terms("".join(traceback.format_exception_only(exc)).strip(), exc)
-            calls = [(*_kernel._tb_position(t), callee.tb_frame.f_code.co_name) for t, callee in zip(users, users[1:])]
+            # Each outer frame of the kernel's is the call site of the next one, innermost first.
+            calls = [(*_kernel._tb_position(t), inner.tb_frame.f_code.co_name) for t, inner in zip(users, users[1:])]
             core.raise_exception_in_kernel(text + _suggestion(exc, users[-1].tb_frame), current, *where, calls[::-1])
         core.raise_internal_error(current, *where)
     except core.NKIError as e:
