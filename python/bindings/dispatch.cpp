@@ -122,8 +122,11 @@ void host_call_failed(const py::error_already_set& e, py::handle func, const py:
   sema::Diagnostic d = sema::err_unexpected_type_of_operand(
       "x", "a traced tile or index passed to '" + name + "', which computes on host values; use the nl.* / nisa.* API (" +
                py::str(e.value()).cast<std::string>() + ")");
+  // The callee as the user names it: numpy.exp (a ufunc's module is its type's), len.
   py::object module = py::getattr(func, "__module__", py::none());
-  d.api = (module.is_none() ? std::string() : py::str(module).cast<std::string>() + ".") + name;
+  if (module.is_none()) module = py::getattr(py::type::handle_of(func), "__module__", py::none());
+  std::string prefix = module.is_none() ? std::string() : py::str(module).cast<std::string>();
+  d.api = (prefix.empty() || prefix == "builtins" ? std::string() : prefix + ".") + name;
   sema::fail(d);
 }
 
