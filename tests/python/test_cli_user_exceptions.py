@@ -237,3 +237,17 @@ def test_an_exception_out_of_nkic_itself_is_err_internal_at_the_kernel(tmp_path,
     assert cli.main(["trace", str(path), "-v"]) == 2
     err = capsys.readouterr().err
     assert "[err_internal]" in err and "RuntimeError: an invariant of nkic's own" in err
+
+
+@pytest.mark.parametrize("command,schema", [("trace", "nkic.trace/1"), ("profile", "nkic.profile/1")])
+def test_trace_and_profile_json_carry_the_diagnostic(tmp_path, command, schema):
+    path = tmp_path / "typo.py"
+    path.write_text(kernel_source("current", "typo"))
+    status, stdout, stderr = nkic(command, path.name, "--json", cwd=tmp_path)
+    assert status == 2
+    report = json.loads(stdout)
+    assert report["schema"] == schema and report["ok"] is False
+    (d,) = report["diagnostics"]
+    code, message, col = expected("current", "typo")
+    assert (d["code"], d["message"], d["file"], d["line"], d["col"]) == (code, message, str(path), LINE, col)
+    assert_no_internals(stdout, stderr)
