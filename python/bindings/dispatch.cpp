@@ -118,9 +118,16 @@ void host_call_failed(const py::error_already_set& e, py::handle func, const py:
         e.matches(PyExc_ValueError) ? sema::ErrorKind::Value : sema::ErrorKind::Type));
   if (!is_plain_type_error(e) || !has_nki_data(args, kwargs)) return;
   std::string name = py::str(py::getattr(func, "__name__", func));
-  sema::fail(sema::err_unexpected_type_of_operand(
+  // Python's own message only: e.what() would carry pybind11's "At: <frames>" text.
+  sema::Diagnostic d = sema::err_unexpected_type_of_operand(
       "x", "a traced tile or index passed to '" + name + "', which computes on host values; use the nl.* / nisa.* API (" +
-               std::string(e.what()) + ")"));
+               py::str(e.value()).cast<std::string>() + ")");
+  // The callee as the user names it: numpy.exp (a ufunc's module is its type's), len.
+  py::object module = py::getattr(func, "__module__", py::none());
+  if (module.is_none()) module = py::getattr(py::type::handle_of(func), "__module__", py::none());
+  std::string prefix = module.is_none() ? std::string() : py::str(module).cast<std::string>();
+  d.api = (prefix.empty() || prefix == "builtins" ? std::string() : prefix + ".") + name;
+  sema::fail(d);
 }
 
 // A TypeError out of an API call: when the arguments do not even bind to its
@@ -138,13 +145,25 @@ void explain_bad_arguments(py::handle func, const std::string& api, const py::tu
   bool takes_any = false;
   for (py::handle p : params.attr("values")())
     takes_any = takes_any || p.attr("kind").equal(inspect.attr("Parameter").attr("VAR_KEYWORD"));
-  // A keyword the signature does not take: name it, with the closest one it takes.
+  // A keyword the signature does not take: name it, with the closest one it takes (of
+  // equally close ones, a required one: `op=` is op0, not the optional op1).
+  py::object empty = inspect.attr("Parameter").attr("empty");
   for (auto kv : kwargs) {
     if (takes_any || params.contains(kv.first)) continue;
     py::list close = py::module_::import("difflib").attr("get_close_matches")(
-        kv.first, py::module_::import("builtins").attr("sorted")(params), 1);
+        kv.first, py::module_::import("builtins").attr("sorted")(params), 3);
+    py::object best = close.empty() ? py::object(py::none()) : py::object(close[0]);
+    py::object ratio = py::module_::import("difflib").attr("SequenceMatcher");
+    auto score = [&](py::handle c) { return ratio(py::none(), kv.first, c).attr("ratio")().cast<double>(); };
+    for (py::handle c : close) {
+      py::object dflt = params.attr("__getitem__")(c).attr("default");
+      if (score(c) == score(best) && dflt.is(empty)) {
+        best = py::reinterpret_borrow<py::object>(c);
+        break;
+      }
+    }
     std::string why = "unexpected keyword argument " + py::repr(kv.first).cast<std::string>();
-    if (!close.empty()) why += "; did you mean " + py::repr(close[0]).cast<std::string>() + "?";
+    if (!best.is_none()) why += "; did you mean " + py::repr(best).cast<std::string>() + "?";
     sema::Diagnostic d = sema::err_unsupported_args(api, why);
     d.api = api;
     sema::fail(d);

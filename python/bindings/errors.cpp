@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "sema/ErrorCatalog.h"
+#include "sema/Hints.h"
 #include "trace/TraceContext.h"
 
 namespace nkic::py_bind {
@@ -56,10 +57,14 @@ ir::SourceLoc frame_loc(PyFrameObject* f, PyCodeObject* co, const CodeInfo& info
   return loc;
 }
 
-PyObject* exception_class(sema::ErrorKind k) {
+PyObject* exception_class(sema::ErrorKind k, sema::Api api) {
+  return (api == sema::Api::Current ? current_exc_by_kind : exc_by_kind).at(static_cast<int>(k));
+}
+
+// The API of the kernel being traced (legacy outside a trace).
+sema::Api traced_api() {
   trace::TraceContext* ctx = trace::TraceContext::current();
-  const bool current = ctx != nullptr && ctx->builder().current_api;
-  return (current ? current_exc_by_kind : exc_by_kind).at(static_cast<int>(k));
+  return ctx != nullptr && ctx->builder().current_api ? sema::Api::Current : sema::Api::Legacy;
 }
 
 
@@ -127,7 +132,9 @@ void no_api_in_flight() {
   if (trace::TraceContext* c = trace::TraceContext::current()) c->builder().requested_api.clear();
 }
 
-void raise_diagnostic(sema::Diagnostic d) {
+void raise_diagnostic(sema::Diagnostic d) { raise_diagnostic(std::move(d), traced_api()); }
+
+void raise_diagnostic(sema::Diagnostic d, sema::Api api) {
   if (d.notes.empty()) {
     std::vector<sema::Note> notes;
     ir::SourceLoc here = user_location(&notes);
@@ -141,7 +148,8 @@ void raise_diagnostic(sema::Diagnostic d) {
     PyErr_SetString(PyExc_AssertionError, d.message.c_str());
     return;
   }
-  PyObject* cls = exception_class(d.kind);
+  sema::complete_hint(d, api);
+  PyObject* cls = exception_class(d.kind, api);
   py::object exc = py::reinterpret_steal<py::object>(PyObject_CallFunction(cls, "s", sema::render(d).c_str()));
   if (!exc) return;
   exc.attr("code") = d.code;
@@ -222,9 +230,9 @@ void bind_errors(py::module_& m) {
       throw;
     } catch (const py::builtin_exception&) {
       throw;
-    } catch (const std::exception& e) {
-      // A defect of nkic itself: still a diagnostic at the user's line, never C++ text alone.
-      raise_diagnostic(sema::err_internal(e.what()));
+    } catch (const std::exception&) {
+      // A defect of nkic itself: a diagnostic at the user's line, whose C++ text means nothing there.
+      raise_diagnostic(sema::err_internal("an unexpected exception in nkic's core"));
     }
   });
   m.def("register_user_code", &register_user_code);
@@ -235,6 +243,29 @@ void bind_errors(py::module_& m) {
     return ir::register_location({ir::intern_file(file), line, col});
   });
   m.def("is_user_code_file", &is_user_code_file);
+  // An exception the kernel's own Python code raised while traced (`exception` is its type
+  // and message), at the user's `file:line:col`, with a note at each call that reached it.
+  using Call = std::tuple<std::string, int, int, std::string>;  // file, line, col of a call; its callee
+  m.def("raise_exception_in_kernel", [](const std::string& exception, bool current, const std::string& file,
+                                        int line, int col, const std::vector<Call>& calls) {
+    sema::Diagnostic d = sema::err_exception_in_kernel(exception);
+    d.loc = {ir::intern_file(file), line, col};
+    for (const auto& [f, l, c, callee] : calls)
+      d.notes.push_back({{ir::intern_file(f), l, c}, "called '" + callee + "' from here"});
+    raise_diagnostic(std::move(d), current ? sema::Api::Current : sema::Api::Legacy);
+    throw py::error_already_set();
+  });
+  // An exception out of nkic's own Python code while it traced the user's `file:line:col`.
+  m.def("raise_internal_error", [](bool current, const std::string& file, int line, int col) {
+    sema::Diagnostic d = sema::err_internal("an unexpected exception in nkic's Python front end");
+    d.loc = {ir::intern_file(file), line, col};
+    raise_diagnostic(std::move(d), current ? sema::Api::Current : sema::Api::Legacy);
+    throw py::error_already_set();
+  });
+  m.def("hint_for", [](const std::string& code, bool current) {
+    return sema::hint_for(code, current ? sema::Api::Current : sema::Api::Legacy);
+  });
+  m.def("hinted_codes", &sema::hinted_codes);
   m.def("set_internal_dirs", [](std::vector<std::string> dirs) { internal_dirs = std::move(dirs); });
   // Outside traced code: the caller's line, as a diagnostic raised there would name.
   m.def("user_location", []() {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sema/Diagnostic.h"
+#include "sema/Hints.h"
 #include "trace/TraceContext.h"
 
 namespace py = pybind11;
@@ -20,8 +21,10 @@ void register_user_code(py::handle code);
 // enclosing user frame (call sites of inlined helpers).
 ir::SourceLoc user_location(std::vector<sema::Note>* notes = nullptr);
 
-// Raises `d` as the Python exception of its kind, completing location/API.
+// Raises `d` as the Python exception of its kind, completing location, API and the hint
+// in the terms of the traced kernel's API (or of `api`: a kernel that has been traced).
 void raise_diagnostic(sema::Diagnostic d);
+void raise_diagnostic(sema::Diagnostic d, sema::Api api);
 // The diagnostic about to be raised is Python's construct's (a condition, a statement), not
 // an NKI API's: the last API called names none of it.
 void no_api_in_flight();

@@ -34,8 +34,8 @@ sim::SimOptions sim_options(bool check_uninitialized, bool check_races, std::opt
   return opts;
 }
 
-[[noreturn]] void raise_sim_error(const ir::NkiError& e) {
-  raise_diagnostic(e.diag());
+[[noreturn]] void raise_sim_error(const ir::NkiError& e, const ir::Kernel& k) {
+  raise_diagnostic(e.diag(), k.current_api ? sema::Api::Current : sema::Api::Legacy);
   throw py::error_already_set();
 }
 
@@ -65,7 +65,7 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
   } catch (const ir::NkiError& e) {
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
-    raise_sim_error(e);
+    raise_sim_error(e, k);
   }
 }
 
@@ -182,7 +182,7 @@ void bind_kernel_api(py::module_& m) {
         try {
           sim::fail_out_of_memory(*s.k, sim_options(false, false, std::nullopt, 0.0));
         } catch (const ir::NkiError& e) {
-          raise_sim_error(e);
+          raise_sim_error(e, *s.k);
         }
       })
       .def("check_budget", [](const PyKernel& s, bool check_uninitialized, std::optional<double> time_limit,
@@ -190,7 +190,7 @@ void bind_kernel_api(py::module_& m) {
         try {
           sim::check_budget(*s.k, sim_options(check_uninitialized, false, time_limit, memory_limit));
         } catch (const ir::NkiError& e) {
-          raise_sim_error(e);
+          raise_sim_error(e, *s.k);
         }
       });
 }

@@ -23,8 +23,7 @@ def _user_traceback(tb):
         return tb
     frames = []
     while tb is not None:
-        f = os.path.abspath(tb.tb_frame.f_code.co_filename)
-        if not f.startswith(_PKG_DIRS) and "/neuronxcc/" not in f:
+        if not _is_nkic_file(tb.tb_frame.f_code.co_filename):
             frames.append(tb)
         tb = tb.tb_next
     new = None
@@ -33,13 +32,32 @@ def _user_traceback(tb):
     return new
 
 
-def _raised_by_user_callee(tb):
-    """The error came from a call the kernel made to plain Python (the call hook runs the
-    callee as written: calling a string, int('x')) or iterated what its `for` names (None),
-    so the user's line is where it belongs."""
-    while tb.tb_next is not None:
+def _is_nkic_file(filename):
+    f = os.path.abspath(filename)
+    return f.startswith(_PKG_DIRS) or "/neuronxcc/" in f
+
+
+def _is_kernel_file(filename):
+    """The user's own code: neither nkic's, the stdlib nor an installed package (numpy)."""
+    return (core.is_user_code_file(filename) and not _is_nkic_file(filename)
+            and not any(d in filename for d in ("/site-packages/", "/dist-packages/")))
+
+
+def _raised_by_user(tb):
+    """The user's code raised the error: the innermost frame that is nkic's or the kernel's is
+    the kernel's (numpy or the stdlib it called may lie beyond), or it is nkic's call hook
+    running a call the kernel made to plain Python (calling a string, int('x')) or iterating
+    what its `for` names (None), so the user's line is where it belongs."""
+    last = None
+    while tb is not None:
+        f = tb.tb_frame.f_code.co_filename
+        if _is_nkic_file(f) or _is_kernel_file(f):
+            last = tb
         tb = tb.tb_next
-    return tb.tb_frame.f_code in (_rewrite.inline_function.__code__, _loops.user_iter.__code__)
+    if last is None:
+        return False
+    return (not _is_nkic_file(last.tb_frame.f_code.co_filename)
+            or last.tb_frame.f_code in (_rewrite.inline_function.__code__, _loops.user_iter.__code__))
 
 
 class _Traced:
@@ -68,10 +86,14 @@ def _recursion_too_deep(tb):
     where = [(t.tb_frame.f_code.co_filename, t.tb_frame.f_code.co_firstlineno) for t in frames]
     for i, t in enumerate(frames):
         if where[i] in where[i + 1:]:
-            code = t.tb_frame.f_code
-            _, _, col, _ = list(code.co_positions())[t.tb_lasti // 2]
-            core.raise_recursion_too_deep(code.co_name, sys.getrecursionlimit(), code.co_filename, t.tb_lineno,
-                                          (col or 0) + 1)
+            core.raise_recursion_too_deep(t.tb_frame.f_code.co_name, sys.getrecursionlimit(), *_tb_position(t))
+
+
+def _tb_position(tb):
+    """(file, line, col) of a traceback entry."""
+    code = tb.tb_frame.f_code
+    _, _, col, _ = list(code.co_positions())[tb.tb_lasti // 2]
+    return code.co_filename, tb.tb_lineno, (col or 0) + 1
 
 
 def _spec_dtype(kernel, name, spec):
@@ -234,15 +256,17 @@ class TraceKernel:
             return _Traced(core.finalize(result), array_params, legacy)
         except core.NKIError as e:
             raise e.with_traceback(_user_traceback(e.__traceback__)) from None
-        except (TypeError, ValueError, AttributeError, KeyError, IndexError) as e:
-            if _raised_by_user_callee(e.__traceback__):
-                raise e.with_traceback(_user_traceback(e.__traceback__)) from None
-            raise
         except RecursionError as e:
             try:
                 _recursion_too_deep(e.__traceback__)
             except core.NKIError as d:
                 raise d.with_traceback(_user_traceback(d.__traceback__)) from None
+            raise
+        except Exception as e:
+            # The user's own exception (a failing assert, a misspelt name) is theirs, shown
+            # without nkic's frames; one out of nkic's code keeps them.
+            if _raised_by_user(e.__traceback__):
+                raise e.with_traceback(_user_traceback(e.__traceback__)) from None
             raise
         finally:
             core.trace_end()
@@ -440,6 +464,9 @@ def simulate_kernel(kernel, *args, check_uninitialized=False, check_races=False,
         kernel, grid = kernel.kernel, kernel.grid
     if not isinstance(kernel, TraceKernel):
         kernel = TraceKernel(kernel, mode="simulation")
+    elif kernel.mode in ("auto", "baremetal"):  # the simulator was asked for: no "no hardware" notice
+        kernel = copy.copy(kernel)
+        kernel.mode = "simulation"
     return kernel.run(grid, args, kwargs, check_uninitialized=check_uninitialized, check_races=check_races,
                       time_limit=time_limit)
 

@@ -9,7 +9,7 @@ import tempfile
 
 from ._core import core
 from ._version import __version__
-from . import _cli_output as out, _migrate, _migrate_trace as mt
+from . import _cli_output as out, _migrate, _migrate_trace as mt, _user_exceptions
 from ._kernel_file import CliError, load_module, user_call
 
 
@@ -71,6 +71,8 @@ def cmd_migrate(ns, pr):
         return _fail(ns, pr, path, e)
     except SyntaxError as e:
         raise CliError(f"{path}:{e.lineno}: cannot parse the file: {e.msg}") from None
+    except Exception as e:  # the legacy kernel's own code raised it while traced
+        return _fail(ns, pr, path, _user_exceptions.diagnostic(e, None))
     if ns.output:
         with open(ns.output, "w") as f:
             f.write(text)
@@ -90,6 +92,8 @@ def cmd_migrate(ns, pr):
             status = _check(ns, report, path, text, kernels, inputs, grid, getattr(mod, "TOLERANCE", None))
         except core.NKIError as e:
             return _fail(ns, pr, path, e)
+        except Exception as e:  # a kernel's own code raised it while traced
+            return _fail(ns, pr, path, _user_exceptions.diagnostic(e, None))
     if ns.json:
         report["text"] = None if ns.output else text
         print(json.dumps(report, indent=2))

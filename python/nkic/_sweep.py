@@ -14,7 +14,7 @@ import time
 import warnings
 
 from ._core import core
-from . import _compare, _kernel, _kernel_file, _profile
+from . import _compare, _kernel, _kernel_file, _profile, _user_exceptions
 
 
 class SweepUsageError(_kernel_file.CliError, ValueError):
@@ -143,8 +143,9 @@ def run_task(task):
         bound = inspect.signature(kernel.func).bind(*loaded.inputs, **params).arguments
         outputs = _kernel.simulate_traced(traced, traced.arrays(bound), checks, checks)
         row["simulate_s"] = time.perf_counter() - t1
-    except core.NKIError as e:
-        row.update(status="diagnostic", error_code=e.code, message=e.message, file=e.file, line=e.line)
+    except Exception as e:  # a diagnostic, or an exception of the kernel's own code at its line
+        d = e if isinstance(e, core.NKIError) else _user_exceptions.diagnostic(e, kernel)
+        row.update(status="diagnostic", error_code=d.code, message=d.message, file=d.file, line=d.line)
         return row
     if loaded.reference is None:
         row.update(status="ok", message="no reference(): nothing to compare")

@@ -24,7 +24,7 @@ import numpy as np
 
 from ._core import core
 from ._version import __version__
-from . import _cli_output as out, _compare, _dtypes, _kernel, _profile, _sweep, _sweep_output
+from . import _cli_output as out, _compare, _dtypes, _kernel, _profile, _sweep, _sweep_output, _user_exceptions
 from ._kernel_file import CliError, find_kernel, load_module, user_call
 from ._migrate_cli import cmd_migrate
 
@@ -91,13 +91,16 @@ def _prepare(ns):
 
 
 def _trace(k, grid, args, kwargs):
-    """(traced kernel or None, NKIError or None, tracer warnings)."""
+    """(traced kernel or None, NKIError or None, tracer warnings); an exception of the
+    kernel's own code is a diagnostic at its line like any other."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             return k.trace(grid, args, kwargs), None, caught
         except core.NKIError as e:
             return None, e, caught
+        except Exception as e:
+            return None, _user_exceptions.diagnostic(e, k), caught
 
 
 class _Printer:
@@ -116,6 +119,8 @@ class _Printer:
 
     def diagnostic(self, e):
         print(str(e), file=sys.stderr)
+        if self.verbose and e.code == "err_internal" and e.__cause__ is not None:
+            traceback.print_exception(e.__cause__)  # nkic's defect, for its report
 
 
 def _dump(obj):
@@ -143,7 +148,11 @@ def cmd_trace(ns, pr):
 def _compare_outputs(mod, outs, refs, checked_uninitialized):
     """[(output report, text line)], one per output."""
     rows = []
-    for i, c in enumerate(_compare.compare_outputs(outs, refs, getattr(mod, "TOLERANCE", None))):
+    try:
+        tolerance = _compare.tolerance_of(getattr(mod, "TOLERANCE", None))
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    for i, c in enumerate(_compare.compare_outputs(outs, refs, tolerance)):
         row = {"index": i, **c.as_dict(), "hint": None}
         if c.nan_count and not checked_uninitialized:
             row["hint"] = (f"{c.nan_count} NaN value(s) in the output; a read of memory no instruction wrote "

@@ -14,6 +14,14 @@ std::string_view bare_api(std::string_view api) {
   size_t dot = api.find('.');
   return dot == std::string_view::npos ? api : api.substr(dot + 1);
 }
+// An elementwise API of two data operands, whose [P, 1] operand belongs in nisa.tensor_scalar.
+bool two_operand_elementwise(std::string_view api) {
+  std::string_view op = bare_api(api);
+  for (std::string_view name : {"tensor_tensor", "add", "subtract", "multiply", "divide", "maximum", "minimum",
+                                "power", "equal", "not_equal", "greater", "greater_equal", "less", "less_equal"})
+    if (op == name) return true;
+  return false;
+}
 }  // namespace
 
 std::string shape_str(const std::vector<int64_t>& shape) {
@@ -25,48 +33,39 @@ std::string shape_str(const std::vector<int64_t>& shape) {
 Diagnostic err_nki_api_outside_of_nki_kernel(std::string_view api) {
   return make("err_nki_api_outside_of_nki_kernel",
               "'" + s(api) + "' can only be called inside an NKI kernel that is being traced",
-              ErrorKind::Runtime,
-              "decorate the function with @nki.jit and call it with numpy arrays, or run it "
-              "through nki.simulate_kernel");
+              ErrorKind::Runtime);
 }
 
 Diagnostic err_dynamic_control_flow_not_supported(std::string_view what) {
   return make("err_dynamic_control_flow_not_supported",
               "dynamic control-flow depending on tensor value is not supported: the condition is " + s(what) +
                   ", which is only known when the kernel runs on the device",
-              ErrorKind::Syntax,
-              "NKI traces the kernel once and evaluates Python `if`/`while` at trace time; select "
-              "values with nl.where or nisa.affine_select, restrict work with mask=, or pass the "
-              "deciding value as a static (Python) kernel argument");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_control_flow_condition_depending_on_arange() {
   return make("err_control_flow_condition_depending_on_arange",
               "Control-flow depending on `nl.arange` or `nl.mgrid` is not supported: a comparison "
               "of index values is a mask over the tile, not a Python bool",
-              ErrorKind::Syntax,
-              "pass the comparison as mask= to the instruction (e.g. nl.add(a, b, mask=j > 2048))");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_ambiguous_tensor_truth_value(std::string_view what) {
   return make("err_ambiguous_tensor_truth_value",
-              "Cannot evaluate truth value of a multi-element tensor/array (" + s(what) + ")",
-              ErrorKind::Value,
-              "combine tensors elementwise with &, | and ~, compare explicitly, or test `is None`");
+              "Cannot evaluate truth value of a multi-element tensor/array (" + s(what) + ")", ErrorKind::Value);
 }
 
 Diagnostic err_1d_arange_not_supported(std::string_view tensor) {
   return make("err_1d_arange_not_supported",
               "indexing tensor `" + s(tensor) + "` with 1d arange is not supported",
-              ErrorKind::Syntax,
-              "give the index a partition or free axis: nl.arange(n)[:, None] or nl.arange(n)[None, :]");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_unsupported_mixing_basic_advanced_tensor_indexing(std::string_view tensor) {
   return make("err_unsupported_mixing_basic_advanced_tensor_indexing",
               "mixing basic tensor indexing (slices) and advanced tensor indexing (nl.arange / "
               "nl.mgrid) is not supported when indexing `" + s(tensor) + "`",
-              ErrorKind::Syntax, "use nl.arange for every dimension, or slices for every dimension");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_tensor_access_out_of_bound(std::string_view tensor, int dim, int64_t lo, int64_t hi,
@@ -75,14 +74,13 @@ Diagnostic err_tensor_access_out_of_bound(std::string_view tensor, int dim, int6
               "Out-of-bound access for tensor `" + s(tensor) + "` on dimension " +
                   std::to_string(dim) + ": index range [" + std::to_string(lo) + ", " +
                   std::to_string(hi) + "] exceed dimension size of " + std::to_string(size),
-              ErrorKind::Index, "restrict the access with mask= (e.g. mask=(i_p < n))");
+              ErrorKind::Index);
 }
 
 Diagnostic err_num_partition_exceed_arch_limit(int64_t par, int64_t limit) {
   return make("err_num_partition_exceed_arch_limit",
               "number of partitions " + std::to_string(par) +
-                  " exceed architecture limitation of " + std::to_string(limit) + ".",
-              ErrorKind::Syntax, "tile the partition dimension in chunks of nl.tile_size.pmax");
+                  " exceed architecture limitation of " + std::to_string(limit) + ".", ErrorKind::Syntax);
 }
 
 Diagnostic err_num_partition_mismatch(std::string_view a, std::string_view b, std::string_view api) {
@@ -95,23 +93,25 @@ Diagnostic err_param_shape_incompatible_with_matmul(std::string_view why, std::s
                                                    std::string_view moving, std::string_view api) {
   return make("err_param_shape_incompatible_with_matmul",
               s(why) + ": parameters (" + s(stationary) + ", " + s(moving) + ") of '" + s(bare_api(api)) +
-                  "' are incompatible with a matmul",
-              ErrorKind::Syntax, "the contraction dimension is the partition dimension of both operands");
+                  "' are incompatible with a matmul", ErrorKind::Syntax);
 }
 
 Diagnostic err_unsupported_memory(std::string_view operand, std::string_view api,
                                   std::string_view expected, std::string_view actual) {
   // The documented wording names the bare API ('load', not 'nl.load').
+  const bool dma_from_psum = actual == "psum" && bare_api(api).find("dma") != std::string_view::npos;
   return make("err_unsupported_memory",
               "Expected operand '" + s(operand) + "' of '" + s(bare_api(api)) + "' to be in address space '" +
-                  s(expected) + "', but got a tile in '" + s(actual) + "' instead.");
+                  s(expected) + "', but got a tile in '" + s(actual) + "' instead.",
+              ErrorKind::Syntax,
+              dma_from_psum ? "DMA does not reach PSUM: copy the tile to SBUF first with nisa.tensor_copy, then "
+                              "move the SBUF tile"
+                            : "");
 }
 
 Diagnostic err_cannot_update_immutable_parameter(std::string_view tensor) {
   return make("err_cannot_update_immutable_parameter",
-              "Cannot update immutable parameter '" + s(tensor) + "'", ErrorKind::Syntax,
-              "copy the input into a new tensor, or annotate the parameter as nt.mutable_tensor and "
-              "return it");
+              "Cannot update immutable parameter '" + s(tensor) + "'", ErrorKind::Syntax);
 }
 
 Diagnostic err_tensor_output_not_written_to(std::string_view tensor) {
@@ -122,9 +122,7 @@ Diagnostic err_tensor_output_not_written_to(std::string_view tensor) {
 
 Diagnostic err_shared_hbm_must_in_kernel_level() {
   return make("err_shared_hbm_must_in_kernel_level",
-              "shared_hbm buffer can only be created top level kernel scope", ErrorKind::Syntax,
-              "create the output with nl.ndarray(..., buffer=nl.shared_hbm) at the top of the "
-              "kernel body and pass it into loops and helpers");
+              "shared_hbm buffer can only be created top level kernel scope", ErrorKind::Syntax);
 }
 
 Diagnostic err_local_variable_used_out_of_scope(std::string_view tensor) {
@@ -153,8 +151,7 @@ Diagnostic err_store_dst_shape_smaller_than_other_shape(const std::vector<int64_
   // The documented template names the destination 'a' and the value 'b'.
   return make("err_store_dst_shape_smaller_than_other_shape",
               "Illegal assignment destination shape in 'a = b': shape " + shape_str(dst) +
-                  " of parameter 'a' is smaller than other parameter shapes b" + shape_str(src),
-              ErrorKind::Syntax, "assign into a destination as large as the value, or index the value down");
+                  " of parameter 'a' is smaller than other parameter shapes b" + shape_str(src), ErrorKind::Syntax);
 }
 
 Diagnostic err_param_shape_incompatible_with_numpy(std::string_view a, std::string_view b) {
@@ -166,15 +163,12 @@ Diagnostic err_param_shape_incompatible_with_numpy(std::string_view a, std::stri
 Diagnostic err_unsupported_expression_in_mask(std::string_view why) {
   return make("err_unsupported_expression_in_mask",
               "NKI mask expressions must be affine expressions of static loop indices: " + s(why),
-              ErrorKind::Syntax,
-              "write the mask as comparisons of nl.arange / loop / program_id expressions combined "
-              "with &");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_non_affine_index_expression(std::string_view what) {
   return make("err_non_affine_index_expression",
-              "index expression is not affine: " + s(what), ErrorKind::Type,
-              "index expressions may add, subtract and multiply by Python integers");
+              "index expression is not affine: " + s(what), ErrorKind::Type);
 }
 
 Diagnostic err_unexpected_type_of_operand(std::string_view operand, std::string_view got) {
@@ -186,7 +180,7 @@ Diagnostic err_program_id_axis_out_of_bounds(int64_t axis, int64_t ndim) {
   return make("err_program_id_axis_out_of_bounds",
               "program_id axis " + std::to_string(axis) + " is out of bounds for a launch grid of " +
                   std::to_string(ndim) + " dimension(s)",
-              ErrorKind::Index, "launch the kernel with a grid, e.g. kernel[2, 4](...)");
+              ErrorKind::Index);
 }
 
 Diagnostic err_unsupported_dtype(std::string_view what) {
@@ -219,15 +213,19 @@ Diagnostic err_kernel_has_no_output() {
 
 Diagnostic err_nested_kernel_with_spmd_grid() {
   return make("err_nested_kernel_with_spmd_grid",
-              "a kernel cannot launch another kernel with an SPMD grid", ErrorKind::Syntax,
-              "call the nested kernel without a grid; it is traced into the calling kernel");
+              "a kernel cannot launch another kernel with an SPMD grid", ErrorKind::Syntax);
 }
 
 Diagnostic err_size_of_dimension_exceed_arch_limit(int dim, std::string_view operand, std::string_view api,
                                                    int64_t limit) {
+  const bool matmul = api.find("matmul") != std::string_view::npos;
   return make("err_size_of_dimension_exceed_arch_limit",
               "size of dimension " + std::to_string(dim) + " in '" + s(operand) + "' of '" + s(bare_api(api)) +
-                  "' exceed architecture limitation of " + std::to_string(limit));
+                  "' exceed architecture limitation of " + std::to_string(limit),
+              ErrorKind::Syntax,
+              matmul ? "split the matmul into tiles of at most " + std::to_string(limit) +
+                           " along this dimension and loop over them, accumulating the products in PSUM"
+                     : "split the dimension into tiles of at most " + std::to_string(limit) + " and loop over them");
 }
 
 Diagnostic err_exceed_max_supported_dimension(std::string_view operand, std::string_view api, int64_t max_dims) {
@@ -239,7 +237,7 @@ Diagnostic err_exceed_max_supported_dimension(std::string_view operand, std::str
 Diagnostic err_tile_index_add_non_integer_scalar(std::string_view got, std::string_view op) {
   return make("err_tile_index_add_non_integer_scalar",
               "index expressions only combine with integers, got " + s(got) + " in '" + s(op) + "'",
-              ErrorKind::Type, "indices are affine in loop variables, nl.arange and nl.program_id; cast with int()");
+              ErrorKind::Type);
 }
 
 Diagnostic err_unsupported_index(std::string_view message) {
@@ -250,35 +248,31 @@ Diagnostic err_symbolic_value_used_as_python_int() {
   return make("err_symbolic_value_used_as_python_int",
               "a symbolic index value cannot be used where Python needs an int (list index, range(), int()): "
               "its value is only known when the loop runs on the device",
-              ErrorKind::Type,
-              "iterate with nl.static_range to get Python ints, or keep the value symbolic (index tensors "
-              "with it, use it in masks)");
+              ErrorKind::Type);
 }
 
 Diagnostic err_cannot_assign_to_index(std::string_view what) {
   return make("err_cannot_assign_to_index", "'" + s(what) + "' tensor does not support item assignment",
-              ErrorKind::Type, "materialise the index into a tile with nisa.iota first");
+              ErrorKind::Type);
 }
 
 Diagnostic err_comparison_precedence() {
   return make("err_comparison_precedence",
               "'&' and '|' bind tighter than comparisons: `a < b & c < d` is parsed as `a < (b & c) < d`",
-              ErrorKind::Syntax, "parenthesise each comparison: (a < b) & (c < d)");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_break_in_deferred_loop(std::string_view statement) {
   return make("err_break_in_deferred_loop",
               "'" + s(statement) + "' inside an nl.affine_range / nl.sequential_range loop: the body is traced "
               "once as one loop axis, so it cannot be left early",
-              ErrorKind::Syntax,
-              "restrict the work with mask= instead, or iterate with nl.static_range to unroll the loop in Python");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_return_in_predicated_branch() {
   return make("err_return_in_predicated_branch",
               "'return' inside an `if` on a loop variable: both branches are traced, each predicated, so the "
-              "function cannot return from one of them",
-              ErrorKind::Syntax, "assign the result to a tensor declared before the if (t[...] = ...) and return after it");
+              "function cannot return from one of them", ErrorKind::Syntax);
 }
 
 Diagnostic err_invalid_range_args(std::string_view message, ErrorKind kind) {
@@ -286,8 +280,7 @@ Diagnostic err_invalid_range_args(std::string_view message, ErrorKind kind) {
 }
 
 Diagnostic err_incorrect_target_type(std::string_view name) {
-  return make("err_incorrect_target_type", "unknown platform_target '" + s(name) + "'", ErrorKind::Value,
-              "use one of inf1, trn1, inf2, trn2, trn3");
+  return make("err_incorrect_target_type", "unknown platform_target '" + s(name) + "'", ErrorKind::Value);
 }
 
 Diagnostic err_invalid_shape(const std::vector<int64_t>& shape) {
@@ -301,12 +294,11 @@ Diagnostic err_invalid_shape(std::string_view why) {
 
 Diagnostic err_hbm_tensor_with_init_value_not_supported() {
   return make("err_hbm_tensor_with_init_value_not_supported", "HBM tensors cannot be created with an initial value",
-              ErrorKind::Syntax, "create it with nl.ndarray(..., buffer=nl.shared_hbm) and write it with nl.store");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_unsupported_buffer(std::string_view name) {
-  return make("err_unsupported_buffer", "unknown buffer '" + s(name) + "'", ErrorKind::Value,
-              "use nl.sbuf, nl.psum, nl.hbm, nl.private_hbm or nl.shared_hbm");
+  return make("err_unsupported_buffer", "unknown buffer '" + s(name) + "'", ErrorKind::Value);
 }
 
 Diagnostic err_instruction_unsupported_op(std::string_view op) {
@@ -314,9 +306,7 @@ Diagnostic err_instruction_unsupported_op(std::string_view op) {
 }
 
 Diagnostic err_unsupported_reduce_axis(std::string_view message) {
-  return make("err_unsupported_reduce_axis", s(message), ErrorKind::Value,
-              "reduce over free axes (1, 2, ...); transpose first, or use nisa.tensor_partition_reduce, for the "
-              "partition axis");
+  return make("err_unsupported_reduce_axis", s(message), ErrorKind::Value);
 }
 
 Diagnostic err_supported_operand_dtype(std::string_view message) {
@@ -326,8 +316,7 @@ Diagnostic err_supported_operand_dtype(std::string_view message) {
 Diagnostic err_insufficient_rank(std::string_view what, const std::vector<int64_t>& shape, size_t min_rank) {
   return make("err_insufficient_rank",
               "Insufficient rank: " + s(what) + " " + shape_str(shape) + " must have at least " +
-                  std::to_string(min_rank) + " dimensions (partition and free)",
-              ErrorKind::Syntax, "use a [N, 1] tile instead of [N]");
+                  std::to_string(min_rank) + " dimensions (partition and free)", ErrorKind::Syntax);
 }
 
 Diagnostic err_stack_overflow(bool psum, int64_t required, int64_t capacity, std::string_view target) {
@@ -353,21 +342,19 @@ Diagnostic warn_bn_stats_mask_on_reduce_dims() {
 Diagnostic warn_block_dimension_is_deprecated() {
   return make("warn_block_dimension_is_deprecated",
               "Block dimension is deprecated: dimensions before the partition dimension (nl.par_dim) are blocks",
-              ErrorKind::Syntax,
-              "fold the blocks into the free dimensions ((128, 8, 512)) or declare the tensor inside the loop");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_indirect_indices_free_dim(std::string_view tensor, int dim) {
   return make("err_indirect_indices_free_dim",
               "indirect indexing of tensor `" + s(tensor) + "` on free dimension " + std::to_string(dim) +
                   " is not supported; only the partition (or block) dimension can be indexed by a tile",
-              ErrorKind::Syntax, "index the partition dimension with the index tile and the free dims with nl.arange");
+              ErrorKind::Syntax);
 }
 
 Diagnostic err_indirect_indices_sbuf(std::string_view index) {
   return make("err_indirect_indices_sbuf",
-              "the index tile `" + s(index) + "` of an indirect access must be in SBUF", ErrorKind::Syntax,
-              "load the indices with nl.load (or make them with nisa.iota) first");
+              "the index tile `" + s(index) + "` of an indirect access must be in SBUF", ErrorKind::Syntax);
 }
 
 Diagnostic err_tensor_index_not_supported(std::string_view tensor, std::string_view why) {
@@ -382,9 +369,7 @@ Diagnostic err_indirect_indices_are_not_supported_with_nki_api(std::string_view 
 
 Diagnostic err_copy_dynamic_indirect_indices_not_natively_supported(std::string_view lhs) {
   return make("err_copy_dynamic_indirect_indices_not_natively_supported",
-              "cannot copy a tensor with indirect memory reference access to `" + s(lhs) + "`", ErrorKind::Syntax,
-              "copy on chip at a runtime offset with nisa.tensor_copy_dynamic_src (offset source) or "
-              "nisa.tensor_copy_dynamic_dst (offset destination)");
+              "cannot copy a tensor with indirect memory reference access to `" + s(lhs) + "`", ErrorKind::Syntax);
 }
 
 Diagnostic err_atomic_rmw_add_only(std::string_view op) {
@@ -406,16 +391,19 @@ Diagnostic err_tile_shape_mismatch(std::string_view a, std::string_view b, std::
   return make("err_tile_shape_mismatch",
               "number of elements per partition mismatch in parameters (" + s(a) + ", " + s(b) + ") of '" +
                   s(bare_api(api)) + "'",
-              ErrorKind::Syntax, "'" + s(bare_api(api)) + "' does not broadcast; use nisa.tensor_scalar for a [P, 1] operand");
+              ErrorKind::Syntax,
+              // A destination is described by its shape alone ("[128, 64]"); a second data operand by name.
+              b.substr(0, 1) == "["
+                  ? "the destination must have as many elements per partition as the result; size it to the result"
+                  : two_operand_elementwise(api)
+                        ? "'" + s(bare_api(api)) + "' does not broadcast; use nisa.tensor_scalar for a [P, 1] operand"
+                        : "give both operands the same number of elements per partition");
 }
 
 Diagnostic err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel(std::string_view api) {
   return make("err_transpose_on_tensor_engine_not_allowed_in_allocated_kernel",
               "'" + s(bare_api(api)) + "' transposes on the Tensor Engine into a temporary, which is not allowed in "
-              "a kernel with directly allocated tensors",
-              ErrorKind::Syntax,
-              "declare your own identity tensor and call nisa.nc_matmul (is_transpose=True), or pass "
-              "transpose_x=True to nl.matmul with an already transposed operand");
+              "a kernel with directly allocated tensors", ErrorKind::Syntax);
 }
 
 Diagnostic err_min_arch_support_for_inst(std::string_view api, int min_version, std::string_view target,
@@ -429,16 +417,12 @@ Diagnostic err_min_arch_support_for_inst(std::string_view api, int min_version, 
 Diagnostic err_min_arch_support_for_hwdge(std::string_view api, std::string_view target, int version) {
   return make("err_min_arch_support_for_hwdge",
               "dge_mode=hwdge in '" + s(api) + "' needs hardware DGE, which target '" + s(target) +
-                  "' (NeuronCore-v" + std::to_string(version) + ") does not have",
-              ErrorKind::Value, "use dge_mode=nisa.dge_mode.swdge (or leave it unknown) on this target");
+                  "' (NeuronCore-v" + std::to_string(version) + ") does not have", ErrorKind::Value);
 }
 
 Diagnostic err_expected_constant_value(std::string_view what, std::string_view why) {
   return make("err_expected_constant_value",
-              "expected a compile-time constant value, but got " + s(what) + ": " + s(why), ErrorKind::Value,
-              "shapes, sizes, axes, immediate values and nl.*_range bounds are fixed when the kernel is "
-              "traced; pass a Python number (nl.static_range yields Python ints), or an operand that "
-              "takes a tile");
+              "expected a compile-time constant value, but got " + s(what) + ": " + s(why), ErrorKind::Value);
 }
 
 Diagnostic err_string_type_hint(std::string_view param, std::string_view hint) {
@@ -449,8 +433,7 @@ Diagnostic err_string_type_hint(std::string_view param, std::string_view hint) {
 }
 
 Diagnostic err_unsupported_args(std::string_view api, std::string_view why) {
-  return make("err_unsupported_args", "unsupported arguments to '" + s(api) + "': " + s(why), ErrorKind::Type,
-              "see the API's signature in docs/language.md; keyword-only arguments must be named");
+  return make("err_unsupported_args", "unsupported arguments to '" + s(api) + "': " + s(why), ErrorKind::Type);
 }
 
 Diagnostic err_multi_cores_spmd_not_supported(int cores, std::string_view target, int max_cores) {
@@ -464,7 +447,7 @@ Diagnostic err_multi_cores_spmd_not_supported(int cores, std::string_view target
 Diagnostic err_no_cost_figures(std::string_view target) {
   return make("err_no_cost_figures",
               "no published engine and DMA figures for target '" + s(target) + "': nkic cannot predict its latency",
-              ErrorKind::Value, "profile on trn1, inf2, trn2 or trn3");
+              ErrorKind::Value);
 }
 
 Diagnostic err_operand_cannot_be_none(std::string_view operand) {
@@ -474,8 +457,7 @@ Diagnostic err_operand_cannot_be_none(std::string_view operand) {
 Diagnostic err_bitvec_operand_must_be_integer(std::string_view op, std::string_view operand, std::string_view dtype) {
   return make("err_bitvec_operand_must_be_integer",
               "bitvec operator '" + s(op) + "' works on integer bit patterns, but operand '" + s(operand) +
-                  "' is " + s(dtype),
-              ErrorKind::Type, "bitcast the tile to an integer dtype (t.view(nl.int32)) or use an arithmetic operator");
+                  "' is " + s(dtype), ErrorKind::Type);
 }
 
 Diagnostic err_reduce_bitvec_op_invalid_dtype(std::string_view op, std::string_view dtype, bool partition) {
@@ -522,35 +504,31 @@ Diagnostic err_tensor_exceeds_hbm_capacity(std::string_view tensor, const std::v
   return make("err_tensor_exceeds_hbm_capacity",
               "HBM tensor '" + s(tensor) + "' of shape " + shape_str(shape) + " needs " + bytes_str(bytes) +
                   ", more than the " + bytes_str(static_cast<double>(capacity)) + " of HBM of a '" + s(target) +
-                  "' chip",
-              ErrorKind::Value, "tile the problem over several kernel calls, or use a smaller shape");
+                  "' chip", ErrorKind::Value);
 }
 
 Diagnostic err_trace_limit_exceeded(std::string_view what, int64_t limit) {
   return make("err_trace_limit_exceeded", "tracing would " + s(what) + ", more than the limit of " + std::to_string(limit),
-              ErrorKind::Value,
-              "nl.affine_range / nl.sequential_range keep one loop axis and trace the body once; raise the limit "
-              "with the environment variable NKIC_TRACE_LIMIT=<count> if the kernel really is this large");
+              ErrorKind::Value);
 }
 
 Diagnostic err_internal(std::string_view what) {
-  return make("err_internal", "internal error in nkic while handling this line (" + s(what) + ")",
-              ErrorKind::Runtime, "this is a defect of nkic, not of the kernel: please report it with the kernel");
+  return make("err_internal", "internal error in nkic while handling this line (" + s(what) + ")", ErrorKind::Runtime);
+}
+
+Diagnostic err_exception_in_kernel(std::string_view exception) {
+  return make("err_exception_in_kernel", "the kernel's Python code raised " + s(exception), ErrorKind::Runtime);
 }
 
 Diagnostic err_recursion_too_deep(std::string_view function, int limit) {
   return make("err_recursion_too_deep",
               "'" + s(function) + "' calls itself more than " + std::to_string(limit) +
-                  " levels deep: tracing inlines every call, so the recursion never ends",
-              ErrorKind::Runtime,
-              "end the recursion on a value known at trace time (a shape, a Python int), or write a loop");
+                  " levels deep: tracing inlines every call, so the recursion never ends", ErrorKind::Runtime);
 }
 
 Diagnostic err_while_loop_requires_unconditional_entry() {
   return make("err_while_loop_requires_unconditional_entry",
-              "Traditional while loops are not supported - use do-while pattern instead", ErrorKind::Value,
-              "enter unconditionally and test at the end: cond = scalar(True); while cond: ...; cond = <runtime "
-              "condition>");
+              "Traditional while loops are not supported - use do-while pattern instead", ErrorKind::Value);
 }
 
 Diagnostic err_activation_bias_invalid_type(std::string_view dtype) {
@@ -584,8 +562,7 @@ Diagnostic err_bias_tensor_must_be_specified_in_allocation(std::string_view api)
 
 Diagnostic err_tensor_creation_on_scratchpad_with_init_value_not_supported() {
   return make("err_tensor_creation_on_scratchpad_with_init_value_not_supported",
-              "Creating SBUF/PSUM tensor with init value is not supported in allocated NKI kernels", ErrorKind::Syntax,
-              "create it with nl.ndarray and fill it with nisa.memset or an assignment");
+              "Creating SBUF/PSUM tensor with init value is not supported in allocated NKI kernels", ErrorKind::Syntax);
 }
 
 }  // namespace nkic::sema

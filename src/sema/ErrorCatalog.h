@@ -83,7 +83,7 @@ Diagnostic err_indirect_indices_free_dim(std::string_view tensor, int dim);
 Diagnostic err_indirect_indices_sbuf(std::string_view index);
 Diagnostic err_tensor_index_not_supported(std::string_view tensor, std::string_view why);
 Diagnostic err_indirect_indices_are_not_supported_with_nki_api(
-    std::string_view api, std::string_view hint = "load with nl.load (which supports indirect indices) and transpose on chip");
+    std::string_view api, std::string_view hint = "");
 Diagnostic err_copy_dynamic_indirect_indices_not_natively_supported(std::string_view lhs);
 Diagnostic err_tile_shape_mismatch(std::string_view a, std::string_view b, std::string_view api);
 Diagnostic err_reduce_unsupported_negate(std::string_view op);
@@ -110,6 +110,10 @@ Diagnostic err_trace_limit_exceeded(std::string_view what, int64_t limit);
 std::string bytes_str(double bytes);
 // A defect of nkic (an internal invariant broke), reported at the user's line.
 Diagnostic err_internal(std::string_view what);
+// The kernel's own Python code raised `exception` ("AssertionError: rows must be 64") while
+// it was traced: what the command line reports at the user's line (from Python the
+// exception itself propagates).
+Diagnostic err_exception_in_kernel(std::string_view exception);
 // An API of a later NeuronCore than the target's.
 Diagnostic err_min_arch_support_for_inst(std::string_view api, int min_version, std::string_view target,
                                          int version);

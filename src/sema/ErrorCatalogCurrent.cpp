@@ -11,14 +11,12 @@ using catalog::s;
 Diagnostic err_hwdge_dtype_mismatch(std::string_view src, std::string_view dst) {
   return make("err_hwdge_dtype_mismatch",
               "'dma_copy' with dge_mode.hwdge copies bytes and cannot cast: src is '" + s(src) + "', dst is '" +
-                  s(dst) + "'",
-              ErrorKind::Type, "give src and dst one dtype (reinterpret with .view(dtype)), or leave dge_mode unknown");
+                  s(dst) + "'", ErrorKind::Type);
 }
 
 Diagnostic err_memset_value_dtype(std::string_view value, std::string_view dtype, std::string_view why) {
   return make("err_memset_value_dtype",
-              "'memset' value " + s(value) + " does not fit dst dtype '" + s(dtype) + "': " + s(why), ErrorKind::Type,
-              "pass a value of dst's type (an int literal for integer tensors)");
+              "'memset' value " + s(value) + " does not fit dst dtype '" + s(dtype) + "': " + s(why), ErrorKind::Type);
 }
 
 Diagnostic err_output_not_in_shared_hbm(std::string_view tensor, std::string_view memory) {
@@ -40,7 +38,7 @@ Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime) {
   return make("err_lnc_config_mismatch",
               "kernel[" + std::to_string(lnc) + "] does not match NEURON_LOGICAL_NC_CONFIG=" + s(runtime) +
                   ": the runtime launches every kernel over the logical NeuronCore size it is configured with",
-              ErrorKind::Value, "launch kernel[NEURON_LOGICAL_NC_CONFIG], or unset the variable");
+              ErrorKind::Value);
 }
 
 Diagnostic err_unsupported_python_construct(std::string_view what, std::string_view hint) {
@@ -49,15 +47,13 @@ Diagnostic err_unsupported_python_construct(std::string_view what, std::string_v
 }
 
 Diagnostic err_address_out_of_range(std::string_view tensor, std::string_view why) {
-  return make("err_address_out_of_range", "address= of '" + s(tensor) + "' does not fit: " + s(why), ErrorKind::Syntax,
-              "place the tensor inside the buffer (address=(start partition, free byte offset))");
+  return make("err_address_out_of_range", "address= of '" + s(tensor) + "' does not fit: " + s(why), ErrorKind::Syntax);
 }
 
 Diagnostic err_address_overlap(std::string_view tensor, std::string_view other, std::string_view where) {
   return make("err_address_overlap",
               "address= of '" + s(tensor) + "' overlaps '" + s(other) + "' (" + s(where) +
-                  ") while both are in use: one would overwrite the other",
-              ErrorKind::Syntax, "place them apart, or let nkic place one of them (omit address=)");
+                  ") while both are in use: one would overwrite the other", ErrorKind::Syntax);
 }
 
 Diagnostic err_psum_address_not_bank_aligned(std::string_view tensor, int64_t offset, int64_t bank_bytes) {
@@ -82,8 +78,7 @@ Diagnostic warn_matmul_dst_crosses_psum_bank(std::string_view tensor, int64_t fi
 Diagnostic warn_matmul_accumulate_uninitialized(std::string_view tensor) {
   return make("warn_matmul_accumulate_uninitialized",
               "nc_matmul(accumulate=True) adds onto PSUM tensor '" + s(tensor) +
-                  "', which nothing wrote before: the hardware's result is undefined",
-              ErrorKind::Syntax, "write the first matmul of a location with accumulate=False (or None)");
+                  "', which nothing wrote before: the hardware's result is undefined", ErrorKind::Syntax);
 }
 
 Diagnostic warn_dependency_against_program_order(std::string_view consumer, std::string_view producer,
@@ -92,8 +87,7 @@ Diagnostic warn_dependency_against_program_order(std::string_view consumer, std:
               "'" + s(consumer) + "' is made to wait for '" + s(producer) + "' (line " +
                   std::to_string(producer_loc.line) +
                   "), which is traced after it: nkic runs and costs the instructions in program order, so the edge "
-                  "is ignored",
-              ErrorKind::Syntax, "trace the producer first, or drop the edge");
+                  "is ignored", ErrorKind::Syntax);
 }
 
 }  // namespace nkic::sema

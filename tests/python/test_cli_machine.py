@@ -245,7 +245,7 @@ def test_run_json_schema(tmp_path):
     assert doc["instructions"] == 2 and doc["trace_ms"] >= 0 and doc["simulate_ms"] >= 0
     [o] = doc["outputs"]
     assert o == {"index": 0, "dtype": "float32", "shape": [128, 64], "expected_shape": [128, 64],
-                 "max_abs_error": 0.0, "max_rel_error": 0.0, "worst_index": [0, 0],
+                 "max_abs_error": 0.0, "max_rel_error": 0.0, "worst_index": [0, 0], "worst_rel_index": [0, 0],
                  "tolerance": pytest.approx(1e-5 * (128 * 64 - 1)),
                  "nan_count": 0, "ok": True, "hint": None}
 

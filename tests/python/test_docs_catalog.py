@@ -44,6 +44,11 @@ CANNOT_BE_TRIGGERED = {
 }
 
 
+# Codes only the command line reports (from Python the kernel's own exception propagates):
+# their section's example runs the command line and checks the code itself.
+COMMAND_LINE_ONLY = {"err_exception_in_kernel"}
+
+
 def grep_codes():
     """The codes `grep -rhoE '"(err|warn)_[a-z0-9_]+"' src python` prints."""
     codes = set()
@@ -88,6 +93,7 @@ def test_grep_finds_the_catalog():
 def test_allow_lists_are_minimal():
     assert NOT_CODES <= grep_codes(), "NOT_CODES names a string the grep no longer finds"
     assert CANNOT_BE_TRIGGERED <= CODES, "CANNOT_BE_TRIGGERED names a code nkic no longer has"
+    assert COMMAND_LINE_ONLY <= CODES, "COMMAND_LINE_ONLY names a code nkic no longer has"
 
 
 def test_every_code_has_a_section():
@@ -111,6 +117,11 @@ def test_error_code_has_failing_example_and_fix(code):
     fixes = [line for line, body in blocks if expected_raise(body) is None]
     if code in CANNOT_BE_TRIGGERED:
         assert not raising and not fixes, f"{code} cannot be triggered: its section gives no example"
+        return
+    if code in COMMAND_LINE_ONLY:
+        checking = [line for line, body in blocks if f'["code"] == "{code}"' in body]
+        assert checking and len(fixes) >= 2, f"docs/errors.md: the {code} section needs an example that checks " \
+                                             f"the command line's {code} and a fix"
         return
     assert raising, f"docs/errors.md: the {code} section has no `# raises: {code}` example"
     assert fixes, f"docs/errors.md: the {code} section has no fix (a block that runs cleanly)"
