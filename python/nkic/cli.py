@@ -166,20 +166,23 @@ def cmd_run(ns, pr):
     t0 = time.perf_counter()
     traced, err, caught = _trace(k, grid, args, kwargs)
     t1 = time.perf_counter()
-    report["warnings"] = [out.warning(w) for w in caught]
     outs = None
     if traced is not None:
         report["instructions"], report["trace_ms"] = traced.ir.num_instructions(), round(1e3 * (t1 - t0), 3)
         bound = inspect.signature(k.func).bind(*args, **kwargs).arguments
         bar = out.ProgressBar(sys.stderr) if out.ProgressBar.wanted(sys.stderr, ns.quiet or ns.json) else None
         try:
-            outs = _kernel.simulate_traced(traced, traced.arrays(bound), uninit, races, progress=bar)
+            with warnings.catch_warnings(record=True) as simulated:  # uninitialized values dropped
+                warnings.simplefilter("always")
+                outs = _kernel.simulate_traced(traced, traced.arrays(bound), uninit, races, progress=bar)
+            caught += simulated
         except core.NKIError as e:
             err = e
         finally:
             if bar is not None:
                 bar.close()
         report["simulate_ms"] = round(1e3 * (time.perf_counter() - t1), 3)
+    report["warnings"] = [out.warning(w) for w in caught]
     if not ns.json:
         pr.warnings(caught)
     if err is not None:
