@@ -19,15 +19,22 @@ std::string line_of(ir::SourceLoc loc) { return "line " + std::to_string(loc.lin
 
 }  // namespace
 
+int Tracker::origin_of(const TensorMem& t) const {
+  for (const TensorMem* m = &t;; m = &mem_[m->decl->alias_of]) {
+    if (origin_of_[id(*m)] >= 0) return origin_of_[id(*m)];
+    if (m->decl->alias_of < 0) return -1;
+  }
+}
+
 int Tracker::origin(const TensorMem& t, int64_t at, const ir::Instruction& in) {
   if (t.written[at] == kPoisoned) {
-    for (const TensorMem* m = &t;; m = &mem_[m->decl->alias_of]) {
-      if (origin_of_[id(*m)] >= 0) return origin_of_[id(*m)];
-      if (m->decl->alias_of < 0) break;
-    }
+    if (const int o = origin_of(t); o >= 0) return o;
   }
+  // One origin per reading instruction and tensor: a loop reads the same rows again and again.
+  const auto key = std::make_tuple(in.loc.file, in.loc.line, in.loc.col, id(t));
+  if (const auto it = first_read_.find(key); it != first_read_.end()) return it->second;
   origins_.push_back({in.loc, "element " + element_str(t, at) + " of tensor `" + t.decl->name + "`"});
-  return static_cast<int>(origins_.size()) - 1;
+  return first_read_[key] = static_cast<int>(origins_.size()) - 1;
 }
 
 // A tensor keeps the first origin it was poisoned from: the root of what follows.
@@ -49,18 +56,15 @@ void Tracker::reaches_output(const ir::Instruction& in, const TensorMem& t, int6
             ""});
 }
 
-void Tracker::used_as(const TensorMem& t, int64_t at, ir::SourceLoc loc, const std::string& use) {
-  std::string what = "element " + element_str(t, at) + " of tensor `" + t.decl->name + "`";
-  if (t.written[at] == kPoisoned) {
-    int o = -1;
-    for (const TensorMem* m = &t; o < 0; m = &mem_[m->decl->alias_of]) {
-      o = origin_of_[id(*m)];
-      if (m->decl->alias_of < 0) break;
-    }
-    if (o >= 0) what += ", computed from " + origins_[o].what + " (read at " + line_of(origins_[o].loc) + "),";
-  }
+void Tracker::used_as(const TensorMem& t, int64_t at, ir::SourceLoc loc, const std::string& use) const {
+  const std::string what = "element " + element_str(t, at) + " of tensor `" + t.decl->name + "`";
+  const int o = t.written[at] == kPoisoned ? origin_of(t) : -1;
   sim_error("err_read_uninitialized_memory",
-            "Read of uninitialized memory: " + what + " is used as " + use + " but was never written in this program instance",
+            o < 0 ? "Read of uninitialized memory: " + what + " is used as " + use +
+                        " but was never written in this program instance"
+                  : "Read of uninitialized memory: " + what + " is used as " + use + " but is computed from " +
+                        origins_[o].what + ", which was never written in this program instance (read at " +
+                        line_of(origins_[o].loc) + ")",
             loc);
 }
 

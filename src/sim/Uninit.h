@@ -13,8 +13,10 @@
 // simulating thread: the check runs single-threaded), collects its reads.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "ir/Diagnostic.h"
@@ -37,7 +39,7 @@ class Tracker {
   // The diagnostic of a poisoned value `in` writes to element `at` of output `t`.
   [[noreturn]] void reaches_output(const ir::Instruction& in, const TensorMem& t, int64_t at, int origin) const;
   // The diagnostic of element `at` of `t` read as `use` ("an address", "a loop bound").
-  [[noreturn]] void used_as(const TensorMem& t, int64_t at, ir::SourceLoc loc, const std::string& use);
+  [[noreturn]] void used_as(const TensorMem& t, int64_t at, ir::SourceLoc loc, const std::string& use) const;
   // The warning for values read uninitialized and dropped, when there were any.
   std::optional<ir::Diagnostic> dropped() const;
 
@@ -47,10 +49,14 @@ class Tracker {
     std::string what;  // "element [122, 0] of tensor `a_tile`"
   };
   int id(const TensorMem& t) const { return static_cast<int>(&t - mem_.data()); }
+  // The origin `t` (or the tensor it views) was poisoned from, or -1.
+  int origin_of(const TensorMem& t) const;
 
   const std::vector<TensorMem>& mem_;
   std::vector<int> origin_of_;  // per tensor: index into origins_, or -1
   std::vector<Origin> origins_;
+  // (file, line, col, tensor) of a reading instruction -> its origin
+  std::map<std::tuple<const std::string*, int, int, int>, int> first_read_;
 };
 
 // Open while `in` runs under the check; nested scopes are not supported.

@@ -161,6 +161,32 @@ TEST(SimUninit, AnUninitializedLoopBoundOrAddressIsAnError) {
   }
 }
 
+// An index computed from memory nothing wrote names where its value came from.
+TEST(SimUninit, APoisonedAddressNamesItsOrigin) {
+  KernelBuilder b;
+  int out = b.hbm_out("out", {4, F}, DType::float32);
+  int raw = b.tensor("raw", {1, 2}, DType::int32);
+  int n = b.tensor("n", {1, 2}, DType::int32);
+  int row = b.tensor("row", {1, F}, DType::float32);
+  at_line(b.emit(Opcode::Memset, {1, 1}, at(raw, {G(0), G(1)}), {}, AluOp::bypass, {2.0}), 2);
+  at_line(b.emit(Opcode::TensorScalar, {1, 2}, at2(n), {at2(raw)}, AluOp::add, {1.0}), 3);  // n[0, 1] from raw[0, 1]
+  at_line(b.emit(Opcode::Memset, {1, F}, at2(row), {}, AluOp::bypass, {1.0}), 4);
+  ir::Access dst = at(out, {AffineExpr(0), G(1)});
+  dst.indirect.push_back({0, at(n, {AffineExpr(0), AffineExpr(1)}), 1});
+  at_line(b.emit(Opcode::Store, {1, F}, dst, {at2(row)}), 9);
+  std::vector<float> vo(4 * F);
+  std::vector<ir::Diagnostic> warnings;
+  try {
+    run_checked(b.k, bind(b.k, {{out, vo.data()}}), warnings);
+    FAIL() << "expected err_read_uninitialized_memory";
+  } catch (const NkiError& e) {
+    EXPECT_EQ(e.diag().message,
+              "Read of uninitialized memory: element [0, 1] of tensor `n` is used as an address but is computed "
+              "from element [0, 1] of tensor `raw`, which was never written in this program instance (read at line 3)");
+    EXPECT_EQ(e.diag().loc.line, 9);
+  }
+}
+
 // Each partition of a row instruction (here a scan) depends on that partition alone.
 TEST(SimUninit, RowInstructionsPoisonOnlyTheirOwnPartition) {
   KernelBuilder b;
