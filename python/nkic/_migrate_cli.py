@@ -37,13 +37,21 @@ def _kernel_inputs(mod, kernels, ns):
     return fits
 
 
-def _legacy(path, kname):
-    """(module or None, {name: legacy kernel}); a file that does not load migrates untraced."""
+def _legacy(path, kname, check):
+    """(module or None, {name: legacy kernel defined in the file}); a file that does not load
+    migrates untraced. A kernel the file imports is migrated with the file that defines it."""
     try:
         mod = load_module(path)
     except CliError as e:
         return None, {}, str(e)
-    kernels = {n: v for n, v in vars(mod).items() if mt.legacy_kernel(v) is not None}
+    found = {n: v for n, v in vars(mod).items() if mt.legacy_kernel(v) is not None}
+    kernels = {n: v for n, v in found.items()
+               if os.path.realpath(v.func.__code__.co_filename) == os.path.realpath(path)}
+    imported = sorted(set(found) - set(kernels))
+    if imported and (kname in imported or (check and not kernels)):
+        raise CliError(f"{path} defines no legacy kernel{' named ' + repr(kname) if kname else ''}; "
+                       f"{', '.join(imported)} {'comes' if len(imported) == 1 else 'come'} from another file: "
+                       f"migrate that file")
     if kname:
         if kname not in kernels:
             raise CliError(f"{path} defines no legacy kernel named {kname!r}")
@@ -58,7 +66,7 @@ def cmd_migrate(ns, pr):
         raise CliError(f"no such file: {path}")
     with open(path) as f:
         source = f.read()
-    mod, kernels, load_error = _legacy(path, kname)
+    mod, kernels, load_error = _legacy(path, kname, ns.check)
     if load_error and ns.check:
         raise CliError(f"--check needs the legacy file to run: {load_error}")
     inputs = _kernel_inputs(mod, kernels, ns) if mod is not None else {}

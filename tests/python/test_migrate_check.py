@@ -232,3 +232,24 @@ def test_every_tutorial_matches_or_is_refused_at_a_line(rel, kernel, inputs, gri
     refused = [line for line in r.stderr.splitlines() if f"error: nkic-migrate: {kernel} is not checked" in line]
     assert refused and all(line.startswith(f"{path}:") for line in refused), r.stderr
     assert refusal in refused[0]
+
+
+def test_a_kernel_imported_from_another_file_is_checked_with_that_file(tmp_path):
+    write(tmp_path, "kernels.py", SCALE)
+    caller = write(tmp_path, "caller.py", '''\
+        import numpy as np
+        from kernels import scale
+
+
+        def scale_twice(a):
+            return scale(scale(a, 2.0), 2.0)
+
+
+        def make_inputs():
+            return (np.ones((128, 64), np.float32), 2.0)
+        ''')
+    r = nkic("migrate", str(caller), "--check", env={"PYTHONPATH": str(tmp_path)})
+    assert r.returncode == 3
+    assert r.stderr.strip() == (f"nkic: error: {caller} defines no legacy kernel; scale comes from another file: "
+                                "migrate that file")
+    assert nkic("migrate", str(caller), env={"PYTHONPATH": str(tmp_path)}).returncode == 0
