@@ -57,12 +57,17 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
       py::gil_scoped_acquire gil;
       progress(done);
     };
+  std::vector<ir::Diagnostic> warnings;  // issued as Python warnings at the user's line once the GIL is back
+  opts.warning = [&warnings](const ir::Diagnostic& d) { warnings.push_back(d); };
   try {
     {
       py::gil_scoped_release release;
       sim::simulate(k, bindings, opts);
     }
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
+    for (const ir::Diagnostic& d : warnings)
+      py::module_::import("warnings").attr("warn_explicit")("[" + d.code + "] " + d.message, py::handle(PyExc_UserWarning),
+                                                             d.loc.file ? *d.loc.file : std::string("<kernel>"), d.loc.line);
   } catch (const ir::NkiError& e) {
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
     raise_sim_error(e, k);

@@ -8,13 +8,15 @@ import sys
 import numpy as np
 
 from nkic._core import core
-from nkic import _loops
+from nkic import _loops, _sim_checks
 from . import _subset
 from nkic._kernel import Launch, TraceKernel, _unexpected
 from . import _lnc, _schedule, _target, language
 
 _JIT_ARGS = frozenset({"mode", "platform_target", "additional_compile_opt", "experimental_flags",
                        "show_compiler_tb", "debug_kernel", "enable_out_of_bound_check", "kernel_return"})
+# nkic's own: the simulator's checks (None: as NKIC_SIM_CHECKS says).
+_CHECK_ARGS = frozenset({"check_uninitialized", "check_races"})
 
 
 def _framework(args):
@@ -34,10 +36,11 @@ class Kernel(TraceKernel):
     # Called from inside another kernel it runs as Python (its __call__), which inlines the body.
     __nki_dont_trace__ = True
 
-    def __init__(self, func, **options):
+    def __init__(self, func, checks=None, **options):
         # mode="trace": the core's convention of writable inputs copied back to the caller.
         super().__init__(func, mode="trace", trace_time_unroll_builtin_range=True, **options)
         self.simulation = False
+        self.checks = checks or {}  # check_uninitialized= / check_races= given to nki.jit
         self.schedule, self._schedule_at = (), None
 
     def with_schedule(self, edges):
@@ -93,6 +96,7 @@ class Kernel(TraceKernel):
         return traced() if self._lnc == 1 else _lnc.trace_per_core(self._lnc, traced)
 
     def run(self, grid, args, kwargs, **sim_options):
+        sim_options = {**self.checks, **sim_options}
         if not self.simulation and os.environ.get("NKI_SIMULATOR") != "1" and not _notified:
             # No Neuron device here: a plain call simulates, as NKI_SIMULATOR=1 asks.
             _notified.append(True)
@@ -116,25 +120,39 @@ _loops.SYMBOLIC_VETOES.append(_lnc.active)
 
 def jit(fn=None, **kwargs):
     """@nki.jit, @nki.jit(), nki.jit(f). `mode=` is ignored (deprecated); `platform_target=`
-    is an error since 0.3: the target comes from NEURON_PLATFORM_TARGET_OVERRIDE."""
+    is an error since 0.3: the target comes from NEURON_PLATFORM_TARGET_OVERRIDE.
+    check_uninitialized= / check_races= (nkic's): the simulator's checks for every call."""
     for name in kwargs:
-        if name not in _JIT_ARGS:
-            _unexpected("nki.jit", name, _JIT_ARGS)
+        if name not in _JIT_ARGS | _CHECK_ARGS:
+            _unexpected("nki.jit", name, _JIT_ARGS | _CHECK_ARGS)
     if "platform_target" in kwargs:
         core.raise_unsupported_args("nki.jit", "platform_target= was removed in nki 0.3; set the environment "
                                     "variable NEURON_PLATFORM_TARGET_OVERRIDE (trn1, trn2, trn3) instead")
+    checks = _checks("nki.jit", kwargs.get("check_uninitialized"), kwargs.get("check_races"))
     if fn is None:
-        return lambda f: jit(f)
+        return lambda f: jit(f, **kwargs)
     while isinstance(fn, TraceKernel):  # a decorator chain: the function underneath
         fn = fn.func
     if not callable(fn):
         core.raise_unsupported_args("nki.jit", f"expects the kernel function, got {type(fn).__name__}")
-    return Kernel(fn)
+    return Kernel(fn, checks)
 
 
-def simulate(kernel):
+def _checks(api, check_uninitialized, check_races):
+    """The checks given explicitly (validated at the caller's line); the others follow NKIC_SIM_CHECKS."""
+    _sim_checks.resolve(api, check_uninitialized, check_races)
+    return {name: value for name, value in (("check_uninitialized", check_uninitialized),
+                                            ("check_races", check_races)) if value is not None}
+
+
+def simulate(kernel, *, check_uninitialized=None, check_races=None):
     """nki.simulate(kernel)(*arrays): runs a jit kernel, a plain function or kernel[lnc]
-    on the CPU simulator and returns numpy arrays."""
+    on the CPU simulator and returns numpy arrays. check_uninitialized=True: a value computed
+    from memory nothing wrote is an error where it reaches an output, a loop bound or an
+    address, a warning when dropped; check_races=True: affine_range iterations that depend on
+    each other are an error (err_unexpected_output_dependencies). Left out, they follow
+    NKIC_SIM_CHECKS ("uninitialized", "races", "all")."""
+    checks = _checks("nki.simulate", check_uninitialized, check_races)
     grid = None
     if isinstance(kernel, Launch):
         kernel, grid = kernel.kernel, kernel.grid
@@ -143,5 +161,5 @@ def simulate(kernel):
 
     def run(*args, **kwargs):
         kernel.simulation = True
-        return kernel.run(grid, args, kwargs)
+        return kernel.run(grid, args, kwargs, **checks)
     return run

@@ -10,7 +10,7 @@ import types
 import numpy as np
 
 from ._core import core
-from . import _dtypes, _loops, _rewrite, _typehints, typing
+from . import _dtypes, _loops, _rewrite, _sim_checks, _typehints, typing
 
 # nkic and the nki package it serves (python/nki, beside it).
 _PKG_DIRS = (os.path.dirname(os.path.abspath(__file__)),
@@ -275,7 +275,8 @@ class TraceKernel:
         """Traces the kernel body (a front end may trace it more than once)."""
         return body()
 
-    def run(self, grid, args, kwargs, check_uninitialized=False, check_races=False, time_limit=None):
+    def run(self, grid, args, kwargs, check_uninitialized=None, check_races=None, time_limit=None):
+        check_uninitialized, check_races = _sim_checks.resolve(self.__name__, check_uninitialized, check_races)
         measured = self.mode in ("benchmark", "profile")
         specs = [v for v in list(args) + list(kwargs.values()) if typing.is_shape_spec(v)]
         if specs and not measured:
@@ -451,12 +452,14 @@ def profile(func=None, **kwargs):
 _SIMULATE_ARGS = frozenset({"check_uninitialized", "check_races", "time_limit"})
 
 
-def simulate_kernel(kernel, *args, check_uninitialized=False, check_races=False, time_limit=None, **kwargs):
+def simulate_kernel(kernel, *args, check_uninitialized=None, check_races=None, time_limit=None, **kwargs):
     """Run `kernel` (or `kernel[grid]`) on the CPU simulator; numpy in, numpy out.
 
-    check_uninitialized: report reads of on-chip memory no instruction wrote.
+    check_uninitialized: a value computed from on-chip memory no instruction wrote is an
+    error when it reaches an output, a loop bound or an address, a warning when dropped.
     check_races: report affine_range iterations that depend on each other
-    (err_unexpected_output_dependencies); PSUM accumulation is exempt.
+    (err_unexpected_output_dependencies); associative accumulation is exempt.
+    Either left out (None): as NKIC_SIM_CHECKS says ("uninitialized", "races", "all").
     time_limit: refuse (err_simulation_time_limit_exceeded) a simulation estimated to take
     longer, in seconds; 0 is no limit; default NKIC_SIM_TIME_LIMIT, else 600."""
     grid = None

@@ -8,8 +8,7 @@ import ast
 
 from . import _migrate_index as ix
 from ._migrate_index import Unsupported
-
-_DROP = object()  # a rendered statement or decorator that disappears with its line
+from ._migrate_names import DROP as _DROP, Names, dotted as _dotted, kw as _kw
 
 
 class Note:
@@ -23,11 +22,7 @@ class Note:
         return f"line {self.line}: {self.message}"
 
 
-def _kw(call, name):
-    return next((k.value for k in call.keywords if k.arg == name), None)
-
-
-class Migration:
+class Migration(Names):
     """One file: `render()` gives the migrated text; `notes` what stayed as written."""
 
     def __init__(self, source, sites=None, grids=None):
@@ -40,7 +35,7 @@ class Migration:
         self._line_starts = [0]
         for line in source.splitlines(keepends=True):
             self._line_starts.append(self._line_starts[-1] + len(line))
-        self.nl, self.nisa, self.nki = self._aliases()
+        self.nl, self.nisa, self.nki, self.paths = self._aliases()
         self.env = None
         self.mask = None
         self.blocks = {}      # tensor name -> position of its nl.par_dim (moved to the front)
@@ -48,6 +43,7 @@ class Migration:
         self.fresh = set()         # of those, the ones allocated here for it (nl.zeros in PSUM)
         self.shapes = {}      # name -> traced Site of the call it was assigned from
         self.spmd_kernels = self._spmd_kernels()
+        self.statement_calls = {id(n.value) for n in ast.walk(self.tree) if isinstance(n, ast.Expr)}
 
     # --- positions and splicing -------------------------------------------------
     def _offset(self, line, col):
@@ -77,7 +73,14 @@ class Migration:
 
     def render(self, node):
         out = self.rewrite(node)
-        return self.splice(node) if out is None else out
+        if out is not None:
+            return out
+        try:
+            return self.splice(node)
+        except Unsupported as e:  # raised by a part: the innermost statement is marked
+            if isinstance(node, ast.stmt):
+                return self.mark(node, str(e))
+            raise
 
     def splice(self, node, transform=None):
         start, end = self.span(node)
@@ -110,28 +113,10 @@ class Migration:
         return self.lines(node, f"# nkic-migrate: {message}", self.seg(node))  # kept as written
 
     # --- module-level facts ---------------------------------------------------------
-    def _aliases(self):
-        """The names the file gives nki.language and nki.isa (the first one is what new
-        code writes), and nki's."""
-        nl, nisa = [], []
-        for n in ast.walk(self.tree):
-            if isinstance(n, ast.Import):
-                for a in n.names:
-                    if a.name.endswith("nki.language"):
-                        nl.append(a.asname or a.name)
-                    elif a.name.endswith("nki.isa"):
-                        nisa.append(a.asname or a.name)
-        return nl + ["nl"], nisa + ["nisa"], ["nki"]
-
     def _spmd_kernels(self):
         return {f.name for f in ast.walk(self.tree) if isinstance(f, ast.FunctionDef)
                 and any(self._is(c, self.nl, "program_id") or self._is(c, self.nl, "num_programs")
                         for c in ast.walk(f) if isinstance(c, ast.Call))}
-
-    def _is(self, call, names, attr=None):
-        f = call.func if isinstance(call, ast.Call) else call
-        return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in names \
-            and (attr is None or f.attr == attr)
 
     # --- rules -------------------------------------------------------------------------
     def rewrite(self, node):
@@ -146,6 +131,11 @@ class Migration:
                 return self._subscript(node)
             if isinstance(node, ast.Call):
                 return self._call(node)
+            if isinstance(node, ast.Attribute) and any((_dotted(node) or "").startswith(f"{n}.compiler.")
+                                                       for n in self.nki):
+                raise Unsupported(f"{self.seg(node)}: the current API has no nki.compiler allocation or "
+                                  "scheduling directives (place a tensor with nl.ndarray(..., address=...), order "
+                                  "instructions with nisa's depends_on); rewrite it by hand")
         except Unsupported as e:
             if isinstance(node, ast.stmt):
                 return self.mark(node, str(e))
@@ -167,25 +157,6 @@ class Migration:
                 names.append(name + (f" as {a.asname}" if a.asname and a.asname != name else ""))
             return "import " + ", ".join(names)
         return None
-
-    def _decorator(self, d):
-        """A legacy decorator in the current API: `@nki.trace` / `nki.jit(mode="trace")`
-        helpers become plain functions; mode= and platform_target= go."""
-        call = d if isinstance(d, ast.Call) else None
-        target = call.func if call else d
-        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-                and target.value.id in self.nki):
-            return None
-        if target.attr == "trace":
-            return _DROP
-        if target.attr != "jit" or call is None:
-            return None
-        mode = _kw(call, "mode")
-        if isinstance(mode, ast.Constant) and mode.value == "trace":
-            return _DROP
-        kept = [self.seg(a) for a in call.args] + [self.seg(k) for k in call.keywords
-                                                   if k.arg not in ("mode", "platform_target")]
-        return self.seg(target) + (f"({', '.join(kept)})" if kept else "")
 
     def _function(self, node):
         outer = (self.env, self.blocks, self.accumulators, self.shapes, self.fresh)
@@ -350,10 +321,9 @@ class Migration:
         text = None
         if isinstance(shape, ast.Tuple):
             pos = next((i for i, e in enumerate(shape.elts) if isinstance(e, ast.Call)
-                        and self._is(e, self.nl, "par_dim")), None)
+                        and self._par_dim(e)), None)
             if pos is not None:
-                dims = [self.render(e) for e in shape.elts]
-                dims[pos] = self.render(shape.elts[pos].args[0])
+                dims = [self.render(e.args[0] if i == pos else e) for i, e in enumerate(shape.elts)]
                 dims.insert(0, dims.pop(pos))
                 if pos:
                     self.blocks[target.id] = pos
@@ -365,7 +335,7 @@ class Migration:
             return None
         if zeroed_psum:
             self.fresh.add(target.id)
-        func = f"{self.nl[0]}.ndarray" if zeroed_psum else self.seg(call.func)
+        func = f"{self.nl[0]}.ndarray" if zeroed_psum else self._func(call)
         rest = [self.render(a) for a in call.args[1:]] + [self.render(k) for k in call.keywords]
         return f"{self._target_text(node, target)} = {func}({', '.join([text or self.render(shape)] + rest)})"
 
@@ -409,6 +379,9 @@ class Migration:
             return f"{copy}(dst={self._target_text(node, target)}, src={src})"
         elts, base = self._grid_of(src_node)
         shape = ix.grid_shape(self.env, elts) if elts else None
+        site = self.sites.get((call.lineno, call.col_offset + 1))
+        if shape is None and site is not None and elts and mask is None:
+            src = self._unit_slices(base, elts, site) or src
         if shape is None:
             shape = f"{src}.shape"
         if dtype is None:
@@ -416,7 +389,6 @@ class Migration:
             while isinstance(root, (ast.Call, ast.Attribute, ast.Subscript)):
                 root = root.func if isinstance(root, ast.Call) else root.value
             dtype = f"{root.id if isinstance(root, ast.Name) else src}.dtype"
-        site = self.sites.get((call.lineno, call.col_offset + 1))
         if site is not None:
             self.shapes[target.id] = site
         dst = target.id
@@ -425,6 +397,26 @@ class Migration:
         alloc = f"{self._target_text(node, target)} = {self.nl[0]}.ndarray({shape}, dtype={dtype}, " \
                 f"buffer={self.nl[0]}.sbuf)"
         return self.lines(node, alloc, f"{copy}(dst={dst}, src={src})")
+
+    def _unit_slices(self, base, elts, site):
+        """`a[c:c + p, i]` as the legacy load traced it: an integer index the traced tile
+        keeps as a dimension of 1 becomes the slice `i:i + 1` (a current-API integer index
+        drops the dimension); the leading integer indices the tile drops stay. None when
+        nothing changes."""
+        plain = [i for i, e in enumerate(elts) if not isinstance(e, ast.Slice)
+                 and not (isinstance(self.env.value(e), ix.Affine) and self.env.value(e).terms)]
+        kept = len(site.shape) - (len(elts) - len(plain))
+        if not 0 < kept <= len(plain):
+            return None
+        units = set(plain[len(plain) - kept:])
+        parts = []
+        for i, e in enumerate(elts):
+            text = self.render(e)
+            if i in units:
+                bound = text if isinstance(e, (ast.Name, ast.Constant, ast.Attribute)) else f"({text})"
+                text = f"{text}:{bound} + 1"
+            parts.append(text)
+        return f"{self.render(base)}[{', '.join(parts)}]"
 
     def _store(self, node, call):
         mask = self._with_mask(call)
@@ -452,9 +444,6 @@ class Migration:
         args = [dst] + pos + [f"{k}={v}" for k, v in kws.items()] + ([] if fresh else ["accumulate=True"])
         self.uses_nisa = True
         return f"{self._nisa_alias()}.nc_matmul({', '.join(args)})"
-
-    def _nisa_alias(self):
-        return self.nisa[0]
 
     def _isa(self, node, target, call):
         """`x = nisa.op(...)` -> `x = nl.ndarray(...)` + `nisa.op(x, ...)`, the destination
@@ -489,7 +478,7 @@ class Migration:
         else:
             alloc, dst = None, self._target_text(node, target)
         args = ([dst] + pos if pos else [f"dst={dst}"]) + [f"{k}={v}" for k, v in kws.items()]
-        op = f"{self.seg(call.func)}({', '.join(args)})"
+        op = f"{self._func(call)}({', '.join(args)})"
         return self.lines(node, alloc, op) if alloc else op
 
     def _shape_of(self, call, site):
@@ -535,6 +524,13 @@ class Migration:
         return [ast.get_source_segment(text, e) for e in elts]
 
     def _call(self, node):
+        if self._par_dim(node):  # the shapes _allocation rewrites never get here
+            raise Unsupported("nl.par_dim outside a literal shape tuple: the current API has no par_dim; write "
+                              "the shape as a tuple with the partition dimension first")
+        if self.env is not None and self._is(node, self.nisa) and id(node) not in self.statement_calls \
+                and node.func.attr != "get_nc_version":
+            raise Unsupported(f"nisa.{node.func.attr} inside an expression: a current-API ISA call writes its "
+                              "result into a destination; assign it to a name first")
         if self._is(node, self.nki, "simulate_kernel") and node.args:
             k = node.args[0]
             grid = None
@@ -556,7 +552,10 @@ class Migration:
         if self.env is not None and _kw(node, "mask") is not None and (self._is(node, self.nl)
                                                                       or self._is(node, self.nisa)):
             pos, kws = self._args(node, mask=self._with_mask(node))
-            return f"{self.seg(node.func)}({', '.join(pos + [f'{k}={v}' for k, v in kws.items()])})"
+            return f"{self._func(node)}({', '.join(pos + [f'{k}={v}' for k, v in kws.items()])})"
+        if isinstance(node.func, ast.Attribute) and not isinstance(node.func.value, ast.Name) and (
+                self._is(node, self.nl) or self._is(node, self.nisa)):
+            return self.splice(node).replace(self.seg(node.func), self._func(node), 1)
         return None
 
     def result(self):

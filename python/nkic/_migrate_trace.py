@@ -13,7 +13,7 @@ import numpy as np
 from . import _compare, _kernel
 
 # `tensor NAME: DTYPE[D0, D1] BUFFER local  @ FILE:LINE:COL` in the IR's text
-_TENSOR = re.compile(r"^\s*tensor \S+: (?P<dtype>\w+)\[(?P<shape>[\d, ]*)\] (?P<buffer>\w+) local\s+@ "
+_TENSOR = re.compile(r"^\s*tensor (?P<name>\S+): (?P<dtype>\w+)\[(?P<shape>[\d, ]*)\] (?P<buffer>\w+) local\s+@ "
                      r"(?P<file>.+):(?P<line>\d+):(?P<col>\d+)\s*$")
 
 
@@ -32,7 +32,8 @@ def sites(ir_text, path):
     real = os.path.realpath(path)
     for line in ir_text.splitlines():
         m = _TENSOR.match(line)
-        if not m or os.path.realpath(m.group("file")) != real:
+        # The engine's reduce register is the kernel's, placed at its first user: no call's result.
+        if not m or os.path.realpath(m.group("file")) != real or m.group("name") == "reduce_accumulator":
             continue
         shape = tuple(int(d) for d in m.group("shape").split(",") if d.strip())
         key = (int(m.group("line")), int(m.group("col")))
@@ -65,17 +66,21 @@ def load_module(path, name):
 
 
 def run_legacy(kernel, grid, args, kwargs):
-    """Simulates the legacy kernel (as a plain simulation: no hardware notice)."""
+    """Simulates the legacy kernel (as a plain simulation: no hardware notice), with the
+    uninitialized-value check: an output computed from memory nothing wrote would make
+    equal outputs meaningless. (Both versions run their loops in order, so a race
+    changes nothing the comparison sees.)"""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         traced = kernel.trace(grid, args, kwargs)
-    bound = inspect.signature(kernel.func).bind(*args, **kwargs).arguments
-    return _kernel.simulate_traced(traced, traced.arrays(bound))
+        bound = inspect.signature(kernel.func).bind(*args, **kwargs).arguments
+        return _kernel.simulate_traced(traced, traced.arrays(bound), check_uninitialized=True)
 
 
 def run_current(path, name, grid, args, kwargs, target=None):
-    """Simulates the kernel `name` of the migrated file at `path` (the legacy SPMD grid
-    becomes the kernel's spmd_grid argument; `target` as NEURON_PLATFORM_TARGET_OVERRIDE)."""
+    """Simulates the kernel `name` of the migrated file at `path`, checked as run_legacy
+    (the legacy SPMD grid becomes the kernel's spmd_grid argument; `target` as
+    NEURON_PLATFORM_TARGET_OVERRIDE)."""
     import nki
     mod = load_module(path, "nkic_migrated_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0]))
     if grid is not None:
@@ -84,7 +89,9 @@ def run_current(path, name, grid, args, kwargs, target=None):
     if target:
         os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = target
     try:
-        return nki.simulate(getattr(mod, name))(*args, **kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return nki.simulate(getattr(mod, name), check_uninitialized=True, check_races=False)(*args, **kwargs)
     finally:
         if target:
             if saved is None:

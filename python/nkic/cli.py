@@ -14,46 +14,27 @@ import argparse
 import inspect
 import json
 import os
-import re
 import sys
 import time
 import traceback
 import warnings
 
-import numpy as np
 
 from ._core import core
 from ._version import __version__
-from . import _cli_output as out, _compare, _dtypes, _kernel, _profile, _sweep, _sweep_output, _user_exceptions
+from . import _cli_output as out, _compare, _kernel, _profile, _sweep, _sweep_output, _user_exceptions
 from ._kernel_file import CliError, find_kernel, load_module, user_call
+from ._arg_spec import parse_args
 from ._migrate_cli import cmd_migrate
 
 EXIT_OK, EXIT_MISMATCH, EXIT_DIAGNOSTIC, EXIT_USAGE = 0, 1, 2, 3
 TARGETS = ("inf1", "trn1", "inf2", "trn2", "trn3")
-_SHORT_DTYPES = {
-    "f32": "float32", "f16": "float16", "bf16": "bfloat16", "tf32": "tfloat32", "fp8e4m3": "float8_e4m3",
-    "fp8e5m2": "float8_e5m2", "i8": "int8", "i16": "int16", "i32": "int32", "u8": "uint8", "u16": "uint16",
-    "u32": "uint32", "bool": "bool",
-}
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's own usage errors exit 3 like nkic's
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
-
-
-def parse_arg(text):
-    """'x=f32[250,512]' -> ('x', numpy array of that dtype and shape)."""
-    m = re.fullmatch(r"\s*(\w+)\s*=\s*(\w+)\s*\[([\d,\s]*)\]\s*", text)
-    if not m:
-        raise CliError(f"cannot parse --arg {text!r}; expected NAME=DTYPE[D0,D1,...], e.g. x=f32[128,512]")
-    name, dt, dims = m.groups()
-    dt = _SHORT_DTYPES.get(dt, dt)
-    if dt not in _dtypes._BY_NAME:
-        raise CliError(f"unknown dtype {m.group(2)!r} in --arg {text!r}")
-    shape = [int(d) for d in dims.split(",") if d.strip()]
-    return name, np.zeros(shape, dtype=_dtypes.numpy_dtype(dt))
 
 
 def _parse_grid(text):
@@ -67,7 +48,7 @@ def _parse_grid(text):
 
 def _kernel_args(mod, arg_specs):
     if arg_specs:
-        return (), dict(parse_arg(a) for a in arg_specs)
+        return (), parse_args(arg_specs)
     make = getattr(mod, "make_inputs", None)
     if make is None:
         raise CliError("give the kernel's arguments with --arg NAME=DTYPE[SHAPE] (or define make_inputs() in the file)")
@@ -175,20 +156,23 @@ def cmd_run(ns, pr):
     t0 = time.perf_counter()
     traced, err, caught = _trace(k, grid, args, kwargs)
     t1 = time.perf_counter()
-    report["warnings"] = [out.warning(w) for w in caught]
     outs = None
     if traced is not None:
         report["instructions"], report["trace_ms"] = traced.ir.num_instructions(), round(1e3 * (t1 - t0), 3)
         bound = inspect.signature(k.func).bind(*args, **kwargs).arguments
         bar = out.ProgressBar(sys.stderr) if out.ProgressBar.wanted(sys.stderr, ns.quiet or ns.json) else None
         try:
-            outs = _kernel.simulate_traced(traced, traced.arrays(bound), uninit, races, progress=bar)
+            with warnings.catch_warnings(record=True) as simulated:  # uninitialized values dropped
+                warnings.simplefilter("always")
+                outs = _kernel.simulate_traced(traced, traced.arrays(bound), uninit, races, progress=bar)
+            caught += simulated
         except core.NKIError as e:
             err = e
         finally:
             if bar is not None:
                 bar.close()
         report["simulate_ms"] = round(1e3 * (time.perf_counter() - t1), 3)
+    report["warnings"] = [out.warning(w) for w in caught]
     if not ns.json:
         pr.warnings(caught)
     if err is not None:
@@ -371,7 +355,8 @@ def _parser():
     loud.add_argument("-q", "--quiet", action="store_true", help="print only failures")
     loud.add_argument("-v", "--verbose", action="store_true", help="print full diagnostics and tracebacks")
     common = _Parser(add_help=False, parents=[base])
-    common.add_argument("--arg", action="append", default=[], help="NAME=DTYPE[D0,D1,...] (e.g. x=f32[128,512])")
+    common.add_argument("--arg", action="append", default=[],
+                        help="NAME=DTYPE[D0,D1,...] (seeded random values, e.g. x=f32[128,512]) or NAME=VALUE (e.g. n=2)")
     common.add_argument("--grid", help="SPMD launch grid, e.g. 2,4")
     common.add_argument("--json", action="store_true", help="print one JSON object (docs/cli.md has the schema)")
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)

@@ -6,6 +6,7 @@
 #include "sim/Numerics.h"
 #include "sim/PointWalk.h"
 #include "sim/TileSpace.h"
+#include "sim/Uninit.h"
 
 namespace nkic::sim {
 
@@ -32,6 +33,8 @@ void AccumulatorExec::fold_dst(const ir::Instruction& in, const int64_t* loops, 
   const size_t rank = in.shape.size();
   fold_.assign(in.shape[0], 0.0f);
   seen_.assign(in.shape[0], 0);
+  const bool checked = uninit::active() && dst.tracked;
+  unclean_.assign(checked ? in.shape[0] : 0, -1);
   std::vector<int64_t> point(rank, 0);
   ValueOf value_of = values_at(point, loops, pids);
   const size_t last = rank - 1;
@@ -71,6 +74,9 @@ void AccumulatorExec::fold_dst(const ir::Instruction& in, const int64_t* loops, 
         if (rows) point[last] = 0;
         const int64_t n = hi - lo;
         gather_float(dt, dst.data, off, off_step, n, values_.data());
+        if (checked)
+          for (int64_t i = 0; i < n && unclean_[point[0]] < 0; ++i)
+            if (uninit::unclean(dst, off + i * off_step)) unclean_[point[0]] = off + i * off_step;
         if (truth) to_truth(values_.data(), n);
         const int64_t p = point[0];
         float acc = seen_[p] ? f(fold_[p], values_[0]) : values_[0];
@@ -97,10 +103,13 @@ void AccumulatorExec::run(const ir::Instruction& in, const int64_t* loops, const
   if (res) ensure_filled(*res);
   auto write = [](TensorMem& t, int64_t off, float v) {
     store_element(t.decl->dtype, t.data, off, v);
-    if (t.tracked || t.accumulator) t.written.at(off) = 1;
+    uninit::wrote(t, off);
   };
   for (int64_t p = 0; p < in.shape[0]; ++p) {
     if (!seen_[p]) continue;
+    // Each partition's register folds that partition's values alone.
+    uninit::row_start();
+    if (unclean_.size() > static_cast<size_t>(p) && unclean_[p] >= 0) uninit::read(mem_.at(in.dst.tensor), unclean_[p]);
     row[0] = p;
     const int64_t off = point_offset(mem_, in, in.extra_dsts[0], at_row);
     float v = in.acc_cmd == ir::AccCmd::reset ? 0.0f : fold_[p];
@@ -109,13 +118,13 @@ void AccumulatorExec::run(const ir::Instruction& in, const int64_t* loops, const
       const ir::Access* from = ir::load_reduce_source(in);
       const float init = from ? static_cast<float>(load_element(
                                     mem_.at(from->tensor).decl->dtype, mem_.at(from->tensor).data,
-                                    read_offset(mem_, in, *from, at_row, opts_.check_uninitialized)))
+                                    read_offset(mem_, in, *from, at_row)))
                               : static_cast<float>(in.acc_init);
       eval_binary(in.acc_op, &init, &v, &v, 1);
     } else if (in.acc_cmd == ir::AccCmd::reduce) {
       // The register folds the new partial in, as a tensor_tensor of the two would.
       const float held = static_cast<float>(
-          load_element(reg.decl->dtype, reg.data, read_offset(mem_, in, in.extra_dsts[0], at_row, opts_.check_uninitialized)));
+          load_element(reg.decl->dtype, reg.data, read_offset(mem_, in, in.extra_dsts[0], at_row)));
       eval_binary(in.acc_op, &held, &v, &v, 1);
     }
     write(reg, off, v);

@@ -27,6 +27,8 @@ class AccumulatorExec {
   SimOptions opts_;
   std::vector<float> fold_, values_;
   std::vector<uint8_t> seen_;
+  // Under the uninitialized-value check, per partition: an uninitialized dst element it folded, or -1.
+  std::vector<int64_t> unclean_;
 };
 
 }  // namespace nkic::sim

@@ -7,6 +7,7 @@
 
 #include "sim/Numerics.h"
 #include "sim/PointWalk.h"
+#include "sim/Uninit.h"
 
 namespace nkic::sim {
 
@@ -75,14 +76,20 @@ void IndirectExec::run(const ir::Instruction& in, const int64_t* loops, const in
   // NaN payloads and packed mx words (no single number) arrive unchanged.
   const bool same_bits = src && src->decl->dtype == dt && !in.accumulate;
   auto write = [&](int64_t off, double v) {
-    if (in.accumulate) v = static_cast<float>(load_element(dt, dst.data, off)) + static_cast<float>(v);
+    if (in.accumulate) {
+      uninit::read(dst, off);
+      v = static_cast<float>(load_element(dt, dst.data, off)) + static_cast<float>(v);
+    }
     store_element(dt, dst.data, off, v);
-    if (dst.tracked) dst.written.at(off) = 1;
+    uninit::wrote(dst, off);
   };
+  // Each point moves one element: its value depends on that element alone.
   auto move = [&](int64_t off, int64_t at) {
+    uninit::row_start();
+    if (src) uninit::read(*src, at);
     if (!same_bits) return write(off, src ? load_element(src->decl->dtype, src->data, at) : imm);
     std::memmove(dst.data + off * size, src->data + at * size, static_cast<size_t>(size));
-    if (dst.tracked) dst.written.at(off) = 1;
+    uninit::wrote(dst, off);
   };
   auto element = [&](const ValueOf& value_of) {
     const int64_t at = src ? point_offset(mem_, in, in.srcs[0], value_of) : 0;
@@ -113,9 +120,9 @@ void IndirectExec::run(const ir::Instruction& in, const int64_t* loops, const in
       auto s = src ? row_span(mem_, in, in.srcs[0], value_of, inner, n, idx) : std::optional<RowSpan>(RowSpan{});
       if (!d || !s) {
         for (int64_t i = 0; i < n; ++i, ++point[rank - 1]) element(value_of);
-      } else if (same_bits && src != &dst && d->step == 1 && s->step == 1) {
+      } else if (same_bits && src != &dst && d->step == 1 && s->step == 1 && !uninit::active()) {
+        // Unchecked (the check walks element by element): no written flags to keep.
         std::memcpy(dst.data + d->first * size, src->data + s->first * size, static_cast<size_t>(n * size));
-        if (dst.tracked) std::memset(dst.written.data() + d->first, 1, static_cast<size_t>(n));
       } else {
         for (int64_t i = 0; i < n; ++i) move(d->first + i * d->step, s->first + i * s->step);
       }

@@ -7,6 +7,7 @@
 #include "sim/MxNumerics.h"
 #include "sim/Numerics.h"
 #include "sim/PointWalk.h"
+#include "sim/Uninit.h"
 
 namespace nkic::sim {
 
@@ -19,7 +20,7 @@ const std::byte* element(const TensorMem& t, int64_t off) { return t.data + off 
 // A scale tile (uint8 or float8_e8m0fnu, one byte) holds the E8M0 code itself.
 void write_scale(TensorMem& t, int64_t off, uint8_t s) {
   t.data[off] = static_cast<std::byte>(s);
-  if (!t.written.empty()) t.written[off] = 1;
+  uninit::wrote(t, off);
 }
 
 uint8_t read_scale(const TensorMem& t, int64_t off) { return static_cast<uint8_t>(t.data[off]); }
@@ -38,7 +39,7 @@ void MxExec::run(const ir::Instruction& in, const int64_t* loops, const int64_t*
 
 int64_t MxExec::read_at(const ir::Instruction& in, const ir::Access& a,
                         const ValueOf& value_of) {
-  return read_offset(mem_, in, a, value_of, opts_.check_uninitialized);
+  return read_offset(mem_, in, a, value_of);
 }
 
 // The block's largest magnitude, then its scale: a fold over the points that share a dst element.
@@ -62,12 +63,13 @@ void MxExec::quantize(const ir::Instruction& in, const int64_t* loops, const int
   const TensorMem& src = mem_.at(in.srcs[0].tensor);
   const TensorMem& sc = mem_.at(in.srcs[1].tensor);
   for_each_point(in, loops, pids, [&](const ValueOf& value_of) {
+    uninit::row_start();  // each point quantizes its own value
     const float v = static_cast<float>(load_element(src.decl->dtype, src.data, read_at(in, in.srcs[0], value_of)));
     const uint8_t s = read_scale(sc, read_at(in, in.srcs[1], value_of));
     const int64_t off = point_offset(mem_, in, in.dst, value_of);
     const float q = s == 255 ? NAN : std::ldexp(v, 127 - s);
     mx_lane_store(dst.decl->dtype, dst.data + off * ir::size_of(dst.decl->dtype), static_cast<int>(value_of({ir::VarKind::Grid, kLane})), q);
-    if (!dst.written.empty()) dst.written[off] = 1;
+    uninit::wrote(dst, off);
   });
 }
 
@@ -115,7 +117,7 @@ void MxExec::matmul(const ir::Instruction& in, const int64_t* loops, const int64
       const bool starts = !in.accumulate || (dst.accumulator && !dst.written[off]);
       const float prior = starts ? 0.0f : static_cast<float>(load_element(dst.decl->dtype, dst.data, off));
       store_element(dst.decl->dtype, dst.data, off, prior + acc);
-      if (!dst.written.empty()) dst.written[off] = 1;
+      uninit::wrote(dst, off);
     }
   }
 }

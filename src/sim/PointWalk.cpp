@@ -2,6 +2,7 @@
 
 #include "sim/Numerics.h"
 #include "sim/Simulator.h"
+#include "sim/Uninit.h"
 
 namespace nkic::sim {
 
@@ -11,8 +12,9 @@ void point_indices(const std::vector<TensorMem>& mem, const ir::Instruction& in,
   for (size_t d = 0; d < a.index.size(); ++d) idx[d] = a.index[d].eval(value_of);
   for (const ir::IndirectIndex& ind : a.indirect) {
     const TensorMem& it = mem.at(ind.index.tensor);
-    idx[ind.dim] +=
-        ind.step * static_cast<int64_t>(load_element(it.decl->dtype, it.data, point_offset(mem, in, ind.index, value_of)));
+    const int64_t at = point_offset(mem, in, ind.index, value_of);
+    uninit::use(it, at, in.loc, "an address");
+    idx[ind.dim] += ind.step * static_cast<int64_t>(load_element(it.decl->dtype, it.data, at));
   }
 }
 
@@ -36,14 +38,9 @@ int64_t point_offset(const std::vector<TensorMem>& mem, const ir::Instruction& i
 }
 
 int64_t read_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
-                    const ValueOf& value_of, bool check_uninitialized) {
-  const TensorMem& t = mem.at(a.tensor);
+                    const ValueOf& value_of) {
   const int64_t off = point_offset(mem, in, a, value_of);
-  if (check_uninitialized && off >= 0 && t.tracked && !t.written[off])
-    sim_error("err_read_uninitialized_memory",
-                   "Read of uninitialized memory: element " + element_str(t, off) + " of tensor `" + t.decl->name +
-                       "` was never written in this program instance",
-                   in.loc);
+  if (off >= 0) uninit::read(mem.at(a.tensor), off);
   return off;
 }
 

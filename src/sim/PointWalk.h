@@ -41,7 +41,8 @@ void for_each_point(const ir::Instruction& in, const int64_t* loops, const int64
 }
 
 // The index `a` touches at a point in each dim of its tensor, reading indirect index
-// values from their tiles; not checked against the tensor's bounds.
+// values from their tiles (an uninitialized index is an error under the check);
+// not checked against the tensor's bounds.
 void point_indices(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
                    const ValueOf& value_of, std::vector<int64_t>& idx);
 
@@ -51,9 +52,9 @@ void point_indices(const std::vector<TensorMem>& mem, const ir::Instruction& in,
 int64_t point_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
                      const ValueOf& value_of);
 
-// point_offset for a read: with `check_uninitialized`, an element never written
-// raises err_read_uninitialized_memory (sim_error).
+// point_offset for a read of data: under the uninitialized-value check, what the
+// instruction computes from an unwritten or poisoned element is poisoned (sim/Uninit.h).
 int64_t read_offset(const std::vector<TensorMem>& mem, const ir::Instruction& in, const ir::Access& a,
-                    const ValueOf& value_of, bool check_uninitialized);
+                    const ValueOf& value_of);
 
 }  // namespace nkic::sim

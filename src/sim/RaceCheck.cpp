@@ -26,9 +26,79 @@ bool any_in(const int64_t* stamp, int64_t start, int64_t step, int64_t n, int64_
   return any;
 }
 
+bool same_access(const ir::Access& a, const ir::Access& b) {
+  return a.tensor == b.tensor && a.indirect.empty() && b.indirect.empty() && a.index == b.index;
+}
+
+bool same_predicate(const ir::Predicate& a, const ir::Predicate& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const ir::Constraint& x, const ir::Constraint& y) { return x.kind == y.kind && x.expr == y.expr; });
+}
+
+// An add, max or min of two tiles (the associative, commutative folds).
+bool associative_op(const ir::Instruction& in) {
+  return in.opcode == ir::Opcode::TensorTensor && in.steps.empty() && in.srcs.size() == 2 &&
+         (in.alu == ir::AluOp::add || in.alu == ir::AluOp::maximum || in.alu == ir::AluOp::minimum);
+}
+
+// The source of `in` that is its own dst (the accumulated tile), or -1.
+int own_operand(const ir::Instruction& in) {
+  for (int s = 0; s < 2; ++s)
+    if (same_access(in.srcs[s], in.dst)) return s;
+  return -1;
+}
+
+// The source of `op` that `back` (the next instruction) overwrites with op's
+// result, unchanged and at the same points, or -1.
+int copied_back_operand(const ir::Instruction& op, const ir::Instruction& back) {
+  if (back.opcode != ir::Opcode::Copy || back.accumulate || back.srcs.size() != 1 ||
+      !same_access(back.srcs[0], op.dst) || back.shape != op.shape || !same_predicate(back.predicate, op.predicate))
+    return -1;
+  for (int s = 0; s < 2; ++s)
+    if (same_access(op.srcs[s], back.dst)) return s;
+  return -1;
+}
+
+void find_associative(const ir::Block& block, std::unordered_map<const ir::Instruction*, int>& out) {
+  const ir::Instruction* prev = nullptr;
+  for (const ir::StmtPtr& st : block) {
+    if (st->kind == ir::StmtKind::Loop) {
+      find_associative(static_cast<const ir::Loop&>(*st).body, out);
+      prev = nullptr;
+      continue;
+    }
+    const auto& in = static_cast<const ir::Instruction&>(*st);
+    if (associative_op(in) && !in.accumulate) {
+      if (const int s = own_operand(in); s >= 0) out[&in] = s;
+    }
+    if (prev && associative_op(*prev) && !prev->accumulate && !out.count(prev)) {
+      if (const int s = copied_back_operand(*prev, in); s >= 0) {
+        out[prev] = s;
+        out[&in] = -1;
+      }
+    }
+    prev = &in;
+  }
+}
+
 }  // namespace
 
-RaceCheck::RaceCheck(const std::vector<TensorMem>& mem) : mem_(mem), marks_(mem.size()) {}
+RaceCheck::RaceCheck(const std::vector<TensorMem>& mem, const ir::Kernel& k) : mem_(mem), marks_(mem.size()) {
+  find_associative(k.body, associative_);
+}
+
+bool RaceCheck::accumulates(const ir::Instruction& in) const {
+  if (in.accumulate) return true;
+  const auto it = associative_.find(&in);
+  // The op into a temporary reads the tile; only its copy back (or the op into
+  // the tile itself) writes it.
+  return it != associative_.end() && (it->second < 0 || same_access(in.srcs[it->second], in.dst));
+}
+
+int RaceCheck::accumulated_src(const ir::Instruction& in) const {
+  const auto it = associative_.find(&in);
+  return it == associative_.end() ? -1 : it->second;
+}
 
 void RaceCheck::enter(const ir::Loop& l) {
   levels_.emplace_back();
@@ -41,6 +111,9 @@ void RaceCheck::leave() { levels_.pop_back(); }
 
 void RaceCheck::fresh(int tensor) {
   Marks& m = marks_[tensor];
+  // What an earlier allocation held is no value of this one: reading it is an
+  // uninitialized read (sim/Uninit.h), not a dependency on that iteration.
+  std::fill(m.stamp.begin(), m.stamp.end(), 0);
   if (!m.has_ambiguous) return;
   std::fill(m.ambiguous.begin(), m.ambiguous.end(), 0);
   m.has_ambiguous = false;
@@ -72,7 +145,7 @@ bool RaceCheck::running(int64_t execution) const {
 // The slow paths below remember the last stamp (or execution) they looked up:
 // the elements of one row were mostly written by one instruction execution.
 
-void RaceCheck::read(int tensor, int64_t start, int64_t step, int64_t n, bool accumulation) {
+void RaceCheck::read(int tensor, int64_t start, int64_t step, int64_t n) {
   const Marks& m = marks_[tensor];
   if (!levels_.empty() && !m.stamp.empty()) {
     // Stamps older than the outermost execution or from the current innermost
@@ -85,7 +158,7 @@ void RaceCheck::read(int tensor, int64_t start, int64_t step, int64_t n, bool ac
         if (stamp[at] == seen) continue;
         seen = stamp[at];
         const int level = conflict(seen);
-        if (level >= 0) report_read(level, seen, tensor, at, accumulation);
+        if (level >= 0) report_read(level, seen, tensor, at);
       }
     }
   }
@@ -100,10 +173,6 @@ void RaceCheck::read(int tensor, int64_t start, int64_t step, int64_t n, bool ac
 }
 
 void RaceCheck::write(int tensor, int64_t start, int64_t step, int64_t n, bool accumulating) {
-  if (accumulating && mem_[tensor].decl->memory != ir::Memory::PSUM) {
-    read(tensor, start, step, n, true);
-    accumulating = false;
-  }
   Marks& m = marks_[tensor];
   if (levels_.empty()) {
     // Outside checked loops only a rewrite of an ambiguous element matters.
@@ -167,15 +236,14 @@ void RaceCheck::report_write(int level, int64_t stamp, int tensor, int64_t at) c
                  l.loop->loc);
 }
 
-void RaceCheck::report_read(int level, int64_t stamp, int tensor, int64_t at, bool accumulation) const {
+void RaceCheck::report_read(int level, int64_t stamp, int tensor, int64_t at) const {
   const Level& l = levels_[level];
   const TensorMem& t = mem_[tensor];
   sim_error("err_unexpected_output_dependencies",
                  "iteration " + std::to_string(induction(l, now_)) + " of " + loop_name(*l.loop) +
-                     (accumulation ? " accumulates into " : " reads ") + "tensor `" + t.decl->name +
+                     " reads tensor `" + t.decl->name +
                      "` written by iteration " + std::to_string(induction(l, stamp)) + " (element " +
-                     element_str(t, at) + "); a loop-carried dependency needs nl.sequential_range" +
-                     (accumulation ? " (only PSUM accumulation is exempt)" : ""),
+                     element_str(t, at) + "); a loop-carried dependency needs nl.sequential_range",
                  l.loop->loc);
 }
 

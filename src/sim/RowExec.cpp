@@ -7,6 +7,7 @@
 #include "sim/AluEval.h"
 #include "sim/Convert.h"
 #include "sim/Numerics.h"
+#include "sim/Uninit.h"
 
 namespace nkic::sim {
 
@@ -106,17 +107,17 @@ struct RowExec::Rows {
     for (int64_t at = 0; at < width(e); ++at) {
       if (!kept[at]) continue;
       j = at;
-      gather_float(t.decl->dtype, t.data, read_offset(ex.mem_, in, *acc[e], value_of, ex.opts_.check_uninitialized),
+      gather_float(t.decl->dtype, t.data, read_offset(ex.mem_, in, *acc[e], value_of),
                    1, 1, &row[at]);
     }
     return row;
   }
-  // Whether a checked read of the run would meet a never-written element (the
+  // Whether a checked read of the run would meet an uninitialized element (the
   // element-wise walk then reports it).
   bool unwritten(const TensorMem& t, int64_t first, int64_t step, int64_t n) const {
-    if (!ex.opts_.check_uninitialized || !t.tracked) return false;
+    if (!uninit::active()) return false;
     for (int64_t i = 0; i < n; ++i)
-      if (!t.written[first + i * step]) return true;
+      if (uninit::unclean(t, first + i * step)) return true;
     return false;
   }
   // Writes `row` to row p of access e, at the positions `kept` marks (all when null).
@@ -127,8 +128,7 @@ struct RowExec::Rows {
     const bool all = !kept || std::all_of(kept->begin(), kept->end(), [](uint8_t k) { return k != 0; });
     if (all && run_of(e, first, step)) {
       scatter_float(t.decl->dtype, t.data, first, step, n, row.data());
-      if (!t.written.empty())
-        for (int64_t i = 0; i < n; ++i) t.written[first + i * step] = 1;
+      uninit::wrote(t, first, step, n);
       return;
     }
     for (int64_t at = 0; at < n; ++at)
@@ -139,7 +139,7 @@ struct RowExec::Rows {
     j = at;
     const int64_t off = point_offset(ex.mem_, in, *acc[e], value_of);
     scatter_float(t.decl->dtype, t.data, off, 1, 1, &v);
-    if (!t.written.empty()) t.written[off] = 1;
+    uninit::wrote(t, off);
   }
   // An integer result exactly (fp32 holds integers only up to 2^24).
   void write_exact(size_t e, int64_t at, double v) {
@@ -147,7 +147,7 @@ struct RowExec::Rows {
     j = at;
     const int64_t off = point_offset(ex.mem_, in, *acc[e], value_of);
     store_element(t.decl->dtype, t.data, off, v);
-    if (!t.written.empty()) t.written[off] = 1;
+    uninit::wrote(t, off);
   }
 };
 
@@ -155,6 +155,7 @@ void RowExec::run(const ir::Instruction& in, const int64_t* loops, const int64_t
   Rows r(*this, in, loops, pids);
   for (const ir::Access* a : r.acc) ensure_filled(mem_.at(a->tensor));
   for (r.p = 0; r.p < r.partitions(); ++r.p) {
+    uninit::row_start();  // a partition's results depend on that partition alone
     switch (in.opcode) {
       case ir::Opcode::TensorTensorScan: scan(r); break;
       case ir::Opcode::BnStats: bn_stats(r); break;

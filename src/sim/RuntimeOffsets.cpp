@@ -2,6 +2,7 @@
 
 #include "sim/Numerics.h"
 #include "sim/PointWalk.h"
+#include "sim/Uninit.h"
 
 namespace nkic::sim {
 
@@ -25,8 +26,7 @@ std::pair<int64_t, int64_t> grid_range(const ir::Instruction& in, size_t e, int 
 }  // namespace
 
 std::optional<ir::Instruction> resolve_uniform_offsets(const std::vector<TensorMem>& mem, const ir::Instruction& in,
-                                                       const int64_t* loops, const int64_t* pids,
-                                                       bool check_uninitialized) {
+                                                       const int64_t* loops, const int64_t* pids) {
   if (ir::info(in.opcode).exec == ir::Exec::Move) return std::nullopt;
   std::optional<ir::Instruction> out;
   auto visit = [&](auto&& inst, auto&& each) {
@@ -49,7 +49,8 @@ std::optional<ir::Instruction> resolve_uniform_offsets(const std::vector<TensorM
     if (a.indirect.empty()) return;
     for (const ir::IndirectIndex& ind : a.indirect) {
       const TensorMem& it = mem.at(ind.index.tensor);
-      const int64_t off = read_offset(mem, in, ind.index, at_origin, check_uninitialized);
+      const int64_t off = point_offset(mem, in, ind.index, at_origin);
+      uninit::use(it, off, in.loc, "an address");
       a.index.at(ind.dim) =
           a.index[ind.dim] + ind.step * static_cast<int64_t>(load_element(it.decl->dtype, it.data, off));
     }

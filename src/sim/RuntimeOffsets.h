@@ -14,9 +14,9 @@ namespace nkic::sim {
 
 // `in` with each uniform runtime offset of a non-copy instruction added to its
 // access (nullopt when there is none). An access that the offsets move outside its
-// tensor raises err_tensor_access_out_of_bound, as the point-by-point copies do.
+// tensor raises err_tensor_access_out_of_bound, as the point-by-point copies do; an
+// uninitialized offset is an error under the check (sim/Uninit.h).
 std::optional<ir::Instruction> resolve_uniform_offsets(const std::vector<TensorMem>& mem, const ir::Instruction& in,
-                                                       const int64_t* loops, const int64_t* pids,
-                                                       bool check_uninitialized);
+                                                       const int64_t* loops, const int64_t* pids);
 
 }  // namespace nkic::sim

@@ -4,11 +4,11 @@
 
 #include "sim/Convert.h"
 #include "sim/PointWalk.h"
+#include "sim/Uninit.h"
 
 namespace nkic::sim {
 
-void run_shuffle(std::vector<TensorMem>& mem, const ir::Instruction& in, const int64_t* loops, const int64_t* pids,
-                 bool check_uninitialized) {
+void run_shuffle(std::vector<TensorMem>& mem, const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {
   constexpr int64_t kQuadrant = 32, kKeep = 255;
   TensorMem& dst = mem.at(in.dst.tensor);
   const TensorMem& src = mem.at(in.srcs.at(0).tensor);
@@ -27,10 +27,12 @@ void run_shuffle(std::vector<TensorMem>& mem, const ir::Instruction& in, const i
   };
   // The source rows, as stored.
   std::vector<std::byte> rows(static_cast<size_t>(src_rows * width * size));
+  std::vector<int64_t> read_at(static_cast<size_t>(src_rows * width));  // where each element came from
   for (p = 0; p < src_rows; ++p)
-    for (j = 0; j < width; ++j)
-      copy_elements(size, src.data, read_offset(mem, in, in.srcs[0], value_of, check_uninitialized), 1, rows.data(),
-                    p * width + j, 1, 1);
+    for (j = 0; j < width; ++j) {
+      read_at[p * width + j] = point_offset(mem, in, in.srcs[0], value_of);
+      copy_elements(size, src.data, read_at[p * width + j], 1, rows.data(), p * width + j, 1, 1);
+    }
   for (int64_t base = 0; base < in.shape[0]; base += kQuadrant)
     for (int64_t i = 0; i < kQuadrant && base + i < dst_rows; ++i) {
       const auto pick = static_cast<int64_t>(in.imms.at(i));
@@ -39,6 +41,8 @@ void run_shuffle(std::vector<TensorMem>& mem, const ir::Instruction& in, const i
       p = base + i;
       for (j = 0; j < width; ++j) {
         const int64_t off = point_offset(mem, in, in.dst, value_of), at = from_row * width + j;
+        uninit::row_start();  // each element moves alone
+        uninit::read(src, read_at[at]);
         if (to == from) {
           copy_elements(size, rows.data(), at, 1, dst.data, off, 1, 1);
         } else if (ir::is_float(from)) {
@@ -50,7 +54,7 @@ void run_shuffle(std::vector<TensorMem>& mem, const ir::Instruction& in, const i
           gather_int(from, rows.data(), at, 1, 1, &v);
           scatter_int(to, dst.data, off, 1, 1, &v);
         }
-        if (dst.tracked) dst.written.at(off) = 1;
+        uninit::wrote(dst, off);
       }
     }
 }

@@ -12,7 +12,6 @@ namespace nkic::sim {
 
 // Every source row is read before any row is written, so src may be dst. Rows
 // move exactly between equal dtypes and as a copy converts otherwise.
-void run_shuffle(std::vector<TensorMem>& mem, const ir::Instruction& in, const int64_t* loops, const int64_t* pids,
-                 bool check_uninitialized);
+void run_shuffle(std::vector<TensorMem>& mem, const ir::Instruction& in, const int64_t* loops, const int64_t* pids);
 
 }  // namespace nkic::sim

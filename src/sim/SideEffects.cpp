@@ -5,6 +5,7 @@
 #include "sim/Convert.h"
 #include "sim/Numerics.h"
 #include "sim/PointWalk.h"
+#include "sim/Uninit.h"
 
 namespace nkic::sim {
 
@@ -98,15 +99,15 @@ void SideEffects::xorwow(const ir::Instruction& in, const int64_t* loops, const 
       float hi = static_cast<float>(in.imms.empty() ? 0.0 : in.imms[1]);
       if (in.imms.empty()) {
         lo = static_cast<float>(load_element(mem_.at(in.srcs[0].tensor).decl->dtype, mem_.at(in.srcs[0].tensor).data,
-                                             read_offset(mem_, in, in.srcs[0], value_of, true)));
+                                             read_offset(mem_, in, in.srcs[0], value_of)));
         hi = static_cast<float>(load_element(mem_.at(in.srcs[1].tensor).decl->dtype, mem_.at(in.srcs[1].tensor).data,
-                                             read_offset(mem_, in, in.srcs[1], value_of, true)));
+                                             read_offset(mem_, in, in.srcs[1], value_of)));
       }
       v = lo + u * (hi - lo);
     }
     const int64_t off = point_offset(mem_, in, in.dst, value_of);
     store_element(t.decl->dtype, t.data, off, v);
-    if (t.tracked) t.written.at(off) = 1;
+    uninit::wrote(t, off);
   });
 }
 
@@ -125,13 +126,14 @@ void SideEffects::dropout(const ir::Instruction& in, const int64_t* loops, const
     const float draw = static_cast<float>(next_uniform());
     for (const ir::Constraint& c : in.predicate)
       if (!c.holds(c.expr.eval(value_of))) return;
+    uninit::row_start();  // each point depends on its own data and rate
     float rate = static_cast<float>(in.imms.empty() ? 0.0 : in.imms[0]);
     if (in.srcs.size() > 1) {
       const TensorMem& r = mem_.at(in.srcs[1].tensor);
-      gather_float(r.decl->dtype, r.data, read_offset(mem_, in, in.srcs[1], value_of, true), 1, 1, &rate);
+      gather_float(r.decl->dtype, r.data, read_offset(mem_, in, in.srcs[1], value_of), 1, 1, &rate);
     }
     const bool keep = draw >= rate;
-    const int64_t at = read_offset(mem_, in, in.srcs[0], value_of, true);
+    const int64_t at = read_offset(mem_, in, in.srcs[0], value_of);
     const int64_t off = point_offset(mem_, in, in.dst, value_of);
     if (exact) {
       int64_t v = 0;
@@ -142,7 +144,7 @@ void SideEffects::dropout(const ir::Instruction& in, const int64_t* loops, const
       if (keep) gather_float(from, data.data, at, 1, 1, &v);
       scatter_float(to, dst.data, off, 1, 1, &v);
     }
-    if (dst.tracked) dst.written.at(off) = 1;
+    uninit::wrote(dst, off);
   });
 }
 
@@ -157,7 +159,7 @@ void SideEffects::run(const ir::Instruction& in, const int64_t* loops, const int
       for_each_point(in, loops, pids, [&](const auto& value_of) {
         int64_t off = point_offset(mem_, in, in.dst, value_of);
         store_element(t.decl->dtype, t.data, off, next_uniform());
-        if (t.tracked) t.written.at(off) = 1;
+        uninit::wrote(t, off);
       });
       return;
     }

@@ -25,6 +25,7 @@
 #include "sim/SideEffects.h"
 #include "sim/ThreadPool.h"
 #include "sim/TileExec.h"
+#include "sim/Uninit.h"
 
 namespace nkic::sim {
 
@@ -71,7 +72,8 @@ class Executor final : public ir::IRVisitor {
         pid_(k.grid.size(), 0) {
     if (bindings.size() > k.tensors.size())
       throw std::invalid_argument("simulate: more bindings than tensors");
-    if (opts.check_races) races_.emplace(mem_);
+    if (opts.check_races) races_.emplace(mem_, k);
+    if (opts.check_uninitialized) uninit_.emplace(mem_);
     tiles_ = std::make_unique<TileExecutor>(mem_, opts, races_ ? &*races_ : nullptr);
     per_iteration_.resize(k.num_axes);
     // A bound view (a returned reshape of an output) lends its buffer to the tensor it views.
@@ -172,6 +174,8 @@ class Executor final : public ir::IRVisitor {
   }
 
   Exchange& operands() { return operands_; }
+  // The warning for uninitialized values the run read and dropped, if any.
+  std::optional<ir::Diagnostic> dropped() const { return uninit_ ? uninit_->dropped() : std::nullopt; }
   bool settled() const { return settled_; }
 
   // Row-major: the last launch-grid axis varies fastest.
@@ -203,7 +207,7 @@ class Executor final : public ir::IRVisitor {
   void run_loop(const ir::Loop& l) {
     if (l.while_cond) return do_while(l);
     int64_t& v = loop_[l.axis];
-    const int64_t ub = l.dynamic_ub ? runtime_bound(*l.dynamic_ub) : l.ub;
+    const int64_t ub = l.dynamic_ub ? runtime_bound(*l.dynamic_ub, l.loc) : l.ub;
     RaceCheck* races = races_ && l.type == ir::AxisType::Affine ? &*races_ : nullptr;
     const int64_t trips = ir::trip_count(l.lb, ub, l.stride);
     if (!races) {
@@ -294,30 +298,32 @@ class Executor final : public ir::IRVisitor {
       for (int id : per_iteration_[l.axis]) make_fresh(id);
       visit_block(l.body);
       ++v;
-    } while (runtime_bound(*l.while_cond) != 0);
+    } while (runtime_bound(*l.while_cond, l.loc) != 0);
   }
 
   // A DynamicAxis bound: the element the access names, read now.
-  int64_t runtime_bound(const ir::Access& a) {
+  int64_t runtime_bound(const ir::Access& a, ir::SourceLoc loc) {
     ir::Instruction scalar;
     scalar.shape = {1};
     int64_t off = point_offset(mem_, scalar, a, [this](ir::Var v) -> int64_t {
       return v.kind == ir::VarKind::Loop ? loop_[v.id] : v.kind == ir::VarKind::ProgramId ? pid_[v.id] : 0;
     });
+    if (uninit_ && uninit::unclean(mem_[a.tensor], off)) uninit_->used_as(mem_[a.tensor], off, loc, "a loop bound");
     return static_cast<int64_t>(load_element(mem_[a.tensor].decl->dtype, mem_[a.tensor].data, off));
   }
 
   void visit(const ir::Instruction& given) override {
+    std::optional<uninit::Scope> scope;
+    if (uninit_) scope.emplace(*uninit_, given);
     // Offsets read at run time, one per access, make a resolved copy of static accesses.
-    const std::optional<ir::Instruction> resolved =
-        resolve_uniform_offsets(mem_, given, loop_.data(), pid_.data(), opts_.check_uninitialized);
+    const std::optional<ir::Instruction> resolved = resolve_uniform_offsets(mem_, given, loop_.data(), pid_.data());
     const ir::Instruction& in = resolved ? *resolved : given;
     switch (ir::info(in.opcode).exec) {
       case ir::Exec::Collective: return all_reduce(in);
       case ir::Exec::Side: return side_.run(in, loop_.data(), pid_.data());
       case ir::Exec::Mx: return mx_.run(in, loop_.data(), pid_.data());
       case ir::Exec::Row: return rows_.run(in, loop_.data(), pid_.data());
-      case ir::Exec::Shuffle: return run_shuffle(mem_, in, loop_.data(), pid_.data(), opts_.check_uninitialized);
+      case ir::Exec::Shuffle: return run_shuffle(mem_, in, loop_.data(), pid_.data());
       default: break;
     }
     if (IndirectExec::handles(in)) indirect_.run(in, loop_.data(), pid_.data());
@@ -358,7 +364,7 @@ class Executor final : public ir::IRVisitor {
     for_each_point(in, loop_.data(), pid_.data(), [&](const auto& value_of) {
       int64_t off = point_offset(mem_, in, in.dst, value_of);
       store_element(dst.decl->dtype, dst.data, off, result[i++]);
-      if (dst.tracked) dst.written.at(off) = 1;
+      uninit::wrote(dst, off);
     });
   }
 
@@ -400,6 +406,7 @@ class Executor final : public ir::IRVisitor {
   std::vector<int> aliased_;       // tensors some reshape/view shares memory with
   std::vector<std::vector<int>> per_iteration_;  // by loop axis: on-chip tensors declared in its body
   std::optional<RaceCheck> races_;
+  std::optional<uninit::Tracker> uninit_;
   std::unique_ptr<TileExecutor> tiles_;
   SideEffects side_;
   IndirectExec indirect_{mem_};
@@ -424,7 +431,14 @@ void simulate(const ir::Kernel& k, const std::vector<void*>& bindings, const Sim
     void visit(const ir::Instruction& in) override { found |= ir::info(in.opcode).exec == ir::Exec::Collective; }
   } finder;
   finder.visit_block(k.body);
-  if (!finder.found) return Executor(k, bindings, opts).run();
+  auto warn = [&](const Executor& ex) {
+    if (auto w = ex.dropped(); w && opts.warning) opts.warning(*w);
+  };
+  if (!finder.found) {
+    Executor ex(k, bindings, opts);
+    ex.run();
+    return warn(ex);
+  }
   // Collectives: replay every program until each all_reduce sees the operands it
   // serves. Bound arrays are restored before each pass; prints come from the last.
   std::vector<std::vector<std::byte>> initial(bindings.size());
@@ -442,7 +456,7 @@ void simulate(const ir::Kernel& k, const std::vector<void*>& bindings, const Sim
     ex.run();
     if (ex.settled() && same_operands(ex.operands(), served)) {
       (opts.print_stream ? *opts.print_stream : std::cout) << printed.str();
-      return;
+      return warn(ex);
     }
     // Pass n serves the first n all_reduce events right, so the operands settle in events + 1 passes.
     if (pass > ex.operands().size() + 1) throw std::logic_error("simulate: nl.all_reduce operands do not settle");

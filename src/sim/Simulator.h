@@ -16,14 +16,20 @@ namespace nkic::sim {
 
 struct SimOptions {
   // Track which elements of on-chip and private HBM tensors each program
-  // instance has written; reading any other element is an error.
+  // instance has written, and which values are computed from elements it never
+  // wrote (sim/Uninit.h): such a value written to an output, or read as an address
+  // or loop bound, is an error; one only dropped gives a warning.
   bool check_uninitialized = false;
+  // Receives the warnings of a run that completes (an uninitialized value read and
+  // dropped), on the simulating thread; none are reported when empty.
+  std::function<void(const ir::Diagnostic&)> warning = {};
   // Where nl.device_print output goes (std::cout when null).
   std::ostream* print_stream = nullptr;
   // Report loop-carried dependencies in Affine loops (err_unexpected_output_dependencies):
   // an iteration reading what another iteration of the same loop wrote, two
   // iterations writing one HBM element, or a read after the loop of an on-chip
-  // element several iterations wrote (sim/RaceCheck.h). PSUM accumulation is exempt.
+  // element several iterations wrote (sim/RaceCheck.h). Associative accumulation
+  // (`+=`, an accumulating matmul, an add/max/min into its own operand) is exempt.
   bool check_races = false;
   // The budget simulate() checks before it allocates (sim/Budget.h): the estimated
   // run time in seconds (0: unlimited) and the host memory in bytes (0: what the
@@ -43,7 +49,7 @@ struct SimOptions {
 };
 
 // Raises a simulation failure attributable to one instruction (out-of-bounds
-// access, read of never-written memory when checked) or loop (a race, when
+// access, an uninitialized value reaching an output when checked) or loop (a race, when
 // checked) as the one diagnostic type (ir::NkiError): `code` err_*, at the
 // instruction's or loop's `loc`; an out-of-bound access is an IndexError, as the
 // same check at trace time is.

@@ -7,6 +7,7 @@
 #include "sim/InstPlan.h"
 #include "sim/Numerics.h"
 #include "sim/RaceCheck.h"
+#include "sim/Uninit.h"
 
 namespace nkic::sim {
 
@@ -130,15 +131,17 @@ void TileExecutor::run_box(const InstPlan& p, const ir::Instruction& in, const E
   fill_pending(p);
   const TensorMem& dst = mem_[p.accesses[0].tensor];
   if (p.accumulate && dst.accumulator) start_accumulation_groups(p);
-  if (opts_.check_uninitialized) check_reads(p, in);
-  if (races_) race_reads(p);
+  const bool poisons = uninit::active() && reads_uninitialized(p);
+  if (poisons) collect_poison(p);
+  if (races_) race_reads(p, in);
   switch (p.kind) {
     case Kind::Elementwise: run_elementwise(p); break;
     case Kind::Reduce: run_reduce(p); break;
     case Kind::Matmul: run_matmul(p); break;
   }
   if (dst.tracked || dst.accumulator) mark_written(p);
-  if (races_) race_writes(p);
+  if (poisons) apply_poison(p);
+  if (races_) race_writes(p, in);
 }
 
 bool TileExecutor::clamp_box(const InstPlan& p, const ir::Instruction& in, const Env& env) {
@@ -310,40 +313,64 @@ void TileExecutor::start_accumulation_groups(const InstPlan& p) {
   });
 }
 
-void TileExecutor::check_reads(const InstPlan& p, const ir::Instruction& in) {
+bool TileExecutor::reads_uninitialized(const InstPlan& p) {
+  bool any = false;
   for (int e : p.reads) {
     const TensorMem& t = mem_[p.accesses[e].tensor];
-    if (!t.tracked) continue;
-    const uint8_t* written = t.written.data();
+    if (!t.tracked || any) continue;
     for_each_access_row(p, e, [&](int64_t at, int64_t step, int64_t n) {
-      for (int64_t i = 0; i < n; ++i, at += step) {
-        if (written[at]) continue;
-        sim_error("err_read_uninitialized_memory",
-                       "Read of uninitialized memory: element " + element_str(t, at) +
-                           " of tensor `" + t.decl->name +
-                           "` was never written in this program instance",
-                       in.loc);
-      }
+      for (int64_t i = 0; i < n && !any; ++i) any = uninit::unclean(t, at + i * step);
     });
   }
+  return any;
 }
 
-// An accumulation's read of its own dst is the accumulation itself, which the
-// race check treats as order-independent.
-void TileExecutor::race_reads(const InstPlan& p) {
+// Before the instruction runs (it may write what it reads): each point's dst
+// element is poisoned when any element the point reads is uninitialized; a
+// reduction's or matmul's dst element, when any of its points is. The origin
+// named is the first uninitialized read of the row.
+void TileExecutor::collect_poison(const InstPlan& p) {
+  poison_.clear();
+  space_.for_each_row([&](const int64_t* start, int64_t a, int64_t b) {
+    int origin = -1;
+    for (int64_t i = a; i < b; ++i) {
+      bool unclean = false;
+      for (int e : p.reads) unclean = unclean || uninit::unclean(mem_[p.accesses[e].tensor], start[e] + i * step_[e]);
+      if (!unclean) continue;
+      if (origin < 0) {
+        uninit::row_start();
+        for (int e : p.reads) uninit::read(mem_[p.accesses[e].tensor], start[e] + i * step_[e]);
+        origin = uninit::taint();
+      }
+      poison_.emplace_back(start[0] + i * step_[0], origin);
+    }
+  });
+  uninit::row_start();
+}
+
+void TileExecutor::apply_poison(const InstPlan& p) {
+  TensorMem& dst = mem_[p.accesses[0].tensor];
+  for (const auto& [at, origin] : poison_) uninit::poison(dst, at, origin);
+}
+
+// An accumulation's read of the accumulated tile is the accumulation itself,
+// which the race check treats as order-independent.
+void TileExecutor::race_reads(const InstPlan& p, const ir::Instruction& in) {
+  const int accumulated = 1 + races_->accumulated_src(in);
   for (int e : p.reads) {
     const int t = p.accesses[e].tensor;
-    if ((e == 0 && p.accumulate) || !races_->watches_reads(t)) continue;
+    if ((e == 0 && p.accumulate) || (accumulated > 0 && e == accumulated) || !races_->watches_reads(t)) continue;
     for_each_access_row(p, e,
                         [&](int64_t at, int64_t step, int64_t n) { races_->read(t, at, step, n); });
   }
 }
 
-void TileExecutor::race_writes(const InstPlan& p) {
+void TileExecutor::race_writes(const InstPlan& p, const ir::Instruction& in) {
   const int t = p.accesses[0].tensor;
   if (!races_->watches_writes(t)) return;
+  const bool accumulating = races_->accumulates(in);
   for_each_access_row(p, 0, [&](int64_t at, int64_t step, int64_t n) {
-    races_->write(t, at, step, n, p.accumulate);
+    races_->write(t, at, step, n, accumulating);
   });
 }
 

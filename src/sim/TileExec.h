@@ -51,9 +51,11 @@ class TileExecutor {
   bool overwrites_dst(const InstPlan& p) const;
   template <class F>
   void for_each_access_row(const InstPlan& p, int e, F f);
-  void check_reads(const InstPlan& p, const ir::Instruction& in);
-  void race_reads(const InstPlan& p);
-  void race_writes(const InstPlan& p);
+  bool reads_uninitialized(const InstPlan& p);
+  void collect_poison(const InstPlan& p);
+  void apply_poison(const InstPlan& p);
+  void race_reads(const InstPlan& p, const ir::Instruction& in);
+  void race_writes(const InstPlan& p, const ir::Instruction& in);
   void mark_written(const InstPlan& p);
   void start_accumulation_groups(const InstPlan& p);
   void bind_direct(const InstPlan& p);
@@ -126,6 +128,9 @@ class TileExecutor {
   std::vector<float> fuse_[2];
   std::vector<int64_t> ifuse_[2];
   std::vector<uint8_t> mask_;
+  // Under the uninitialized-value check: the dst elements computed from an
+  // uninitialized value, with its origin (sim/Uninit.h).
+  std::vector<std::pair<int64_t, int>> poison_;
   // Constant operands, filled once and reused while the value stays the same.
   std::vector<float> fconst_[2];
   std::vector<int64_t> iconst_[2];

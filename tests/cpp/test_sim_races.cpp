@@ -2,6 +2,7 @@
 // dependencies are reported, the standard correct patterns are not.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,9 @@ std::string race_error(const ir::Kernel& k, const std::vector<void*>& binds, int
   return "";
 }
 
-// acc = acc + x[i], a plain TensorTensor writing back into an SBUF tile made
-// outside the loop: iteration 1 reads what iteration 0 wrote.
+// acc = x[i] - acc, a TensorTensor writing back into an SBUF tile made outside
+// the loop (no associative fold: the order of the iterations changes the result):
+// iteration 1 reads what iteration 0 wrote.
 struct RunningSum {
   KernelBuilder b;
   int x, out;
@@ -54,7 +56,7 @@ struct RunningSum {
     b.emit(Opcode::Memset, {1, 8}, at2(acc), {}, AluOp::bypass, {0.0});
     ir::Block* body = b.block;
     named_loop(b, "i", 0, 4, 1, type);
-    b.emit(Opcode::TensorTensor, {1, 8}, at2(acc), {at2(acc), at(x, {L(0), G(1)})}, AluOp::add);
+    b.emit(Opcode::TensorTensor, {1, 8}, at2(acc), {at(x, {L(0), G(1)}), at2(acc)}, AluOp::subtract);
     b.block = body;
     b.emit(Opcode::Store, {1, 8}, at2(out), {at2(acc)});
   }
@@ -73,7 +75,7 @@ TEST(SimRaces, LoopCarriedDependencyThroughSbufTile) {
   EXPECT_NO_THROW(sim::simulate(affine.b.k, binds));
   RunningSum seq(AxisType::Sequential);
   EXPECT_EQ(race_error(seq.b.k, bind(seq.b.k, {{seq.x, vx.data()}, {seq.out, vo.data()}})), "");
-  EXPECT_EQ(vo, std::vector<float>(8, 4.0f));
+  EXPECT_EQ(vo, std::vector<float>(8, 0.0f));  // 1 - (1 - (1 - (1 - 0)))
 }
 
 TEST(SimRaces, EveryIterationWritingTheSameOutputElement) {
@@ -230,7 +232,7 @@ TEST(SimRaces, NestedLoopsReportTheLoopTheDependencyCrosses) {
     if (inner) zero_acc();
     named_loop(b, "j", 0, 4, 1, inner ? AxisType::Affine : AxisType::Sequential, 4);
     b.emit(Opcode::Load, {1, 8}, at2(row), {at(x, {L(0), L(1), G(1)})});
-    b.emit(Opcode::TensorTensor, {1, 8}, at2(acc), {at2(acc), at2(row)}, AluOp::add);
+    b.emit(Opcode::TensorTensor, {1, 8}, at2(acc), {at2(row), at2(acc)}, AluOp::subtract);
     b.block = ibody;
     b.emit(Opcode::Store, {1, 8}, at(out, {L(0), G(1)}), {at2(acc)});
     std::vector<float> vx(128), vo(32);
@@ -250,21 +252,64 @@ TEST(SimRaces, NestedLoopsReportTheLoopTheDependencyCrosses) {
   }
 }
 
+// Associative reductions are not loop-carried dependencies (seed 003 §4.1): `+=`
+// into SBUF, an add/max/min of a tile into its own operand, and the same op into
+// a temporary copied straight back all commute across affine iterations.
+TEST(SimRaces, AssociativeAccumulationIntoSbufIsNotARace) {
+  enum Form { PlusEquals, OwnOperand, CopiedBack };
+  for (Form form : {PlusEquals, OwnOperand, CopiedBack})
+    for (AluOp op : {AluOp::add, AluOp::maximum, AluOp::minimum}) {
+      if (form == PlusEquals && op != AluOp::add) continue;
+      KernelBuilder b;
+      int x = b.hbm_in("x", {4, 8}, DType::float32);
+      int out = b.hbm_out("out", {1, 8}, DType::float32);
+      int acc = b.tensor("acc", {1, 8}, DType::float32);
+      int tmp = b.tensor("tmp", {1, 8}, DType::float32);
+      int row = b.tensor("row", {1, 8}, DType::float32);
+      b.emit(Opcode::Memset, {1, 8}, at2(acc), {}, AluOp::bypass, {0.0});
+      ir::Block* body = b.block;
+      named_loop(b, "i", 0, 4);
+      b.emit(Opcode::Load, {1, 8}, at2(row), {at(x, {L(0), G(1)})});
+      if (form == PlusEquals) {
+        b.emit(Opcode::Copy, {1, 8}, at2(acc), {at2(row)}).accumulate = true;
+      } else if (form == OwnOperand) {
+        b.emit(Opcode::TensorTensor, {1, 8}, at2(acc), {at2(row), at2(acc)}, op);
+      } else {
+        b.emit(Opcode::TensorTensor, {1, 8}, at2(tmp), {at2(acc), at2(row)}, op);
+        b.emit(Opcode::Copy, {1, 8}, at2(acc), {at2(tmp)});
+      }
+      b.block = body;
+      b.emit(Opcode::Store, {1, 8}, at2(out), {at2(acc)});
+      std::vector<float> vx(32), vo(8);
+      for (size_t i = 0; i < vx.size(); ++i) vx[i] = static_cast<float>((i * 5) % 7) - 3;
+      EXPECT_EQ(race_error(b.k, bind(b.k, {{x, vx.data()}, {out, vo.data()}})), "") << form << " " << ir::name(op);
+      for (int c = 0; c < 8; ++c) {
+        float want = 0.0f;
+        for (int r = 0; r < 4; ++r)
+          want = op == AluOp::add ? want + vx[r * 8 + c]
+                 : op == AluOp::maximum ? std::max(want, vx[r * 8 + c]) : std::min(want, vx[r * 8 + c]);
+        EXPECT_EQ(vo[c], want) << form << " " << ir::name(op) << " " << c;
+      }
+    }
+}
+
 // Accumulating writes commute, but a plain read of a partial sum other
-// iterations contributed to depends on their order.
-TEST(SimRaces, ReadingAPartialPsumSumInsideTheLoop) {
-  KernelBuilder b;
-  int x = b.hbm_in("x", {4, 8}, DType::float32);
-  int out = b.hbm_out("out", {4, 8}, DType::float32);
-  int acc = b.tensor("acc", {1, 8}, DType::float32, Memory::PSUM);
-  b.emit(Opcode::Memset, {1, 8}, at2(acc), {}, AluOp::bypass, {0.0});
-  named_loop(b, "i", 0, 4);
-  b.emit(Opcode::Copy, {1, 8}, at2(acc), {at(x, {L(0), G(1)})}).accumulate = true;
-  b.emit(Opcode::Store, {1, 8}, at(out, {L(0), G(1)}), {at2(acc)});
-  std::vector<float> vx(32), vo(32);
-  EXPECT_EQ(race_error(b.k, bind(b.k, {{x, vx.data()}, {out, vo.data()}})),
-            "iteration 1 of affine loop `i` reads tensor `acc` written by iteration 0 (element "
-            "[0, 0]); a loop-carried dependency needs nl.sequential_range");
+// iterations contributed to depends on their order, in PSUM and SBUF alike.
+TEST(SimRaces, ReadingAPartialSumInsideTheLoop) {
+  for (Memory memory : {Memory::PSUM, Memory::SBUF}) {
+    KernelBuilder b;
+    int x = b.hbm_in("x", {4, 8}, DType::float32);
+    int out = b.hbm_out("out", {4, 8}, DType::float32);
+    int acc = b.tensor("acc", {1, 8}, DType::float32, memory);
+    b.emit(Opcode::Memset, {1, 8}, at2(acc), {}, AluOp::bypass, {0.0});
+    named_loop(b, "i", 0, 4);
+    b.emit(Opcode::Copy, {1, 8}, at2(acc), {at(x, {L(0), G(1)})}).accumulate = true;
+    b.emit(Opcode::Store, {1, 8}, at(out, {L(0), G(1)}), {at2(acc)});
+    std::vector<float> vx(32), vo(32);
+    EXPECT_EQ(race_error(b.k, bind(b.k, {{x, vx.data()}, {out, vo.data()}})),
+              "iteration 1 of affine loop `i` reads tensor `acc` written by iteration 0 (element "
+              "[0, 0]); a loop-carried dependency needs nl.sequential_range");
+  }
 }
 
 }  // namespace

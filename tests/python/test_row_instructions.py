@@ -39,19 +39,21 @@ def k_uninit_max8(x):
     t = nl.ndarray((128, 64), dtype=nl.float32)
     t[:, 0:32] = nl.load(x[:, 0:32])
     m = nisa.max8(src=t)  # ERR:uninit
-    nl.store(out, value=m)
+    nl.store(out, value=m)  # ERR:uninit_store
     return out
 
 
-def test_checked_read_of_a_never_written_element_names_the_user_line():
+def test_a_never_written_element_reaching_the_output_names_both_user_lines():
     x = np.random.rand(128, 64).astype(np.float32)
     with pytest.raises(nkic.NKIError) as info:
         nki.simulate_kernel(nki.jit(k_uninit_max8), x, check_uninitialized=True)
     e = info.value
     assert e.code == "err_read_uninitialized_memory"
-    assert "of tensor `t` was never written in this program instance" in e.message
-    assert "[0, 32]" in e.message, e.message
-    assert e.line == M.line("uninit")
+    assert e.message == ("Read of uninitialized memory reaches an output: element [0, 0] of tensor `out` is computed "
+                         "from element [0, 32] of tensor `t`, which was never written in this program instance "
+                         f"(read at line {M.line('uninit')})")
+    assert M.same_file(e.file) and (e.line, e.col) == M.loc("uninit_store", "nl.store")
+    assert [(n[1], n[2], n[3]) for n in e.notes] == [(*M.loc("uninit", "nisa.max8"), "the uninitialized value is read here")]
 
 
 def test_unchecked_max8_of_a_full_row_matches_numpy():
