@@ -129,7 +129,7 @@ def range_select(dst: Any, on_true_tile: Any, comp_op0: Any, comp_op1: Any, boun
     comp_op0(i, bound0) and comp_op1(i, bound1) hold, else on_false_value; each row is reduced
     with reduce_op into reduce_res."""
 def reciprocal(dst: Any, data: Any, name: Any = ...) -> NkiInstruction:
-    """dst = 1 / data, element by element."""
+    """dst = 1 / data, element by element, on the Vector Engine."""
 class reduce_cmd(enum.IntEnum):
     idle = 0
     reset = 1
@@ -156,6 +156,10 @@ def select_reduce(dst: Any, predicate: Any, on_true: Any, on_false: Any, reduce_
 def sendrecv(src: Any, dst: Any, send_to_rank: Any, recv_from_rank: Any, pipe_id: Any, dma_engine: Any = ..., name: Any = ...) -> NkiInstruction:
     """kernel[n]: core c's src lands in core send_to_rank's dst once every core has reached the
     call (one DMA per core, between the cores' segments)."""
+def sendrecv_compute(src: Any, dst: Any, send_to_rank: Any, recv_from_rank: Any, reduce_op: Any, name: Any = ...) -> NkiInstruction:
+    """NKI 0.7, kernel[n]: each core's dst = reduce_op(its own src, the src core recv_from_rank
+    sends), reduced by the DMA engine (nl.add, nl.maximum or nl.minimum) once every core has
+    reached the call."""
 def sequence_bounds(dst: Any, segment_ids: Any, name: Any = ...) -> NkiInstruction:
     """dst (1, 2, n) = the [start, end] of each element's segment in segment_ids (1, n); id 0
     (padding) gives (n, -1)."""
