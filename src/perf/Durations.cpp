@@ -42,13 +42,18 @@ int queues_for(int64_t partitions, int64_t runs, const sema::Target& t) {
 }
 
 // A transfer split over the queues (by partitions: each queue serves an equal share
-// of the 128), each paying per contiguous buffer, limited by the chip's HBM share.
-InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext) {
+// of the 128), each paying per contiguous buffer, limited by the chip's HBM share. Coalesced
+// over `spans` (Coalescing.h), it moves every iteration's points as one transfer.
+InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
+                  const std::vector<Span>& spans) {
   const sema::CostFigures& f = t.cost;
   InstCost c;
   c.costed = true;
   c.track = Track::dma;
-  const int64_t points = ext.points();
+  // Saturating: a coalesced loop may run for as long as int64 counts.
+  double trips = 1;
+  for (const Span& sp : spans) trips *= static_cast<double>(std::max<int64_t>(1, sp.trips));
+  const int64_t points = static_cast<int64_t>(std::min(static_cast<double>(ext.points()) * trips, 9.0e18 / 16));
   const ir::TensorDecl& dst = k.tensor(in.dst.tensor);
   int64_t partitions = 0;
   bool hbm = false;
@@ -58,10 +63,15 @@ InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Ta
   for (const ir::Access* a : sides) {
     const ir::TensorDecl& td = k.tensor(a->tensor);
     hbm = hbm || ir::is_hbm(td.memory);
-    if (!ir::is_hbm(td.memory) && !ext.range.empty())
-      partitions = std::max(partitions, ext.size(partition_coord(*a, td)));
+    if (ir::is_hbm(td.memory) || ext.range.empty()) continue;
+    int64_t p = ext.size(partition_coord(*a, td));
+    for (const Span& sp : spans)
+      if (static_cast<size_t>(td.partition_dim) < a->index.size() &&
+          a->index[td.partition_dim].coeff({ir::VarKind::Loop, sp.axis}) != 0)
+        p *= sp.trips;
+    partitions = std::max(partitions, p);
   }
-  const DmaShape shape = dma_shape(sides, k, ext);
+  const DmaShape shape = dma_shape(sides, k, ext, spans);
   const int64_t runs = (points + shape.run - 1) / shape.run;
   // A collective moves its data out and back in (reduce-scatter, then all-gather).
   const int64_t passes = ir::info(in.opcode).cost == ir::Cost::collective ? 2 : 1;
@@ -177,11 +187,12 @@ InstCost spill_cost(int64_t bytes_per_partition, const sema::Target& t) {
   return c;
 }
 
-InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext) {
+InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
+                 const std::vector<Span>& spans) {
   const ir::Cost cls = ir::info(in.opcode).cost;
   const ir::Engine engine = ir::engine_of(in);
   if (cls == ir::Cost::none || engine == ir::Engine::sp || ext.empty()) return {};
-  if (engine == ir::Engine::dma || cls == ir::Cost::dma || cls == ir::Cost::collective) return dma_cost(in, k, t, ext);
+  if (engine == ir::Engine::dma || cls == ir::Cost::dma || cls == ir::Cost::collective) return dma_cost(in, k, t, ext, spans);
   if (engine == ir::Engine::pe) return pe_cost(in, k, t, ext);
   return stream_cost(in, k, t, ext, track_of(engine));
 }

@@ -26,8 +26,10 @@ struct InstCost {
   bool transpose = false;
 };
 
-// `ext` is the execution's iteration space after its mask (active_extents).
-InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext);
+// `ext` is the execution's iteration space after its mask (active_extents); `spans`, the
+// loops a coalesced DMA moves all the iterations of at once (innermost first).
+InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
+                 const std::vector<Span>& spans = {});
 
 // One leg of a spill (SBUF to HBM, or back): `bytes_per_partition` on every partition, one
 // contiguous buffer each, on the queues a full-partition load takes.

@@ -342,20 +342,37 @@ void Schedule::skip(int site) {
   if (site == plan_.spill_site) spill_pending_ = true;
 }
 
-void Schedule::execute(int site, const Env& env) {
+void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loop*>& coalesced) {
   const ir::Instruction& in = *site_inst_[site];
   const Extents ext = active_extents(in, env);
-  const InstCost c = cost_of(in, k_, t_, ext);
+  // A coalesced DMA moves the iterations of its loops from this one (their first) on, and
+  // touches the hull of what the first and the last iteration touch.
+  std::vector<Span> spans;
+  Env last = env;
+  for (auto l = coalesced.rbegin(); l != coalesced.rend(); ++l) {
+    const auto [first, final] = active_trips(**l, (*l)->tripcount(), env);
+    spans.push_back({(*l)->axis, std::max<int64_t>(0, final - first + 1), (*l)->stride});
+    last.loop[(*l)->axis] += (spans.back().trips - 1) * (*l)->stride;
+  }
+  const InstCost c = cost_of(in, k_, t_, ext, spans);
   skip(site);
   if (!c.costed) return;
   ++scheduled_;
+  auto box = [&](const ir::Access& a) {
+    Box b = access_box(a, k_.tensor(a.tensor), ext, env);
+    if (spans.empty() || b.whole) return b;
+    const Box e = access_box(a, k_.tensor(a.tensor), ext, last);
+    for (size_t d = 0; d < b.dim.size(); ++d)
+      b.dim[d] = {std::min(b.dim[d].first, e.dim[d].first), std::max(b.dim[d].second, e.dim[d].second)};
+    return b;
+  };
   // Operands: what each read waits for, then what the writes wait for.
   double ready = 0;
   int64_t dep = -1;
   std::vector<std::pair<int, Box>> reads, writes;
-  for (const ir::Access& a : in.srcs) reads.emplace_back(a.tensor, access_box(a, k_.tensor(a.tensor), ext, env));
-  if (in.has_dst()) writes.emplace_back(in.dst.tensor, access_box(in.dst, k_.tensor(in.dst.tensor), ext, env));
-  for (const ir::Access& a : in.extra_dsts) writes.emplace_back(a.tensor, access_box(a, k_.tensor(a.tensor), ext, env));
+  for (const ir::Access& a : in.srcs) reads.emplace_back(a.tensor, box(a));
+  if (in.has_dst()) writes.emplace_back(in.dst.tensor, box(in.dst));
+  for (const ir::Access& a : in.extra_dsts) writes.emplace_back(a.tensor, box(a));
   if (in.accumulate) reads.insert(reads.end(), writes.begin(), writes.end());
   for (const auto& [id, b] : reads) read(id, b, ready, dep);
   for (const auto& [id, b] : writes) renamed(id, b, reads, in.accumulate);

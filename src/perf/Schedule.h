@@ -43,7 +43,9 @@ class Schedule {
   Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, std::vector<const ir::Instruction*> sites,
            BufferPlan buffers = {});
 
-  void execute(int site, const Env& env);
+  // `coalesced`: the loops a coalesced DMA spans (Coalescing.h), outermost first; it runs
+  // once, in their first iteration, for all of them.
+  void execute(int site, const Env& env, const std::vector<const ir::Loop*>& coalesced = {});
   // The program passed `site` without running it (hoisted, folded): a spill due there goes
   // with the next instruction that runs.
   void skip(int site);

@@ -151,7 +151,8 @@ def four_tile_copy(trips):
     def copy(x):
         out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
         i_p, i_f = nl.arange(128)[:, None], nl.arange(64)[None, :]
-        for t in nl.affine_range(trips):
+        # Sequential: an affine loop of only transfers would be one coalesced transfer.
+        for t in nl.sequential_range(trips):
             nl.store(out[(t % 4) * 128 + i_p, i_f], value=nl.load(x[(t % 4) * 128 + i_p, i_f]))
         return out
     return copy
@@ -166,6 +167,50 @@ def test_a_loop_whose_schedule_repeats_every_few_iterations_is_predicted_at_once
     huge = nkic.profile(four_tile_copy(2**40), x, target="trn2")
     assert huge.latency_us / 2**40 == pytest.approx(walked.latency_us / 20000, rel=0.03)
     assert huge.instructions_scheduled < 20000
+
+
+@nki.jit
+def copy_by_element(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    for i in nl.affine_range(a.shape[0]):
+        for j in nl.affine_range(a.shape[1]):
+            t[i, j] = nl.load(a[i, j])
+    nl.store(out, value=t)
+    return out
+
+
+@nki.jit
+def copy_by_column(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    for j in nl.affine_range(a.shape[1]):
+        t[:, j] = nl.load(a[:, j])
+    nl.store(out, value=t)
+    return out
+
+
+@nki.jit
+def copy_whole(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(a))
+    return out
+
+
+@pytest.mark.parametrize("target", ["trn1", "trn2"])
+def test_a_copy_element_by_element_costs_the_descriptors_it_coalesces_into(target):
+    # 8,192 one-element loads in loops that only move data are one transfer of 128 rows of 64
+    # contiguous elements: the same descriptors as loading the tile at once. So are 64 strided
+    # column loads.
+    a = np.zeros((128, 64), np.float32)
+    whole = nkic.profile(copy_whole, a, target=target)
+    for kernel in (copy_by_element, copy_by_column):
+        r = nkic.profile(kernel, a, target=target)
+        assert r.latency_us == pytest.approx(whole.latency_us, rel=1e-12)
+        assert r.engines["dma"].instructions == 2
+        assert any("1 DMA instruction(s) in loops that only move data are costed as one transfer" in n
+                   for n in r.notes)
+    assert whole.latency_us < 4
 
 
 def test_profile_of_a_launch_grid_runs_the_programs_one_after_another():
