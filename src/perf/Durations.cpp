@@ -117,7 +117,7 @@ InstCost pe_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Tar
   }
   bool fp32 = false;
   for (const ir::Access& a : in.srcs) fp32 = fp32 || k.tensor(a.tensor).dtype == ir::DType::float32;
-  const double factor = fp32 ? f.fp32_cycle_factor : 1.0;
+  const double factor = !fp32 ? 1.0 : c.transpose ? f.fp32_transpose_cycle_factor : f.fp32_cycle_factor;
   // An mx matmul contracts its packed lanes in the cycles one BF16 row takes.
   if (op.exec == ir::Exec::Mx) elements /= ir::info(k.tensor(in.srcs[1].tensor).dtype).lanes;
   c.pe_elements = elements * factor;

@@ -30,6 +30,9 @@ struct CostFigures {
   // (N the moving free size); FP32 operands take fp32_cycle_factor times as long.
   double mm_init_cycles = 64;
   double fp32_cycle_factor = 4;
+  // A Tensor-Engine transpose of FP32 (nc_transpose on the Tensor Engine, nc_matmul with
+  // is_transpose): from NC-v3 its transpose mode takes half the FP32 matmul time.
+  double fp32_transpose_cycle_factor = 4;
   int64_t pe_rows = 128, pe_cols = 128;
   // A most-minor free-dimension stride above this many bytes halves an engine's
   // SBUF/PSUM read or write bandwidth.
