@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "perf/InstructionFacts.h"
+
 namespace nkic::perf {
 
 Track track_of(ir::Engine e) {
@@ -157,19 +159,23 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
     if (read) ++(psum ? psum_reads : sbuf_reads);
     strided = strided || minor_stride_bytes(a, td, rank) > t.cost.sbuf_stride_penalty_bytes;
   };
+  const InstructionFacts* fact = facts_of(in.opcode);
   const bool adds_dst = in.accumulate && in.has_dst() && k.tensor(in.dst.tensor).memory != ir::Memory::PSUM;
   if (in.has_dst()) operand(in.dst, adds_dst);
   // A further result that does not stream (the reduce accumulator register, a
   // [P, 1] reduce_res) is written once per partition: it does not set the rate.
   for (const ir::Access& a : in.extra_dsts)
     if (streams(a, pcoord)) operand(a, false);
-  for (const ir::Access& a : in.srcs) operand(a, true);
-  const bool pair = ir::info(in.opcode).cost == ir::Cost::stream_pair || adds_dst;
+  const size_t kept = fact && fact->keeps_dst && !in.srcs.empty() ? 1 : 0;
+  for (size_t i = 0; i + kept < in.srcs.size(); ++i) operand(in.srcs[i], true);
+  const bool pair = ir::info(in.opcode).cost == ir::Cost::stream_pair || adds_dst || (fact && fact->pair);
   const int streamed = pair ? std::max(sbuf_reads, psum_reads) : sbuf_reads + psum_reads;
+  const double per_element = fact && fact->cycles_per_element > 0 ? fact->cycles_per_element : std::max(streamed, 1);
   const double rate = narrow ? e.fast_elems_per_cycle : e.elems_per_cycle;
-  const double cycles = per_partition * std::max(streamed, 1) / rate * (strided ? 2.0 : 1.0);
-  c.interval = std::max(cycles, e.fixed_cycles) / e.clock_ghz;
-  c.latency = (cycles + e.fixed_cycles) / e.clock_ghz;
+  const double cycles = per_partition * per_element / rate * (strided ? 2.0 : 1.0);
+  const double fixed = fact && fact->fixed_cycles >= 0 ? fact->fixed_cycles : e.fixed_cycles;
+  c.interval = std::max(cycles, fixed) / e.clock_ghz;
+  c.latency = (cycles + fixed) / e.clock_ghz;
   return c;
 }
 

@@ -32,5 +32,50 @@ TEST(TargetFigures, AnFp32TransposeTakesHalfTheFp32MatmulTimeFromNeuronCoreV3) {
   }
 }
 
+// One instruction `op` writing a [128, 512] fp32 SBUF tile from `srcs` (each [128, 512] in
+// SBUF or, where `psum` says so, PSUM; the last one the destination itself when `dst_last`).
+ir::Kernel one(Opcode op, std::vector<bool> psum, bool dst_last = false) {
+  ir::Kernel k;
+  k.name = "one";
+  const int y = add_tensor(k, "y", {128, 512}, Memory::SBUF);
+  std::vector<ir::Access> srcs;
+  for (size_t i = 0; i < psum.size(); ++i)
+    srcs.push_back(tile(add_tensor(k, "x" + std::to_string(i), {128, 512}, psum[i] ? Memory::PSUM : Memory::SBUF)));
+  if (dst_last) srcs.push_back(tile(y));
+  k.body.push_back(inst(op, tile(y), std::move(srcs)));
+  return k;
+}
+
+TEST(InstructionFacts, IotaAndAffineSelectPayTheGpSimdStartOf150Cycles) {
+  // 150 + N GpSimd cycles (the nki.isa reference), N = 512, at trn1's 1.4 GHz.
+  EXPECT_NEAR(perf::predict(one(Opcode::Iota, {}), trn1()).latency, (512 + 150) / 1.4, 1e-9);
+  EXPECT_NEAR(perf::predict(one(Opcode::AffineSelect, {false}), trn1()).latency, (512 + 150) / 1.4, 1e-9);
+  // Another GpSimd instruction keeps the Target's fixed cost.
+  ir::Kernel copy = one(Opcode::Copy, {false});
+  static_cast<ir::Instruction&>(*copy.body[0]).engine = ir::Engine::pool;
+  EXPECT_NEAR(perf::predict(copy, trn1()).latency, (512 + trn1().cost.pool.fixed_cycles) / 1.4, 1e-9);
+}
+
+TEST(InstructionFacts, TensorCopyPredicatedStreamsItsSourceAndPredicateNotTheKeptDestination) {
+  // 2N with src and predicate in SBUF, N with one of them in PSUM; plus the Vector Engine's
+  // fixed cost, at trn1's 1.12 GHz.
+  const double fixed = trn1().cost.dve.fixed_cycles;
+  EXPECT_NEAR(perf::predict(one(Opcode::CopyPredicated, {false, false}, true), trn1()).latency,
+              (2 * 512 + fixed) / 1.12, 1e-9);
+  EXPECT_NEAR(perf::predict(one(Opcode::CopyPredicated, {false, true}, true), trn1()).latency, (512 + fixed) / 1.12,
+              1e-9);
+}
+
+TEST(InstructionFacts, BnAggrTakes13CyclesPerStatisticsTriple) {
+  // max(MIN_II, 13 * (N / 3)) Vector cycles for N = 48 elements of bn_stats results per partition.
+  ir::Kernel k;
+  k.name = "aggr";
+  const int x = add_tensor(k, "x", {128, 48}, Memory::SBUF), y = add_tensor(k, "y", {128, 2}, Memory::SBUF);
+  ir::Access out = tile(y);
+  out.index[1] = AffineExpr(0);
+  k.body.push_back(inst(Opcode::BnAggr, out, {tile(x)}, {128, 48}));
+  EXPECT_NEAR(perf::predict(k, trn1()).latency, (13.0 * 48 / 3 + trn1().cost.dve.fixed_cycles) / 1.12, 1e-9);
+}
+
 }  // namespace
 }  // namespace nkic
