@@ -6,9 +6,11 @@ dtypes. Two instruction-level figures (D1, D2) use small kernels written here. E
 with its shape, target, statistic and source (repository, path, commit, line), is a row of
 CASES; what the figure is (percentile, caveats) is in its `note`.
 
-Prints one line per case, whether each family of variants ranks as published, the median of
-|ln(predicted / measured)| per target over the measured figures, and how many test upper
-bounds the prediction stays under. Exits 0 (it is a report) unless a kernel fails to trace.
+Prints one line per case, whether each family of variants ranks as published, the median, p90
+and max of |ln(predicted / measured)| per target and per family over the measured figures (the
+families a figure was tuned on apart from the rest), per family of variants at one shape the rank
+correlation and the measured latency of the predicted-fastest variant over the measured fastest,
+and how many test upper bounds the prediction stays under. Exits 0 (it is a report) unless a kernel fails to trace.
 
     PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--sdk DIR] [--only ID,...] [-v]
 """
@@ -17,13 +19,13 @@ import importlib
 import importlib.util
 import math
 import os
-import statistics
 import sys
 import time
 
 import numpy as np
 
 import nkic
+from calibration_stats import abs_log_error, spearman, summary, tuner_loss
 from neuronxcc import nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
@@ -280,6 +282,9 @@ ORDERS = [
      sdk("nki/guides/tutorials/matrix_multiplication.rst", "166-213"),
      [("CM1", "CM2"), ("CM2", "CM3"), ("CM3", "CM4")]),
 ]
+# Families whose measurements calibrated a figure of the model (docs/performance.md, "How close
+# it is"): none, every figure is a published one; their errors would be reported apart.
+TUNE_FAMILIES = frozenset()
 TIE = 1.05
 FAR = 0.7  # |ln(pred/measured)| above this is called far off
 
@@ -426,21 +431,45 @@ def print_orders(results):
               f"{'; predicted ' + wrong if wrong else ''}\n      {repo} {path}@{commit[:8]}:{line}")
 
 
-def print_medians(results):
-    print("\nMedian |ln(predicted / measured)| per target over the measured figures:")
-    by_target = {}
-    for c, pred, _ in results.values():
-        if c["kind"] == "measured":
-            by_target.setdefault(c["target"], []).append((c["id"], abs(math.log(pred / c["us"]))))
-    for target, errs in sorted(by_target.items()):
-        med = statistics.median(e for _, e in errs)
-        far = [i for i, e in errs if e > FAR]
-        print(f"  {target}: {med:.3f} (x{math.exp(med):.2f}) over {len(errs)} figures;"
-              f" far off (|ln| > {FAR}): {', '.join(far) or 'none'}")
-    everything = [abs(math.log(p / c["us"])) for c, p, _ in results.values() if c["kind"] == "measured"]
-    if everything:
-        med = statistics.median(everything)
-        print(f"  all targets: {med:.3f} (x{math.exp(med):.2f}) over {len(everything)} figures")
+def print_errors(results):
+    """Per target, then per target and family: the count, median, p90 and max of
+    |ln(predicted / measured)| over the measured figures, for the tune families and the rest."""
+    measured = [(c, pred) for c, pred, _ in results.values() if c["kind"] == "measured"]
+    for split, keep in (("tune", lambda c: c["family"] in TUNE_FAMILIES),
+                        ("rest", lambda c: c["family"] not in TUNE_FAMILIES)):
+        rows = [(c, pred) for c, pred in measured if keep(c)]
+        print(f"\n|ln(predicted / measured)| over the measured figures, {split} families:")
+        if not rows:
+            print("  none (no figure of the model is calibrated on measurements)" if split == "tune" else "  none")
+            continue
+        groups = {}
+        for c, pred in rows:
+            groups.setdefault((c["target"], None), []).append((c["id"], abs_log_error(pred, c["us"])))
+            groups.setdefault((c["target"], c["family"]), []).append((c["id"], abs_log_error(pred, c["us"])))
+        groups[("all targets", None)] = [(c["id"], abs_log_error(pred, c["us"])) for c, pred in rows]
+        print(f"  {'target':11s} {'family':34s} {'n':>3s} {'median':>14s} {'p90':>14s} {'max':>8s}  far off")
+        for (target, family), errs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+            n, med, p90, worst = summary([e for _, e in errs])
+            far = ", ".join(i for i, e in errs if e > FAR) or "none"
+            print(f"  {target:11s} {family or '(all)':34s} {n:3d} {med:6.3f} (x{math.exp(med):5.2f}) "
+                  f"{p90:6.3f} (x{math.exp(p90):5.2f}) {worst:8.3f}  {far if family is None else ''}")
+
+
+def print_families(results):
+    """Per family of variants of one kernel at one shape (RANKINGS) with measured figures:
+    Spearman's rank correlation of predicted and measured, and the measured latency of the
+    variant predicted fastest over the measured fastest (what a tuner trusting the model loses)."""
+    print("\nFamilies of variants (Spearman of predicted vs measured; predicted-fastest's measured latency"
+          " over the measured fastest):")
+    for name, ids in RANKINGS:
+        have = [i for i in ids if i in results and results[i][0]["kind"] == "measured"]
+        if len(have) < 2:
+            continue
+        pred = [results[i][1] for i in have]
+        meas = [results[i][0]["us"] for i in have]
+        rho = spearman(pred, meas)
+        print(f"  {name:42s} n {len(have):2d}  Spearman {'  n/a' if rho is None else f'{rho:+5.2f}'}"
+              f"  predicted fastest x{tuner_loss(pred, meas):.3f} of the fastest")
 
 
 def main():
@@ -472,7 +501,8 @@ def main():
     under, total = print_bounds(results)
     print_rankings(results)
     print_orders(results)
-    print_medians(results)
+    print_errors(results)
+    print_families(results)
     print(f"\nUpper bounds the prediction stays under: {under}/{total}"
           + (f" ({100 * under / total:.0f} %)" if total else ""))
     print("\nSources (repository, path, commit, line):")
