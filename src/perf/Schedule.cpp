@@ -323,10 +323,13 @@ std::pair<double, int64_t> Schedule::transfer(double earliest, double interval, 
   return {start, node};
 }
 
-double Schedule::spill(double ready, int64_t& dep) {
+double Schedule::spill(double ready, int64_t& dep, int64_t touched) {
   // The excess of every partition goes to HBM and comes back: two dependent transfers,
-  // each paying the fixed latency; the instruction at the peak waits for the reload.
-  const InstCost c = spill_cost(plan_.spill_bytes, t_);
+  // each paying the fixed latency; the instruction at the peak waits for the reload. What
+  // it does not touch there stays in HBM until an instruction needs it: the compiler spills
+  // whole tiles, and an instruction that reads one element of a large block reloads no more
+  // than it reads, so each pass moves at most the bytes per partition it touches.
+  const InstCost c = spill_cost(std::min(plan_.spill_bytes, touched), t_);
   double t = ready;
   for (int leg = 0; leg < 2; ++leg) {
     const auto [s, node] = transfer(t + t_.cost.dma_fixed_latency_ns, c.interval, c.queues, plan_.spill_site, dep);
@@ -382,7 +385,20 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
     if (u.done > ready) ready = u.done, dep = u.node;
   }
   if (floor_ > ready) ready = floor_, dep = floor_node_;
-  if (spill_pending_) ready = spill(ready, dep);
+  if (spill_pending_) {
+    int64_t touched = 0;  // on-chip bytes per partition the instruction reads and writes
+    for (const auto* side : {&reads, &writes})
+      for (const auto& [id, b] : *side) {
+        const ir::TensorDecl& td = k_.tensor(id);
+        if (td.memory != ir::Memory::SBUF) continue;
+        int64_t elements = 1;
+        for (size_t d = 0; d < td.shape.size(); ++d)
+          if (static_cast<int>(d) != td.partition_dim)
+            elements *= b.whole ? td.shape[d] : std::max<int64_t>(0, b.dim[d].second - b.dim[d].first + 1);
+        touched += elements * ir::size_of(td.dtype);
+      }
+    ready = spill(ready, dep, touched);
+  }
 
   double start = 0, end = 0;
   int64_t pred = dep;

@@ -147,9 +147,9 @@ class Schedule {
   void record_write(int tensor, Box b, double end, int64_t node);
   void touch(int tensor, double start, double end, int64_t node);
   // Before the instruction at the spill site (BufferPlan), or the first to run after it: the
-  // excess is stored and reloaded on the DMA queues, and it waits for the reload. Returns
-  // when that ends.
-  double spill(double ready, int64_t& dep);
+  // excess, up to the `touched` bytes per partition of SBUF that instruction reads and writes,
+  // is stored and reloaded on the DMA queues, and it waits for the reload. Returns when that ends.
+  double spill(double ready, int64_t& dep, int64_t touched);
   // Places a transfer of `interval` per queue on the `queues` DMA queues that can start it
   // earliest (at `earliest` or later); returns its start and node (`pred`: what it waited for).
   std::pair<double, int64_t> transfer(double earliest, double interval, int queues, int site, int64_t pred);

@@ -140,7 +140,8 @@ Profile Schedule::finish() {
         at.known() ? at.file->substr(at.file->find_last_of('/') + 1) + ":" + std::to_string(at.line) : "?";
     note("one buffer per tile keeps " + std::to_string(plan_.sbuf_peak) + " bytes per partition of SBUF live at " +
          where + ", more than the " + std::to_string(plan_.sbuf_capacity) +
-         " the target has: the excess is spilled to HBM and reloaded there, every time the program passes it");
+         " the target has: the excess, up to what the instruction there touches, is spilled to HBM and reloaded"
+         " there, every time the program passes it");
   }
   // Loop tiles rotate through the buffers that fit (BufferPlan), and a footprint over the
   // capacity is spilled; what the schedule still keeps live beyond it, the plan does not bound.
