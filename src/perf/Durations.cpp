@@ -92,8 +92,9 @@ InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Ta
   }
   // The queues share the partitions of an on-chip side; HBM to HBM by its buffers.
   c.queues = queues_for(partitions, runs, t);
+  c.runs = runs * passes;
   c.interval = c.latency =
-      transfer_interval(static_cast<double>(c.dma_bytes), static_cast<double>(runs * passes), c.queues, hbm, f);
+      transfer_interval(static_cast<double>(c.dma_bytes), static_cast<double>(c.runs), c.queues, hbm, f);
   return c;
 }
 

@@ -20,6 +20,7 @@ struct InstCost {
   double interval = 0, latency = 0;
   int queues = 0;
   int64_t dma_bytes = 0;
+  int64_t runs = 0;  // DMA: the contiguous runs (descriptors) it moves, each paying the buffer overhead
   // Tensor Engine work, BF16-equivalent rows x columns x moving columns (HFU),
   // and whether it is a transpose (not counted in MFU).
   double pe_elements = 0;

@@ -44,6 +44,7 @@ Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
       plan_(std::move(buffers)), ring_(k.tensors.size()), reuse_(k.tensors.size()),
       done_(k.tensors.size()),
       site_busy_(site_inst_.size(), 0.0), site_critical_(site_inst_.size(), 0.0), site_count_(site_inst_.size(), 0),
+      small_runs_(site_inst_.size(), false),
       end_(cores_, 0.0), end_node_(cores_, -1) {
   for (const ir::Instruction* in : site_inst_) {
     if (in->has_dst()) written_[root(in->dst.tensor)] = true;
@@ -412,6 +413,8 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
     end = start + c.interval;
     tot_.dma_bytes += static_cast<double>(c.dma_bytes);
     site_busy_[site] += c.interval;
+    if (c.runs > 0 && static_cast<double>(c.dma_bytes) < c.runs * t_.cost.dma_buffer_overhead_bytes)
+      small_runs_[site] = true;
     pred = node;
   } else {
     const std::vector<int64_t> ports = ports_of(in, c.track);

@@ -184,6 +184,7 @@ class Schedule {
   Totals tot_;
   std::vector<double> site_busy_, site_critical_;
   std::vector<int64_t> site_count_;
+  std::vector<bool> small_runs_;   // by site: a DMA whose contiguous runs average under the buffer overhead
   std::vector<double> end_;        // per core: when its last result is ready
   std::vector<int64_t> end_node_;
   double floor_ = 0;                // the last sync point: nothing starts earlier

@@ -190,7 +190,6 @@ def copy_by_column(a):
     return out
 
 
-@nki.jit
 def copy_whole(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     nl.store(out, value=nl.load(a))
@@ -203,7 +202,7 @@ def test_a_copy_element_by_element_costs_the_descriptors_it_coalesces_into(targe
     # contiguous elements: the same descriptors as loading the tile at once. So are 64 strided
     # column loads.
     a = np.zeros((128, 64), np.float32)
-    whole = nkic.profile(copy_whole, a, target=target)
+    whole = nkic.profile(nki.jit(copy_whole), a, target=target)
     for kernel in (copy_by_element, copy_by_column):
         r = nkic.profile(kernel, a, target=target)
         assert r.latency_us == pytest.approx(whole.latency_us, rel=1e-12)
@@ -211,6 +210,17 @@ def test_a_copy_element_by_element_costs_the_descriptors_it_coalesces_into(targe
         assert any("1 DMA instruction(s) in loops that only move data are costed as one transfer" in n
                    for n in r.notes)
     assert whole.latency_us < 4
+
+
+def test_the_profile_names_the_transfers_whose_runs_are_overhead_bound():
+    # 64 fp32 per partition is a run of 256 B, under the 512 B a run's overhead costs; 1024 fp32
+    # (4 KiB) is not.
+    small = nkic.profile(nki.jit(copy_whole), np.zeros((128, 64), np.float32), target="trn2")
+    line = copy_whole.__code__.co_firstlineno + 2
+    assert small.notes == [f"2 DMA instruction(s) (the first at test_profile.py:{line}) move contiguous runs of under "
+                           "512 bytes on average, the DMA bandwidth guide's overhead-bound payloads: 100 % of the DMA "
+                           "queue time, each run costing the queue time of 512 bytes more"]
+    assert nkic.profile(nki.jit(copy_whole), np.zeros((128, 1024), np.float32), target="trn2").notes == []
 
 
 def test_profile_of_a_launch_grid_runs_the_programs_one_after_another():
@@ -335,7 +345,11 @@ def running_sum(a, n):
 def test_a_runtime_trip_count_is_costed_as_one_iteration_and_says_so():
     a = np.zeros((128, 16), np.float32)
     r = nkic.profile(running_sum, a, np.array([[5]], np.int32), target="trn2")
-    assert r.notes == ["a loop whose trip count is known only at run time is costed as one iteration"]
+    line = running_sum.__code__.co_firstlineno + 2
+    assert r.notes == ["a loop whose trip count is known only at run time is costed as one iteration",
+                       f"3 DMA instruction(s) (the first at test_profile.py:{line}) move contiguous runs of under 512 "
+                       "bytes on average, the DMA bandwidth guide's overhead-bound payloads: 100 % of the DMA queue "
+                       "time, each run costing the queue time of 512 bytes more"]
     assert r.engines["dma"].instructions == 3  # the count, one iteration's load, the store
 
 
