@@ -12,14 +12,16 @@ families a figure was tuned on apart from the rest), per family of variants at o
 correlation and the measured latency of the predicted-fastest variant over the measured fastest,
 and how many test upper bounds the prediction stays under. Exits 0 (it is a report) unless a kernel fails to trace.
 
-    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--sdk DIR] [--only ID,...] [-v]
+    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--sdk DIR] [--autocomp DIR] [--only ID,...] [-v]
 """
 import argparse
 import importlib
 import importlib.util
 import math
 import os
+import re
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -44,6 +46,8 @@ LIB_PREFIX = "nki-library:"  # a case path: a module of an nki-library checkout 
 SDK_PREFIX = "aws-neuron-sdk:"  # a case path in an aws-neuron-sdk checkout (its nki/examples: current nki API)
 AUTO = "ucb-bar/autocomp"
 AUTO_HEAD = "dd26a5656bcd3158b80c36bc97500d76a495c765"
+AUTO_PREFIX = "autocomp:"  # a case path: an optimisation trace of an autocomp checkout; func "step<i>"
+CONV1D = "examples/trn-advanced/4_conv1d_trace.py"
 
 MATMUL = "src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py"
 MM_CURRENT = "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py"
@@ -232,6 +236,14 @@ CASES = [
     case("T25", "select_and_scatter", VISION, "select_and_scatter_kernel",
          [Z(8, 64, 112, 112), Z(8, 64, 56, 56)], "trn1", 4500, "bound", samp_test("test_select_and_scatter.py", 45),
          note="p50"),
+    # Autocomp's conv1d optimisation trace: each step's kernel (the legacy API) and its score, P99
+    # of nc_latency in ms at the harness's shape (8 x 512 x 2048 fp32, a 3-wide filter); trn1
+    # inferred (the README's trn1.2xlarge configuration).
+    *[case(f"AC{i}", "autocomp conv1d", AUTO_PREFIX + CONV1D, f"step{i}",
+           [Z(8, 512, 1, 2048), Z(512, 1, 1, 3)], "trn1", ms * 1000, "measured", (AUTO, CONV1D, AUTO_HEAD, line),
+           kwargs=dict(padding=((0, 0), (1, 1))), note="P99; trace score")
+      for i, (ms, line) in enumerate(((8.007, 116), (8.007, 322), (8.01, 516), (7.934, 740), (5.602, 943),
+                                      (4.955, 1146), (0.461, 1418)))],
     # nki-autotune's kernel library (current nki API), 2048^3 bf16 matmuls on trn2.
     case("U1", "autotune matmul", TUNE_PREFIX + "kernel_library/matmul/lhs_rhs/kernel_handtuned_89.26mfu.py",
          "matmul_lhs_rhs_nkigym", [Z(2048, 2048, dtype=BF16)] * 2, "trn2", 244.2, "measured",
@@ -271,6 +283,7 @@ RANKINGS = [
     ("mamba v3 over seq_len", [f"FS-v3-{s}" for s, _, _ in MAMBA_SCALING[:-1]] + ["F5"]),
     ("mamba v1 over size (F1, A2, F2)", ["F1", "A2", "F2"]),
     ("layernorm v1 vs v2", ["L1", "L2"]),
+    ("autocomp conv1d steps 0-6", [f"AC{i}" for i in range(7)]),
 ]
 # Published statements of order without figures: (name, source line, [(slower, faster), ...]).
 ORDERS = [
@@ -316,6 +329,8 @@ def load_kernel(checkout, path, func, roots):
     to roots[prefix] for a path with a checkout's prefix), imported unchanged."""
     if path is None:
         return globals()[func]
+    if path.startswith(AUTO_PREFIX):
+        return trace_step(os.path.join(roots[AUTO_PREFIX], path[len(AUTO_PREFIX):]), int(func[len("step"):]))
     if path.startswith(LIB_PREFIX):
         src = os.path.join(roots[LIB_PREFIX], "src", "nkilib_src")
         if src not in sys.path:
@@ -335,6 +350,21 @@ def load_kernel(checkout, path, func, roots):
         sys.path.insert(0, src)
     module = os.path.splitext(os.path.relpath(os.path.join(checkout, path), src))[0].replace(os.sep, ".")
     return getattr(importlib.import_module(module), func)
+
+
+def trace_step(trace, step):
+    """The kernel `test` of step `step` of an autocomp optimisation trace (each step's code is a
+    string in the file), written to a file of its own: the tracer reads kernel source."""
+    with open(trace) as f:
+        codes = re.findall(r"code='''(.*?)''',\nscore=", f.read(), re.S)
+    path = os.path.join(tempfile.mkdtemp(prefix="autocomp_"), f"step{step}.py")
+    with open(path, "w") as f:
+        f.write("import numpy as np\nfrom neuronxcc import nki\nimport neuronxcc.nki.language as nl\n"
+                "import neuronxcc.nki.isa as nisa\n" + codes[step].replace("\\'", "'"))
+    spec = importlib.util.spec_from_file_location(f"autocomp_step{step}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.test
 
 
 def predict(c, kernel):
@@ -482,16 +512,19 @@ def main():
                     help=f"nki-library checkout at {LIB_HEAD[:7]} (its cases are skipped when absent)")
     ap.add_argument("--sdk", default="/tmp/corpus/sdk",
                     help=f"aws-neuron-sdk checkout at {SDK_HEAD[:7]} (its cases are skipped when absent)")
+    ap.add_argument("--autocomp", default="/tmp/corpus/autocomp",
+                    help=f"autocomp checkout at {AUTO_HEAD[:7]} (its cases are skipped when absent)")
     ap.add_argument("--only", help="comma-separated case ids")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each case's profile summary")
     opts = ap.parse_args()
     if not os.path.isdir(os.path.join(opts.checkout, "src", "nki_samples")):
         sys.exit(f"{opts.checkout} is not an nki-samples checkout (git -C <mirror> worktree add -f DIR fc5c69f)")
     cases = [c for c in CASES if not opts.only or c["id"] in opts.only.split(",")]
-    roots = {TUNE_PREFIX: opts.autotune, LIB_PREFIX: opts.library, SDK_PREFIX: opts.sdk}
+    roots = {TUNE_PREFIX: opts.autotune, LIB_PREFIX: opts.library, SDK_PREFIX: opts.sdk, AUTO_PREFIX: opts.autocomp}
     for prefix, (root, marker) in {TUNE_PREFIX: (opts.autotune, "kernel_library"),
                                    LIB_PREFIX: (opts.library, "src/nkilib_src"),
-                                   SDK_PREFIX: (opts.sdk, "nki/examples")}.items():
+                                   SDK_PREFIX: (opts.sdk, "nki/examples"),
+                                   AUTO_PREFIX: (opts.autocomp, "examples/trn-advanced")}.items():
         if not os.path.isdir(os.path.join(root, marker)):
             print(f"no {prefix.rstrip(':')} checkout at {root}: its cases are skipped")
             cases = [c for c in cases if not (c["path"] or "").startswith(prefix)]
