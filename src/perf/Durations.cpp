@@ -175,7 +175,8 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
   const double rate = narrow ? e.fast_elems_per_cycle : e.elems_per_cycle;
   const double cycles = per_partition * per_element / rate * (strided ? 2.0 : 1.0);
   const double fixed = fact && fact->fixed_cycles >= 0 ? fact->fixed_cycles : e.fixed_cycles;
-  c.interval = std::max(cycles, fixed) / e.clock_ghz;
+  const double min_ii = fact && fact->fixed_cycles >= 0 ? fact->fixed_cycles : e.min_ii();
+  c.interval = std::max(cycles, min_ii) / e.clock_ghz;
   c.latency = (cycles + fixed) / e.clock_ghz;
   return c;
 }

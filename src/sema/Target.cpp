@@ -13,6 +13,11 @@ namespace {
 CostFigures cost_figures(int gen) {
   CostFigures c;
   const double act_fixed = 264, dve_fixed = 100;
+  // The nki.isa reference's MIN_II, "roughly 64 engine cycles": the Vector and GpSimd
+  // engines' smallest initiation interval (aws-neuron-sdk 716f08dc nki/api/nki/isa/__init__.py,
+  // every Vector-Engine instruction's max(MIN_II, N)). The Scalar Engine's measured interval
+  // (264 cycles) is its fixed cost.
+  const double min_ii = 64;
   if (gen == 2) {
     c.pe = {2.8, 1, 1, 0, 0};
     c.act = {1.4, 1, 1, 0, act_fixed};
@@ -55,6 +60,7 @@ CostFigures cost_figures(int gen) {
     c.dma_transpose_efficiency = 0.9;       // trn2 architecture guide: up to 90 % (HBM to SBUF)
     c.dma_transpose_sbuf_efficiency = 0.5;  // and up to 50 % (SBUF to SBUF)
   }
+  c.dve.min_ii_cycles = c.pool.min_ii_cycles = min_ii;
   return c;
 }
 // Per-partition usable SBUF bytes follow NKI_API.md §5 / tile_size.total_available_sbuf_size.

@@ -19,9 +19,12 @@ struct EngineFigures {
   double elems_per_cycle = 1;
   double fast_elems_per_cycle = 1;
   int fast_max_bytes = 0;
-  // Static cost of one instruction (issue, SBUF/PSUM access setup): the
-  // initiation interval of a tiny instruction, added to every result's latency.
+  // Static cost of one instruction (issue, SBUF/PSUM access setup), added to every
+  // result's latency; and the initiation interval of a tiny instruction (MIN_II), the
+  // fewest cycles between two instructions the engine issues (< 0: fixed_cycles).
   double fixed_cycles = 0;
+  double min_ii_cycles = -1;
+  double min_ii() const { return min_ii_cycles >= 0 ? min_ii_cycles : fixed_cycles; }
 };
 
 struct CostFigures {

@@ -66,6 +66,23 @@ TEST(InstructionFacts, TensorCopyPredicatedStreamsItsSourceAndPredicateNotTheKep
               1e-9);
 }
 
+TEST(InstructionFacts, SmallVectorInstructionsIssueEveryMinIiCycles) {
+  // Two independent tensor_scalar of 8 fp32 per partition: the second issues MIN_II (64) cycles
+  // after the first, and its result is ready its 8 cycles and the 100-cycle fixed cost later.
+  ir::Kernel k;
+  k.name = "two";
+  for (int i = 0; i < 2; ++i) {
+    const int x = add_tensor(k, "x" + std::to_string(i), {128, 8}, Memory::SBUF);
+    const int y = add_tensor(k, "y" + std::to_string(i), {128, 8}, Memory::SBUF);
+    k.body.push_back(inst(Opcode::TensorScalar, tile(y), {tile(x)}, {128, 8}));
+  }
+  const sema::EngineFigures& dve = trn1().cost.dve;
+  EXPECT_EQ(dve.min_ii(), 64);
+  EXPECT_NEAR(perf::predict(k, trn1()).latency, (64 + 8 + dve.fixed_cycles) / dve.clock_ghz, 1e-9);
+  // The Scalar Engine's measured interval is its fixed cost (264 cycles).
+  EXPECT_EQ(trn1().cost.act.min_ii(), trn1().cost.act.fixed_cycles);
+}
+
 TEST(InstructionFacts, BnAggrTakes13CyclesPerStatisticsTriple) {
   // max(MIN_II, 13 * (N / 3)) Vector cycles for N = 48 elements of bn_stats results per partition.
   ir::Kernel k;
