@@ -6,24 +6,28 @@ dtypes. Two instruction-level figures (D1, D2) use small kernels written here. E
 with its shape, target, statistic and source (repository, path, commit, line), is a row of
 CASES; what the figure is (percentile, caveats) is in its `note`.
 
-Prints one line per case, whether each family of variants ranks as published, the median of
-|ln(predicted / measured)| per target over the measured figures, and how many test upper
-bounds the prediction stays under. Exits 0 (it is a report) unless a kernel fails to trace.
+Prints one line per case, whether each family of variants ranks as published, the median, p90
+and max of |ln(predicted / measured)| per target and per family over the measured figures (the
+families a figure was tuned on apart from the rest), per family of variants at one shape the rank
+correlation and the measured latency of the predicted-fastest variant over the measured fastest,
+and how many test upper bounds the prediction stays under. Exits 0 (it is a report) unless a kernel fails to trace.
 
-    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--sdk DIR] [--only ID,...] [-v]
+    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--sdk DIR] [--autocomp DIR] [--only ID,...] [-v]
 """
 import argparse
 import importlib
 import importlib.util
 import math
 import os
-import statistics
+import re
 import sys
+import tempfile
 import time
 
 import numpy as np
 
 import nkic
+from calibration_stats import abs_log_error, spearman, summary, tuner_loss
 from neuronxcc import nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
@@ -42,6 +46,8 @@ LIB_PREFIX = "nki-library:"  # a case path: a module of an nki-library checkout 
 SDK_PREFIX = "aws-neuron-sdk:"  # a case path in an aws-neuron-sdk checkout (its nki/examples: current nki API)
 AUTO = "ucb-bar/autocomp"
 AUTO_HEAD = "dd26a5656bcd3158b80c36bc97500d76a495c765"
+AUTO_PREFIX = "autocomp:"  # a case path: an optimisation trace of an autocomp checkout; func "step<i>"
+CONV1D = "examples/trn-advanced/4_conv1d_trace.py"
 
 MATMUL = "src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py"
 MM_CURRENT = "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py"
@@ -230,6 +236,14 @@ CASES = [
     case("T25", "select_and_scatter", VISION, "select_and_scatter_kernel",
          [Z(8, 64, 112, 112), Z(8, 64, 56, 56)], "trn1", 4500, "bound", samp_test("test_select_and_scatter.py", 45),
          note="p50"),
+    # Autocomp's conv1d optimisation trace: each step's kernel (the legacy API) and its score, P99
+    # of nc_latency in ms at the harness's shape (8 x 512 x 2048 fp32, a 3-wide filter); trn1
+    # inferred (the README's trn1.2xlarge configuration).
+    *[case(f"AC{i}", "autocomp conv1d", AUTO_PREFIX + CONV1D, f"step{i}",
+           [Z(8, 512, 1, 2048), Z(512, 1, 1, 3)], "trn1", ms * 1000, "measured", (AUTO, CONV1D, AUTO_HEAD, line),
+           kwargs=dict(padding=((0, 0), (1, 1))), note="P99; trace score")
+      for i, (ms, line) in enumerate(((8.007, 116), (8.007, 322), (8.01, 516), (7.934, 740), (5.602, 943),
+                                      (4.955, 1146), (0.461, 1418)))],
     # nki-autotune's kernel library (current nki API), 2048^3 bf16 matmuls on trn2.
     case("U1", "autotune matmul", TUNE_PREFIX + "kernel_library/matmul/lhs_rhs/kernel_handtuned_89.26mfu.py",
          "matmul_lhs_rhs_nkigym", [Z(2048, 2048, dtype=BF16)] * 2, "trn2", 244.2, "measured",
@@ -269,6 +283,7 @@ RANKINGS = [
     ("mamba v3 over seq_len", [f"FS-v3-{s}" for s, _, _ in MAMBA_SCALING[:-1]] + ["F5"]),
     ("mamba v1 over size (F1, A2, F2)", ["F1", "A2", "F2"]),
     ("layernorm v1 vs v2", ["L1", "L2"]),
+    ("autocomp conv1d steps 0-6", [f"AC{i}" for i in range(7)]),
 ]
 # Published statements of order without figures: (name, source line, [(slower, faster), ...]).
 ORDERS = [
@@ -280,6 +295,9 @@ ORDERS = [
      sdk("nki/guides/tutorials/matrix_multiplication.rst", "166-213"),
      [("CM1", "CM2"), ("CM2", "CM3"), ("CM3", "CM4")]),
 ]
+# Families whose measurements calibrated a figure of the model (docs/performance.md, "How close
+# it is"): none, every figure is a published one; their errors would be reported apart.
+TUNE_FAMILIES = frozenset()
 TIE = 1.05
 FAR = 0.7  # |ln(pred/measured)| above this is called far off
 
@@ -311,6 +329,8 @@ def load_kernel(checkout, path, func, roots):
     to roots[prefix] for a path with a checkout's prefix), imported unchanged."""
     if path is None:
         return globals()[func]
+    if path.startswith(AUTO_PREFIX):
+        return trace_step(os.path.join(roots[AUTO_PREFIX], path[len(AUTO_PREFIX):]), int(func[len("step"):]))
     if path.startswith(LIB_PREFIX):
         src = os.path.join(roots[LIB_PREFIX], "src", "nkilib_src")
         if src not in sys.path:
@@ -330,6 +350,21 @@ def load_kernel(checkout, path, func, roots):
         sys.path.insert(0, src)
     module = os.path.splitext(os.path.relpath(os.path.join(checkout, path), src))[0].replace(os.sep, ".")
     return getattr(importlib.import_module(module), func)
+
+
+def trace_step(trace, step):
+    """The kernel `test` of step `step` of an autocomp optimisation trace (each step's code is a
+    string in the file), written to a file of its own: the tracer reads kernel source."""
+    with open(trace) as f:
+        codes = re.findall(r"code='''(.*?)''',\nscore=", f.read(), re.S)
+    path = os.path.join(tempfile.mkdtemp(prefix="autocomp_"), f"step{step}.py")
+    with open(path, "w") as f:
+        f.write("import numpy as np\nfrom neuronxcc import nki\nimport neuronxcc.nki.language as nl\n"
+                "import neuronxcc.nki.isa as nisa\n" + codes[step].replace("\\'", "'"))
+    spec = importlib.util.spec_from_file_location(f"autocomp_step{step}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.test
 
 
 def predict(c, kernel):
@@ -426,21 +461,45 @@ def print_orders(results):
               f"{'; predicted ' + wrong if wrong else ''}\n      {repo} {path}@{commit[:8]}:{line}")
 
 
-def print_medians(results):
-    print("\nMedian |ln(predicted / measured)| per target over the measured figures:")
-    by_target = {}
-    for c, pred, _ in results.values():
-        if c["kind"] == "measured":
-            by_target.setdefault(c["target"], []).append((c["id"], abs(math.log(pred / c["us"]))))
-    for target, errs in sorted(by_target.items()):
-        med = statistics.median(e for _, e in errs)
-        far = [i for i, e in errs if e > FAR]
-        print(f"  {target}: {med:.3f} (x{math.exp(med):.2f}) over {len(errs)} figures;"
-              f" far off (|ln| > {FAR}): {', '.join(far) or 'none'}")
-    everything = [abs(math.log(p / c["us"])) for c, p, _ in results.values() if c["kind"] == "measured"]
-    if everything:
-        med = statistics.median(everything)
-        print(f"  all targets: {med:.3f} (x{math.exp(med):.2f}) over {len(everything)} figures")
+def print_errors(results):
+    """Per target, then per target and family: the count, median, p90 and max of
+    |ln(predicted / measured)| over the measured figures, for the tune families and the rest."""
+    measured = [(c, pred) for c, pred, _ in results.values() if c["kind"] == "measured"]
+    for split, keep in (("tune", lambda c: c["family"] in TUNE_FAMILIES),
+                        ("rest", lambda c: c["family"] not in TUNE_FAMILIES)):
+        rows = [(c, pred) for c, pred in measured if keep(c)]
+        print(f"\n|ln(predicted / measured)| over the measured figures, {split} families:")
+        if not rows:
+            print("  none (no figure of the model is calibrated on measurements)" if split == "tune" else "  none")
+            continue
+        groups = {}
+        for c, pred in rows:
+            groups.setdefault((c["target"], None), []).append((c["id"], abs_log_error(pred, c["us"])))
+            groups.setdefault((c["target"], c["family"]), []).append((c["id"], abs_log_error(pred, c["us"])))
+        groups[("all targets", None)] = [(c["id"], abs_log_error(pred, c["us"])) for c, pred in rows]
+        print(f"  {'target':11s} {'family':34s} {'n':>3s} {'median':>14s} {'p90':>14s} {'max':>8s}  far off")
+        for (target, family), errs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+            n, med, p90, worst = summary([e for _, e in errs])
+            far = ", ".join(i for i, e in errs if e > FAR) or "none"
+            print(f"  {target:11s} {family or '(all)':34s} {n:3d} {med:6.3f} (x{math.exp(med):5.2f}) "
+                  f"{p90:6.3f} (x{math.exp(p90):5.2f}) {worst:8.3f}  {far if family is None else ''}")
+
+
+def print_families(results):
+    """Per family of variants of one kernel at one shape (RANKINGS) with measured figures:
+    Spearman's rank correlation of predicted and measured, and the measured latency of the
+    variant predicted fastest over the measured fastest (what a tuner trusting the model loses)."""
+    print("\nFamilies of variants (Spearman of predicted vs measured; predicted-fastest's measured latency"
+          " over the measured fastest):")
+    for name, ids in RANKINGS:
+        have = [i for i in ids if i in results and results[i][0]["kind"] == "measured"]
+        if len(have) < 2:
+            continue
+        pred = [results[i][1] for i in have]
+        meas = [results[i][0]["us"] for i in have]
+        rho = spearman(pred, meas)
+        print(f"  {name:42s} n {len(have):2d}  Spearman {'  n/a' if rho is None else f'{rho:+5.2f}'}"
+              f"  predicted fastest x{tuner_loss(pred, meas):.3f} of the fastest")
 
 
 def main():
@@ -453,16 +512,19 @@ def main():
                     help=f"nki-library checkout at {LIB_HEAD[:7]} (its cases are skipped when absent)")
     ap.add_argument("--sdk", default="/tmp/corpus/sdk",
                     help=f"aws-neuron-sdk checkout at {SDK_HEAD[:7]} (its cases are skipped when absent)")
+    ap.add_argument("--autocomp", default="/tmp/corpus/autocomp",
+                    help=f"autocomp checkout at {AUTO_HEAD[:7]} (its cases are skipped when absent)")
     ap.add_argument("--only", help="comma-separated case ids")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each case's profile summary")
     opts = ap.parse_args()
     if not os.path.isdir(os.path.join(opts.checkout, "src", "nki_samples")):
         sys.exit(f"{opts.checkout} is not an nki-samples checkout (git -C <mirror> worktree add -f DIR fc5c69f)")
     cases = [c for c in CASES if not opts.only or c["id"] in opts.only.split(",")]
-    roots = {TUNE_PREFIX: opts.autotune, LIB_PREFIX: opts.library, SDK_PREFIX: opts.sdk}
+    roots = {TUNE_PREFIX: opts.autotune, LIB_PREFIX: opts.library, SDK_PREFIX: opts.sdk, AUTO_PREFIX: opts.autocomp}
     for prefix, (root, marker) in {TUNE_PREFIX: (opts.autotune, "kernel_library"),
                                    LIB_PREFIX: (opts.library, "src/nkilib_src"),
-                                   SDK_PREFIX: (opts.sdk, "nki/examples")}.items():
+                                   SDK_PREFIX: (opts.sdk, "nki/examples"),
+                                   AUTO_PREFIX: (opts.autocomp, "examples/trn-advanced")}.items():
         if not os.path.isdir(os.path.join(root, marker)):
             print(f"no {prefix.rstrip(':')} checkout at {root}: its cases are skipped")
             cases = [c for c in cases if not (c["path"] or "").startswith(prefix)]
@@ -472,7 +534,8 @@ def main():
     under, total = print_bounds(results)
     print_rankings(results)
     print_orders(results)
-    print_medians(results)
+    print_errors(results)
+    print_families(results)
     print(f"\nUpper bounds the prediction stays under: {under}/{total}"
           + (f" ({100 * under / total:.0f} %)" if total else ""))
     print("\nSources (repository, path, commit, line):")

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <deque>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/IRVisitor.h"
+#include "perf/Coalescing.h"
 #include "perf/Hoisting.h"
 #include "sema/ErrorCatalog.h"
 
@@ -23,6 +25,8 @@ struct Sites {
   std::vector<int> on_chip;                    // fresh in every program
   std::vector<const ir::Instruction*> order;   // by site
   std::vector<bool> folded;                    // by site: costs nothing (fold_psum_zeroing)
+  std::vector<std::vector<const ir::Loop*>> coalesced;  // by site: the loops a coalesced DMA spans
+  std::unordered_set<const ir::Loop*> coalesced_loops;  // every loop of those
   std::vector<int> owner;                      // kernel[n], by root tensor: the core that touches it first
   int count = 0;
 
@@ -137,6 +141,12 @@ class Walker {
       sched_.note("the " + std::to_string(k_.physical_cores) +
                   " physical cores run on their own engines and DMA queues and wait for each other at every"
                   " core_barrier and sendrecv");
+    const auto coalesced = std::count_if(sites_.coalesced.begin(), sites_.coalesced.end(),
+                                         [](const std::vector<const ir::Loop*>& l) { return !l.empty(); });
+    if (coalesced > 0)
+      sched_.note(std::to_string(coalesced) +
+                  " DMA instruction(s) in loops that only move data are costed as one transfer over all their"
+                  " iterations, its descriptors the contiguous runs of them all, as neuronx-cc coalesces them");
     const std::vector<int>& by_site = sites_.buffers.hoisted;
     const auto hoisted = std::count_if(by_site.begin(), by_site.end(), [](int a) { return a >= 0; });
     if (hoisted > 0)
@@ -177,7 +187,7 @@ class Walker {
       const auto* in = static_cast<const ir::Instruction*>(&s);
       const int site = sites_.site.at(in);
       const int h = sites_.buffers.hoisted[site];
-      if (!sites_.folded[site] && (h < 0 || !later_[h])) sched_.execute(site, env_);
+      if (!sites_.folded[site] && (h < 0 || !later_[h])) sched_.execute(site, env_, sites_.coalesced[site]);
       else sched_.skip(site);
     } else {
       loop(static_cast<const ir::Loop&>(s));
@@ -201,6 +211,8 @@ class Walker {
     const std::vector<int>& fresh =
         static_cast<size_t>(l.axis) < sites_.allocated_in.size() ? sites_.allocated_in[l.axis] : std::vector<int>{};
     trips = std::max<int64_t>(0, last - first + 1);
+    // A loop whose transfers are coalesced runs them all in its first iteration.
+    if (sites_.coalesced_loops.count(&l)) trips = std::min<int64_t>(trips, 1);
     iterate(trips, s0, s1, l.loc, sites_.rotating.at(&l), [&](int64_t i) {
       env_.loop[l.axis] = l.lb + (first + i) * l.stride;
       later_[l.axis] = i > 0;
@@ -282,6 +294,11 @@ Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& 
   s.number(k.body);
   fold_psum_zeroing(k, s);
   s.owner = tensor_owners(k);
+  s.coalesced.resize(s.order.size());
+  for (auto& [in, loops] : coalesced_dmas(k)) {
+    s.coalesced_loops.insert(loops.begin(), loops.end());
+    s.coalesced[s.site.at(in)] = std::move(loops);
+  }
   // By site, the loop axis it runs once in, or -1; the buffer plan keeps those whose result fits.
   std::vector<int> hoisted(s.order.size(), -1);
   for (const auto& [in, axis] : loop_invariant(k)) hoisted[s.site.at(in)] = axis;

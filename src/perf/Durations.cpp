@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "perf/InstructionFacts.h"
+
 namespace nkic::perf {
 
 Track track_of(ir::Engine e) {
@@ -42,13 +44,18 @@ int queues_for(int64_t partitions, int64_t runs, const sema::Target& t) {
 }
 
 // A transfer split over the queues (by partitions: each queue serves an equal share
-// of the 128), each paying per contiguous buffer, limited by the chip's HBM share.
-InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext) {
+// of the 128), each paying per contiguous buffer, limited by the chip's HBM share. Coalesced
+// over `spans` (Coalescing.h), it moves every iteration's points as one transfer.
+InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
+                  const std::vector<Span>& spans) {
   const sema::CostFigures& f = t.cost;
   InstCost c;
   c.costed = true;
   c.track = Track::dma;
-  const int64_t points = ext.points();
+  // Saturating: a coalesced loop may run for as long as int64 counts.
+  double trips = 1;
+  for (const Span& sp : spans) trips *= static_cast<double>(std::max<int64_t>(1, sp.trips));
+  const int64_t points = static_cast<int64_t>(std::min(static_cast<double>(ext.points()) * trips, 9.0e18 / 16));
   const ir::TensorDecl& dst = k.tensor(in.dst.tensor);
   int64_t partitions = 0;
   bool hbm = false;
@@ -58,10 +65,15 @@ InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Ta
   for (const ir::Access* a : sides) {
     const ir::TensorDecl& td = k.tensor(a->tensor);
     hbm = hbm || ir::is_hbm(td.memory);
-    if (!ir::is_hbm(td.memory) && !ext.range.empty())
-      partitions = std::max(partitions, ext.size(partition_coord(*a, td)));
+    if (ir::is_hbm(td.memory) || ext.range.empty()) continue;
+    int64_t p = ext.size(partition_coord(*a, td));
+    for (const Span& sp : spans)
+      if (static_cast<size_t>(td.partition_dim) < a->index.size() &&
+          a->index[td.partition_dim].coeff({ir::VarKind::Loop, sp.axis}) != 0)
+        p *= sp.trips;
+    partitions = std::max(partitions, p);
   }
-  const DmaShape shape = dma_shape(sides, k, ext);
+  const DmaShape shape = dma_shape(sides, k, ext, spans);
   const int64_t runs = (points + shape.run - 1) / shape.run;
   // A collective moves its data out and back in (reduce-scatter, then all-gather).
   const int64_t passes = ir::info(in.opcode).cost == ir::Cost::collective ? 2 : 1;
@@ -80,8 +92,9 @@ InstCost dma_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Ta
   }
   // The queues share the partitions of an on-chip side; HBM to HBM by its buffers.
   c.queues = queues_for(partitions, runs, t);
+  c.runs = runs * passes;
   c.interval = c.latency =
-      transfer_interval(static_cast<double>(c.dma_bytes), static_cast<double>(runs * passes), c.queues, hbm, f);
+      transfer_interval(static_cast<double>(c.dma_bytes), static_cast<double>(c.runs), c.queues, hbm, f);
   return c;
 }
 
@@ -107,7 +120,7 @@ InstCost pe_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Tar
   }
   bool fp32 = false;
   for (const ir::Access& a : in.srcs) fp32 = fp32 || k.tensor(a.tensor).dtype == ir::DType::float32;
-  const double factor = fp32 ? f.fp32_cycle_factor : 1.0;
+  const double factor = !fp32 ? 1.0 : c.transpose ? f.fp32_transpose_cycle_factor : f.fp32_cycle_factor;
   // An mx matmul contracts its packed lanes in the cycles one BF16 row takes.
   if (op.exec == ir::Exec::Mx) elements /= ir::info(k.tensor(in.srcs[1].tensor).dtype).lanes;
   c.pe_elements = elements * factor;
@@ -147,19 +160,24 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
     if (read) ++(psum ? psum_reads : sbuf_reads);
     strided = strided || minor_stride_bytes(a, td, rank) > t.cost.sbuf_stride_penalty_bytes;
   };
+  const InstructionFacts* fact = facts_of(in.opcode);
   const bool adds_dst = in.accumulate && in.has_dst() && k.tensor(in.dst.tensor).memory != ir::Memory::PSUM;
   if (in.has_dst()) operand(in.dst, adds_dst);
   // A further result that does not stream (the reduce accumulator register, a
   // [P, 1] reduce_res) is written once per partition: it does not set the rate.
   for (const ir::Access& a : in.extra_dsts)
     if (streams(a, pcoord)) operand(a, false);
-  for (const ir::Access& a : in.srcs) operand(a, true);
-  const bool pair = ir::info(in.opcode).cost == ir::Cost::stream_pair || adds_dst;
+  const size_t kept = fact && fact->keeps_dst && !in.srcs.empty() ? 1 : 0;
+  for (size_t i = 0; i + kept < in.srcs.size(); ++i) operand(in.srcs[i], true);
+  const bool pair = ir::info(in.opcode).cost == ir::Cost::stream_pair || adds_dst || (fact && fact->pair);
   const int streamed = pair ? std::max(sbuf_reads, psum_reads) : sbuf_reads + psum_reads;
+  const double per_element = fact && fact->cycles_per_element > 0 ? fact->cycles_per_element : std::max(streamed, 1);
   const double rate = narrow ? e.fast_elems_per_cycle : e.elems_per_cycle;
-  const double cycles = per_partition * std::max(streamed, 1) / rate * (strided ? 2.0 : 1.0);
-  c.interval = std::max(cycles, e.fixed_cycles) / e.clock_ghz;
-  c.latency = (cycles + e.fixed_cycles) / e.clock_ghz;
+  const double cycles = per_partition * per_element / rate * (strided ? 2.0 : 1.0);
+  const double fixed = fact && fact->fixed_cycles >= 0 ? fact->fixed_cycles : e.fixed_cycles;
+  const double min_ii = fact && fact->fixed_cycles >= 0 ? fact->fixed_cycles : e.min_ii();
+  c.interval = std::max(cycles, min_ii) / e.clock_ghz;
+  c.latency = (cycles + fixed) / e.clock_ghz;
   return c;
 }
 
@@ -177,11 +195,12 @@ InstCost spill_cost(int64_t bytes_per_partition, const sema::Target& t) {
   return c;
 }
 
-InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext) {
+InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
+                 const std::vector<Span>& spans) {
   const ir::Cost cls = ir::info(in.opcode).cost;
   const ir::Engine engine = ir::engine_of(in);
   if (cls == ir::Cost::none || engine == ir::Engine::sp || ext.empty()) return {};
-  if (engine == ir::Engine::dma || cls == ir::Cost::dma || cls == ir::Cost::collective) return dma_cost(in, k, t, ext);
+  if (engine == ir::Engine::dma || cls == ir::Cost::dma || cls == ir::Cost::collective) return dma_cost(in, k, t, ext, spans);
   if (engine == ir::Engine::pe) return pe_cost(in, k, t, ext);
   return stream_cost(in, k, t, ext, track_of(engine));
 }

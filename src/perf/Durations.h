@@ -20,14 +20,17 @@ struct InstCost {
   double interval = 0, latency = 0;
   int queues = 0;
   int64_t dma_bytes = 0;
+  int64_t runs = 0;  // DMA: the contiguous runs (descriptors) it moves, each paying the buffer overhead
   // Tensor Engine work, BF16-equivalent rows x columns x moving columns (HFU),
   // and whether it is a transpose (not counted in MFU).
   double pe_elements = 0;
   bool transpose = false;
 };
 
-// `ext` is the execution's iteration space after its mask (active_extents).
-InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext);
+// `ext` is the execution's iteration space after its mask (active_extents); `spans`, the
+// loops a coalesced DMA moves all the iterations of at once (innermost first).
+InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
+                 const std::vector<Span>& spans = {});
 
 // One leg of a spill (SBUF to HBM, or back): `bytes_per_partition` on every partition, one
 // contiguous buffer each, on the queues a full-partition load takes.

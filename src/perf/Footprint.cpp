@@ -152,18 +152,18 @@ Box access_box(const ir::Access& a, const ir::TensorDecl& t, const Extents& ext,
 
 namespace {
 
-// How one step of Grid coordinate g moves `a` through t's memory: by `elements`
+// How one step of variable v (a Grid coordinate, or a loop's) moves `a` through t's memory: by `elements`
 // (on chip: within a partition's free layout), across `partitions`, or not by
 // one fixed stride (floor divisions, indirect rows).
 struct Step {
   int64_t elements = 0;
   bool partitions = false;
   bool fixed = true;
+  bool next_buffer = false;  // a spanned loop's new tile: continues whatever run precedes it
 };
 
-Step step_of(const ir::Access& a, const ir::TensorDecl& t, int g) {
+Step step_of(const ir::Access& a, const ir::TensorDecl& t, ir::Var v) {
   Step s;
-  const ir::Var v{ir::VarKind::Grid, g};
   if (a.index.size() != t.shape.size()) return {0, false, false};
   const bool on_chip = !ir::is_hbm(t.memory);
   int64_t dim_stride = 1;
@@ -187,35 +187,78 @@ Step step_of(const ir::Access& a, const ir::TensorDecl& t, int g) {
 
 }  // namespace
 
-DmaShape dma_shape(const std::vector<const ir::Access*>& accesses, const ir::Kernel& k, const Extents& ext) {
-  DmaShape shape;
-  std::vector<int64_t> expected(accesses.size(), 1);
-  bool innermost = true;
+DmaShape dma_shape(const std::vector<const ir::Access*>& accesses, const ir::Kernel& k, const Extents& ext,
+                   const std::vector<Span>& spans) {
+  // Every dimension of the transfer (the Grid coordinates, then the spanned loops) with how
+  // one step of it moves each access. A tile declared in a spanned loop (a new one every
+  // iteration) that the index does not walk is taken as the next buffer: one step moves it
+  // on by everything the dimensions inside that loop's iteration cover.
+  struct Dim {
+    int64_t n;
+    std::vector<Step> steps;
+    bool grid;
+  };
+  std::vector<Dim> dims;
   for (int g = static_cast<int>(ext.range.size()) - 1; g >= 0; --g) {
-    const int64_t n = ext.size(g);
-    if (n <= 1) continue;
+    Dim d{ext.size(g), {}, true};
+    for (const ir::Access* a : accesses) d.steps.push_back(step_of(*a, k.tensor(a->tensor), {ir::VarKind::Grid, g}));
+    dims.push_back(std::move(d));
+  }
+  std::vector<int> inner_axes;
+  for (const Span& sp : spans) {
+    inner_axes.push_back(sp.axis);
+    Dim d{sp.trips, {}, false};
+    for (const ir::Access* a : accesses) {
+      const ir::TensorDecl& td = k.tensor(a->tensor);
+      Step s = step_of(*a, td, {ir::VarKind::Loop, sp.axis});
+      s.elements *= sp.stride;
+      const bool fresh = std::find(inner_axes.begin(), inner_axes.end(), td.alloc_axis) != inner_axes.end();
+      s.next_buffer = s.fixed && !s.partitions && s.elements == 0 && !ir::is_hbm(td.memory) && fresh;
+      d.steps.push_back(s);
+    }
+    dims.push_back(std::move(d));
+  }
+  // A transpose: the innermost coordinate does not continue a run, is contiguous on one side
+  // and walks the partitions of the other.
+  DmaShape shape;
+  for (const Dim& d : dims) {
+    if (!d.grid || d.n <= 1) continue;
     bool contiguous = true, walks_partitions = false, unit_elsewhere = false;
-    for (size_t i = 0; i < accesses.size(); ++i) {
-      const Step s = step_of(*accesses[i], k.tensor(accesses[i]->tensor), g);
-      const bool here = s.fixed && !s.partitions && s.elements == expected[i];
-      contiguous = contiguous && here;
+    for (const Step& s : d.steps) {
+      const bool unit = s.fixed && !s.partitions && s.elements == 1;
+      contiguous = contiguous && unit;
       walks_partitions = walks_partitions || s.partitions;
-      unit_elsewhere = unit_elsewhere || (here && s.elements == 1);
+      unit_elsewhere = unit_elsewhere || unit;
     }
-    if (!contiguous) {
-      shape.transposes = innermost && walks_partitions && unit_elsewhere;
-      break;
+    shape.transposes = !contiguous && walks_partitions && unit_elsewhere;
+    break;
+  }
+  if (shape.transposes) return shape;
+  // Otherwise a run grows by any dimension that continues it in every access at once, in
+  // whatever order the dimensions come (descriptors follow memory, not the loop order).
+  std::vector<int64_t> expected(accesses.size(), 1);
+  std::vector<bool> used(dims.size(), false);
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t j = 0; j < dims.size() && !grew; ++j) {
+      if (used[j] || dims[j].n <= 1) continue;
+      bool contiguous = true;
+      for (size_t i = 0; i < accesses.size(); ++i) {
+        const Step& s = dims[j].steps[i];
+        contiguous = contiguous && s.fixed && !s.partitions && (s.elements == expected[i] || s.next_buffer);
+      }
+      if (!contiguous) continue;
+      used[j] = grew = true;
+      shape.run *= dims[j].n;
+      for (int64_t& e : expected) e *= dims[j].n;
     }
-    shape.run *= n;
-    for (int64_t& e : expected) e *= n;
-    innermost = false;
   }
   return shape;
 }
 
 int64_t minor_stride_bytes(const ir::Access& a, const ir::TensorDecl& t, int rank) {
   if (rank < 1) return 0;
-  return std::llabs(step_of(a, t, rank - 1).elements) * ir::size_of(t.dtype);
+  return std::llabs(step_of(a, t, {ir::VarKind::Grid, rank - 1}).elements) * ir::size_of(t.dtype);
 }
 
 int partition_coord(const ir::Access& a, const ir::TensorDecl& t) {

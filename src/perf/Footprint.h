@@ -50,11 +50,19 @@ Box access_box(const ir::Access& a, const ir::TensorDecl& t, const Extents& ext,
 // contiguous in every access at once (walking the innermost Grid coordinates; on
 // chip, within one partition); `transposes` when the innermost coordinate is
 // contiguous on one side but walks the partitions of the other (a DMA transpose).
+// With `spans` (innermost first), the transfer is coalesced over those loops' iterations
+// too (Coalescing.h): a run continues across iterations that are adjacent in every access.
 struct DmaShape {
   int64_t run = 1;
   bool transposes = false;
 };
-DmaShape dma_shape(const std::vector<const ir::Access*>& accesses, const ir::Kernel& k, const Extents& ext);
+// A loop a coalesced transfer spans: its variable takes lb + i * stride for i < trips.
+struct Span {
+  int axis = -1;
+  int64_t trips = 1, stride = 1;
+};
+DmaShape dma_shape(const std::vector<const ir::Access*>& accesses, const ir::Kernel& k, const Extents& ext,
+                   const std::vector<Span>& spans = {});
 
 // Bytes between consecutive elements along the access's innermost Grid
 // coordinate (its most-minor free dimension); 0 when it does not move.

@@ -44,6 +44,7 @@ Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
       plan_(std::move(buffers)), ring_(k.tensors.size()), reuse_(k.tensors.size()),
       done_(k.tensors.size()),
       site_busy_(site_inst_.size(), 0.0), site_critical_(site_inst_.size(), 0.0), site_count_(site_inst_.size(), 0),
+      small_runs_(site_inst_.size(), false),
       end_(cores_, 0.0), end_node_(cores_, -1) {
   for (const ir::Instruction* in : site_inst_) {
     if (in->has_dst()) written_[root(in->dst.tensor)] = true;
@@ -323,10 +324,13 @@ std::pair<double, int64_t> Schedule::transfer(double earliest, double interval, 
   return {start, node};
 }
 
-double Schedule::spill(double ready, int64_t& dep) {
+double Schedule::spill(double ready, int64_t& dep, int64_t touched) {
   // The excess of every partition goes to HBM and comes back: two dependent transfers,
-  // each paying the fixed latency; the instruction at the peak waits for the reload.
-  const InstCost c = spill_cost(plan_.spill_bytes, t_);
+  // each paying the fixed latency; the instruction at the peak waits for the reload. What
+  // it does not touch there stays in HBM until an instruction needs it: the compiler spills
+  // whole tiles, and an instruction that reads one element of a large block reloads no more
+  // than it reads, so each pass moves at most the bytes per partition it touches.
+  const InstCost c = spill_cost(std::min(plan_.spill_bytes, touched), t_);
   double t = ready;
   for (int leg = 0; leg < 2; ++leg) {
     const auto [s, node] = transfer(t + t_.cost.dma_fixed_latency_ns, c.interval, c.queues, plan_.spill_site, dep);
@@ -342,20 +346,37 @@ void Schedule::skip(int site) {
   if (site == plan_.spill_site) spill_pending_ = true;
 }
 
-void Schedule::execute(int site, const Env& env) {
+void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loop*>& coalesced) {
   const ir::Instruction& in = *site_inst_[site];
   const Extents ext = active_extents(in, env);
-  const InstCost c = cost_of(in, k_, t_, ext);
+  // A coalesced DMA moves the iterations of its loops from this one (their first) on, and
+  // touches the hull of what the first and the last iteration touch.
+  std::vector<Span> spans;
+  Env last = env;
+  for (auto l = coalesced.rbegin(); l != coalesced.rend(); ++l) {
+    const auto [first, final] = active_trips(**l, (*l)->tripcount(), env);
+    spans.push_back({(*l)->axis, std::max<int64_t>(0, final - first + 1), (*l)->stride});
+    last.loop[(*l)->axis] += (spans.back().trips - 1) * (*l)->stride;
+  }
+  const InstCost c = cost_of(in, k_, t_, ext, spans);
   skip(site);
   if (!c.costed) return;
   ++scheduled_;
+  auto box = [&](const ir::Access& a) {
+    Box b = access_box(a, k_.tensor(a.tensor), ext, env);
+    if (spans.empty() || b.whole) return b;
+    const Box e = access_box(a, k_.tensor(a.tensor), ext, last);
+    for (size_t d = 0; d < b.dim.size(); ++d)
+      b.dim[d] = {std::min(b.dim[d].first, e.dim[d].first), std::max(b.dim[d].second, e.dim[d].second)};
+    return b;
+  };
   // Operands: what each read waits for, then what the writes wait for.
   double ready = 0;
   int64_t dep = -1;
   std::vector<std::pair<int, Box>> reads, writes;
-  for (const ir::Access& a : in.srcs) reads.emplace_back(a.tensor, access_box(a, k_.tensor(a.tensor), ext, env));
-  if (in.has_dst()) writes.emplace_back(in.dst.tensor, access_box(in.dst, k_.tensor(in.dst.tensor), ext, env));
-  for (const ir::Access& a : in.extra_dsts) writes.emplace_back(a.tensor, access_box(a, k_.tensor(a.tensor), ext, env));
+  for (const ir::Access& a : in.srcs) reads.emplace_back(a.tensor, box(a));
+  if (in.has_dst()) writes.emplace_back(in.dst.tensor, box(in.dst));
+  for (const ir::Access& a : in.extra_dsts) writes.emplace_back(a.tensor, box(a));
   if (in.accumulate) reads.insert(reads.end(), writes.begin(), writes.end());
   for (const auto& [id, b] : reads) read(id, b, ready, dep);
   for (const auto& [id, b] : writes) renamed(id, b, reads, in.accumulate);
@@ -365,7 +386,20 @@ void Schedule::execute(int site, const Env& env) {
     if (u.done > ready) ready = u.done, dep = u.node;
   }
   if (floor_ > ready) ready = floor_, dep = floor_node_;
-  if (spill_pending_) ready = spill(ready, dep);
+  if (spill_pending_) {
+    int64_t touched = 0;  // on-chip bytes per partition the instruction reads and writes
+    for (const auto* side : {&reads, &writes})
+      for (const auto& [id, b] : *side) {
+        const ir::TensorDecl& td = k_.tensor(id);
+        if (td.memory != ir::Memory::SBUF) continue;
+        int64_t elements = 1;
+        for (size_t d = 0; d < td.shape.size(); ++d)
+          if (static_cast<int>(d) != td.partition_dim)
+            elements *= b.whole ? td.shape[d] : std::max<int64_t>(0, b.dim[d].second - b.dim[d].first + 1);
+        touched += elements * ir::size_of(td.dtype);
+      }
+    ready = spill(ready, dep, touched);
+  }
 
   double start = 0, end = 0;
   int64_t pred = dep;
@@ -379,6 +413,8 @@ void Schedule::execute(int site, const Env& env) {
     end = start + c.interval;
     tot_.dma_bytes += static_cast<double>(c.dma_bytes);
     site_busy_[site] += c.interval;
+    if (c.runs > 0 && static_cast<double>(c.dma_bytes) < c.runs * t_.cost.dma_buffer_overhead_bytes)
+      small_runs_[site] = true;
     pred = node;
   } else {
     const std::vector<int64_t> ports = ports_of(in, c.track);

@@ -44,7 +44,9 @@ class Schedule {
   Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o, std::vector<const ir::Instruction*> sites,
            BufferPlan buffers = {});
 
-  void execute(int site, const Env& env);
+  // `coalesced`: the loops a coalesced DMA spans (Coalescing.h), outermost first; it runs
+  // once, in their first iteration, for all of them.
+  void execute(int site, const Env& env, const std::vector<const ir::Loop*>& coalesced = {});
   // The program passed `site` without running it (hoisted, folded): a spill due there goes
   // with the next instruction that runs.
   void skip(int site);
@@ -146,9 +148,9 @@ class Schedule {
   void record_write(int tensor, Box b, double end, int64_t node);
   void touch(int tensor, double start, double end, int64_t node);
   // Before the instruction at the spill site (BufferPlan), or the first to run after it: the
-  // excess is stored and reloaded on the DMA queues, and it waits for the reload. Returns
-  // when that ends.
-  double spill(double ready, int64_t& dep);
+  // excess, up to the `touched` bytes per partition of SBUF that instruction reads and writes,
+  // is stored and reloaded on the DMA queues, and it waits for the reload. Returns when that ends.
+  double spill(double ready, int64_t& dep, int64_t touched);
   // Places a transfer of `interval` per queue on the `queues` DMA queues that can start it
   // earliest (at `earliest` or later); returns its start and node (`pred`: what it waited for).
   std::pair<double, int64_t> transfer(double earliest, double interval, int queues, int site, int64_t pred);
@@ -183,6 +185,7 @@ class Schedule {
   Totals tot_;
   std::vector<double> site_busy_, site_critical_;
   std::vector<int64_t> site_count_;
+  std::vector<bool> small_runs_;   // by site: a DMA whose contiguous runs average under the buffer overhead
   std::vector<double> end_;        // per core: when its last result is ready
   std::vector<int64_t> end_node_;
   double floor_ = 0;                // the last sync point: nothing starts earlier

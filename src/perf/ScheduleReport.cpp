@@ -133,6 +133,28 @@ Profile Schedule::finish() {
   p.occupancy = downsample(samples, 2000);
   p.sbuf_capacity_bytes = t_.statebuf_par_size_in_bytes;
   p.psum_capacity_bytes = t_.psum_par_size_in_bytes * t_.psum_num_banks;
+  // The transfers whose contiguous runs are small enough that the per-run overhead takes
+  // most of their queue time: what makes a variant DMA-bound on descriptors, not bytes.
+  double small_busy = 0, dma_busy = 0;
+  int small_sites = 0, first_small = -1;
+  for (size_t s = 0; s < site_inst_.size(); ++s) {
+    if (site_count_[s] == 0 || ir::engine_of(*site_inst_[s]) != ir::Engine::dma) continue;
+    dma_busy += site_busy_[s];
+    if (!small_runs_[s]) continue;
+    small_busy += site_busy_[s], ++small_sites;
+    if (first_small < 0) first_small = static_cast<int>(s);
+  }
+  if (small_sites > 0) {
+    const ir::SourceLoc& at = site_inst_[first_small]->loc;
+    const std::string where =
+        at.known() ? at.file->substr(at.file->find_last_of('/') + 1) + ":" + std::to_string(at.line) : "?";
+    note(std::to_string(small_sites) + " DMA instruction(s) (the first at " + where + ") move contiguous runs of under " +
+         std::to_string(static_cast<int64_t>(f.dma_buffer_overhead_bytes)) +
+         " bytes on average, the DMA bandwidth guide's overhead-bound payloads: " +
+         std::to_string(static_cast<int>(100 * small_busy / std::max(dma_busy, 1e-9) + 0.5)) +
+         " % of the DMA queue time, each run costing the queue time of " +
+         std::to_string(static_cast<int64_t>(f.dma_buffer_overhead_bytes)) + " bytes more");
+  }
   const bool spilled = spilled_;
   if (spilled) {
     const ir::SourceLoc& at = site_inst_[plan_.spill_site]->loc;
@@ -140,7 +162,8 @@ Profile Schedule::finish() {
         at.known() ? at.file->substr(at.file->find_last_of('/') + 1) + ":" + std::to_string(at.line) : "?";
     note("one buffer per tile keeps " + std::to_string(plan_.sbuf_peak) + " bytes per partition of SBUF live at " +
          where + ", more than the " + std::to_string(plan_.sbuf_capacity) +
-         " the target has: the excess is spilled to HBM and reloaded there, every time the program passes it");
+         " the target has: the excess, up to what the instruction there touches, is spilled to HBM and reloaded"
+         " there, every time the program passes it");
   }
   // Loop tiles rotate through the buffers that fit (BufferPlan), and a footprint over the
   // capacity is spilled; what the schedule still keeps live beyond it, the plan does not bound.

@@ -13,6 +13,11 @@ namespace {
 CostFigures cost_figures(int gen) {
   CostFigures c;
   const double act_fixed = 264, dve_fixed = 100;
+  // The nki.isa reference's MIN_II, "roughly 64 engine cycles": the Vector and GpSimd
+  // engines' smallest initiation interval (aws-neuron-sdk 716f08dc nki/api/nki/isa/__init__.py,
+  // every Vector-Engine instruction's max(MIN_II, N)). The Scalar Engine's measured interval
+  // (264 cycles) is its fixed cost.
+  const double min_ii = 64;
   if (gen == 2) {
     c.pe = {2.8, 1, 1, 0, 0};
     c.act = {1.4, 1, 1, 0, act_fixed};
@@ -27,7 +32,11 @@ CostFigures cost_figures(int gen) {
     // significantly": the lowest transpose figure published (trn2's SBUF to SBUF, 50 %).
     c.dma_transpose_efficiency = c.dma_transpose_sbuf_efficiency = 0.5;
   } else if (gen == 3) {
+    // trainium2_arch.rst: 2.4 GHz; 79 BF16 and 20 FP32 dense TFLOPS per NeuronCore-v3, so FP32
+    // takes 4x the BF16 time (2 x 128 x 128 x 2.4 GHz = 78.6 TFLOPS; / 4 = 19.7); its transpose
+    // mode gives "2x speedup in FP32 transpose".
     c.pe = {2.4, 1, 1, 0, 0};
+    c.fp32_transpose_cycle_factor = 2;
     c.act = {1.2, 1, 1, 0, act_fixed};
     c.dve = {0.96, 2, 4, 2, dve_fixed};  // 256 elements/cycle, 512 for BF16/FP16
     c.pool = {1.2, 1, 1, 0, dve_fixed};
@@ -39,6 +48,8 @@ CostFigures cost_figures(int gen) {
     c.dma_transpose_sbuf_efficiency = 0.5;  // and up to 50 % (SBUF to SBUF)
   } else if (gen == 4) {
     c.pe = {2.4, 1, 1, 0, 0};
+    // trainium3_arch.rst: 79 BF16 and 20 FP32 TFLOPS per NeuronCore-v4 (FP32 at 4x); transpose mode as on v3.
+    c.fp32_transpose_cycle_factor = 2;
     c.act = {1.2, 1, 2, 2, act_fixed};   // 256 lanes' worth for BF16/FP16/FP8
     c.dve = {1.2, 2, 4, 2, dve_fixed};   // 512 for BF16/FP16/FP8, 256 otherwise
     c.pool = {1.2, 1, 1, 0, dve_fixed};
@@ -49,6 +60,7 @@ CostFigures cost_figures(int gen) {
     c.dma_transpose_efficiency = 0.9;       // trn2 architecture guide: up to 90 % (HBM to SBUF)
     c.dma_transpose_sbuf_efficiency = 0.5;  // and up to 50 % (SBUF to SBUF)
   }
+  c.dve.min_ii_cycles = c.pool.min_ii_cycles = min_ii;
   return c;
 }
 // Per-partition usable SBUF bytes follow NKI_API.md §5 / tile_size.total_available_sbuf_size;

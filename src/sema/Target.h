@@ -19,9 +19,12 @@ struct EngineFigures {
   double elems_per_cycle = 1;
   double fast_elems_per_cycle = 1;
   int fast_max_bytes = 0;
-  // Static cost of one instruction (issue, SBUF/PSUM access setup): the
-  // initiation interval of a tiny instruction, added to every result's latency.
+  // Static cost of one instruction (issue, SBUF/PSUM access setup), added to every
+  // result's latency; and the initiation interval of a tiny instruction (MIN_II), the
+  // fewest cycles between two instructions the engine issues (< 0: fixed_cycles).
   double fixed_cycles = 0;
+  double min_ii_cycles = -1;
+  double min_ii() const { return min_ii_cycles >= 0 ? min_ii_cycles : fixed_cycles; }
 };
 
 struct CostFigures {
@@ -30,6 +33,9 @@ struct CostFigures {
   // (N the moving free size); FP32 operands take fp32_cycle_factor times as long.
   double mm_init_cycles = 64;
   double fp32_cycle_factor = 4;
+  // A Tensor-Engine transpose of FP32 (nc_transpose on the Tensor Engine, nc_matmul with
+  // is_transpose): from NC-v3 its transpose mode takes half the FP32 matmul time.
+  double fp32_transpose_cycle_factor = 4;
   int64_t pe_rows = 128, pe_cols = 128;
   // A most-minor free-dimension stride above this many bytes halves an engine's
   // SBUF/PSUM read or write bandwidth.

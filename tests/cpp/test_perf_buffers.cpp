@@ -204,8 +204,9 @@ TEST(CostModelBuffers, AWholeOverwriteOfOneBlockStartsANewLiveRangeOfThatBlock) 
   EXPECT_NEAR(starts[1], fixed + 2 * queue_time(4096) + fixed + queue_time(4096) + fixed, 1e-6);
 }
 
-// x = load(a); y = load(b); z = x + y; store(out, z): three [128, free] fp32 tiles live at the add.
-perf::Profile three_tiles(int64_t free, bool direct_allocation = false) {
+// x = load(a); y = load(b); z = x + y; store(out, z): three [128, free] fp32 tiles live at the add
+// (which adds their first `cols` columns only, when cols > 0).
+perf::Profile three_tiles(int64_t free, bool direct_allocation = false, int64_t cols = 0) {
   ir::Kernel k;
   k.name = "spill";
   k.direct_allocation = direct_allocation;
@@ -217,7 +218,7 @@ perf::Profile three_tiles(int64_t free, bool direct_allocation = false) {
   k.body.push_back(inst(Opcode::Load, tile(x), {tile(a)}, {128, free}));
   k.body.push_back(inst(Opcode::Load, tile(y), {tile(b)}, {128, free}));
   static const std::string file = "spill.py";
-  auto add = inst(Opcode::TensorTensor, tile(z), {tile(x), tile(y)}, {128, free});
+  auto add = inst(Opcode::TensorTensor, tile(z), {tile(x), tile(y)}, {128, cols > 0 ? cols : free});
   add->loc = {&file, 7, 0};
   k.body.push_back(std::move(add));
   k.body.push_back(inst(Opcode::Store, tile(out), {tile(z)}, {128, free}));
@@ -244,12 +245,31 @@ TEST(CostModelBuffers, AFootprintOverTheCapacityPaysASpillAndAReloadOfTheExcess)
   EXPECT_EQ(p.dma_bytes, 3 * 128 * free * 4 + 2 * 128 * excess);  // two loads and a store, the excess twice
   const std::string note = "keeps " + std::to_string(3 * free * 4) + " bytes per partition of SBUF live at " +
                            "spill.py:7, more than the " + std::to_string(capacity) +
-                           " the target has: the excess is spilled to HBM and reloaded there, every time the program passes it";
+                           " the target has: the excess, up to what the instruction there touches, is spilled to HBM"
+                           " and reloaded there, every time the program passes it";
   EXPECT_NE(p.notes.end(), std::find_if(p.notes.begin(), p.notes.end(), [&](const std::string& n) {
               return n.find(note) != std::string::npos;
             })) << ::testing::PrintToString(p.notes);
   // A kernel that places its tiles itself is not spilled by the model.
   EXPECT_NEAR(three_tiles(free, true).latency, fits, 1e-6);
+}
+
+TEST(CostModelBuffers, ASpillMovesNoMoreThanTheInstructionAtThePeakTouches) {
+  // The add reads 8 columns of x and y and writes 8 of z: 96 bytes per partition go out and
+  // come back, not the whole excess.
+  const sema::CostFigures& f = trn1().cost;
+  const int64_t free = 16384, cols = 8, touched = 3 * cols * 4;
+  ASSERT_LT(touched, 3 * free * 4 - trn1().statebuf_par_size_in_bytes);
+  const double fixed = f.dma_fixed_latency_ns;
+  auto transfer = [&](double bytes_per_partition) {
+    return 8 * (bytes_per_partition + f.dma_buffer_overhead_bytes) / f.dma_queue_bytes_per_ns;
+  };
+  const double add_latency = (2.0 * cols / f.dve.elems_per_cycle + f.dve.fixed_cycles) / f.dve.clock_ghz;
+  const perf::Profile p = three_tiles(free, false, cols);
+  EXPECT_NEAR(p.latency, fixed + 2 * transfer(free * 4.0) + 2 * (fixed + transfer(touched)) + add_latency + fixed +
+                             transfer(free * 4.0),
+              1e-6);
+  EXPECT_EQ(p.dma_bytes, 3 * 128 * free * 4 + 2 * 128 * touched);
 }
 
 // x = load(a); y = load(b); for i in affine_range(2): z = x + y; v = load(c[i]); w = z + v;

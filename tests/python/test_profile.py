@@ -151,7 +151,8 @@ def four_tile_copy(trips):
     def copy(x):
         out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
         i_p, i_f = nl.arange(128)[:, None], nl.arange(64)[None, :]
-        for t in nl.affine_range(trips):
+        # Sequential: an affine loop of only transfers would be one coalesced transfer.
+        for t in nl.sequential_range(trips):
             nl.store(out[(t % 4) * 128 + i_p, i_f], value=nl.load(x[(t % 4) * 128 + i_p, i_f]))
         return out
     return copy
@@ -166,6 +167,60 @@ def test_a_loop_whose_schedule_repeats_every_few_iterations_is_predicted_at_once
     huge = nkic.profile(four_tile_copy(2**40), x, target="trn2")
     assert huge.latency_us / 2**40 == pytest.approx(walked.latency_us / 20000, rel=0.03)
     assert huge.instructions_scheduled < 20000
+
+
+@nki.jit
+def copy_by_element(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    for i in nl.affine_range(a.shape[0]):
+        for j in nl.affine_range(a.shape[1]):
+            t[i, j] = nl.load(a[i, j])
+    nl.store(out, value=t)
+    return out
+
+
+@nki.jit
+def copy_by_column(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    for j in nl.affine_range(a.shape[1]):
+        t[:, j] = nl.load(a[:, j])
+    nl.store(out, value=t)
+    return out
+
+
+def copy_whole(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(a))
+    return out
+
+
+@pytest.mark.parametrize("target", ["trn1", "trn2"])
+def test_a_copy_element_by_element_costs_the_descriptors_it_coalesces_into(target):
+    # 8,192 one-element loads in loops that only move data are one transfer of 128 rows of 64
+    # contiguous elements: the same descriptors as loading the tile at once. So are 64 strided
+    # column loads.
+    a = np.zeros((128, 64), np.float32)
+    whole = nkic.profile(nki.jit(copy_whole), a, target=target)
+    for kernel in (copy_by_element, copy_by_column):
+        r = nkic.profile(kernel, a, target=target)
+        assert r.latency_us == pytest.approx(whole.latency_us, rel=1e-12)
+        assert r.engines["dma"].instructions == 2
+        assert any("1 DMA instruction(s) in loops that only move data are costed as one transfer" in n
+                   for n in r.notes)
+    assert whole.latency_us < 4
+
+
+def test_the_profile_names_the_transfers_whose_runs_are_overhead_bound():
+    # 64 fp32 per partition is a run of 256 B, under the 512 B a run's overhead costs; 1024 fp32
+    # (4 KiB) is not.
+    small = nkic.profile(nki.jit(copy_whole), np.zeros((128, 64), np.float32), target="trn2")
+    line = copy_whole.__code__.co_firstlineno + 2
+    assert small.notes == [f"2 DMA instruction(s) (the first at test_profile.py:{line}) move contiguous runs of under "
+                           "512 bytes on average, the DMA bandwidth guide's overhead-bound payloads: 100 % of the DMA "
+                           "queue time, each run costing the queue time of 512 bytes more"]
+    assert nkic.profile(nki.jit(copy_whole), np.zeros((128, 1024), np.float32), target="trn2").notes == []
 
 
 def test_profile_of_a_launch_grid_runs_the_programs_one_after_another():
@@ -270,8 +325,8 @@ def test_an_occupancy_past_the_capacity_is_noted():
     # One buffer per tile is over the capacity at the add: the excess goes to HBM and back.
     line = three_big_tiles.__code__.co_firstlineno + 4
     assert r.notes == [f"one buffer per tile keeps 360000 bytes per partition of SBUF live at test_profile.py:{line}, "
-                       "more than the 180224 the target has: the excess is spilled to HBM and reloaded there, "
-                       "every time the program passes it"]
+                       "more than the 180224 the target has: the excess, up to what the instruction there "
+                       "touches, is spilled to HBM and reloaded there, every time the program passes it"]
     assert r.dma_bytes == 3 * 128 * 30000 * 4 + 2 * 128 * (360000 - 180224)
     small = nkic.profile(three_big_tiles, a[:, :1000], a[:, :1000], target="trn1")
     assert small.notes == [] and small.sbuf_peak_bytes == 3 * 1000 * 4
@@ -290,7 +345,11 @@ def running_sum(a, n):
 def test_a_runtime_trip_count_is_costed_as_one_iteration_and_says_so():
     a = np.zeros((128, 16), np.float32)
     r = nkic.profile(running_sum, a, np.array([[5]], np.int32), target="trn2")
-    assert r.notes == ["a loop whose trip count is known only at run time is costed as one iteration"]
+    line = running_sum.__code__.co_firstlineno + 2
+    assert r.notes == ["a loop whose trip count is known only at run time is costed as one iteration",
+                       f"3 DMA instruction(s) (the first at test_profile.py:{line}) move contiguous runs of under 512 "
+                       "bytes on average, the DMA bandwidth guide's overhead-bound payloads: 100 % of the DMA queue "
+                       "time, each run costing the queue time of 512 bytes more"]
     assert r.engines["dma"].instructions == 3  # the count, one iteration's load, the store
 
 

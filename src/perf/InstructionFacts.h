@@ -1,0 +1,26 @@
+// Per-instruction cost facts of the nki.isa reference ("Estimated instruction cost" of each
+// instruction, aws-neuron-sdk 716f08dc, Release 2.26.1: nki/api/nki/isa/__init__.py) where
+// they differ from the stream formula's N cycles per streamed input (Durations.h). One row
+// per instruction, with its source; the formulas read them, scaled by the engine's rate.
+#pragma once
+#include "ir/Isa.h"
+
+namespace nkic::perf {
+
+struct InstructionFacts {
+  ir::Opcode opcode;
+  // Cycles per element per partition, replacing the count of streamed inputs (0: count them).
+  double cycles_per_element = 0;
+  // Whether its last src is the destination it keeps (read, not streamed), and whether two
+  // inputs stream at once when one is in SBUF and the other in PSUM (N), else in turn (2N).
+  bool keeps_dst = false;
+  bool pair = false;
+  // The engine's fixed cost for this instruction, in its cycles (< 0: the Target's figure).
+  double fixed_cycles = -1;
+  const char* source = "";
+};
+
+// The row of `op`, or null when the stream formula holds as it is.
+const InstructionFacts* facts_of(ir::Opcode op);
+
+}  // namespace nkic::perf

@@ -1,0 +1,120 @@
+// The cost model's DMA descriptors, on hand-built kernels whose transfers are worked
+// out by hand from the Target's figures (perf/Coalescing.h, perf/Footprint.h).
+#include <gtest/gtest.h>
+
+#include "perf/CostModel.h"
+#include "perf_test_util.h"
+
+namespace nkic {
+namespace {
+
+using namespace perf_test;
+
+ir::Access at(int tensor, std::vector<AffineExpr> index) {
+  ir::Access a;
+  a.tensor = tensor;
+  a.index = std::move(index);
+  return a;
+}
+
+AffineExpr loop_var(int axis, int64_t coeff = 1) { return AffineExpr::var({ir::VarKind::Loop, axis}, coeff); }
+
+std::unique_ptr<ir::Loop> loop(int axis, int64_t trips) {
+  auto l = std::make_unique<ir::Loop>();
+  l->axis = axis;
+  l->name = "i" + std::to_string(axis);
+  l->ub = trips;
+  return l;
+}
+
+// for i in affine_range(128): for j in affine_range(64): t[i, j] = load(a[i, j]); then the
+// tile goes to c. `by_column`: for j in affine_range(64): t[:, j] = load(a[:, j]) instead.
+ir::Kernel element_copy(bool by_column, bool current_api) {
+  ir::Kernel k;
+  k.name = "element_copy";
+  k.current_api = current_api;
+  const int a = add_tensor(k, "a", {128, 64}, Memory::SharedHBM, ir::Role::Input);
+  const int c = add_tensor(k, "c", {128, 64}, Memory::SharedHBM, ir::Role::Output);
+  const int t = add_tensor(k, "t", {128, 64}, Memory::SBUF);
+  if (by_column) {
+    auto j = loop(0, 64);
+    const std::vector<AffineExpr> col{AffineExpr::grid(0), loop_var(0) + AffineExpr::grid(1)};
+    j->body.push_back(inst(Opcode::Load, at(t, col), {at(a, col)}, {128, 1}));
+    k.body.push_back(std::move(j));
+    k.num_axes = 1;
+  } else {
+    auto i = loop(0, 128), j = loop(1, 64);
+    const std::vector<AffineExpr> one{loop_var(0) + AffineExpr::grid(0), loop_var(1) + AffineExpr::grid(1)};
+    j->body.push_back(inst(Opcode::Load, at(t, one), {at(a, one)}, {1, 1}));
+    i->body.push_back(std::move(j));
+    k.body.push_back(std::move(i));
+    k.num_axes = 2;
+  }
+  k.body.push_back(inst(Opcode::Store, tile(c), {tile(t)}, {128, 64}));
+  return k;
+}
+
+// One load of 128 partitions x 64 fp32 (256 B each): the fixed latency, then on each of
+// the 16 queues its 8 partitions' bytes and one buffer overhead per partition.
+double tile_load_ns(const sema::Target& tg) {
+  const sema::CostFigures& f = tg.cost;
+  const double per_queue = 128.0 * (256 + f.dma_buffer_overhead_bytes) / 16 / f.dma_queue_bytes_per_ns;
+  return f.dma_fixed_latency_ns + std::max(per_queue, 128.0 * 256 / (f.hbm_bytes_per_ns_per_chip / f.cores_per_chip));
+}
+
+TEST(DmaDescriptors, AnElementByElementCopyIsOneTransferOfItsContiguousRuns) {
+  for (const char* name : {"trn1", "trn2", "trn3"}) {
+    const sema::Target& tg = *sema::find_target(name);
+    const perf::Profile p = perf::predict(element_copy(false, false), tg);
+    // The 8,192 single-element loads are one transfer: a run of 64 elements per row (the
+    // row's elements are adjacent in a and in t's partition), 128 rows on 128 partitions;
+    // the store is the same transfer the other way.
+    EXPECT_NEAR(p.latency, 2 * tile_load_ns(tg), 1e-6) << name;
+    EXPECT_EQ(p.instructions, 2) << name;
+    EXPECT_EQ(p.engines[static_cast<int>(perf::Track::dma)].instructions, 2) << name;
+    ASSERT_FALSE(p.notes.empty());
+    EXPECT_NE(p.notes[0].find("1 DMA instruction(s) in loops that only move data are costed as one transfer"),
+              std::string::npos)
+        << p.notes[0];
+  }
+}
+
+TEST(DmaDescriptors, AColumnByColumnCopyRunsAlongTheLoopNotTheStridedPartitions) {
+  // a[:, j] is strided in HBM (64 elements apart), but consecutive iterations are adjacent in
+  // a and in every partition of t: the runs are the 128 rows of 64 elements, as for one load.
+  for (const char* name : {"trn1", "trn2"}) {
+    const sema::Target& tg = *sema::find_target(name);
+    EXPECT_NEAR(perf::predict(element_copy(true, false), tg).latency, 2 * tile_load_ns(tg), 1e-6) << name;
+  }
+}
+
+TEST(DmaDescriptors, TheCurrentApiKeepsEveryTransferItWrites) {
+  const perf::Profile p = perf::predict(element_copy(false, true), trn1());
+  EXPECT_EQ(p.engines[static_cast<int>(perf::Track::dma)].instructions, 128 * 64 + 1);
+  // Each load is one 4-byte buffer on one queue; the 16 queues take 512 each, back to back
+  // after the first one's fixed latency, then the store.
+  const sema::CostFigures& f = trn1().cost;
+  EXPECT_NEAR(p.latency, f.dma_fixed_latency_ns + 512 * (4 + f.dma_buffer_overhead_bytes) / f.dma_queue_bytes_per_ns +
+                             tile_load_ns(trn1()), 1e-6);
+  for (const std::string& n : p.notes) EXPECT_EQ(n.find("coalesce"), std::string::npos) << n;
+}
+
+TEST(DmaDescriptors, EveryOtherElementIsADescriptorEach) {
+  // for j in affine_range(64): c[j] = a[2 j], HBM to HBM: 64 runs of one fp32, spread over the
+  // queues by runs, each paying the buffer overhead.
+  ir::Kernel k;
+  k.name = "strided";
+  const int a = add_tensor(k, "a", {128}, Memory::SharedHBM, ir::Role::Input);
+  const int c = add_tensor(k, "c", {64}, Memory::SharedHBM, ir::Role::Output);
+  auto j = loop(0, 64);
+  j->body.push_back(inst(Opcode::Load, at(c, {loop_var(0) + AffineExpr::grid(0)}),
+                         {at(a, {loop_var(0, 2) + AffineExpr::var({ir::VarKind::Grid, 0}, 2)})}, {1}));
+  k.body.push_back(std::move(j));
+  k.num_axes = 1;
+  const sema::CostFigures& f = trn1().cost;
+  const double per_queue = (64.0 * 4 + 64 * f.dma_buffer_overhead_bytes) / 16 / f.dma_queue_bytes_per_ns;
+  EXPECT_NEAR(perf::predict(k, trn1()).latency, f.dma_fixed_latency_ns + per_queue, 1e-6);
+}
+
+}  // namespace
+}  // namespace nkic
