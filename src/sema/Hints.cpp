@@ -62,9 +62,9 @@ constexpr std::array kHints = {
          "see the API's signature in docs/current_api.md; nisa calls take the destination first (dst=) and "
          "keyword-only arguments must be named"},
     Hint{"err_read_uninitialized_memory",
-         "write every element before it is read: fill the tile first (nl.zeros, nisa.memset), or mask the read "
-         "(mask=) to the elements that were written",
-         "write every element before it is read: fill the tile first (nisa.memset), or cut the read's slice to the "
+         "write every element the result depends on: fill the tile first (nl.zeros, nisa.memset), or mask the "
+         "instructions (mask=) to the elements that were written",
+         "write every element the result depends on: fill the tile first (nisa.memset), or cut the slices to the "
          "elements that were written"},
     Hint{"err_unexpected_output_dependencies",
          "index each iteration's writes by the loop variable, or iterate with nl.sequential_range when an "

@@ -142,10 +142,10 @@ def test_uninitialized_read_hint_per_api(trn2):
     current = raised(lambda: _kernel.simulate_traced(traced, [A], check_uninitialized=True))
     legacy = raised(lambda: lnki.simulate_kernel(half_legacy, A, check_uninitialized=True))
     assert current.code == legacy.code == "err_read_uninitialized_memory"
-    assert current.hint == ("write every element before it is read: fill the tile first (nisa.memset), or cut the "
-                            "read's slice to the elements that were written")
-    assert legacy.hint == ("write every element before it is read: fill the tile first (nl.zeros, nisa.memset), or "
-                           "mask the read (mask=) to the elements that were written")
+    assert current.hint == ("write every element the result depends on: fill the tile first (nisa.memset), or cut "
+                            "the slices to the elements that were written")
+    assert legacy.hint == ("write every element the result depends on: fill the tile first (nl.zeros, nisa.memset), "
+                           "or mask the instructions (mask=) to the elements that were written")
     assert isinstance(current, nisa.NkiValidationError) and not isinstance(legacy, nisa.NkiValidationError)
 
 
