@@ -182,3 +182,33 @@ def reversed_slice(a):
 def test_a_slice_that_ends_before_it_starts_is_an_error():
     e = trace_error(reversed_slice, X)
     check_diag(e, M, "err_unsupported_index", "the slice of tensor `a` on dimension 1 is empty", [("reversed", "a[")])
+
+
+# nisa.tensor_tensor: "the same number of elements per partition" (the current API's reference).
+@nki.jit
+def add_a_column(a):
+    t = loaded(a)
+    col = sbuf((a.shape[0], 1))
+    nisa.memset(dst=col, value=1.0)
+    nisa.tensor_tensor(dst=t, data1=t, data2=col, op=nl.add)  # ERR:column
+    return stored(t)
+
+
+@nki.jit
+def add_a_column_with_tensor_scalar(a):
+    t = loaded(a)
+    col = sbuf((a.shape[0], 1))
+    nisa.memset(dst=col, value=1.0)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=col)
+    return stored(t)
+
+
+def test_tensor_tensor_does_not_broadcast_a_column_in_the_current_api():
+    e = trace_error(add_a_column, X)
+    check_diag(e, M, "err_tile_shape_mismatch",
+               "number of elements per partition mismatch in parameters (data1[128, 64], data2[128, 1]) of "
+               "'tensor_tensor'", [("column", "nisa.")])
+
+
+def test_a_column_operand_is_tensor_scalars():
+    np.testing.assert_array_equal(nki.simulate(add_a_column_with_tensor_scalar)(X), X + 1)

@@ -103,7 +103,10 @@ void align_tile_operands(KernelBuilder& b, std::vector<Value>& operands) {
     if (x.shape[0] != y.shape[0] && (strict || (isa && x.shape[0] > 1 && y.shape[0] > 1)))
       b.fail(sema::err_num_partition_mismatch(named(0), named(1), b.api()));
     int64_t fx = free_elements(x), fy = free_elements(y);
-    if (strict && fx != fy && fx != 1 && fy != 1) b.fail(sema::err_tile_shape_mismatch(named(0), named(1), b.api()));
+    // The current API's reference: "the same number of elements per partition", no exception; the
+    // legacy API met a [P, 1] operand with every free element (its public kernels add [P, 1] biases so).
+    const bool column_broadcasts = !b.current_api && (fx == 1 || fy == 1);
+    if (strict && fx != fy && !column_broadcasts) b.fail(sema::err_tile_shape_mismatch(named(0), named(1), b.api()));
     // No broadcasting: equal elements per partition pair in order whatever the free
     // shapes ([P, 4] with a [P, 2, 2] view, [P, 1, 2] with [P, 2], as the kernel library writes).
     if (strict && fx == fy && fx != 1 && x.shape != y.shape) {
