@@ -75,7 +75,9 @@ void CoreSegments::begin_core(KernelBuilder& b, int c) {
 
 void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores) {
   check_core_barrier(b, data, cores, b.cores ? b.cores->count() : 1);
-  if (b.cores) b.cores->sync(b, {0, "nisa.core_barrier"});  // one core has nothing to wait for
+  CoreSegments::Arrival barrier;
+  barrier.api = "nisa.core_barrier";
+  if (b.cores) b.cores->sync(b, std::move(barrier));  // one core has nothing to wait for
 }
 
 void sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
