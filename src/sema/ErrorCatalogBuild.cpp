@@ -16,9 +16,7 @@ Diagnostic err_invalid_partition_access(std::string_view tensor, int64_t partiti
               "Invalid access of " + std::to_string(partitions) + " partitions starting at partition " +
                   std::to_string(start) + " of '" + s(tensor) + "': an engine reads or writes " +
                   std::to_string(partitions) + " partitions from " + allowed,
-              ErrorKind::Index,
-              "start the slice at an allowed partition, or move the rows to partition 0 of another tile with a DMA "
-              "first (the DMA queues read any partition)");
+              ErrorKind::Index);
 }
 
 Diagnostic warn_empty_access(std::string_view api, std::string_view tensor, std::string_view shape) {

@@ -25,6 +25,13 @@ Diagnostic err_output_not_in_shared_hbm(std::string_view tensor, std::string_vie
               ErrorKind::Syntax, "allocate it with nl.ndarray(shape, dtype, buffer=nl.shared_hbm)");
 }
 
+Diagnostic err_activation_bias_vector(const std::vector<int64_t>& shape, int64_t partitions) {
+  return make("err_activation_bias_vector",
+              "the bias of activation is a (" + std::to_string(partitions) +
+                  ", 1) vector, one value per partition of data; got a tile of shape " + shape_str(shape),
+              ErrorKind::Value, "");
+}
+
 Diagnostic err_lnc_not_supported(int64_t lnc, std::string_view target, int max_cores) {
   std::string n = std::to_string(lnc);
   return make("err_multi_cores_spmd_not_supported",

@@ -13,6 +13,11 @@ struct Hint {
 };
 
 constexpr std::array kHints = {
+    Hint{"err_activation_bias_vector", "pass a (P, 1) tile: one bias value per partition of data",
+         "pass a (P, 1) tile, one bias value per partition of data (or a number, from NeuronCore-v3 on)"},
+    Hint{"err_invalid_partition_access",
+         "start the slice at an allowed partition, or move the rows to partition 0 of another tile with a DMA first "
+         "(the DMA queues read any partition)"},
     Hint{"err_nki_api_outside_of_nki_kernel",
          "decorate the function with @nki.jit and call it with numpy arrays, or run it through nki.simulate_kernel",
          "decorate the function with @nki.jit and call it with numpy arrays, or run it through "

@@ -24,6 +24,11 @@ void check_activation_operands(KernelBuilder& b, const TensorVal& data, const Te
   if (bias) {
     D t = b.tensor(bias->tensor).dtype;
     if (t != D::float32 && t != D::float16 && t != D::bfloat16) b.fail(sema::err_activation_bias_invalid_type(ir::name(t)));
+    // The current API's reference: bias is a (P, 1) vector over data's partitions ("free dim 1 enforced").
+    int64_t per_partition = 1;
+    for (size_t d = 1; d < bias->shape.size(); ++d) per_partition *= bias->shape[d];
+    if (b.current_api && (bias->shape.empty() || bias->shape[0] != data.shape[0] || per_partition != 1))
+      b.fail(sema::err_activation_bias_vector(bias->shape, data.shape.empty() ? 0 : data.shape[0]));
   } else if (b.direct_allocation) {
     b.fail(sema::err_bias_tensor_must_be_specified_in_allocation(b.api()));
   }
@@ -42,6 +47,9 @@ TensorVal activation(KernelBuilder& b, const Dst& dst, ir::AluOp op, const Tenso
   check_scalar_engine_accumulator(b, acc);
   const auto* scale_tile = std::get_if<TensorVal>(&scale);
   check_activation_operands(b, data, bias ? std::get_if<TensorVal>(&*bias) : nullptr, scale_tile);
+  // A number as the bias is NeuronCore-v3's (the current API's reference: "scalar bias from v3").
+  if (b.current_api && bias && std::holds_alternative<types::Other>(*bias))
+    sema::assert_nc_version(b.target(), 3, b.api() + "(bias=<a number>)", b.raiser());
   std::vector<PipelineStep> steps;
   const auto* number = std::get_if<types::Other>(&scale);
   if (scale_tile || !number || number->value != 1.0) steps.push_back({ir::AluOp::multiply, scale, false});
