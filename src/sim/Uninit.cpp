@@ -51,8 +51,7 @@ void Tracker::reaches_output(const ir::Instruction& in, const TensorMem& t, int6
             ir::ErrorKind::Runtime,
             in.loc,
             {{o.loc, "the uninitialized value is read here"}},
-            "write every element the result depends on (e.g. start the tile from nl.zeros), or mask the instruction "
-            "that writes the output to the elements that were written",
+            "",  // the hint table's, in the kernel's API (sema/Hints.cpp)
             ""});
 }
 
