@@ -135,8 +135,7 @@ def plot(path, rows, names):
             ax.set_xlabel(name)
             ax.set_ylabel("predicted latency (us)")
             ax.grid(alpha=0.3)
-        handles, labels = axes[-1][0].get_legend_handles_labels()
-        if handles:
+        if axes[-1][0].get_legend_handles_labels()[0]:  # no legend when nothing traced
             axes[-1][0].legend(title="target")
         fig.tight_layout()
         fig.savefig(path)
@@ -144,6 +143,7 @@ def plot(path, rows, names):
 
 
 def _latencies(ax, rows, name, where, target, colour):
+    """One target's configurations that traced: filled when they match, hollow when not."""
     traced = [r for r in rows if r["predicted_latency_us"] is not None and r["status"] in ("ok", "mismatch")]
     for status, face, label in (("ok", colour, target), ("mismatch", "none", f"{target}: mismatch")):
         mine = [r for r in traced if r["status"] == status]

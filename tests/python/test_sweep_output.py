@@ -185,3 +185,15 @@ def test_an_output_file_that_cannot_be_written_is_refused_before_the_sweep(tmp_p
     if option == "--plot" and name.endswith(".foo"):
         assert ".png, " in err and ".svg" in err
     assert not path.exists()
+
+
+def test_plot_of_a_sweep_where_nothing_traced_still_shows_every_configuration(tmp_path):
+    svg = tmp_path / "none.svg"
+    status, _, _ = nkic_cli("sweep", MATMUL, "--param", "TILE_N=1024", "--param", "TILE_K=64,128", "--workers", "1",
+                            "-q", "--plot", str(svg))
+    assert status == 2
+    plot = Plot(ET.parse(svg).getroot())
+    assert plot.marks("traced-") == {} and plot.marks("mismatch-") == {}
+    marks = plot.marks("illegal-")
+    assert {k: len(v) for k, v in marks.items()} == {f"illegal-TILE_N-trn2-{TOO_WIDE}": 1,
+                                                      f"illegal-TILE_K-trn2-{TOO_WIDE}": 2}
