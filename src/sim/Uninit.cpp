@@ -51,7 +51,7 @@ void Tracker::reaches_output(const ir::Instruction& in, const TensorMem& t, int6
             ir::ErrorKind::Runtime,
             in.loc,
             {{o.loc, "the uninitialized value is read here"}},
-            "",  // the hint table's, in the kernel's API (sema/Hints.cpp)
+            "",  // the hint of the kernel's API (sema/Hints.cpp)
             ""});
 }
 
