@@ -23,8 +23,8 @@ class SweepUsageError(_kernel_file.CliError, ValueError):
 
 # What a row carries; a field a configuration never reached stays None.
 ROW_FIELDS = ("params", "target", "status", "error_code", "message", "file", "line", "max_abs_err", "match",
-              "predicted_latency_us", "engines", "instructions", "trace_s", "simulate_s", "worker", "attempts",
-              "rank")
+              "predicted_latency_us", "engines", "mfu_percent", "instructions", "trace_s", "simulate_s", "worker",
+              "attempts", "rank")
 ATTEMPTS = 2  # a task that fails or loses its worker runs once more, then its row says "failed"
 
 
@@ -139,6 +139,7 @@ def run_task(task):
         predicted = _profile.predict_traced(traced, target)
         row["predicted_latency_us"] = predicted.latency_us
         row["engines"] = {name: e.percent for name, e in predicted.engines.items()}
+        row["mfu_percent"] = 100.0 * predicted.mfu
         t1 = time.perf_counter()
         bound = inspect.signature(kernel.func).bind(*loaded.inputs, **params).arguments
         outputs = _kernel.simulate_traced(traced, traced.arrays(bound), checks, checks)

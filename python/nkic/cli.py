@@ -289,6 +289,7 @@ def cmd_sweep(ns, pr):
         grid[name] = values
     if not grid:
         raise CliError("give the values to sweep with --param NAME=V1,V2,... (e.g. --param TILE_N=256,512)")
+    _sweep_output.check_outputs(ns.json_file, ns.csv, ns.plot)
     resume = ()
     if ns.resume:
         try:
@@ -397,7 +398,8 @@ def _parser():
     sp.add_argument("--no-checks", action="store_true", help="simulate without the race and uninitialized-read checks")
     sp.add_argument("--json", dest="json_file", metavar="FILE", help="write every row as JSON")
     sp.add_argument("--csv", metavar="FILE", help="write every row as CSV")
-    sp.add_argument("--plot", metavar="FILE.png", help="plot predicted latency against each parameter")
+    sp.add_argument("--plot", metavar="FILE", help="plot predicted latency against each parameter, and the "
+                    "configurations that did not trace (png, svg, pdf, ...)")
     sp.add_argument("--resume", metavar="FILE.json", help="skip the configurations a --json file already holds")
     return p
 

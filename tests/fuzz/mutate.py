@@ -1,7 +1,9 @@
 """Deterministic generator of wrong NKI kernels.
 
 The seeds are the kernels the project ships: examples/*.py, tests/kernels/*.py and the
-```python blocks of docs/*.md. A case is one seed with one to three AST-level mutations
+```python blocks of docs/*.md, in both APIs: a quarter of the cases start from a kernel of
+the current `nki` package (examples/*_nki.py, docs/current_api.md, ...), the rest from the
+legacy `neuronxcc.nki` ones. A case is one seed with one to three AST-level mutations
 applied inside its kernels (shapes, dtypes, buffers, indices, call arguments, huge
 integers, recursion, ...) or at the places that launch them (argument types and counts,
 grids). Case i of seed S depends only on (S, i) and the seed sources, so a failing case
@@ -92,6 +94,14 @@ def _is_kernel(fn):
     return False
 
 
+def _simulated(node):
+    """The kernel expression of `nki.simulate(kernel)`, the current API's launcher, or None."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "simulate" \
+            and node.args:
+        return node.args[0]
+    return None
+
+
 def _api_call(node):
     """'nl.add' for a call of an nl/nisa/nki function, else None."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
@@ -113,13 +123,13 @@ class _Seed:
         index = {id(n): i for i, n in enumerate(nodes)}
         kernels = [f for f in nodes if isinstance(f, ast.FunctionDef) and _is_kernel(f)]
         names = {k.name for k in kernels}
-        # Launch sites: kernel(...), kernel[grid](...), nki.simulate_kernel(kernel, ...), with
-        # the function they are in (None: module level).
+        # Launch sites: kernel(...), kernel[grid](...), nki.simulate_kernel(kernel, ...),
+        # nki.simulate(kernel)(...), with the function they are in (None: module level).
         launches = []
         for fn in [f for f in nodes if isinstance(f, ast.FunctionDef) and not _is_kernel(f)] + [self.tree]:
             for node in (n for stmt in fn.body if not isinstance(stmt, ast.FunctionDef) for n in ast.walk(stmt)):
                 f = getattr(node, "func", None) if isinstance(node, ast.Call) else None
-                if isinstance(f, ast.Attribute) and f.attr in _LAUNCHERS or \
+                if isinstance(f, ast.Attribute) and f.attr in _LAUNCHERS or _simulated(f) is not None or \
                         isinstance(f, ast.Name) and f.id in names or \
                         isinstance(f, ast.Subscript) and isinstance(f.value, ast.Name) and f.value.id in names:
                     launches.append((index[id(node)], fn.name if isinstance(fn, ast.FunctionDef) else None))
@@ -418,7 +428,7 @@ def m_launch(rng, case, kernel):
     if len(call.args) < skip:  # a launcher given its kernel by keyword, or by nothing
         return None
     args = call.args[skip:]
-    grid = call.args[0] if skip else call.func
+    grid = call.args[0] if skip else _simulated(call.func) or call.func
     if op == 0 and isinstance(grid, ast.Subscript):
         grid.slice = _expr(rng.choice(GRIDS))
     elif op == 1 and args:
@@ -437,7 +447,8 @@ def m_launch(rng, case, kernel):
 
 OPERATORS = [m_int, m_shape, m_dtype, m_buffer, m_index, m_call_args, m_api_swap, m_recursion, m_stmt,
              m_loop, m_operator, m_launch]
-_ALL_SEEDS, _BIG, _DOCS = [], [], []
+_ALL_SEEDS, _CURRENT, _BIG, _DOCS = [], [], [], []
+CURRENT_SHARE = 0.25  # of the cases: current-API seeds are fewer than the legacy ones, not less used
 
 
 def _mutate(rng, seed):
@@ -474,14 +485,18 @@ def generate(seed, count, start=0):
     """Cases start .. start+count-1 of the given seed."""
     if not _ALL_SEEDS:
         _ALL_SEEDS.extend(seeds())
-        _BIG.extend(s for s in _ALL_SEEDS if not s.base.startswith("docs/"))
-        _DOCS.extend(s for s in _ALL_SEEDS if s.base.startswith("docs/"))
+        current = [s for s in _ALL_SEEDS if re.search(r"^\s*(import|from) nki\b", s.source, re.M)]
+        _CURRENT.extend(current)
+        _BIG.extend(s for s in _ALL_SEEDS if s not in current and not s.base.startswith("docs/"))
+        _DOCS.extend(s for s in _ALL_SEEDS if s not in current and s.base.startswith("docs/"))
     cases = []
     for i in range(start, start + count):
         rng = random.Random(f"nkic-fuzz:{seed}:{i}")
         for _attempt in range(20):
-            # A third from the examples and kernel tests: fewer than the docs' blocks but bigger.
-            base = rng.choice(_BIG if rng.random() < 0.35 else _DOCS)
+            # Of the legacy ones, a third from the examples and kernel tests: fewer than the
+            # docs' blocks but bigger.
+            pick = rng.random()
+            base = rng.choice(_CURRENT if pick < CURRENT_SHARE else _BIG if pick < 0.5 else _DOCS)
             made = _mutate(rng, base)
             if made:
                 break

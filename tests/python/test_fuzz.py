@@ -54,6 +54,16 @@ def test_fuzz_cases_are_mostly_real_kernels(results):
     assert c["ok"] >= len(results) // 20, c
 
 
+def test_fuzz_cases_cover_the_current_api(results):
+    # A quarter of the cases start from an `import nki` kernel, and their launches are mutated too.
+    current = [r for r in results if re.search(r"^\s*(import|from) nki\b", r["case"]["source"], re.M)]
+    assert len(current) >= len(results) // 5, len(current)
+    assert {r["case"]["base"].split("/")[0] for r in current} == {"examples", "docs"}
+    assert any(m.startswith("launch") and "nki.simulate(" in m for r in current for m in r["case"]["mutations"])
+    c = runner.counts(current)
+    assert c["diagnostic"] >= len(current) // 4 and c["ok"] >= 1, c
+
+
 def test_fuzz_generator_is_deterministic():
     a, b = mutate.generate(SEED, 20, start=7), mutate.generate(SEED, 20, start=7)
     assert [c["source"] for c in a] == [c["source"] for c in b]

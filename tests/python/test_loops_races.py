@@ -472,6 +472,42 @@ def test_suite_kernels_using_affine_range_are_not_flagged(case):
     no_race(launch, *args, **kwargs)
 
 
+# ---------------------------------------------------------------- a software pipeline
+
+@nki.jit
+def pipeline_precise_affine_kernel(x):
+    """WRONG: iteration i loads tile i+1 into its slot of `staged`, then stores tile i, which
+    iteration i-1 loaded. precise_schedule= is in no NKI document: the loop is an affine_range."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    staged = nl.ndarray((128, 256), dtype=x.dtype, buffer=nl.sbuf)
+    staged[:, 0:64] = nl.load(x[:, 0:64])
+    for i in nl.affine_range(3, precise_schedule=True):  # L:precise_affine
+        staged[:, (i + 1) * 64:(i + 2) * 64] = nl.load(x[:, (i + 1) * 64:(i + 2) * 64])
+        nl.store(out[:, i * 64:(i + 1) * 64], value=staged[:, i * 64:(i + 1) * 64])
+    nl.store(out[:, 192:256], value=staged[:, 192:256])
+    return out
+
+
+@nki.jit
+def pipeline_sequential_kernel(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    staged = nl.ndarray((128, 256), dtype=x.dtype, buffer=nl.sbuf)
+    staged[:, 0:64] = nl.load(x[:, 0:64])
+    for i in nl.sequential_range(3):
+        staged[:, (i + 1) * 64:(i + 2) * 64] = nl.load(x[:, (i + 1) * 64:(i + 2) * 64])
+        nl.store(out[:, i * 64:(i + 1) * 64], value=staged[:, i * 64:(i + 1) * 64])
+    nl.store(out[:, 192:256], value=staged[:, 192:256])
+    return out
+
+
+def test_a_software_pipeline_needs_sequential_range_whatever_the_affine_directive():
+    x = randn((128, 256), seed=5)
+    e = race(pipeline_precise_affine_kernel, x)
+    assert e.line == marker_line("precise_affine")
+    assert "iteration 1 of affine loop `i` reads tensor `staged` written by iteration 0" in e.message
+    assert np.array_equal(no_race(pipeline_sequential_kernel, x), x)
+
+
 # ---------------------------------------------------------------- the command line
 
 def nkic_cli(*args):

@@ -23,7 +23,7 @@ MATMUL = str(ROOT / "examples" / "matmul_sweep.py")
 GRID = ["--param", "TILE_N=256,512,1024", "--param", "TILE_K=64,128"]
 TOO_WIDE = "err_size_of_dimension_exceed_arch_limit"  # nc_matmul's moving free size above gemm_moving_fmax
 RUN_FIELDS = ("params", "target", "status", "error_code", "message", "file", "line", "max_abs_err", "match",
-              "predicted_latency_us", "engines", "instructions", "rank")
+              "predicted_latency_us", "engines", "mfu_percent", "instructions", "rank")
 
 
 def nkic_cli(*args):
@@ -269,10 +269,11 @@ def test_csv_json_and_plot_files(tmp_path):
         table = list(csv.DictReader(f))
     assert len(table) == 12
     assert {"TILE_N", "TILE_K", "target", "status", "error_code", "predicted_latency_us", "pe_percent",
-            "worker"} <= set(table[0])
+            "mfu_percent", "worker"} <= set(table[0])
     by = {(t["TILE_N"], t["TILE_K"], t["target"]): t for t in table}
     assert by[("1024", "64", "trn1")]["error_code"] == TOO_WIDE
     assert float(by[("512", "128", "trn2")]["predicted_latency_us"]) > 0
+    assert float(by[("512", "128", "trn2")]["mfu_percent"]) > 0 and by[("1024", "64", "trn1")]["mfu_percent"] == ""
     import matplotlib.image
     image = matplotlib.image.imread(str(files["png"]))
     assert image.ndim == 3 and image.shape[1] > image.shape[0] > 100   # one panel per parameter, side by side
