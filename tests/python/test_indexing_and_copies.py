@@ -113,3 +113,62 @@ def test_the_legacy_api_drops_integer_indexed_hbm_dims():
 
     np.testing.assert_array_equal(legacy.simulate_kernel(k, CUBE), CUBE[2])
     assert k.shapes == ((8, 16), (16,))
+
+
+# ---- DMA reshapes: the same partitions and elements per partition, paired row-major ----
+
+@nki.jit
+def reshaping_copies(a):
+    t = loaded(a)
+    split = sbuf((128, 4, 16))
+    nisa.dma_copy(dst=split, src=t)
+    flat = sbuf((128, 64))
+    nisa.dma_copy(dst=flat, src=split)
+    split2 = sbuf((128, 8, 8))
+    nisa.tensor_copy(dst=split2, src=flat)
+    flat2 = sbuf((128, 64))
+    nisa.tensor_copy(dst=flat2, src=split2)
+    o = hbm((128, 2, 32))
+    nisa.dma_copy(dst=o, src=flat2)
+    return o
+
+
+def test_dma_copy_and_tensor_copy_reshape_within_partitions_both_ways():
+    np.testing.assert_array_equal(nki.simulate(reshaping_copies)(X), X.reshape(128, 2, 32))
+
+
+@legacy.jit
+def legacy_reshaping_copies(a):
+    split = lnl.ndarray((128, 4, 16), dtype=a.dtype, buffer=lnl.sbuf)
+    lisa.dma_copy(dst=split, src=lnl.load(a))
+    out = lnl.ndarray((128, 64), dtype=a.dtype, buffer=lnl.shared_hbm)
+    lnl.store(out, value=split)
+    return out
+
+
+def test_legacy_dma_copy_and_store_reshape_within_partitions():
+    np.testing.assert_array_equal(legacy.simulate_kernel(legacy_reshaping_copies, X), X)
+
+
+@nki.jit
+def copy_across_partitions(a):
+    t = loaded(a)
+    d = sbuf((64, 128))
+    nisa.dma_copy(dst=d, src=t)  # ERR:partitions
+    return stored(d)
+
+
+@nki.jit
+def copy_other_row_size(a):
+    t = loaded(a)
+    d = sbuf((128, 4, 8))
+    nisa.dma_copy(dst=d, src=t)  # ERR:row_size
+    return stored(d)
+
+
+@pytest.mark.parametrize("kernel, marker, dst", [(copy_across_partitions, "partitions", "[64, 128]"),
+                                                 (copy_other_row_size, "row_size", "[128, 4, 8]")])
+def test_a_copy_between_other_partitions_or_row_sizes_is_refused(kernel, marker, dst):
+    e = trace_error(kernel, X)
+    check_diag(e, M, "err_store_dst_shape_smaller_than_other_shape", f"{dst}", [(marker, "nisa.")],
+               api="nisa.dma_copy")
