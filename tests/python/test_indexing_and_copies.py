@@ -172,3 +172,48 @@ def test_a_copy_between_other_partitions_or_row_sizes_is_refused(kernel, marker,
     e = trace_error(kernel, X)
     check_diag(e, M, "err_store_dst_shape_smaller_than_other_shape", f"{dst}", [(marker, "nisa.")],
                api="nisa.dma_copy")
+
+
+# ---- the Vector-Engine transpose: [128, 64] -> [64, 128], as the compiler and hardware have it ----
+
+@nki.jit
+def times_vector_transpose(a, b):
+    x = loaded(a)  # [64, 128]
+    y = loaded(b)  # [128, 64]
+    yt = sbuf((64, 128))
+    nisa.nc_transpose(dst=yt, data=y, engine=nisa.engine.vector)
+    p = nl.ndarray((128, 128), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=p, stationary=x, moving=yt)
+    r = sbuf((128, 128))
+    nisa.tensor_copy(dst=r, src=p)
+    return stored(r)
+
+
+@legacy.jit
+def legacy_times_vector_transpose(a, b):
+    out = lnl.ndarray((128, 128), dtype=lnl.float32, buffer=lnl.shared_hbm)
+    yt = lisa.nc_transpose(lnl.load(b), engine=lisa.vector_engine)
+    lnl.store(out, value=lisa.nc_matmul(lnl.load(a), yt))
+    return out
+
+
+def test_a_tile_times_the_vector_engine_transpose_of_another_in_both_apis():
+    a = RNG.normal(size=(64, 128)).astype(np.float32)
+    b = RNG.normal(size=(128, 64)).astype(np.float32)
+    want = a.T @ b.T
+    np.testing.assert_allclose(nki.simulate(times_vector_transpose)(a, b), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(legacy.simulate_kernel(legacy_times_vector_transpose, a, b), want, rtol=1e-4, atol=1e-4)
+
+
+@nki.jit
+def vector_transpose_in_place_shape(a):
+    y = loaded(a)
+    yt = sbuf((128, 64))
+    nisa.nc_transpose(dst=yt, data=y, engine=nisa.engine.vector)  # ERR:blocks
+    return stored(yt)
+
+
+def test_a_dst_of_the_data_shape_is_not_the_transpose():
+    e = trace_error(vector_transpose_in_place_shape, X)
+    check_diag(e, M, "err_tile_shape_mismatch", ["yt[128, 64]", "[64, 128]"], [("blocks", "nisa.")],
+               api="nisa.nc_transpose")
