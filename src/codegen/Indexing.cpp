@@ -94,6 +94,10 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   for (size_t d = 0; d < items.size(); ++d) {
     const IndexItem& it = items[d];
     if (it.kind == Kind::Tensor) {
+      // NKI_CURRENT_API.md §4.1: no tensors inside [] (the legacy index tiles).
+      if (b.current_api)
+        b.fail(index_error("a tensor inside [] does not index `" + name + "` in the nki API: read at a runtime "
+                           "offset with .ap(scalar_offset=...) or .ap(vector_offset=...)"));
       check_indirect_index(b, t, *it.tensor, static_cast<int>(d), partition);
       advanced = true;
     }

@@ -217,3 +217,20 @@ def test_a_dst_of_the_data_shape_is_not_the_transpose():
     e = trace_error(vector_transpose_in_place_shape, X)
     check_diag(e, M, "err_tile_shape_mismatch", ["yt[128, 64]", "[64, 128]"], [("blocks", "nisa.")],
                api="nisa.nc_transpose")
+
+
+# ---- the current API takes no tensor inside [] (the legacy index tiles) ----
+
+@nki.jit
+def rows_by_index_tile(a, ids):
+    ix = loaded(ids)
+    rows = sbuf((32, 64))
+    nisa.dma_copy(dst=rows, src=a[ix, :])  # ERR:index_tile
+    return stored(rows)
+
+
+def test_a_tensor_inside_brackets_is_not_an_index_in_the_current_api():
+    e = trace_error(rows_by_index_tile, X, np.zeros((32, 1), np.int32))
+    check_diag(e, M, "err_unsupported_index",
+               "a tensor inside [] does not index `a` in the nki API: read at a runtime offset with "
+               ".ap(scalar_offset=...) or .ap(vector_offset=...)", [("index_tile", "a[")])
