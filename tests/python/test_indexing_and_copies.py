@@ -170,8 +170,23 @@ def copy_other_row_size(a):
                                                  (copy_other_row_size, "row_size", "[128, 4, 8]")])
 def test_a_copy_between_other_partitions_or_row_sizes_is_refused(kernel, marker, dst):
     e = trace_error(kernel, X)
-    check_diag(e, M, "err_store_dst_shape_smaller_than_other_shape", f"{dst}", [(marker, "nisa.")],
-               api="nisa.dma_copy")
+    check_diag(e, M, "err_store_dst_shape_smaller_than_other_shape",
+               f"Illegal assignment destination shape in 'a = b': shape {dst} of parameter 'a' is smaller than "
+               "other parameter shapes b[128, 64]", [(marker, "nisa.")], api="nisa.dma_copy")
+
+
+@nki.jit
+def engine_copy_other_row_size(a):
+    t = loaded(a)
+    d = sbuf((128, 4, 8))
+    nisa.tensor_copy(dst=d, src=t)  # ERR:engine_row_size
+    return stored(d)
+
+
+def test_an_engine_copy_between_other_row_sizes_is_refused():
+    e = trace_error(engine_copy_other_row_size, X)
+    check_diag(e, M, "err_tile_shape_mismatch", "number of elements per partition mismatch in parameters "
+               "(d[128, 4, 8], [128, 64]) of 'tensor_copy'", [("engine_row_size", "nisa.")], api="nisa.tensor_copy")
 
 
 # ---- the Vector-Engine transpose: [128, 64] -> [64, 128], as the compiler and hardware have it ----
