@@ -122,7 +122,7 @@ def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_p
 @_api("nisa.nc_transpose")
 def nc_transpose(dst, data, engine=engine.unknown, name=None):
     """dst = data transposed (partition and free dimension swapped): on the Tensor Engine
-    (into PSUM) or, for at most 32 x 32, on the Vector Engine."""
+    (into PSUM) or on the Vector Engine, 32 x 32 blocks at a time."""
     core.nc_transpose(dst, data, None, None, _engine(engine))
 
 

@@ -104,7 +104,7 @@ def nc_stream_shuffle(dst: Any, src: Any, shuffle_mask: Any, name: Any = ...) ->
     """Within each quadrant of 32 partitions, dst[i] = src[shuffle_mask[i]] (255 keeps dst[i])."""
 def nc_transpose(dst: Any, data: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
     """dst = data transposed (partition and free dimension swapped): on the Tensor Engine
-    (into PSUM) or, for at most 32 x 32, on the Vector Engine."""
+    (into PSUM) or on the Vector Engine, 32 x 32 blocks at a time."""
 class nc_version(enum.IntEnum):
     gen2 = 2
     gen3 = 3

@@ -94,6 +94,10 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   for (size_t d = 0; d < items.size(); ++d) {
     const IndexItem& it = items[d];
     if (it.kind == Kind::Tensor) {
+      // NKI_CURRENT_API.md §4.1: no tensors inside [] (the legacy index tiles).
+      if (b.current_api)
+        b.fail(index_error("a tensor inside [] does not index `" + name + "` in the nki API: read at a runtime "
+                           "offset with .ap(scalar_offset=...) or .ap(vector_offset=...)"));
       check_indirect_index(b, t, *it.tensor, static_cast<int>(d), partition);
       advanced = true;
     }
@@ -112,6 +116,8 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   r.region = t.region;
   r.shape.reserve(std::max<size_t>(items.size(), 2));
   std::vector<ir::AffineExpr> view(t.shape.size());
+  const bool on_chip = !ir::is_hbm(b.tensor(t.tensor).memory);
+  const bool keep_partition = b.current_api && on_chip;
   if (advanced) {
     for (const IndexItem& it : items) {
       if (it.kind == Kind::Tile || it.kind == Kind::Tensor) r.shape = types::broadcast_shapes(r.shape, it.value.shape);
@@ -129,6 +135,9 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
       int64_t size = t.shape[d];
       if (it.kind == Kind::Scalar) {
         view[d] = bound(it.value, 0, size);
+        // The current API (NKI_CURRENT_API.md §4.1): an integer on an on-chip tile's partition dim
+        // keeps that dim at size 1; the legacy one drops it (NKI_API.md §1.3, block dims).
+        if (keep_partition && d == 0) r.shape.push_back(1);
         continue;
       }
       // nl.ds(start, size) is not a Python slice: a negative start stays negative (out of bounds).
@@ -163,7 +172,9 @@ types::TensorVal subscript(KernelBuilder& b, const types::TensorVal& t, const st
   for (const ir::AffineExpr& e : t.index) r.index.push_back(e.substitute_grid(view));
   // On-chip views stay tiles (at least [P, 1]): m[:, 0] of an SBUF tile is a [P, 1]
   // column, as NKI kernels use it (unit dims appended; the index does not use them).
-  if (!ir::is_hbm(b.tensor(t.tensor).memory)) {
+  // A current-API HBM view keeps at least one dim (`(4, 128, 32)[0, 0, 0]` is `(1,)`).
+  if (!on_chip && b.current_api && r.shape.empty()) r.shape.push_back(1);
+  if (on_chip) {
     while (r.shape.size() < 2) r.shape.push_back(1);
     // NKI_API §1.3: an on-chip access walks consecutive partitions (free dims may stride).
     if (r.index[0].divs_use(ir::VarKind::Grid))

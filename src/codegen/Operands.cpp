@@ -83,6 +83,14 @@ std::vector<int64_t> squeezed(const std::vector<int64_t>& s) {
 }
 }  // namespace
 
+TensorVal on_grid_of(KernelBuilder& b, const TensorVal& t, const std::vector<int64_t>& shape) {
+  // Shapes equal up to unit dims need no re-gridding (fit_value pairs them; runtime offsets too).
+  if (t.shape.empty() || shape.empty() || t.shape[0] != shape[0] || squeezed(t.shape) == squeezed(shape)) return t;
+  int64_t n = 1;
+  for (size_t d = 1; d < shape.size(); ++d) n *= shape[d];
+  return free_elements(t) == n ? operand_view(b, t, shape) : t;
+}
+
 TensorVal fit_value(const KernelBuilder& b, const std::vector<int64_t>& dst, const TensorVal& value) {
   // numpy broadcasting into dst's shape (never growing it).
   bool broadcastable = dst.size() >= value.shape.size();

@@ -69,6 +69,10 @@ ir::Predicate predicate_for(const KernelBuilder& b, const OpArgs& args, size_t r
 // A value assigned into a destination of shape `dst`, viewed on dst's grid: it
 // must broadcast to dst, or hold the same elements up to size-1 dims.
 TensorVal fit_value(const KernelBuilder& b, const std::vector<int64_t>& dst, const TensorVal& value);
+// `t` viewed in `shape` when only the split of their free elements differs ([128, 64] against
+// a [128, 2, 32] dst: the same partitions and elements per partition, paired row-major, as the
+// engines and the DMA queues walk them); otherwise `t` as it is.
+TensorVal on_grid_of(KernelBuilder& b, const TensorVal& t, const std::vector<int64_t>& shape);
 
 // Creation (OpsMemory.cpp) and the DMAs (isa/Dma.cpp).
 // `partition_dim` > 0 declares deprecated block dimensions before the partition dim.

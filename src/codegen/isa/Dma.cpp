@@ -161,7 +161,7 @@ void store(KernelBuilder& b, const TensorVal& access, const Value& value, const 
   if (auto* v = std::get_if<TensorVal>(&value)) {
     b.check_operand("value", *v);
     in = make_instruction(ir::Opcode::Store, b, dst, dst.shape);
-    in->srcs.push_back(access_for(b, fit_value(b, dst.shape, *v), dst.shape));
+    in->srcs.push_back(access_for(b, fit_value(b, dst.shape, on_grid_of(b, *v, dst.shape)), dst.shape));
   } else if (auto* o = std::get_if<types::Other>(&value); o && o->numeric) {
     in = make_instruction(ir::Opcode::Memset, b, dst, dst.shape);
     in->imms = {o->value};
@@ -174,6 +174,64 @@ void store(KernelBuilder& b, const TensorVal& access, const Value& value, const 
   b.emit(std::move(in));
 }
 
+namespace {
+
+// `dma`: a DMA queue's copy, which pairs the same partitions and elements per partition in
+// row-major order ((P, F) with (P, F1, F2)); `t[...] = v` broadcasts v (NKI_API.md §1.3).
+void copy_into(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args,
+               bool dma) {
+  std::unique_ptr<ir::Instruction> in;
+  auto on_chip_dynamic = [&](const TensorVal& t) { return !t.indirect.empty() && !ir::is_hbm(b.tensor(t.tensor).memory); };
+  const auto* v0 = std::get_if<TensorVal>(&value);
+  // The current API's copies move on-chip views at runtime offsets (check_on_chip_offsets_lowered).
+  if (!b.current_api && (on_chip_dynamic(dst) || (v0 && on_chip_dynamic(*v0))))
+    b.fail(sema::err_copy_dynamic_indirect_indices_not_natively_supported(b.tensor(dst.tensor).name));
+  if (auto* v = std::get_if<TensorVal>(&value)) {
+    // `t[...] = t[...]` after an in-place update re-assigns the same view: nothing to do.
+    if (!accumulate && v->tensor == dst.tensor && v->index == dst.index && v->shape == dst.shape) return;
+    // `t[...] = nl.load(x[idx], mode=oob_mode.skip)`: the load writes t itself, so the
+    // points it skips keep t's values (a copy of its temporary would not know them).
+    const ir::Instruction* p = b.last_writer(v->tensor);
+    // `acc[...] = nc_matmul(...)`: the Tensor Engine writes acc itself, so acc must be
+    // an accumulator format (seed 004); a Tensor-Engine transpose passes its data
+    // through (nki-samples' allocated_fused_linear writes fp16 PSUM on trn2).
+    const ir::TensorDecl& d = b.tensor(dst.tensor);
+    if (d.memory == Memory::PSUM && p && p->opcode == ir::Opcode::Matmul) {
+      const ir::DType data = b.tensor(p->srcs[0].tensor).dtype;
+      sema::assert_dtype_psum(d.dtype, b.raiser(), p->transpose ? &data : nullptr, &b.target());
+    }
+    if (!accumulate && p && p->opcode == ir::Opcode::Load && p->oob_skip && p->shape == dst.shape &&
+        v->index == b.full_view(v->tensor).index && v->shape == dst.shape) {
+      auto load = std::make_unique<ir::Instruction>(*p);
+      load->dst = access_for(b, dst, dst.shape);
+      b.emit(std::move(load));
+      return;
+    }
+    in = make_instruction(copy_opcode(b.tensor(dst.tensor).memory, b.tensor(v->tensor).memory), b, dst, dst.shape);
+    const TensorVal paired = dma ? on_grid_of(b, *v, dst.shape) : *v;
+    in->srcs.push_back(access_for(b, fit_value(b, dst.shape, paired), dst.shape));
+    in->accumulate = accumulate;
+    // `dst[...] = op(..., mask=m)` writes only where op wrote (NKI_API.md §1.3):
+    // the copy carries the producer's mask, so dst keeps its values elsewhere.
+    if (v->shape == dst.shape) in->predicate = written_region(b, *v);
+    if (args.mask) in->predicate = predicate_for(b, args, dst.shape.size());
+  } else if (auto* o = std::get_if<types::Other>(&value); o && o->numeric && !accumulate) {
+    in = make_instruction(ir::Opcode::Memset, b, dst, dst.shape);
+    in->imms = {o->value};
+    in->predicate = predicate_for(b, args, dst.shape.size());
+  } else if (auto* o2 = std::get_if<types::Other>(&value); o2 && o2->numeric) {
+    update_inplace(b, ir::AluOp::add, dst, value);
+    return;
+  } else {
+    reject_operand(b, "value", value);
+  }
+  in->oob_skip = args.oob_skip;
+  in->engine = args.engine;  // a DMA's queue (nisa.dma_copy between on-chip tiles is no engine copy)
+  b.emit(std::move(in));
+}
+
+}  // namespace
+
 void dma_copy(KernelBuilder& b, const TensorVal& dst, const Value& src, std::optional<ir::AluOp> rmw,
               const OpArgs& args, const DmaMode& mode) {
   if (rmw && *rmw != ir::AluOp::add) b.fail(sema::err_instruction_unsupported_op(ir::name(*rmw)));
@@ -182,7 +240,7 @@ void dma_copy(KernelBuilder& b, const TensorVal& dst, const Value& src, std::opt
     if (!tile) reject_operand(b, "src", src);
     check_dma_copy(b, dst, *tile, mode.hwdge, mode.priority);
   }
-  assign(b, dst, src, rmw.has_value(), args);
+  copy_into(b, dst, src, rmw.has_value(), args, true);
 }
 
 namespace {
@@ -244,58 +302,13 @@ void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<Tenso
   OpArgs args;
   args.engine = ir::Engine::dma;
   args.oob_skip = oob_skip;
-  assign(b, dst, *others[0], srcs.size() == 2, args);
+  copy_into(b, dst, *others[0], srcs.size() == 2, args, true);
 }
 
 void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args) {
-  std::unique_ptr<ir::Instruction> in;
-  auto on_chip_dynamic = [&](const TensorVal& t) { return !t.indirect.empty() && !ir::is_hbm(b.tensor(t.tensor).memory); };
-  const auto* v0 = std::get_if<TensorVal>(&value);
-  // The current API's copies move on-chip views at runtime offsets (check_on_chip_offsets_lowered).
-  if (!b.current_api && (on_chip_dynamic(dst) || (v0 && on_chip_dynamic(*v0))))
-    b.fail(sema::err_copy_dynamic_indirect_indices_not_natively_supported(b.tensor(dst.tensor).name));
-  if (auto* v = std::get_if<TensorVal>(&value)) {
-    // `t[...] = t[...]` after an in-place update re-assigns the same view: nothing to do.
-    if (!accumulate && v->tensor == dst.tensor && v->index == dst.index && v->shape == dst.shape) return;
-    // `t[...] = nl.load(x[idx], mode=oob_mode.skip)`: the load writes t itself, so the
-    // points it skips keep t's values (a copy of its temporary would not know them).
-    const ir::Instruction* p = b.last_writer(v->tensor);
-    // `acc[...] = nc_matmul(...)`: the Tensor Engine writes acc itself, so acc must be
-    // an accumulator format (seed 004); a Tensor-Engine transpose passes its data
-    // through (nki-samples' allocated_fused_linear writes fp16 PSUM on trn2).
-    const ir::TensorDecl& d = b.tensor(dst.tensor);
-    if (d.memory == Memory::PSUM && p && p->opcode == ir::Opcode::Matmul) {
-      const ir::DType data = b.tensor(p->srcs[0].tensor).dtype;
-      sema::assert_dtype_psum(d.dtype, b.raiser(), p->transpose ? &data : nullptr, &b.target());
-    }
-    if (!accumulate && p && p->opcode == ir::Opcode::Load && p->oob_skip && p->shape == dst.shape &&
-        v->index == b.full_view(v->tensor).index && v->shape == dst.shape) {
-      auto load = std::make_unique<ir::Instruction>(*p);
-      load->dst = access_for(b, dst, dst.shape);
-      b.emit(std::move(load));
-      return;
-    }
-    in = make_instruction(copy_opcode(b.tensor(dst.tensor).memory, b.tensor(v->tensor).memory), b, dst, dst.shape);
-    in->srcs.push_back(access_for(b, fit_value(b, dst.shape, *v), dst.shape));
-    in->accumulate = accumulate;
-    // `dst[...] = op(..., mask=m)` writes only where op wrote (NKI_API.md §1.3):
-    // the copy carries the producer's mask, so dst keeps its values elsewhere.
-    if (v->shape == dst.shape) in->predicate = written_region(b, *v);
-    if (args.mask) in->predicate = predicate_for(b, args, dst.shape.size());
-  } else if (auto* o = std::get_if<types::Other>(&value); o && o->numeric && !accumulate) {
-    in = make_instruction(ir::Opcode::Memset, b, dst, dst.shape);
-    in->imms = {o->value};
-    in->predicate = predicate_for(b, args, dst.shape.size());
-  } else if (auto* o2 = std::get_if<types::Other>(&value); o2 && o2->numeric) {
-    update_inplace(b, ir::AluOp::add, dst, value);
-    return;
-  } else {
-    reject_operand(b, "value", value);
-  }
-  in->oob_skip = args.oob_skip;
-  in->engine = args.engine;  // a DMA's queue (nisa.dma_copy between on-chip tiles is no engine copy)
-  b.emit(std::move(in));
+  copy_into(b, dst, value, accumulate, args, false);
 }
+
 
 TensorVal tensor_copy_dynamic_src(KernelBuilder& b, const TensorVal& src, const OpArgs& args) {
   b.check_operand("src", src);

@@ -33,13 +33,6 @@ Accumulate without_init(Accumulate acc) {
   return acc;
 }
 
-// `t` viewed in dst's shape when only the split of their free elements differs
-// ([128, 64] against a [128, 2, 32] dst); otherwise `t` as it is.
-TensorVal on_dst_grid(KernelBuilder& b, const TensorVal& t, const TensorVal& dst) {
-  if (t.shape == dst.shape || t.shape.at(0) != dst.shape.at(0) || free_elements(t) != free_elements(dst)) return t;
-  return operand_view(b, t, dst.shape);
-}
-
 }  // namespace
 
 Accumulate with_result(Accumulate acc) {
@@ -173,7 +166,7 @@ void select_reduce(KernelBuilder& b, const TensorVal& dst, const TensorVal& pred
   b.check_operand("on_true", on_true);
   auto in = make_instruction(ir::Opcode::Select, dst.shape);
   in->dst = access_for(b, dst, dst.shape);
-  auto read = [&](const TensorVal& t) { return access_for(b, fit_value(b, dst.shape, on_dst_grid(b, t, dst)), dst.shape); };
+  auto read = [&](const TensorVal& t) { return access_for(b, fit_value(b, dst.shape, on_grid_of(b, t, dst.shape)), dst.shape); };
   in->srcs = {read(predicate), read(on_true)};
   if (const auto* t = std::get_if<TensorVal>(&on_false)) {
     b.check_operand("on_false", *t);
@@ -217,7 +210,7 @@ void tensor_copy_predicated(KernelBuilder& b, const TensorVal& dst, const Value&
   check_one_psum_input(b, {{"predicate", &predicate}, {"src", tile}});
   auto in = make_instruction(ir::Opcode::CopyPredicated, dst.shape);
   in->dst = access_for(b, dst, dst.shape);
-  auto read = [&](const TensorVal& t) { return access_for(b, fit_value(b, dst.shape, on_dst_grid(b, t, dst)), dst.shape); };
+  auto read = [&](const TensorVal& t) { return access_for(b, fit_value(b, dst.shape, on_grid_of(b, t, dst.shape)), dst.shape); };
   in->srcs.push_back(read(predicate));
   // dst keeps its value where the copy does not happen: it is the last source. A
   // number is the immediate the pick takes where dst is not, so the predicate reverses.

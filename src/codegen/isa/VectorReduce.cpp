@@ -1,6 +1,6 @@
 // The reductions (nisa.tensor_reduce and nl.sum & co. on the Vector Engine,
 // nisa.tensor_partition_reduce on GpSimd, one fold builder for both), the Vector
-// Engine's 32x32-block transpose and bn_stats' size and mask rules.
+// Engine's transpose (by 32x32 blocks) and bn_stats' size and mask rules.
 #include <algorithm>
 
 #include "codegen/Indexing.h"
@@ -125,16 +125,18 @@ TensorVal vector_transpose(KernelBuilder& b, const Dst& to, const TensorVal& x, 
     b.fail(sema::err_size_of_dimension_exceed_arch_limit(dim, "data" + sema::shape_str(x.shape), b.api(), q));
   }
   const int64_t bp = std::min(p, q), bf = std::min(f, q);
-  TensorVal dst = to.resolve(b, "transpose", whole ? std::vector<int64_t>{f, p} : x.shape,
-                             args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
+  // A full transpose, one 32 x 32 block instruction at a time, block (r, c) landing at (c, r):
+  // the compiler accepts a [64, 128] tile times the transpose of a [128, 64] one (public kernels
+  // that built and ran on trn1/trn2), and the ISA reference swaps the partition and free dims.
+  TensorVal dst = to.resolve(b, "transpose", {f, p}, args.dtype.value_or(b.tensor(x.tensor).dtype), Memory::SBUF);
   const ir::Predicate mask = predicate_for(b, args, 2);
   const ir::Access src = access_for(b, x, x.shape);
   for (int64_t r = 0; r < p; r += bp)
     for (int64_t c = 0; c < f; c += bf) {
-      // Block (r, c) of the data: its point (i0, i1) lands at (r + i1, c + i0).
+      // Block (r, c) of the data: its point (i0, i1) lands at (c + i1, r + i0).
       const std::vector<AffineExpr> at = {AffineExpr::grid(0) + AffineExpr(r), AffineExpr::grid(1) + AffineExpr(c)};
       auto in = make_instruction(ir::Opcode::Copy, {bp, bf});
-      in->dst = write_access(b, dst, {AffineExpr::grid(1) + AffineExpr(r), AffineExpr::grid(0) + AffineExpr(c)});
+      in->dst = write_access(b, dst, {AffineExpr::grid(1) + AffineExpr(c), AffineExpr::grid(0) + AffineExpr(r)});
       ir::Access a = src;
       for (AffineExpr& e : a.index) e = e.substitute_grid(at);
       in->srcs.push_back(std::move(a));
