@@ -180,7 +180,7 @@ def cmd_run(ns, pr):
         report["diagnostics"] = [out.diagnostic(err)]
         return _finish_run(ns, pr, report, EXIT_DIAGNOSTIC, err)
     checks = ", ".join(n for n, on in (("races", races), ("uninitialized reads", uninit)) if on) or "none"
-    pr.line(f"{os.path.basename(path)}::{k.__name__}: traced {report['instructions']} instructions in "
+    pr.line(f"{os.path.basename(path)}::{k.__name__} on {k.target}: traced {report['instructions']} instructions in "
             f"{report['trace_ms']:.2f} ms, simulated in {report['simulate_ms']:.2f} ms (checks: {checks})")
     reference = getattr(mod, "reference", None)
     if reference is None:

@@ -119,6 +119,8 @@ def test_text_outputs_name_the_target(capsys, files):
     assert capsys.readouterr().out.splitlines() == ["trn2: ok", "trn3: ok"]
     assert cli.main(["profile", files["current"]]) == 0
     assert capsys.readouterr().out.startswith("version on trn2:")
+    assert cli.main(["run", files["legacy"], "--target", "trn1"]) == 0
+    assert capsys.readouterr().out.startswith("legacy.py::accumulate on trn1: traced ")
 
 
 def test_python_api_default_target(monkeypatch):
