@@ -11,6 +11,7 @@
 #include "native_calls.h"
 #include "sema/ErrorCatalog.h"
 #include "sema/OpTable.h"
+#include "sema/Target.h"
 #include "trace/TraceContext.h"
 #include "types/IndexAlgebra.h"
 #include "values.h"
@@ -206,6 +207,14 @@ const trace::NativeForm* native_form(py::handle func) {
 }
 
 void bind_trace_api(py::module_& m) {
+  // The targets nkic knows, the default one, and those each API supports (sema/Target.h).
+  m.def("target_names", [] {
+    std::vector<std::string> names;
+    for (const sema::Target& t : sema::all_targets()) names.push_back(t.name);
+    return names;
+  });
+  m.def("default_target", [] { return sema::default_target().name; });
+  m.def("api_targets", &sema::api_targets, py::arg("current_api"));
   m.def("trace_begin", [](const std::string& name, const std::string& target, std::vector<int64_t> grid,
                           std::vector<int> cores, bool unroll_builtin_range, bool legacy_outputs,
                           const std::string& def_file, int def_line) {

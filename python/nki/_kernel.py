@@ -1,6 +1,6 @@
 """nki.jit and nki.simulate: a current-API kernel is an nkic kernel traced with the
 0.3+ conventions (inputs writable in place, Python loops unrolled, target from
-NEURON_PLATFORM_TARGET_OVERRIDE)."""
+NEURON_PLATFORM_TARGET_OVERRIDE, as every kernel's default: nkic._targets)."""
 import copy
 import os
 import sys
@@ -11,7 +11,7 @@ from nkic._core import core
 from nkic import _loops, _sim_checks
 from . import _subset
 from nkic._kernel import Launch, TraceKernel, _unexpected
-from . import _lnc, _schedule, _target, language
+from . import _lnc, _schedule, language
 
 _JIT_ARGS = frozenset({"mode", "platform_target", "additional_compile_opt", "experimental_flags",
                        "show_compiler_tb", "debug_kernel", "enable_out_of_bound_check", "kernel_return"})
@@ -35,6 +35,7 @@ class Kernel(TraceKernel):
     the caller's arrays, as on the device and in nki.simulate); outputs are returned."""
     # Called from inside another kernel it runs as Python (its __call__), which inlines the body.
     __nki_dont_trace__ = True
+    current_api = True
 
     def __init__(self, func, checks=None, **options):
         # mode="trace": the core's convention of writable inputs copied back to the caller.
@@ -84,8 +85,6 @@ class Kernel(TraceKernel):
             core.raise_unsupported_args(self.__name__, "a list argument; since nki 0.3 kernels take tuples "
                                         "(pass tuple(...))")
         _subset.check(self.func)
-        if not self.target_fixed:
-            self.target = _target.target()
         # kernel[n]: one program, the body traced once per core (_lnc); kernel[1] is the plain kernel.
         self._lnc = grid[0] if grid else 1
         return super().trace(None, args, kwargs)

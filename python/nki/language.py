@@ -19,7 +19,8 @@ from nkic.language import (sbuf, psum, shared_hbm, private_hbm, hbm, ds, fp32, f
                            shared_constant)
 from ._api import api as _api, unavailable as _unavailable
 from . import _schedule
-from . import _dtype, _lnc, _target
+from nkic import _targets
+from . import _dtype, _lnc
 
 NkiTensor = core.NkiTensor
 
@@ -33,7 +34,7 @@ float32 = _dtype.BY_NAME["float32"]  # the comparisons' default dtype, named her
 def _tile_sizes():
     """nl.tile_size's values: of the traced kernel's target, else of the one nki.jit would trace for."""
     pe_transpose = os.environ.get("NKI_DMA_TRANSPOSE_AS_PE_TRANSPOSE", "").lower() == "true"
-    return core.tile_sizes(current_api=True, target=_target.target(), dma_transpose_as_pe=pe_transpose)
+    return core.tile_sizes(current_api=True, target=_targets.default_target(), dma_transpose_as_pe=pe_transpose)
 
 
 class tile_size(metaclass=type(_legacy.tile_size)):

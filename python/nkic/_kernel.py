@@ -10,7 +10,7 @@ import types
 import numpy as np
 
 from ._core import core
-from . import _dtypes, _loops, _rewrite, _sim_checks, _typehints, typing
+from . import _dtypes, _loops, _rewrite, _sim_checks, _targets, _typehints, typing
 
 # nkic and the nki package it serves (python/nki, beside it).
 _PKG_DIRS = (os.path.dirname(os.path.abspath(__file__)),
@@ -169,13 +169,13 @@ class TraceKernel:
     def __init__(self, func, mode="auto", platform_target=None, **options):
         if isinstance(func, TraceKernel):  # re-decorated (nki.benchmark(...)(jit_kernel)): wrap the function
             options = {**func.options, **options}
-            platform_target = platform_target or func.target
+            platform_target = platform_target or func._named_target
             func = func.func
         self.func = func
         self.mode = mode
         # A non-string target is an unknown target name (err_incorrect_target_type when traced).
-        self.target = (platform_target if isinstance(platform_target, str) else repr(platform_target)
-                       if platform_target is not None else "trn2")
+        self._named_target = (platform_target if isinstance(platform_target, str) else repr(platform_target)
+                              if platform_target is not None else None)
         self.options = options
         self.__name__ = getattr(func, "__name__", "kernel")
         self.__doc__ = getattr(func, "__doc__", None)
@@ -184,14 +184,23 @@ class TraceKernel:
     def __repr__(self):
         return f"<nki kernel {self.__name__}>"
 
-    # A target given by the caller (nkic.profile(target=), nkic --target) wins over where the
-    # kernel would otherwise take it from (its decorator, or the environment for nki.jit).
-    target_fixed = False
+    # A kernel of the current nki API (python/nki); this class is the legacy neuronxcc.nki one.
+    current_api = False
+
+    @property
+    def target(self):
+        """The target the kernel is traced for: the one named (platform_target=, retarget), else
+        the default of every command and API (_targets.default_target)."""
+        return self._named_target or _targets.default_target()
+
+    @target.setter
+    def target(self, name):
+        self._named_target = name
 
     def retarget(self, target):
-        """This kernel, traced for `target`."""
+        """This kernel, traced for `target` (nkic.profile(target=), nkic --target)."""
         k = copy.copy(self)
-        k.target, k.target_fixed = target, True
+        k.target = target
         return k
 
     def __getitem__(self, grid):

@@ -90,7 +90,8 @@ def predict_traced(traced, target):
 
 def profile(kernel, *args, target=None, **kwargs):
     """Trace `kernel` (or `kernel[grid]`) on `args` and predict its latency on `target`
-    (default: the kernel's platform_target, else trn2). Nothing is simulated."""
+    (default: the kernel's platform_target, else the default target, docs/cli.md#targets).
+    Nothing is simulated."""
     grid = None
     if isinstance(kernel, _kernel.Launch):
         kernel, grid = kernel.kernel, kernel.grid

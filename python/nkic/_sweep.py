@@ -14,7 +14,7 @@ import time
 import warnings
 
 from ._core import core
-from . import _compare, _kernel, _kernel_file, _profile, _user_exceptions
+from . import _compare, _kernel, _kernel_file, _profile, _targets, _user_exceptions
 
 
 class SweepUsageError(_kernel_file.CliError, ValueError):
@@ -319,7 +319,8 @@ def sweep(kernel, grid, inputs=None, reference=None, targets=None, scheduler=Non
           checks=True, resume=(), progress=None):
     """Runs `kernel` (a kernel, kernel[grid], or "FILE::KERNEL" whose file gives make_inputs(),
     reference(), TOLERANCE and GRID) for every combination of the keyword values in `grid` on
-    every target; returns one row (a dict, ROW_FIELDS) per configuration and target.
+    every one of `targets` (default: the kernel's target; ["all"]: those its API supports);
+    returns one row (a dict, ROW_FIELDS) per configuration and target.
     `scheduler`: None (a local process pool of `workers` processes), "auto" (a dask
     LocalCluster) or a dask scheduler's address, "tcp://HOST:PORT". `progress(row, done, total)`
     is called as each row arrives."""
@@ -337,4 +338,5 @@ def sweep(kernel, grid, inputs=None, reference=None, targets=None, scheduler=Non
         if inputs is None:
             raise SweepUsageError("give the kernel's arguments as inputs=(array, ...)")
         source = ObjectSource(k, inputs, reference, tolerance, launch)
-    return run(source, k, dict(grid), list(targets or [k.target]), scheduler, workers, checks, resume, progress)
+    targets = _targets.covered(k, "all") if list(targets or ()) == ["all"] else list(targets or [k.target])
+    return run(source, k, dict(grid), targets, scheduler, workers, checks, resume, progress)

@@ -2,11 +2,13 @@
 
   nkic trace FILE::KERNEL --arg 'x=f32[250,512]' [--grid 2,4] [--target trn2] [--json]
   nkic run FILE[::KERNEL] [--no-checks] [--json]
-  nkic check FILE::KERNEL --arg ... --target trn1,trn2 | all [--json | --sarif]
+  nkic check FILE::KERNEL --arg ... [--target trn1,trn2 | all] [--json | --sarif]
   nkic profile FILE[::KERNEL] [--target trn2] [--trace-json FILE] [--html FILE] [--json]
   nkic sweep FILE[::KERNEL] --param NAME=V1,V2 ... [--target trn1,trn2] [--scheduler tcp://HOST:PORT | auto]
   nkic migrate FILE[::KERNEL] [--arg ...] [--check] [-o OUT.py] [--json]
 
+Without --target a command runs on NEURON_PLATFORM_TARGET_OVERRIDE, else trn2; `check` (and
+`--target all`) covers the targets the kernel's API supports.
 Exit status: 0 ok, 1 numeric mismatch (run), 2 kernel diagnostic, 3 usage error.
 docs/cli.md documents the options and the JSON schemas.
 """
@@ -22,13 +24,12 @@ import warnings
 
 from ._core import core
 from ._version import __version__
-from . import _cli_output as out, _compare, _kernel, _profile, _sweep, _sweep_output, _user_exceptions
+from . import _cli_output as out, _compare, _kernel, _profile, _sweep, _sweep_output, _targets, _user_exceptions
 from ._kernel_file import CliError, find_kernel, load_module, user_call
 from ._arg_spec import parse_args
 from ._migrate_cli import cmd_migrate
 
 EXIT_OK, EXIT_MISMATCH, EXIT_DIAGNOSTIC, EXIT_USAGE = 0, 1, 2, 3
-TARGETS = ("inf1", "trn1", "inf2", "trn2", "trn3")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -179,7 +180,7 @@ def cmd_run(ns, pr):
         report["diagnostics"] = [out.diagnostic(err)]
         return _finish_run(ns, pr, report, EXIT_DIAGNOSTIC, err)
     checks = ", ".join(n for n, on in (("races", races), ("uninitialized reads", uninit)) if on) or "none"
-    pr.line(f"{os.path.basename(path)}::{k.__name__}: traced {report['instructions']} instructions in "
+    pr.line(f"{os.path.basename(path)}::{k.__name__} on {k.target}: traced {report['instructions']} instructions in "
             f"{report['trace_ms']:.2f} ms, simulated in {report['simulate_ms']:.2f} ms (checks: {checks})")
     reference = getattr(mod, "reference", None)
     if reference is None:
@@ -211,18 +212,12 @@ def _finish_run(ns, pr, report, status, err=None):
     return status
 
 
-def _check_targets(spec):
-    if spec in (None, "all"):
-        return list(TARGETS)
-    return [t.strip() for t in spec.split(",") if t.strip()]
-
-
 def cmd_check(ns, pr):
     path, mod, k, args, kwargs, grid = _prepare(ns)
     report = {"schema": "nkic.check/1", "version": __version__, "kernel": f"{path}::{k.__name__}", "ok": True,
               "targets": [], "warnings": []}
     errors, seen = [], {}
-    for t in _check_targets(ns.target):
+    for t in _targets.covered(k, ns.target):
         _, err, caught = _trace(k.retarget(t), grid, args, kwargs)
         for w in caught:  # the same warning from every target is reported once
             seen.setdefault(out.warning_key(w), w)
@@ -296,7 +291,7 @@ def cmd_sweep(ns, pr):
             resume = _sweep_output.read_rows(ns.resume)
         except (OSError, ValueError) as e:
             raise CliError(f"cannot resume from {ns.resume}: {e}") from None
-    targets = _check_targets(ns.target) if ns.target else None
+    targets = [t.strip() for t in ns.target.split(",") if t.strip()] if ns.target else None
     bar = out.ProgressBar(sys.stderr, "sweep", delay=0.0) if out.ProgressBar.wanted(sys.stderr, ns.quiet) else None
     done, best = [], []
 
@@ -351,7 +346,9 @@ def _parser():
     p.add_argument("--version", action="version", version=f"nkic {__version__}")
     base = _Parser(add_help=False)
     base.add_argument("kernel", help="FILE.py or FILE.py::KERNEL")
-    base.add_argument("--target", help="trn1, inf2, trn2, trn3, inf1 (check, sweep: comma list or 'all')")
+    base.add_argument("--target", help=f"{', '.join(_targets.names())}; default NEURON_PLATFORM_TARGET_OVERRIDE, "
+                      "else trn2 (check, sweep: comma list or 'all', the targets of the kernel's API, which check "
+                      "covers by default)")
     loud = base.add_mutually_exclusive_group()
     loud.add_argument("-q", "--quiet", action="store_true", help="print only failures")
     loud.add_argument("-v", "--verbose", action="store_true", help="print full diagnostics and tracebacks")

@@ -2,58 +2,58 @@
 `nkic` in the `pytest11` group); from a source tree load it with `-p nkic.pytest_plugin`.
 
   --nkic-target trn1,trn2 | all   every test that uses `nkic_target` runs once per target
-  nkic_target                     fixture: the target name of this run (default trn2)
+  nkic_target                     fixture: the target name of this run (default: nkic's default
+                                  target, NEURON_PLATFORM_TARGET_OVERRIDE or trn2)
   nkic_assert_close               fixture (also `assert_close` here): compares a kernel's
                                   output(s) with the expected value(s) by `nkic run`'s rule and
                                   fails with the max abs/rel error and the worst element's index
 """
 import pytest
 
+from . import _targets
 from ._compare import Comparison, as_tuple
 from ._version import __version__
-
-TARGETS = ("inf1", "trn1", "inf2", "trn2", "trn3")
-DEFAULT_TARGET = "trn2"
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("nkic", "NKI kernels on the nkic simulator")
     group.addoption("--nkic-target", dest="nkic_target", default=None, metavar="TARGETS",
-                    help=f"comma-separated targets ({', '.join(TARGETS)}) or 'all' for tests using the "
-                         f"nkic_target fixture (default {DEFAULT_TARGET})")
+                    help=f"comma-separated targets ({', '.join(_targets.names())}) or 'all' (every one) for "
+                         "tests using the nkic_target fixture (default: NEURON_PLATFORM_TARGET_OVERRIDE, else trn2)")
 
 
-def _targets(config):
+def _run_targets(config):
     spec = config.getoption("nkic_target")
     if not spec:
-        return [DEFAULT_TARGET]
+        return [_targets.default_target()]
+    known = _targets.names()
     if spec == "all":
-        return list(TARGETS)
+        return known
     names = [t.strip() for t in spec.split(",") if t.strip()]
-    unknown = [t for t in names if t not in TARGETS]
+    unknown = [t for t in names if t not in known]
     if unknown or not names:
         raise pytest.UsageError(f"--nkic-target: unknown target {', '.join(unknown) or repr(spec)}; "
-                                f"choose from {', '.join(TARGETS)} or 'all'")
+                                f"choose from {', '.join(known)} or 'all'")
     return names
 
 
 def pytest_configure(config):
-    _targets(config)  # a bad --nkic-target is a usage error before any test runs
+    _run_targets(config)  # a bad --nkic-target is a usage error before any test runs
 
 
 def pytest_report_header(config):
-    return f"nkic {__version__}, targets: {', '.join(_targets(config))}"
+    return f"nkic {__version__}, targets: {', '.join(_run_targets(config))}"
 
 
 def pytest_generate_tests(metafunc):
     if "nkic_target" in metafunc.fixturenames:
-        metafunc.parametrize("nkic_target", _targets(metafunc.config), indirect=True)
+        metafunc.parametrize("nkic_target", _run_targets(metafunc.config), indirect=True)
 
 
 @pytest.fixture
 def nkic_target(request):
     """The target this test runs on: pass it as `platform_target=` or set `kernel.target`."""
-    return getattr(request, "param", DEFAULT_TARGET)
+    return getattr(request, "param", None) or _targets.default_target()
 
 
 def assert_close(actual, expected, tolerance=None):

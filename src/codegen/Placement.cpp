@@ -1,96 +1,34 @@
 #include "codegen/Placement.h"
 
 #include <algorithm>
-#include <unordered_map>
 
+#include "sema/Allocation.h"
 #include "sema/ErrorCatalog.h"
 #include "sema/Target.h"
 
 namespace nkic::codegen {
 
-namespace {
-
-struct Live {
-  int64_t first = -1, last = -1;  // program positions of the first and last use
-};
-
-// Numbers instructions in program order; a tensor used in a loop it was declared
-// outside of is live for the whole loop (the next iteration uses it again).
-class Uses {
- public:
-  explicit Uses(const ir::Kernel& k) : k_(k) {}
-
-  void block(const ir::Block& b) {
-    for (const ir::StmtPtr& s : b) {
-      if (s->kind == ir::StmtKind::Instruction) {
-        const auto& in = static_cast<const ir::Instruction&>(*s);
-        const int64_t at = pos_++;
-        auto touch = [&](const ir::Access& a) {
-          if (a.tensor < 0) return;
-          use(k_.root(a.tensor), at, at);
-          for (const ir::IndirectIndex& i : a.indirect) use(k_.root(i.index.tensor), at, at);
-        };
-        if (in.has_dst()) touch(in.dst);
-        for (const ir::Access& a : in.srcs) touch(a);
-        for (const ir::Access& a : in.extra_dsts) touch(a);
-      } else {
-        const auto& l = static_cast<const ir::Loop&>(*s);
-        const int64_t start = pos_;
-        std::unordered_map<int, Live> outer;
-        outer.swap(live_);
-        block(l.body);
-        // Tensors declared in this body are fresh each iteration; the others span the loop.
-        for (const auto& [t, r] : live_) {
-          const bool fresh = k_.tensor(t).alloc_axis == l.axis;
-          Live& o = outer[t];
-          const int64_t first = fresh ? r.first : start, last = fresh ? r.last : pos_;
-          o.first = o.first < 0 ? first : std::min(o.first, first);
-          o.last = std::max(o.last, last);
-        }
-        live_.swap(outer);
-      }
-    }
-  }
-
-  const std::unordered_map<int, Live>& live() const { return live_; }
-
- private:
-  void use(int t, int64_t first, int64_t last) {
-    Live& r = live_[t];
-    r.first = r.first < 0 ? first : std::min(r.first, first);
-    r.last = std::max(r.last, last);
-  }
-
-  const ir::Kernel& k_;
-  int64_t pos_ = 0;
-  std::unordered_map<int, Live> live_;
-};
-
-}  // namespace
-
 void check_placement_overlap(KernelBuilder& b) {
   if (b.placements.size() < 2) return;
   const ir::Kernel& k = b.kernel();
-  Uses uses(k);
-  uses.block(k.body);
-  const auto& live = uses.live();
+  const std::vector<sema::LiveRange> live = sema::live_ranges(k);
   auto bytes = [&](int t) { return k.tensor(t).num_elements() / k.tensor(t).shape.at(0) * ir::size_of(k.tensor(t).dtype); };
   for (size_t j = 1; j < b.placements.size(); ++j) {
     const auto& pj = b.placements[j];
-    const auto lj = live.find(pj.tensor);
-    if (lj == live.end()) continue;
+    const sema::LiveRange& lj = live[pj.tensor];
+    if (lj.first < 0) continue;
     const ir::TensorDecl& tj = k.tensor(pj.tensor);
     for (size_t i = 0; i < j; ++i) {
       const auto& pi = b.placements[i];
       const ir::TensorDecl& ti = k.tensor(pi.tensor);
-      const auto li = live.find(pi.tensor);
+      const sema::LiveRange& li = live[pi.tensor];
       // Cores of kernel[n] place into their own SBUF and PSUM: only one core's tensors can collide.
-      if (li == live.end() || ti.memory != tj.memory || pi.core != pj.core) continue;
+      if (li.first < 0 || ti.memory != tj.memory || pi.core != pj.core) continue;
       const int64_t p0 = std::max(pi.partition, pj.partition);
       const int64_t p1 = std::min(pi.partition + ti.shape[0], pj.partition + tj.shape[0]);
       const int64_t f0 = std::max(pi.offset, pj.offset);
       const int64_t f1 = std::min(pi.offset + bytes(pi.tensor), pj.offset + bytes(pj.tensor));
-      const bool in_use = li->second.first <= lj->second.last && lj->second.first <= li->second.last;
+      const bool in_use = li.first <= lj.last && lj.first <= li.last;
       if (p0 >= p1 || f0 >= f1 || !in_use) continue;
       sema::Diagnostic d = sema::err_address_overlap(
           KernelBuilder::display_name(tj.name), KernelBuilder::display_name(ti.name),

@@ -3,20 +3,15 @@
 #include <algorithm>
 #include <limits>
 
-namespace nkic::perf {
+#include "sema/Allocation.h"
 
-int64_t partition_bytes(const ir::TensorDecl& t) {
-  int64_t n = ir::size_of(t.dtype);
-  for (size_t d = 0; d < t.shape.size(); ++d)
-    if (static_cast<int>(d) != t.partition_dim) n *= t.shape[d];
-  return n;
-}
+namespace nkic::perf {
 
 namespace {
 
 // A PSUM tile takes whole banks (a matmul accumulates within one bank).
 int64_t buffer_bytes(const ir::TensorDecl& t, const sema::Target& target) {
-  const int64_t n = partition_bytes(t), bank = target.psum_par_size_in_bytes;
+  const int64_t n = sema::partition_bytes(t), bank = target.psum_par_size_in_bytes;
   return t.memory == ir::Memory::PSUM && bank > 0 ? (n + bank - 1) / bank * bank : n;
 }
 

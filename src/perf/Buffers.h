@@ -49,7 +49,4 @@ struct BufferPlan {
 BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order,
                         std::vector<int> hoisted = {});
 
-// Bytes one partition holds of on-chip tensor `t`.
-int64_t partition_bytes(const ir::TensorDecl& t);
-
 }  // namespace nkic::perf

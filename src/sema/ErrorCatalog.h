@@ -164,6 +164,11 @@ Diagnostic warn_dependency_against_program_order(std::string_view consumer, std:
 // An engine access of `partitions` partitions starting at `start`, refused by the start
 // rule (alignment: the multiple of 32 or 64 it must start at, 0: partition 0 only).
 Diagnostic err_invalid_partition_access(std::string_view tensor, int64_t partitions, int64_t start, int64_t alignment);
+// Allocation (Allocation.h): more PSUM banks live at once than the target has; more SBUF bytes
+// per partition live than it has, which the compiler spills. `live`: the tensors live there.
+Diagnostic err_psum_over_capacity(std::string_view target, int64_t banks, int64_t capacity_banks, int64_t bank_bytes,
+                                  std::string_view live);
+Diagnostic warn_sbuf_spill(std::string_view target, int64_t bytes, int64_t capacity, std::string_view live);
 // An API call on an empty view of `tensor` (shape `shape`): nothing is executed.
 Diagnostic warn_empty_access(std::string_view api, std::string_view tensor, std::string_view shape);
 }  // namespace nkic::sema

@@ -26,4 +26,25 @@ Diagnostic warn_empty_access(std::string_view api, std::string_view tensor, std:
               ErrorKind::Syntax, "skip the call when the slice is empty (a loop's tail of zero length)");
 }
 
+Diagnostic err_psum_over_capacity(std::string_view target, int64_t banks, int64_t capacity_banks, int64_t bank_bytes,
+                                  std::string_view live) {
+  return make("err_psum_over_capacity",
+              "PSUM needs " + std::to_string(banks) + " banks of " + std::to_string(bank_bytes) +
+                  " bytes per partition live at once here, more than the " + std::to_string(capacity_banks) +
+                  " target '" + s(target) + "' has; live: " + s(live),
+              ErrorKind::Value,
+              "copy each accumulator to SBUF once it is complete and let the next reuse its bank (declare it in "
+              "the loop body that uses it), or accumulate fewer tiles at once");
+}
+
+Diagnostic warn_sbuf_spill(std::string_view target, int64_t bytes, int64_t capacity, std::string_view live) {
+  return make("warn_sbuf_spill",
+              "SBUF holds " + std::to_string(bytes) + " bytes per partition live here, more than the " +
+                  std::to_string(capacity) + " target '" + s(target) + "' has: the compiler spills " +
+                  std::to_string(bytes - capacity) + " bytes per partition to HBM and reloads them; live: " + s(live),
+              ErrorKind::Value,
+              "work on smaller tiles, or declare tiles in the loop body that uses them so that iterations reuse "
+              "their buffers");
+}
+
 }  // namespace nkic::sema

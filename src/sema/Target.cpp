@@ -102,6 +102,11 @@ const Target* find_target(const std::string& name) {
 
 const Target& default_target() { return *find_target("trn2"); }
 
+std::vector<std::string> api_targets(bool current_api) {
+  if (current_api) return {"trn2", "trn3"};
+  return {"trn1", "inf2", "trn2"};
+}
+
 std::vector<std::pair<std::string, int64_t>> tile_sizes(const Target& t, TileSizeOptions o) {
   constexpr int64_t fp32_bytes = 4;
   std::vector<std::pair<std::string, int64_t>> sizes = {

@@ -98,6 +98,10 @@ const std::vector<Target>& all_targets();
 // The target called `name` (aliases: trn1/inf2 = gen2, trn2 = gen3), or null.
 const Target* find_target(const std::string& name);
 const Target& default_target();  // trn2
+// The targets a kernel of the current nki API (`current_api`) or of the legacy neuronxcc.nki API
+// builds for, the ones `check` covers unless told otherwise: the current NKI supports Trainium2
+// and Trainium3, the legacy one trn1, inf2 and trn2. inf1 is in neither: checked only when named.
+std::vector<std::string> api_targets(bool current_api);
 // nl.tile_size of a target: (name, value) for pmax, psum_fmax, gemm_stationary_fmax,
 // gemm_moving_fmax, bn_stats_fmax, psum_min_align, sbuf_min_align, total_available_sbuf_size;
 // the current API (NKI 0.4+) adds psum_bank_fmax, psum_bank_fmax_bytes, psum_num_banks,

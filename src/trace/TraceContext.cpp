@@ -5,6 +5,7 @@
 
 #include "codegen/Ops.h"
 #include "ir/DType.h"
+#include "sema/Allocation.h"
 #include "sema/ErrorCatalog.h"
 #include "types/IndexAlgebra.h"
 #include "types/MaskAlgebra.h"
@@ -353,6 +354,10 @@ std::unique_ptr<ir::Kernel> TraceContext::finalize(const std::vector<types::Tens
     d.loc = opts_.def_loc;
     builder_.fail(d);
   }
+  // Allocation as the compiler does it: what is live at once must fit (sema/Allocation.h).
+  sema::AllocationVerdict alloc = sema::check_allocation(k, builder_.target(), codegen::KernelBuilder::display_name);
+  for (sema::Diagnostic& w : alloc.warnings) builder_.warn(std::move(w));
+  if (alloc.error) builder_.fail(std::move(*alloc.error));
   return builder_.finish();
 }
 

@@ -173,11 +173,12 @@ def test_check_json_all_targets(tmp_path):
     r = nkic_cmd("check", path, "--target", "all", "--json")
     doc = json.loads(r.stdout)
     assert doc["schema"] == "nkic.check/1" and doc["kernel"] == f"{path}::quant"
-    assert [t["target"] for t in doc["targets"]] == ["inf1", "trn1", "inf2", "trn2", "trn3"]
+    # `all`: the targets the legacy API supports.
+    assert [t["target"] for t in doc["targets"]] == ["trn1", "inf2", "trn2"]
     by = {t["target"]: t for t in doc["targets"]}
     # nisa.range_select is new in trn2 (gen3).
-    assert by["trn2"]["ok"] and by["trn3"]["ok"] and by["trn2"]["diagnostics"] == []
-    for old in ("inf1", "trn1", "inf2"):
+    assert by["trn2"]["ok"] and by["trn2"]["diagnostics"] == []
+    for old in ("trn1", "inf2"):
         assert not by[old]["ok"]
         [d] = by[old]["diagnostics"]
         assert_diagnostic_schema(d)
@@ -205,7 +206,7 @@ def test_check_sarif(tmp_path):
     # One result for the one diagnostic, listing the three targets that raise it.
     [res] = run["results"]
     assert res["ruleId"] == "err_min_arch_support_for_inst" and res["level"] == "error"
-    assert res["properties"]["targets"] == ["inf1", "trn1", "inf2"]
+    assert res["properties"]["targets"] == ["trn1", "inf2"]
     loc = res["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"]["uri"] == "kern.py"
     assert loc["region"]["startLine"] == line_of(path, "nisa.range_select(")
@@ -215,7 +216,7 @@ def test_check_prints_each_warning_once(tmp_path):
     path = kernel_file(tmp_path, BLOCKS)
     r = nkic_cmd("check", path, "--target", "all")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count(": ok") == 5
+    assert r.stdout.count(": ok") == 3  # trn1, inf2, trn2: the legacy API's targets
     assert r.stderr.count("warn_block_dimension_is_deprecated") == 1, r.stderr
     doc = json.loads(nkic_cmd("check", path, "--target", "all", "--json").stdout)
     [w] = doc["warnings"]

@@ -261,7 +261,7 @@ def test_simulate_takes_a_plain_function():
 
 
 @pytest.mark.parametrize("spelling,target", [("trn1", "trn1"), ("gen2", "trn1"), ("inf2", "trn1"), ("trn2", "trn2"),
-                                             ("gen3", "trn2"), ("trn3", "trn3"), ("gen4", "trn3"), (None, "trn3")])
+                                             ("gen3", "trn2"), ("trn3", "trn3"), ("gen4", "trn3"), (None, "trn2")])
 def test_platform_target_override(monkeypatch, spelling, target):
     @nki.jit
     def version(a):

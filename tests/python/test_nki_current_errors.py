@@ -195,7 +195,7 @@ CASES = [
      "address= of PSUM tensor 'p' starts at free byte offset 100, not on a PSUM bank boundary (a multiple of 2048 "
      "bytes)"),
     (psum_past_the_banks, "past_banks", "nl.", "err_address_out_of_range",
-     "address= of 'p' does not fit: bytes 16384..18431 of a 16384-byte partition on trn3"),
+     "address= of 'p' does not fit: bytes 16384..18431 of a 16384-byte partition on trn2"),
     (sbuf_past_partitions, "partitions", "nl.", "err_address_out_of_range",
      "address= of 't' does not fit: partitions 96..159 of 128"),
 ]

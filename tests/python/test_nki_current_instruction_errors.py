@@ -16,7 +16,8 @@ M = Markers(__file__)
 
 @pytest.fixture(autouse=True)
 def _trn3(monkeypatch):
-    monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE", raising=False)
+    # NeuronCore-v4 instructions: trn3, which the default target (trn2) is not.
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
 
 
 X = np.ones((128, 64), np.float32)

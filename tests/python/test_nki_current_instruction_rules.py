@@ -20,7 +20,8 @@ X = np.random.default_rng(0).uniform(-2, 2, (128, 64)).astype(np.float32)
 
 @pytest.fixture(autouse=True)
 def _trn3(monkeypatch):
-    monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE", raising=False)
+    # NeuronCore-v4 instructions: trn3, which the default target (trn2) is not.
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
 
 
 def scalar_op(op0, operand0=0.0, op1=None, operand1=None):

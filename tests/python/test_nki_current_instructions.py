@@ -18,7 +18,8 @@ RNG = np.random.default_rng(7)
 
 @pytest.fixture(autouse=True)
 def _trn3(monkeypatch):
-    monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE", raising=False)
+    # NeuronCore-v4 instructions: trn3, which the default target (trn2) is not.
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
 
 
 # nisa.exponential

@@ -1,5 +1,5 @@
 """The microscaling (MX) kernels of AWS's NKI library run unchanged under `import nki` on
-NeuronCore-v4 (trn3, the default target), at small shapes, against numpy references of
+NeuronCore-v4 (trn3, named: the default target is trn2), at small shapes, against numpy references of
 the OCP formats (tests/python/mx_reference.py): the offline-quantized operands are
 packed words passed as the library's x4 dtypes (words.view("float8_e4m3fn_x4")), their
 block scales uint8 arrays."""
@@ -16,6 +16,11 @@ from test_nki_current_library_moe import blockwise_routing, silu
 pytestmark = pytest.mark.skipif(SRC is None, reason="no nki-library checkout")
 
 E4M3FN_X4 = "float8_e4m3fn_x4"
+
+
+@pytest.fixture(autouse=True)
+def _trn3(_library, monkeypatch):  # noqa: F811  (after _library, which clears the override)
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
 
 
 def shuffle_4h(x):

@@ -308,7 +308,7 @@ def test_tensor_indirection_is_gated_to_neuroncore_v4(monkeypatch):
 
 
 def test_tensor_indirection_is_refused_on_neuroncore_v4_with_the_reason(monkeypatch):
-    monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE", raising=False)
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
     check_diag(trace_error(tensor_indirection, A), M, "err_unsupported_args",
                "unsupported arguments to 'tensor.indirect': nkic does not simulate tensor indirection: the sources "
                "disagree on what its index selects", [("indirect", "x.")])

@@ -54,6 +54,13 @@ def test_default_target_is_trn2(pytester):
     r.stdout.fnmatch_lines(["nkic *, targets: trn2", "*test_on_target?trn2? PASSED*"])
 
 
+def test_default_target_follows_the_override(pytester, monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
+    r = run(pytester, "-k", "on_target")
+    r.assert_outcomes(passed=1)
+    r.stdout.fnmatch_lines(["nkic *, targets: trn3", "*test_on_target?trn3? PASSED*"])
+
+
 def test_targets_parametrize_the_fixture(pytester):
     r = run(pytester, "-k", "on_target", "--nkic-target", "trn1,trn3")
     r.assert_outcomes(passed=2)

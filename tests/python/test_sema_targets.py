@@ -336,17 +336,23 @@ def cli_line(marker):
 
 
 @pytest.mark.parametrize("spec", ["all", None])
-def test_check_legal_kernel_ok_on_every_target(spec):
+def test_check_legal_kernel_ok_on_the_legacy_apis_targets(spec):
     args = ["check", f"{REL_THIS}::k_legal_everywhere", "--arg", "a=f32[128,512]"]
     if spec:
         args += ["--target", spec]
     r = nkic_cli(*args)
     assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == ["trn1: ok", "inf2: ok", "trn2: ok"]
+
+
+def test_check_legal_kernel_ok_on_every_target_named():
+    r = nkic_cli("check", f"{REL_THIS}::k_legal_everywhere", "--arg", "a=f32[128,512]", "--target", ",".join(ALL))
+    assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines() == [f"{t}: ok" for t in ALL]
 
 
 def test_check_psum_96_fails_on_inf1_only():
-    r = nkic_cli("check", f"{REL_THIS}::k_psum_96", "--arg", "a=f32[128,512]", "--target", "all")
+    r = nkic_cli("check", f"{REL_THIS}::k_psum_96", "--arg", "a=f32[128,512]", "--target", ",".join(ALL))
     assert r.returncode == 2, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) == len(ALL), r.stdout
