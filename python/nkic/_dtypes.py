@@ -13,6 +13,7 @@ float8_e4m3fn = core.float8_e4m3fn
 float8_e8m0fnu = core.float8_e8m0fnu
 int8, int16, int32 = np.int8, np.int16, np.int32
 uint8, uint16, uint32 = np.uint8, np.uint16, np.uint32
+int64, uint64 = np.int64, np.uint64  # nki 0.7+: device scalars and HBM offsets
 bool_ = np.bool_
 
 
@@ -44,7 +45,8 @@ _BY_NAME = {
     "float32": float32, "float16": float16, "bfloat16": bfloat16, "tfloat32": tfloat32,
     "float8_e4m3": float8_e4m3, "float8_e5m2": float8_e5m2, "float8_e4m3fn": float8_e4m3fn,
     "float8_e8m0fnu": float8_e8m0fnu, "int8": int8, "int16": int16,
-    "int32": int32, "uint8": uint8, "uint16": uint16, "uint32": uint32, "bool": bool_, **_STORED,
+    "int32": int32, "uint8": uint8, "uint16": uint16, "uint32": uint32, "int64": int64, "uint64": uint64,
+    "bool": bool_, **_STORED,
 }
 
 

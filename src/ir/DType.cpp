@@ -16,6 +16,7 @@ constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
     {"float8_e4m3fn_x4", 4, true, true, 4}, {"float8_e5m2_x4", 4, true, true, 4},
     {"float4_e2m1fn_x4", 2, true, true, 4},
     {"float8_e4m3fn", 1, true, true, 1, 4}, {"float8_e8m0fnu", 1, true, false, 1, 4},
+    {"int64", 8, false, true},      {"uint64", 8, false, false},
 }};
 }  // namespace
 

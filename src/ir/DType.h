@@ -1,4 +1,5 @@
-// Element types of NKI tensors (NKI_API.md §2.4). No 64-bit types exist on the hardware.
+// Element types of NKI tensors (NKI_API.md §2.4). The 64-bit integers (nki 0.7+) are the
+// widths of device scalars and HBM offsets only: no compute engine reads or writes them.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -16,8 +17,9 @@ enum class DType : uint8_t {
   // infinities (max 448, NaN only S.1111.111); e8m0fnu is an unsigned power of two
   // 2^(e-127) (0xFF NaN), the MX block scale.
   float8_e4m3fn, float8_e8m0fnu,
+  int64, uint64,
 };
-inline constexpr int kNumDTypes = 18;
+inline constexpr int kNumDTypes = 20;
 
 struct DTypeInfo {
   std::string_view name;  // the nl.* spelling, also the printer's
@@ -34,6 +36,7 @@ inline int size_of(DType t) { return info(t).size; }
 inline bool is_float(DType t) { return info(t).is_float; }
 inline bool is_integer(DType t) { return !info(t).is_float; }
 inline bool is_packed(DType t) { return info(t).lanes > 1; }
+inline bool is_wide(DType t) { return info(t).size == 8; }  // int64, uint64
 inline int min_nc_version(DType t) { return info(t).min_nc_version; }
 // The exponent of the largest finite value of one lane of a packed dtype
 // (e4m3fn: 448 = 1.75 * 2^8, e5m2: 57344 = 1.75 * 2^15, e2m1: 6 = 1.5 * 2^2).

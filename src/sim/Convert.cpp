@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "sim/Numerics.h"
 #include "sim/VectorClones.h"
@@ -73,7 +74,8 @@ inline T round_saturate(double v) {
 
 template <class T>
 inline T saturate(int64_t v) {
-  static_assert(sizeof(T) < sizeof(int64_t), "every integer format fits in int64");
+  if constexpr (sizeof(T) == sizeof(int64_t))  // int64 holds every value; uint64 its non-negative ones
+    return std::is_signed_v<T> || v >= 0 ? static_cast<T>(v) : T{0};
   if (v < static_cast<int64_t>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
   if (v > static_cast<int64_t>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
   return static_cast<T>(v);
@@ -149,6 +151,8 @@ NKIC_CODEC void with_int_type(DType t, Body body) {
     case DType::uint8: body(uint8_t{}); return;
     case DType::uint16: body(uint16_t{}); return;
     case DType::uint32: body(uint32_t{}); return;
+    case DType::int64: body(int64_t{}); return;
+    case DType::uint64: body(uint64_t{}); return;
     case DType::bool_: body(uint8_t{}); return;
     default: return;
   }
@@ -278,6 +282,7 @@ void copy_elements(int elem_size, const void* src, int64_t soff, int64_t sstride
   switch (elem_size) {
     case 1: copy_typed<uint8_t>(src, soff, sstride, dst, doff, dstride, n); return;
     case 2: copy_typed<uint16_t>(src, soff, sstride, dst, doff, dstride, n); return;
+    case 8: copy_typed<uint64_t>(src, soff, sstride, dst, doff, dstride, n); return;
     default: copy_typed<uint32_t>(src, soff, sstride, dst, doff, dstride, n); return;
   }
 }
@@ -287,6 +292,7 @@ void copy_blocked(int elem_size, const void* src, int64_t soff, int64_t srow, in
   switch (elem_size) {
     case 1: return copy_blocked_typed<uint8_t>(src, soff, srow, scol, dst, doff, drow, dcol, rows, cols);
     case 2: return copy_blocked_typed<uint16_t>(src, soff, srow, scol, dst, doff, drow, dcol, rows, cols);
+    case 8: return copy_blocked_typed<uint64_t>(src, soff, srow, scol, dst, doff, drow, dcol, rows, cols);
     default: return copy_blocked_typed<uint32_t>(src, soff, srow, scol, dst, doff, drow, dcol, rows, cols);
   }
 }
@@ -316,6 +322,7 @@ void fill_elements(int elem_size, const void* value, void* dst, int64_t off, int
   switch (elem_size) {
     case 1: fill_typed<uint8_t>(value, dst, off, stride, n); return;
     case 2: fill_typed<uint16_t>(value, dst, off, stride, n); return;
+    case 8: fill_typed<uint64_t>(value, dst, off, stride, n); return;
     default: fill_typed<uint32_t>(value, dst, off, stride, n); return;
   }
 }

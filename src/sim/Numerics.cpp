@@ -95,7 +95,9 @@ T saturate_int(double v) {
   if (v != v) return 0;
   constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
   constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-  return static_cast<T>(std::trunc(std::clamp(v, lo, hi)));
+  // 64-bit: the largest value rounds up to 2^63 (2^64) as a double, past the type.
+  if (v >= hi) return std::numeric_limits<T>::max();
+  return static_cast<T>(std::trunc(std::max(v, lo)));
 }
 
 template <class T>
@@ -176,6 +178,8 @@ double load_element(ir::DType t, const void* base, int64_t i) {
     case DType::uint8: return read<uint8_t>(base, i);
     case DType::uint16: return read<uint16_t>(base, i);
     case DType::uint32: return read<uint32_t>(base, i);
+    case DType::int64: return static_cast<double>(read<int64_t>(base, i));
+    case DType::uint64: return static_cast<double>(read<uint64_t>(base, i));
     case DType::bool_: return read<uint8_t>(base, i) != 0 ? 1.0 : 0.0;
     // A packed mx element is four values, no single number: sim/MxNumerics reads its lanes.
     case DType::float8_e4m3fn_x4:
@@ -203,6 +207,8 @@ void store_element(ir::DType t, void* base, int64_t i, double v) {
     case DType::uint8: write(base, i, saturate_int<uint8_t>(v)); return;
     case DType::uint16: write(base, i, saturate_int<uint16_t>(v)); return;
     case DType::uint32: write(base, i, saturate_int<uint32_t>(v)); return;
+    case DType::int64: write(base, i, saturate_int<int64_t>(v)); return;
+    case DType::uint64: write(base, i, saturate_int<uint64_t>(v)); return;
     case DType::bool_: write(base, i, static_cast<uint8_t>(v != 0.0)); return;
     case DType::float8_e4m3fn_x4:
     case DType::float8_e5m2_x4:

@@ -397,6 +397,8 @@ TEST(IrDType, Info) {
       {DType::float4_e2m1fn_x4, "float4_e2m1fn_x4", 2, true, true, 4},
       {DType::float8_e4m3fn, "float8_e4m3fn", 1, true, true, 1, 4},
       {DType::float8_e8m0fnu, "float8_e8m0fnu", 1, true, false, 1, 4},
+      {DType::int64, "int64", 8, false, true},
+      {DType::uint64, "uint64", 8, false, false},
   };
   ASSERT_EQ(std::size(want), static_cast<size_t>(kNumDTypes));
   for (const Want& w : want) {
@@ -409,6 +411,7 @@ TEST(IrDType, Info) {
     EXPECT_EQ(info(w.t).lanes, w.lanes);
     EXPECT_EQ(is_packed(w.t), w.lanes > 1);
     EXPECT_EQ(min_nc_version(w.t), w.min_nc_version);
+    EXPECT_EQ(is_wide(w.t), w.size == 8);
   }
   EXPECT_EQ(lane_max_exponent(DType::float8_e4m3fn_x4), 8);
   EXPECT_EQ(lane_max_exponent(DType::float8_e5m2_x4), 15);
@@ -424,7 +427,7 @@ TEST(IrDType, FromName) {
   EXPECT_EQ(dtype_from_name("bool"), DType::bool_);
   EXPECT_EQ(dtype_from_name("float8_e4m3"), DType::float8_e4m3);
   EXPECT_FALSE(dtype_from_name("float64").has_value());
-  EXPECT_FALSE(dtype_from_name("int64").has_value());
+  EXPECT_FALSE(dtype_from_name("uint128").has_value());
   EXPECT_FALSE(dtype_from_name("").has_value());
   EXPECT_FALSE(dtype_from_name("Float32").has_value());
 }
