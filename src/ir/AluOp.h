@@ -100,5 +100,9 @@ inline std::string_view name(AluOp op) { return info(op).name; }
 // activation, never an ALU operator of two tensors.
 inline bool is_parametric_activation(AluOp op) { return info(op).kind == AluKind::Activation && info(op).arity == 2; }
 std::optional<AluOp> alu_op_from_name(std::string_view n);
+// A sequencer scalar's ALU (nki 0.7+ NkiScalar): `a op b` at `width` bits (32 or 64), two's
+// complement. +, -, * wrap; divide truncates toward zero and fmod takes a's sign (b != 0, the
+// operands 32-bit); maximum, minimum; comparisons give 1 or 0; bypass is a; any other op 0.
+int64_t scalar_alu_value(AluOp op, int64_t a, int64_t b, int width);
 
 }  // namespace nkic::ir

@@ -138,7 +138,14 @@ class Printer : public IRVisitor {
       for (double v : in.imms) ops.push_back(fmt_imm(v));
     if (form == Form::index || form == Form::range) ops.push_back(expr(in.value));
     std::string out = join(ops);
-    if (!elementwise && in.alu != AluOp::bypass) out += "; " + std::string(ir::name(in.alu));
+    if (!elementwise && in.alu != AluOp::bypass) {
+      out += "; ";
+      // A scalar_alu with one source: its constant, "; reverse subtract 0" for 0 - s.
+      const bool constant = info(in.opcode).exec == Exec::Scalar && in.srcs.size() == 1;
+      if (constant && in.reverse) out += "reverse ";
+      out += ir::name(in.alu);
+      if (constant) out += " " + std::to_string(in.value.constant());
+    }
     for (const AluStep& s : steps) {
       out += "; ";
       if (s.reverse) out += "reverse ";

@@ -36,7 +36,8 @@ Engine engine_from_nki(int nki_engine);
 //   Side        effects outside the tensors (random state, printing)
 //   Collective  a fold across SPMD programs
 //   Shuffle     a move of whole partitions to other partitions of their quadrant
-#define NKIC_EXECS(X) X(Move) X(Elementwise) X(Reduce) X(Matmul) X(Row) X(Mx) X(Side) X(Collective) X(Shuffle)
+//   Scalar      one exact integer of a sequencer register (nki 0.7+ NkiScalar), see ScalarAlu
+#define NKIC_EXECS(X) X(Move) X(Elementwise) X(Reduce) X(Matmul) X(Row) X(Mx) X(Side) X(Collective) X(Shuffle) X(Scalar)
 enum class Exec : uint8_t {
 #define NKIC_EXEC_ENUM(n) n,
   NKIC_EXECS(NKIC_EXEC_ENUM)
@@ -47,8 +48,9 @@ const char* name(Exec e);
 // What the cost model charges an instruction by (issue-level detail lives in
 // the cost model; the table only says which formula applies). `stream_pair`: a
 // stream whose two tile inputs are read at once when one is in PSUM and the other in
-// SBUF (the nisa docs' estimated cost: N cycles, 2N from one memory).
-enum class Cost : uint8_t { none, dma, matmul, stream, stream_pair, row, collective };
+// SBUF (the nisa docs' estimated cost: N cycles, 2N from one memory). `scalar`: one
+// instruction of an engine's sequencer ALU (CostFigures::sequencer_alu_cycles).
+enum class Cost : uint8_t { none, dma, matmul, stream, stream_pair, row, collective, scalar };
 
 // Where an operand may live: a mask of memories.
 enum MemoryMask : uint8_t { kHBM = 1, kSBUF = 2, kPSUM = 4, kOnChip = kSBUF | kPSUM };
@@ -95,6 +97,7 @@ inline constexpr D kBf16[] = {D::bfloat16};
 inline constexpr D kInt32[] = {D::int32};
 inline constexpr D kFp32OrInt32[] = {D::float32, D::int32};
 inline constexpr D kSeeds[] = {D::uint32, D::int32};
+inline constexpr D kScalar[] = {D::int32, D::int64};
 }  // namespace dtypes
 
 // What an instruction's operands are, for the printer, the verifier and the
@@ -201,7 +204,16 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   X(MatmulMx,           "nc_matmul_mx",           pe,   Mx,          4, 4, 0, true,  matmul, pipe, 4, bcast,     \
     {"dst", kPSUM, dtypes::kMxDst, 2, 2}, {"stationary", kSBUF, dtypes::kMx, 2, 2},                             \
     {"moving", kSBUF, dtypes::kMx, 2, 2},                                                                        \
-    {"stationary_scale", kSBUF, dtypes::kMxScale, 2, 2}, {"moving_scale", kSBUF, dtypes::kMxScale, 2, 2})
+    {"stationary_scale", kSBUF, dtypes::kMxScale, 2, 2}, {"moving_scale", kSBUF, dtypes::kMxScale, 2, 2})     \
+  /* The sequencer's scalar ALU (nki 0.7+ NkiScalar): a register is a [1, 1] int32 or int64                      \
+     SBUF tile. scalar_load/scalar_store move one integer between memory and a register;                         \
+     scalar_alu computes dst = alu(srcs[0], srcs[1]), or with the exact constant `value` when                   \
+     there is one source (reverse: the constant is the left operand), wrapping to dst's width. */               \
+  X(ScalarLoad,         "scalar_load",            dve,  Scalar,      1, 1, 0, true,  scalar, pipe, 0, bcast,     \
+    {"src", kHBM | kSBUF, dtypes::kScalar})                                                                      \
+  X(ScalarStore,        "scalar_store",           dve,  Scalar,      1, 1, 0, true,  scalar, pipe, 0, bcast,     \
+    {"dst", kHBM | kSBUF, dtypes::kScalar})                                                                      \
+  X(ScalarAlu,          "scalar_alu",             dve,  Scalar,      1, 2, 0, true,  scalar, pipe, 0, bcast)
 
 enum class Opcode : uint8_t {
 #define NKIC_OPCODE_ENUM(n, ...) n,

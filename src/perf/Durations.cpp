@@ -200,6 +200,13 @@ InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Tar
   const ir::Cost cls = ir::info(in.opcode).cost;
   const ir::Engine engine = ir::engine_of(in);
   if (cls == ir::Cost::none || engine == ir::Engine::sp || ext.empty()) return {};
+  if (cls == ir::Cost::scalar) {
+    InstCost c;
+    c.costed = true;
+    c.track = track_of(engine);
+    c.interval = c.latency = t.cost.sequencer_alu_cycles / figures(t.cost, c.track).clock_ghz;
+    return c;
+  }
   if (engine == ir::Engine::dma || cls == ir::Cost::dma || cls == ir::Cost::collective) return dma_cost(in, k, t, ext, spans);
   if (engine == ir::Engine::pe) return pe_cost(in, k, t, ext);
   return stream_cost(in, k, t, ext, track_of(engine));

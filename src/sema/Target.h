@@ -59,6 +59,9 @@ struct CostFigures {
   // PSUM port; from NC-v3 the latter holds only within one PSUM bank.
   bool dve_pool_share_sbuf_port = false;
   enum class PsumPort : uint8_t { separate, shared, per_bank } dve_act_psum_port = PsumPort::separate;
+  // One instruction of an engine's sequencer ALU (NkiScalar arithmetic, scalar_load/store):
+  // no latency is published; nkic charges it this many cycles of the engine's clock.
+  double sequencer_alu_cycles = 1;
 };
 
 struct Target {

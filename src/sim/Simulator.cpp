@@ -20,6 +20,7 @@
 #include "sim/RaceCheck.h"
 #include "sim/RowExec.h"
 #include "sim/RuntimeOffsets.h"
+#include "sim/ScalarExec.h"
 #include "sim/ShuffleExec.h"
 #include "sim/AccumulatorExec.h"
 #include "sim/SideEffects.h"
@@ -324,6 +325,7 @@ class Executor final : public ir::IRVisitor {
       case ir::Exec::Mx: return mx_.run(in, loop_.data(), pid_.data());
       case ir::Exec::Row: return rows_.run(in, loop_.data(), pid_.data());
       case ir::Exec::Shuffle: return run_shuffle(mem_, in, loop_.data(), pid_.data());
+      case ir::Exec::Scalar: return run_scalar(mem_, in, loop_.data(), pid_.data());
       default: break;
     }
     if (IndirectExec::handles(in)) indirect_.run(in, loop_.data(), pid_.data());
