@@ -4,6 +4,7 @@
 
 #include "codegen/Indexing.h"
 #include "sema/ErrorCatalog.h"
+#include "sema/ErrorCatalogScalars.h"
 
 namespace nkic::codegen {
 
@@ -98,6 +99,11 @@ types::TensorVal ap_view(KernelBuilder& b, const types::TensorVal& t,
                                            "`: a runtime offset moves an on-chip access along a free dim"));
       step = row_elements(b, base, indirect->dim);
       indirect_dim = 1;
+      // An on-chip address is 32 bits: an int64 offset is rejected, never narrowed.
+      if (ir::is_wide(b.tensor(indirect->index.tensor).dtype))
+        b.fail(sema::err_scalar_int64_unsupported(
+            "tensor.ap", "scalar_offset= on the on-chip tensor '" + base.name + "'",
+            "an int64 offset addresses HBM only; compute an on-chip offset as an int32 scalar"));
     }
   }
   v.shape = std::move(shape);

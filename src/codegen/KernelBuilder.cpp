@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "codegen/CopyElision.h"
+#include "codegen/Scalars.h"
 #include "sema/Asserts.h"
 #include "sema/Bounds.h"
 #include "sema/OpTable.h"
@@ -195,6 +196,7 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
   check_accesses(*inst);
   check_alu_generation(*inst);
   check_dtype_generation(*inst);
+  check_wide_dtypes(*this, *inst);
   if (++num_instructions_ > max_instructions)
     fail(sema::err_trace_limit_exceeded("emit " + std::to_string(num_instructions_) + " instructions or more",
                                         max_instructions));
