@@ -1,8 +1,8 @@
-"""Registers and runtime loops of the current API (NKI_CURRENT_API.md §5.2-5.4). A
-VirtualRegister holds a [1, 1] int32 SBUF tile (codegen/Registers.h); the register
-instructions are the copies, memsets and iotas that fill it, and the runtime loops are
-the core's loop axes: a register upper bound is read when the loop starts, a while
-condition after each trip."""
+"""Registers of the current API (NKI_CURRENT_API.md §5.2-5.4), deprecated in nki 0.8 for
+NkiScalar (_scalars.py). A VirtualRegister holds a [1, 1] int32 SBUF tile
+(codegen/Registers.h); the register instructions are the copies, memsets and iotas that
+fill it. The runtime loops (_control.py) are the core's loop axes: a register upper bound
+is read when the loop starts, a while condition after each trip."""
 import warnings
 
 from nkic._core import core
@@ -11,11 +11,20 @@ from ._api import api as _api
 
 
 class VirtualRegister:
-    """A runtime 32-bit scalar: a loop bound, a while condition, an .ap(scalar_offset=)."""
+    """A runtime 32-bit scalar: a loop bound, a while condition, an .ap(scalar_offset=).
+    Deprecated since nki 0.8: NkiScalar replaces it."""
     __slots__ = ("tile",)
 
     def __init__(self, tile):
+        core.deprecate_register_api("nisa.VirtualRegister")
         self.tile = tile
+
+    @classmethod
+    def _of(cls, tile):
+        """The register nkic makes itself (register_alloc, a loop index): no warning of its own."""
+        reg = cls.__new__(cls)
+        reg.tile = tile
+        return reg
 
     def __repr__(self):
         return "<VirtualRegister>"
@@ -67,8 +76,9 @@ def _fill(reg, value):
 @_api("nisa.register_alloc")
 def register_alloc(x=None):
     """A new VirtualRegister (a runtime 32-bit scalar), set to the int `x` when given."""
+    core.deprecate_register_api("nisa.register_alloc")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
-    reg = VirtualRegister(_tile())
+    reg = VirtualRegister._of(_tile())
     if x is not None:
         if isinstance(x, bool) or not isinstance(x, int):
             core.raise_unexpected_operand("nisa.register_alloc x", f"'{type(x).__name__}', expected None or an int")
@@ -79,6 +89,7 @@ def register_alloc(x=None):
 @_api("nisa.register_move")
 def register_move(dst, src):
     """dst (a register) = src, an int immediate or another register."""
+    core.deprecate_register_api("nisa.register_move")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     _fill(_register(dst, "dst", "nisa.register_move"), src)
 
@@ -86,6 +97,7 @@ def register_move(dst, src):
 @_api("nisa.register_load")
 def register_load(dst, src):
     """dst (a register) = the one value of the [1, 1] tile src."""
+    core.deprecate_register_api("nisa.register_load")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     reg = _register(dst, "dst", "nisa.register_load")
     core.check_register_operand(src, "nisa.register_load", "src")
@@ -95,6 +107,7 @@ def register_load(dst, src):
 @_api("nisa.register_store")
 def register_store(dst, src):
     """dst (a [1, 1] tile) = the value of the register src."""
+    core.deprecate_register_api("nisa.register_store")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     reg = _register(src, "src", "nisa.register_store")
     core.check_register_operand(dst, "nisa.register_store", "dst")
@@ -111,82 +124,48 @@ def _copy(dst, src):
 
 
 def _loop_register(var):
-    """The loop variable as a register: an iota writing its value at every trip."""
+    """The loop variable in a register tile: an iota writing its value at every trip."""
     _, nisa = _modules()
-    reg = VirtualRegister(_tile())
-    nisa.iota(dst=reg.tile, pattern=[[0, 1]], offset=var)
-    return reg
+    tile = _tile()
+    nisa.iota(dst=tile, pattern=[[0, 1]], offset=var)
+    return tile
+
+
+def _check_step(step, api):
+    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
+        core.raise_unsupported_args(api, f"step is a positive int known at compile time, got {step!r}")
+
+
+def _open_static(lower, upper, step, directives):
+    """A loop of compile-time bounds (None when empty)."""
+    return None if lower >= upper else core.open_loop("", lower, upper, step, True, directives)
 
 
 def _open(lower, upper, step, api):
     if isinstance(lower, VirtualRegister):
         core.raise_unsupported_args(api, "nkic takes a register upper bound only; the lower bound is an int")
-    if isinstance(step, bool) or not isinstance(step, int) or step < 1:
-        core.raise_unsupported_args(api, f"step is a positive int known at compile time, got {step!r}")
+    _check_step(step, api)
     lower = core.int_arg(lower, "lower", api)
     if isinstance(upper, VirtualRegister):
         return core.open_loop("", lower, upper.tile, step, True, [])
-    upper = core.int_arg(upper, "upper", api)
-    if lower >= upper:
-        return None
-    return core.open_loop("", lower, upper, step, True, [])
-
-
-def _body(body_fun, api):
-    if not callable(body_fun):
-        core.raise_unexpected_operand(f"{api} body_fun", f"'{type(body_fun).__name__}', expected a function")
-    return body_fun
-
-
-@_api("nl.fori_loop")
-def fori_loop(lower, upper, body_fun, step=1):
-    """A device loop: body_fun(i) runs for i = lower, lower + step, ... below upper, i a register
-    (bounds ints or registers)."""
-    core.require_unrolled("a register")  # run-time state: a loop around it unrolls
-    _body(body_fun, "nl.fori_loop")
-    var = _open(lower, upper, step, "nl.fori_loop")
-    if var is None:
-        return None
-    try:
-        body_fun(_loop_register(var))
-    finally:
-        core.close_loop()
-    return None
+    return _open_static(lower, core.int_arg(upper, "upper", api), step, [])
 
 
 def _open_tested_while(cond):
     """A device loop tested before each trip: a 0/1 guard loop (cond != 0) around the core's
     do-while, whose entry is unconditional. Returns close(reg): reg is the condition after a trip."""
     nl, nisa = _modules()
-    guard = VirtualRegister(_tile())
-    nisa.tensor_scalar(dst=guard.tile, data=cond.tile, op0=nl.not_equal, operand0=0)
-    core.open_loop("", 0, guard.tile, 1, True, [])
-    entry = VirtualRegister(_tile())
-    nisa.memset(dst=entry.tile, value=1)
-    core.open_while_loop(entry.tile)
+    guard = _tile()
+    nisa.tensor_scalar(dst=guard, data=cond.tile, op0=nl.not_equal, operand0=0)
+    core.open_loop("", 0, guard, 1, True, [])
+    entry = _tile()
+    nisa.memset(dst=entry, value=1)
+    core.open_while_loop(entry)
 
     def close(after):
         core.close_while_loop(after.tile)
         core.close_loop()
     return close
-
-
-@_api("nl.while_loop")
-def while_loop(init, body_fun):
-    """A device loop: while the register holding `init` is nonzero, it is replaced by body_fun's
-    result (body_fun takes and returns a register)."""
-    core.require_unrolled("a register")  # run-time state: a loop around it unrolls
-    # The body gets the condition by value, in a register of the loop's own; the register
-    # it returns is copied there for the next test.
-    _body(body_fun, "nl.while_loop")
-    cur = VirtualRegister(_tile())
-    _fill(cur, _register(init, "init", "nl.while_loop"))
-    close = _open_tested_while(cur)
-    after = body_fun(cur)
-    if after is not None and after is not cur:
-        _fill(cur, _register(after, "body_fun result", "nl.while_loop"))
-    close(cur)
-    return None
 
 
 def dynamic_range(start, stop=None, step=1):
@@ -203,7 +182,7 @@ def dynamic_range(start, stop=None, step=1):
     stack = _loops._deferred_stack()
     stack.append(None)
     try:
-        yield _loop_register(var)
+        yield VirtualRegister._of(_loop_register(var))
     finally:
         stack.pop()
         core.close_loop()

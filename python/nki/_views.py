@@ -4,6 +4,8 @@ import math
 
 from nkic._core import core
 from nkic import _dtypes
+from ._registers import VirtualRegister
+from ._scalars import NkiScalar
 
 
 
@@ -12,6 +14,8 @@ def _slice(t, dim, start, end, step=1):
 
 
 def _select(t, dim, index):
+    if isinstance(index, (NkiScalar, VirtualRegister)):  # a run-time index: its register tile
+        index = index.tile
     return core.view_select(t, dim, index)
 
 

@@ -489,3 +489,4 @@ tensor_copy_dynamic_src = _unavailable("nisa.tensor_copy_dynamic_src", _DYNAMIC_
 tensor_copy_dynamic_dst = _unavailable("nisa.tensor_copy_dynamic_dst", _DYNAMIC_COPY)
 
 from ._registers import VirtualRegister, register_alloc, register_load, register_move, register_store  # noqa: E402,F401
+from ._scalars import NkiScalar, scalar_alu, scalar_load, scalar_store  # noqa: E402,F401

@@ -12,6 +12,7 @@ class NkiInstruction:
     """The instructions one nisa call traced."""
     def depends_on(self, *others: Any) -> NkiInstruction: ...
 
+NkiScalar: Any
 class NkiValidationError(Exception):
     """Raised when hardware constraints are violated."""
 VirtualRegister: Any
@@ -146,7 +147,15 @@ def register_store(dst: Any, src: Any) -> NkiInstruction:
     """dst (a [1, 1] tile) = the value of the register src."""
 def rng(dst: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
     """Fills the integer dst with 32 random bits from the engine's generator, truncated to its width."""
+def scalar_alu(data1: Any, data2: Any, op: Any, name: Any = ...) -> Any:
+    """data1 op data2, each an NkiScalar or an int: an NkiScalar, or when both are ints the
+    value itself, computed when traced (a bool for a comparison). op: nl.add, nl.subtract,
+    nl.multiply, nl.divide, nl.fmod, nl.maximum, nl.minimum or a comparison."""
 scalar_engine: engine
+def scalar_load(src: Any, name: Any = ...) -> Any:
+    """The one int32/int64 element of the (1, 1) SBUF or HBM tensor src, as an NkiScalar."""
+def scalar_store(dst: Any, value: Any, name: Any = ...) -> NkiInstruction:
+    """dst, a (1, 1) SBUF or HBM tensor of the scalar's width, = value (an NkiScalar)."""
 def scalar_tensor_tensor(dst: Any, data: Any, op0: Any, operand0: Any, op1: Any, operand1: Any, reverse0: Any = ..., reverse1: Any = ..., name: Any = ...) -> NkiInstruction:
     """dst = (data op0 operand0) op1 operand1: operand0 a number or a [P, 1] tile, operand1 a tile
     of data's shape."""

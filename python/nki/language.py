@@ -291,7 +291,7 @@ def bypass(x):
 
 # Tensor attributes and view methods of the current API.
 def _ap(t, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
-    scalar_offset = getattr(scalar_offset, "tile", scalar_offset)  # a VirtualRegister's value
+    scalar_offset = getattr(scalar_offset, "tile", scalar_offset)  # an NkiScalar's or a VirtualRegister's value
     if scalar_offset is not None and vector_offset is not None:
         core.raise_unsupported_args("tensor.ap", "takes scalar_offset= or vector_offset=, not both")
     steps = [(core.int_arg(p[0], "step", "tensor.ap"), core.int_arg(p[1], "count", "tensor.ap")) for p in pattern]
@@ -316,7 +316,8 @@ core.NkiTensor.__eq__ = _none_aware(core.NkiTensor.__eq__, False)
 core.NkiTensor.__ne__ = _none_aware(core.NkiTensor.__ne__, True)
 
 from . import _views  # noqa: E402,F401  (attaches the 0.5 view methods to NkiTensor)
-from ._registers import dynamic_range, fori_loop, while_loop  # noqa: E402,F401
+from ._registers import dynamic_range  # noqa: E402,F401
+from ._control import fori_loop, if_else, while_loop  # noqa: E402,F401
 
 # Removed from the language (NKI_CURRENT_API.md §2.3, §12): a call says what replaces it.
 arange = _unavailable("nl.arange", "was removed in nki 0.1: index with slices, nl.ds(start, size) or .ap(pattern=)")

@@ -93,9 +93,11 @@ def floor(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """nl.floor(x): the ALU op floor of each element of x, as a new tile (in `dtype` when given); x may be a number."""
 def fmod(x: Any, y: Any, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """x fmod y element by element (the result takes x's sign), as a new tile."""
-def fori_loop(lower: Any, upper: Any, body_fun: Any, step: Any = ...) -> Tile:
-    """A device loop: body_fun(i) runs for i = lower, lower + step, ... below upper, i a register
-    (bounds ints or registers)."""
+def fori_loop(lower: Any, upper: Any, body_fun: Any, step: Any = ..., unroll: Any = ...) -> None:
+    """A device loop: body_fun(i) runs for i = lower, lower + step, ... below upper. The
+    bounds are ints, NkiScalars or (deprecated) registers; i is an NkiScalar, or a
+    VirtualRegister when a bound is one. unroll=True: the compiler unrolls it, so the
+    bounds are ints known when traced; the body is still traced once."""
 fp32: Any
 def full(shape: Any, fill_value: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile:
     """A new tensor of `shape` filled with fill_value (on chip: HBM tensors have no initial value)."""
@@ -119,8 +121,13 @@ def greater_equal(x: Any, y: Any, dtype: Any = ...) -> Tile:
     """1 where the comparison of x and y holds element by element, else 0, as a new tile in `dtype`
     (default: the first tile operand's dtype)."""
 hbm: Any
+def if_else(cond: Any, then_fn: Any, else_fn: Any = ...) -> None:
+    """then_fn() when cond is nonzero, else else_fn() when given. A Python bool or int
+    decides when traced (only that branch is traced); an int32 NkiScalar decides on the
+    device (both branches are traced, one runs)."""
 int16: Any
 int32: Any
+int64: Any
 int8: Any
 def invert(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """nl.invert(x): the ALU op invert of each element of x, as a new tile (in `dtype` when given); x may be a number."""
@@ -286,14 +293,16 @@ def trunc(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """nl.trunc(x): the ALU op trunc of each element of x, as a new tile (in `dtype` when given); x may be a number."""
 uint16: Any
 uint32: Any
+uint64: Any
 uint8: Any
 def var(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """The (population) variance of x along the free axis or axes `axis`, as a new tile."""
 def where(condition: Any, x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """x where condition is nonzero, else y, element by element, as a new tile."""
-def while_loop(init: Any, body_fun: Any) -> Tile:
-    """A device loop: while the register holding `init` is nonzero, it is replaced by body_fun's
-    result (body_fun takes and returns a register)."""
+def while_loop(init: Any, body_fun: Any) -> None:
+    """A device loop: while the condition (init, then what body_fun returns) is nonzero,
+    body_fun runs with it. The condition is an int32 NkiScalar or (deprecated) a register;
+    body_fun takes and returns one of the same kind."""
 def zeros(shape: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile:
     """A new tensor of `shape` filled with 0 (on chip: HBM tensors have no initial value)."""
 def zeros_like(x: Any, dtype: Any = ..., buffer: Any = ..., name: Any = ...) -> Tile:

@@ -383,7 +383,7 @@ def test_while_on_a_register_warns_at_the_users_line():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         while_on_register.trace(None, (X,), {})
-    [w] = [w for w in caught if issubclass(w.category, DeprecationWarning)]
+    [w] = [w for w in caught if issubclass(w.category, DeprecationWarning) and "`while reg:`" in str(w.message)]
     assert str(w.message) == "`while reg:` is deprecated since nki 0.6: use nl.while_loop(reg, body)"
     assert M.same_file(w.filename), w.filename
     assert w.lineno == M.line("while_reg")

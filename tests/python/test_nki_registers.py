@@ -187,13 +187,6 @@ def load_into_tile(a):
 
 
 @nki.jit
-def register_lower(a):
-    r = nisa.register_alloc(0)
-    nl.fori_loop(r, 4, lambda i: None)  # ERR:lower
-    return a
-
-
-@nki.jit
 def zero_step(a):
     nl.fori_loop(0, 4, lambda i: None, step=0)  # ERR:step
     return a
@@ -203,7 +196,7 @@ def zero_step(a):
 def python_arithmetic(a):
     def body(i):
         return i + 1  # ERR:arith
-    nl.fori_loop(0, 4, body)  # ERR:arith_call
+    nl.fori_loop(0, nisa.register_alloc(4), body)  # ERR:arith_call
     return a
 
 
@@ -232,11 +225,10 @@ RULES = [
     (alloc_float, "alloc", "err_unexpected_type_of_operand", "'float', expected None or an int", "nisa."),
     (load_wide, "wide", "err_unsupported_args", "src is a one-element tensor ([1] or [1, 1]), got [2, 2]", "nisa."),
     (load_into_tile, "not_reg", "err_unexpected_type_of_operand", "expected a VirtualRegister", "nisa."),
-    (register_lower, "lower", "err_unsupported_args", "nkic takes a register upper bound only", "nl."),
     (zero_step, "step", "err_unsupported_args", "step is a positive int known at compile time, got 0", "nl."),
     (python_arithmetic, "arith", "err_unsupported_args", "Python arithmetic on it is not possible", "i "),
     (python_truth, "truth", "err_unsupported_args", "which Python cannot test", "r:"),
-    (while_on_tile, "while", "err_unexpected_type_of_operand", "expected a VirtualRegister", "nl."),
+    (while_on_tile, "while", "err_unexpected_type_of_operand", "expected an NkiScalar or a VirtualRegister", "nl."),
     (not_a_body, "body", "err_unexpected_type_of_operand", "'nl.fori_loop body_fun': got 'int', expected a function",
      "nl."),
 ]
