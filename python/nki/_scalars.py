@@ -14,6 +14,7 @@ class NkiScalar:
     nisa.scalar_alu or an nl.fori_loop index. Its width (`dtype`, nl.int32 or nl.int64) is
     fixed; int32 arithmetic wraps. Comparisons give an int32 scalar holding 1 or 0."""
     __slots__ = ("tile",)
+    __array_ufunc__ = None  # numpy defers to the reflected operators (np.int32(2) * s)
 
     def __init__(self, tile):
         self.tile = tile

@@ -54,6 +54,19 @@ ir::DType scalar_dtype(const KernelBuilder& b, const TensorVal& s) { return b.te
 
 bool is_comparison(ir::AluOp op) { return ir::info(op).kind == ir::AluKind::Compare; }
 
+// The ops of the sequencer's ALU (NKI_07_08_API.md §2.2).
+void check_scalar_op(KernelBuilder& b, ir::AluOp op) {
+  switch (op) {
+    case ir::AluOp::add: case ir::AluOp::subtract: case ir::AluOp::multiply: case ir::AluOp::divide:
+    case ir::AluOp::fmod: case ir::AluOp::maximum: case ir::AluOp::minimum: return;
+    default:
+      if (is_comparison(op)) return;
+      sema::Diagnostic d = sema::err_instruction_unsupported_op(ir::name(op));
+      d.hint = "a scalar's ALU has add, subtract, multiply, divide, fmod, maximum, minimum and the comparisons";
+      b.fail(d);
+  }
+}
+
 }  // namespace
 
 TensorVal scalar_load(KernelBuilder& b, const TensorVal& src) {
@@ -72,6 +85,7 @@ void scalar_store(KernelBuilder& b, const TensorVal& dst, const ScalarOperand& v
     b.fail(d);
   }
   check_memory_operand(b, dst, "nisa.scalar_store", "dst");
+  check_memory_operand(b, *s, "nisa.scalar_store", "value");
   b.require_unrolled("a scalar");
   const ir::DType to = scalar_dtype(b, dst), from = scalar_dtype(b, *s);
   if (to != from)
@@ -84,16 +98,11 @@ void scalar_store(KernelBuilder& b, const TensorVal& dst, const ScalarOperand& v
 TensorVal scalar_alu(KernelBuilder& b, const ScalarOperand& a, const ScalarOperand& c, ir::AluOp op) {
   const auto* sa = std::get_if<TensorVal>(&a);
   const auto* sc = std::get_if<TensorVal>(&c);
-  switch (op) {
-    case ir::AluOp::add: case ir::AluOp::subtract: case ir::AluOp::multiply: case ir::AluOp::divide:
-    case ir::AluOp::fmod: case ir::AluOp::maximum: case ir::AluOp::minimum: break;
-    default:
-      if (!is_comparison(op)) {
-        sema::Diagnostic d = sema::err_instruction_unsupported_op(ir::name(op));
-        d.hint = "a scalar's ALU has add, subtract, multiply, divide, fmod, maximum, minimum and the comparisons";
-        b.fail(d);
-      }
-  }
+  check_scalar_op(b, op);
+  if (!sa && !sc)
+    b.fail(sema::err_unsupported_args("nisa.scalar_alu", "two ints are computed when traced, not on the device"));
+  for (const TensorVal* t : {sa, sc})
+    if (t) check_memory_operand(b, *t, "nisa.scalar_alu", t == sa ? "data1" : "data2");
   const ir::DType width = scalar_dtype(b, sa ? *sa : *sc);
   if (sa && sc && scalar_dtype(b, *sc) != width)
     b.fail(sema::err_scalar_width_mismatch("nisa.scalar_alu", "mixes an int32 and an int64 scalar"));
@@ -113,12 +122,7 @@ TensorVal scalar_alu(KernelBuilder& b, const ScalarOperand& a, const ScalarOpera
 int64_t scalar_alu_constant(KernelBuilder& b, int64_t a, int64_t c, ir::AluOp op) {
   if ((op == ir::AluOp::divide || op == ir::AluOp::fmod) && c == 0)
     b.fail(sema::err_unsupported_args("nisa.scalar_alu", std::string(ir::name(op)) + " by 0"));
-  switch (op) {
-    case ir::AluOp::add: case ir::AluOp::subtract: case ir::AluOp::multiply: case ir::AluOp::divide:
-    case ir::AluOp::fmod: case ir::AluOp::maximum: case ir::AluOp::minimum: break;
-    default:
-      if (!is_comparison(op)) b.fail(sema::err_instruction_unsupported_op(ir::name(op)));
-  }
+  check_scalar_op(b, op);
   return ir::scalar_alu_value(op, a, c, 64);
 }
 

@@ -120,6 +120,21 @@ def test_int64_scalar_arithmetic_is_exact(a, b):
     assert out[0].tolist() == [ref(a, b) for _, ref in INT64_OPS]
 
 
+@nki.jit
+def python_loop(n_in):
+    """Scalar arithmetic in a Python loop (unrolled: a scalar is run-time state) and with numpy ints."""
+    acc = load(n_in)
+    for k in range(3):
+        acc = acc * 2 + k
+    return store_all([acc, np.int32(3) * acc, acc - np.int64(1)], nl.int32)
+
+
+def test_scalar_arithmetic_in_python_loops_and_with_numpy_integers():
+    out = nki.simulate(python_loop)(np.array([[5]], np.int32))
+    acc = ((5 * 2 + 0) * 2 + 1) * 2 + 2
+    assert out.tolist() == [[acc, 3 * acc, acc - 1]]
+
+
 RECORDED = []
 
 
@@ -500,6 +515,12 @@ def bitwise_op(a):
     return a
 
 
+@nki.jit
+def constant_divide_by_zero(a):
+    nisa.scalar_alu(7, 0, op=nl.divide)  # ERR:const_div0
+    return a
+
+
 REJECTIONS = [
     (load_unsigned, "unsigned", "err_scalar_dtype", "'nisa.scalar_load' src is 'uint32': a scalar is nl.int32 or "
      "nl.int64", "use the signed dtype of the same width, nl.int32"),
@@ -534,6 +555,8 @@ REJECTIONS = [
      "int", ""),
     (float_cond, "float_cond", "err_unexpected_type_of_operand", "'nl.if_else cond': got 'float', expected a "
      "Python bool or int", ""),
+    (constant_divide_by_zero, "const_div0", "err_unsupported_args", "unsupported arguments to 'nisa.scalar_alu': "
+     "divide by 0", ""),
     (bitwise_op, "bitwise", "err_instruction_unsupported_op", "unsupported operator 'bitwise_and'",
      "a scalar's ALU has add"),
 ]
