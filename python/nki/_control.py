@@ -127,9 +127,9 @@ def while_loop(init, body_fun):
     return
 
 
-def _branch(flag, fn):
-    """fn traced once inside a device loop of `flag` (0 or 1) trips."""
-    core.open_loop("", 0, flag.tile, 1, True, [])
+def _branch(flag, fn, which):
+    """fn traced once inside a device loop of `flag` (0 or 1) trips, marked as the branch it is."""
+    core.open_loop("", 0, flag.tile, 1, True, [("if_else", which)])
     try:
         fn()
     finally:
@@ -147,9 +147,9 @@ def if_else(cond, then_fn, else_fn=None):
     if isinstance(cond, NkiScalar):
         core.require_unrolled("a register")  # run-time state: a loop around it unrolls
         core.check_scalar_32(cond.tile, "nl.if_else", "cond")
-        _branch(cond != 0, then_fn)
+        _branch(cond != 0, then_fn, "then")
         if else_fn is not None:
-            _branch(cond == 0, else_fn)
+            _branch(cond == 0, else_fn, "else")
         return
     if not isinstance(cond, (numbers.Integral, np.bool_)):
         core.raise_unexpected_operand("nl.if_else cond", f"'{type(cond).__name__}', expected a Python bool or int "

@@ -324,6 +324,12 @@ def test_if_else_on_a_scalar_runs_the_chosen_branch(flag, expected):
     assert out[0].tolist() == expected
 
 
+def test_a_device_if_else_traces_both_branches_as_marked_loops():
+    text = device_branch.trace(None, (np.array([[1]], np.int32),), {}).ir.text(False)
+    assert text.count("if_else=then") == 2 and text.count("if_else=else") == 2
+    assert "; not_equal 0)" in text and "; equal 0)" in text  # each branch's 0/1 trip count
+
+
 @nki.jit
 def traced_branch(x, choose):
     out = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.shared_hbm)
