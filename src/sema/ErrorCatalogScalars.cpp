@@ -38,7 +38,7 @@ Diagnostic err_wide_dtype_compute(std::string_view instruction, std::string_view
                   "': no compute engine handles 64-bit integers",
               ErrorKind::Type,
               "64-bit integers are scalars and HBM offsets: load one with nisa.scalar_load, compute with NkiScalar "
-              "arithmetic, and move tensors of them with nisa.dma_copy");
+              "arithmetic, and move tensors of them with nisa.dma_copy between tensors of the same dtype");
 }
 
 Diagnostic err_scalar_condition() {

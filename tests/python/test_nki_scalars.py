@@ -543,6 +543,55 @@ def bitwise_op(a):
 
 
 @nki.jit
+def then_not_callable(a):
+    nl.if_else(1, "then")  # ERR:then_fn
+    return a
+
+
+@nki.jit
+def while_returns_int(a):
+    nl.while_loop(nisa.scalar_load(h32()), lambda c: 0)  # ERR:while_int
+    return a
+
+
+@nki.jit
+def while_returns_int64(a):
+    nl.while_loop(nisa.scalar_load(h32()), lambda c: h64())  # ERR:while_64
+    return a
+
+
+@nki.jit
+def while_int64_init(a):
+    nl.while_loop(h64(), lambda c: c)  # ERR:while_init64
+    return a
+
+
+@nki.jit
+def float_operand(a):
+    s = nisa.scalar_load(h32()) + 1.5  # ERR:float_operand
+    return a
+
+
+@nki.jit
+def load_psum(a):
+    nisa.scalar_load(nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.psum))  # ERR:psum
+    return a
+
+
+@nki.jit
+def python_int(a):
+    x = [0, 1][nisa.scalar_load(h32())]  # ERR:int
+    return a
+
+
+@nki.jit
+def converting_dma(a):
+    t = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=nl.ndarray((1, 1), dtype=nl.int64, buffer=nl.sbuf))  # ERR:convert64
+    return a
+
+
+@nki.jit
 def constant_divide_by_zero(a):
     nisa.scalar_alu(7, 0, op=nl.divide)  # ERR:const_div0
     return a
@@ -582,6 +631,22 @@ REJECTIONS = [
      "int", ""),
     (float_cond, "float_cond", "err_unexpected_type_of_operand", "'nl.if_else cond': got 'float', expected a "
      "Python bool or int", ""),
+    (then_not_callable, "then_fn", "err_unexpected_type_of_operand", "'nl.if_else then_fn': got 'str', expected a "
+     "function", ""),
+    (while_returns_int, "while_int", "err_unexpected_type_of_operand", "'nl.while_loop body_fun result': got 'int', "
+     "expected an NkiScalar (the next condition)", ""),
+    (while_returns_int64, "while_64", "err_scalar_int64_unsupported", "'nl.while_loop' body_fun's result takes "
+     "32-bit scalars only", ""),
+    (while_int64_init, "while_init64", "err_scalar_int64_unsupported", "'nl.while_loop' init takes 32-bit scalars "
+     "only", ""),
+    (float_operand, "float_operand", "err_unexpected_type_of_operand", "'data2': got 'float', expected an NkiScalar "
+     "or an int", ""),
+    (load_psum, "psum", "err_unsupported_memory", "Expected operand 'src' of 'scalar_load' to be in address space "
+     "'sbuf or hbm', but got a tile in 'psum' instead.", ""),
+    (python_int, "int", "err_instruction_unsupported_op", "unsupported operator 'int()' on an NkiScalar",
+     "use it as a loop bound"),
+    (converting_dma, "convert64", "err_wide_dtype_compute", "of dtype 'int64': no compute engine handles 64-bit",
+     "nisa.dma_copy between tensors of the same dtype"),
     (constant_divide_by_zero, "const_div0", "err_unsupported_args", "unsupported arguments to 'nisa.scalar_alu': "
      "divide by 0", ""),
     (bitwise_op, "bitwise", "err_instruction_unsupported_op", "unsupported operator 'bitwise_and'",
@@ -591,7 +656,8 @@ REJECTIONS = [
 
 # Where each diagnostic points: the call, or the expression an operator or a condition is.
 TOKENS = {"mixed": "nisa.scalar_load(h32()) +", "cmp64": "h64() <", "offset64": "sb.ap", "if": "s > 0",
-          "while": "s:", "floordiv": "nisa.scalar_load(h32()) //"}
+          "while": "s:", "floordiv": "nisa.scalar_load(h32()) //", "float_operand": "nisa.scalar_load(h32()) +",
+          "int": "[0, 1]"}
 
 
 @pytest.mark.parametrize("kernel, marker, code, message, hint", REJECTIONS, ids=[r[1] for r in REJECTIONS])
