@@ -1,5 +1,5 @@
 """One kernel per simulator executor family of the instruction table (Move, Elementwise,
-Reduce, Matmul, Row, Mx, Side, Collective, Shuffle), each checked against numpy. This file
+Reduce, Matmul, Row, Mx, Side, Collective, Shuffle, Scalar), each checked against numpy. This file
 is the part of the sanitizer slice that `.ci/run` runs under AddressSanitizer: a test here
 fails when the table gains an executor family that no kernel of this file reaches."""
 import numpy as np
@@ -98,6 +98,20 @@ def shuffle(a):
     return stored(t)
 
 
+@nki.jit
+def scalar(n, w):
+    """int32 wrap-around and exact int64, from SBUF and HBM."""
+    t = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=n)
+    s = nisa.scalar_load(t)
+    out = nl.ndarray((1, 2), dtype=nl.int32, buffer=nl.shared_hbm)
+    nisa.scalar_store(out[0:1, 0:1], s * s)
+    nisa.scalar_store(out[0:1, 1:2], nisa.scalar_alu(-s, 4, op=nl.divide))
+    wide = nl.ndarray((1, 1), dtype=nl.int64, buffer=nl.shared_hbm)
+    nisa.scalar_store(wide, nisa.scalar_load(w) * 3 + 1)
+    return out, wide
+
+
 def _bf16(x):
     return x.astype(nl.bfloat16).astype(np.float32)
 
@@ -122,6 +136,9 @@ CASES = {
         out, np.broadcast_to(GROUPS.sum(0), GROUPS.shape))),
     "Shuffle": (shuffle, None, (X,), lambda out: np.testing.assert_array_equal(
         out, np.concatenate([X[32 * q:32 * q + 32][::-1] for q in range(4)]))),
+    "Scalar": (scalar, None, (np.array([[65537]], np.int32), np.array([[2**40 + 7]], np.int64)), lambda out: (
+        np.testing.assert_array_equal(out[0], [[(65537 * 65537 + 2**31) % 2**32 - 2**31, -16384]]),
+        np.testing.assert_array_equal(out[1], [[3 * (2**40 + 7) + 1]]))),
 }
 
 
