@@ -35,17 +35,32 @@ def _bound(x, what):
 
 
 def _open_counted(lower, upper, step):
-    """A device loop from a scalar lower bound: it counts (upper - lower + step - 1) / step
+    """A device loop from a run-time lower bound: it counts (upper - lower + step - 1) / step
     trips from 0 (the division truncates, so no trips when upper <= lower), and its index
-    is lower + trip * step. Returns the index tile, or None."""
-    span = _alu(upper, NkiScalar(lower), "subtract") if isinstance(upper, int) else \
-        _alu(NkiScalar(upper), NkiScalar(lower), "subtract")
+    is lower + trip * step. Returns the index tile."""
+    span = _alu(upper if isinstance(upper, int) else NkiScalar(upper), NkiScalar(lower), "subtract")
     trips = _alu(span + (step - 1), step, "divide") if step > 1 else span
     trip = core.open_loop("", 0, trips.tile, 1, True, [])
     index = NkiScalar(_loop_register(trip))
     if step > 1:
         index = index * step
     return (index + NkiScalar(lower)).tile
+
+
+def _open_fori(lower, upper, step, unroll):
+    """Opens the loop; returns its index tile, or None when it has no trips (compile-time bounds)."""
+    if unroll:
+        if not (_is_int(lower) and _is_int(upper)):
+            bad = lower if not _is_int(lower) else upper
+            core.raise_unsupported_args("nl.fori_loop", "unroll=True unrolls the loop when compiled: its bounds are "
+                                        f"ints known when traced, got a {type(bad).__name__}")
+        var = _open_static(int(lower), int(upper), step, [("unroll", "true")])
+        return None if var is None else _loop_register(var)
+    lo, hi = _bound(lower, "lower"), _bound(upper, "upper")
+    if not isinstance(lo, int):
+        return _open_counted(lo, hi, step)
+    var = _open_static(lo, hi, step, []) if isinstance(hi, int) else core.open_loop("", lo, hi, step, True, [])
+    return None if var is None else _loop_register(var)
 
 
 @_api("nl.fori_loop")
@@ -57,34 +72,14 @@ def fori_loop(lower, upper, body_fun, step=1, unroll=False):
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     _body(body_fun, "nl.fori_loop")
     _check_step(step, "nl.fori_loop")
-    if unroll:
-        if not (_is_int(lower) and _is_int(upper)):
-            bad = lower if not _is_int(lower) else upper
-            core.raise_unsupported_args("nl.fori_loop", "unroll=True unrolls the loop when compiled: its bounds are "
-                                        f"ints known when traced, got a {type(bad).__name__}")
-        var = _open_static(int(lower), int(upper), step, [("unroll", "true")])
-        index_tile = None if var is None else _loop_register(var)
-    else:
-        registers = isinstance(lower, VirtualRegister) or isinstance(upper, VirtualRegister)
-        lo, hi = _bound(lower, "lower"), _bound(upper, "upper")
-        if isinstance(lo, int):
-            var = _open_static(lo, hi, step, []) if isinstance(hi, int) else core.open_loop("", lo, hi, step, True, [])
-            index_tile = None if var is None else _loop_register(var)
-        else:
-            index_tile = _open_counted(lo, hi, step)
-        if registers and index_tile is not None:
-            try:
-                body_fun(VirtualRegister._of(index_tile))
-            finally:
-                core.close_loop()
-            return
-    if index_tile is None:
+    index = _open_fori(lower, upper, step, unroll)
+    if index is None:
         return
+    registers = isinstance(lower, VirtualRegister) or isinstance(upper, VirtualRegister)
     try:
-        body_fun(NkiScalar(index_tile))
+        body_fun(VirtualRegister._of(index) if registers else NkiScalar(index))
     finally:
         core.close_loop()
-    return
 
 
 @_api("nl.while_loop")
@@ -93,38 +88,34 @@ def while_loop(init, body_fun):
     body_fun runs with it. The condition is an int32 NkiScalar or (deprecated) a register;
     body_fun takes and returns one of the same kind."""
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
-    # The body gets the condition by value, in a register of the loop's own; the value
-    # it returns is copied there for the next test.
     _body(body_fun, "nl.while_loop")
-    if isinstance(init, NkiScalar):
-        core.check_scalar_32(init.tile, "nl.while_loop", "init")
-        cur = VirtualRegister._of(_tile())
-        scalar_store(cur.tile, init)
-        close = _open_tested_while(cur)
-        after = body_fun(NkiScalar(cur.tile))
-        if after is not None and not (isinstance(after, NkiScalar) and after.tile is cur.tile):
-            if not isinstance(after, NkiScalar):
-                core.raise_unexpected_operand("nl.while_loop body_fun result", f"'{type(after).__name__}', "
-                                              "expected an NkiScalar (the next condition)")
-            core.check_scalar_32(after.tile, "nl.while_loop", "body_fun's result")
-            scalar_store(cur.tile, after)
-        close(cur)
-        return
-    if not isinstance(init, VirtualRegister):
+    kind = type(init) if isinstance(init, (NkiScalar, VirtualRegister)) else None
+    if kind is None:
         core.raise_unexpected_operand("nl.while_loop init", f"'{type(init).__name__}', expected an NkiScalar or a "
                                       "VirtualRegister")
-    core.deprecate_register_api("nisa.VirtualRegister")
+    if kind is VirtualRegister:
+        core.deprecate_register_api("nisa.VirtualRegister")
+    # The body gets the condition by value, in a register of the loop's own; the value
+    # it returns is copied there for the next test.
     cur = VirtualRegister._of(_tile())
-    _fill(cur, init)
+
+    def set_condition(value, what):
+        if kind is NkiScalar:
+            core.check_scalar_32(value.tile, "nl.while_loop", what)
+            scalar_store(cur.tile, value)
+        else:
+            _fill(cur, value)
+
+    set_condition(init, "init")
     close = _open_tested_while(cur)
-    after = body_fun(cur)
-    if after is not None and after is not cur:
-        if not isinstance(after, VirtualRegister):
-            core.raise_unexpected_operand("nl.while_loop body_fun result", f"'{type(after).__name__}', expected a "
-                                          "VirtualRegister")
-        _fill(cur, after)
+    after = body_fun(NkiScalar(cur.tile) if kind is NkiScalar else cur)
+    if after is not None and getattr(after, "tile", None) is not cur.tile:
+        if not isinstance(after, kind):
+            core.raise_unexpected_operand("nl.while_loop body_fun result", f"'{type(after).__name__}', expected "
+                                          f"{'an NkiScalar' if kind is NkiScalar else 'a VirtualRegister'} "
+                                          "(the next condition)")
+        set_condition(after, "body_fun's result")
     close(cur)
-    return
 
 
 def _branch(flag, fn, which):
@@ -147,9 +138,10 @@ def if_else(cond, then_fn, else_fn=None):
     if isinstance(cond, NkiScalar):
         core.require_unrolled("a register")  # run-time state: a loop around it unrolls
         core.check_scalar_32(cond.tile, "nl.if_else", "cond")
+        else_trips = cond == 0 if else_fn is not None else None  # decided before either branch runs
         _branch(cond != 0, then_fn, "then")
-        if else_fn is not None:
-            _branch(cond == 0, else_fn, "else")
+        if else_trips is not None:
+            _branch(else_trips, else_fn, "else")
         return
     if not isinstance(cond, (numbers.Integral, np.bool_)):
         core.raise_unexpected_operand("nl.if_else cond", f"'{type(cond).__name__}', expected a Python bool or int "
@@ -158,4 +150,3 @@ def if_else(cond, then_fn, else_fn=None):
         then_fn()
     elif else_fn is not None:
         else_fn()
-    return
