@@ -6,6 +6,7 @@
 
 #include "codegen/Ops.h"
 #include "codegen/Range.h"
+#include "codegen/Scalars.h"
 #include "errors.h"
 #include "kernel_api.h"
 #include "native_calls.h"
@@ -23,7 +24,8 @@ namespace {
 trace::TraceContext& ctx(const char* api = "nki") { return trace::TraceContext::nki_ctx(api); }
 
 ir::DType dtype_of(const std::string& name) {
-  if (auto d = ir::dtype_from_name(name)) return *d;
+  const auto d = ir::dtype_from_name(name);
+  if (d && codegen::has_dtype(ctx().builder(), *d)) return *d;
   sema::fail(sema::err_unsupported_dtype("'" + name + "'"));
 }
 

@@ -49,7 +49,9 @@ types::Other other_of(py::handle h) {
   // Python numbers and numpy scalars are numbers; arrays and other objects are not.
   static PyObject* np_generic = py::object(py::module_::import("numpy").attr("generic")).release().ptr();
   bool np_scalar = PyObject_IsInstance(h.ptr(), np_generic) == 1;
-  if (np_scalar) o.dtype = ir::dtype_from_name(o.type_name);  // float64/int64 have no NKI dtype: stay weak
+  // float64 has no NKI dtype, and int64 is only a scalar's width: such numpy scalars stay weak.
+  if (np_scalar) o.dtype = ir::dtype_from_name(o.type_name);
+  if (o.dtype && ir::is_wide(*o.dtype)) o.dtype.reset();
   if (!np_scalar && !PyLong_Check(h.ptr()) && !PyFloat_Check(h.ptr())) {
     o.numeric = false;
     return o;

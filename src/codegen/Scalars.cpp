@@ -133,6 +133,8 @@ void check_scalar_32(KernelBuilder& b, const TensorVal& s, std::string_view api,
                                               "compute the value as an int32 scalar"));
 }
 
+bool has_dtype(const KernelBuilder& b, ir::DType t) { return !ir::is_wide(t) || b.current_api; }
+
 void check_wide_dtypes(const KernelBuilder& b, const ir::Instruction& in) {
   const ir::OpcodeInfo& op = ir::info(in.opcode);
   auto wide = [&](const ir::Access& a) { return ir::is_wide(b.tensor(a.tensor).dtype); };

@@ -26,6 +26,9 @@ types::TensorVal scalar_alu(KernelBuilder& b, const ScalarOperand& a, const Scal
 int64_t scalar_alu_constant(KernelBuilder& b, int64_t a, int64_t c, ir::AluOp op);
 // A scalar where only a 32-bit one is taken (`what`: a loop bound, an if_else condition, ...).
 void check_scalar_32(KernelBuilder& b, const types::TensorVal& s, std::string_view api, std::string_view what);
+// Whether a kernel may name `t`: the 64-bit integers are the current API's (nki 0.7+);
+// neuronxcc.nki has none.
+bool has_dtype(const KernelBuilder& b, ir::DType t);
 // 64-bit integer tensors are only read and written by the scalar instructions, memsets and
 // DMAs that do not convert: anything else in `in` is err_wide_dtype_compute.
 void check_wide_dtypes(const KernelBuilder& b, const ir::Instruction& in);

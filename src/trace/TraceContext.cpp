@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "codegen/Ops.h"
+#include "codegen/Scalars.h"
 #include "ir/DType.h"
 #include "sema/Allocation.h"
 #include "sema/ErrorCatalog.h"
@@ -275,8 +276,7 @@ types::TensorVal TraceContext::add_input(const std::string& name, std::vector<in
     if (d <= 0)
       sema::fail(sema::err_invalid_shape("the kernel argument '" + name + "' has shape " + sema::shape_str(shape) +
                                          ", with an empty dimension"));
-  // 64-bit integers are the current API's (nki 0.7+ scalars and offsets); neuronxcc.nki has none.
-  if (ir::is_wide(dtype) && !builder_.current_api)
+  if (!codegen::has_dtype(builder_, dtype))
     sema::fail(sema::err_unsupported_dtype("'" + std::string(ir::name(dtype)) + "' of the kernel argument '" + name + "'"));
   int id = builder_.add_tensor(name, std::move(shape), dtype, ir::Memory::SharedHBM, ir::Role::Input);
   builder_.tensor_mut(id).is_mutable = is_mutable;

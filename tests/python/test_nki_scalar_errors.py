@@ -320,3 +320,16 @@ def test_constructing_a_virtual_register_is_deprecated():
         construct_register.trace(None, (np.zeros((1, 1), np.float32),), {})
     assert any(M.same_file(w.filename) and w.lineno == M.line("construct") for w in record)
 
+
+
+def test_the_legacy_api_has_no_64_bit_dtype():
+    from neuronxcc import nki as legacy
+    import neuronxcc.nki.language as lnl
+
+    @legacy.jit
+    def wide_tile(x):
+        t = lnl.ndarray((1, 1), dtype=np.int64, buffer=lnl.sbuf)  # ERR:legacy_int64
+        return x
+
+    e = trace_error(wide_tile, np.zeros((1, 1), np.float32))
+    check_diag(e, M, "err_unsupported_dtype", "unsupported dtype 'int64'", [("legacy_int64", "lnl.")])

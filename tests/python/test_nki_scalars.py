@@ -422,3 +422,29 @@ def select_row(table, which):
 def test_select_takes_a_scalar_index():
     table = np.arange(32, dtype=np.float32).reshape(4, 1, 8)
     np.testing.assert_array_equal(nki.simulate(select_row)(table, np.array([[2]], np.int32)), table[2])
+
+
+def test_numpy_int64_numbers_stay_weak_scalars_of_tile_arithmetic():
+    """int64 is a scalar's width: a numpy int64 number in tile arithmetic takes the tile's dtype."""
+    from neuronxcc import nki as legacy
+    import neuronxcc.nki.language as lnl
+
+    @legacy.jit
+    def legacy_add(x):
+        out = lnl.ndarray(x.shape, dtype=x.dtype, buffer=lnl.shared_hbm)
+        lnl.store(out, value=lnl.load(x) + np.int64(2))
+        return out
+
+    @nki.jit
+    def current_add(x):
+        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=np.int64(2))
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    out = legacy_add(np.ones((4, 4), np.float32))
+    assert out.dtype == np.float32 and (out == 3).all()
+    out = nki.simulate(current_add)(np.ones((4, 4), np.int32))
+    assert out.dtype == np.int32 and (out == 3).all()
