@@ -258,6 +258,30 @@ def test_fori_loop_with_an_int_lower_and_a_scalar_upper_bound():
 
 
 @nki.jit
+def running_total(n_in, lo_in):
+    """State carried through SBUF across the trips of a scalar-bounded loop: a tile and a sum."""
+    acc = nl.zeros((128, 64), nl.float32, buffer=nl.sbuf)
+    total = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.memset(dst=total, value=0)
+
+    def body(i):
+        nisa.tensor_scalar(dst=acc, data=acc, op0=nl.add, operand0=1.0)
+        nisa.scalar_store(total, nisa.scalar_load(total) + i)
+
+    nl.fori_loop(load(lo_in), load(n_in), body)
+    out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=acc)
+    t = nl.ndarray((1, 1), nl.int32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=t, src=total)
+    return out, t
+
+
+def test_a_long_scalar_bounded_loop_carries_state_through_sbuf_in_order():
+    out, total = nki.simulate(running_total)(np.array([[2000]], np.int32), np.array([[7]], np.int32))
+    assert (out == 1993).all() and total.tolist() == [[sum(range(7, 2000))]]
+
+
+@nki.jit
 def register_lower(data, lo_in):
     output = zeroed_output()
     r = nisa.register_alloc()
