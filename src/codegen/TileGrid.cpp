@@ -17,6 +17,8 @@ std::string tuple_str(const std::vector<int64_t>& v) {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+std::string dims(size_t n) { return std::to_string(n) + (n == 1 ? " dim" : " dims"); }
+
 size_t live_rank(const TileGrid& g) {
   size_t n = 0;
   for (bool d : g.dropped) n += !d;
@@ -59,15 +61,14 @@ void check_grouping(KernelBuilder& b, const std::string& api, const std::vector<
     b.fail(sema::err_grid_shape_invalid(api, "tile_shape " + tuple_str(tile) +
                                                  " has fewer than 2 dims: a tile has a partition dim and free dims"));
   if (tile.size() > rank)
-    b.fail(sema::err_grid_shape_invalid(api, "tile_shape " + tuple_str(tile) + " has " + std::to_string(tile.size()) +
-                                                 " dims, more than the " + std::to_string(rank) +
-                                                 " dims of the source"));
+    b.fail(sema::err_grid_shape_invalid(api, "tile_shape " + tuple_str(tile) + " has " + dims(tile.size()) +
+                                                 ", more than the " + dims(rank) + " of the source"));
   check_positive(b, api, "tile_shape", tile);
   if (block.empty()) return;
   if (block.size() != tile.size())
     b.fail(sema::err_grid_shape_invalid(api, "block_shape " + tuple_str(block) + " has " +
-                                                 std::to_string(block.size()) + " dims; it counts tiles along each of "
-                                                 "the " + std::to_string(tile.size()) + " dims of tile_shape"));
+                                                 dims(block.size()) + "; it counts tiles along each of the " +
+                                                 dims(tile.size()) + " of tile_shape"));
   check_positive(b, api, "block_shape", block);
 }
 
@@ -75,9 +76,9 @@ void check_grouping(KernelBuilder& b, const std::string& api, const std::vector<
 void check_on_chip_rank(KernelBuilder& b, const std::string& api, const TileGrid& g) {
   if (!g.slot.empty() || ir::is_hbm(b.tensor(g.storage.tensor).memory) || g.tile_shape.size() == live_rank(g)) return;
   b.fail(sema::err_grid_shape_invalid(api, "tile_shape " + tuple_str(g.tile_shape) + " covers " +
-                                               std::to_string(g.tile_shape.size()) + " of the " +
-                                               std::to_string(live_rank(g)) + " dims of an on-chip source; on chip "
-                                               "a tile covers every dim (dim 0 is the partition dim)"));
+                                               std::to_string(g.tile_shape.size()) + " of the " + dims(live_rank(g)) +
+                                               " of an on-chip source; on chip a tile covers every dim (dim 0 is the "
+                                               "partition dim)"));
 }
 
 }  // namespace
@@ -155,15 +156,15 @@ TileGrid alloc_grid(KernelBuilder& b, const std::vector<int64_t>& tile_shape, co
 TileGrid select(KernelBuilder& b, const TileGrid& g, const std::vector<GridKey>& key) {
   b.check_live(g.storage);
   const Steps s = steps_of(g);
-  std::vector<size_t> dims;  // the grid dims, as source dims
+  std::vector<size_t> grid_dims;  // as source dims
   for (size_t d = 0; d < g.extent.size(); ++d)
-    if (!g.dropped[d] && !g.fixed[d]) dims.push_back(d);
-  if (key.size() > dims.size())
-    b.fail(sema::err_grid_index("too many indices: the grid has " + std::to_string(dims.size()) + " dims, got " +
+    if (!g.dropped[d] && !g.fixed[d]) grid_dims.push_back(d);
+  if (key.size() > grid_dims.size())
+    b.fail(sema::err_grid_index("too many indices: the grid has " + dims(grid_dims.size()) + ", got " +
                                 std::to_string(key.size())));
   TileGrid out = g;
   for (size_t i = 0; i < key.size(); ++i) {
-    const size_t d = dims[i];
+    const size_t d = grid_dims[i];
     const int64_t step = s.step[d], n = ceil_div(g.count[d], step);
     const GridKey& k = key[i];
     if (!k.is_slice) {
