@@ -49,6 +49,10 @@ class NkiBlockGrid(NkiGrid):
     __slots__ = ()
 
 
+for _cls in (NkiGrid, NkiTileGrid, NkiBlockGrid):
+    _cls.__module__ = "nki.language"  # their public home (nl.NkiTileGrid), in reprs and the type stubs
+
+
 def _wrap(grid):
     out = object.__new__(NkiBlockGrid if grid.blocked else NkiTileGrid)
     out._grid = grid
