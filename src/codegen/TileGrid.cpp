@@ -70,6 +70,10 @@ void check_grouping(KernelBuilder& b, const std::string& api, const std::vector<
                                                  dims(block.size()) + "; it counts tiles along each of the " +
                                                  dims(tile.size()) + " of tile_shape"));
   check_positive(b, api, "block_shape", block);
+  for (size_t k = 0; k < tile.size(); ++k)
+    if (tile[k] > (int64_t{1} << 62) / block[k])
+      b.fail(sema::err_grid_shape_invalid(api, "blocks of " + tuple_str(block) + " tiles of " + tuple_str(tile) +
+                                                   " are too large"));
 }
 
 // On chip a view's dim 0 is its partition dim, which a tile must cover (not a leading dim).

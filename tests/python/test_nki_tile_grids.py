@@ -467,3 +467,32 @@ def test_every_grid_rule_is_a_diagnostic_at_the_users_line(kernel, token, code, 
     e = trace_error(kernel, X)
     assert isinstance(e, kind), type(e).__mro__
     check_diag(e, M, code, message, [(kernel.__name__, token)])
+
+
+GARBAGE = [None, "x", 1.5, 2**64, (), (1,), (2**64, 1), (2**62, 2**62), (-1, 2), np.int32(3), [1, 2], (1, 2, 3, 4, 5)]
+SLOTS = ["tile_shape", "block_shape", "element_shape", "buffer", "dtype", "address", "name", "source", "key"]
+
+
+@pytest.mark.parametrize("slot", SLOTS)
+@pytest.mark.parametrize("value", GARBAGE, ids=[repr(v)[:20] for v in GARBAGE])
+def test_no_argument_makes_a_grid_call_fail_outside_a_diagnostic(slot, value):
+    @nki.jit
+    def kernel(x):
+        a = dict(tile_shape=(64, 64), block_shape=(1, 2), element_shape=(128, 512), buffer=nl.sbuf,
+                 dtype=nl.float32, address=None, name="")
+        a[slot] = value
+        if slot == "source":
+            nl.tiles(value, tile_shape=(64, 64))  # ERR:garbage_source
+        elif slot == "key":
+            nl.tiles(x, tile_shape=(64, 64))[value]  # ERR:garbage_key
+        else:
+            nl.alloc_blocks(**a)  # ERR:garbage_alloc
+            nl.blocks(x, tile_shape=a["tile_shape"], block_shape=a["block_shape"])  # ERR:garbage_blocks
+        return x
+
+    try:
+        kernel.trace(None, (np.zeros((128, 512), np.float32),), {})
+    except nkic.NKIError as e:
+        assert e.code.startswith("err_") and e.code != "err_internal", str(e)
+        assert M.same_file(e.file) and e.line in {M.line(m) for m in ("garbage_source", "garbage_key",
+                                                                      "garbage_alloc", "garbage_blocks")}, str(e)
