@@ -55,8 +55,8 @@ def test_a_block_of_four_tiles_moves_in_one_dma_and_its_tiles_compute():
                               buffer=nl.sbuf, dtype=x.dtype)
         nisa.dma_copy(dst=buf.data, src=bx[0, 0].data)
         inner = nl.tiles(buf)
-        seen["grids"] = (type(bx), bx.shape, bx.block_shape, bx.index_step_elements, type(inner), inner.shape,
-                         buf.buffer, buf.data.shape)
+        seen["grids"] = (type(bx), type(bx[0, 0]), bx.shape, bx.block_shape, bx.index_step_elements, type(inner),
+                         inner.shape, buf.buffer, buf.data.shape)
         nisa.activation(dst=inner[0, 2].data, op=nl.exp, data=inner[0, 2].data)
         nisa.dma_copy(dst=out, src=buf.data)
         return out
@@ -65,8 +65,8 @@ def test_a_block_of_four_tiles_moves_in_one_dma_and_its_tiles_compute():
     expect = x.copy()
     expect[:, 1024:1536] = np.exp(expect[:, 1024:1536])
     np.testing.assert_allclose(nki.simulate(blocks_kernel)(x), expect, rtol=1e-6)
-    assert seen["grids"] == (nl.NkiBlockGrid, (1, 1), (1, 4), (128, 2048), nl.NkiTileGrid, (1, 4), nl.sbuf,
-                             (128, 2048))
+    assert seen["grids"] == (nl.NkiBlockGrid, nl.NkiBlockGrid, (1, 1), (1, 4), (128, 2048), nl.NkiTileGrid, (1, 4),
+                             nl.sbuf, (128, 2048))
     # One DMA in (the block), one out; the cost model charges the block as one transfer.
     assert nkic.profile(blocks_kernel, x).engines["dma"].instructions == 2
 
@@ -186,6 +186,48 @@ def test_a_tensor_is_its_own_data():
 
     x = RNG.random((128, 64), dtype=np.float32)
     np.testing.assert_array_equal(nki.simulate(kernel)(x), x)
+
+
+def test_tiles_of_an_on_chip_tensor_are_views_of_its_own_layout():
+    @nki.jit
+    def kernel(x):
+        t = nl.ndarray(x.shape, x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        g = nl.tiles(t, tile_shape=(64, 256))
+        nisa.activation(dst=g[1, 1].data, op=nl.exp, data=g[1, 1].data)
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=t)
+        return out
+
+    x = RNG.random((128, 512), dtype=np.float32)
+    expect = x.copy()
+    expect[64:, 256:] = np.exp(x[64:, 256:])
+    np.testing.assert_allclose(nki.simulate(kernel)(x), expect, rtol=1e-6)
+
+
+def test_an_allocation_is_placed_by_address_as_a_tensor_is():
+    @nki.jit
+    def placed(x):
+        buf = nl.alloc_tiles(tile_shape=(128, 512), element_shape=(128, 1024), buffer=nl.sbuf, dtype=x.dtype,
+                             address=(0, 4096))
+        nisa.dma_copy(dst=buf[0, 1].data, src=x)
+        out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=buf[0, 1].data)
+        return out
+
+    x = RNG.random((128, 512), dtype=np.float32)
+    np.testing.assert_array_equal(nki.simulate(placed)(x), x)
+
+    @nki.jit
+    def too_far(x):
+        buf = nl.alloc_tiles(tile_shape=(128, 512), element_shape=(128, 1024), buffer=nl.sbuf,  # ERR:address
+                             dtype=x.dtype, address=(0, 210000))
+        nisa.dma_copy(dst=buf[0, 0].data, src=x)
+        return x
+
+    check_diag(trace_error(too_far, x), M, "err_address_out_of_range",
+               "address= of 'buf' does not fit: bytes 210000..214095 of a 212984-byte partition on trn2",
+               [("address", "nl.")])
 
 
 def test_an_on_chip_multi_row_selection_is_not_representable():
