@@ -52,7 +52,7 @@ std::vector<codegen::GridKey> key_arg(py::handle key) {
       };
       g.is_slice = true;
       g.start = bound(s->start), g.stop = bound(s->stop), g.step = bound(s->step);
-    } else if (PyLong_Check(k.ptr()) && !PyBool_Check(k.ptr())) {
+    } else if (PyIndex_Check(k.ptr()) && !PyBool_Check(k.ptr()) && !is_traced(k)) {  // int, numpy integer
       g.index = int_arg(k, "an index", api);
     } else {
       sema::fail(sema::err_grid_index("a grid is indexed with ints and slices, got '" + py_type_name(k) + "'"));

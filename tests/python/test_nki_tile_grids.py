@@ -114,7 +114,7 @@ def test_rows_columns_negative_indices_and_regrouping_read_what_numpy_slices():
         retiled = nl.tiles(g[0:2, 1:], tile_shape=(64, 100))
         seen["shapes"] = (row.shape, row.element_shape, col.shape, col.element_shape, blocks.shape,
                           blocks.index_step_elements, corner.shape, corner.element_shape, retiled.shape,
-                          retiled[-1, -1].element_shape, g[1:, -2:].shape)
+                          retiled[-1, -1].element_shape, g[1:, -2:].shape, g[np.int32(-1), 0].element_shape)
         outs = []
         for sel in (row[1], col[-1], corner[0, 0], retiled[3, 4], blocks[0, 0]):
             o = nl.ndarray(sel.element_shape, x.dtype, buffer=nl.shared_hbm)
@@ -125,7 +125,7 @@ def test_rows_columns_negative_indices_and_regrouping_read_what_numpy_slices():
     x = RNG.random((300, 700), dtype=np.float32)
     got = nki.simulate(kernel)(x)
     assert seen["shapes"] == ((3,), (44, 700), (3,), (300, 256), (2, 2), (256, 512), (1, 1), (44, 188), (4, 5),
-                              (64, 44), (2, 2))
+                              (64, 44), (2, 2), (44, 256))
     expect = (x[256:, 256:512], x[256:300, 256:512], x[256:, 512:], x[192:256, 656:700], x[0:256, 0:512])
     for g, e in zip(got, expect):
         np.testing.assert_array_equal(g, e)
