@@ -1,5 +1,7 @@
 #include "codegen/TileGrid.h"
 
+#include <algorithm>
+
 #include "codegen/AccessPattern.h"
 #include "codegen/Ops.h"
 #include "codegen/ViewMethods.h"
