@@ -22,19 +22,6 @@ namespace {
 
 trace::TraceContext& ctx(const char* api = "nki") { return trace::TraceContext::nki_ctx(api); }
 
-ir::DType dtype_of(const std::string& name) {
-  if (auto d = ir::dtype_from_name(name)) return *d;
-  sema::fail(sema::err_unsupported_dtype("'" + name + "'"));
-}
-
-ir::Memory memory_of(const std::string& name) {
-  if (name == "sbuf") return ir::Memory::SBUF;
-  if (name == "psum") return ir::Memory::PSUM;
-  if (name == "shared_hbm") return ir::Memory::SharedHBM;
-  if (name == "private_hbm" || name == "hbm") return ir::Memory::PrivateHBM;
-  sema::fail(sema::err_unsupported_buffer(name));
-}
-
 
 // mask= and dtype= keyword arguments; the MaskVal lives in `storage`.
 codegen::OpArgs op_args(py::handle mask, py::handle dtype, std::optional<types::MaskVal>& storage) {

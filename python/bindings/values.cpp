@@ -309,6 +309,19 @@ codegen::Dst dst_arg(py::handle dst) {
   return dst.is_none() ? codegen::Dst::fresh() : codegen::Dst::into(tensor_arg(dst, "dst"));
 }
 
+ir::DType dtype_of(const std::string& name) {
+  if (auto d = ir::dtype_from_name(name)) return *d;
+  sema::fail(sema::err_unsupported_dtype("'" + name + "'"));
+}
+
+ir::Memory memory_of(const std::string& name) {
+  if (name == "sbuf") return ir::Memory::SBUF;
+  if (name == "psum") return ir::Memory::PSUM;
+  if (name == "shared_hbm") return ir::Memory::SharedHBM;
+  if (name == "private_hbm" || name == "hbm") return ir::Memory::PrivateHBM;
+  sema::fail(sema::err_unsupported_buffer(name));
+}
+
 const types::TensorVal& tensor_arg(py::handle h, std::string_view what, std::string_view kind) {
   if (!is_tensor(h))
     sema::fail(sema::err_unexpected_type_of_operand(what, "'" + py_type_name(h) + "', expected " + std::string(kind)));
