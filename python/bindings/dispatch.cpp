@@ -215,16 +215,25 @@ void api_call_failed(const py::error_already_set& e, py::handle func, const std:
   sema::fail(d);
 }
 
-// The on-chip views among a call's arguments (and in its list and tuple arguments)
-// that carry a runtime offset: check_on_chip_offsets_lowered follows them.
-std::vector<types::TensorVal> on_chip_offset_views(const codegen::KernelBuilder& b, const CallArgs& a) {
-  std::vector<types::TensorVal> out;
+// What the dispatcher checks of a call's tensor arguments (and of its list and tuple
+// arguments), in one pass: the first that covers no element (an empty slice, `x[:, n:n]`),
+// and, for the current API, the on-chip views at a runtime offset, which
+// check_on_chip_offsets_lowered follows.
+struct TensorArguments {
+  PyObject* empty = nullptr;
+  std::vector<types::TensorVal> offsets;
+};
+
+TensorArguments scan_tensor_arguments(const codegen::KernelBuilder& b, const CallArgs& a) {
+  TensorArguments out;
   auto take = [&](py::handle h) {
     if (!is_tensor(h)) return;
     const types::TensorVal& v = unwrap<PyTensor>(h).v;
+    if (!out.empty && std::find(v.shape.begin(), v.shape.end(), 0) != v.shape.end()) out.empty = h.ptr();
     // A tensor of another trace is not this kernel's: the call itself reports it.
-    if (v.indirect.empty() || v.tensor < 0 || static_cast<size_t>(v.tensor) >= b.kernel().tensors.size()) return;
-    if (!ir::is_hbm(b.tensor(v.tensor).memory)) out.push_back(v);
+    if (!b.current_api || v.indirect.empty() || v.tensor < 0 || static_cast<size_t>(v.tensor) >= b.kernel().tensors.size())
+      return;
+    if (!ir::is_hbm(b.tensor(v.tensor).memory)) out.offsets.push_back(v);
   };
   for (size_t i = 0; i < a.nargs + a.nkw(); ++i) {
     py::handle h = a.args[i];
@@ -233,23 +242,6 @@ std::vector<types::TensorVal> on_chip_offset_views(const codegen::KernelBuilder&
       for (py::handle item : py::reinterpret_borrow<py::sequence>(h)) take(item);
   }
   return out;
-}
-
-// The first tensor argument (or list item) that covers no element (an empty slice, `x[:, n:n]`), or null.
-PyObject* empty_tensor_argument(const CallArgs& a) {
-  auto empty = [](py::handle h) {
-    if (!is_tensor(h)) return false;
-    const std::vector<int64_t>& shape = unwrap<PyTensor>(h).v.shape;
-    return std::find(shape.begin(), shape.end(), 0) != shape.end();
-  };
-  for (size_t i = 0; i < a.nargs + a.nkw(); ++i) {
-    py::handle h = a.args[i];
-    if (empty(h)) return h.ptr();
-    if (PyList_Check(h.ptr()) || PyTuple_Check(h.ptr()))
-      for (py::handle item : py::reinterpret_borrow<py::sequence>(h))
-        if (empty(item)) return item.ptr();
-  }
-  return nullptr;
 }
 
 // The value of keyword `name` in the call, or null.
@@ -280,21 +272,20 @@ py::object call_decided(trace::TraceContext* ctx, ir::SourceLoc here, const Deci
         codegen::KernelBuilder& b = ctx->builder();
         // What the compiler tolerates: an API call on an empty slice (a tail loop's zero-length
         // tail) does nothing; a legacy call's result is that empty operand, which later calls skip too.
-        if (PyObject* empty = empty_tensor_argument(a)) {
+        const TensorArguments tensors = scan_tensor_arguments(b, a);
+        if (PyObject* empty = tensors.empty) {
           const types::TensorVal& v = unwrap<PyTensor>(empty).v;
           b.warn(sema::warn_empty_access(d.api, codegen::KernelBuilder::display_name(b.tensor(v.tensor).name),
                                          sema::shape_str(v.shape)));
           if (d.instruction) return py::none();
           return py::reinterpret_borrow<py::object>(empty);
         }
-        std::vector<types::TensorVal> offsets;
-        if (b.current_api) offsets = on_chip_offset_views(b, a);
         const size_t first = b.insertion_size();
         const int64_t first_id = b.next_instruction_id();
         py::object r;
         if (d.native) r = call_native(*d.native, a);
         if (!r) r = vectorcall(func, a);
-        if (!offsets.empty()) codegen::check_on_chip_offsets_lowered(b, first, offsets);
+        if (!tensors.offsets.empty()) codegen::check_on_chip_offsets_lowered(b, first, tensors.offsets);
         // Every nisa call of the current API returns an NkiInstruction (§5.6).
         if (d.instruction && r.is_none()) return instruction_handle(*ctx, first_id, keyword(a, "name"));
         return r;

@@ -13,6 +13,7 @@ void bind_dispatch(py::module_& m);
 void bind_nki_api(py::module_& m);
 void bind_schedule_api(py::module_& m);
 void bind_nki_views(py::module_& m);
+void bind_nki_grids(py::module_& m);
 void bind_trace_api(py::module_& m);
 void bind_ops_api(py::module_& m);
 void bind_perf_api(py::module_& m);
@@ -27,6 +28,7 @@ PYBIND11_MODULE(_nkic, m) {
   nkic::py_bind::bind_nki_api(m);
   nkic::py_bind::bind_schedule_api(m);
   nkic::py_bind::bind_nki_views(m);
+  nkic::py_bind::bind_nki_grids(m);
   nkic::py_bind::bind_trace_api(m);
   nkic::py_bind::bind_ops_api(m);
   nkic::py_bind::bind_kernel_api(m);

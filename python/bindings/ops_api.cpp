@@ -96,8 +96,10 @@ py::object tensor_tensor_call(py::handle dst, py::handle data1, py::handle data2
                               py::handle dtype, int engine) {
   codegen::KernelBuilder& b = builder("");
   Args a(b, dst, mask, dtype);
-  return from_value(codegen::tensor_tensor(b, a.to, op, tensor_arg(data1, "data1"), tensor_arg(data2, "data2"),
-                                           ir::engine_from_nki(engine), a.op));
+  types::Value r = codegen::tensor_tensor(b, a.to, op, tensor_arg(data1, "data1"), tensor_arg(data2, "data2"),
+                                          ir::engine_from_nki(engine), a.op);
+  // Into the caller's dst the call returns nothing (the dispatcher's NkiInstruction): no tile to wrap.
+  return a.to.given() ? py::none() : from_value(std::move(r));
 }
 
 void bind_ops_api(py::module_& m) {

@@ -6,7 +6,6 @@
 
 #include "codegen/Ops.h"
 #include "codegen/Range.h"
-#include "codegen/Scalars.h"
 #include "errors.h"
 #include "kernel_api.h"
 #include "native_calls.h"
@@ -22,20 +21,6 @@ namespace nkic::py_bind {
 namespace {
 
 trace::TraceContext& ctx(const char* api = "nki") { return trace::TraceContext::nki_ctx(api); }
-
-ir::DType dtype_of(const std::string& name) {
-  const auto d = ir::dtype_from_name(name);
-  if (d && codegen::has_dtype(ctx().builder(), *d)) return *d;
-  sema::fail(sema::err_unsupported_dtype("'" + name + "'"));
-}
-
-ir::Memory memory_of(const std::string& name) {
-  if (name == "sbuf") return ir::Memory::SBUF;
-  if (name == "psum") return ir::Memory::PSUM;
-  if (name == "shared_hbm") return ir::Memory::SharedHBM;
-  if (name == "private_hbm" || name == "hbm") return ir::Memory::PrivateHBM;
-  sema::fail(sema::err_unsupported_buffer(name));
-}
 
 
 // mask= and dtype= keyword arguments; the MaskVal lives in `storage`.

@@ -7,6 +7,7 @@
 #include "codegen/Indexing.h"
 #include "errors.h"
 #include "codegen/Ops.h"
+#include "codegen/Scalars.h"
 #include "sema/ErrorCatalog.h"
 #include "trace/TraceContext.h"
 #include "types/IndexAlgebra.h"
@@ -309,6 +310,21 @@ static const types::TensorVal& traced_tensor(py::handle h) {
 
 codegen::Dst dst_arg(py::handle dst) {
   return dst.is_none() ? codegen::Dst::fresh() : codegen::Dst::into(tensor_arg(dst, "dst"));
+}
+
+ir::DType dtype_of(const std::string& name) {
+  const auto d = ir::dtype_from_name(name);
+  trace::TraceContext* c = trace::TraceContext::current();
+  if (d && (!c || codegen::has_dtype(c->builder(), *d))) return *d;
+  sema::fail(sema::err_unsupported_dtype("'" + name + "'"));
+}
+
+ir::Memory memory_of(const std::string& name) {
+  if (name == "sbuf") return ir::Memory::SBUF;
+  if (name == "psum") return ir::Memory::PSUM;
+  if (name == "shared_hbm") return ir::Memory::SharedHBM;
+  if (name == "private_hbm" || name == "hbm") return ir::Memory::PrivateHBM;
+  sema::fail(sema::err_unsupported_buffer(name));
 }
 
 const types::TensorVal& tensor_arg(py::handle h, std::string_view what, std::string_view kind) {

@@ -71,6 +71,10 @@ std::string short_repr(py::handle h);
 // an int, a numpy integer or an integral float that fits in 64 bits; anything
 // else is a diagnostic naming the value (`what`) and `api` (default: the API in flight).
 int64_t int_arg(py::handle h, std::string_view what, const std::string& api = "");
+// A dtype and a buffer by their names (nkic._dtypes.dtype_name, nl.sbuf.name): the
+// core's, or err_unsupported_dtype / err_unsupported_buffer.
+ir::DType dtype_of(const std::string& name);
+ir::Memory memory_of(const std::string& name);
 // The tile an API argument must be, or err_unexpected_type_of_operand naming `what`
 // and saying it expected `kind`.
 const types::TensorVal& tensor_arg(py::handle h, std::string_view what, std::string_view kind = "a tile");

@@ -93,3 +93,5 @@ core.NkiTensor.strides = property(lambda t: tuple(step for step, _ in core.view_
 core.NkiTensor.offset = property(lambda t: core.view_pattern(t)[1])
 core.NkiTensor.size = property(lambda t: math.prod(t.shape))
 core.NkiTensor.name = property(core.view_name)
+# NKI 0.7: a tensor is its own `.data`, so a tile grid's selection and a tensor are used alike.
+core.NkiTensor.data = property(lambda t: t)

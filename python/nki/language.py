@@ -109,11 +109,18 @@ def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     """An uninitialised tensor; address=(partition, free byte offset) places it: checked to
     fit the target's buffer (values do not depend on the placement)."""
     t = core.ndarray(_legacy._shape(shape), *_storage(dtype, buffer), name or "", 0)
-    if address is not None:
-        partition, offset = address
-        core.check_address(t, core.int_arg(partition, "address", "nl.ndarray"),
-                           core.int_arg(offset, "address", "nl.ndarray"))
+    _place(t, address, "nl.ndarray")
     return t
+
+
+def _place(t, address, api):
+    """address=(partition, free byte offset) of a new tensor: checked by the core."""
+    if address is None:
+        return
+    if not isinstance(address, (tuple, list)) or len(address) != 2:
+        core.raise_unsupported_args(api, "address= is a (partition, free byte offset) pair")
+    partition, offset = address
+    core.check_address(t, core.int_arg(partition, "address", api), core.int_arg(offset, "address", api))
 
 
 ndarray.nki_native = "ndarray"  # the dispatcher runs its plain calls in the core (native_calls.h)
@@ -318,6 +325,7 @@ core.NkiTensor.__ne__ = _none_aware(core.NkiTensor.__ne__, True)
 from . import _views  # noqa: E402,F401  (attaches the 0.5 view methods to NkiTensor)
 from ._registers import dynamic_range  # noqa: E402,F401
 from ._control import fori_loop, if_else, while_loop  # noqa: E402,F401
+from ._grids import NkiGrid, NkiTileGrid, NkiBlockGrid, tiles, blocks, alloc_tiles, alloc_blocks  # noqa: E402,F401
 
 # Removed from the language (NKI_CURRENT_API.md §2.3, §12): a call says what replaces it.
 arange = _unavailable("nl.arange", "was removed in nki 0.1: index with slices, nl.ds(start, size) or .ap(pattern=)")

@@ -18,7 +18,38 @@ class NKIObject:
     fields (annotated or plain class attributes with defaults) are __init__ parameters
     and __post_init__ runs, with or without @dataclass."""
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+class NkiBlockGrid(NkiGrid):
+    """A grid of blocks of block_shape tiles; nl.tiles(block_selection) reaches its tiles."""
+class NkiGrid:
+    """A static selection of a tensor's elements grouped in tiles (NkiTileGrid) or in blocks of
+    tiles (NkiBlockGrid). Made by nl.tiles, nl.blocks, nl.alloc_tiles and nl.alloc_blocks;
+    indexing with ints and step-1 slices gives the same kind of grid; `.data` is the
+    selection as one tensor view, usable as any nisa operand."""
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def tile_shape(self) -> tuple[int, ...]: ...
+    @property
+    def block_shape(self) -> tuple[int, ...] | None: ...
+    @property
+    def element_shape(self) -> tuple[int, ...]: ...
+    @property
+    def index_step_elements(self) -> tuple[int, ...]: ...
+    @property
+    def is_remainder(self) -> bool: ...
+    @property
+    def is_data_representable(self) -> bool: ...
+    @property
+    def data(self) -> Tile: ...
+    @property
+    def dtype(self) -> Any: ...
+    @property
+    def buffer(self) -> Any: ...
+    def __getitem__(self, key: Any) -> Any: ...
 NkiTensor: Any
+class NkiTileGrid(NkiGrid):
+    """A grid of tiles: its coordinates step over one tile of each tiled dim."""
 def abs(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """nl.abs(x): the ALU op abs of each element of x, as a new tile (in `dtype` when given); x may be a number."""
 def abs_max(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
@@ -32,6 +63,11 @@ def affine_range(start: Any, stop: Any = ..., step: Any = ...) -> Iterator[Any]:
     traced once per iteration, with Python semantics."""
 def all(x: Any, axis: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """Whether every element along the free axis or axes `axis` is nonzero, as a new tile."""
+def alloc_blocks(*, tile_shape: Any, block_shape: Any, element_shape: Any, buffer: Any, dtype: Any, address: Any = ..., name: Any = ...) -> NkiBlockGrid:
+    """alloc_tiles's one allocation, seen as a grid of blocks of block_shape tiles."""
+def alloc_tiles(*, tile_shape: Any, element_shape: Any, buffer: Any, dtype: Any, address: Any = ..., name: Any = ...) -> NkiTileGrid:
+    """One uninitialised on-chip allocation holding element_shape elements as a grid of
+    tile_shape tiles: each tile a full-size slot, packed along the free dim."""
 def arange(*args: Any, **kwargs: Any) -> None:
     """Not available: nl.arange was removed in nki 0.1: index with slices, nl.ds(start, size) or .ap(pattern=)."""
 def arctan(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
@@ -45,6 +81,8 @@ def bitwise_or(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: A
     """nl.bitwise_or(x, y): the ALU op bitwise_or of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
 def bitwise_xor(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """nl.bitwise_xor(x, y): the ALU op bitwise_xor of x and y element by element, as a new tile (in `dtype` when given); either may be a number."""
+def blocks(source: Any, *, tile_shape: Any = ..., block_shape: Any) -> NkiBlockGrid:
+    """`source` as a grid of blocks of block_shape tiles (counted per tiled dim). A view."""
 bool_: Any
 def broadcast_to(x: Any, shape: Any, dtype: Any = ...) -> Tile:
     """x broadcast along its size-1 dimensions to `shape`, as a new tile (in `dtype` when given)."""
@@ -287,6 +325,9 @@ class tile_size:
     sbuf_size_bytes: int
     sbuf_fmax: int
     sbuf_fmax_bytes: int
+def tiles(source: Any, *, tile_shape: Any = ...) -> NkiTileGrid:
+    """`source` (a tensor or a grid) as a grid of tile_shape tiles over its trailing dims (a
+    grid keeps its own tile_shape by default). A view: nothing is moved or allocated."""
 def transpose(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """x with its partition and free dimension swapped, as a new tile."""
 def trunc(x: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:

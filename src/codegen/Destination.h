@@ -18,9 +18,11 @@ class Dst {
   // A fresh tile the builder allocates (its shape, dtype and memory are the builder's).
   static Dst fresh() { return Dst(); }
   // The caller's view: the builder's result is written into it.
+  // Held by reference, like a string_view: a Dst lives for one builder call, and the view
+  // (an argument of that call) outlives it; no copy of the view on every call.
   static Dst into(const types::TensorVal& view) { return Dst(view); }
 
-  bool given() const { return view_.has_value(); }
+  bool given() const { return view_ != nullptr; }
   const types::TensorVal& view() const { return *view_; }
   // The dtype of the result: the view's own, or the builder's `dflt` for a fresh tile.
   ir::DType dtype(const KernelBuilder& b, ir::DType dflt) const;
@@ -34,8 +36,8 @@ class Dst {
 
  private:
   Dst() = default;
-  explicit Dst(const types::TensorVal& v) : view_(v) {}
-  std::optional<types::TensorVal> view_;
+  explicit Dst(const types::TensorVal& v) : view_(&v) {}
+  const types::TensorVal* view_ = nullptr;
 };
 
 // The access an instruction writes through `result` (a resolved Dst) when it writes

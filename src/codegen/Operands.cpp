@@ -146,9 +146,13 @@ void check_no_psum(KernelBuilder& b, std::initializer_list<std::pair<const char*
     if (in_psum(b, t)) b.fail(sema::err_unsupported_memory(name, b.api(), "sbuf", "psum"));
 }
 
-std::optional<Value> slot_operand(ir::AluOp op, std::optional<Value> operand) {
+bool ignores_slot_operand(ir::AluOp op) {
   // NKI_API §3.2: the one-operand ops an op slot takes read the data and ignore the slot's operand.
-  if (op == ir::AluOp::abs || op == ir::AluOp::rsqrt || op == ir::AluOp::reciprocal) return std::nullopt;
+  return op == ir::AluOp::abs || op == ir::AluOp::rsqrt || op == ir::AluOp::reciprocal;
+}
+
+std::optional<Value> slot_operand(ir::AluOp op, std::optional<Value> operand) {
+  if (ignores_slot_operand(op)) return std::nullopt;
   return operand;
 }
 

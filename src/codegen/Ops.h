@@ -208,6 +208,7 @@ void check_one_psum_input(KernelBuilder& b, std::initializer_list<std::pair<cons
 void check_no_psum(KernelBuilder& b, std::initializer_list<std::pair<const char*, const TensorVal*>> operands);
 // The operand an ALU stage reads from its slot: none for the one-operand ops the tensor
 // instructions take in an op slot (abs, rsqrt, reciprocal: they apply to the data).
+bool ignores_slot_operand(ir::AluOp op);
 std::optional<Value> slot_operand(ir::AluOp op, std::optional<Value> operand);
 // `dst op= value` in place.
 void update_inplace(KernelBuilder& b, ir::AluOp op, const TensorVal& dst, const Value& value);

@@ -166,22 +166,31 @@ Step step_of(const ir::Access& a, const ir::TensorDecl& t, ir::Var v) {
   Step s;
   if (a.index.size() != t.shape.size()) return {0, false, false};
   const bool on_chip = !ir::is_hbm(t.memory);
+  auto divides_v = [&](const ir::AffineExpr& e) {
+    for (const ir::DivTerm& div : e.divs())
+      if (div.num.coeff(v) != 0) return true;
+    return false;
+  };
+  // The offset in the free layout as one sum: a reshape alias (an .ap() view) indexes by
+  // floor division and modulo, which cancel there.
+  ir::AffineExpr flat(0);
   int64_t dim_stride = 1;
   for (int d = static_cast<int>(t.shape.size()) - 1; d >= 0; --d) {
     const ir::AffineExpr& e = a.index[d];
-    for (const ir::DivTerm& div : e.divs())
-      if (div.num.coeff(v) != 0) s.fixed = false;
-    const int64_t c = e.coeff(v);
+    const bool moves = e.coeff(v) != 0 || divides_v(e);
     const bool indirect =
         std::any_of(a.indirect.begin(), a.indirect.end(), [d](const ir::IndirectIndex& i) { return i.dim == d; });
-    if (c != 0 && indirect) s.fixed = false;
+    if (moves && indirect) s.fixed = false;
     if (on_chip && d == t.partition_dim) {
-      s.partitions = s.partitions || c != 0;
+      s.partitions = s.partitions || moves;
+      if (divides_v(e)) s.fixed = false;
       continue;  // partitions are apart: the free layout skips this dim
     }
-    s.elements += c * dim_stride;
+    flat = flat + e * dim_stride;
     dim_stride *= t.shape[d];
   }
+  if (divides_v(flat)) s.fixed = false;
+  s.elements = flat.coeff(v);
   return s;
 }
 

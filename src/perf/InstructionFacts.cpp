@@ -8,20 +8,22 @@ namespace {
 constexpr InstructionFacts kFacts[] = {
     // max(MIN_II, N) with src and predicate one in SBUF, one in PSUM; 2N both in SBUF: the
     // destination it keeps where the predicate is false is not a streamed input.
-    {ir::Opcode::CopyPredicated, 0, true, true, -1, "tensor_copy_predicated, line 1513"},
+    {ir::Opcode::CopyPredicated, std::nullopt, 0, true, true, -1, "tensor_copy_predicated, line 1513"},
     // 150 + N GpSimd cycles.
-    {ir::Opcode::Iota, 0, false, false, 150, "iota, line 565"},
+    {ir::Opcode::Iota, std::nullopt, 0, false, false, 150, "iota, line 565"},
     // GPSIMD_START + N, the GpSimd start-up overhead about 150 cycles.
-    {ir::Opcode::AffineSelect, 0, false, false, 150, "affine_select, line 289"},
+    {ir::Opcode::AffineSelect, std::nullopt, 0, false, false, 150, "affine_select, line 289"},
     // max(MIN_II, 13 * (N / 3)) Vector cycles, N the elements per partition of its input.
-    {ir::Opcode::BnAggr, 13.0 / 3.0, false, false, -1, "bn_aggr, line 335"},
+    {ir::Opcode::BnAggr, std::nullopt, 13.0 / 3.0, false, false, -1, "bn_aggr, line 335"},
+    // max(MIN_II, 8 * N) Vector cycles, N the elements per partition of data.
+    {ir::Opcode::Activation, ir::AluOp::reciprocal, 8, false, false, -1, "reciprocal, line 1189"},
 };
 
 }  // namespace
 
-const InstructionFacts* facts_of(ir::Opcode op) {
+const InstructionFacts* facts_of(const ir::Instruction& in) {
   for (const InstructionFacts& f : kFacts)
-    if (f.opcode == op) return &f;
+    if (f.opcode == in.opcode && (!f.alu || *f.alu == in.alu)) return &f;
   return nullptr;
 }
 

@@ -3,12 +3,18 @@
 // they differ from the stream formula's N cycles per streamed input (Durations.h). One row
 // per instruction, with its source; the formulas read them, scaled by the engine's rate.
 #pragma once
-#include "ir/Isa.h"
+#include <optional>
+
+#include "ir/AluOp.h"
+#include "ir/IR.h"
 
 namespace nkic::perf {
 
 struct InstructionFacts {
   ir::Opcode opcode;
+  // The ALU op the row is for, where an opcode's instructions differ by op (an activation
+  // that computes a reciprocal); none: every instruction of the opcode.
+  std::optional<ir::AluOp> alu;
   // Cycles per element per partition, replacing the count of streamed inputs (0: count them).
   double cycles_per_element = 0;
   // Whether its last src is the destination it keeps (read, not streamed), and whether two
@@ -20,7 +26,7 @@ struct InstructionFacts {
   const char* source = "";
 };
 
-// The row of `op`, or null when the stream formula holds as it is.
-const InstructionFacts* facts_of(ir::Opcode op);
+// The row of instruction `in`, or null when the stream formula holds as it is.
+const InstructionFacts* facts_of(const ir::Instruction& in);
 
 }  // namespace nkic::perf

@@ -171,4 +171,19 @@ Diagnostic err_psum_over_capacity(std::string_view target, int64_t banks, int64_
 Diagnostic warn_sbuf_spill(std::string_view target, int64_t bytes, int64_t capacity, std::string_view live);
 // An API call on an empty view of `tensor` (shape `shape`): nothing is executed.
 Diagnostic warn_empty_access(std::string_view api, std::string_view tensor, std::string_view shape);
+// Tile grids of NKI 0.7 (ErrorCatalogGrids.cpp; codegen/TileGrid.h). `api` is the call
+// (nl.tiles, nl.alloc_tiles, ...), `what` the argument or grid.
+// A shape argument that is not a tuple of Python ints (a TypeError, as documented).
+Diagnostic err_grid_shape_not_ints(std::string_view api, std::string_view what, std::string_view got);
+// A shape argument of the right type that breaks a geometry rule (a ValueError).
+Diagnostic err_grid_shape_invalid(std::string_view api, std::string_view why);
+// buffer= that is not an nl buffer (a TypeError), or one grids cannot live in (a ValueError).
+Diagnostic err_grid_buffer_not_memory_region(std::string_view api, std::string_view got);
+Diagnostic err_grid_buffer_unsupported(std::string_view api, std::string_view buffer);
+// nl.tiles / nl.blocks of something that is neither a tensor nor a grid (a TypeError).
+Diagnostic err_grid_source(std::string_view api, std::string_view got);
+// grid[key] with a key out of range or not ints and step-1 slices (an IndexError).
+Diagnostic err_grid_index(std::string_view why);
+// grid.data of a selection no single access pattern describes (a ValueError).
+Diagnostic err_grid_data_not_representable(std::string_view why, std::string_view fix);
 }  // namespace nkic::sema

@@ -94,5 +94,25 @@ TEST(InstructionFacts, BnAggrTakes13CyclesPerStatisticsTriple) {
   EXPECT_NEAR(perf::predict(k, trn1()).latency, (13.0 * 48 / 3 + trn1().cost.dve.fixed_cycles) / 1.12, 1e-9);
 }
 
+TEST(InstructionFacts, ReciprocalTakes8VectorCyclesPerElement) {
+  // max(MIN_II, 8 * N) Vector cycles for N = 512, where another activation streams N.
+  auto activation = [](ir::AluOp op, ir::Engine engine) {
+    ir::Kernel k;
+    k.name = "one";
+    const int x = add_tensor(k, "x", {128, 512}, Memory::SBUF), y = add_tensor(k, "y", {128, 512}, Memory::SBUF);
+    auto in = inst(Opcode::Activation, tile(y), {tile(x)});
+    in->alu = op;
+    in->engine = engine;
+    k.body.push_back(std::move(in));
+    return k;
+  };
+  const sema::EngineFigures& dve = trn1().cost.dve;
+  EXPECT_NEAR(perf::predict(activation(ir::AluOp::reciprocal, ir::Engine::dve), trn1()).latency,
+              (8.0 * 512 / dve.elems_per_cycle + dve.fixed_cycles) / dve.clock_ghz, 1e-9);
+  const sema::EngineFigures& act = trn1().cost.act;
+  EXPECT_NEAR(perf::predict(activation(ir::AluOp::exp, ir::Engine::act), trn1()).latency,
+              (512 / act.elems_per_cycle + act.fixed_cycles) / act.clock_ghz, 1e-9);
+}
+
 }  // namespace
 }  // namespace nkic

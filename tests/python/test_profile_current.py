@@ -152,3 +152,24 @@ def test_a_current_kernel_computes_a_loop_invariant_instruction_in_every_iterati
     assert legacy.engines["act"].instructions == 1 and legacy.engines["dma"].instructions == 17
     assert any(n.startswith("2 instruction(s) whose operands do not change") for n in legacy.notes)
     np.testing.assert_allclose(nki.simulate(invariant_in_loop)(a, b), np.tile(np.exp(a), (8, 1)) + 1, rtol=1e-6)
+
+
+def copy_through_sbuf(strided_hbm):
+    @nki.jit
+    def kernel(x):
+        buf = nl.ndarray((128, 2048), x.dtype, buffer=nl.sbuf)
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=buf, src=x.ap([[2048, 128], [1, 2048]]) if strided_hbm else x)
+        nisa.dma_copy(dst=out, src=buf)
+        return out
+
+    return kernel
+
+
+def test_an_hbm_ap_view_moves_in_the_contiguous_runs_of_its_pattern():
+    # .ap() indexes a row-major alias of the tensor by floor division and modulo; the DMA
+    # cost sees through them to the pattern's runs, as it does for the tensor itself.
+    x = np.ones((128, 2048), np.float32)
+    plain, strided = nkic.profile(copy_through_sbuf(False), x), nkic.profile(copy_through_sbuf(True), x)
+    assert strided.latency_us == plain.latency_us
+    assert not any("contiguous runs of under 512 bytes" in n for n in strided.notes)

@@ -208,8 +208,9 @@ void copy_into(KernelBuilder& b, const TensorVal& dst, const Value& value, bool 
       return;
     }
     in = make_instruction(copy_opcode(b.tensor(dst.tensor).memory, b.tensor(v->tensor).memory), b, dst, dst.shape);
-    const TensorVal paired = dma ? on_grid_of(b, *v, dst.shape) : *v;
-    in->srcs.push_back(access_for(b, fit_value(b, dst.shape, paired), dst.shape));
+    // Equal shapes pair element by element (on_grid_of and fit_value keep the view as it is).
+    if (v->shape == dst.shape) in->srcs.push_back(access_for(b, *v, dst.shape));
+    else in->srcs.push_back(access_for(b, fit_value(b, dst.shape, dma ? on_grid_of(b, *v, dst.shape) : *v), dst.shape));
     in->accumulate = accumulate;
     // `dst[...] = op(..., mask=m)` writes only where op wrote (NKI_API.md §1.3):
     // the copy carries the producer's mask, so dst keeps its values elsewhere.

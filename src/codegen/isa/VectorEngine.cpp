@@ -256,8 +256,11 @@ Value tensor_tensor(KernelBuilder& b, const Dst& dst, ir::AluOp op, const Tensor
   if (op == ir::AluOp::power || engine == ir::Engine::pool) check_no_psum(b, {{"data1", &data1}, {"data2", &data2}});
   OpArgs on = args;
   on.engine = engine == ir::Engine::pe ? ir::Engine::none : engine;  // the PE array has no ALU
-  if (!slot_operand(op, Value(data2))) return elementwise(b, dst, op, {Value(data1)}, on);
-  return elementwise(b, dst, op, {Value(data1), Value(data2)}, on);
+  std::vector<Value> operands;
+  operands.reserve(2);
+  operands.emplace_back(data1);
+  if (!ignores_slot_operand(op)) operands.emplace_back(data2);
+  return elementwise(b, dst, op, std::move(operands), on);
 }
 
 Value reciprocal(KernelBuilder& b, const Dst& dst, const TensorVal& data, const OpArgs& args) {
