@@ -7,6 +7,7 @@ import types
 import numpy as np
 
 from nkic._core import core
+from nkic import _dtypes
 from nkic._ops import op_name
 from . import language as nl
 from . import _lnc, _schedule
@@ -225,9 +226,13 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
 
 
 @_api("nisa.tensor_copy")
-def tensor_copy(dst, src, engine=engine.unknown, name=None):
-    """dst = src (converted to dst's dtype), on the engine `engine` selects."""
-    core.tensor_copy(dst, src, None, None, _engine(engine))
+def tensor_copy(dst, src, engine=engine.unknown, name=None, dtype=None):
+    """dst = src (converted to dst's dtype), on the engine `engine` selects. nki 0.2 also
+    took dtype=; a given dst's dtype decides, as for every instruction given its dst."""
+    if dtype is not None:
+        core.check_versioned_form("nisa.tensor_copy(dtype=)")
+        dtype = _dtypes.dtype_name(dtype)
+    core.tensor_copy(dst, src, None, dtype, _engine(engine))
 
 
 @_api("nisa.tensor_copy_predicated")
