@@ -64,7 +64,7 @@ const std::vector<VersionedForm>& versioned_forms() {
       {"kernel[grid] (an SPMD launch grid)", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
        "call the kernel itself, looping over the tiles inside it; kernel[n] takes one integer, the logical "
        "NeuronCore size"},
-      {"a list argument to a kernel", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3}, "pass a tuple: tuple(...)"},
+      {"a list argument to a kernel", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3}, "a tuple: tuple(...)"},
       {"nl.dynamic_range", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.fori_loop(lower, upper, body)"},
       {"`while reg:`", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.while_loop(reg, body)"},
       {"nl.fori_loop", NkiVersion{0, 6}, std::nullopt, std::nullopt, "`for i in nl.dynamic_range(...)`"},
