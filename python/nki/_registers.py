@@ -192,7 +192,11 @@ def while_loop(init, body_fun):
 def dynamic_range(start, stop=None, step=1):
     """nki 0.2-0.6 (deprecated in 0.6, removed in 0.7: use nl.fori_loop): a device loop over
     range(start, stop, step), its variable a register."""
-    core.check_versioned_form("nl.dynamic_range")
+    core.check_versioned_form("nl.dynamic_range")  # at the call, before the loop is entered
+    return _dynamic_loop(start, stop, step)
+
+
+def _dynamic_loop(start, stop, step):
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     if stop is None:
         start, stop = 0, start

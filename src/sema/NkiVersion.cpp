@@ -11,9 +11,10 @@ namespace {
 
 // Reads one decimal number off the front of `text`.
 std::optional<int> number(std::string_view& text) {
+  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;  // no sign
   int v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end == text.data()) return std::nullopt;
+  if (ec != std::errc()) return std::nullopt;
   text.remove_prefix(static_cast<size_t>(end - text.data()));
   return v;
 }
@@ -62,8 +63,8 @@ const std::vector<VersionedForm>& versioned_forms() {
       {"the builtin buffer's .view(dtype=, shape=)", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
        "nl.ndarray(shape, dtype, buffer=nl.sbuf) (nl.psum, nl.shared_hbm)"},
       {"kernel[grid] (an SPMD launch grid)", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
-       "call the kernel itself, looping over the tiles inside it; kernel[n] takes one integer, the logical "
-       "NeuronCore size"},
+       "a plain call, kernel(...), looping over the tiles inside the kernel (kernel[n] takes one integer, the "
+       "logical NeuronCore size)"},
       {"a list argument to a kernel", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3}, "a tuple: tuple(...)"},
       {"nl.dynamic_range", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.fori_loop(lower, upper, body)"},
       {"`while reg:`", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.while_loop(reg, body)"},
