@@ -165,8 +165,9 @@ def sequence_bounds(dst: Any, segment_ids: Any, name: Any = ...) -> NkiInstructi
     (padding) gives (n, -1)."""
 def set_rng_seed(src_seeds: Any, name: Any = ...) -> NkiInstruction:
     """Seeds the random number generator from the src_seeds tile."""
-def tensor_copy(dst: Any, src: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
-    """dst = src (converted to dst's dtype), on the engine `engine` selects."""
+def tensor_copy(dst: Any, src: Any, engine: Any = ..., name: Any = ..., dtype: Any = ...) -> NkiInstruction:
+    """dst = src (converted to dst's dtype), on the engine `engine` selects. nki 0.2 also
+    took dtype=; a given dst's dtype decides, as for every instruction given its dst."""
 def tensor_copy_dynamic_dst(*args: Any, **kwargs: Any) -> None:
     """Not available: nisa.tensor_copy_dynamic_dst was removed in nki 0.4: nisa.tensor_copy(dst, src.ap(pattern, offset, scalar_offset=reg))."""
 def tensor_copy_dynamic_src(*args: Any, **kwargs: Any) -> None:
