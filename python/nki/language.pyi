@@ -63,7 +63,7 @@ def divide(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) 
 def dropout(x: Any, rate: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """Zeroes each element with probability `rate` (a number or a tile that broadcasts), no rescaling."""
 from nkic.language import ds as ds
-def dynamic_range(start: Any, stop: Any = ..., step: Any = ...) -> Tile:
+def dynamic_range(start: Any, stop: Any = ..., step: Any = ...) -> Iterator[Any]:
     """nki 0.2-0.6 (deprecated in 0.6, removed in 0.7: use nl.fori_loop): a device loop over
     range(start, stop, step), its variable a register."""
 def empty_like(x: Any, dtype: Any = ..., buffer: Any = ..., name: Any = ...) -> Tile:
