@@ -70,6 +70,11 @@ const std::vector<VersionedForm>& versioned_forms() {
       {"`while reg:`", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.while_loop(reg, body)"},
       {"nl.fori_loop", NkiVersion{0, 6}, std::nullopt, std::nullopt, "`for i in nl.dynamic_range(...)`"},
       {"nl.while_loop", NkiVersion{0, 6}, std::nullopt, std::nullopt, "`while reg:`"},
+      {"nisa.exponential", NkiVersion{0, 3}, std::nullopt, std::nullopt,
+       "nisa.activation(dst, op=nl.exp, data, bias=...)"},
+      {"nisa.activate2", NkiVersion{0, 4}, std::nullopt, std::nullopt,
+       "nisa.tensor_scalar(...) then nisa.activation(...)"},
+      {"nisa.topk", NkiVersion{0, 6}, std::nullopt, std::nullopt, "nisa.max8 and nisa.nc_find_index8"},
   };
   return forms;
 }

@@ -309,3 +309,59 @@ def test_list_arguments_are_accepted_in_0_2(monkeypatch):
         nki.simulate(first_of)(DATA, [1, 2])  # ERR:list
     check_diag(info.value, M, "err_removed_in_nki_version",
                "a list argument to a kernel was removed in nki 0.3 (nkic serves nki 0.3)", [("list", "nki.")])
+
+
+# --- instructions new in a version (NKI_CURRENT_API.md §0) ---
+
+def exp_of(a):
+    x = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    nisa.exponential(dst=x, src=x)  # ERR:exponential
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=x)
+    return out
+
+
+def exp_of_scaled(a):
+    x = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    nisa.activate2(dst=x, op=nl.exp, data=x, imm0=2.0, imm1=1.0, op0=nl.multiply, op1=nl.add)  # ERR:activate2
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=x)
+    return out
+
+
+def top8(a):
+    src = nl.ndarray(a.shape, nl.bfloat16, buffer=nl.sbuf)
+    nisa.dma_copy(dst=src, src=a)
+    vals, idx = nl.ndarray((a.shape[0], 8), nl.bfloat16, buffer=nl.sbuf), nl.ndarray((a.shape[0], 8), nl.uint32)
+    nisa.topk(val_dst=vals, idx_dst=idx, src=src, n=40)  # ERR:topk
+    out = nl.ndarray(vals.shape, nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=vals)
+    return out
+
+
+SMALL = (np.arange(16 * 3, dtype=np.float32).reshape(16, 3) - 20) / 8
+
+
+@pytest.mark.parametrize("kernel,marker,api,introduced,before,instead,numpy", [
+    (exp_of, "exponential", "nisa.exponential", "0.3", "0.2", "nisa.activation(dst, op=nl.exp, data, bias=...)",
+     np.exp),
+    (exp_of_scaled, "activate2", "nisa.activate2", "0.4", "0.3", "nisa.tensor_scalar(...) then nisa.activation(...)",
+     lambda a: np.exp(a * 2 + 1)),
+    (top8, "topk", "nisa.topk", "0.6", "0.5", "nisa.max8 and nisa.nc_find_index8", None),
+], ids=["exponential", "activate2", "topk"])
+def test_an_instruction_is_rejected_before_the_version_that_brought_it(monkeypatch, kernel, marker, api, introduced,
+                                                                       before, instead, numpy):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
+    serve(monkeypatch, before)
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(kernel)(SMALL)
+    check_diag(info.value, M, "err_not_in_nki_version",
+               f"{api} is not in nki {before} (NKIC_NKI_VERSION={before}): it came in nki {introduced}",
+               [(marker, "nisa.")], api=api)
+    assert info.value.hint == f"NKIC_NKI_VERSION={introduced} or newer serves it; nki {before} writes {instead}"
+    serve(monkeypatch, introduced)
+    out = nki.simulate(kernel)(SMALL)
+    if numpy is not None:
+        np.testing.assert_allclose(out, numpy(SMALL), rtol=1e-6)
