@@ -1,5 +1,6 @@
 """Kernels written for NKI 0.2 (Beta 2), run unchanged under NKIC_NKI_VERSION=0.2 against
-numpy references written here, and rejected with the 0.3 migration hint at their own line
+numpy references written here (the mx ones with tests/python/mx_reference.py), and rejected
+with the 0.3 migration hint at their own line
 under the newest version: the 0.2-era tutorials of nki-samples (NKIC_NKI_SAMPLES, default
 /tmp/corpus/nki-samples-head) and triton-viz's examples/nki_beta2 (NKIC_TRITON_VIZ, default
 /tmp/corpus/triton-viz). Each is skipped without its checkout."""
@@ -11,7 +12,9 @@ import numpy as np
 import pytest
 
 import nki
+import nki.language as nl
 import nkic
+from mx_reference import FORMATS, dequant, pack, quantize_ref
 
 SAMPLES = os.environ.get("NKIC_NKI_SAMPLES", "/tmp/corpus/nki-samples-head")
 TRITON_VIZ = os.environ.get("NKIC_TRITON_VIZ", "/tmp/corpus/triton-viz")
@@ -81,6 +84,83 @@ def test_tutorial_matmul_is_rejected_at_its_tensor_copy_by_the_newest_version():
     assert e.message == "nisa.tensor_copy(dtype=) was removed in nki 0.3 (nkic serves nki 0.8)"
     assert e.file == MATMUL and e.line == line_of(MATMUL, "nisa.tensor_copy(dst=result_sbuf")
     assert "NKIC_NKI_VERSION=0.2 runs the kernel as nki 0.2 did" in e.hint
+
+
+# --- nki-samples: the mxfp-matmul tutorial (@nki.jit(platform_target="trn3"), tensor_copy(dtype=)) ---
+
+MXFP = os.path.join(os.path.dirname(os.path.dirname(MATMUL)), "mxfp-matmul")
+MX = "float8_e4m3fn_x4"
+
+
+def mx_kernels(monkeypatch):
+    monkeypatch.syspath_prepend(MXFP)  # mx_kernels imports mx_kernel_utils beside it
+    return load_module(os.path.join(MXFP, "mx_kernels.py"))
+
+
+def mx_operand(k, cols, seed):
+    """Random lane codes [K, 4 cols], their block scales [K/8, cols] (contiguous, as the tutorial
+    passes them) and the packed words as the float32 array the tutorial hands the kernel."""
+    rng = np.random.default_rng(seed)
+    codes = rng.choice(np.flatnonzero(np.isfinite(FORMATS[MX][0])), size=(k, 4 * cols))
+    scales = rng.integers(120, 134, size=(k // 8, cols))
+    return codes, scales, pack(MX, codes).view(np.float32), scales.astype(np.uint8)
+
+
+def mx_product(st_codes, st_scales, mv_codes, mv_scales):
+    k, m, n = st_codes.shape[0], st_codes.shape[1] // 4, mv_codes.shape[1] // 4
+    return np.einsum("pmj,pnj->mn", dequant(MX, st_codes, st_scales).reshape(k, m, 4),
+                     dequant(MX, mv_codes, mv_scales).reshape(k, n, 4))
+
+
+def assert_bf16_close(out, ref):
+    """The kernels accumulate and return bf16."""
+    np.testing.assert_allclose(out.astype(np.float32), ref, rtol=2e-2, atol=1e-2 * np.abs(ref).max())
+
+
+@needs_samples
+def test_tutorial_offline_quantized_mx_matmul_runs_as_0_2(monkeypatch):
+    serve_0_2(monkeypatch)
+    m = mx_kernels(monkeypatch)
+    cs, ss, st, st_scale = mx_operand(128, 128, seed=1)
+    cm, sm, mv, mv_scale = mx_operand(128, 512, seed=2)
+    out = m.kernel_offline_quantized_mx_matmul(st, st_scale, mv, mv_scale, nl.float8_e4m3fn_x4)
+    assert_bf16_close(out, mx_product(cs, ss, cm, sm))
+
+
+@needs_samples
+def test_tutorial_on_device_quantize_matmul_mx_runs_as_0_2(monkeypatch):
+    serve_0_2(monkeypatch)
+    m = mx_kernels(monkeypatch)
+    cs, ss, st, st_scale = mx_operand(128, 128, seed=1)
+    moving = np.random.default_rng(3).standard_normal((128, 2048)).astype(nl.bfloat16)
+    out = m.kernel_on_device_quantize_matmul_mx(st, st_scale, moving, nl.float8_e4m3fn_x4, nl.float8_e4m3fn_x4)
+    assert_bf16_close(out, mx_product(cs, ss, *quantize_ref(MX, moving.astype(np.float32))))
+
+
+@needs_samples
+@pytest.mark.parametrize("use_tensor_copy", [True, False])
+def test_tutorial_copy_strided_quantize_matmul_mx_runs_as_0_2(monkeypatch, use_tensor_copy):
+    serve_0_2(monkeypatch)
+    m = mx_kernels(monkeypatch)
+    rng = np.random.default_rng(4)
+    st, mv = rng.standard_normal((512, 128)).astype(nl.bfloat16), rng.standard_normal((512, 512)).astype(nl.bfloat16)
+
+    def on_chip(h):  # row j*128 + p of the [4*128, F] input is lane j of partition p
+        return h.astype(np.float32).reshape(4, 128, -1).transpose(1, 2, 0).reshape(128, -1)
+
+    out = m.kernel_copy_strided_quantize_matmul_mx(st, mv, nl.float8_e4m3fn_x4, use_tensor_copy=use_tensor_copy)
+    assert_bf16_close(out, mx_product(*quantize_ref(MX, on_chip(st)), *quantize_ref(MX, on_chip(mv))))
+
+
+@needs_samples
+def test_tutorial_mx_kernels_are_rejected_at_their_decorator_by_the_newest_version(monkeypatch):
+    with pytest.raises(nkic.NKIError) as info:
+        mx_kernels(monkeypatch)
+    e = info.value
+    path = os.path.join(MXFP, "mx_kernels.py")
+    assert e.code == "err_removed_in_nki_version" and e.file == path
+    assert e.line == line_of(path, '@nki.jit(platform_target="trn3")')
+    assert e.message == "nki.jit(platform_target=) was removed in nki 0.3 (nkic serves nki 0.8)"
 
 
 # --- triton-viz examples/nki_beta2: kernels launched as nki.jit(k, platform_target=)[grid] ---
