@@ -1,9 +1,9 @@
 """Kernels written for NKI 0.2 (Beta 2), run unchanged under NKIC_NKI_VERSION=0.2 against
 numpy references written here (the mx ones with tests/python/mx_reference.py), and rejected
-with the 0.3 migration hint at their own line
-under the newest version: the 0.2-era tutorials of nki-samples (NKIC_NKI_SAMPLES, default
-/tmp/corpus/nki-samples-head) and triton-viz's examples/nki_beta2 (NKIC_TRITON_VIZ, default
-/tmp/corpus/triton-viz). Each is skipped without its checkout."""
+with the 0.3 migration hint at their own line under the newest version: the 0.2-era
+tutorials of nki-samples (NKIC_NKI_SAMPLES, default /tmp/corpus/nki-samples-head) and
+triton-viz's examples/nki_beta2 (NKIC_TRITON_VIZ, default /tmp/corpus/triton-viz). Each is
+skipped without its checkout."""
 import ast
 import importlib.util
 import os
