@@ -152,7 +152,6 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
     """Scalar Engine, NeuronCore-v4+: v = (data op0 imm0) op1 imm1 (reverse0/reverse1 swap a
     step's operands), dst = op(v, relu_param), optionally accumulating with reduce_op into
     reduce_res. New in nki 0.4."""
-    core.check_versioned_form("nisa.activate2")
     core.activate2(dst, op_name(op), data, imm0, imm1, op_name(op0, "op0"), op_name(op1, "op1"), relu_param,
                    bool(reverse0), bool(reverse1), op_name(reduce_op, None) or "add", reduce_res, _cmd(reduce_cmd))
 
@@ -162,7 +161,6 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
 def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.idle, reduce_init=0.0, name=None):
     """Vector Engine, NeuronCore-v4+: dst = exp(src - max_value), optionally summing each row
     into reduce_res (starting from reduce_init). New in nki 0.3."""
-    core.check_versioned_form("nisa.exponential")
     core.exponential(dst, src, max_value, reduce_res, _cmd(reduce_cmd), reduce_init)
 
 
@@ -399,7 +397,6 @@ def nonzero_with_count(dst, src, index_offset=0, padding_val=-1, name=None):
 def topk(val_dst, idx_dst, src, n, name=None):
     """val_dst = the K largest (K its free size) of the first n values of src, ascending, and
     idx_dst their indices. New in nki 0.6."""
-    core.check_versioned_form("nisa.topk")
     core.topk(val_dst, idx_dst, src, n)
 
 
