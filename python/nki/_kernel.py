@@ -1,6 +1,7 @@
 """nki.jit and nki.simulate: a current-API kernel is an nkic kernel traced with the
 0.3+ conventions (inputs writable in place, Python loops unrolled, target from
-NEURON_PLATFORM_TARGET_OVERRIDE, as every kernel's default: nkic._targets)."""
+NEURON_PLATFORM_TARGET_OVERRIDE, as every kernel's default: nkic._targets), and 0.2's
+where NKIC_NKI_VERSION serves it (platform_target=, kernel[grid], list arguments)."""
 import copy
 import os
 import sys
