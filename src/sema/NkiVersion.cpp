@@ -11,7 +11,8 @@ namespace {
 
 // Reads one decimal number off the front of `text`.
 std::optional<int> number(std::string_view& text) {
-  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;  // no sign
+  auto digit = [&text](size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+  if (!digit(0) || (text.front() == '0' && digit(1))) return std::nullopt;  // no sign, no leading zero
   int v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc()) return std::nullopt;

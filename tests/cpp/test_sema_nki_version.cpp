@@ -21,7 +21,7 @@ TEST(NkiVersion, ParsesEachServedVersionWithOrWithoutAPatchNumber) {
     EXPECT_EQ(sema::parse_nki_version(v), (NkiVersion{0, minor}));
     EXPECT_EQ(sema::parse_nki_version(v + ".0"), (NkiVersion{0, minor}));
   }
-  for (const char* bad : {"", "0.1", "0.9", "1.0", "0", "0.", "0.6.", "0.6.0.0", "v0.6", "0.6x", " 0.6", "-0.6"})
+  for (const char* bad : {"", "0.1", "0.9", "1.0", "0", "0.", "0.6.", "0.6.0.0", "v0.6", "0.6x", " 0.6", "-0.6", "0.02", "00.6"})
     EXPECT_EQ(sema::parse_nki_version(bad), std::nullopt) << bad;
 }
 
