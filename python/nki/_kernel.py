@@ -128,23 +128,28 @@ _loops.SYMBOLIC_VETOES.append(_lnc.active)
 
 
 def jit(fn=None, **kwargs):
-    """@nki.jit, @nki.jit(), nki.jit(f). `mode=` is ignored (deprecated); `platform_target=`
-    names the target up to nki 0.2 (since 0.3 NEURON_PLATFORM_TARGET_OVERRIDE does).
-    check_uninitialized= / check_races= (nkic's): the simulator's checks for every call."""
+    """@nki.jit, @nki.jit(), nki.jit(f). `mode=` is ignored (deprecated since 0.3);
+    `platform_target=` names the target up to nki 0.2 (since 0.3 NEURON_PLATFORM_TARGET_OVERRIDE
+    does). check_uninitialized= / check_races= (nkic's): the simulator's checks for every call."""
     for name in kwargs:
         if name not in _JIT_ARGS | _CHECK_ARGS:
             _unexpected("nki.jit", name, _JIT_ARGS | _CHECK_ARGS)
-    if "platform_target" in kwargs:
-        core.check_versioned_form("nki.jit(platform_target=)")
+    for name in ("mode", "platform_target"):
+        if name in kwargs:
+            core.check_versioned_form(f"nki.jit({name}=)")
     checks = _checks("nki.jit", kwargs.get("check_uninitialized"), kwargs.get("check_races"))
     if fn is None:
-        return lambda f: jit(f, **kwargs)
+        return lambda f: _kernel(f, checks, kwargs.get("platform_target"))
+    return _kernel(fn, checks, kwargs.get("platform_target"))
+
+
+def _kernel(fn, checks, platform_target):
     while isinstance(fn, TraceKernel):  # a decorator chain: the function underneath
         fn = fn.func
     if not callable(fn):
         core.raise_unsupported_args("nki.jit", f"expects the kernel function, got {type(fn).__name__}")
     _builtin_buffers.provide(fn)
-    return Kernel(fn, checks, platform_target=kwargs.get("platform_target"))
+    return Kernel(fn, checks, platform_target=platform_target)
 
 
 def _checks(api, check_uninitialized, check_races):

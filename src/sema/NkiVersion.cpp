@@ -59,6 +59,7 @@ const std::vector<VersionedForm>& versioned_forms() {
   static const std::vector<VersionedForm> forms = {
       {"nki.jit(platform_target=)", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
        "@nki.jit, and the target in the environment variable NEURON_PLATFORM_TARGET_OVERRIDE (trn1, trn2, trn3)"},
+      {"nki.jit(mode=)", kOldestNkiVersion, NkiVersion{0, 3}, std::nullopt, "@nki.jit (the compiler ignores mode=)"},
       {"nisa.tensor_copy(dtype=)", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
        "nisa.tensor_copy(dst, src): the copy converts to dst's dtype, so allocate dst with the dtype wanted"},
       {"the builtin buffer's .view(dtype=, shape=)", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},

@@ -365,3 +365,22 @@ def test_an_instruction_is_rejected_before_the_version_that_brought_it(monkeypat
     out = nki.simulate(kernel)(SMALL)
     if numpy is not None:
         np.testing.assert_allclose(out, numpy(SMALL), rtol=1e-6)
+
+
+def plain(a):
+    return copy_kernel(a)
+
+
+def test_jit_mode_is_deprecated_from_0_3(monkeypatch):
+    serve(monkeypatch, "0.3")
+    with pytest.warns(DeprecationWarning) as caught:
+        kernel = nki.jit(plain, mode="trace")  # ERR:jit_mode
+    [w] = caught.list
+    assert str(w.message) == ("[warn_deprecated_in_nki_version] nki.jit(mode=) is deprecated since nki 0.3: use "
+                              "@nki.jit (the compiler ignores mode=)")
+    assert M.same_file(w.filename) and w.lineno == M.line("jit_mode")
+    np.testing.assert_array_equal(nki.simulate(kernel)(DATA), DATA)
+    serve(monkeypatch, "0.2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(nki.simulate(nki.jit(mode="trace")(plain))(DATA), DATA)
