@@ -32,9 +32,9 @@ void bind_version_api(py::module_& m) {
     const codegen::KernelBuilder* b = current_kernel();
     return (b ? b->nki_version : sema::served_nki_version()).str() + ".0";
   });
-  m.def("nki_version_at_least", [](int major, int minor) {
+  m.def("accepts_form", [](const std::string& form) {
     const codegen::KernelBuilder* b = current_kernel();
-    return (b ? b->nki_version : sema::served_nki_version()).at_least(major, minor);
+    return sema::accepts(form, b ? b->nki_version : sema::served_nki_version());
   });
   m.def("check_versioned_form", [](const std::string& form) {
     if (const codegen::KernelBuilder* b = current_kernel()) return b->check_versioned_form(form);

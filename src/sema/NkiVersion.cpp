@@ -68,6 +68,8 @@ const std::vector<VersionedForm>& versioned_forms() {
        "a plain call, kernel(...), looping over the tiles inside the kernel (kernel[n] takes one integer, the "
        "logical NeuronCore size)"},
       {"a list argument to a kernel", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3}, "a tuple: tuple(...)"},
+      {"a write to a loop variable inside its loop", kOldestNkiVersion, std::nullopt, NkiVersion{0, 4},
+       "another name"},
       {"nl.dynamic_range", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.fori_loop(lower, upper, body)"},
       {"`while reg:`", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.while_loop(reg, body)"},
       {"nl.fori_loop", NkiVersion{0, 6}, std::nullopt, std::nullopt, "`for i in nl.dynamic_range(...)`"},
@@ -81,18 +83,29 @@ const std::vector<VersionedForm>& versioned_forms() {
   return forms;
 }
 
+namespace {
+
+const VersionedForm& find_form(std::string_view form) {
+  for (const VersionedForm& f : versioned_forms())
+    if (f.form == form) return f;
+  fail(err_internal("no versioned form '" + std::string(form) + "'"));
+}
+
+}  // namespace
+
+bool accepts(std::string_view form, NkiVersion served) {
+  const VersionedForm& f = find_form(form);
+  return served >= f.introduced && !(f.removed && served >= *f.removed);
+}
+
 void check_versioned_form(std::string_view form, NkiVersion served, const std::function<void(Diagnostic)>& raise,
                           const std::function<void(Diagnostic)>& warn) {
-  for (const VersionedForm& f : versioned_forms()) {
-    if (f.form != form) continue;
-    if (served < f.introduced) raise(err_not_in_nki_version(form, f.introduced.str(), served.str(), f.instead));
-    if (f.removed && served >= *f.removed)
-      raise(err_removed_in_nki_version(form, f.removed->str(), served.str(), f.instead,
-                                       NkiVersion{f.removed->major, f.removed->minor - 1}.str()));
-    if (f.deprecated && served >= *f.deprecated) warn(warn_deprecated_in_nki_version(form, f.deprecated->str(), f.instead));
-    return;
-  }
-  raise(err_internal("no versioned form '" + std::string(form) + "'"));
+  const VersionedForm& f = find_form(form);
+  if (served < f.introduced) raise(err_not_in_nki_version(form, f.introduced.str(), served.str(), f.instead));
+  if (f.removed && served >= *f.removed)
+    raise(err_removed_in_nki_version(form, f.removed->str(), served.str(), f.instead,
+                                     NkiVersion{f.removed->major, f.removed->minor - 1}.str()));
+  if (f.deprecated && served >= *f.deprecated) warn(warn_deprecated_in_nki_version(form, f.deprecated->str(), f.instead));
 }
 
 }  // namespace nkic::sema

@@ -41,6 +41,10 @@ struct VersionedForm {
 };
 const std::vector<VersionedForm>& versioned_forms();
 
+// Whether `served` accepts `form` (deprecated or not): for a rule whose own diagnostic says
+// why, such as the Python subset's.
+bool accepts(std::string_view form, NkiVersion served);
+
 // Whether `served` accepts `form` (a name of versioned_forms()): not yet introduced or
 // already removed fails through `raise`; deprecated warns through `warn`.
 void check_versioned_form(std::string_view form, NkiVersion served, const std::function<void(Diagnostic)>& raise,

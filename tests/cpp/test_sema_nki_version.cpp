@@ -78,6 +78,13 @@ TEST(NkiVersion, FormsNewInAVersionAreRejectedBeforeIt) {
   EXPECT_EQ(outcome("nisa.tensor_copy(dtype=)", {0, 3}).size(), 1u);
 }
 
+TEST(NkiVersion, AcceptsIsTheRangeWithoutDiagnostics) {
+  EXPECT_TRUE(sema::accepts("a write to a loop variable inside its loop", {0, 3}));
+  EXPECT_FALSE(sema::accepts("a write to a loop variable inside its loop", {0, 4}));
+  EXPECT_TRUE(sema::accepts("nl.dynamic_range", {0, 6}));  // deprecated, still accepted
+  EXPECT_FALSE(sema::accepts("nl.fori_loop", {0, 5}));
+}
+
 TEST(NkiVersion, EveryFormHasAHintAndAConsistentRange) {
   for (const sema::VersionedForm& f : sema::versioned_forms()) {
     EXPECT_FALSE(f.instead.empty()) << f.form;

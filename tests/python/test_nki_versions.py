@@ -384,3 +384,32 @@ def test_jit_mode_is_deprecated_from_0_3(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         np.testing.assert_array_equal(nki.simulate(nki.jit(mode="trace")(plain))(DATA), DATA)
+
+
+@nki.jit
+def rows_twice(a):
+    """Rows 0 and 2 of a, each doubled: 0.3 let a loop rebind its variable (Python semantics)."""
+    out = nl.ndarray((2, a.shape[1]), a.dtype, buffer=nl.shared_hbm)
+    for i in range(2):
+        row = i
+        i = i * 2  # ERR:loop_write
+        t = nl.ndarray((1, a.shape[1]), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[i:i + 1, :])
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+        nisa.dma_copy(dst=out[row:row + 1, :], src=t)
+    return out
+
+
+def test_a_loop_may_rebind_its_variable_before_0_4(monkeypatch):
+    a = np.arange(4 * 8, dtype=np.float32).reshape(4, 8)
+    for version in ("0.2", "0.3"):
+        serve(monkeypatch, version)
+        np.testing.assert_array_equal(nki.simulate(rows_twice)(a), a[[0, 2]] * 2)
+    serve(monkeypatch, "0.4")
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(rows_twice)(a)
+    check_diag(info.value, M, "err_unsupported_python_construct",
+               "a write to the loop variable 'i' inside its loop is not supported in an NKI kernel",
+               [("loop_write", "i =")])
+    assert info.value.hint == ("loop variables are read-only since nki 0.4: assign to another name "
+                               "(NKIC_NKI_VERSION=0.3 runs the kernel as nki 0.3 did)")
