@@ -78,6 +78,8 @@ const std::vector<VersionedForm>& versioned_forms() {
        "nisa.activation(dst, op=nl.exp, data, bias=...)"},
       {"nisa.activate2", NkiVersion{0, 4}, std::nullopt, std::nullopt,
        "nisa.tensor_scalar(...) then nisa.activation(...)"},
+      {"the NkiTensor view methods (slice, select, permute, ...)", NkiVersion{0, 5}, std::nullopt, std::nullopt,
+       "slices, nl.ds(start, size) and .ap(pattern=...)"},
       {"nisa.topk", NkiVersion{0, 6}, std::nullopt, std::nullopt, "nisa.max8 and nisa.nc_find_index8"},
   };
   return forms;

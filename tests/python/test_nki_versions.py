@@ -413,3 +413,26 @@ def test_a_loop_may_rebind_its_variable_before_0_4(monkeypatch):
                [("loop_write", "i =")])
     assert info.value.hint == ("loop variables are read-only since nki 0.4: assign to another name "
                                "(NKIC_NKI_VERSION=0.3 runs the kernel as nki 0.3 did)")
+
+
+@nki.jit
+def middle_columns(a):
+    """Columns 2..5 of a through .slice (0.5+), after a .reshape (0.2+) that keeps the shape."""
+    v = a.reshape(a.shape).slice(1, 2, 6)  # ERR:slice
+    t = nl.ndarray(v.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=v)
+    out = nl.ndarray(v.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def test_view_methods_are_new_in_0_5(monkeypatch):
+    a = np.arange(4 * 8, dtype=np.float32).reshape(4, 8)
+    serve(monkeypatch, "0.4")
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(middle_columns)(a)
+    check_diag(info.value, M, "err_not_in_nki_version",
+               "the NkiTensor view methods (slice, select, permute, ...) is not in nki 0.4 (NKIC_NKI_VERSION=0.4): "
+               "it came in nki 0.5", [("slice", "a.reshape")], api="tensor.slice")
+    serve(monkeypatch, "0.5")
+    np.testing.assert_array_equal(nki.simulate(middle_columns)(a), a[:, 2:6])
