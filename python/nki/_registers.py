@@ -3,8 +3,6 @@ VirtualRegister holds a [1, 1] int32 SBUF tile (codegen/Registers.h); the regist
 instructions are the copies, memsets and iotas that fill it, and the runtime loops are
 the core's loop axes: a register upper bound is read when the loop starts, a while
 condition after each trip."""
-import warnings
-
 from nkic._core import core
 from nkic import _loops
 from ._api import api as _api
@@ -31,10 +29,10 @@ class VirtualRegister:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __index__ = __int__ = _python_value
 
     def nki_open_while(self):
-        """`while reg:` (0.3-0.5; deprecated in 0.6): the body runs while the register is nonzero,
-        tested before each trip; the body updates it (register_load). Returns the closer."""
-        warnings.warn("`while reg:` is deprecated since nki 0.6: use nl.while_loop(reg, body)",
-                      DeprecationWarning, stacklevel=3)
+        """`while reg:` (0.2-0.6; deprecated in 0.6, removed in 0.7): the body runs while the
+        register is nonzero, tested before each trip; the body updates it (register_load).
+        Returns the closer."""
+        core.check_versioned_form("`while reg:`")
         return _open_tested_while(self)
 
 
@@ -141,7 +139,8 @@ def _body(body_fun, api):
 @_api("nl.fori_loop")
 def fori_loop(lower, upper, body_fun, step=1):
     """A device loop: body_fun(i) runs for i = lower, lower + step, ... below upper, i a register
-    (bounds ints or registers)."""
+    (bounds ints or registers). New in nki 0.6."""
+    core.check_versioned_form("nl.fori_loop")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     _body(body_fun, "nl.fori_loop")
     var = _open(lower, upper, step, "nl.fori_loop")
@@ -174,7 +173,8 @@ def _open_tested_while(cond):
 @_api("nl.while_loop")
 def while_loop(init, body_fun):
     """A device loop: while the register holding `init` is nonzero, it is replaced by body_fun's
-    result (body_fun takes and returns a register)."""
+    result (body_fun takes and returns a register). New in nki 0.6."""
+    core.check_versioned_form("nl.while_loop")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     # The body gets the condition by value, in a register of the loop's own; the register
     # it returns is copied there for the next test.
@@ -190,11 +190,14 @@ def while_loop(init, body_fun):
 
 
 def dynamic_range(start, stop=None, step=1):
-    """Deprecated since nki 0.6 (use nl.fori_loop): a device loop over range(start, stop, step),
-    its variable a register."""
+    """nki 0.2-0.6 (deprecated in 0.6, removed in 0.7: use nl.fori_loop): a device loop over
+    range(start, stop, step), its variable a register."""
+    core.check_versioned_form("nl.dynamic_range")  # at the call, before the loop is entered
+    return _dynamic_loop(start, stop, step)
+
+
+def _dynamic_loop(start, stop, step):
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
-    warnings.warn("nl.dynamic_range is deprecated since nki 0.6: use nl.fori_loop(lower, upper, body)",
-                  DeprecationWarning, stacklevel=2)
     if stop is None:
         start, stop = 0, start
     var = _open(start, stop, step, "nl.dynamic_range")

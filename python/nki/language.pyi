@@ -101,9 +101,9 @@ def divide(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) 
 def dropout(x: Any, rate: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """Zeroes each element with probability `rate` (a number or a tile that broadcasts), no rescaling."""
 from nkic.language import ds as ds
-def dynamic_range(start: Any, stop: Any = ..., step: Any = ...) -> None:
-    """Deprecated since nki 0.6 (use nl.fori_loop): a device loop over range(start, stop, step),
-    its variable a register."""
+def dynamic_range(start: Any, stop: Any = ..., step: Any = ...) -> Iterator[Any]:
+    """nki 0.2-0.6 (deprecated in 0.6, removed in 0.7: use nl.fori_loop): a device loop over
+    range(start, stop, step), its variable a register."""
 def empty_like(x: Any, dtype: Any = ..., buffer: Any = ..., name: Any = ...) -> Tile:
     """A new uninitialised tensor of x's shape (and dtype and buffer unless given)."""
 def equal(x: Any, y: Any, dtype: Any = ...) -> Tile:
@@ -133,7 +133,7 @@ def fmod(x: Any, y: Any, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Ti
     """x fmod y element by element (the result takes x's sign), as a new tile."""
 def fori_loop(lower: Any, upper: Any, body_fun: Any, step: Any = ...) -> Tile:
     """A device loop: body_fun(i) runs for i = lower, lower + step, ... below upper, i a register
-    (bounds ints or registers)."""
+    (bounds ints or registers). New in nki 0.6."""
 fp32: Any
 def full(shape: Any, fill_value: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile:
     """A new tensor of `shape` filled with fill_value (on chip: HBM tensors have no initial value)."""
@@ -334,7 +334,7 @@ def where(condition: Any, x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., 
     """x where condition is nonzero, else y, element by element, as a new tile."""
 def while_loop(init: Any, body_fun: Any) -> Tile:
     """A device loop: while the register holding `init` is nonzero, it is replaced by body_fun's
-    result (body_fun takes and returns a register)."""
+    result (body_fun takes and returns a register). New in nki 0.6."""
 def zeros(shape: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile:
     """A new tensor of `shape` filled with 0 (on chip: HBM tensors have no initial value)."""
 def zeros_like(x: Any, dtype: Any = ..., buffer: Any = ..., name: Any = ...) -> Tile:
