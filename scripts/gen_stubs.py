@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # body returns nothing are typed None without a table entry.
 RESULTS = {
     "affine_range": "Iterator[Any]", "sequential_range": "Iterator[Any]", "static_range": "Iterator[int]",
+    "dynamic_range": "Iterator[Any]",
     "num_programs": "int", "program_ndim": "int", "program_id": "Any", "get_nc_version": "nc_version",
     "static_cast": "numpy.ndarray[Any, Any]", "loop_reduce": "Any", "get_nc_sub_version": "int",
     "tiles": "NkiTileGrid", "alloc_tiles": "NkiTileGrid", "blocks": "NkiBlockGrid", "alloc_blocks": "NkiBlockGrid",

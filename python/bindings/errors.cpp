@@ -67,6 +67,7 @@ sema::Api traced_api() {
   return ctx != nullptr && ctx->builder().current_api ? sema::Api::Current : sema::Api::Legacy;
 }
 
+}  // namespace
 
 // Outside traced code (an nl.* call at module level, a decorator argument, a
 // kernel call's arguments): the innermost frame that is not nkic's or Python's.
@@ -86,8 +87,6 @@ ir::SourceLoc caller_location() {
   Py_XDECREF(f);
   return loc;
 }
-
-}  // namespace
 
 void register_user_code(py::handle code) {
   if (!PyCode_Check(code.ptr()) || user_codes.count(code.ptr())) return;

@@ -20,6 +20,8 @@ void register_user_code(py::handle code);
 // The innermost user frame's position; `notes` gets one "called from" note per
 // enclosing user frame (call sites of inlined helpers).
 ir::SourceLoc user_location(std::vector<sema::Note>* notes = nullptr);
+// Outside traced code: the innermost frame that is not nkic's or Python's.
+ir::SourceLoc caller_location();
 
 // Raises `d` as the Python exception of its kind, completing location, API and the hint
 // in the terms of the traced kernel's API (or of `api`: a kernel that has been traced).

@@ -208,7 +208,12 @@ void bind_nki_api(py::module_& m) {
     trace::TraceContext* ctx = trace::TraceContext::current();
     return ctx != nullptr && ctx->builder().current_api;
   });
-  m.def("set_current_api", [] { trace::TraceContext::nki_ctx("nki.jit").builder().current_api = true; });
+  // The kernel is traced as the NKI version served (an invalid NKIC_NKI_VERSION fails here).
+  m.def("set_current_api", [] {
+    codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("nki.jit").builder();
+    b.nki_version = sema::served_nki_version();
+    b.current_api = true;
+  });
   m.def("ap_view", [](py::handle t, std::vector<std::pair<int64_t, int64_t>> pattern, std::optional<int64_t> offset,
                       py::handle scalar_offset, py::handle vector_offset, int indirect_dim, py::handle dtype) {
     codegen::KernelBuilder& b = trace::TraceContext::nki_ctx("tensor.ap").builder();

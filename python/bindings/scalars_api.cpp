@@ -58,9 +58,6 @@ void bind_scalars_api(py::module_& m) {
     no_api_in_flight();
     sema::fail(sema::err_scalar_python_operator(op));
   });
-  m.def("deprecate_register_api", [](const std::string& what) {
-    builder(what.c_str()).warn(sema::warn_register_api_deprecated(what));
-  });
   m.def("check_scalar_32", [](py::handle s, const std::string& api, const std::string& what) {
     codegen::check_scalar_32(builder(api.c_str()), tensor_arg(s, "scalar"), api, what);
   });

@@ -1,8 +1,10 @@
-"""nki (NKI 0.3-0.6, the standalone package) served by nkic: current kernels import it
-unchanged. Kernels trace onto the same instruction builders and IR as neuronxcc.nki."""
+"""nki (NKI 0.2-0.8, the standalone package) served by nkic: current kernels import it
+unchanged, as the version NKIC_NKI_VERSION names (the newest by default) took them.
+Kernels trace onto the same instruction builders and IR as neuronxcc.nki."""
 import sys
 
 from nkic import NKIError  # noqa: F401
+from nkic._core import core as _core
 from ._api import unavailable as _unavailable
 from ._kernel import Kernel, jit, simulate  # noqa: F401
 from . import language, isa, typing, collectives, meta  # noqa: F401
@@ -17,3 +19,10 @@ profile, simulate_kernel = _unavailable("nki.profile", _WHY), _unavailable("nki.
 
 # `import nki.isa.constants` (nkilib imports oob_mode from it).
 sys.modules[__name__ + ".isa.constants"] = isa.constants
+
+
+def __getattr__(name):
+    # nki.__version__: the NKI version served ("0.8.0"), read from NKIC_NKI_VERSION when asked.
+    if name == "__version__":
+        return _core.nki_version()
+    raise AttributeError(f"module 'nki' has no attribute {name!r}")

@@ -26,7 +26,7 @@ def _is_int(x):
 def _bound(x, what):
     """A loop bound: an int, or the int32 tile of a register or a scalar."""
     if isinstance(x, VirtualRegister):
-        core.deprecate_register_api("nisa.VirtualRegister")
+        core.check_versioned_form("nisa.VirtualRegister")
         return x.tile
     if isinstance(x, NkiScalar):
         core.check_scalar_32(x.tile, "nl.fori_loop", what)
@@ -68,14 +68,19 @@ def fori_loop(lower, upper, body_fun, step=1, unroll=False):
     """A device loop: body_fun(i) runs for i = lower, lower + step, ... below upper. The
     bounds are ints, NkiScalars or (deprecated) registers; i is an NkiScalar, or a
     VirtualRegister when a bound is one. unroll=True: the compiler unrolls it, so the
-    bounds are ints known when traced; the body is still traced once."""
+    bounds are ints known when traced; the body is still traced once. New in nki 0.6."""
+    core.check_versioned_form("nl.fori_loop")
+    if unroll:
+        core.check_versioned_form("nl.fori_loop(unroll=True)")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     _body(body_fun, "nl.fori_loop")
     _check_step(step, "nl.fori_loop")
     index = _open_fori(lower, upper, step, unroll)
     if index is None:
         return
-    registers = isinstance(lower, VirtualRegister) or isinstance(upper, VirtualRegister)
+    # Before nki 0.7 (and with a register bound) the index is a register.
+    registers = isinstance(lower, VirtualRegister) or isinstance(upper, VirtualRegister) or \
+        not core.accepts_form("nisa.NkiScalar")
     try:
         body_fun(VirtualRegister._of(index) if registers else NkiScalar(index))
     finally:
@@ -86,7 +91,8 @@ def fori_loop(lower, upper, body_fun, step=1, unroll=False):
 def while_loop(init, body_fun):
     """A device loop: while the condition (init, then what body_fun returns) is nonzero,
     body_fun runs with it. The condition is an int32 NkiScalar or (deprecated) a register;
-    body_fun takes and returns one of the same kind."""
+    body_fun takes and returns one of the same kind. New in nki 0.6."""
+    core.check_versioned_form("nl.while_loop")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     _body(body_fun, "nl.while_loop")
     kind = type(init) if isinstance(init, (NkiScalar, VirtualRegister)) else None
@@ -94,7 +100,7 @@ def while_loop(init, body_fun):
         core.raise_unexpected_operand("nl.while_loop init", f"'{type(init).__name__}', expected an NkiScalar or a "
                                       "VirtualRegister")
     if kind is VirtualRegister:
-        core.deprecate_register_api("nisa.VirtualRegister")
+        core.check_versioned_form("nisa.VirtualRegister")
     # The body gets the condition by value, in a register of the loop's own; the value
     # it returns is copied there for the next test.
     cur = VirtualRegister._of(_tile())
@@ -131,7 +137,8 @@ def _branch(flag, fn, which):
 def if_else(cond, then_fn, else_fn=None):
     """then_fn() when cond is nonzero, else else_fn() when given. A Python bool or int
     decides when traced (only that branch is traced); an int32 NkiScalar decides on the
-    device (both branches are traced, one runs)."""
+    device (both branches are traced, one runs). New in nki 0.8."""
+    core.check_versioned_form("nl.if_else")
     _body(then_fn, "nl.if_else", "then_fn")
     if else_fn is not None:
         _body(else_fn, "nl.if_else", "else_fn")

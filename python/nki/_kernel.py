@@ -1,6 +1,7 @@
 """nki.jit and nki.simulate: a current-API kernel is an nkic kernel traced with the
 0.3+ conventions (inputs writable in place, Python loops unrolled, target from
-NEURON_PLATFORM_TARGET_OVERRIDE, as every kernel's default: nkic._targets)."""
+NEURON_PLATFORM_TARGET_OVERRIDE, as every kernel's default: nkic._targets), and 0.2's
+where NKIC_NKI_VERSION serves it (platform_target=, kernel[grid], list arguments)."""
 import copy
 import os
 import sys
@@ -11,7 +12,7 @@ from nkic._core import core
 from nkic import _loops, _sim_checks
 from . import _subset
 from nkic._kernel import Launch, TraceKernel, _unexpected
-from . import _lnc, _schedule, language
+from . import _builtin_buffers, _lnc, _schedule, language
 
 _JIT_ARGS = frozenset({"mode", "platform_target", "additional_compile_opt", "experimental_flags",
                        "show_compiler_tb", "debug_kernel", "enable_out_of_bound_check", "kernel_return"})
@@ -65,6 +66,9 @@ class Kernel(TraceKernel):
         core.check_outputs([o for o in outputs if isinstance(o, core.NkiTensor)])
 
     def __getitem__(self, lnc):
+        if isinstance(lnc, tuple):  # nki 0.2: kernel[grid], an SPMD launch grid
+            core.check_versioned_form("kernel[grid] (an SPMD launch grid)")
+            return Launch(self, _SpmdGrid(lnc))
         if isinstance(lnc, bool) or not isinstance(lnc, (int, np.integer)):
             core.raise_unsupported_args(self.__name__, f"kernel[lnc] takes one integer (the logical NeuronCore "
                                         f"config), got {lnc!r}")
@@ -82,9 +86,11 @@ class Kernel(TraceKernel):
         values = list(args) + list(kwargs.values())
         _framework(values)
         if any(_holds_list(v) for v in values):
-            core.raise_unsupported_args(self.__name__, "a list argument; since nki 0.3 kernels take tuples "
-                                        "(pass tuple(...))")
+            core.check_versioned_form("a list argument to a kernel")
         _subset.check(self.func)
+        if isinstance(grid, _SpmdGrid):  # nki 0.2's launch grid: one program per grid point
+            self._lnc = 1
+            return super().trace(tuple(grid), args, kwargs)
         # kernel[n]: one program, the body traced once per core (_lnc); kernel[1] is the plain kernel.
         self._lnc = grid[0] if grid else 1
         return super().trace(None, args, kwargs)
@@ -104,6 +110,10 @@ class Kernel(TraceKernel):
         return super().run(grid, args, kwargs, **sim_options)
 
 
+class _SpmdGrid(tuple):
+    """The grid of nki 0.2's kernel[grid] launch, told apart from kernel[lnc]'s."""
+
+
 def _holds_list(value):
     """A list argument, or one inside a tuple or dict argument (0.3+ takes tuples only)."""
     if isinstance(value, list):
@@ -118,23 +128,28 @@ _loops.SYMBOLIC_VETOES.append(_lnc.active)
 
 
 def jit(fn=None, **kwargs):
-    """@nki.jit, @nki.jit(), nki.jit(f). `mode=` is ignored (deprecated); `platform_target=`
-    is an error since 0.3: the target comes from NEURON_PLATFORM_TARGET_OVERRIDE.
-    check_uninitialized= / check_races= (nkic's): the simulator's checks for every call."""
+    """@nki.jit, @nki.jit(), nki.jit(f). `mode=` is ignored (deprecated since 0.3);
+    `platform_target=` names the target up to nki 0.2 (since 0.3 NEURON_PLATFORM_TARGET_OVERRIDE
+    does). check_uninitialized= / check_races= (nkic's): the simulator's checks for every call."""
     for name in kwargs:
         if name not in _JIT_ARGS | _CHECK_ARGS:
             _unexpected("nki.jit", name, _JIT_ARGS | _CHECK_ARGS)
-    if "platform_target" in kwargs:
-        core.raise_unsupported_args("nki.jit", "platform_target= was removed in nki 0.3; set the environment "
-                                    "variable NEURON_PLATFORM_TARGET_OVERRIDE (trn1, trn2, trn3) instead")
+    for name in ("mode", "platform_target"):
+        if name in kwargs:
+            core.check_versioned_form(f"nki.jit({name}=)")
     checks = _checks("nki.jit", kwargs.get("check_uninitialized"), kwargs.get("check_races"))
     if fn is None:
-        return lambda f: jit(f, **kwargs)
+        return lambda f: _kernel(f, checks, kwargs.get("platform_target"))
+    return _kernel(fn, checks, kwargs.get("platform_target"))
+
+
+def _kernel(fn, checks, platform_target):
     while isinstance(fn, TraceKernel):  # a decorator chain: the function underneath
         fn = fn.func
     if not callable(fn):
         core.raise_unsupported_args("nki.jit", f"expects the kernel function, got {type(fn).__name__}")
-    return Kernel(fn, checks)
+    _builtin_buffers.provide(fn)
+    return Kernel(fn, checks, platform_target=platform_target)
 
 
 def _checks(api, check_uninitialized, check_races):

@@ -3,8 +3,6 @@ NkiScalar (_scalars.py). A VirtualRegister holds a [1, 1] int32 SBUF tile
 (codegen/Registers.h); the register instructions are the copies, memsets and iotas that
 fill it. The runtime loops (_control.py) are the core's loop axes: a register upper bound
 is read when the loop starts, a while condition after each trip."""
-import warnings
-
 from nkic._core import core
 from nkic import _loops
 from ._api import api as _api
@@ -16,7 +14,7 @@ class VirtualRegister:
     __slots__ = ("tile",)
 
     def __init__(self, tile):
-        core.deprecate_register_api("nisa.VirtualRegister")
+        core.check_versioned_form("nisa.VirtualRegister")
         self.tile = tile
 
     @classmethod
@@ -40,10 +38,10 @@ class VirtualRegister:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __index__ = __int__ = _python_value
 
     def nki_open_while(self):
-        """`while reg:` (0.3-0.5; deprecated in 0.6): the body runs while the register is nonzero,
-        tested before each trip; the body updates it (register_load). Returns the closer."""
-        warnings.warn("`while reg:` is deprecated since nki 0.6: use nl.while_loop(reg, body)",
-                      DeprecationWarning, stacklevel=3)
+        """`while reg:` (0.2-0.6; deprecated in 0.6, removed in 0.7): the body runs while the
+        register is nonzero, tested before each trip; the body updates it (register_load).
+        Returns the closer."""
+        core.check_versioned_form("`while reg:`")
         return _open_tested_while(self)
 
 
@@ -76,7 +74,7 @@ def _fill(reg, value):
 @_api("nisa.register_alloc")
 def register_alloc(x=None):
     """A new VirtualRegister (a runtime 32-bit scalar), set to the int `x` when given."""
-    core.deprecate_register_api("nisa.register_alloc")
+    core.check_versioned_form("nisa.register_alloc")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     reg = VirtualRegister._of(_tile())
     if x is not None:
@@ -89,7 +87,7 @@ def register_alloc(x=None):
 @_api("nisa.register_move")
 def register_move(dst, src):
     """dst (a register) = src, an int immediate or another register."""
-    core.deprecate_register_api("nisa.register_move")
+    core.check_versioned_form("nisa.register_move")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     _fill(_register(dst, "dst", "nisa.register_move"), src)
 
@@ -97,7 +95,7 @@ def register_move(dst, src):
 @_api("nisa.register_load")
 def register_load(dst, src):
     """dst (a register) = the one value of the [1, 1] tile src."""
-    core.deprecate_register_api("nisa.register_load")
+    core.check_versioned_form("nisa.register_load")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     reg = _register(dst, "dst", "nisa.register_load")
     core.check_register_operand(src, "nisa.register_load", "src")
@@ -107,7 +105,7 @@ def register_load(dst, src):
 @_api("nisa.register_store")
 def register_store(dst, src):
     """dst (a [1, 1] tile) = the value of the register src."""
-    core.deprecate_register_api("nisa.register_store")
+    core.check_versioned_form("nisa.register_store")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     reg = _register(src, "src", "nisa.register_store")
     core.check_register_operand(dst, "nisa.register_store", "dst")
@@ -169,11 +167,14 @@ def _open_tested_while(cond):
 
 
 def dynamic_range(start, stop=None, step=1):
-    """Deprecated since nki 0.6 (use nl.fori_loop): a device loop over range(start, stop, step),
-    its variable a register."""
+    """nki 0.2-0.6 (deprecated in 0.6, removed in 0.7: use nl.fori_loop): a device loop over
+    range(start, stop, step), its variable a register."""
+    core.check_versioned_form("nl.dynamic_range")  # at the call, before the loop is entered
+    return _dynamic_loop(start, stop, step)
+
+
+def _dynamic_loop(start, stop, step):
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
-    warnings.warn("nl.dynamic_range is deprecated since nki 0.6: use nl.fori_loop(lower, upper, body)",
-                  DeprecationWarning, stacklevel=2)
     if stop is None:
         start, stop = 0, start
     var = _open(start, stop, step, "nl.dynamic_range")

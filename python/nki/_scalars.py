@@ -108,13 +108,17 @@ def _alu(a, b, op):
 
 @_api("nisa.scalar_load")
 def scalar_load(src, name=None):
-    """The one int32/int64 element of the (1, 1) SBUF or HBM tensor src, as an NkiScalar."""
+    """The one int32/int64 element of the (1, 1) SBUF or HBM tensor src, as an NkiScalar.
+    New in nki 0.7."""
+    core.check_versioned_form("nisa.scalar_load")
     return NkiScalar(core.scalar_load(src))
 
 
 @_api("nisa.scalar_store")
 def scalar_store(dst, value, name=None):
-    """dst, a (1, 1) SBUF or HBM tensor of the scalar's width, = value (an NkiScalar)."""
+    """dst, a (1, 1) SBUF or HBM tensor of the scalar's width, = value (an NkiScalar).
+    New in nki 0.7."""
+    core.check_versioned_form("nisa.scalar_store")
     core.scalar_store(dst, _operand(value))
 
 
@@ -122,5 +126,6 @@ def scalar_store(dst, value, name=None):
 def scalar_alu(data1, data2, op, name=None):
     """data1 op data2, each an NkiScalar or an int: an NkiScalar, or when both are ints the
     value itself, computed when traced (a bool for a comparison). op: nl.add, nl.subtract,
-    nl.multiply, nl.divide, nl.fmod, nl.maximum, nl.minimum or a comparison."""
+    nl.multiply, nl.divide, nl.fmod, nl.maximum, nl.minimum or a comparison. New in nki 0.8."""
+    core.check_versioned_form("nisa.scalar_alu")
     return _alu(data1, data2, op_name(op, "op"))

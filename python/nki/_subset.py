@@ -10,7 +10,7 @@ import inspect
 from nkic._core import core
 from nkic import _rewrite
 
-_checked = set()  # code objects checked (or not the user's)
+_checked = set()  # code objects checked (or not the user's), unless the verdict depends on the version
 _SURFACE = set()  # ids of the current package's API objects, filled at the first check
 _CLASS_RULE = "derives from nl.NKIObject and nothing else (or is an Enum)"
 # The legacy surface, whatever name a kernel imported it under (neuronxcc.nki.language is nkic.language).
@@ -110,6 +110,7 @@ class _Walker(ast.NodeVisitor):
         self.locals = _stored_names(fdef)
         code = func.__code__
         self.cells = dict(zip(code.co_freevars, func.__closure__ or ()))
+        self.version_dependent = False  # a rule met whose verdict depends on the NKI version
 
     def fail(self, node, what, hint):
         _fail(self.func, self.helper, node, what, hint)
@@ -177,9 +178,13 @@ class _Walker(ast.NodeVisitor):
         targets = [n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)]
         for name in targets:
             write = _writes_to(node.body, name)
-            if write is not None:
+            if write is None:
+                continue
+            self.version_dependent = True
+            if not core.accepts_form("a write to a loop variable inside its loop"):
                 self.fail(write, f"a write to the loop variable '{name}' inside its loop",
-                          "loop variables are read-only since nki 0.4: assign to another name")
+                          "loop variables are read-only since nki 0.4: assign to another name (NKIC_NKI_VERSION=0.3 "
+                          "runs the kernel as nki 0.3 did)")
         self.generic_visit(node)
 
 
@@ -202,6 +207,8 @@ def check(func, kernel=True):
         walker = _Walker(func, fdef, not kernel)
         for stmt in fdef.body:  # annotations and decorators are evaluated by Python, not compiled
             walker.visit(stmt)
+        if walker.version_dependent:  # accepted by the version served: asked again next time
+            return
     _checked.add(code)
 
 

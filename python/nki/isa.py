@@ -7,6 +7,7 @@ import types
 import numpy as np
 
 from nkic._core import core
+from nkic import _dtypes
 from nkic._ops import op_name
 from . import language as nl
 from . import _lnc, _schedule
@@ -150,7 +151,7 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
               reduce_res=None, reduce_cmd=reduce_cmd.idle, name=None):
     """Scalar Engine, NeuronCore-v4+: v = (data op0 imm0) op1 imm1 (reverse0/reverse1 swap a
     step's operands), dst = op(v, relu_param), optionally accumulating with reduce_op into
-    reduce_res."""
+    reduce_res. New in nki 0.4."""
     core.activate2(dst, op_name(op), data, imm0, imm1, op_name(op0, "op0"), op_name(op1, "op1"), relu_param,
                    bool(reverse0), bool(reverse1), op_name(reduce_op, None) or "add", reduce_res, _cmd(reduce_cmd))
 
@@ -159,7 +160,7 @@ def activate2(dst, op, data, imm0, imm1, op0, op1, relu_param=0.0, reverse0=Fals
 @_api("nisa.exponential")
 def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=reduce_cmd.idle, reduce_init=0.0, name=None):
     """Vector Engine, NeuronCore-v4+: dst = exp(src - max_value), optionally summing each row
-    into reduce_res (starting from reduce_init)."""
+    into reduce_res (starting from reduce_init). New in nki 0.3."""
     core.exponential(dst, src, max_value, reduce_res, _cmd(reduce_cmd), reduce_init)
 
 
@@ -225,9 +226,13 @@ def tensor_tensor_scan(dst, data0, data1, initial, op0, op1, reverse0=False, rev
 
 
 @_api("nisa.tensor_copy")
-def tensor_copy(dst, src, engine=engine.unknown, name=None):
-    """dst = src (converted to dst's dtype), on the engine `engine` selects."""
-    core.tensor_copy(dst, src, None, None, _engine(engine))
+def tensor_copy(dst, src, engine=engine.unknown, name=None, dtype=None):
+    """dst = src (converted to dst's dtype), on the engine `engine` selects. nki 0.2 also
+    took dtype=; a given dst's dtype decides, as for every instruction given its dst."""
+    if dtype is not None:
+        core.check_versioned_form("nisa.tensor_copy(dtype=)")
+        dtype = _dtypes.dtype_name(dtype)
+    core.tensor_copy(dst, src, None, dtype, _engine(engine))
 
 
 @_api("nisa.tensor_copy_predicated")
@@ -391,7 +396,7 @@ def nonzero_with_count(dst, src, index_offset=0, padding_val=-1, name=None):
 @_api("nisa.topk")
 def topk(val_dst, idx_dst, src, n, name=None):
     """val_dst = the K largest (K its free size) of the first n values of src, ascending, and
-    idx_dst their indices."""
+    idx_dst their indices. New in nki 0.6."""
     core.topk(val_dst, idx_dst, src, n)
 
 

@@ -19,7 +19,7 @@ VirtualRegister: Any
 def activate2(dst: Any, op: Any, data: Any, imm0: Any, imm1: Any, op0: Any, op1: Any, relu_param: Any = ..., reverse0: Any = ..., reverse1: Any = ..., reduce_op: Any = ..., reduce_res: Any = ..., reduce_cmd: Any = ..., name: Any = ...) -> NkiInstruction:
     """Scalar Engine, NeuronCore-v4+: v = (data op0 imm0) op1 imm1 (reverse0/reverse1 swap a
     step's operands), dst = op(v, relu_param), optionally accumulating with reduce_op into
-    reduce_res."""
+    reduce_res. New in nki 0.4."""
 def activation(dst: Any, op: Any, data: Any, bias: Any = ..., scale: Any = ..., reduce_op: Any = ..., reduce_res: Any = ..., reduce_cmd: Any = ..., name: Any = ...) -> NkiInstruction:
     """Scalar Engine: dst = op(data * scale + bias), bias a [P, 1] tile or number; reduce_cmd
     resets or adds to the engine's accumulator the free-axis sum of the result, read out into
@@ -66,7 +66,7 @@ class engine(enum.IntEnum):
     sync = 6
 def exponential(dst: Any, src: Any, max_value: Any = ..., reduce_res: Any = ..., reduce_cmd: Any = ..., reduce_init: Any = ..., name: Any = ...) -> NkiInstruction:
     """Vector Engine, NeuronCore-v4+: dst = exp(src - max_value), optionally summing each row
-    into reduce_res (starting from reduce_init)."""
+    into reduce_res (starting from reduce_init). New in nki 0.3."""
 fp32: Any
 def get_nc_sub_version() -> int:
     """The NeuronCore sub-version; 0 on every target nkic models."""
@@ -150,12 +150,14 @@ def rng(dst: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
 def scalar_alu(data1: Any, data2: Any, op: Any, name: Any = ...) -> Any:
     """data1 op data2, each an NkiScalar or an int: an NkiScalar, or when both are ints the
     value itself, computed when traced (a bool for a comparison). op: nl.add, nl.subtract,
-    nl.multiply, nl.divide, nl.fmod, nl.maximum, nl.minimum or a comparison."""
+    nl.multiply, nl.divide, nl.fmod, nl.maximum, nl.minimum or a comparison. New in nki 0.8."""
 scalar_engine: engine
 def scalar_load(src: Any, name: Any = ...) -> Any:
-    """The one int32/int64 element of the (1, 1) SBUF or HBM tensor src, as an NkiScalar."""
+    """The one int32/int64 element of the (1, 1) SBUF or HBM tensor src, as an NkiScalar.
+    New in nki 0.7."""
 def scalar_store(dst: Any, value: Any, name: Any = ...) -> NkiInstruction:
-    """dst, a (1, 1) SBUF or HBM tensor of the scalar's width, = value (an NkiScalar)."""
+    """dst, a (1, 1) SBUF or HBM tensor of the scalar's width, = value (an NkiScalar).
+    New in nki 0.7."""
 def scalar_tensor_tensor(dst: Any, data: Any, op0: Any, operand0: Any, op1: Any, operand1: Any, reverse0: Any = ..., reverse1: Any = ..., name: Any = ...) -> NkiInstruction:
     """dst = (data op0 operand0) op1 operand1: operand0 a number or a [P, 1] tile, operand1 a tile
     of data's shape."""
@@ -174,8 +176,9 @@ def sequence_bounds(dst: Any, segment_ids: Any, name: Any = ...) -> NkiInstructi
     (padding) gives (n, -1)."""
 def set_rng_seed(src_seeds: Any, name: Any = ...) -> NkiInstruction:
     """Seeds the random number generator from the src_seeds tile."""
-def tensor_copy(dst: Any, src: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
-    """dst = src (converted to dst's dtype), on the engine `engine` selects."""
+def tensor_copy(dst: Any, src: Any, engine: Any = ..., name: Any = ..., dtype: Any = ...) -> NkiInstruction:
+    """dst = src (converted to dst's dtype), on the engine `engine` selects. nki 0.2 also
+    took dtype=; a given dst's dtype decides, as for every instruction given its dst."""
 def tensor_copy_dynamic_dst(*args: Any, **kwargs: Any) -> None:
     """Not available: nisa.tensor_copy_dynamic_dst was removed in nki 0.4: nisa.tensor_copy(dst, src.ap(pattern, offset, scalar_offset=reg))."""
 def tensor_copy_dynamic_src(*args: Any, **kwargs: Any) -> None:
@@ -206,6 +209,6 @@ def tensor_tensor_scan(dst: Any, data0: Any, data1: Any, initial: Any, op0: Any,
     r[-1] = initial; dst = r."""
 def topk(val_dst: Any, idx_dst: Any, src: Any, n: Any, name: Any = ...) -> NkiInstruction:
     """val_dst = the K largest (K its free size) of the first n values of src, ascending, and
-    idx_dst their indices."""
+    idx_dst their indices. New in nki 0.6."""
 unknown_engine: engine
 vector_engine: engine

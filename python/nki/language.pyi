@@ -101,9 +101,9 @@ def divide(x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) 
 def dropout(x: Any, rate: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile:
     """Zeroes each element with probability `rate` (a number or a tile that broadcasts), no rescaling."""
 from nkic.language import ds as ds
-def dynamic_range(start: Any, stop: Any = ..., step: Any = ...) -> None:
-    """Deprecated since nki 0.6 (use nl.fori_loop): a device loop over range(start, stop, step),
-    its variable a register."""
+def dynamic_range(start: Any, stop: Any = ..., step: Any = ...) -> Iterator[Any]:
+    """nki 0.2-0.6 (deprecated in 0.6, removed in 0.7: use nl.fori_loop): a device loop over
+    range(start, stop, step), its variable a register."""
 def empty_like(x: Any, dtype: Any = ..., buffer: Any = ..., name: Any = ...) -> Tile:
     """A new uninitialised tensor of x's shape (and dtype and buffer unless given)."""
 def equal(x: Any, y: Any, dtype: Any = ...) -> Tile:
@@ -135,7 +135,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Any, step: Any = ..., unroll: An
     """A device loop: body_fun(i) runs for i = lower, lower + step, ... below upper. The
     bounds are ints, NkiScalars or (deprecated) registers; i is an NkiScalar, or a
     VirtualRegister when a bound is one. unroll=True: the compiler unrolls it, so the
-    bounds are ints known when traced; the body is still traced once."""
+    bounds are ints known when traced; the body is still traced once. New in nki 0.6."""
 fp32: Any
 def full(shape: Any, fill_value: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile:
     """A new tensor of `shape` filled with fill_value (on chip: HBM tensors have no initial value)."""
@@ -162,7 +162,7 @@ hbm: Any
 def if_else(cond: Any, then_fn: Any, else_fn: Any = ...) -> None:
     """then_fn() when cond is nonzero, else else_fn() when given. A Python bool or int
     decides when traced (only that branch is traced); an int32 NkiScalar decides on the
-    device (both branches are traced, one runs)."""
+    device (both branches are traced, one runs). New in nki 0.8."""
 int16: Any
 int32: Any
 int64: Any
@@ -343,7 +343,7 @@ def where(condition: Any, x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., 
 def while_loop(init: Any, body_fun: Any) -> None:
     """A device loop: while the condition (init, then what body_fun returns) is nonzero,
     body_fun runs with it. The condition is an int32 NkiScalar or (deprecated) a register;
-    body_fun takes and returns one of the same kind."""
+    body_fun takes and returns one of the same kind. New in nki 0.6."""
 def zeros(shape: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile:
     """A new tensor of `shape` filled with 0 (on chip: HBM tensors have no initial value)."""
 def zeros_like(x: Any, dtype: Any = ..., buffer: Any = ..., name: Any = ...) -> Tile:

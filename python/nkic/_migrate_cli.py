@@ -12,7 +12,7 @@ import numpy as np
 
 from ._core import core
 from ._version import __version__
-from . import _cli_output as out, _migrate, _migrate_trace as mt, _user_exceptions
+from . import _cli_output as out, _migrate, _migrate_trace as mt, _migrate_versions, _user_exceptions
 from ._arg_spec import SEED, describe, parse_args
 from ._kernel_file import CliError, load_module, user_call
 
@@ -59,6 +59,19 @@ def _legacy(path, kname, check):
     return mod, kernels, None
 
 
+def _current_api_file(source):
+    """Whether the file imports the current `nki` package and no `neuronxcc` (an unparsable one is
+    left to migrate_source)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    modules = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)] + \
+              [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    roots = {m.split(".")[0] for m in modules}
+    return "nki" in roots and "neuronxcc" not in roots
+
+
 def cmd_migrate(ns, pr):
     from . import cli
     path, _, kname = ns.kernel.partition("::")
@@ -66,7 +79,12 @@ def cmd_migrate(ns, pr):
         raise CliError(f"no such file: {path}")
     with open(path) as f:
         source = f.read()
-    mod, kernels, load_error = _legacy(path, kname, ns.check)
+    legacy = not _current_api_file(source)
+    if not legacy and ns.check:
+        raise CliError(f"--check compares legacy kernels with their migration; {path} is written against the "
+                       "current nki API, whose older forms are rewritten unchecked")
+    # A current-API file is not run: its kernels may be of an nki version other than the one served.
+    mod, kernels, load_error = _legacy(path, kname, ns.check) if legacy else (None, {}, None)
     if load_error and ns.check:
         raise CliError(f"--check needs the legacy file to run: {load_error}")
     inputs = _kernel_inputs(mod, kernels, ns) if mod is not None else {}
@@ -78,7 +96,10 @@ def cmd_migrate(ns, pr):
             sites.update(mt.trace_legacy(k, path, grid, args, kwargs))
             if grid is not None:
                 grids[name] = grid
-        text, notes = _migrate.migrate_source(source, sites, grids)
+        # A current-API file has only the forms of older nki versions to change.
+        text, notes = _migrate.migrate_source(source, sites, grids) if legacy else (source, [])
+        text, newest = _migrate_versions.migrate_to_newest(text)
+        notes += newest
     except core.NKIError as e:  # before SyntaxError: the kernel diagnostics derive from it
         return _fail(ns, pr, path, e)
     except SyntaxError as e:

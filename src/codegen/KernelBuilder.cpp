@@ -355,6 +355,10 @@ void KernelBuilder::warn(sema::Diagnostic d) const {
   if (warning_handler) warning_handler(d);
 }
 
+void KernelBuilder::check_versioned_form(std::string_view form) const {
+  sema::check_versioned_form(form, nki_version, raiser(), [this](sema::Diagnostic d) { warn(std::move(d)); });
+}
+
 const sema::OpSpec& KernelBuilder::op_spec() const {
   const std::string& a = api();
   if (!spec_ || a != spec_api_) {

@@ -20,6 +20,7 @@
 #include "sema/Bounds.h"
 #include "sema/Partitions.h"
 #include "sema/Diagnostic.h"
+#include "sema/NkiVersion.h"
 #include "sema/Target.h"
 #include "types/Values.h"
 
@@ -76,6 +77,12 @@ class KernelBuilder {
   // A kernel of the current nki API: helpers are plain Python functions that may
   // create, rebind and return tensors (shared HBM too) with Python semantics.
   bool current_api = false;
+  // The NKI version a current-API kernel is traced as (NKIC_NKI_VERSION, read when its trace
+  // begins); builders gate version-dependent rules on it (nki_version.at_least(0, 7)).
+  sema::NkiVersion nki_version = sema::kNewestNkiVersion;
+  // Whether nki_version accepts `form` (sema::versioned_forms()): an error at the current
+  // location if not, a deprecation warning if it deprecates it.
+  void check_versioned_form(std::string_view form) const;
   // Tensors placed by address= (the current API): partition and free byte offset.
   struct Placement {
     int tensor;

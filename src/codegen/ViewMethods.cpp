@@ -12,6 +12,9 @@ namespace nkic::codegen {
 
 namespace {
 
+// The view methods came with nki 0.5 (reshape and view are older); the forms table has them once.
+constexpr std::string_view kViewMethods = "the NkiTensor view methods (slice, select, permute, ...)";
+
 using Pairs = std::vector<std::pair<int64_t, int64_t>>;
 
 [[noreturn]] void reject(KernelBuilder& b, std::string_view api, const std::string& why) {
@@ -80,6 +83,7 @@ bool is_contiguous(KernelBuilder& b, const types::TensorVal& t) {
 
 types::TensorVal slice_view(KernelBuilder& b, const types::TensorVal& t, int64_t dim, int64_t start, int64_t end,
                             int64_t step) {
+  b.check_versioned_form(kViewMethods);
   constexpr std::string_view api = "tensor.slice";
   ViewPattern p = view_pattern(b, t, api);
   dim = axis(b, api, dim, p.pairs.size());
@@ -95,6 +99,7 @@ types::TensorVal slice_view(KernelBuilder& b, const types::TensorVal& t, int64_t
 }
 
 types::TensorVal select_view(KernelBuilder& b, const types::TensorVal& t, int64_t dim, int64_t index) {
+  b.check_versioned_form(kViewMethods);
   constexpr std::string_view api = "tensor.select";
   ViewPattern p = view_pattern(b, t, api);
   dim = axis(b, api, dim, p.pairs.size());
@@ -126,6 +131,7 @@ int tensor_dim_of(KernelBuilder& b, const types::TensorVal& t, int64_t stride, s
 }  // namespace
 
 types::TensorVal select_view(KernelBuilder& b, const types::TensorVal& t, int64_t dim, const types::TensorVal& index) {
+  b.check_versioned_form(kViewMethods);
   constexpr std::string_view api = "tensor.select";
   ViewPattern p = view_pattern(b, t, api);
   dim = axis(b, api, dim, p.pairs.size());
@@ -140,6 +146,7 @@ types::TensorVal select_view(KernelBuilder& b, const types::TensorVal& t, int64_
 
 types::TensorVal vector_select_view(KernelBuilder& b, const types::TensorVal& t, int64_t dim,
                                     const types::TensorVal& index) {
+  b.check_versioned_form(kViewMethods);
   constexpr std::string_view api = "tensor.vector_select";
   ViewPattern p = view_pattern(b, t, api);
   if (axis(b, api, dim, p.pairs.size()) != 0) reject(b, api, "gathers rows of dim 0 only, got dim " + std::to_string(dim));
@@ -153,6 +160,7 @@ types::TensorVal vector_select_view(KernelBuilder& b, const types::TensorVal& t,
 
 types::TensorVal indirect_view(KernelBuilder& b, const types::TensorVal& t, const types::TensorVal& index,
                                std::optional<int64_t> num_elem) {
+  b.check_versioned_form(kViewMethods);
   constexpr std::string_view api = "tensor.indirect";
   sema::assert_nc_version(b.target(), 4, api, b.raiser());
   b.check_live(t);
@@ -175,6 +183,7 @@ types::TensorVal indirect_view(KernelBuilder& b, const types::TensorVal& t, cons
 }
 
 types::TensorVal permute_view(KernelBuilder& b, const types::TensorVal& t, const std::vector<int64_t>& dims) {
+  b.check_versioned_form(kViewMethods);
   constexpr std::string_view api = "tensor.permute";
   ViewPattern p = view_pattern(b, t, api);
   std::vector<int64_t> order;
@@ -194,6 +203,7 @@ types::TensorVal permute_view(KernelBuilder& b, const types::TensorVal& t, const
 }
 
 types::TensorVal broadcast_dim_view(KernelBuilder& b, const types::TensorVal& t, int64_t dim, int64_t size) {
+  b.check_versioned_form(kViewMethods);
   constexpr std::string_view api = "tensor.broadcast";
   ViewPattern p = view_pattern(b, t, api);
   dim = axis(b, api, dim, p.pairs.size());
@@ -207,6 +217,7 @@ types::TensorVal broadcast_dim_view(KernelBuilder& b, const types::TensorVal& t,
 }
 
 types::TensorVal expand_dim_view(KernelBuilder& b, const types::TensorVal& t, int64_t dim) {
+  b.check_versioned_form(kViewMethods);
   constexpr std::string_view api = "tensor.expand_dim";
   ViewPattern p = view_pattern(b, t, api);
   dim = axis(b, api, dim, p.pairs.size() + 1);
@@ -216,6 +227,7 @@ types::TensorVal expand_dim_view(KernelBuilder& b, const types::TensorVal& t, in
 }
 
 types::TensorVal squeeze_dim_view(KernelBuilder& b, const types::TensorVal& t, int64_t dim) {
+  b.check_versioned_form(kViewMethods);
   constexpr std::string_view api = "tensor.squeeze_dim";
   ViewPattern p = view_pattern(b, t, api);
   dim = axis(b, api, dim, p.pairs.size());
@@ -229,6 +241,7 @@ types::TensorVal squeeze_dim_view(KernelBuilder& b, const types::TensorVal& t, i
 
 types::TensorVal reshape_dim_view(KernelBuilder& b, const types::TensorVal& t, int64_t dim,
                                   std::vector<int64_t> shape) {
+  b.check_versioned_form(kViewMethods);
   constexpr std::string_view api = "tensor.reshape_dim";
   ViewPattern p = view_pattern(b, t, api);
   dim = axis(b, api, dim, p.pairs.size());
@@ -261,6 +274,7 @@ types::TensorVal reshape_dim_view(KernelBuilder& b, const types::TensorVal& t, i
 }
 
 types::TensorVal flatten_dims_view(KernelBuilder& b, const types::TensorVal& t, int64_t start_dim, int64_t end_dim) {
+  b.check_versioned_form(kViewMethods);
   constexpr std::string_view api = "tensor.flatten_dims";
   ViewPattern p = view_pattern(b, t, api);
   start_dim = axis(b, api, start_dim, p.pairs.size(), "start_dim");
@@ -356,6 +370,7 @@ types::TensorVal reinterpret_view(KernelBuilder& b, const types::TensorVal& t, i
 
 types::TensorVal rearrange_view(KernelBuilder& b, const types::TensorVal& t, const AxisGroups& src,
                                 const AxisGroups& dst, const std::map<std::string, int64_t>& sizes) {
+  b.check_versioned_form(kViewMethods);
   constexpr std::string_view api = "tensor.rearrange";
   if (src.size() != t.shape.size())
     reject(b, api, "src_pattern names " + std::to_string(src.size()) + " dims; the view has " +

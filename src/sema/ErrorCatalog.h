@@ -146,6 +146,15 @@ Diagnostic err_activation_bias_vector(const std::vector<int64_t>& shape, int64_t
 Diagnostic err_lnc_not_supported(int64_t lnc, std::string_view target, int max_cores);
 Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime);
 Diagnostic err_unsupported_python_construct(std::string_view what, std::string_view hint);
+// The version switch (NkiVersion.h): a value of NKIC_NKI_VERSION that names no version served;
+// a form the served version no longer accepts (`last`: the newest version that did), or does not
+// accept yet; a form it accepts but deprecates.
+Diagnostic err_unsupported_nki_version(std::string_view value, std::string_view accepted);
+Diagnostic err_removed_in_nki_version(std::string_view form, std::string_view removed, std::string_view served,
+                                      std::string_view instead, std::string_view last);
+Diagnostic err_not_in_nki_version(std::string_view form, std::string_view introduced, std::string_view served,
+                                  std::string_view instead);
+Diagnostic warn_deprecated_in_nki_version(std::string_view form, std::string_view since, std::string_view instead);
 
 Diagnostic err_address_out_of_range(std::string_view tensor, std::string_view why);
 Diagnostic err_psum_address_not_bank_aligned(std::string_view tensor, int64_t offset, int64_t bank_bytes);

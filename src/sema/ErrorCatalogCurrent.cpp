@@ -97,4 +97,35 @@ Diagnostic warn_dependency_against_program_order(std::string_view consumer, std:
                   "is ignored", ErrorKind::Syntax);
 }
 
+
+Diagnostic err_unsupported_nki_version(std::string_view value, std::string_view accepted) {
+  return make("err_unsupported_nki_version",
+              "NKIC_NKI_VERSION='" + s(value) + "' names no NKI version nkic serves: one of " + s(accepted) +
+                  " (with or without a patch number, e.g. 0.6.0)",
+              ErrorKind::Value, "unset NKIC_NKI_VERSION to serve the newest");
+}
+
+Diagnostic err_removed_in_nki_version(std::string_view form, std::string_view removed, std::string_view served,
+                                      std::string_view instead, std::string_view last) {
+  return make("err_removed_in_nki_version",
+              s(form) + " was removed in nki " + s(removed) + " (nkic serves nki " + s(served) + ")",
+              ErrorKind::Syntax,
+              "use " + s(instead) + " (`nkic migrate` writes the newest API); NKIC_NKI_VERSION=" + s(last) +
+                  " runs the kernel as nki " + s(last) + " did");
+}
+
+Diagnostic err_not_in_nki_version(std::string_view form, std::string_view introduced, std::string_view served,
+                                  std::string_view instead) {
+  return make("err_not_in_nki_version",
+              s(form) + " is not in nki " + s(served) + " (NKIC_NKI_VERSION=" + s(served) + "): it came in nki " +
+                  s(introduced),
+              ErrorKind::Syntax,
+              "NKIC_NKI_VERSION=" + s(introduced) + " or newer serves it; nki " + s(served) + " writes " + s(instead));
+}
+
+Diagnostic warn_deprecated_in_nki_version(std::string_view form, std::string_view since, std::string_view instead) {
+  return make("warn_deprecated_in_nki_version",
+              s(form) + " is deprecated since nki " + s(since) + ": use " + s(instead), ErrorKind::Syntax);
+}
+
 }  // namespace nkic::sema

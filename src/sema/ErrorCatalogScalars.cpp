@@ -60,11 +60,4 @@ Diagnostic err_scalar_python_operator(std::string_view op) {
                            "nisa.scalar_alu(a, b, op=nl.divide) (toward zero) or op=nl.fmod (a's sign)");
 }
 
-Diagnostic warn_register_api_deprecated(std::string_view what) {
-  return make("warn_register_api_deprecated",
-              s(what) + " is deprecated since nki 0.8 and will be removed: use nisa.scalar_load, nisa.scalar_store "
-              "and NkiScalar arithmetic",
-              ErrorKind::Syntax);
-}
-
 }  // namespace nkic::sema

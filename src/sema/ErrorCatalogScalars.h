@@ -25,6 +25,4 @@ Diagnostic err_scalar_condition();
 // A Python operator (`//`, `%`, `/`) or conversion (int()) the scalar does not have
 // (err_instruction_unsupported_op).
 Diagnostic err_scalar_python_operator(std::string_view op);
-// nisa.register_* and VirtualRegister (`what`), deprecated in nki 0.8.
-Diagnostic warn_register_api_deprecated(std::string_view what);
 }  // namespace nkic::sema

@@ -289,8 +289,10 @@ def test_mlp_tkg_silu_gate():
 
 
 @pytest.mark.parametrize("tiles", [0, 1, 3])
-def test_dynamic_elementwise_add_runs_its_runtime_tile_count(tiles):
-    # A register-bounded nl.dynamic_range; the row offset is an SBUF counter advanced in the loop.
+def test_dynamic_elementwise_add_runs_its_runtime_tile_count(monkeypatch, tiles):
+    # A register-bounded nl.dynamic_range (the library of 0.3; removed in 0.7, so served as 0.6);
+    # the row offset is an SBUF counter advanced in the loop.
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.6")
     import nki.language as nl
     add = kernel("experimental.dynamic_shapes.dynamic_elementwise_add", "dynamic_elementwise_add")
     a, b = rand(512, 1024).astype(nl.bfloat16), rand(512, 1024, seed=1).astype(nl.bfloat16)

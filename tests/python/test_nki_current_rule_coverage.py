@@ -148,8 +148,8 @@ CASES = [
     (zeros_in_string_buffer, X, "zeros_buffer", "nl.", "err_unsupported_buffer", "unknown buffer 'sbuf'", "nl.zeros"),
     (copy_with_mask, X, "mask", "nisa.", "err_unsupported_args",
      "unsupported arguments to 'nisa.tensor_copy': unexpected keyword argument 'mask'", "nisa.tensor_copy"),
-    (copy_with_dtype, X, "dtype", "nisa.", "err_unsupported_args",
-     "unsupported arguments to 'nisa.tensor_copy': unexpected keyword argument 'dtype'", "nisa.tensor_copy"),
+    (copy_with_dtype, X, "dtype", "nisa.", "err_removed_in_nki_version",
+     "nisa.tensor_copy(dtype=) was removed in nki 0.3 (nkic serves nki 0.8)", "nisa.tensor_copy"),
     (int_of_register, X, "reg_int", "int(", "err_unsupported_args",
      "unsupported arguments to 'VirtualRegister': holds a run-time value: Python arithmetic on it is not possible; "
      "use it as .ap(scalar_offset=reg) or copy it with nisa.register_store", None),
@@ -344,9 +344,8 @@ def takes_two(a, b):
 def test_a_list_keyword_argument_is_rejected_at_the_call():
     with pytest.raises(nkic.NKIError) as info:
         nki.simulate(takes_two)(X, b=[1, 2])  # ERR:list_kw
-    check_diag(info.value, M, "err_unsupported_args",
-               "unsupported arguments to 'takes_two': a list argument; since nki 0.3 kernels take tuples "
-               "(pass tuple(...))", [("list_kw", "nki.")])
+    check_diag(info.value, M, "err_removed_in_nki_version",
+               "a list argument to a kernel was removed in nki 0.3 (nkic serves nki 0.8)", [("list_kw", "nki.")])
 
 
 def framework_array(module):
@@ -379,12 +378,14 @@ def while_on_register(a):
     return a
 
 
-def test_while_on_a_register_warns_at_the_users_line():
+def test_while_on_a_register_warns_at_the_users_line(monkeypatch):
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.6")  # removed in 0.7
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         while_on_register.trace(None, (X,), {})
     [w] = [w for w in caught if issubclass(w.category, DeprecationWarning) and "`while reg:`" in str(w.message)]
-    assert str(w.message) == "`while reg:` is deprecated since nki 0.6: use nl.while_loop(reg, body)"
+    assert str(w.message) == ("[warn_deprecated_in_nki_version] `while reg:` is deprecated since nki 0.6: "
+                              "use nl.while_loop(reg, body)")
     assert M.same_file(w.filename), w.filename
     assert w.lineno == M.line("while_reg")
 

@@ -1,6 +1,6 @@
 """Registers and runtime loops of the current nki API (NKI_CURRENT_API.md §5.2-5.4):
 nisa.register_*, nl.fori_loop, nl.while_loop (checked before each trip) and the
-deprecated nl.dynamic_range, simulated against numpy, and each misuse a diagnostic
+nl.dynamic_range (deprecated in 0.6, served as 0.6: removed in 0.7), simulated against numpy, and each misuse a diagnostic
 at the user's line."""
 import numpy as np
 import pytest
@@ -153,7 +153,8 @@ def dynamic_rows(data, n):
     return output
 
 
-def test_dynamic_range_is_deprecated_and_runs_like_fori_loop():
+def test_dynamic_range_is_deprecated_and_runs_like_fori_loop(monkeypatch):
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.6")  # removed in 0.7 (test_nki_versions.py)
     with pytest.warns(DeprecationWarning, match="nl.dynamic_range is deprecated since nki 0.6"):
         out = nki.simulate(dynamic_rows)(DATA, np.array([[3]], np.int32))
     np.testing.assert_array_equal(out, np.where(np.arange(N) < 3, DATA, 0))
@@ -243,7 +244,7 @@ def test_register_misuse_is_a_diagnostic_at_the_call(kernel, marker, code, messa
 
 @nki.jit
 def count_down_deprecated(data, count_input):
-    """The 0.3-0.5 form of count_down: `while reg:`, the body reloading the register."""
+    """The 0.2-0.6 form of count_down: `while reg:`, the body reloading the register."""
     val, acc, count_sb, one_sb, reg = counter(data, count_input)
     while reg:
         count_step(val, acc, count_sb, one_sb, reg)
@@ -251,7 +252,8 @@ def count_down_deprecated(data, count_input):
 
 
 @pytest.mark.parametrize("count", [0, 3])
-def test_while_on_a_register_is_deprecated_and_tested_before_each_trip(count):
+def test_while_on_a_register_is_deprecated_and_tested_before_each_trip(monkeypatch, count):
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.6")  # removed in 0.7 (test_nki_versions.py)
     with pytest.warns(DeprecationWarning, match="`while reg:` is deprecated since nki 0.6"):
         out = nki.simulate(count_down_deprecated)(np.array([[1.5]], np.float32), np.array([[count]], np.int32))
     np.testing.assert_array_equal(out, [[1.5 * count]])

@@ -305,8 +305,17 @@ def test_register_apis_are_deprecated_at_the_users_line():
     hits = [(w.lineno, str(w.message)) for w in record if M.same_file(w.filename)]
     assert [line for line, _ in hits] == [M.line(m) for m in ("alloc", "move", "store", "load")]
     for (_, text), api in zip(hits, ("register_alloc", "register_move", "register_store", "register_load")):
-        assert text == (f"[warn_register_api_deprecated] nisa.{api} is deprecated since nki 0.8 and will be "
-                        "removed: use nisa.scalar_load, nisa.scalar_store and NkiScalar arithmetic")
+        assert text == (f"[warn_deprecated_in_nki_version] nisa.{api} is deprecated since nki 0.8: use "
+                        "nisa.scalar_load, nisa.scalar_store and NkiScalar arithmetic")
+
+
+def test_registers_are_not_deprecated_in_nki_0_7(monkeypatch):
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.7")
+    import warnings
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        registers.trace(None, (np.zeros((1, 1), np.float32),), {})
+    assert not [w for w in record if "deprecated" in str(w.message)]
 
 
 @nki.jit
@@ -320,6 +329,64 @@ def test_constructing_a_virtual_register_is_deprecated():
         construct_register.trace(None, (np.zeros((1, 1), np.float32),), {})
     assert any(M.same_file(w.filename) and w.lineno == M.line("construct") for w in record)
 
+
+# Versions ------------------------------------------------------------------------------
+
+@nki.jit
+def if_else_in_0_7(a):
+    nl.if_else(1, lambda: None)  # ERR:if_else_07
+    return a
+
+
+@nki.jit
+def scalar_alu_in_0_7(a):
+    nisa.scalar_alu(nisa.scalar_load(h32()), 1, op=nl.add)  # ERR:alu_07
+    return a
+
+
+@nki.jit
+def unroll_in_0_7(a):
+    nl.fori_loop(0, 2, lambda i: None, unroll=True)  # ERR:unroll_07
+    return a
+
+
+@nki.jit
+def scalar_load_in_0_6(a):
+    nisa.scalar_load(h32())  # ERR:load_06
+    return a
+
+
+VERSIONED = [
+    ("0.7", if_else_in_0_7, "if_else_07", "nl.if_else is not in nki 0.7 (NKIC_NKI_VERSION=0.7): it came in nki 0.8"),
+    ("0.7", scalar_alu_in_0_7, "alu_07", "nisa.scalar_alu is not in nki 0.7 (NKIC_NKI_VERSION=0.7): it came in "
+     "nki 0.8"),
+    ("0.7", unroll_in_0_7, "unroll_07", "nl.fori_loop(unroll=True) is not in nki 0.7 (NKIC_NKI_VERSION=0.7): it "
+     "came in nki 0.8"),
+    ("0.6", scalar_load_in_0_6, "load_06", "nisa.scalar_load is not in nki 0.6 (NKIC_NKI_VERSION=0.6): it came "
+     "in nki 0.7"),
+]
+
+
+@pytest.mark.parametrize("version, kernel, marker, message", VERSIONED, ids=[v[2] for v in VERSIONED])
+def test_scalar_apis_are_in_the_versions_that_have_them(version, kernel, marker, message, monkeypatch):
+    monkeypatch.setenv("NKIC_NKI_VERSION", version)
+    e = trace_error(kernel, np.zeros((1, 1), np.float32))
+    check_diag(e, M, "err_not_in_nki_version", message, [(marker, "n")])
+
+
+@nki.jit
+def register_index(a):
+    """Before nki 0.7 a fori_loop index is a register."""
+    kinds = []
+    nl.fori_loop(0, 2, lambda i: kinds.append(type(i).__name__))
+    assert kinds == ["VirtualRegister" if nki.__version__ < "0.7" else "NkiScalar"], kinds
+    return a
+
+
+@pytest.mark.parametrize("version", ["0.6", "0.8"])
+def test_a_fori_loop_index_is_a_register_before_nki_0_7(version, monkeypatch):
+    monkeypatch.setenv("NKIC_NKI_VERSION", version)
+    register_index.trace(None, (np.zeros((1, 1), np.float32),), {})
 
 
 def test_the_legacy_api_has_no_64_bit_dtype():

@@ -194,6 +194,7 @@ TensorVal tensor_scalar_cumulative(KernelBuilder& b, const TensorVal& dst, const
 }
 
 TensorVal topk(KernelBuilder& b, const TensorVal& val_dst, const TensorVal& idx_dst, const TensorVal& src, int64_t n) {
+  b.check_versioned_form("nisa.topk");
   b.check_operand("src", src);
   b.check_operand("val_dst", val_dst);
   b.check_operand("idx_dst", idx_dst);

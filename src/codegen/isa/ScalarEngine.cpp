@@ -68,6 +68,7 @@ TensorVal activation(KernelBuilder& b, const Dst& dst, ir::AluOp op, const Tenso
 TensorVal activate2(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& data,
                     const PipelineStep& first, const PipelineStep& second, const Value& relu_param, Accumulate acc) {
   using ir::AluOp;
+  b.check_versioned_form("nisa.activate2");
   check_scalar_engine_accumulator(b, acc);
   b.check_operand("data", data);
   check_dst_rows(b, dst, data);

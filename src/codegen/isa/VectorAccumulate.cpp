@@ -120,6 +120,7 @@ TensorVal tensor_scalar(KernelBuilder& b, const Dst& dst, const TensorVal& data,
 }
 
 TensorVal exponential(KernelBuilder& b, const Dst& dst, const TensorVal& src, const Value& max_value, Accumulate acc) {
+  b.check_versioned_form("nisa.exponential");
   b.check_operand("src", src);
   check_dst_rows(b, dst, src);
   check_immediate(b, "max_value", max_value, src);

@@ -1,0 +1,131 @@
+#include "sema/NkiVersion.h"
+
+#include <charconv>
+#include <cstdlib>
+
+#include "sema/ErrorCatalog.h"
+
+namespace nkic::sema {
+
+namespace {
+
+// Reads one decimal number off the front of `text`.
+std::optional<int> number(std::string_view& text) {
+  auto digit = [&text](size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+  if (!digit(0) || (text.front() == '0' && digit(1))) return std::nullopt;  // no sign, no leading zero
+  int v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc()) return std::nullopt;
+  text.remove_prefix(static_cast<size_t>(end - text.data()));
+  return v;
+}
+
+bool dot(std::string_view& text) {
+  if (text.empty() || text.front() != '.') return false;
+  text.remove_prefix(1);
+  return true;
+}
+
+}  // namespace
+
+std::string NkiVersion::str() const { return std::to_string(major) + "." + std::to_string(minor); }
+
+std::optional<NkiVersion> parse_nki_version(std::string_view text) {
+  std::optional<int> major = number(text);
+  if (!major || !dot(text)) return std::nullopt;
+  std::optional<int> minor = number(text);
+  if (!minor || (dot(text) && !number(text)) || !text.empty()) return std::nullopt;
+  NkiVersion v{*major, *minor};
+  if (v < kOldestNkiVersion || v > kNewestNkiVersion) return std::nullopt;
+  return v;
+}
+
+NkiVersion served_nki_version() {
+  const char* env = std::getenv("NKIC_NKI_VERSION");
+  if (env == nullptr || *env == '\0') return kNewestNkiVersion;
+  std::optional<NkiVersion> v = parse_nki_version(env);
+  if (!v) {
+    std::string accepted;
+    for (NkiVersion a = kOldestNkiVersion; a <= kNewestNkiVersion; ++a.minor)
+      accepted += (accepted.empty() ? "" : ", ") + a.str();
+    fail(err_unsupported_nki_version(env, accepted));
+  }
+  return *v;
+}
+
+namespace {
+constexpr std::string_view kScalarsInstead = "nisa.scalar_load, nisa.scalar_store and NkiScalar arithmetic";
+}  // namespace
+
+// The migration tables of the NKI docs (NKI_CURRENT_API.md §9.1, §11; NKI_07_08_API.md §10),
+// for the forms whose acceptance is all that changed.
+const std::vector<VersionedForm>& versioned_forms() {
+  static const std::vector<VersionedForm> forms = {
+      {"nki.jit(platform_target=)", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
+       "@nki.jit, and the target in the environment variable NEURON_PLATFORM_TARGET_OVERRIDE (trn1, trn2, trn3)"},
+      {"nki.jit(mode=)", kOldestNkiVersion, NkiVersion{0, 3}, std::nullopt, "@nki.jit (the compiler ignores mode=)"},
+      {"nisa.tensor_copy(dtype=)", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
+       "nisa.tensor_copy(dst, src): the copy converts to dst's dtype, so allocate dst with the dtype wanted"},
+      {"the builtin buffer's .view(dtype=, shape=)", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
+       "nl.ndarray(shape, dtype, buffer=nl.sbuf) (nl.psum, nl.shared_hbm)"},
+      {"kernel[grid] (an SPMD launch grid)", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
+       "a plain call, kernel(...), looping over the tiles inside the kernel (kernel[n] takes one integer, the "
+       "logical NeuronCore size)"},
+      {"a list argument to a kernel", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3}, "a tuple: tuple(...)"},
+      {"a write to a loop variable inside its loop", kOldestNkiVersion, std::nullopt, NkiVersion{0, 4},
+       "another name"},
+      {"nl.dynamic_range", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.fori_loop(lower, upper, body)"},
+      {"`while reg:`", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.while_loop(reg, body)"},
+      {"nl.fori_loop", NkiVersion{0, 6}, std::nullopt, std::nullopt, "`for i in nl.dynamic_range(...)`"},
+      {"nl.while_loop", NkiVersion{0, 6}, std::nullopt, std::nullopt, "`while reg:`"},
+      {"nisa.exponential", NkiVersion{0, 3}, std::nullopt, std::nullopt,
+       "nisa.activation(dst, op=nl.exp, data, bias=...)"},
+      {"nisa.activate2", NkiVersion{0, 4}, std::nullopt, std::nullopt,
+       "nisa.tensor_scalar(...) then nisa.activation(...)"},
+      {"the NkiTensor view methods (slice, select, permute, ...)", NkiVersion{0, 5}, std::nullopt, std::nullopt,
+       "slices, nl.ds(start, size) and .ap(pattern=...)"},
+      {"nisa.topk", NkiVersion{0, 6}, std::nullopt, std::nullopt, "nisa.max8 and nisa.nc_find_index8"},
+      // Device scalars replace registers (NKI_07_08_API.md §2, §3, §5.2).
+      {"nisa.NkiScalar", NkiVersion{0, 7}, std::nullopt, std::nullopt, "nisa.VirtualRegister"},
+      {"nisa.scalar_load", NkiVersion{0, 7}, std::nullopt, std::nullopt,
+       "nisa.register_alloc() and nisa.register_load(reg, src)"},
+      {"nisa.scalar_store", NkiVersion{0, 7}, std::nullopt, std::nullopt, "nisa.register_store(dst, reg)"},
+      {"nisa.scalar_alu", NkiVersion{0, 8}, std::nullopt, std::nullopt, "the NkiScalar operators (s + t, s * 2)"},
+      {"nl.if_else", NkiVersion{0, 8}, std::nullopt, std::nullopt, "a Python if on a value known when traced"},
+      {"nl.fori_loop(unroll=True)", NkiVersion{0, 8}, std::nullopt, std::nullopt,
+       "a Python for loop over range(...), unrolled when traced"},
+      {"nisa.VirtualRegister", kOldestNkiVersion, NkiVersion{0, 8}, std::nullopt, kScalarsInstead},
+      {"nisa.register_alloc", kOldestNkiVersion, NkiVersion{0, 8}, std::nullopt, kScalarsInstead},
+      {"nisa.register_move", kOldestNkiVersion, NkiVersion{0, 8}, std::nullopt, kScalarsInstead},
+      {"nisa.register_load", kOldestNkiVersion, NkiVersion{0, 8}, std::nullopt, kScalarsInstead},
+      {"nisa.register_store", kOldestNkiVersion, NkiVersion{0, 8}, std::nullopt, kScalarsInstead},
+  };
+  return forms;
+}
+
+namespace {
+
+const VersionedForm& find_form(std::string_view form) {
+  for (const VersionedForm& f : versioned_forms())
+    if (f.form == form) return f;
+  fail(err_internal("no versioned form '" + std::string(form) + "'"));
+}
+
+}  // namespace
+
+bool accepts(std::string_view form, NkiVersion served) {
+  const VersionedForm& f = find_form(form);
+  return served >= f.introduced && !(f.removed && served >= *f.removed);
+}
+
+void check_versioned_form(std::string_view form, NkiVersion served, const std::function<void(Diagnostic)>& raise,
+                          const std::function<void(Diagnostic)>& warn) {
+  const VersionedForm& f = find_form(form);
+  if (served < f.introduced) raise(err_not_in_nki_version(form, f.introduced.str(), served.str(), f.instead));
+  if (f.removed && served >= *f.removed)
+    raise(err_removed_in_nki_version(form, f.removed->str(), served.str(), f.instead,
+                                     NkiVersion{f.removed->major, f.removed->minor - 1}.str()));
+  if (f.deprecated && served >= *f.deprecated) warn(warn_deprecated_in_nki_version(form, f.deprecated->str(), f.instead));
+}
+
+}  // namespace nkic::sema
