@@ -15,7 +15,8 @@ size_t top_level_size(KernelBuilder& b) { return b.kernel().body.size(); }
 void warn_deprecated(KernelBuilder& b, const LncForm& form) {
   if (form.lnc) return;
   const std::string& api = b.api();
-  b.warn(sema::warn_nisa_lnc_api_deprecated(api, "nki.lnc." + api.substr(api.find('.') + 1)));
+  b.warn(sema::warn_nisa_lnc_api_deprecated(api, "nki.lnc." + api.substr(api.find('.') + 1),
+                                            api == "nisa.sendrecv" ? "pipe_id" : ""));
 }
 
 void check_core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores, int n,
@@ -136,8 +137,18 @@ void sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::Tensor
                                                        std::to_string(to.core) + " with " +
                                                        std::string(ir::name(*to.reduce_op)) +
                                                        ": the pair names one reduce_op"));
-      if (to.reduce_op) tensor_tensor(b, Dst::into(*to.dst), *to.reduce_op, *to.src, *from.src, ir::Engine::dma, args);
-      else dma_copy(b, *to.dst, Value(*from.src), std::nullopt, args);
+      if (to.reduce_op && ir::is_hbm(b.tensor(to.dst->tensor).memory)) {
+        // Private HBM (lnc.sendrecv_compute): the DMA engine reduces in place of an engine's tile op.
+        auto in = make_instruction(ir::Opcode::TensorTensor, b, *to.dst, to.dst->shape);
+        in->srcs = {access_for(b, *to.src, to.dst->shape), access_for(b, *from.src, to.dst->shape)};
+        in->alu = *to.reduce_op;
+        in->engine = ir::Engine::dma;
+        b.emit(std::move(in));
+      } else if (to.reduce_op) {
+        tensor_tensor(b, Dst::into(*to.dst), *to.reduce_op, *to.src, *from.src, ir::Engine::dma, args);
+      } else {
+        dma_copy(b, *to.dst, Value(*from.src), std::nullopt, args);
+      }
     }
   b.cores->end_exchange(b);
 }

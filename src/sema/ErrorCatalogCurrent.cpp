@@ -48,9 +48,10 @@ Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime) {
               ErrorKind::Value);
 }
 
-Diagnostic warn_nisa_lnc_api_deprecated(std::string_view api, std::string_view replacement) {
+Diagnostic warn_nisa_lnc_api_deprecated(std::string_view api, std::string_view replacement, std::string_view ignored) {
   return make("warn_nisa_lnc_api_deprecated",
-              s(api) + " is deprecated since nki 0.8: use " + s(replacement) + " (pipe_id, if any, is ignored)",
+              s(api) + " is deprecated since nki 0.8: use " + s(replacement) +
+                  (ignored.empty() ? "" : " (" + s(ignored) + " is ignored)"),
               ErrorKind::Syntax);
 }
 
