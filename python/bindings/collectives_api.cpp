@@ -5,6 +5,7 @@
 #include "codegen/Collectives.h"
 #include "codegen/Cores.h"
 #include "errors.h"
+#include "schedule_api.h"
 #include "sema/ErrorCatalog.h"
 #include "trace/TraceContext.h"
 #include "values.h"
@@ -25,7 +26,8 @@ const std::map<std::string, codegen::Collective>& kinds() {
   static const std::map<std::string, codegen::Collective> k = {
       {"all_reduce", codegen::Collective::all_reduce},         {"all_gather", codegen::Collective::all_gather},
       {"reduce_scatter", codegen::Collective::reduce_scatter}, {"all_to_all", codegen::Collective::all_to_all},
-      {"collective_permute", codegen::Collective::permute}};
+      {"collective_permute", codegen::Collective::permute},  {"all_to_all_v", codegen::Collective::all_to_all_v},
+      {"all_gather_v", codegen::Collective::all_gather_v}};
   return k;
 }
 
@@ -33,10 +35,12 @@ const std::map<std::string, codegen::Collective>& kinds() {
 
 void bind_collectives_api(py::module_& m) {
   // ncc.<kind>(srcs, dsts, ...): `groups` the replica group's lists (collective_permute: its pairs).
+  // all_to_all_v / all_gather_v take `metadata` and its flags; `prepare`: their *_prepare form.
   m.def("collective", [](const std::string& kind, py::sequence srcs, py::sequence dsts,
                          std::vector<std::vector<int64_t>> groups, std::optional<std::string> op, int64_t dim,
-                         std::optional<int64_t> priority, bool lnc1_shared_hbm) {
-    codegen::KernelBuilder& b = builder("ncc." + kind);
+                         std::optional<int64_t> priority, bool lnc1_shared_hbm, py::handle metadata,
+                         bool recv_counts_known, bool has_rdispls, bool prepare) {
+    codegen::KernelBuilder& b = builder("ncc." + kind + (prepare ? "_prepare" : ""));
     codegen::CollectiveCall c;
     c.kind = kinds().at(kind);
     c.srcs = tensors_arg(srcs, "srcs");
@@ -46,8 +50,18 @@ void bind_collectives_api(py::module_& m) {
     c.collective_dim = dim;
     c.priority = priority;
     c.lnc1_shared_hbm = lnc1_shared_hbm;
-    codegen::collective(b, c);
+    if (!metadata.is_none()) c.metadata = tensor_arg(metadata, "metadata_tensor");
+    c.recv_counts_known = recv_counts_known;
+    c.has_rdispls = has_rdispls;
+    if (prepare) codegen::collective_prepare(b, c);
+    else codegen::collective(b, c);
   });
+  m.def("collective_trigger", [](const std::string& kind, py::handle prepare_instr) {
+    trace::TraceContext& ctx = trace::TraceContext::nki_ctx(("ncc." + kind + "_trigger").c_str());
+    codegen::collective_trigger(ctx.builder(), kinds().at(kind), instruction_first(ctx, prepare_instr, "prepare_instr"));
+  });
+  m.def("check_prepares_triggered",
+        [] { codegen::check_prepares_triggered(trace::TraceContext::nki_ctx("nki.jit").builder()); });
   m.def("rank_id", [](py::handle reg) { codegen::rank_id(builder("ncc.rank_id"), tensor_arg(reg, "register")); });
   m.def("replica_groups_from_partition_op", &codegen::replica_groups_from_partition_op);
   m.def("check_uniform_arguments", &codegen::check_uniform_arguments);

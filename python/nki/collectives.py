@@ -65,12 +65,14 @@ def _tensors(value, what, api):
     return list(value)
 
 
-def _collective(kind, srcs, dsts, groups, op, collective_dim, priority):
+def _collective(kind, srcs, dsts, groups, op, collective_dim, priority, metadata=None, recv_counts_known=False,
+                has_rdispls=False, prepare=False):
     api = "ncc." + kind
     core.collective(kind, _tensors(srcs, "srcs", api), _tensors(dsts, "dsts", api), groups,
                     None if op is None else op_name(op, "op"), core.int_arg(collective_dim, "collective_dim", api),
                     None if priority is None else core.int_arg(priority, "priority", api),
-                    os.environ.get("NKI_LNC1_SHARED_HBM") == "1")
+                    os.environ.get("NKI_LNC1_SHARED_HBM") == "1", metadata, bool(recv_counts_known),
+                    bool(has_rdispls), prepare)
 
 
 @_api("ncc.all_reduce")
@@ -120,9 +122,55 @@ def rank_id(name=None):
     return reg
 
 
-for _name in ("all_to_all_v", "all_gather_v", "all_to_all_v_prepare", "all_to_all_v_trigger",
-              "all_gather_v_prepare", "all_gather_v_trigger", "collective_permute_implicit",
-              "collective_permute_implicit_reduce", "collective_permute_implicit_current_processing_rank_id"):
-    globals()[_name] = _unavailable("ncc." + _name, "is not simulated by nkic (its sizes are read at run time "
-                                    "from a metadata tensor or a ring schedule)")
+@_api("ncc.all_to_all_v")
+def all_to_all_v(srcs, dsts, replica_group, metadata_tensor, recv_counts_known=False, has_rdispls=False,
+                 priority=None, name=None):
+    """Rank i of the list sends srcs[0][send_displs[j]:][:send_counts[j]] to its j-th rank, which
+    puts it at slot i of dsts[0] (i * dsts[0].size / ranks; recv_displs[i] with has_rdispls) and,
+    unless recv_counts_known, writes recv_counts[i]: metadata rows send_counts, send_displs,
+    recv_counts, recv_displs, one uint32 column per rank of the list, read at run time."""
+    _collective("all_to_all_v", srcs, dsts, _groups(replica_group, "ncc.all_to_all_v"), None, 0, priority,
+                metadata_tensor, recv_counts_known, has_rdispls)
+
+
+@_api("ncc.all_gather_v")
+def all_gather_v(srcs, dsts, replica_group, metadata_tensor, recv_counts_known=False, has_rdispls=False,
+                 priority=None, name=None):
+    """Each rank of the list sends srcs[0][displ:displ + count] (the metadata's first column of
+    rows 0 and 1) to every rank, at slot s * dsts[0].size / ranks for the list's s-th rank."""
+    _collective("all_gather_v", srcs, dsts, _groups(replica_group, "ncc.all_gather_v"), None, 0, priority,
+                metadata_tensor, recv_counts_known, has_rdispls)
+
+
+@_api("ncc.all_to_all_v_prepare")
+def all_to_all_v_prepare(srcs, dsts, replica_group, metadata_tensor, recv_counts_known=False, has_rdispls=False,
+                         priority=None, name=None):
+    """The metadata set-up of an all_to_all_v (reads metadata_tensor only); its trigger moves the data."""
+    _collective("all_to_all_v", srcs, dsts, _groups(replica_group, "ncc.all_to_all_v_prepare"), None, 0, priority,
+                metadata_tensor, recv_counts_known, has_rdispls, prepare=True)
+
+
+@_api("ncc.all_gather_v_prepare")
+def all_gather_v_prepare(srcs, dsts, replica_group, metadata_tensor, recv_counts_known=False, has_rdispls=False,
+                         priority=None, name=None):
+    """The metadata set-up of an all_gather_v (reads metadata_tensor only); its trigger moves the data."""
+    _collective("all_gather_v", srcs, dsts, _groups(replica_group, "ncc.all_gather_v_prepare"), None, 0, priority,
+                metadata_tensor, recv_counts_known, has_rdispls, prepare=True)
+
+
+@_api("ncc.all_to_all_v_trigger")
+def all_to_all_v_trigger(prepare_instr, name=None):
+    """Moves the data of the all_to_all_v_prepare that returned prepare_instr, with its arguments."""
+    core.collective_trigger("all_to_all_v", prepare_instr)
+
+
+@_api("ncc.all_gather_v_trigger")
+def all_gather_v_trigger(prepare_instr, name=None):
+    """Moves the data of the all_gather_v_prepare that returned prepare_instr, with its arguments."""
+    core.collective_trigger("all_gather_v", prepare_instr)
+
+
+for _name in ("collective_permute_implicit", "collective_permute_implicit_reduce",
+              "collective_permute_implicit_current_processing_rank_id"):
+    globals()[_name] = _unavailable("ncc." + _name, "is not simulated by nkic (it follows a ring schedule)")
 del _name

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "codegen/Ops.h"
+#include "ir/IRVisitor.h"
 #include "sema/ErrorCatalog.h"
 
 namespace nkic::codegen {
@@ -17,6 +18,8 @@ ir::Opcode opcode_of(Collective k) {
     case Collective::reduce_scatter: return ir::Opcode::CcReduceScatter;
     case Collective::all_to_all: return ir::Opcode::CcAllToAll;
     case Collective::permute: return ir::Opcode::CcPermute;
+    case Collective::all_to_all_v: return ir::Opcode::CcAllToAllV;
+    case Collective::all_gather_v: return ir::Opcode::CcAllGatherV;
   }
   return ir::Opcode::CcAllReduce;
 }
@@ -114,6 +117,12 @@ std::string shape_problem(const CollectiveCall& c, const types::TensorVal& src, 
   return "";
 }
 
+void check_priority(KernelBuilder& b, const CollectiveCall& c) {
+  if (c.priority && (*c.priority < 0 || *c.priority > 3))
+    b.fail(sema::err_unsupported_args(b.api(), "priority is 0 (highest) to 3 (lowest); got " +
+                                                   std::to_string(*c.priority)));
+}
+
 void check_operands(KernelBuilder& b, const CollectiveCall& c) {
   const std::string api = b.api();
   if (c.srcs.empty() || c.srcs.size() != c.dsts.size())
@@ -134,9 +143,7 @@ void check_operands(KernelBuilder& b, const CollectiveCall& c) {
   if (c.op && *c.op != ir::AluOp::add && *c.op != ir::AluOp::maximum && *c.op != ir::AluOp::minimum)
     b.fail(sema::err_unsupported_args(api, "op is " + std::string(ir::name(*c.op)) +
                                                "; collectives reduce with nl.add, nl.maximum or nl.minimum"));
-  if (c.priority && (*c.priority < 0 || *c.priority > 3))
-    b.fail(sema::err_unsupported_args(api, "priority is 0 (highest) to 3 (lowest); got " +
-                                               std::to_string(*c.priority)));
+  check_priority(b, c);
   // Dim 0, or 1 for an all_gather of 2-D SBUF tiles (NKI_CURRENT_API.md §8.2).
   const bool sbuf_gather = c.kind == Collective::all_gather && !ir::is_hbm(b.tensor(c.srcs[0].tensor).memory) &&
                            c.srcs[0].shape.size() == 2;
@@ -183,6 +190,107 @@ int64_t elements(const types::TensorVal& v) {
   return n;
 }
 
+// The variable-length forms (NKI_CURRENT_API.md §8.2): one flat HBM buffer per side and a uint32
+// metadata tensor, [rows, list size] in HBM or [1, rows, list size] in SBUF, of send counts, send
+// displacements, receive counts (and receive displacements with has_rdispls); all_gather_v reads
+// the first column of its first two rows and has no has_rdispls.
+void check_variable(KernelBuilder& b, const CollectiveCall& c) {
+  const std::string api = b.api();
+  if (c.srcs.size() != 1 || c.dsts.size() != 1)
+    b.fail(sema::err_unsupported_args(api, "srcs and dsts hold one tensor each; got " + std::to_string(c.srcs.size()) +
+                                               " and " + std::to_string(c.dsts.size())));
+  for (const types::TensorVal* t : {&c.srcs[0], &c.dsts[0]}) {
+    b.check_live(*t);
+    if (!ir::is_hbm(b.tensor(t->tensor).memory))
+      b.fail(sema::err_unsupported_memory(t == &c.srcs[0] ? "srcs" : "dsts", api, "hbm",
+                                          ir::name(b.tensor(t->tensor).memory)));
+  }
+  if (b.tensor(c.srcs[0].tensor).dtype != b.tensor(c.dsts[0].tensor).dtype)
+    b.fail(sema::err_unsupported_args(api, "srcs[0] and dsts[0] have one dtype"));
+  check_priority(b, c);
+  if (c.kind == Collective::all_gather_v && c.has_rdispls)
+    b.fail(sema::err_unsupported_args(api, "all_gather_v has no receive displacements (has_rdispls=False)"));
+  const types::TensorVal& m = *c.metadata;
+  b.check_live(m);
+  const auto n = static_cast<int64_t>(c.groups[0].size());
+  const int64_t rows = c.kind == Collective::all_gather_v ? 2 : 3 + (c.has_rdispls ? 1 : 0);
+  const ir::TensorDecl& md = b.tensor(m.tensor);
+  const bool hbm = ir::is_hbm(md.memory);
+  const std::vector<int64_t>& shape = m.shape;
+  const bool fits = hbm ? shape.size() == 2 && shape[0] >= rows && shape[1] == n
+                        : md.memory == ir::Memory::SBUF && shape.size() == 3 && shape[0] == 1 && shape[1] >= rows &&
+                              shape[2] == n;
+  if (md.dtype != ir::DType::uint32 || !fits)
+    b.fail(sema::err_unsupported_args(api, "metadata_tensor is uint32 [" + std::to_string(rows) + ", " +
+                                               std::to_string(n) + "] in HBM or [1, " + std::to_string(rows) + ", " +
+                                               std::to_string(n) + "] in SBUF (rows by the list's ranks); got " +
+                                               std::string(ir::name(md.dtype)) + sema::shape_str(shape) + " in " +
+                                               ir::name(md.memory)));
+  if (elements(c.dsts[0]) % n != 0)
+    b.fail(sema::err_unsupported_args(api, "dsts[0] holds one slot per rank of the list: its " +
+                                               std::to_string(elements(c.dsts[0])) + " elements do not split into " +
+                                               std::to_string(n)));
+}
+
+double flags_of(const CollectiveCall& c) {
+  return (c.recv_counts_known ? 1 : 0) + (c.has_rdispls ? 2 : 0);
+}
+
+// The prepare awaiting its trigger, if any: the last cc_prepare no trigger follows.
+const ir::Instruction* pending_prepare(const KernelBuilder& b) {
+  struct Walk final : ir::IRVisitor {
+    const ir::Instruction* pending = nullptr;
+    void visit(const ir::Instruction& in) override {
+      if (in.opcode == ir::Opcode::CcPrepare) pending = &in;
+      if ((in.opcode == ir::Opcode::CcAllToAllV || in.opcode == ir::Opcode::CcAllGatherV) &&
+          (static_cast<int>(in.imms[0]) & 4))
+        pending = nullptr;
+    }
+  } walk;
+  walk.visit_block(b.kernel().body);
+  return walk.pending;
+}
+
+const ir::Instruction* instruction_with_id(const KernelBuilder& b, int64_t id) {
+  struct Walk final : ir::IRVisitor {
+    int64_t id;
+    const ir::Instruction* found = nullptr;
+    void visit(const ir::Instruction& in) override {
+      if (in.id == id) found = &in;
+    }
+  } walk;
+  walk.id = id;
+  walk.visit_block(b.kernel().body);
+  return walk.found;
+}
+
+// imms: `first` (collective_dim, or the flags), the list size, then the lists' ranks.
+std::vector<double> group_imms(const CollectiveCall& c, double first) {
+  std::vector<double> imms = {first, static_cast<double>(c.groups[0].size())};
+  for (const std::vector<int64_t>& list : c.groups)
+    for (int64_t r : list) imms.push_back(static_cast<double>(r));
+  return imms;
+}
+
+// The variable-length collective moving src to dst by `metadata` (an access of the prepare's when triggered).
+void emit_variable(KernelBuilder& b, ir::Opcode op, ir::Access src, ir::Access metadata, ir::Access dst,
+                   std::vector<int64_t> widths, std::vector<double> imms) {
+  auto in = make_instruction(op, {});
+  const int64_t wsrc = widths[0], wmeta = widths[1], wdst = widths[2];
+  in->dst = std::move(dst);
+  in->widths = {wdst};
+  if (op == ir::Opcode::CcAllToAllV && !(static_cast<int>(imms[0]) & 1)) {
+    in->extra_dsts.push_back(metadata);  // the receive counts it writes
+    in->widths.push_back(wmeta);
+  }
+  in->srcs = {std::move(src), std::move(metadata)};
+  in->widths.push_back(wsrc);
+  in->widths.push_back(wmeta);
+  in->shape = {1, std::max({wsrc, wmeta, wdst})};
+  in->imms = std::move(imms);
+  b.emit(std::move(in));
+}
+
 }  // namespace
 
 void collective(KernelBuilder& b, const CollectiveCall& c) {
@@ -191,6 +299,12 @@ void collective(KernelBuilder& b, const CollectiveCall& c) {
     b.fail(sema::err_unsupported_args(b.api(), "nkic runs collectives of kernels at LNC=1; launch the kernel without "
                                            "kernel[" + std::to_string(b.cores->count()) + "]"));
   check_groups(b, c);
+  if (c.metadata) {
+    check_variable(b, c);
+    emit_variable(b, opcode_of(c.kind), walk(b, c.srcs[0]), walk(b, *c.metadata), walk(b, c.dsts[0]),
+                  {elements(c.srcs[0]), elements(*c.metadata), elements(c.dsts[0])}, group_imms(c, flags_of(c)));
+    return;
+  }
   check_operands(b, c);
   check_memories(b, c);
   const int64_t n = c.kind == Collective::permute ? 1 : static_cast<int64_t>(c.groups[0].size());
@@ -209,10 +323,52 @@ void collective(KernelBuilder& b, const CollectiveCall& c) {
   for (const types::TensorVal& s : c.srcs) add(s, in->srcs.emplace_back(), split_src);
   in->shape = {1, widest};
   in->alu = c.op.value_or(ir::AluOp::bypass);
-  in->imms = {static_cast<double>(c.collective_dim), static_cast<double>(c.groups[0].size())};
-  for (const std::vector<int64_t>& list : c.groups)
-    for (int64_t r : list) in->imms.push_back(static_cast<double>(r));
+  in->imms = group_imms(c, static_cast<double>(c.collective_dim));
   b.emit(std::move(in));
+}
+
+void collective_prepare(KernelBuilder& b, const CollectiveCall& c) {
+  b.require_unrolled("a collective");
+  if (const ir::Instruction* p = pending_prepare(b))
+    b.fail(sema::err_unsupported_args(b.api(), "the prepare at line " + std::to_string(p->loc.line) +
+                                                   " has no trigger yet: each prepare is followed by exactly one "
+                                                   "trigger, and an intervening prepare of any kind is rejected"));
+  check_groups(b, c);
+  check_variable(b, c);
+  auto in = make_instruction(ir::Opcode::CcPrepare, {});
+  in->srcs = {walk(b, *c.metadata), walk(b, c.srcs[0]), walk(b, c.dsts[0])};
+  in->widths = {0, elements(*c.metadata), elements(c.srcs[0]), elements(c.dsts[0])};
+  in->shape = {1, std::max({in->widths[1], in->widths[2], in->widths[3]})};
+  in->imms = group_imms(c, flags_of(c) + (c.kind == Collective::all_gather_v ? 8 : 0));
+  b.emit(std::move(in));
+}
+
+void collective_trigger(KernelBuilder& b, Collective kind, int64_t prepare_id) {
+  const ir::Instruction* p = instruction_with_id(b, prepare_id);
+  if (!p || p->opcode != ir::Opcode::CcPrepare)
+    b.fail(sema::err_unsupported_args(b.api(), "prepare_instr is what an ncc.*_v_prepare call returned; got the "
+                                               "instruction of " + (p ? p->api : std::string("another call"))));
+  const bool gather = static_cast<int>(p->imms[0]) & 8;
+  if (gather != (kind == Collective::all_gather_v))
+    b.fail(sema::err_unsupported_args(b.api(), "prepare_instr is an " + p->api + "; trigger it with its own trigger"));
+  if (pending_prepare(b) != p)
+    b.fail(sema::err_unsupported_args(b.api(), "the prepare at line " + std::to_string(p->loc.line) +
+                                                   " is triggered already: each prepare is followed by exactly "
+                                                   "one trigger"));
+  std::vector<double> imms = p->imms;
+  imms[0] = static_cast<double>((static_cast<int>(imms[0]) & 3) | 4);
+  emit_variable(b, opcode_of(kind), p->srcs[1], p->srcs[0], p->srcs[2], {p->widths[2], p->widths[1], p->widths[3]},
+                std::move(imms));
+}
+
+void check_prepares_triggered(KernelBuilder& b) {
+  if (const ir::Instruction* p = pending_prepare(b)) {
+    sema::Diagnostic d = sema::err_unsupported_args(p->api, "this prepare has no trigger: each prepare is followed "
+                                                            "by exactly one trigger (ncc.*_v_trigger(prepare_instr))");
+    d.loc = p->loc;
+    d.api = p->api;
+    sema::fail(d);
+  }
 }
 
 void rank_id(KernelBuilder& b, const types::TensorVal& reg) {

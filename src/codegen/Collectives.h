@@ -16,7 +16,7 @@
 
 namespace nkic::codegen {
 
-enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, permute };
+enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, permute, all_to_all_v, all_gather_v };
 
 struct CollectiveCall {
   Collective kind = Collective::all_reduce;
@@ -27,9 +27,20 @@ struct CollectiveCall {
   int64_t collective_dim = 0;
   std::optional<int64_t> priority;
   bool lnc1_shared_hbm = false;  // NKI_LNC1_SHARED_HBM=1
+  // all_to_all_v, all_gather_v: the uint32 metadata tensor, read at run time, and its flags.
+  std::optional<types::TensorVal> metadata;
+  bool recv_counts_known = false, has_rdispls = false;
 };
 
 void collective(KernelBuilder& b, const CollectiveCall& call);
+// ncc.all_to_all_v_prepare / all_gather_v_prepare: the metadata set-up (cc_prepare) of the trigger
+// that must follow, with no other prepare in between (the prepares share one slot).
+void collective_prepare(KernelBuilder& b, const CollectiveCall& call);
+// ncc.*_v_trigger(prepare_instr): the data movement of the prepare whose first instruction is
+// `prepare_id`, with every argument of it.
+void collective_trigger(KernelBuilder& b, Collective kind, int64_t prepare_id);
+// The kernel's end: a prepare without its trigger is an error at the prepare.
+void check_prepares_triggered(KernelBuilder& b);
 // ncc.rank_id: the caller's rank, written into `reg` (a register's [1, 1] int32 tile).
 void rank_id(KernelBuilder& b, const types::TensorVal& reg);
 // ReplicaGroup.from_partition_op(world_size, op, operand): ranks 0 .. world_size-1 grouped by

@@ -217,6 +217,15 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   X(CcReduceScatter,    "cc_reduce_scatter",      dma,  Ranks,       1, 64, 2, true, ranks, pipe,  3, bcast)     \
   X(CcAllToAll,         "cc_all_to_all",          dma,  Ranks,       1, 64, 2, true, ranks, pipe,  3, bcast)     \
   X(CcPermute,          "cc_permute",             dma,  Ranks,       1, 64, 2, true, ranks, pipe,  3, bcast)     \
+  /* The variable-length forms read a uint32 metadata tensor at run time (srcs[1]; [rows, list size]:            \
+     send counts, send displacements, receive counts, receive displacements): imms[0] holds flags                   \
+     instead of a dim (1 recv_counts_known, 2 has_rdispls, 4 the metadata of the last cc_prepare, 8 an             \
+     all_gather_v's cc_prepare). An                                                                                  \
+     all_to_all_v writes the receive counts (extra_dsts[0], the metadata) unless known. cc_prepare reads             \
+     the metadata only; srcs[1] and srcs[2] name the buffers its trigger moves. */                                  \
+  X(CcAllToAllV,        "cc_all_to_all_v",        dma,  Ranks,       2, 2,  2, true, ranks, pipe,  3, bcast)     \
+  X(CcAllGatherV,       "cc_all_gather_v",        dma,  Ranks,       2, 2,  2, true, ranks, pipe,  3, bcast)     \
+  X(CcPrepare,          "cc_prepare",             dma,  Ranks,       3, 3,  2, false, none, pipe,  3, bcast)     \
   /* ncc.rank_id: the caller's rank, into a register ([1, 1] int32), read by the sequencer */                     \
   X(RankId,             "rank_id",                sp,   Ranks,       0, 0,  0, true, none,  pipe,  3, bcast)
 

@@ -79,13 +79,13 @@ std::vector<double> RanksExec::read(const ir::Instruction& in, const ir::Access&
 }
 
 void RanksExec::write(const ir::Instruction& in, const ir::Access& a, const std::vector<double>& values,
-                      const int64_t* loops, const int64_t* pids) {
+                      const int64_t* loops, const int64_t* pids, int64_t first) {
   std::vector<int64_t> point = {0, 0};
   const ValueOf value_of = values_at(point, loops, pids);
   TensorMem& t = mem_.at(a.tensor);
   ensure_filled(t);
   for (size_t p = 0; p < values.size(); ++p) {
-    point[1] = static_cast<int64_t>(p);
+    point[1] = first + static_cast<int64_t>(p);
     const int64_t off = point_offset(mem_, in, a, value_of);
     store_element(t.decl->dtype, t.data, off, values[p]);
     uninit::wrote(t, off);
@@ -119,8 +119,51 @@ std::optional<std::vector<double>> RanksExec::received(const ir::Instruction& in
   }
 }
 
+void RanksExec::run_variable(const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {
+  const std::vector<int64_t> list = members(in);
+  const auto n = static_cast<int64_t>(list.size());
+  const auto me = std::find(list.begin(), list.end(), rank_) - list.begin();
+  const int flags = static_cast<int>(in.imms[0]);
+  const size_t dsts = 1 + in.extra_dsts.size();
+  RankData mine = {read(in, in.srcs[0], in.widths[dsts], loops, pids)};
+  if (flags & 4) {
+    mine.push_back(std::move(prepared_));
+    prepared_.clear();
+  } else {
+    mine.push_back(read(in, in.srcs[1], in.widths[dsts + 1], loops, pids));
+  }
+  const std::vector<double> meta = mine[1];
+  const std::vector<RankData> all = ranks_->meet(rank_, in, list, std::move(mine));
+  const int64_t slot = in.widths[0] / n;
+  const bool gather = in.opcode == ir::Opcode::CcAllGatherV;
+  for (int64_t m = 0; m < n; ++m) {
+    // Rank m's metadata: row r, column c at r * n + c (all_gather_v: its first column).
+    const std::vector<double>& theirs = all[m][1];
+    const auto count = static_cast<int64_t>(theirs[gather ? 0 : me]);
+    const auto displ = static_cast<int64_t>(theirs[n + (gather ? 0 : me)]);
+    const int64_t at = (flags & 2) ? static_cast<int64_t>(meta[3 * n + m]) : m * slot;
+    const auto src_size = static_cast<int64_t>(all[m][0].size());
+    if (count < 0 || displ < 0 || displ + count > src_size || at < 0 || at + count > in.widths[0] ||
+        (!(flags & 2) && count > slot))
+      sim_error("err_tensor_access_out_of_bound",
+                in.api + ": rank " + std::to_string(list[m]) + " sends " + std::to_string(count) +
+                    " element(s) from " + std::to_string(displ) + " of its " + std::to_string(src_size) +
+                    " to rank " + std::to_string(rank_) + "'s position " + std::to_string(at) + " of " +
+                    std::to_string(in.widths[0]) + (flags & 2 ? "" : " (slots of " + std::to_string(slot) + ")"),
+                in.loc, "", ir::ErrorKind::Index);
+    write(in, in.dst, {all[m][0].begin() + displ, all[m][0].begin() + displ + count}, loops, pids, at);
+    if (!gather && !(flags & 1)) write(in, in.extra_dsts[0], {static_cast<double>(count)}, loops, pids, 2 * n + m);
+  }
+}
+
 void RanksExec::run(const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {
   if (in.opcode == ir::Opcode::RankId) return write(in, in.dst, {static_cast<double>(rank_)}, loops, pids);
+  if (in.opcode == ir::Opcode::CcPrepare) {
+    prepared_ = read(in, in.srcs[0], in.widths[1], loops, pids);
+    return;
+  }
+  if (in.opcode == ir::Opcode::CcAllToAllV || in.opcode == ir::Opcode::CcAllGatherV)
+    return run_variable(in, loops, pids);
   const std::vector<int64_t> list = members(in);
   const size_t dsts = 1 + in.extra_dsts.size();
   RankData mine;

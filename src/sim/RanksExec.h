@@ -28,8 +28,11 @@ class RanksExec {
   std::vector<int64_t> members(const ir::Instruction& in) const;
   std::vector<double> read(const ir::Instruction& in, const ir::Access& a, int64_t width, const int64_t* loops,
                            const int64_t* pids);
+  // Writes values to positions first, first + 1, ... of the walk of `a`.
   void write(const ir::Instruction& in, const ir::Access& a, const std::vector<double>& values,
-             const int64_t* loops, const int64_t* pids);
+             const int64_t* loops, const int64_t* pids, int64_t first = 0);
+  // all_to_all_v / all_gather_v: the chunks the metadata names, each at its slot of dst.
+  void run_variable(const ir::Instruction& in, const int64_t* loops, const int64_t* pids);
   // What dst `k` of the caller receives (nullopt: nothing, a permute no rank sends to it).
   std::optional<std::vector<double>> received(const ir::Instruction& in, size_t k, int64_t width,
                                               const std::vector<int64_t>& members,
@@ -39,6 +42,7 @@ class RanksExec {
   int rank_;
   Rendezvous* ranks_;
   std::optional<Rendezvous> solo_;
+  std::vector<double> prepared_;  // the metadata the last cc_prepare read (the prepares' one slot)
 };
 
 }  // namespace nkic::sim
