@@ -445,131 +445,76 @@ def test_there_is_no_neuron_device_to_execute_on():
     assert "nki.multi_rank_simulate" in e.value.hint
 
 
-# --- the variable-length collectives and their prepare / trigger split -----------------------------
-
-
-def hbm_copy(t):
-    c = nl.ndarray(t.shape, t.dtype, buffer=nl.private_hbm)
-    nisa.dma_copy(dst=c, src=t)
-    return c
-
 
 @nki.jit
-def variable_kernel(x, fill, meta, group, kind, split):
-    """ncc.<kind> (all_to_all_v or all_gather_v) of x into a copy of `fill`, plain or as prepare + trigger."""
-    src, dst, m = hbm_copy(x), hbm_copy(fill), hbm_copy(meta)
-    args = dict(srcs=[src], dsts=[dst], replica_group=group, metadata_tensor=m)
-    if split:
-        getattr(ncc, kind + "_trigger")(getattr(ncc, kind + "_prepare")(**args))
-    else:
-        getattr(ncc, kind)(**args)
-    return returned(dst), returned(m)
+def collective_rule(a, group, case):
+    src = private_copy(a)
+    res = nl.ndarray(a.shape, a.dtype, buffer=nl.private_hbm)
+    if case == "psum":
+        p = nl.ndarray(a.shape, a.dtype, buffer=nl.psum)
+        ncc.all_reduce(srcs=[p], dsts=[res], replica_group=group, op=nl.add)  # ERR:psum
+    elif case == "lengths":
+        ncc.all_reduce(srcs=[src, src], dsts=[res], replica_group=group, op=nl.add)  # ERR:lengths
+    elif case == "dtype":
+        half = nl.ndarray(a.shape, nl.bfloat16, buffer=nl.private_hbm)
+        ncc.all_reduce(srcs=[src], dsts=[half], replica_group=group, op=nl.add)  # ERR:dtype
+    elif case == "scatter":
+        ncc.reduce_scatter(srcs=[src], dsts=[res], replica_group=group, collective_dim=0, op=nl.add)  # ERR:scatter
+    elif case == "a2a":
+        ncc.all_to_all(srcs=[src], dsts=[res], replica_group=group, collective_dim=0)  # ERR:a2a
+    elif case == "dsts_mixed":
+        shared = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        ncc.all_reduce(srcs=[src, src], dsts=[res, shared], replica_group=group, op=nl.add)  # ERR:dsts_mixed
+    elif case == "pair":
+        ncc.collective_permute(srcs=[src], dsts=[res], source_target_pairs=[[0, 1, 2]])  # ERR:pair
+    elif case == "group_type":
+        ncc.all_reduce(srcs=[src], dsts=[res], replica_group=[[0, 1]], op=nl.add)  # ERR:group_type
+    elif case == "not_a_list":
+        ncc.all_reduce(srcs=src, dsts=[res], replica_group=group, op=nl.add)  # ERR:not_a_list
+    return returned(res)
 
 
-@pytest.mark.parametrize("split", [False, True], ids=["plain", "prepare_trigger"])
-def test_all_to_all_v_moves_the_counts_the_metadata_names(split):
-    n, width = 4, 6
-    rng = np.random.default_rng(4)
-    counts = rng.integers(0, width // 2 + 1, size=(n, n))  # counts[i, j]: rank i to rank j
-    xs = [rng.normal(size=(n * width,)).astype(np.float32) for _ in range(n)]
-    metas = [np.stack([counts[i], np.arange(n) * width, np.zeros(n)]).astype(np.uint32) for i in range(n)]
-    fill = np.full(n * width, -1.0, np.float32)
-    outs = nki.multi_rank_simulate(variable_kernel, world_size=n, per_rank_inputs=[
-        ((xs[r], fill, metas[r], world(n), "all_to_all_v", split), {}) for r in range(n)])
-    for j, (dst, meta) in enumerate(outs):
-        want = fill.copy()
-        for i in range(n):
-            want[i * width:i * width + counts[i, j]] = xs[i][j * width:j * width + counts[i, j]]
-        np.testing.assert_array_equal(dst, want)
-        np.testing.assert_array_equal(meta[2], counts[:, j])  # the receive counts it wrote
-
-
-def test_all_gather_v_broadcasts_each_ranks_chunk():
-    n = 2
-    xs = [np.arange(5, dtype=np.float32) + 10 * r for r in range(n)]
-    metas = [np.array([[r + 2, r + 2], [1, 1]], np.uint32) for r in range(n)]  # count r + 2 from element 1
-    fill = np.zeros(8, np.float32)
-    outs = nki.multi_rank_simulate(variable_kernel, world_size=n, per_rank_inputs=[
-        ((xs[r], fill, metas[r], world(n), "all_gather_v", True), {}) for r in range(n)])
-    for dst, _ in outs:
-        np.testing.assert_array_equal(dst, [1, 2, 0, 0, 11, 12, 13, 0])
-
-
-def test_a_count_beyond_the_slot_is_an_error_at_the_call():
-    metas = [np.array([[9, 9], [0, 0], [0, 0]], np.uint32)] * 2
-    x = np.zeros(16, np.float32)
-    with pytest.raises(nki.NKIError) as e:
-        nki.multi_rank_simulate(variable_kernel, world_size=2, per_rank_inputs=[
-            ((x, x, metas[r], world(2), "all_to_all_v", False), {}) for r in range(2)])
-    assert e.value.code == "err_tensor_access_out_of_bound"
-    assert "sends 9 element(s) from 0 of its 16 to rank" in e.value.message and "(slots of 8)" in e.value.message
-
-
-@nki.jit
-def two_prepares(x, meta, group):
-    src, dst, m = hbm_copy(x), hbm_copy(x), hbm_copy(meta)
-    ncc.all_to_all_v_prepare(srcs=[src], dsts=[dst], replica_group=group, metadata_tensor=m)
-    ncc.all_gather_v_prepare(srcs=[src], dsts=[dst], replica_group=group, metadata_tensor=m)  # ERR:second_prepare
-    return returned(dst)
-
-
-@nki.jit
-def triggered_twice(x, meta, group):
-    src, dst, m = hbm_copy(x), hbm_copy(x), hbm_copy(meta)
-    p = ncc.all_to_all_v_prepare(srcs=[src], dsts=[dst], replica_group=group, metadata_tensor=m)
-    ncc.all_to_all_v_trigger(p)
-    ncc.all_to_all_v_trigger(p)  # ERR:twice
-    return returned(dst)
-
-
-@nki.jit
-def never_triggered(x, meta, group):
-    src, dst, m = hbm_copy(x), hbm_copy(x), hbm_copy(meta)
-    ncc.all_to_all_v_prepare(srcs=[src], dsts=[dst], replica_group=group, metadata_tensor=m)  # ERR:untriggered
-    return returned(dst)
-
-
-@nki.jit
-def trigger_of_a_copy(x, meta, group):
-    src = hbm_copy(x)
-    ncc.all_to_all_v_trigger(nisa.dma_copy(dst=src, src=x))  # ERR:not_prepare
-    return returned(src)
-
-
-@nki.jit
-def wrong_trigger(x, meta, group):
-    src, dst, m = hbm_copy(x), hbm_copy(x), hbm_copy(meta)
-    p = ncc.all_to_all_v_prepare(srcs=[src], dsts=[dst], replica_group=group, metadata_tensor=m)
-    ncc.all_gather_v_trigger(p)  # ERR:other_trigger
-    return returned(dst)
-
-
-@nki.jit
-def float_metadata(x, meta, group):
-    src, dst, m = hbm_copy(x), hbm_copy(x), hbm_copy(meta)
-    ncc.all_to_all_v(srcs=[src], dsts=[dst], replica_group=group, metadata_tensor=m)  # ERR:meta
-    return returned(dst)
-
-
-PREPARE_RULES = [
-    (two_prepares, np.uint32, "second_prepare", "ncc.all_gather_v_prepare",
-     f"has no trigger yet: each prepare is followed by exactly one trigger, and an intervening prepare of any kind "
-     f"is rejected"),
-    (triggered_twice, np.uint32, "twice", "ncc.all_to_all_v_trigger",
-     "is triggered already: each prepare is followed by exactly one trigger"),
-    (never_triggered, np.uint32, "untriggered", "ncc.all_to_all_v_prepare",
-     "this prepare has no trigger: each prepare is followed by exactly one trigger (ncc.*_v_trigger(prepare_instr))"),
-    (trigger_of_a_copy, np.uint32, "not_prepare", "ncc.all_to_all_v_trigger",
-     "prepare_instr is what an ncc.*_v_prepare call returned; got the instruction of nisa.dma_copy"),
-    (wrong_trigger, np.uint32, "other_trigger", "ncc.all_gather_v_trigger",
-     "prepare_instr is an ncc.all_to_all_v_prepare; trigger it with its own trigger"),
-    (float_metadata, np.float32, "meta", "ncc.all_to_all_v",
-     "metadata_tensor is uint32 [3, 2] in HBM or [1, 3, 2] in SBUF (rows by the list's ranks); got float32[3, 2] "
-     "in private_hbm"),
+MORE_RULES = [
+    ("psum", ReplicaGroup([[0, 1]]), "err_unsupported_memory",
+     "Expected operand 'srcs' of 'all_reduce' to be in address space 'hbm or sbuf', but got a tile in 'psum' instead."),
+    ("lengths", ReplicaGroup([[0, 1]]), "err_unsupported_args",
+     "srcs and dsts are lists of one length, at least 1; got 2 and 1"),
+    ("dtype", ReplicaGroup([[0, 1]]), "err_unsupported_args",
+     "srcs[0] and dsts[0] have one dtype; got float32 and bfloat16"),
+    ("scatter", ReplicaGroup([[0, 1, 2]]), "err_unsupported_args",
+     "srcs[0], dsts[0]: src [2, 8] splits into 3 equal parts along dim 0"),
+    ("a2a", ReplicaGroup([[0, 1, 2]]), "err_unsupported_args",
+     "srcs[0], dsts[0]: src [2, 8] splits into 3 equal parts along dim 0"),
+    ("dsts_mixed", ReplicaGroup([[0, 1]]), "err_unsupported_args",
+     "dsts are all private or all shared HBM: `res` is in private_hbm, `shared` is in shared_hbm"),
+    ("pair", ReplicaGroup([[0, 1]]), "err_unsupported_args",
+     "source_target_pairs are (source, target) pairs of ranks; got [0, 1, 2]"),
+    ("group_type", ReplicaGroup([[0, 1]]), "err_unexpected_type_of_operand", "expected an ncc.ReplicaGroup"),
+    ("not_a_list", ReplicaGroup([[0, 1]]), "err_unexpected_type_of_operand", "expected a list of tensors"),
 ]
 
 
-@pytest.mark.parametrize("kernel, meta_dtype, marker, api, message", PREPARE_RULES, ids=[r[2] for r in PREPARE_RULES])
-def test_the_prepare_slot_and_metadata_rules(kernel, meta_dtype, marker, api, message):
-    e = trace_error(kernel, np.zeros(8, np.float32), np.zeros((3, 2), meta_dtype), world(2))
-    check_diag(e, M, "err_unsupported_args", message, [(marker, "ncc.")], api=api)
+@pytest.mark.parametrize("case, group, code, message", MORE_RULES, ids=[r[0] for r in MORE_RULES])
+def test_more_collective_rules(case, group, code, message):
+    e = trace_error(collective_rule, np.zeros((2, 8), np.float32), group, case)
+    check_diag(e, M, code, message, [(case, "ncc.")])
+
+
+@pytest.mark.parametrize("lists, message", [
+    ([[0, 1], [1, 2]], "the replica group's lists name each rank (0 or more) once; got [[0, 1], [1, 2]]"),
+    ([[]], "the replica group lists no rank"),
+])
+def test_a_replica_group_names_each_rank_once(lists, message):
+    e = trace_error(all_reduce_kernel, np.zeros((2, 8), np.float32), ReplicaGroup(lists), nl.add)
+    check_diag(e, M, "err_unsupported_args", message, [("reduce_call", "ncc.")], api="ncc.all_reduce")
+
+
+@pytest.mark.parametrize("args, code, message", [
+    ((0, rg_partition_op.div, 2), "err_unsupported_args", "world_size is at least 1; got 0"),
+    ((4, rg_partition_op.mod, 0), "err_unsupported_args", "the operand of rg_partition_op.mod is at least 1; got 0"),
+    ((4, "div", 2), "err_unexpected_type_of_operand", "expected a member of ncc.rg_partition_op"),
+])
+def test_from_partition_op_rules(args, code, message):
+    with pytest.raises(nki.NKIError) as e:
+        ReplicaGroup.from_partition_op(*args)  # ERR:partition_op
+    check_diag(e.value, M, code, message, [("partition_op", "ReplicaGroup.")])
