@@ -64,11 +64,9 @@ def multi_rank_simulate(kernel, *, world_size, per_rank_inputs):
     """Runs world_size ranks of `kernel` (a jit kernel or a plain function) on the CPU simulator, rank
     r on per_rank_inputs[r] = (args, kwargs); returns the ranks' results in rank order. The ranks
     share one specialization: tensors of one shape and dtype, every other argument equal."""
-    if isinstance(kernel, Launch):
-        kernel = kernel.kernel if kernel.grid == (1,) else kernel
-    if isinstance(kernel, Launch):
-        core.raise_unsupported_args(_API, f"nkic runs collectives of kernels at LNC=1; pass the kernel, not "
-                                    f"kernel[{kernel.grid[0]}]")
+    grid = None
+    if isinstance(kernel, Launch):  # kernel[lnc]: each rank a logical NeuronCore of lnc physical cores
+        kernel, grid = kernel.kernel, kernel.grid
     if not isinstance(kernel, Kernel):
         kernel = jit(kernel)
     world = core.int_arg(world_size, "world_size", _API)
@@ -78,7 +76,7 @@ def multi_rank_simulate(kernel, *, world_size, per_rank_inputs):
     core.check_uniform_arguments([_arguments(kernel, args, kwargs) for args, kwargs in ranks])
     check_uninitialized, check_races = _sim_checks.resolve(_API, None, None)
     kernel.simulation = True
-    traced = kernel.trace(None, *ranks[0])
+    traced = kernel.trace(grid, *ranks[0])
     signature = inspect.signature(kernel.func)
     arrays = [traced.arrays(signature.bind(*args, **kwargs).arguments) for args, kwargs in ranks]
     try:

@@ -8,6 +8,7 @@ import nki
 import nki.collectives as ncc
 import nki.isa as nisa
 import nki.language as nl
+import nki.lnc as lnc
 from nki.collectives import ReplicaGroup, rg_partition_op
 from nki_test_util import Markers, check_diag, trace_error
 
@@ -422,15 +423,41 @@ def test_the_ranks_share_one_specialization():
                "0's is ReplicaGroup([[0, 1]])", [("group", "nki.")])
 
 
+def test_every_rank_of_a_kernel_2_launch_runs_its_two_cores():
+    @nki.jit
+    def halves_swapped(a):
+        n = a.shape[0] // 2
+        c = nl.program_id(0)
+        mine = nl.ndarray((n, a.shape[1]), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=mine, src=a[c * n:(c + 1) * n, :])
+        theirs = nl.ndarray((n, a.shape[1]), a.dtype, buffer=nl.sbuf)
+        lnc.sendrecv(mine, theirs, 1 - c, 1 - c)
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out[c * n:(c + 1) * n, :], src=theirs)
+        return out
+
+    xs = [RNG.normal(size=(4, 3)).astype(np.float32) for _ in range(2)]
+    outs = nki.multi_rank_simulate(halves_swapped[2], world_size=2, per_rank_inputs=[((x,), {}) for x in xs])
+    for x, out in zip(xs, outs):
+        np.testing.assert_array_equal(out, np.concatenate([x[2:], x[:2]]))
+
+
 @pytest.mark.parametrize("inputs, message", [
     ({0: ((), {}), 2: ((), {})}, "per_rank_inputs maps exactly the ranks 0 .. 1; got the keys [0, 2]"),
     ([((), {})], "per_rank_inputs gives 1 rank(s) for world_size=2"),
     ([((), {}), "x"], "rank 1's inputs are an (args tuple, kwargs dict) pair; got str"),
+    ("xy", "per_rank_inputs is a sequence or a mapping of rank -> (args, kwargs); got str"),
 ])
 def test_per_rank_inputs_name_every_rank_once(inputs, message):
     with pytest.raises(nki.NKIError) as e:
         nki.multi_rank_simulate(all_reduce_kernel, world_size=2, per_rank_inputs=inputs)  # ERR:inputs
     check_diag(e.value, M, "err_unsupported_args", message, [("inputs", "nki.")])
+
+
+def test_world_size_is_at_least_one():
+    with pytest.raises(nki.NKIError) as e:
+        nki.multi_rank_simulate(all_reduce_kernel, world_size=0, per_rank_inputs=[])  # ERR:world0
+    check_diag(e.value, M, "err_unsupported_args", "world_size is at least 1; got 0", [("world0", "nki.")])
 
 
 def test_there_is_no_neuron_device_to_execute_on():
