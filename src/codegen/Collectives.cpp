@@ -174,8 +174,10 @@ ir::Access walk(const KernelBuilder& b, const types::TensorVal& v, size_t dim = 
   walked[1 + dim] /= parts;
   std::vector<int64_t> stride(walked.size(), 1);
   for (size_t d = walked.size() - 1; d-- > 0;) stride[d] = stride[d + 1] * walked[d + 1];
+  // The walk's position is below the walked size: the outermost coordinate needs no modulo.
   auto coord = [&](size_t d) {
-    return ir::AffineExpr::mod(ir::AffineExpr::floordiv(ir::AffineExpr::grid(1), stride[d]), walked[d]);
+    const ir::AffineExpr q = ir::AffineExpr::floordiv(ir::AffineExpr::grid(1), stride[d]);
+    return d == 0 ? q : ir::AffineExpr::mod(q, walked[d]);
   };
   std::vector<ir::AffineExpr> subst;
   for (size_t d = 0; d < v.shape.size(); ++d)
