@@ -5,6 +5,7 @@
 
 #include "codegen/Ops.h"
 #include "ir/IRVisitor.h"
+#include "sema/Asserts.h"
 #include "sema/ErrorCatalog.h"
 
 namespace nkic::codegen {
@@ -297,6 +298,7 @@ void emit_variable(KernelBuilder& b, ir::Opcode op, ir::Access src, ir::Access m
 
 void collective(KernelBuilder& b, const CollectiveCall& c) {
   b.require_unrolled("a collective");
+  sema::assert_nc_version(b.target(), ir::info(opcode_of(c.kind)).min_nc_version, b.api(), b.raiser());
   if (b.cores && b.cores->count() > 1)
     b.fail(sema::err_unsupported_args(b.api(), "nkic runs collectives of kernels at LNC=1; launch the kernel without "
                                            "kernel[" + std::to_string(b.cores->count()) + "]"));
@@ -331,6 +333,7 @@ void collective(KernelBuilder& b, const CollectiveCall& c) {
 
 void collective_prepare(KernelBuilder& b, const CollectiveCall& c) {
   b.require_unrolled("a collective");
+  sema::assert_nc_version(b.target(), ir::info(ir::Opcode::CcPrepare).min_nc_version, b.api(), b.raiser());
   if (const ir::Instruction* p = pending_prepare(b))
     b.fail(sema::err_unsupported_args(b.api(), "the prepare at line " + std::to_string(p->loc.line) +
                                                    " has no trigger yet: each prepare is followed by exactly one "
@@ -375,6 +378,7 @@ void check_prepares_triggered(KernelBuilder& b) {
 
 void rank_id(KernelBuilder& b, const types::TensorVal& reg) {
   b.require_unrolled("ncc.rank_id");
+  sema::assert_nc_version(b.target(), ir::info(ir::Opcode::RankId).min_nc_version, b.api(), b.raiser());
   auto in = make_instruction(ir::Opcode::RankId, {1, 1});
   in->dst = walk(b, reg);
   in->widths = {1};

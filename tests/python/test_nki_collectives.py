@@ -545,3 +545,10 @@ def test_from_partition_op_rules(args, code, message):
     with pytest.raises(nki.NKIError) as e:
         ReplicaGroup.from_partition_op(*args)  # ERR:partition_op
     check_diag(e.value, M, code, message, [("partition_op", "ReplicaGroup.")])
+
+
+def test_collectives_need_neuroncore_v3(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn1")
+    e = trace_error(all_reduce_kernel, np.zeros((2, 8), np.float32), world(2), nl.add)
+    check_diag(e, M, "err_min_arch_support_for_inst", "'ncc.all_reduce' is available on NeuronCore-v3 and newer only; "
+               "target 'trn1' is NeuronCore-v2", [("reduce_call", "ncc.")])
