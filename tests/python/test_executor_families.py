@@ -1,5 +1,5 @@
 """One kernel per simulator executor family of the instruction table (Move, Elementwise,
-Reduce, Matmul, Row, Mx, Side, Collective, Shuffle), each checked against numpy. This file
+Reduce, Matmul, Row, Mx, Side, Collective, Shuffle, Ranks), each checked against numpy. This file
 is the part of the sanitizer slice that `.ci/run` runs under AddressSanitizer: a test here
 fails when the table gains an executor family that no kernel of this file reaches."""
 import numpy as np
@@ -7,6 +7,7 @@ import pytest
 
 import _nkic
 import nki
+import nki.collectives as ncc
 import nki.isa as nisa
 import nki.language as nl
 import neuronxcc.nki as legacy
@@ -98,6 +99,18 @@ def shuffle(a):
     return stored(t)
 
 
+@nki.jit
+def ranks(a):
+    """Each rank's `a` summed over two ranks (nki.multi_rank_simulate runs them on threads)."""
+    src = nl.ndarray(a.shape, a.dtype, buffer=nl.private_hbm)
+    nisa.dma_copy(dst=src, src=a)
+    res = nl.ndarray(a.shape, a.dtype, buffer=nl.private_hbm)
+    ncc.all_reduce(srcs=[src], dsts=[res], replica_group=ncc.ReplicaGroup([[0, 1]]), op=nl.add)
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+
+
 def _bf16(x):
     return x.astype(nl.bfloat16).astype(np.float32)
 
@@ -122,6 +135,8 @@ CASES = {
         out, np.broadcast_to(GROUPS.sum(0), GROUPS.shape))),
     "Shuffle": (shuffle, None, (X,), lambda out: np.testing.assert_array_equal(
         out, np.concatenate([X[32 * q:32 * q + 32][::-1] for q in range(4)]))),
+    # inputs: one per rank
+    "Ranks": (ranks, None, (X, Y), lambda outs: [np.testing.assert_array_equal(o, X + Y) for o in outs]),
 }
 
 
@@ -149,5 +164,8 @@ def test_executor_family_runs_against_numpy(family, monkeypatch):
     if family == "Mx":  # nisa.quantize_mx is NeuronCore-v4's: trn3, not the default target
         monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
     kernel, grid, inputs, check = CASES[family]
+    if family == "Ranks":
+        assert family in _executors(kernel, grid, inputs[:1])
+        return check(nki.multi_rank_simulate(kernel, world_size=2, per_rank_inputs=[((x,), {}) for x in inputs]))
     assert family in _executors(kernel, grid, inputs)
     check(legacy.simulate_kernel(kernel[grid], *inputs) if grid else nki.simulate(kernel)(*inputs))
