@@ -2,6 +2,7 @@
 
 #include <pybind11/stl.h>
 
+#include <functional>
 #include <optional>
 #include <sstream>
 
@@ -39,30 +40,27 @@ sim::SimOptions sim_options(bool check_uninitialized, bool check_races, std::opt
   throw py::error_already_set();
 }
 
-void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs,
-         bool check_uninitialized, bool check_races, std::optional<double> time_limit, double memory_limit,
-         py::object progress, bool budget_checked) {
-  const ir::Kernel& k = *self.k;
+std::vector<void*> bindings_of(const ir::Kernel& k, const std::vector<uintptr_t>& inputs,
+                               const std::vector<uintptr_t>& outputs) {
   if (inputs.size() != k.inputs.size() || outputs.size() != k.outputs.size())
     throw py::value_error("simulate: wrong number of buffers");
   std::vector<void*> bindings(k.tensors.size(), nullptr);
   for (size_t i = 0; i < inputs.size(); ++i) bindings[k.inputs[i]] = reinterpret_cast<void*>(inputs[i]);
   for (size_t i = 0; i < outputs.size(); ++i) bindings[k.outputs[i]] = reinterpret_cast<void*>(outputs[i]);
-  sim::SimOptions opts = sim_options(check_uninitialized, check_races, time_limit, memory_limit);
-  opts.budget_checked = budget_checked;
+  return bindings;
+}
+
+// Runs `simulate` without the GIL, then prints what the kernel printed and issues its warnings
+// at the user's lines, or raises its diagnostic.
+void run_simulation(const ir::Kernel& k, sim::SimOptions& opts, const std::function<void()>& simulate) {
   std::ostringstream printed;  // nl.device_print output, written to Python's stdout afterwards
   opts.print_stream = &printed;
-  if (!progress.is_none())
-    opts.progress = [&progress](double done) {
-      py::gil_scoped_acquire gil;
-      progress(done);
-    };
   std::vector<ir::Diagnostic> warnings;  // issued as Python warnings at the user's line once the GIL is back
   opts.warning = [&warnings](const ir::Diagnostic& d) { warnings.push_back(d); };
   try {
     {
       py::gil_scoped_release release;
-      sim::simulate(k, bindings, opts);
+      simulate();
     }
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
     for (const ir::Diagnostic& d : warnings)
@@ -72,6 +70,33 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
     raise_sim_error(e, k);
   }
+}
+
+void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::vector<uintptr_t>& outputs,
+         bool check_uninitialized, bool check_races, std::optional<double> time_limit, double memory_limit,
+         py::object progress, bool budget_checked) {
+  const ir::Kernel& k = *self.k;
+  std::vector<void*> bindings = bindings_of(k, inputs, outputs);
+  sim::SimOptions opts = sim_options(check_uninitialized, check_races, time_limit, memory_limit);
+  opts.budget_checked = budget_checked;
+  if (!progress.is_none())
+    opts.progress = [&progress](double done) {
+      py::gil_scoped_acquire gil;
+      progress(done);
+    };
+  run_simulation(k, opts, [&] { sim::simulate(k, bindings, opts); });
+}
+
+// nki.multi_rank_simulate: rank r's buffers are inputs[r] and outputs[r].
+void run_ranks(const PyKernel& self, const std::vector<std::vector<uintptr_t>>& inputs,
+               const std::vector<std::vector<uintptr_t>>& outputs, bool check_uninitialized, bool check_races,
+               std::optional<double> time_limit, double memory_limit) {
+  const ir::Kernel& k = *self.k;
+  std::vector<std::vector<void*>> bindings;
+  for (size_t r = 0; r < inputs.size() && r < outputs.size(); ++r) bindings.push_back(bindings_of(k, inputs[r], outputs[r]));
+  sim::SimOptions opts = sim_options(check_uninitialized, check_races, time_limit, memory_limit);
+  opts.budget_checked = true;
+  run_simulation(k, opts, [&] { sim::simulate_ranks(k, bindings, opts); });
 }
 
 // Input positions the kernel can write: some instruction's dst is the input or a
@@ -182,6 +207,8 @@ void bind_kernel_api(py::module_& m) {
       .def("simulate", &run, py::arg("inputs"), py::arg("outputs"), py::arg("check_uninitialized") = false,
            py::arg("check_races") = false, py::arg("time_limit") = std::nullopt, py::arg("memory_limit") = 0.0,
            py::arg("progress") = py::none(), py::arg("budget_checked") = false)
+      .def("simulate_ranks", &run_ranks, py::arg("inputs"), py::arg("outputs"), py::arg("check_uninitialized") = false,
+           py::arg("check_races") = false, py::arg("time_limit") = std::nullopt, py::arg("memory_limit") = 0.0)
       // simulate()'s budget check, run before the caller allocates the outputs.
       .def("fail_out_of_memory", [](const PyKernel& s) {
         try {

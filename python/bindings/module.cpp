@@ -11,6 +11,7 @@ void bind_errors(py::module_& m);
 void bind_values(py::module_& m);
 void bind_dispatch(py::module_& m);
 void bind_nki_api(py::module_& m);
+void bind_collectives_api(py::module_& m);
 void bind_schedule_api(py::module_& m);
 void bind_nki_views(py::module_& m);
 void bind_nki_grids(py::module_& m);
@@ -27,6 +28,7 @@ PYBIND11_MODULE(_nkic, m) {
   nkic::py_bind::bind_values(m);
   nkic::py_bind::bind_dispatch(m);
   nkic::py_bind::bind_nki_api(m);
+  nkic::py_bind::bind_collectives_api(m);
   nkic::py_bind::bind_schedule_api(m);
   nkic::py_bind::bind_nki_views(m);
   nkic::py_bind::bind_nki_grids(m);

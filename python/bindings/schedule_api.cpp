@@ -67,6 +67,14 @@ py::object instruction_handle(trace::TraceContext& ctx, int64_t first, PyObject*
   return py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(h));
 }
 
+int64_t instruction_first(trace::TraceContext& ctx, py::handle h, const char* what) {
+  if (!is_instruction(h.ptr()))
+    sema::fail(sema::err_unexpected_type_of_operand(what, py_type_name(h) + "; expected the NkiInstruction a call returned"));
+  const auto* self = reinterpret_cast<const NkiInstruction*>(h.ptr());
+  if (self->serial != ctx.serial()) of_another_trace();
+  return self->first;
+}
+
 namespace {
 
 // handle.depends_on(*producers): this instruction runs after every producer has completed; returns it.

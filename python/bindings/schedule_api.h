@@ -12,5 +12,7 @@ namespace py = pybind11;
 // The handle of the instructions a nisa call emitted since id `first`, or None when it
 // emitted none; a `label` (the call's name=, a str or null) records the ids under it.
 py::object instruction_handle(trace::TraceContext& ctx, int64_t first, PyObject* label);
+// The first instruction id of handle `h` (argument `what` of `api`) of the trace in `ctx`.
+int64_t instruction_first(trace::TraceContext& ctx, py::handle h, const char* what);
 
 }  // namespace nkic::py_bind

@@ -11,7 +11,7 @@ def api(name):
     """Marks `fn` as the NKI API `name` (a nisa.* one as an instruction)."""
     def mark(fn):
         fn.nki_func = name
-        fn.nki_instruction = name.startswith("nisa.")
+        fn.nki_instruction = name.startswith(("nisa.", "ncc.", "nki.lnc."))
         return fn
     return mark
 

@@ -62,6 +62,7 @@ class Kernel(TraceKernel):
 
     def _check_result(self, result):
         core.check_placements()  # the body is traced: every use of a placed tensor is known
+        core.check_prepares_triggered()  # every collective prepare has its trigger
         outputs = list(result) if isinstance(result, (tuple, list)) else [] if result is None else [result]
         core.check_outputs([o for o in outputs if isinstance(o, core.NkiTensor)])
 

@@ -464,7 +464,7 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
 @_api("nisa.core_barrier")
 def core_barrier(data, cores, engine=engine.gpsimd, name=None):
     """kernel[n]: every core's instructions before it run before any core's after it (_lnc).
-    One core has nothing to wait for."""
+    One core has nothing to wait for. Deprecated since nki 0.8: nki.lnc.core_barrier."""
     _engine(engine)
     cores = [core.int_arg(c, "cores", "nisa.core_barrier") for c in (cores if isinstance(cores, (tuple, list)) else (cores,))]
     core.core_barrier(data, cores)
@@ -473,7 +473,8 @@ def core_barrier(data, cores, engine=engine.gpsimd, name=None):
 @_api("nisa.sendrecv")
 def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_engine.dma, name=None):
     """kernel[n]: core c's src lands in core send_to_rank's dst once every core has reached the
-    call (one DMA per core, between the cores' segments)."""
+    call (one DMA per core, between the cores' segments). Deprecated since nki 0.8 (pipe_id is
+    ignored): nki.lnc.sendrecv."""
     enum_arg(dma_engine, globals()["dma_engine"], "dma_engine")
     core.sendrecv(src, dst, core.int_arg(send_to_rank, "send_to_rank", "nisa.sendrecv"),
                   core.int_arg(recv_from_rank, "recv_from_rank", "nisa.sendrecv"))
@@ -483,7 +484,7 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=dma_eng
 def sendrecv_compute(src, dst, send_to_rank, recv_from_rank, reduce_op, name=None):
     """NKI 0.7, kernel[n]: each core's dst = reduce_op(its own src, the src core recv_from_rank
     sends), reduced by the DMA engine (nl.add, nl.maximum or nl.minimum) once every core has
-    reached the call."""
+    reached the call. Deprecated since nki 0.8: nki.lnc.sendrecv_compute."""
     core.sendrecv_compute(src, dst, core.int_arg(send_to_rank, "send_to_rank", "nisa.sendrecv_compute"),
                           core.int_arg(recv_from_rank, "recv_from_rank", "nisa.sendrecv_compute"),
                           op_name(reduce_op, "reduce_op"))

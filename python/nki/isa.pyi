@@ -37,7 +37,7 @@ def bn_stats(dst: Any, data: Any, name: Any = ...) -> NkiInstruction:
     for bn_aggr."""
 def core_barrier(data: Any, cores: Any, engine: Any = ..., name: Any = ...) -> NkiInstruction:
     """kernel[n]: every core's instructions before it run before any core's after it (_lnc).
-    One core has nothing to wait for."""
+    One core has nothing to wait for. Deprecated since nki 0.8: nki.lnc.core_barrier."""
 class dge_mode(enum.IntEnum):
     unknown = 0
     swdge = 1
@@ -166,11 +166,12 @@ def select_reduce(dst: Any, predicate: Any, on_true: Any, on_false: Any, reduce_
     reduce_res, also reduces each row of dst with reduce_op."""
 def sendrecv(src: Any, dst: Any, send_to_rank: Any, recv_from_rank: Any, pipe_id: Any, dma_engine: Any = ..., name: Any = ...) -> NkiInstruction:
     """kernel[n]: core c's src lands in core send_to_rank's dst once every core has reached the
-    call (one DMA per core, between the cores' segments)."""
+    call (one DMA per core, between the cores' segments). Deprecated since nki 0.8 (pipe_id is
+    ignored): nki.lnc.sendrecv."""
 def sendrecv_compute(src: Any, dst: Any, send_to_rank: Any, recv_from_rank: Any, reduce_op: Any, name: Any = ...) -> NkiInstruction:
     """NKI 0.7, kernel[n]: each core's dst = reduce_op(its own src, the src core recv_from_rank
     sends), reduced by the DMA engine (nl.add, nl.maximum or nl.minimum) once every core has
-    reached the call."""
+    reached the call. Deprecated since nki 0.8: nki.lnc.sendrecv_compute."""
 def sequence_bounds(dst: Any, segment_ids: Any, name: Any = ...) -> NkiInstruction:
     """dst (1, 2, n) = the [start, end] of each element's segment in segment_ids (1, n); id 0
     (padding) gives (n, -1)."""

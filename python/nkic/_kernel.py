@@ -381,17 +381,19 @@ def _host_arrays(kernel, traced, arrays):
     return inputs, outputs, aliased
 
 
-def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False, time_limit=None, progress=None):
-    """Simulates a traced kernel on `arrays`; `progress(fraction)`, when given, is called as the
-    simulation advances (after program instances and iterations of the outermost loops)."""
-    kernel = traced.ir
-    # The simulator's budget (estimated run time, host memory) is checked before numpy allocates.
+def _sim_limits(time_limit):
+    """The simulator's time and memory budgets (NKIC_SIM_TIME_LIMIT / NKIC_SIM_MEMORY_LIMIT by default)."""
     if time_limit is None:
         time_limit = _env_limit("NKIC_SIM_TIME_LIMIT")
     elif isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not time_limit >= 0:
         core.raise_unsupported_args("nki.simulate_kernel", f"time_limit must be a non-negative number of seconds, "
                                     f"got {time_limit!r}")
-    memory_limit = _env_limit("NKIC_SIM_MEMORY_LIMIT") or 0.0
+    return time_limit, _env_limit("NKIC_SIM_MEMORY_LIMIT") or 0.0
+
+
+def _checked_host_arrays(traced, arrays, check_uninitialized, time_limit, memory_limit):
+    """The budget (estimated run time, host memory) is checked before numpy allocates the outputs."""
+    kernel = traced.ir
     kernel.check_budget(check_uninitialized, time_limit, memory_limit)
     try:
         host = _host_arrays(kernel, traced, arrays)
@@ -399,10 +401,17 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
         host = None  # the budget passed, but the host refused the arrays (taken meanwhile, or overcommit)
     if host is None:
         kernel.fail_out_of_memory()
+    return host
+
+
+def _addresses(arrays):
+    return [a.__array_interface__["data"][0] for a in arrays]
+
+
+def _results(traced, arrays, host):
+    """The kernel's outputs once simulated; written inputs reach the caller's arrays."""
+    kernel = traced.ir
     inputs, outputs, aliased = host
-    kernel.simulate([a.__array_interface__["data"][0] for a in inputs],
-                    [a.__array_interface__["data"][0] for a in outputs], check_uninitialized, check_races,
-                    time_limit, memory_limit, progress, budget_checked=True)
     for o, i in aliased.items():
         np.copyto(arrays[i], outputs[o])
         outputs[o] = arrays[i]
@@ -416,6 +425,27 @@ def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False
     if not outputs:
         return None
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def simulate_traced(traced, arrays, check_uninitialized=False, check_races=False, time_limit=None, progress=None):
+    """Simulates a traced kernel on `arrays`; `progress(fraction)`, when given, is called as the
+    simulation advances (after program instances and iterations of the outermost loops)."""
+    time_limit, memory_limit = _sim_limits(time_limit)
+    host = _checked_host_arrays(traced, arrays, check_uninitialized, time_limit, memory_limit)
+    traced.ir.simulate(_addresses(host[0]), _addresses(host[1]), check_uninitialized, check_races,
+                       time_limit, memory_limit, progress, budget_checked=True)
+    return _results(traced, arrays, host)
+
+
+def simulate_traced_ranks(traced, per_rank_arrays, check_uninitialized=False, check_races=False):
+    """Simulates a traced kernel once per rank (rank r on per_rank_arrays[r]), all ranks at once,
+    meeting at their collectives; returns each rank's outputs in rank order."""
+    time_limit, memory_limit = _sim_limits(None)
+    hosts = [_checked_host_arrays(traced, arrays, check_uninitialized, time_limit, memory_limit)
+             for arrays in per_rank_arrays]
+    traced.ir.simulate_ranks([_addresses(h[0]) for h in hosts], [_addresses(h[1]) for h in hosts],
+                             check_uninitialized, check_races, time_limit, memory_limit)
+    return [_results(traced, arrays, h) for arrays, h in zip(per_rank_arrays, hosts)]
 
 
 def _read_only_argument(kernel, name):

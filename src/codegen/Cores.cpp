@@ -11,8 +11,20 @@ namespace {
 
 size_t top_level_size(KernelBuilder& b) { return b.kernel().body.size(); }
 
-void check_core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores, int n) {
-  constexpr std::string_view api = "nisa.core_barrier";
+// The nki.lnc name of a deprecated nisa call ("nisa.sendrecv" -> "nki.lnc.sendrecv").
+void warn_deprecated(KernelBuilder& b, const LncForm& form) {
+  if (form.lnc) return;
+  const std::string& api = b.api();
+  b.warn(sema::warn_nisa_lnc_api_deprecated(api, "nki.lnc." + api.substr(api.find('.') + 1),
+                                            api == "nisa.sendrecv" ? "pipe_id" : ""));
+}
+
+void check_core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores, int n,
+                        const LncForm& form) {
+  const std::string api = b.api();
+  if (form.lnc && cores != std::vector<int64_t>{0, 1})
+    b.fail(sema::err_unsupported_args(api, "cores is (0, 1), the two physical cores of an HBM stack; got " +
+                                               sema::shape_str(cores)));
   b.require_unrolled("a core_barrier");
   b.check_live(data);
   // The docs ask for shared HBM; the kernel library's router also passes the SBUF tile it
@@ -29,20 +41,42 @@ void check_core_barrier(KernelBuilder& b, const types::TensorVal& data, const st
                                                "; got " + sema::shape_str(cores)));
 }
 
+void check_lnc_form(KernelBuilder& b, const LncForm& form, int n) {
+  const std::string& api = b.api();
+  if (!form.lnc) return;
+  if (n != 2)
+    b.fail(sema::err_unsupported_args(api, "runs at LNC=2 only (kernel[2]); the kernel runs at LNC=" +
+                                               std::to_string(n)));
+  if (form.priority && form.gpsimd_dma)
+    b.fail(sema::err_unsupported_args(api, "with dma_engine=gpsimd_dma explicit priorities are rejected; leave "
+                                           "priority=None"));
+  if (form.priority && (*form.priority < 0 || *form.priority > 3))
+    b.fail(sema::err_unsupported_args(api, "priority is 0 (highest) to 3 (lowest); got " +
+                                               std::to_string(*form.priority)));
+}
+
 void check_sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
-                    int64_t recv_from, std::optional<ir::AluOp> reduce_op, int self, int n) {
+                    int64_t recv_from, std::optional<ir::AluOp> reduce_op, int self, int n, const LncForm& form) {
   const std::string api = b.api();
   b.require_unrolled("a sendrecv");
+  check_lnc_form(b, form, n);
   // "The DMA engine" reduces with add, max or min (the sendrecv_compute reference).
   if (reduce_op && *reduce_op != ir::AluOp::add && *reduce_op != ir::AluOp::maximum &&
       *reduce_op != ir::AluOp::minimum)
     b.fail(sema::err_unsupported_args(api, "reduce_op is " + std::string(ir::name(*reduce_op)) +
                                                "; the DMA engine reduces with nl.add, nl.maximum or nl.minimum"));
   if (n < 2) b.fail(sema::err_unsupported_args(api, "exchanges tiles between the cores of a kernel[2] launch"));
+  // lnc.sendrecv_compute's operands are both in SBUF or both in private HBM (never shared HBM).
+  const bool private_pair = form.lnc && reduce_op && b.tensor(src.tensor).memory == ir::Memory::PrivateHBM;
   for (const types::TensorVal* t : {&src, &dst}) {
     b.check_live(*t);
-    if (b.tensor(t->tensor).memory != ir::Memory::SBUF)
-      b.fail(sema::err_unsupported_memory(t == &src ? "src" : "dst", api, "sbuf", ir::name(b.tensor(t->tensor).memory)));
+    const ir::Memory m = b.tensor(t->tensor).memory;
+    if (private_pair && m != ir::Memory::PrivateHBM)
+      b.fail(sema::err_unsupported_args(api, "src and dst are both in SBUF or both in private HBM; src is in "
+                                             "private_hbm, dst in " + std::string(ir::name(m))));
+    if (!private_pair && m != ir::Memory::SBUF)
+      b.fail(sema::err_unsupported_memory(t == &src ? "src" : "dst", api,
+                                          form.lnc && reduce_op ? "sbuf or private_hbm" : "sbuf", ir::name(m)));
   }
   if (src.shape != dst.shape || b.tensor(src.tensor).dtype != b.tensor(dst.tensor).dtype)
     b.fail(sema::err_unsupported_args(api, "src and dst have one shape and dtype"));
@@ -73,17 +107,20 @@ void CoreSegments::begin_core(KernelBuilder& b, int c) {
   allocated_ = 0;
 }
 
-void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores) {
-  check_core_barrier(b, data, cores, b.cores ? b.cores->count() : 1);
+void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores,
+                  const LncForm& form) {
+  warn_deprecated(b, form);
+  check_core_barrier(b, data, cores, b.cores ? b.cores->count() : 1, form);
   CoreSegments::Arrival barrier;
-  barrier.api = "nisa.core_barrier";
+  barrier.api = b.api();
   if (b.cores) b.cores->sync(b, std::move(barrier));  // one core has nothing to wait for
 }
 
 void sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
-              int64_t recv_from, std::optional<ir::AluOp> reduce_op) {
+              int64_t recv_from, std::optional<ir::AluOp> reduce_op, const LncForm& form) {
+  warn_deprecated(b, form);
   check_sendrecv(b, src, dst, send_to, recv_from, reduce_op, b.cores ? b.cores->current() : 0,
-                 b.cores ? b.cores->count() : 1);
+                 b.cores ? b.cores->count() : 1, form);
   const std::vector<CoreSegments::Arrival>* point =
       b.cores->sync(b, {0, b.api(), src, dst, send_to, recv_from, reduce_op});
   if (!point) return;
@@ -100,8 +137,18 @@ void sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::Tensor
                                                        std::to_string(to.core) + " with " +
                                                        std::string(ir::name(*to.reduce_op)) +
                                                        ": the pair names one reduce_op"));
-      if (to.reduce_op) tensor_tensor(b, Dst::into(*to.dst), *to.reduce_op, *to.src, *from.src, ir::Engine::dma, args);
-      else dma_copy(b, *to.dst, Value(*from.src), std::nullopt, args);
+      if (to.reduce_op && ir::is_hbm(b.tensor(to.dst->tensor).memory)) {
+        // Private HBM (lnc.sendrecv_compute): the DMA engine reduces in place of an engine's tile op.
+        auto in = make_instruction(ir::Opcode::TensorTensor, b, *to.dst, to.dst->shape);
+        in->srcs = {access_for(b, *to.src, to.dst->shape), access_for(b, *from.src, to.dst->shape)};
+        in->alu = *to.reduce_op;
+        in->engine = ir::Engine::dma;
+        b.emit(std::move(in));
+      } else if (to.reduce_op) {
+        tensor_tensor(b, Dst::into(*to.dst), *to.reduce_op, *to.src, *from.src, ir::Engine::dma, args);
+      } else {
+        dma_copy(b, *to.dst, Value(*from.src), std::nullopt, args);
+      }
     }
   b.cores->end_exchange(b);
 }
@@ -129,7 +176,9 @@ const std::vector<CoreSegments::Arrival>* CoreSegments::sync(KernelBuilder& b, A
   const size_t s = cuts_.back().size() - 2;  // this core's sync points passed before this one
   if (s == syncs_.size()) syncs_.emplace_back();
   std::vector<Arrival>& point = syncs_[s];
-  if (!point.empty() && point.front().api != api)
+  // The nisa and nki.lnc forms of one call pair up ("nisa.sendrecv", "nki.lnc.sendrecv").
+  auto call = [](const std::string& a) { return a.substr(a.rfind('.') + 1); };
+  if (!point.empty() && call(point.front().api) != call(api))
     b.fail(sema::err_unsupported_args(api, "core " + std::to_string(current()) + "'s synchronisation point #" +
                                                std::to_string(s) + " is " + api + ", core 0's is " +
                                                point.front().api + " (every core must follow the same control flow)"));

@@ -22,9 +22,21 @@ namespace nkic::codegen {
 
 class KernelBuilder;
 
+// nki.lnc (NKI 0.8, NKI_07_08_API.md §5) is where these calls live now; their nisa forms
+// still work and warn that they are deprecated (warn_nisa_lnc_api_deprecated), naming it.
+// lnc.sendrecv and lnc.sendrecv_compute run at LNC=2 only and take priority= (0 highest to 3;
+// none with dma_engine=gpsimd_dma); lnc.sendrecv_compute also takes operands both in private
+// HBM; lnc.core_barrier names cores (0, 1) at LNC 1 and 2.
+struct LncForm {
+  bool lnc = false;  // the nki.lnc form (else the deprecated nisa one)
+  bool gpsimd_dma = false;
+  std::optional<int64_t> priority;
+};
+
 // nisa.core_barrier(data, cores): data in shared HBM or SBUF; with n cores, `cores` lists 0 .. n-1.
 // Under kernel[n] every core's instructions before it run before any core's after it.
-void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores);
+void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores,
+                  const LncForm& form = {});
 // nisa.sendrecv: src and dst SBUF tiles of one shape and dtype, the ranks other cores of the
 // kernel[n] launch, every core's pair matching up. Core c's src lands in core send_to's dst once
 // every core has reached the call: one DMA per core, between the cores' segments.
@@ -32,7 +44,7 @@ void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vec
 // each core's dst becomes reduce_op(its own src, the src it receives), computed by the DMA
 // engine (in fp32, as dma_compute) once every core has reached the call.
 void sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
-              int64_t recv_from, std::optional<ir::AluOp> reduce_op = std::nullopt);
+              int64_t recv_from, std::optional<ir::AluOp> reduce_op = std::nullopt, const LncForm& form = {});
 // kernel[lnc]: 1 up to the target's physical cores per logical NeuronCore, and equal to the
 // runtime's NEURON_LOGICAL_NC_CONFIG (`runtime`, the variable's text) when that is set.
 void check_lnc(KernelBuilder& b, int64_t lnc, const std::string& runtime);

@@ -36,21 +36,27 @@ Engine engine_from_nki(int nki_engine);
 //   Side        effects outside the tensors (random state, printing)
 //   Collective  a fold across SPMD programs
 //   Shuffle     a move of whole partitions to other partitions of their quadrant
+//   Ranks       an exchange with the other ranks of a replica group (nki.collectives), met
+//               at a rendezvous (sim/Rendezvous.h)
 //   Scalar      one exact integer of a sequencer register (nki 0.7+ NkiScalar), see ScalarAlu
-#define NKIC_EXECS(X) X(Move) X(Elementwise) X(Reduce) X(Matmul) X(Row) X(Mx) X(Side) X(Collective) X(Shuffle) X(Scalar)
+#define NKIC_EXECS(X) X(Move) X(Elementwise) X(Reduce) X(Matmul) X(Row) X(Mx) X(Side) X(Collective) X(Shuffle) \
+  X(Ranks) X(Scalar)
 enum class Exec : uint8_t {
 #define NKIC_EXEC_ENUM(n) n,
   NKIC_EXECS(NKIC_EXEC_ENUM)
 #undef NKIC_EXEC_ENUM
 };
 const char* name(Exec e);
+// Row and Ranks instructions walk each access over its own extent (Instruction::widths).
+inline bool walks_own_width(Exec e) { return e == Exec::Row || e == Exec::Ranks; }
 
 // What the cost model charges an instruction by (issue-level detail lives in
 // the cost model; the table only says which formula applies). `stream_pair`: a
 // stream whose two tile inputs are read at once when one is in PSUM and the other in
-// SBUF (the nisa docs' estimated cost: N cycles, 2N from one memory). `scalar`: one
-// instruction of an engine's sequencer ALU (CostFigures::sequencer_alu_cycles).
-enum class Cost : uint8_t { none, dma, matmul, stream, stream_pair, row, collective, scalar };
+// SBUF (the nisa docs' estimated cost: N cycles, 2N from one memory). `ranks`: a collective
+// across ranks, over the chip's NeuronLink (perf/Durations.cpp). `scalar`: one instruction
+// of an engine's sequencer ALU (CostFigures::sequencer_alu_cycles).
+enum class Cost : uint8_t { none, dma, matmul, stream, stream_pair, row, collective, ranks, scalar };
 
 // Where an operand may live: a mask of memories.
 enum MemoryMask : uint8_t { kHBM = 1, kSBUF = 2, kPSUM = 4, kOnChip = kSBUF | kPSUM };
@@ -204,7 +210,27 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   X(MatmulMx,           "nc_matmul_mx",           pe,   Mx,          4, 4, 0, true,  matmul, pipe, 4, bcast,     \
     {"dst", kPSUM, dtypes::kMxDst, 2, 2}, {"stationary", kSBUF, dtypes::kMx, 2, 2},                             \
     {"moving", kSBUF, dtypes::kMx, 2, 2},                                                                        \
-    {"stationary_scale", kSBUF, dtypes::kMxScale, 2, 2}, {"moving_scale", kSBUF, dtypes::kMxScale, 2, 2})     \
+    {"stationary_scale", kSBUF, dtypes::kMxScale, 2, 2}, {"moving_scale", kSBUF, dtypes::kMxScale, 2, 2}) \
+  /* nki.collectives (NKI_07_08_API.md §8), run by the CC-cores over the DMA rings: every access                 \
+     walks its own widths[] elements in row-major order (Grid coord 1); dst, extra_dsts pair with srcs             \
+     in list order. imms: collective_dim, the replica group's list size, then its ranks list by list               \
+     (cc_permute: 2, then its (source, target) pairs). `alu` is the reduction of all_reduce / reduce_scatter. */           \
+  X(CcAllReduce,        "cc_all_reduce",          dma,  Ranks,       1, 64, 2, true, ranks, pipe,  3, bcast)     \
+  X(CcAllGather,        "cc_all_gather",          dma,  Ranks,       1, 64, 2, true, ranks, pipe,  3, bcast)     \
+  X(CcReduceScatter,    "cc_reduce_scatter",      dma,  Ranks,       1, 64, 2, true, ranks, pipe,  3, bcast)     \
+  X(CcAllToAll,         "cc_all_to_all",          dma,  Ranks,       1, 64, 2, true, ranks, pipe,  3, bcast)     \
+  X(CcPermute,          "cc_permute",             dma,  Ranks,       1, 64, 2, true, ranks, pipe,  3, bcast)     \
+  /* The variable-length forms read a uint32 metadata tensor at run time (srcs[1]; [rows, list size]:            \
+     send counts, send displacements, receive counts, receive displacements): imms[0] holds flags                   \
+     instead of a dim (1 recv_counts_known, 2 has_rdispls, 4 the metadata of the last cc_prepare, 8 an             \
+     all_gather_v's cc_prepare). An                                                                                  \
+     all_to_all_v writes the receive counts (extra_dsts[0], the metadata) unless known. cc_prepare reads             \
+     the metadata only; srcs[1] and srcs[2] name the buffers its trigger moves. */                                  \
+  X(CcAllToAllV,        "cc_all_to_all_v",        dma,  Ranks,       2, 2,  2, true, ranks, pipe,  3, bcast)     \
+  X(CcAllGatherV,       "cc_all_gather_v",        dma,  Ranks,       2, 2,  2, true, ranks, pipe,  3, bcast)     \
+  X(CcPrepare,          "cc_prepare",             dma,  Ranks,       3, 3,  2, false, none, pipe,  3, bcast)     \
+  /* ncc.rank_id: the caller's rank, into a register ([1, 1] int32), read by the sequencer */                     \
+  X(RankId,             "rank_id",                sp,   Ranks,       0, 0,  0, true, none,  pipe,  3, bcast)     \
   /* The sequencer's scalar ALU (nki 0.7+ NkiScalar): a register is a [1, 1] int32 or int64                      \
      SBUF tile. scalar_load/scalar_store move one integer between memory and a register;                         \
      scalar_alu computes dst = alu(srcs[0], srcs[1]), or with the exact constant `value` when                   \

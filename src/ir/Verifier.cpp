@@ -91,8 +91,8 @@ class Verifier : public IRVisitor {
     if (in.imms.size() < imms || (one_op_imm && in.imms.empty())) err(at.str() + ": missing immediate");
     for (const AluStep& s : in.steps)
       if (s.src >= static_cast<int>(in.srcs.size())) err(at.str() + ": pipeline step reads a missing operand");
-    if (op.exec == Exec::Row && in.widths.size() != 1 + in.extra_dsts.size() + in.srcs.size())
-      err(at.str() + ": row instruction without a width per access");
+    if (walks_own_width(op.exec) && in.widths.size() != 1 + in.extra_dsts.size() + in.srcs.size())
+      err(at.str() + ": row or collective instruction without a width per access");
     if (op.exec == Exec::Shuffle && in.widths.size() != 2)
       err(at.str() + ": shuffle without the partitions of dst and src");
     if (in.acc_cmd != AccCmd::none &&

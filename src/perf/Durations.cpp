@@ -195,9 +195,36 @@ InstCost spill_cost(int64_t bytes_per_partition, const sema::Target& t) {
   return c;
 }
 
+// A collective across ranks, as a ring over its replica-group list of n ranks: all_reduce
+// moves 2(n-1)/n of its bytes (reduce-scatter, then all-gather), the others (n-1)/n of the
+// gathered size (a permute: the whole), over the core's share of the chip's NeuronLink; each
+// of the ring's steps pays the DMA fixed latency (the first is the transfer's own, which the
+// schedule adds). No per-collective latency is published. It takes one queue.
+InstCost ranks_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t) {
+  const sema::CostFigures& f = t.cost;
+  InstCost c;
+  c.costed = true;
+  c.track = Track::dma;
+  const double n = std::max(1.0, in.imms.at(1));
+  const bool permute = in.opcode == ir::Opcode::CcPermute;
+  double bytes = 0;
+  for (size_t e = 0; e < in.widths.size(); ++e) {
+    const ir::Access& a = e == 0 ? in.dst : e <= in.extra_dsts.size() ? in.extra_dsts[e - 1] : in.srcs[e - 1 - in.extra_dsts.size()];
+    bytes = std::max(bytes, static_cast<double>(in.widths[e]) * ir::size_of(k.tensor(a.tensor).dtype));
+  }
+  const double steps = permute ? 1 : in.opcode == ir::Opcode::CcAllReduce ? 2 * (n - 1) : n - 1;
+  const double moved = permute ? bytes : bytes * steps / n;
+  c.dma_bytes = static_cast<int64_t>(moved);
+  c.queues = 1;
+  c.interval = c.latency = std::max(0.0, steps - 1) * f.dma_fixed_latency_ns +
+                           moved / (f.link_bytes_per_ns_per_chip / f.cores_per_chip);
+  return c;
+}
+
 InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
                  const std::vector<Span>& spans) {
   const ir::Cost cls = ir::info(in.opcode).cost;
+  if (cls == ir::Cost::ranks) return ranks_cost(in, k, t);
   const ir::Engine engine = ir::engine_of(in);
   if (cls == ir::Cost::none || engine == ir::Engine::sp || ext.empty()) return {};
   if (cls == ir::Cost::scalar) {

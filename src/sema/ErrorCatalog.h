@@ -145,6 +145,15 @@ Diagnostic err_output_not_in_shared_hbm(std::string_view tensor, std::string_vie
 Diagnostic err_activation_bias_vector(const std::vector<int64_t>& shape, int64_t partitions);
 Diagnostic err_lnc_not_supported(int64_t lnc, std::string_view target, int max_cores);
 Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime);
+// nisa.sendrecv / sendrecv_compute / core_barrier since NKI 0.8: `replacement` is the nki.lnc call;
+// `ignored` names an argument the replacement does not have ("" for none).
+Diagnostic warn_nisa_lnc_api_deprecated(std::string_view api, std::string_view replacement, std::string_view ignored);
+// nki.multi_rank_simulate: one specialization serves every rank, so `argument` is the same on
+// each; rank `rank` passes `theirs` where rank 0 passes `first`.
+Diagnostic err_multi_rank_arguments(std::string_view argument, int64_t rank, std::string_view first,
+                                    std::string_view theirs);
+// nki.execute / nki.multi_rank_execute: there is no NeuronDevice to run on.
+Diagnostic err_no_neuron_device(std::string_view api, std::string_view instead);
 Diagnostic err_unsupported_python_construct(std::string_view what, std::string_view hint);
 // The version switch (NkiVersion.h): a value of NKIC_NKI_VERSION that names no version served;
 // a form the served version no longer accepts (`last`: the newest version that did), or does not

@@ -48,6 +48,30 @@ Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime) {
               ErrorKind::Value);
 }
 
+Diagnostic warn_nisa_lnc_api_deprecated(std::string_view api, std::string_view replacement, std::string_view ignored) {
+  return make("warn_nisa_lnc_api_deprecated",
+              s(api) + " is deprecated since nki 0.8: use " + s(replacement) +
+                  (ignored.empty() ? "" : " (" + s(ignored) + " is ignored)"),
+              ErrorKind::Syntax);
+}
+
+Diagnostic err_multi_rank_arguments(std::string_view argument, int64_t rank, std::string_view first,
+                                    std::string_view theirs) {
+  return make("err_multi_rank_arguments",
+              "nki.multi_rank_simulate: argument '" + s(argument) + "' of rank " + std::to_string(rank) + " is " +
+                  s(theirs) + ", rank 0's is " + s(first) +
+                  ": the ranks share one specialization, so tensors have one shape and dtype and every other "
+                  "argument is equal on every rank",
+              ErrorKind::Value);
+}
+
+Diagnostic err_no_neuron_device(std::string_view api, std::string_view instead) {
+  return make("err_no_neuron_device",
+              s(api) + " runs the kernel on a NeuronDevice, and there is none here: nkic runs kernels on its CPU "
+                       "simulator",
+              ErrorKind::Runtime, "use " + s(instead));
+}
+
 Diagnostic err_unsupported_python_construct(std::string_view what, std::string_view hint) {
   return make("err_unsupported_python_construct", s(what) + " is not supported in an NKI kernel", ErrorKind::Syntax,
               s(hint));

@@ -43,6 +43,7 @@ CostFigures cost_figures(int gen) {
     c.dma_queue_bytes_per_ns = 23;
     c.hbm_bytes_per_ns_per_chip = 2900;
     c.cores_per_chip = 8;
+    c.link_bytes_per_ns_per_chip = 1280;  // trainium2.rst: NeuronLink-v3, 1.28 TB/s per chip
     c.dve_act_psum_port = CostFigures::PsumPort::per_bank;
     c.dma_transpose_efficiency = 0.9;       // trn2 architecture guide: up to 90 % (HBM to SBUF)
     c.dma_transpose_sbuf_efficiency = 0.5;  // and up to 50 % (SBUF to SBUF)
@@ -56,6 +57,7 @@ CostFigures cost_figures(int gen) {
     c.dma_queue_bytes_per_ns = 33;
     c.hbm_bytes_per_ns_per_chip = 4900;
     c.cores_per_chip = 8;
+    c.link_bytes_per_ns_per_chip = 2560;  // trainium3.rst: NeuronLink-v4, 2.56 TB/s per device
     c.dve_act_psum_port = CostFigures::PsumPort::per_bank;
     c.dma_transpose_efficiency = 0.9;       // trn2 architecture guide: up to 90 % (HBM to SBUF)
     c.dma_transpose_sbuf_efficiency = 0.5;  // and up to 50 % (SBUF to SBUF)

@@ -50,6 +50,10 @@ struct CostFigures {
   double dma_buffer_overhead_bytes = 512;
   double hbm_bytes_per_ns_per_chip = 0;
   int cores_per_chip = 1;
+  // Collectives across ranks (nki.collectives) move their data over the chip's NeuronLink,
+  // shared by its cores; each of a ring's steps pays the DMA fixed latency (perf/Durations.cpp).
+  // Published for NeuronLink-v3 and v4 only (NC-v2 has no nki.collectives).
+  double link_bytes_per_ns_per_chip = 0;
   // A DMA transpose (the innermost coordinate contiguous on one side, walking
   // partitions on the other) runs on all queues together at this share of their
   // bandwidth, from HBM and from SBUF; 0: element-wise (every element its own buffer).

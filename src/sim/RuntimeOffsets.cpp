@@ -19,7 +19,7 @@ bool uniform(const ir::Access& a) {
 // The range of grid coord k the access `e` of `in` walks: the iteration space, or
 // for row instructions coord 1 over that access's own width.
 std::pair<int64_t, int64_t> grid_range(const ir::Instruction& in, size_t e, int k) {
-  if (ir::info(in.opcode).exec == ir::Exec::Row && k == 1 && e < in.widths.size()) return {0, in.widths[e] - 1};
+  if (ir::walks_own_width(ir::info(in.opcode).exec) && k == 1 && e < in.widths.size()) return {0, in.widths[e] - 1};
   return {0, in.shape.at(k) - 1};
 }
 
@@ -67,7 +67,7 @@ std::optional<ir::Instruction> resolve_uniform_offsets(const std::vector<TensorM
       inside = lo >= 0 && hi < t.decl->shape[d];
     }
     // The box over-approximates (a mask, floor divisions): walk it, raising at the first point outside.
-    if (!inside && ir::info(in.opcode).exec != ir::Exec::Row)
+    if (!inside && !ir::walks_own_width(ir::info(in.opcode).exec))
       for_each_point(*out, loops, pids, [&](const ValueOf& value_of) { point_offset(mem, *out, a, value_of); });
   });
   return out;

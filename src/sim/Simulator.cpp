@@ -7,6 +7,8 @@
 #include <optional>
 #include <unordered_map>
 #include <sstream>
+#include <mutex>
+#include <thread>
 
 #include "ir/IRVisitor.h"
 #include "ir/Verifier.h"
@@ -18,6 +20,8 @@
 #include "sim/Parallel.h"
 #include "sim/PointWalk.h"
 #include "sim/RaceCheck.h"
+#include "sim/RanksExec.h"
+#include "sim/Rendezvous.h"
 #include "sim/RowExec.h"
 #include "sim/RuntimeOffsets.h"
 #include "sim/ScalarExec.h"
@@ -321,6 +325,7 @@ class Executor final : public ir::IRVisitor {
     const ir::Instruction& in = resolved ? *resolved : given;
     switch (ir::info(in.opcode).exec) {
       case ir::Exec::Collective: return all_reduce(in);
+      case ir::Exec::Ranks: return ranks_exec_.run(in, loop_.data(), pid_.data());
       case ir::Exec::Side: return side_.run(in, loop_.data(), pid_.data());
       case ir::Exec::Mx: return mx_.run(in, loop_.data(), pid_.data());
       case ir::Exec::Row: return rows_.run(in, loop_.data(), pid_.data());
@@ -415,6 +420,7 @@ class Executor final : public ir::IRVisitor {
   MxExec mx_;
   RowExec rows_;
   AccumulatorExec accumulators_;
+  RanksExec ranks_exec_{mem_, opts_};
   std::vector<int64_t> loop_, pid_;
 };
 
@@ -464,6 +470,42 @@ void simulate(const ir::Kernel& k, const std::vector<void*>& bindings, const Sim
     if (pass > ex.operands().size() + 1) throw std::logic_error("simulate: nl.all_reduce operands do not settle");
     served = std::move(ex.operands());
   }
+}
+
+void simulate_ranks(const ir::Kernel& k, const std::vector<std::vector<void*>>& bindings, const SimOptions& opts) {
+  Rendezvous rendezvous(static_cast<int>(bindings.size()));
+  std::vector<std::vector<ir::Diagnostic>> warnings(bindings.size());
+  std::vector<std::ostringstream> printed(bindings.size());  // each rank's, shown in rank order
+  std::mutex first_mu;
+  std::exception_ptr first;  // the failure that stopped the others
+  std::vector<std::thread> threads;
+  for (size_t r = 0; r < bindings.size(); ++r)
+    threads.emplace_back([&, r] {
+      SimOptions mine = opts;
+      mine.ranks = &rendezvous;
+      mine.rank = static_cast<int>(r);
+      mine.threads = 1;  // the ranks are the threads; a rank waiting at a collective holds its own
+      mine.progress = {};
+      mine.print_stream = &printed[r];
+      mine.warning = [&warnings, r](const ir::Diagnostic& d) { warnings[r].push_back(d); };
+      try {
+        simulate(k, bindings[r], mine);
+        rendezvous.finish(static_cast<int>(r));
+      } catch (const Rendezvous::Aborted&) {
+      } catch (...) {
+        {
+          std::lock_guard lock(first_mu);
+          if (!first) first = std::current_exception();
+        }
+        rendezvous.abort();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (const std::ostringstream& p : printed) (opts.print_stream ? *opts.print_stream : std::cout) << p.str();
+  if (first) std::rethrow_exception(first);
+  if (opts.warning)
+    for (const auto& rank : warnings)
+      for (const ir::Diagnostic& d : rank) opts.warning(d);
 }
 
 }  // namespace nkic::sim

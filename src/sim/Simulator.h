@@ -14,6 +14,8 @@
 
 namespace nkic::sim {
 
+class Rendezvous;
+
 struct SimOptions {
   // Track which elements of on-chip and private HBM tensors each program
   // instance has written, and which values are computed from elements it never
@@ -46,6 +48,10 @@ struct SimOptions {
   // program instance and each iteration of the kernel body's outermost loops,
   // whenever it has grown by at least a hundredth.
   std::function<void(double)> progress = {};
+  // The rank this run is, and where it meets the others at collectives (sim/Rendezvous.h);
+  // null: a world of one rank.
+  Rendezvous* ranks = nullptr;
+  int rank = 0;
 };
 
 // Raises a simulation failure attributable to one instruction (out-of-bounds
@@ -65,5 +71,11 @@ struct SimOptions {
 // uninitialised memory show. Throws std::invalid_argument for a malformed kernel
 // (ir::verify) or too many bindings, and raises (sim_error) the diagnostic of a failing instruction.
 void simulate(const ir::Kernel& k, const std::vector<void*>& bindings, const SimOptions& opts = {});
+
+// nki.multi_rank_simulate: runs `k` once per rank, bindings[r] being rank r's (as simulate()
+// takes them), all ranks at once on threads of their own that meet at each collective
+// (sim/Rendezvous.h). Raises the first failure of any rank; the warnings of a run that
+// completes reach opts.warning on the calling thread.
+void simulate_ranks(const ir::Kernel& k, const std::vector<std::vector<void*>>& bindings, const SimOptions& opts = {});
 
 }  // namespace nkic::sim

@@ -143,5 +143,35 @@ TEST(DmaDescriptors, AnAliasIndexedByDivisionMovesInThePatternsRuns) {
   for (const std::string& n : alias.notes) EXPECT_EQ(n.find("contiguous runs of under"), std::string::npos) << n;
 }
 
+// A collective across ranks: a ring over its list of n ranks on the core's share of the
+// chip's NeuronLink, each step after the first paying the DMA fixed latency.
+double collective_latency(Opcode op, int ranks, int64_t elements) {
+  const sema::Target& t2 = *sema::find_target("trn2");
+  ir::Kernel k;
+  k.name = "collective";
+  int src = add_tensor(k, "src", {elements}, Memory::PrivateHBM);
+  int dst = add_tensor(k, "dst", {elements}, Memory::PrivateHBM);
+  auto in = inst(op, tile(dst), {tile(src)}, {1, elements});
+  in->dst.index = {AffineExpr::grid(1)};
+  in->srcs[0].index = {AffineExpr::grid(1)};
+  in->widths = {elements, elements};
+  in->imms = {0, static_cast<double>(ranks)};
+  for (int r = 0; r < ranks; ++r) in->imms.push_back(r);
+  k.body.push_back(std::move(in));
+  return perf::predict(k, t2).latency;
+}
+
+TEST(Collectives, AnAllReduceIsARingOverTheCoresShareOfTheLink) {
+  const sema::CostFigures& f = sema::find_target("trn2")->cost;
+  const double link = f.link_bytes_per_ns_per_chip / f.cores_per_chip, bytes = (1 << 20) * 4.0;
+  // 2 ranks: 2 steps moving the whole buffer once; 8 ranks: 14 steps moving 7/4 of it.
+  EXPECT_NEAR(collective_latency(Opcode::CcAllReduce, 2, 1 << 20), 2 * f.dma_fixed_latency_ns + bytes / link, 1e-6);
+  EXPECT_NEAR(collective_latency(Opcode::CcAllReduce, 8, 1 << 20),
+              14 * f.dma_fixed_latency_ns + bytes * 14 / 8 / link, 1e-6);
+  // An all-gather moves (n-1)/n of its (gathered) size in n-1 steps.
+  EXPECT_NEAR(collective_latency(Opcode::CcAllGather, 4, 1 << 20), 3 * f.dma_fixed_latency_ns + bytes * 3 / 4 / link,
+              1e-6);
+}
+
 }  // namespace
 }  // namespace nkic

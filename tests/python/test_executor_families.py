@@ -1,5 +1,5 @@
 """One kernel per simulator executor family of the instruction table (Move, Elementwise,
-Reduce, Matmul, Row, Mx, Side, Collective, Shuffle, Scalar), each checked against numpy. This file
+Reduce, Matmul, Row, Mx, Side, Collective, Shuffle, Ranks, Scalar), each checked against numpy. This file
 is the part of the sanitizer slice that `.ci/run` runs under AddressSanitizer: a test here
 fails when the table gains an executor family that no kernel of this file reaches."""
 import numpy as np
@@ -7,6 +7,7 @@ import pytest
 
 import _nkic
 import nki
+import nki.collectives as ncc
 import nki.isa as nisa
 import nki.language as nl
 import neuronxcc.nki as legacy
@@ -99,6 +100,18 @@ def shuffle(a):
 
 
 @nki.jit
+def ranks(a):
+    """Each rank's `a` summed over two ranks (nki.multi_rank_simulate runs them on threads)."""
+    src = nl.ndarray(a.shape, a.dtype, buffer=nl.private_hbm)
+    nisa.dma_copy(dst=src, src=a)
+    res = nl.ndarray(a.shape, a.dtype, buffer=nl.private_hbm)
+    ncc.all_reduce(srcs=[src], dsts=[res], replica_group=ncc.ReplicaGroup([[0, 1]]), op=nl.add)
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=res)
+    return out
+
+
+@nki.jit
 def scalar(n, w):
     """int32 wrap-around and exact int64, from SBUF and HBM."""
     t = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
@@ -139,6 +152,8 @@ CASES = {
     "Scalar": (scalar, None, (np.array([[65537]], np.int32), np.array([[2**40 + 7]], np.int64)), lambda out: (
         np.testing.assert_array_equal(out[0], [[(65537 * 65537 + 2**31) % 2**32 - 2**31, -16384]]),
         np.testing.assert_array_equal(out[1], [[3 * (2**40 + 7) + 1]]))),
+    # inputs: one per rank
+    "Ranks": (ranks, None, (X, Y), lambda outs: [np.testing.assert_array_equal(o, X + Y) for o in outs]),
 }
 
 
@@ -166,5 +181,8 @@ def test_executor_family_runs_against_numpy(family, monkeypatch):
     if family == "Mx":  # nisa.quantize_mx is NeuronCore-v4's: trn3, not the default target
         monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
     kernel, grid, inputs, check = CASES[family]
+    if family == "Ranks":
+        assert family in _executors(kernel, grid, inputs[:1])
+        return check(nki.multi_rank_simulate(kernel, world_size=2, per_rank_inputs=[((x,), {}) for x in inputs]))
     assert family in _executors(kernel, grid, inputs)
     check(legacy.simulate_kernel(kernel[grid], *inputs) if grid else nki.simulate(kernel)(*inputs))

@@ -1,13 +1,17 @@
 """kernel[n] of the current nki API (NKI_CURRENT_API.md §8.1, §6.9): the body traced once per
 core with a compile-time program id, shared-HBM tensors common to the cores, and
 nisa.core_barrier / nisa.sendrecv ordering the cores' instructions; each misuse is a
-diagnostic at the user's line."""
+diagnostic at the user's line. nki.lnc (NKI 0.8, NKI_07_08_API.md §5) holds these calls now:
+its rules, and the nisa forms' deprecation warnings at the user's line."""
+import warnings
+
 import numpy as np
 import pytest
 
 import nki
 import nki.isa as nisa
 import nki.language as nl
+import nki.lnc as lnc
 from nki_test_util import Markers, check_diag, trace_error
 
 M = Markers(__file__)
@@ -233,3 +237,148 @@ def test_cores_passing_different_sync_points_is_a_diagnostic():
     e = trace_error(barrier_on_core_0_only, A, grid=(2,))
     assert e.code == "err_unsupported_args"
     assert "core 0 passes 1 synchronisation points (core_barrier, sendrecv) and core 1 0" in e.message
+
+
+# --- nki.lnc (NKI 0.8) ----------------------------------------------------------------------------
+
+
+def lnc_exchange(reduce_op, buffer):
+    """Each core sends its half of `a` to the other with nki.lnc: reduced when reduce_op is given."""
+
+    @nki.jit
+    def k(a):
+        n = a.shape[0] // 2
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        c = nl.program_id(0)
+        mine = nl.ndarray((n, a.shape[1]), a.dtype, buffer=buffer)
+        nisa.dma_copy(dst=mine, src=a[c * n:(c + 1) * n, :])
+        got = nl.ndarray((n, a.shape[1]), a.dtype, buffer=buffer)
+        if reduce_op is None:
+            lnc.sendrecv(src=mine, dst=got, send_to_rank=1 - c, recv_from_rank=1 - c, priority=0)
+        else:
+            lnc.sendrecv_compute(mine, got, 1 - c, 1 - c, reduce_op, priority=3)
+        nisa.dma_copy(dst=out[c * n:(c + 1) * n, :], src=got)
+        lnc.core_barrier(out, (0, 1), engine=nisa.engine.vector)
+        return out
+
+    return k
+
+
+@pytest.mark.parametrize("buffer", [nl.sbuf, nl.private_hbm], ids=["sbuf", "private_hbm"])
+def test_nki_lnc_exchanges_and_reduces_between_the_two_cores(buffer):
+    a = np.random.default_rng(2).normal(size=(8, 16)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the nki.lnc forms are not deprecated
+        if buffer is nl.sbuf:
+            np.testing.assert_array_equal(nki.simulate(lnc_exchange(None, buffer)[2])(a),
+                                          np.concatenate([a[4:], a[:4]]))
+        got = nki.simulate(lnc_exchange(nl.maximum, buffer)[2])(a)
+    np.testing.assert_array_equal(got, np.concatenate([np.maximum(a[:4], a[4:])] * 2))
+
+
+@nki.jit
+def lnc_sendrecv_at_lnc1(a):
+    t = nl.ndarray((2, 8), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[0:2, :])
+    lnc.sendrecv(src=t, dst=t, send_to_rank=1, recv_from_rank=1)  # ERR:lnc1
+    return a
+
+
+@nki.jit
+def lnc_gpsimd_priority(a):
+    t = nl.ndarray((2, 8), a.dtype, buffer=nl.sbuf)
+    c = nl.program_id(0)
+    lnc.sendrecv(t, t, 1 - c, 1 - c, dma_engine=nisa.dma_engine.gpsimd_dma, priority=1)  # ERR:gpsimd
+    return a
+
+
+@nki.jit
+def lnc_priority_4(a):
+    t = nl.ndarray((2, 8), a.dtype, buffer=nl.sbuf)
+    c = nl.program_id(0)
+    lnc.sendrecv(t, t, 1 - c, 1 - c, priority=4)  # ERR:priority4
+    return a
+
+
+@nki.jit
+def lnc_compute_shared(a):
+    out = filled(a.shape, a)
+    c = nl.program_id(0)
+    lnc.sendrecv_compute(out, out, 1 - c, 1 - c, nl.add)  # ERR:shared_hbm
+    return out
+
+
+@nki.jit
+def lnc_compute_mixed(a):
+    p = nl.ndarray((2, 8), a.dtype, buffer=nl.private_hbm)
+    t = nl.ndarray((2, 8), a.dtype, buffer=nl.sbuf)
+    c = nl.program_id(0)
+    lnc.sendrecv_compute(p, t, 1 - c, 1 - c, nl.add)  # ERR:mixed
+    return a
+
+
+@nki.jit
+def lnc_compute_multiply(a):
+    t = nl.ndarray((2, 8), a.dtype, buffer=nl.sbuf)
+    c = nl.program_id(0)
+    lnc.sendrecv_compute(t, t, 1 - c, 1 - c, nl.multiply)  # ERR:lnc_mul
+    return a
+
+
+@nki.jit
+def lnc_barrier_of_core_0(a):
+    out = filled(a.shape, a)
+    lnc.core_barrier(out, (0,))  # ERR:lnc_cores
+    return out
+
+
+LNC_RULES = [
+    (lnc_sendrecv_at_lnc1, 1, "lnc1", "err_unsupported_args", "runs at LNC=2 only (kernel[2]); the kernel runs at LNC=1"),
+    (lnc_gpsimd_priority, 2, "gpsimd", "err_unsupported_args",
+     "with dma_engine=gpsimd_dma explicit priorities are rejected; leave priority=None"),
+    (lnc_priority_4, 2, "priority4", "err_unsupported_args", "priority is 0 (highest) to 3 (lowest); got 4"),
+    (lnc_compute_shared, 2, "shared_hbm", "err_unsupported_memory",
+     "Expected operand 'src' of 'lnc.sendrecv_compute' to be in address space 'sbuf or private_hbm', but got a "
+     "tile in 'shared_hbm' instead."),
+    (lnc_compute_mixed, 2, "mixed", "err_unsupported_args",
+     "src and dst are both in SBUF or both in private HBM; src is in private_hbm, dst in sbuf"),
+    (lnc_compute_multiply, 2, "lnc_mul", "err_unsupported_args",
+     "reduce_op is multiply; the DMA engine reduces with nl.add, nl.maximum or nl.minimum"),
+    (lnc_barrier_of_core_0, 1, "lnc_cores", "err_unsupported_args",
+     "cores is (0, 1), the two physical cores of an HBM stack; got [0]"),
+]
+
+
+@pytest.mark.parametrize("kernel, lnc_degree, marker, code, message", LNC_RULES, ids=[r[2] for r in LNC_RULES])
+def test_an_nki_lnc_rule_is_a_diagnostic_at_the_call(kernel, lnc_degree, marker, code, message):
+    e = trace_error(kernel, A, grid=None if lnc_degree == 1 else (lnc_degree,))
+    check_diag(e, M, code, message, [(marker, "lnc.")], api=kernel_api(marker))
+
+
+def kernel_api(marker):
+    return {"lnc_cores": "nki.lnc.core_barrier", "shared_hbm": "nki.lnc.sendrecv_compute",
+            "mixed": "nki.lnc.sendrecv_compute", "lnc_mul": "nki.lnc.sendrecv_compute"}.get(marker, "nki.lnc.sendrecv")
+
+
+@nki.jit
+def deprecated_forms(a):
+    out = filled(a.shape, a)
+    t, u = nl.ndarray((4, 8), a.dtype, buffer=nl.sbuf), nl.ndarray((4, 8), a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=1.0)
+    c = nl.program_id(0)
+    nisa.sendrecv(src=t, dst=u, send_to_rank=1 - c, recv_from_rank=1 - c, pipe_id=0)  # ERR:dep_sendrecv
+    nisa.sendrecv_compute(src=t, dst=u, send_to_rank=1 - c, recv_from_rank=1 - c, reduce_op=nl.add)  # ERR:dep_compute
+    nisa.core_barrier(out, (0, 1))  # ERR:dep_barrier
+    return out
+
+
+def test_the_nisa_forms_are_deprecated_at_the_users_line():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        nki.simulate(deprecated_forms[2])(A)
+    got = {(w.category, w.filename, w.lineno, str(w.message)) for w in caught}
+    want = {(DeprecationWarning, M.path, M.line(marker),
+             f"[warn_nisa_lnc_api_deprecated] nisa.{call} is deprecated since nki 0.8: use nki.lnc.{call}{more}")
+            for marker, call, more in [("dep_sendrecv", "sendrecv", " (pipe_id is ignored)"),
+                                       ("dep_compute", "sendrecv_compute", ""), ("dep_barrier", "core_barrier", "")]}
+    assert got == want

@@ -1,0 +1,65 @@
+"""AWS's NKI kernel library's collectives run unchanged through nki.multi_rank_simulate against
+numpy: the SBUF-to-SBUF all-gathers (one tile, and tiled over rows), every rank receiving the
+ranks' inputs concatenated along the free dim; and attention_block_tkg with KV-cache data
+parallelism (KVDP=2: its Q heads gathered, the batch picked by ncc.rank_id, the outputs gathered
+back)."""
+import importlib
+
+import numpy as np
+import pytest
+
+import nki
+import nki.language as nl
+from nki.collectives import ReplicaGroup
+from nki_library_util import SRC, _library, kernel, module_past_torch, rand  # noqa: F401  (_library: autouse)
+
+pytestmark = pytest.mark.skipif(SRC is None, reason="no nki-library checkout")
+
+
+@pytest.mark.parametrize("name, rows, tp, dtype", [("allgather_sb2sb", 128, 4, np.float32),
+                                                   ("allgather_sb2sb", 128, 2, nl.bfloat16),
+                                                   ("allgather_sb2sb_tiled", 512, 4, np.float32)])
+def test_sbuf_to_sbuf_all_gather(name, rows, tp, dtype):
+    gather = kernel("experimental.collectives.sb2sb_allgather", name)
+    xs = [np.random.default_rng(r).normal(size=(rows, 32)).astype(dtype) for r in range(tp)]
+    group = ReplicaGroup([list(range(tp))])
+    outs = nki.multi_rank_simulate(gather, world_size=tp, per_rank_inputs=[((x, group, tp), {}) for x in xs])
+    want = np.concatenate([np.asarray(x, np.float32) for x in xs], axis=1)
+    assert len(outs) == tp
+    for out in outs:
+        np.testing.assert_array_equal(np.asarray(out, np.float32), want)
+
+
+def test_attention_block_tkg_with_kv_data_parallelism_over_two_ranks():
+    # Rank r holds q head r (its w_q shard) and the KV cache of batch r; both hold the token of each batch.
+    batch, hidden, d, s_ctx, cached = 2, 256, 64, 256, 200
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    block = module_past_torch("experimental.transformer.attention_block_tkg").attention_block_tkg
+    x = rand(batch, 1, hidden) - 0.5
+    w_kv = (rand(hidden, 2 * d, seed=1) - 0.5) * 0.2
+    w_q = [(rand(hidden, d, seed=2 + r) - 0.5) * 0.2 for r in range(2)]
+    caches = [(rand(1, s_ctx, d, seed=4 + r) - 0.5, rand(1, s_ctx, d, seed=6 + r) - 0.5) for r in range(2)]
+    mask = np.zeros((s_ctx, 1, 2, 1), np.float32)
+    mask[:cached] = mask[-1] = 1  # the cached tokens and the active one in the last slot
+    none = types.QuantizationType.NONE
+    group = ReplicaGroup([[0, 1]])
+
+    def rank_inputs(r):
+        args = (x, None, False, None, None, np.concatenate([w_q[r], w_kv], axis=1), None, none, None, None,
+                False, 0.0, None, None, None, None, True, False, 0.0, None, None, False, None, caches[r][0],
+                caches[r][1], mask, None, False, None, None, None, none, None, None, False, False)
+        return args, {"KVDP": 2, "KVDP_replica_group": group}
+
+    outs = nki.multi_rank_simulate(block, world_size=2, per_rank_inputs=[rank_inputs(0), rank_inputs(1)])
+
+    def attention(head, b):
+        q, k, v = x[b, 0] @ w_q[head], x[b, 0] @ w_kv[:, :d], x[b, 0] @ w_kv[:, d:]
+        keys = np.concatenate([caches[b][0][0, :cached], k[None]])
+        values = np.concatenate([caches[b][1][0, :cached], v[None]])
+        scores = keys @ (q / np.sqrt(d))
+        p = np.exp(scores - scores.max())
+        return p / p.sum() @ values
+
+    for r in range(2):  # rank r ends with its head's output for every batch
+        np.testing.assert_allclose(outs[r][0], np.stack([attention(r, b) for b in range(batch)], axis=1),
+                                   rtol=1e-5, atol=1e-6)
