@@ -143,6 +143,7 @@ def fori_loop(lower, upper, body_fun, step=1):
     """A device loop: body_fun(i) runs for i = lower, lower + step, ... below upper, i a register
     (bounds ints or registers)."""
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
+    core.runtime_loop_begins()
     _body(body_fun, "nl.fori_loop")
     var = _open(lower, upper, step, "nl.fori_loop")
     if var is None:

@@ -159,7 +159,7 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   X(FindIndex8,         "nc_find_index8",         dve,  Row,         2, 2, 0, true,  row, pipe,    0, bcast)     \
   X(MatchReplace8,      "nc_match_replace8",      dve,  Row,         2, 3, 1, true,  row, pipe,    0, bcast)     \
   X(SequenceBounds,     "sequence_bounds",        pool, Row,         1, 1, 0, true,  row, pipe,    0, bcast,     \
-    {"segment_ids", kOnChip, dtypes::kFp32OrInt32, 2, 2})                                                        \
+    {"segment_ids", kSBUF, dtypes::kFp32OrInt32, 2, 2}, {"dst", kSBUF, dtypes::kFp32OrInt32})                    \
   X(TensorScalarCumulative, "tensor_scalar_cumulative", dve, Row,     1, 3, 0, true,  row, pipe,    0, bcast,    \
     {"src", kOnChip, dtypes::kCumulative}, {"dst", kOnChip, dtypes::kCumulative},                                \
     {"imm0", kOnChip, dtypes::kFp32}, {"imm1", kOnChip, dtypes::kFp32})                                          \
