@@ -353,3 +353,54 @@ def test_a_float_to_int_conversion_rounds_to_nearest_even_and_saturates(dtype, p
     got = nki.simulate(to_int)(a, dtype, path)
     assert got.dtype == dtype
     np.testing.assert_array_equal(got, rne_saturated(a, dtype))
+
+
+# dma_compute: dst = the sum of 1 to 16 sources in fp32 (dst among them at most once), by one DMA.
+
+@nki.jit
+def dma_sum(a, n):
+    if len(a.shape) == 3:  # the n planes of a summed into x
+        x = sbuf(tuple(a.shape[1:]))
+        nisa.dma_compute(dst=x, srcs=[a[i] for i in range(n)], reduce_op=nl.add)
+    else:  # x += n times a
+        x = loaded(a)
+        nisa.dma_compute(dst=x, srcs=[a] * n + [x], reduce_op=nl.add)
+    return stored(x)
+
+
+@pytest.mark.parametrize("n", [2, 3, 16])
+def test_dma_compute_sums_its_sources(n):
+    a = rand(n, 128, 32)
+    np.testing.assert_allclose(nki.simulate(dma_sum)(a, n), a.sum(axis=0), rtol=1e-6)
+
+
+def test_dma_compute_adds_sources_onto_dst():
+    a = rand(128, 32)
+    np.testing.assert_allclose(nki.simulate(dma_sum)(a, 3), 4 * a, rtol=1e-6)
+
+
+@nki.jit
+def dma_sum_psum(a):
+    x = loaded(a)
+    p = nl.ndarray(a.shape, nl.float32, buffer=nl.psum)
+    nisa.memset(dst=p, value=0.0)
+    nisa.dma_compute(dst=x, srcs=[x, a, p], reduce_op=nl.add)  # ERR:dmac_psum
+    return stored(x)
+
+
+@nki.jit
+def dma_sum_dst_twice(a):
+    x = loaded(a)
+    nisa.dma_compute(dst=x, srcs=[x, x], reduce_op=nl.add)  # ERR:dmac_twice
+    return stored(x)
+
+
+@pytest.mark.parametrize("kernel,marker,code,message", [
+    (dma_sum_psum, "dmac_psum", "err_unsupported_memory", "Expected operand 'srcs' of 'dma_compute' to be in address "
+     "space 'sbuf or hbm', but got a tile in 'psum' instead."),
+    (dma_sum_dst_twice, "dmac_twice", "err_unsupported_args",
+     "unsupported arguments to 'nisa.dma_compute': srcs names dst's own elements 2 times and nothing else; dst = "
+     "the sum of srcs reads dst at most once, beside another source"),
+], ids=["psum", "dst_twice"])
+def test_dma_compute_rules(kernel, marker, code, message):
+    check_diag(trace_error(kernel, rand(128, 32)), M, code, message, [(marker, "nisa.")], api="nisa.dma_compute")

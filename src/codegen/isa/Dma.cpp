@@ -287,6 +287,32 @@ bool same_elements(const KernelBuilder& b, const TensorVal& x, const TensorVal& 
 
 }  // namespace
 
+namespace {
+
+// dst = the sum of several sources (dst among them at most once), in fp32, by one DMA: a static
+// one (the stub: only the read-modify-write form of two sources takes indirect addresses).
+void dma_sum(KernelBuilder& b, const TensorVal& dst, const std::vector<TensorVal>& srcs, bool indirect) {
+  if (indirect)
+    b.fail(sema::err_unsupported_args(b.api(), "a sum of " + std::to_string(srcs.size()) +
+                                                   " sources is a static DMA: no vector_offset or scalar_offset "
+                                                   "(dma_compute(dst, [src, dst]) takes them)"));
+  auto on_dma = [&](const char* operand, const TensorVal& t) {
+    if (b.tensor(t.tensor).memory == Memory::PSUM)
+      b.fail(sema::err_unsupported_memory(operand, b.api(), "sbuf or hbm", "psum"));
+  };
+  on_dma("dst", dst);
+  auto in = make_instruction(ir::Opcode::DmaCompute, b, dst, dst.shape);
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    on_dma("srcs", srcs[i]);
+    in->srcs.push_back(access_for(b, fit_value(b, dst.shape, on_grid_of(b, srcs[i], dst.shape)), dst.shape));
+    if (i > 0) in->steps.push_back({ir::AluOp::add, static_cast<int>(i), 0.0, false});
+  }
+  in->engine = ir::Engine::dma;
+  b.emit(std::move(in));
+}
+
+}  // namespace
+
 void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<TensorVal>& srcs, ir::AluOp reduce_op,
                  const std::vector<double>& scales, bool unique_indices, bool oob_skip) {
   constexpr size_t kMaxSources = 16;
@@ -315,9 +341,12 @@ void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<Tenso
   std::vector<const TensorVal*> others;
   for (const TensorVal& s : srcs)
     if (!same_elements(b, s, dst)) others.push_back(&s);
-  if (others.size() != 1 || srcs.size() - others.size() > 1)
-    b.fail(sema::err_unsupported_args(b.api(), "nkic supports dma_compute(dst, [src], nl.add) and the "
-                                               "read-modify-write form dma_compute(dst, [src, dst], nl.add)"));
+  if (others.empty() || srcs.size() - others.size() > 1)
+    b.fail(sema::err_unsupported_args(b.api(), "srcs names dst's own elements " +
+                                                   std::to_string(srcs.size() - others.size()) +
+                                                   " times and nothing else; dst = the sum of srcs reads dst at "
+                                                   "most once, beside another source"));
+  if (others.size() > 1) return dma_sum(b, dst, srcs, indirect);
   OpArgs args;
   args.engine = ir::Engine::dma;
   args.oob_skip = oob_skip;
