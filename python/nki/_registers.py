@@ -142,6 +142,7 @@ def fori_loop(lower, upper, body_fun, step=1):
     (bounds ints or registers). New in nki 0.6."""
     core.check_versioned_form("nl.fori_loop")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
+    core.runtime_loop_begins()
     _body(body_fun, "nl.fori_loop")
     var = _open(lower, upper, step, "nl.fori_loop")
     if var is None:
