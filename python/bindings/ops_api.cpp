@@ -209,7 +209,7 @@ void bind_ops_api(py::module_& m) {
                                py::handle dtype) {
     codegen::KernelBuilder& b = builder("nisa.tensor_partition_reduce");
     Args a(b, dst, mask, dtype);
-    const bool average = op == "average";  // nl.average: the add fold, scaled
+    const bool average = op == "average" || op == "mean";  // nl.average (0.6), nl.mean (0.7): the add fold, scaled
     return wrap_tensor(codegen::partition_reduce(b, a.to, alu_of(average ? "add" : op), tensor_arg(data, "data"), a.op,
                                                  average));
   });

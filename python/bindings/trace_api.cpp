@@ -376,6 +376,7 @@ void bind_trace_api(py::module_& m) {
     trace::TraceContext* c = trace::TraceContext::current();
     return c != nullptr && c->builder().speculating();
   });
+  m.def("runtime_loop_begins", [] { ctx().builder().check_runtime_loop_allowed(); });
   m.def("require_unrolled", [](const std::string& why) {
     if (trace::TraceContext* c = trace::TraceContext::current()) c->builder().require_unrolled(why);
   });
@@ -430,16 +431,17 @@ void bind_trace_api(py::module_& m) {
   // Each builder resolves the context first: outside a kernel that is the error to report.
   m.def("load", &load_call);
   m.def("load_transpose2d", [](py::handle dst, py::handle src, py::handle mask, py::handle dtype,
-                               bool squeeze_unit_dims, bool oob_skip, bool hwdge, std::optional<int64_t> priority) {
+                               std::optional<std::vector<int64_t>> axes, bool oob_skip, bool hwdge,
+                               std::optional<int64_t> priority) {
     trace::TraceContext& c = ctx("nl.load_transpose2d");
     std::optional<types::MaskVal> ms;
     codegen::OpArgs a = op_args(mask, dtype, ms);
     a.oob_skip = oob_skip;
     const codegen::Dst to = dst_arg(dst);
     return wrap_tensor(
-        codegen::load_transpose2d(c.builder(), to, tensor_arg(src, "src", "a tensor"), a, squeeze_unit_dims,
+        codegen::load_transpose2d(c.builder(), to, tensor_arg(src, "src", "a tensor"), a, axes,
                                   {hwdge, priority}));
-  }, py::arg("dst"), py::arg("src"), py::arg("mask"), py::arg("dtype"), py::arg("squeeze_unit_dims"),
+  }, py::arg("dst"), py::arg("src"), py::arg("mask"), py::arg("dtype"), py::arg("axes"),
      py::arg("oob_skip"), py::arg("hwdge") = false, py::arg("priority") = py::none());
   // nisa.memset: dst None makes a fresh SBUF tile of `shape` and `dtype` (the legacy API).
   m.def("memset", [](py::handle dst, std::vector<int64_t> shape, py::handle value, py::handle dtype) {
@@ -460,8 +462,9 @@ void bind_trace_api(py::module_& m) {
   }, py::arg("op"), py::arg("operands"), py::arg("mask"), py::arg("dtype"), py::arg("dst") = py::none());
   m.def("tensor_info", [](py::handle t) {
     types::TensorVal v = tensor_arg(t, "tensor", "a tensor");
-    const ir::TensorDecl& d = ctx().builder().tensor(v.tensor);
-    return py::make_tuple(d.name, std::string(ir::name(d.dtype)), std::string(ir::name(d.memory)));
+    const codegen::KernelBuilder& b = ctx().builder();
+    const ir::TensorDecl& d = b.tensor(v.tensor);
+    return py::make_tuple(d.name, std::string(ir::name(d.dtype)), std::string(ir::name(b.buffer(v.tensor))));
   });
 }
 

@@ -73,6 +73,7 @@ def fori_loop(lower, upper, body_fun, step=1, unroll=False):
     if unroll:
         core.check_versioned_form("nl.fori_loop(unroll=True)")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
+    core.runtime_loop_begins()
     _body(body_fun, "nl.fori_loop")
     _check_step(step, "nl.fori_loop")
     index = _open_fori(lower, upper, step, unroll)

@@ -60,6 +60,10 @@ class Kernel(TraceKernel):
         core.set_current_api()
         core.check_lnc(self._lnc, os.environ.get("NEURON_LOGICAL_NC_CONFIG", ""))
 
+    def _check_param_hints(self, sig):
+        """The current nki traces Python: an annotation is not read, so a string one (every
+        annotation under `from __future__ import annotations`) is no error."""
+
     def _check_result(self, result):
         core.check_placements()  # the body is traced: every use of a placed tensor is known
         core.check_prepares_triggered()  # every collective prepare has its trigger

@@ -446,10 +446,14 @@ dma_copy.nki_native = "dma_copy"
 @_api("nisa.dma_transpose")
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown, oob_mode=oob_mode.error,
                   name=None):
-    """DMA: dst = src with its two dimensions swapped (the transpose done by the DMA engines)."""
+    """DMA: dst = src permuted by axes, (1, 0), (2, 1, 0) or (3, 1, 2, 0) for a 2-, 3- or 4-D
+    src (the transpose done by the DMA engines)."""
     dge = enum_arg(dge_mode, globals()["dge_mode"], "dge_mode", ints=True)
     skip = enum_arg(oob_mode, globals()["oob_mode"], "oob_mode") == globals()["oob_mode"].skip
-    core.load_transpose2d(dst, src, None, None, True, skip, dge == _DGE.hwdge, _priority(priority, "nisa.dma_transpose"))
+    if axes is not None:
+        axes = [core.int_arg(a, "axes", "nisa.dma_transpose")
+                for a in (axes if isinstance(axes, (tuple, list)) else (axes,))]
+    core.load_transpose2d(dst, src, None, None, axes, skip, dge == _DGE.hwdge, _priority(priority, "nisa.dma_transpose"))
 
 
 @_api("nisa.dma_compute")

@@ -53,7 +53,8 @@ class dma_engine(enum.IntEnum):
     dma = 1
     gpsimd_dma = 2
 def dma_transpose(dst: Any, src: Any, axes: Any = ..., priority: Any = ..., dge_mode: Any = ..., oob_mode: Any = ..., name: Any = ...) -> NkiInstruction:
-    """DMA: dst = src with its two dimensions swapped (the transpose done by the DMA engines)."""
+    """DMA: dst = src permuted by axes, (1, 0), (2, 1, 0) or (3, 1, 2, 0) for a 2-, 3- or 4-D
+    src (the transpose done by the DMA engines)."""
 def dropout(dst: Any, data: Any, prob: Any, name: Any = ...) -> NkiInstruction:
     """dst = data with each element zeroed with probability prob (no rescaling)."""
 class engine(enum.IntEnum):

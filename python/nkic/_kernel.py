@@ -214,6 +214,10 @@ class TraceKernel:
     def _trace_begun(self):
         """The trace context is open (the current API marks its kernels here)."""
 
+    def _check_param_hints(self, sig):
+        """The legacy compiler reads the annotations (string ones are refused)."""
+        _typehints.check_param_hints(self.func, sig)
+
     def _check_result(self, result):
         """What the kernel returned, before it becomes the kernel's outputs (the current API's rules)."""
 
@@ -242,7 +246,7 @@ class TraceKernel:
             self._trace_begun()
             array_params = []
             call_args = {}
-            _typehints.check_param_hints(self.func, sig)
+            self._check_param_hints(sig)
             for name, value in bound.arguments.items():
                 if isinstance(value, np.ndarray) or typing.is_shape_spec(value):
                     mutable = legacy or _typehints.is_mutable(sig.parameters[name].annotation)

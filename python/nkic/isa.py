@@ -166,7 +166,7 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error, d
 @_api("nisa.dma_transpose")
 def dma_transpose(src, *, axes=None, mask=None, dtype=None, dge_mode=dge_mode.unknown, **kwargs):
     _check_dge(dge_mode)
-    return core.load_transpose2d(None, src, mask, _dtype_arg(dtype), False, False)
+    return core.load_transpose2d(None, src, mask, _dtype_arg(dtype), None, False)
 
 
 @_api("nisa.tensor_copy")

@@ -203,7 +203,7 @@ load.nki_native = "load"  # the dispatcher runs load's plain calls in the core (
 @_api("nl.load_transpose2d")
 def load_transpose2d(src, *, mask=None, dtype=None, **kwargs):
     """An HBM [N, M] tensor copied into a new SBUF tile [M, N] (transposed by the DMA)."""
-    return core.load_transpose2d(None, src, mask, None if dtype is None else _dtypes.dtype_name(dtype), False, False)
+    return core.load_transpose2d(None, src, mask, None if dtype is None else _dtypes.dtype_name(dtype), None, False)
 
 
 @_api("nl.store")

@@ -141,6 +141,12 @@ types::TensorVal KernelBuilder::engine_accumulator() {
   return v;
 }
 
+ir::Memory KernelBuilder::buffer(int id) const {
+  const ir::TensorDecl& t = tensor(kernel_->root(id));
+  if (!current_api || t.role != ir::Role::Input || (cores && cores->count() > 1)) return tensor(id).memory;
+  return ir::Memory::PrivateHBM;
+}
+
 types::TensorVal KernelBuilder::full_view(int id) const {
   types::TensorVal v;
   v.tensor = id;
@@ -210,10 +216,7 @@ ir::Instruction& KernelBuilder::emit(std::unique_ptr<ir::Instruction> inst) {
     NoReorder& block = no_reorder_.back();
     if (loop_stack_.size() > block.loops) {
       for (size_t i = block.loops; i < loop_stack_.size(); ++i)
-        if (loop_stack_[i]->runtime())
-          fail(with_hint(sema::err_unsupported_args("nl.no_reorder", "a runtime loop (nl.fori_loop, nl.while_loop, "
-                                                                     "nl.dynamic_range) cannot run inside it"),
-                         "put the no_reorder block inside the loop's body"));
+        if (loop_stack_[i]->runtime()) check_runtime_loop_allowed();
       require_unrolled("nl.no_reorder orders each iteration after the one before");
     }
     if (block.last >= 0) inst->after.push_back(block.last);
@@ -484,6 +487,13 @@ void KernelBuilder::add_dependency(int64_t consumer, int64_t producer) {
   }
   std::vector<int64_t>& after = emitted_[consumer].in->after;
   if (std::find(after.begin(), after.end(), producer) == after.end()) after.push_back(producer);
+}
+
+void KernelBuilder::check_runtime_loop_allowed() const {
+  if (!no_reorder_.empty())
+    fail(with_hint(sema::err_unsupported_args("nl.no_reorder", "a runtime loop (nl.fori_loop, nl.while_loop, "
+                                                               "nl.dynamic_range) cannot run inside it"),
+                   "put the no_reorder block inside the loop's body"));
 }
 
 void KernelBuilder::require_unrolled(const std::string& why) const {

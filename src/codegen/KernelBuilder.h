@@ -120,6 +120,10 @@ class KernelBuilder {
   types::TensorVal full_view(int tensor) const;
   const ir::TensorDecl& tensor(int id) const { return kernel_->tensor(id); }
   ir::TensorDecl& tensor_mut(int id) { return kernel_->tensors.at(id); }
+  // The buffer a tensor reports (`t.buffer`): the memory it lives in, except that a current-API
+  // kernel's input is nl.hbm (private HBM) on one core and shared HBM under kernel[n], as NKI
+  // wraps the arguments it is called with.
+  ir::Memory buffer(int id) const;
   bool written(int tensor) const { return writes_.at(tensor).written; }
   const ir::SourceLoc& first_write(int tensor) const { return writes_.at(tensor).first_write; }
   // The instruction that last wrote `tensor` (null if none yet).
@@ -215,6 +219,9 @@ class KernelBuilder {
   // The loop being traced on speculation must be unrolled instead: LoopNotSymbolic when
   // speculating (a register, an address= placement, a synchronisation), nothing otherwise.
   void require_unrolled(const std::string& why) const;
+  // A runtime loop (nl.fori_loop, even over constant bounds; nl.while_loop) starts here: it
+  // cannot run inside nl.no_reorder (NKI_CURRENT_API.md §5.5).
+  void check_runtime_loop_allowed() const;
   // nc_matmul(accumulate=None) writing `dst` (this access of an instruction): whether the first
   // write overwrites could differ between iterations of a speculative loop.
   bool matmul_first_write_varies(const ir::Access& dst) const;

@@ -87,12 +87,13 @@ TensorVal memset(KernelBuilder& b, const Dst& dst, std::vector<int64_t> shape, d
 TensorVal load(KernelBuilder& b, const TensorVal& src, const OpArgs& args);
 // nl.shared_constant: a read-only HBM tensor holding compile-time values (row-major).
 TensorVal shared_constant(KernelBuilder& b, std::vector<int64_t> shape, ir::DType dtype, std::vector<double> values);
-// HBM [N, M] -> SBUF [M, N]: a load whose destination access is transposed. With
-// `squeeze_unit_dims` (the current API's dma_transpose) a src of more dims drops its size-1
-// dims down to two ([A, 1, 1, B] as [A, B], [1, 1, 1, B] as [1, B]): they carry no data.
-// `mode`: the current API's dma_transpose queue (the hardware DGE from NeuronCore-v3, priority= as dma_copy's).
+// nl.load_transpose2d and nisa.dma_transpose: a load whose destination access is src
+// permuted, (1, 0) for a 2-D src, (2, 1, 0) for 3-D, (3, 1, 2, 0) for 4-D (the ranks the
+// operand table allows the api). `axes`, when the call gives them, must be that permutation;
+// a given dst has exactly the permuted shape. `mode`: the current API's dma_transpose queue
+// (the hardware DGE from NeuronCore-v3, priority= as dma_copy's).
 TensorVal load_transpose2d(KernelBuilder& b, const Dst& dst, const TensorVal& src, const OpArgs& args,
-                           bool squeeze_unit_dims = false, const DmaMode& mode = {});
+                           const std::optional<std::vector<int64_t>>& axes = std::nullopt, const DmaMode& mode = {});
 void store(KernelBuilder& b, const TensorVal& dst, const Value& value, const OpArgs& args);
 // nisa.tensor_copy_dynamic_src: a copy of `src`, an on-chip view at a runtime
 // free-dim offset (`x[i_p, i_f + off[0, j]]`), into a new SBUF tile.

@@ -215,7 +215,8 @@ struct Kernel {
   // physical buffers, not the compiler.
   bool direct_allocation = false;
   // Traced from the current nki API, whose compiler gets the program with every
-  // compile-time loop unrolled and keeps the order it is written in (no loop to hoist out of).
+  // compile-time loop unrolled and keeps the order it is written in (no loop to hoist out of),
+  // and whose simulator rounds a float to an integer to nearest even (the legacy one truncates).
   bool current_api = false;
 
   const TensorDecl& tensor(int id) const { return tensors.at(id); }

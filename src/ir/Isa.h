@@ -168,7 +168,7 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   X(FindIndex8,         "nc_find_index8",         dve,  Row,         2, 2, 0, true,  row, pipe,    0, bcast)     \
   X(MatchReplace8,      "nc_match_replace8",      dve,  Row,         2, 3, 1, true,  row, pipe,    0, bcast)     \
   X(SequenceBounds,     "sequence_bounds",        pool, Row,         1, 1, 0, true,  row, pipe,    0, bcast,     \
-    {"segment_ids", kOnChip, dtypes::kFp32OrInt32, 2, 2})                                                        \
+    {"segment_ids", kSBUF, dtypes::kFp32OrInt32, 2, 2}, {"dst", kSBUF, dtypes::kFp32OrInt32})                    \
   X(TensorScalarCumulative, "tensor_scalar_cumulative", dve, Row,     1, 3, 0, true,  row, pipe,    0, bcast,    \
     {"src", kOnChip, dtypes::kCumulative}, {"dst", kOnChip, dtypes::kCumulative},                                \
     {"imm0", kOnChip, dtypes::kFp32}, {"imm1", kOnChip, dtypes::kFp32})                                          \
@@ -207,6 +207,10 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   X(MxQuantize,         "quantize_mx",            dve,  Mx,          2, 2, 0, true,  stream, pipe, 4, bcast,     \
     {"src", kSBUF, dtypes::kMxSrc, 2}, {"dst", kSBUF, dtypes::kMxData, 2},                                       \
     {"dst_scale", kSBUF, dtypes::kMxScale, 2})                                                                  \
+  /* dma_compute of several sources: srcs[0] plus each further source (one add step each), summed in       \
+     fp32 by the DMA engine; its copy and read-modify-write forms are the DMA rows above. */                      \
+  X(DmaCompute,         "dma_compute",            dma,  Elementwise, 1, 16, 0, true, dma, pipe,    0, equal,     \
+    {"dst", kHBM | kSBUF})                                                                                       \
   X(MatmulMx,           "nc_matmul_mx",           pe,   Mx,          4, 4, 0, true,  matmul, pipe, 4, bcast,     \
     {"dst", kPSUM, dtypes::kMxDst, 2, 2}, {"stationary", kSBUF, dtypes::kMx, 2, 2},                             \
     {"moving", kSBUF, dtypes::kMx, 2, 2},                                                                        \
@@ -266,7 +270,6 @@ inline constexpr int kNumOpcodes = 0 NKIC_OPCODES(NKIC_OPCODE_ONE);
   /* the DMAs: a Load, Store or Copy on a DMA queue, by the memories they move between */ \
   X(dma_copy,                   Load,              dma)                                 \
   X(dma_transpose,              Load,              dma)                                 \
-  X(dma_compute,                Store,             dma)                                 \
   X(sendrecv,                   Copy,              dma)                                 \
   X(sendrecv_compute,           TensorTensor,      dma)                                 \
   /* the legacy copies at runtime offsets (removed in nki 0.4) */                       \

@@ -305,6 +305,12 @@ Diagnostic err_instruction_unsupported_op(std::string_view op) {
   return make("err_instruction_unsupported_op", "unsupported operator '" + s(op) + "'", ErrorKind::Value);
 }
 
+Diagnostic err_instruction_unsupported_op(std::string_view op, std::string_view api, std::string_view allowed) {
+  return make("err_instruction_unsupported_op",
+              "unsupported operator '" + s(op) + "' for '" + s(bare_api(api)) + "', which takes " + s(allowed),
+              ErrorKind::Value);
+}
+
 Diagnostic err_unsupported_reduce_axis(std::string_view message) {
   return make("err_unsupported_reduce_axis", s(message), ErrorKind::Value);
 }
@@ -385,6 +391,14 @@ Diagnostic err_atomic_rmw_dynamic_index(std::string_view tensor) {
 Diagnostic err_reduce_unsupported_negate(std::string_view op) {
   return make("err_reduce_unsupported_negate",
               "negate=True only applies to arithmetic reduce operators, not '" + s(op) + "'", ErrorKind::Value);
+}
+
+Diagnostic err_transpose_dst_shape(std::string_view dst, const std::vector<int64_t>& expected, std::string_view axes,
+                                   std::string_view api) {
+  return make("err_tile_shape_mismatch",
+              "dst " + s(dst) + " of '" + s(bare_api(api)) + "' must be src permuted by " + s(axes) + ", of shape " +
+                  shape_str(expected) + " (the same rank as src)",
+              ErrorKind::Syntax, "size dst to the transposed src, dim for dim");
 }
 
 Diagnostic err_tile_shape_mismatch(std::string_view a, std::string_view b, std::string_view api) {

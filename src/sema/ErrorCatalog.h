@@ -73,6 +73,8 @@ Diagnostic err_invalid_shape(std::string_view why);
 Diagnostic err_hbm_tensor_with_init_value_not_supported();
 Diagnostic err_unsupported_buffer(std::string_view name);
 Diagnostic err_instruction_unsupported_op(std::string_view op);
+// An operator `api` does not take; `allowed` lists the ones it does.
+Diagnostic err_instruction_unsupported_op(std::string_view op, std::string_view api, std::string_view allowed);
 Diagnostic err_unsupported_reduce_axis(std::string_view message);
 Diagnostic err_supported_operand_dtype(std::string_view message);
 Diagnostic err_insufficient_rank(std::string_view what, const std::vector<int64_t>& shape, size_t min_rank);
@@ -86,6 +88,9 @@ Diagnostic err_indirect_indices_are_not_supported_with_nki_api(
     std::string_view api, std::string_view hint = "");
 Diagnostic err_copy_dynamic_indirect_indices_not_natively_supported(std::string_view lhs);
 Diagnostic err_tile_shape_mismatch(std::string_view a, std::string_view b, std::string_view api);
+// nisa.dma_transpose into a dst whose shape is not src's permuted by `axes` (NKI 0.4).
+Diagnostic err_transpose_dst_shape(std::string_view dst, const std::vector<int64_t>& expected, std::string_view axes,
+                                   std::string_view api);
 Diagnostic err_reduce_unsupported_negate(std::string_view op);
 Diagnostic err_atomic_rmw_add_only(std::string_view op);
 Diagnostic err_atomic_rmw_dynamic_index(std::string_view tensor);
@@ -174,6 +179,11 @@ Diagnostic warn_matmul_accumulate_uninitialized(std::string_view tensor);
 Diagnostic warn_matmul_dst_crosses_psum_bank(std::string_view tensor, int64_t first_byte, int64_t last_byte,
                                              int64_t bank_bytes);
 // depends_on / with_schedule: an edge whose producer comes after its consumer in program order.
+// nisa.local_gather called without num_valid_indices (NKI 0.8: undefined, a warning).
+Diagnostic warn_local_gather_num_valid_indices(int64_t future_default);
+// A bitvec operator on an engine NKI 0.8 announces will reject it (tensor_tensor on GpSimd,
+// tensor_scalar on the Scalar or GpSimd Engine).
+Diagnostic warn_bitvec_op_engine(std::string_view api, std::string_view op, std::string_view engine);
 Diagnostic warn_dependency_against_program_order(std::string_view consumer, std::string_view producer,
                                                  const ir::SourceLoc& producer_loc);
 

@@ -112,6 +112,22 @@ Diagnostic warn_matmul_accumulate_uninitialized(std::string_view tensor) {
                   "', which nothing wrote before: the hardware's result is undefined", ErrorKind::Syntax);
 }
 
+Diagnostic warn_local_gather_num_valid_indices(int64_t future_default) {
+  return make("warn_local_gather_num_valid_indices",
+              "nisa.local_gather without num_valid_indices: NKI 0.8 leaves the result undefined and will default "
+              "it to dst_free_size / num_elem_per_idx = " + std::to_string(future_default) +
+                  "; nkic gathers every index of the core's partitions",
+              ErrorKind::Syntax, "pass num_valid_indices explicitly");
+}
+
+Diagnostic warn_bitvec_op_engine(std::string_view api, std::string_view op, std::string_view engine) {
+  return make("warn_bitvec_op_engine",
+              "'" + s(api) + "' with the bitvec operator '" + s(op) + "' on the " + s(engine) +
+                  " engine: NKI 0.8 announces that this will be rejected (bitvec operators belong to the Vector "
+                  "Engine)",
+              ErrorKind::Syntax, "pass engine=nisa.engine.vector or leave engine out");
+}
+
 Diagnostic warn_dependency_against_program_order(std::string_view consumer, std::string_view producer,
                                                  const ir::SourceLoc& producer_loc) {
   return make("warn_dependency_against_program_order",

@@ -20,7 +20,7 @@ const std::vector<OpSpec>& table() {
       {"nl.load", {{"src", kHBM}}},
       {"nl.store", {{"dst", kHBM}, {"value", kOnChip}}},
       {"nl.load_transpose2d", {{"src", kHBM, {}, 2, 2}}},
-      {"nisa.dma_transpose", {{"src", kHBM | kOnChip, {}, 2, 2}}},
+      {"nisa.dma_transpose", {{"src", kHBM | kOnChip, {}, 2, 4}}},
       {"nl.matmul", {{"x", kSBUF, dtypes::kMatmul, 2, 2}, {"y", kSBUF, dtypes::kMatmul, 2, 2}}},
       {"nl.transpose", {{"x", kOnChip, {}, 2, 2}}},
       {"nl.where", {{"condition", kOnChip, {}, 2}, {"x", kOnChip, {}, 2}, {"y", kOnChip, {}, 2}}},
@@ -28,6 +28,8 @@ const std::vector<OpSpec>& table() {
        {{"dst", kOnChip, {}, 2}, {"predicate", kOnChip, {}, 2}, {"on_true", kOnChip, {}, 2}, {"on_false", kOnChip, {}, 2}}},
       {"nisa.local_gather", {{"src_buffer", kSBUF, {}, 2}, {"index", kSBUF, kUint16, 2, 2}}},
       {"nl.gather_flattened", {{"data", kSBUF, {}, 2}, {"indices", kSBUF, {}, 2, 4}}},
+      // NKI 0.7: data (and so dst) has at most 4 free dims.
+      {"nisa.tensor_partition_reduce", {{"data", kOnChip, {}, 1, 5}}},
       {"nl.atomic_rmw", {{"dst", kHBM}, {"value", kOnChip}}},
       {"nisa.core_barrier", {{"data", kHBM}}, Shapes::bcast, 3},
       {"nisa.sendrecv", {{"src", kSBUF}, {"dst", kSBUF}}, Shapes::bcast, 3},

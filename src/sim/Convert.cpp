@@ -59,19 +59,6 @@ NKIC_CODEC void scatter_as(void* data, int64_t off, int64_t stride, int64_t n, c
   }
 }
 
-// Truncated toward zero (as NKI's numpy-based simulator casts), NaN -> 0,
-// saturated to T's range. Every bound of a type up to 64 bits is exact or
-// rounds outward in double, so the comparisons decide saturation correctly.
-template <class T>
-inline T round_saturate(double v) {
-  if (v != v) return 0;
-  constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-  if (v <= lo) return std::numeric_limits<T>::min();
-  if (v >= hi) return std::numeric_limits<T>::max();
-  return static_cast<T>(std::trunc(v));
-}
-
 template <class T>
 inline T saturate(int64_t v) {
   if constexpr (sizeof(T) == sizeof(int64_t))  // int64 holds every value; uint64 its non-negative ones
@@ -181,8 +168,14 @@ NKIC_VECTOR_BUILDS(gather_float_body, void, gather_float,
 void gather_int(DType t, const void* data, int64_t off, int64_t stride, int64_t n, int64_t* out) {
   if (ir::is_float(t)) {
     with_float_decoder(t, [&](auto tag, auto dec) {
-      gather_as<decltype(tag)>(data, off, stride, n, out,
-                               [dec](auto v) { return round_saturate<int64_t>(dec(v)); });
+      if (int_rounding() == IntRounding::nearest_even)
+        gather_as<decltype(tag)>(data, off, stride, n, out, [dec](auto v) {
+          return round_saturate<int64_t, IntRounding::nearest_even>(dec(v));
+        });
+      else
+        gather_as<decltype(tag)>(data, off, stride, n, out, [dec](auto v) {
+          return round_saturate<int64_t, IntRounding::toward_zero>(dec(v));
+        });
     });
   } else if (t == DType::bool_) {
     gather_as<uint8_t>(data, off, stride, n, out, [](uint8_t v) { return int64_t{v != 0}; });
@@ -204,7 +197,10 @@ NKIC_VECTOR_BODY void scatter_float_body(DType t, void* data, int64_t off, int64
   } else {
     with_int_type(t, [&](auto tag) {
       using T = decltype(tag);
-      scatter_as<T>(data, off, stride, n, in, [](float v) { return round_saturate<T>(v); });
+      if (int_rounding() == IntRounding::nearest_even)
+        scatter_as<T>(data, off, stride, n, in, [](float v) { return round_saturate<T, IntRounding::nearest_even>(v); });
+      else
+        scatter_as<T>(data, off, stride, n, in, [](float v) { return round_saturate<T, IntRounding::toward_zero>(v); });
     });
   }
 }

@@ -12,12 +12,12 @@ namespace nkic::sim {
 
 void gather_float(ir::DType t, const void* data, int64_t off, int64_t stride, int64_t n,
                   float* out);
-// Float formats convert to the nearest integer (ties to even, NaN -> 0, saturating).
+// Float formats convert to an integer as int_rounding() says (sim/Numerics.h), saturating.
 void gather_int(ir::DType t, const void* data, int64_t off, int64_t stride, int64_t n,
                 int64_t* out);
 
-// Round each value once to `t`: float formats to nearest-even, integers to
-// nearest-even with saturation (NaN -> 0), bool to v != 0.
+// Round each value once to `t`: float formats to nearest-even, integers as
+// int_rounding() says, with saturation (NaN -> 0), bool to v != 0.
 void scatter_float(ir::DType t, void* data, int64_t off, int64_t stride, int64_t n,
                    const float* in);
 // Integers saturate; float formats round the exact value to nearest-even.

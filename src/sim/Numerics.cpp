@@ -90,14 +90,12 @@ constexpr std::array<float, 256> make_e4m3fn_table() {
 
 constexpr std::array<float, 256> kE4M3FN = make_e4m3fn_table();
 
+thread_local IntRounding tl_int_rounding = IntRounding::nearest_even;
+
 template <class T>
 T saturate_int(double v) {
-  if (v != v) return 0;
-  constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-  // 64-bit: the largest value rounds up to 2^63 (2^64) as a double, past the type.
-  if (v >= hi) return std::numeric_limits<T>::max();
-  return static_cast<T>(std::trunc(std::max(v, lo)));
+  return int_rounding() == IntRounding::nearest_even ? round_saturate<T, IntRounding::nearest_even>(v)
+                                                     : round_saturate<T, IntRounding::toward_zero>(v);
 }
 
 template <class T>
@@ -160,6 +158,12 @@ float round_tf32(float v) {
   if ((f & 0x7FFFFFFF) > 0x7F800000) return std::bit_cast<float>(f | 0x400000);
   return std::bit_cast<float>((f + 0xFFF + ((f >> 13) & 1)) & ~0x1FFFu);
 }
+
+IntRounding int_rounding() { return tl_int_rounding; }
+
+IntRoundingScope::IntRoundingScope(IntRounding r) : prev_(tl_int_rounding) { tl_int_rounding = r; }
+
+IntRoundingScope::~IntRoundingScope() { tl_int_rounding = prev_; }
 
 double load_element(ir::DType t, const void* base, int64_t i) {
   using ir::DType;

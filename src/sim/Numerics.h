@@ -1,7 +1,9 @@
 // Bit-exact emulation of NKI's element formats. Everything computes in fp32 (or
 // exactly, for integer paths) and rounds once, here, to the destination format.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "ir/DType.h"
 
@@ -36,9 +38,40 @@ float round_tf32(float v);
 // Element access on raw buffers: element `i` of a buffer of dtype `t`.
 // Float formats decode exactly to double; integers convert exactly.
 double load_element(ir::DType t, const void* base, int64_t i);
+// How a float value becomes an integer: the current API rounds to nearest, ties to even
+// (NKI 0.6's simulator, the hardware's conversion); the legacy neuronxcc simulator's numpy
+// casts truncate toward zero. Both saturate to the format's range, NaN -> 0.
+enum class IntRounding : uint8_t { nearest_even, toward_zero };
+// The rounding this thread's float -> integer conversions use (nearest_even unless a scope
+// says otherwise). The simulator opens a scope for the kernel it runs, on every thread.
+IntRounding int_rounding();
+class IntRoundingScope {
+ public:
+  explicit IntRoundingScope(IntRounding r);
+  ~IntRoundingScope();
+  IntRoundingScope(const IntRoundingScope&) = delete;
+  IntRoundingScope& operator=(const IntRoundingScope&) = delete;
+
+ private:
+  IntRounding prev_;
+};
+// `v` as integer type T under rounding R: rounded, then saturated to T's range; NaN -> 0.
+// Every bound of a type up to 64 bits is exact or rounds outward in double, so the
+// comparisons decide saturation correctly.
+template <class T, IntRounding R>
+inline T round_saturate(double v) {
+  if (v != v) return 0;
+  const double r = R == IntRounding::nearest_even ? std::nearbyint(v) : std::trunc(v);
+  constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+  if (r <= lo) return std::numeric_limits<T>::min();
+  if (r >= hi) return std::numeric_limits<T>::max();
+  return static_cast<T>(r);
+}
+
 // Store `v` converted to `t`: float formats round v (as float32 first) to
-// nearest-even; integer formats truncate toward zero, as NKI's own simulator's
-// numpy casts do, and saturate to the format's range (NaN -> 0); bool stores v != 0.
+// nearest-even; integer formats round as int_rounding() says and saturate to the
+// format's range (NaN -> 0); bool stores v != 0.
 void store_element(ir::DType t, void* base, int64_t i, double v);
 // The value `v` takes after a round trip through `t` (store then load).
 double round_to(ir::DType t, double v);

@@ -146,6 +146,7 @@ class Executor final : public ir::IRVisitor {
         for (int c = 1; c < chunks; ++c) workers.push_back(worker(region));
         splitting_ = true;  // the programs' loops run whole
         parallel_for(chunks, [&](int64_t c) {
+          const IntRoundingScope rounding(rounding_);
           Executor& ex = c + 1 < chunks ? *workers[c] : *this;
           ex.run_programs(n * c / chunks, n * (c + 1) / chunks);
         });
@@ -261,6 +262,7 @@ class Executor final : public ir::IRVisitor {
     splitting_ = true;
     try {
       parallel_for(chunks, [&](int64_t c) {
+        const IntRoundingScope rounding(rounding_);
         Executor& ex = c + 1 < chunks ? *s.workers[c] : *this;
         ex.iterations(l, trips * c / chunks, trips * (c + 1) / chunks - trips * c / chunks);
       });
@@ -422,11 +424,14 @@ class Executor final : public ir::IRVisitor {
   AccumulatorExec accumulators_;
   RanksExec ranks_exec_{mem_, opts_};
   std::vector<int64_t> loop_, pid_;
+  // The thread that runs the kernel opens it (simulate()); the pool's threads, per chunk.
+  const IntRounding rounding_ = int_rounding();
 };
 
 }  // namespace
 
 void simulate(const ir::Kernel& k, const std::vector<void*>& bindings, const SimOptions& opts) {
+  const IntRoundingScope rounding(k.current_api ? IntRounding::nearest_even : IntRounding::toward_zero);
   std::vector<std::string> problems = ir::verify(k);
   if (!problems.empty()) {
     std::string msg = "simulate: malformed kernel " + k.name + ":";

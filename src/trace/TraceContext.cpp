@@ -316,11 +316,13 @@ void TraceContext::check_shared_hbm_outputs(const std::vector<types::TensorVal>&
 }
 
 std::vector<types::TensorVal> TraceContext::kernel_outputs(std::vector<types::TensorVal> returned) {
-  // A returned on-chip tile (an official range_select example returns one; NKI's
-  // simulator hands it back) leaves through an HBM output stored at the return.
+  // A returned on-chip tile (an official range_select example of the legacy API returns one;
+  // its simulator hands it back) leaves through an HBM output stored at the return. The
+  // current API's outputs are shared HBM tensors (NKI 0.3).
   for (types::TensorVal& v : returned) {
     const ir::TensorDecl& t = builder_.tensor(v.tensor);
     if (ir::is_hbm(t.memory)) continue;
+    if (builder_.current_api) check_shared_hbm_outputs({v});
     std::string name = t.name + "_returned";
     ir::DType dtype = t.dtype;
     types::TensorVal out = builder_.full_view(

@@ -249,7 +249,6 @@ TEST(BuildersRows, SequenceBoundsFresh) {
 TEST(BuildersRows, SequenceBoundsIntoADstOfAnotherFreeShape) {
   Built k(128);
   const TensorVal ids = k.load(k.a), d = k.sbuf("d", {128, 128});
-  k.b.current_api = true;
   k.b.requested_api = "nisa.sequence_bounds";
   codegen::sequence_bounds(k.b, Dst::into(d), ids, {});
   k.store(d);

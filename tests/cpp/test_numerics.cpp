@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "sim/Convert.h"
 #include "sim/Numerics.h"
 
 namespace {
@@ -370,19 +371,64 @@ T stored(DType t, double v) {
   return out;
 }
 
-// Float-to-integer conversion truncates toward zero, as NKI's numpy-based
-// simulator does (kernels rely on it, e.g. nl.floor(i / w, dtype=nl.int32)).
-TEST(Numerics, IntegerStoresTruncateTowardZero) {
+// The current API converts a float to an integer rounded to nearest, ties to even (NKI 0.6's
+// simulator, the hardware); that is the default outside any scope.
+TEST(Numerics, IntegerStoresRoundToNearestEven) {
+  EXPECT_EQ(int_rounding(), IntRounding::nearest_even);
   EXPECT_EQ(stored<int32_t>(DType::int32, 2.5), 2);
-  EXPECT_EQ(stored<int32_t>(DType::int32, 3.5), 3);
+  EXPECT_EQ(stored<int32_t>(DType::int32, 3.5), 4);
   EXPECT_EQ(stored<int32_t>(DType::int32, -2.5), -2);
-  EXPECT_EQ(stored<int32_t>(DType::int32, -3.5), -3);
-  EXPECT_EQ(stored<int32_t>(DType::int32, 2.9999999), 2);
+  EXPECT_EQ(stored<int32_t>(DType::int32, -3.5), -4);
+  EXPECT_EQ(stored<int32_t>(DType::int32, 2.9999999), 3);
   EXPECT_EQ(stored<int32_t>(DType::int32, -0.5), 0);
-  EXPECT_EQ(stored<int16_t>(DType::int16, 1.5), 1);
+  EXPECT_EQ(stored<int16_t>(DType::int16, 1.5), 2);
+  EXPECT_EQ(stored<int8_t>(DType::int8, -1.49), -1);
   EXPECT_EQ(stored<uint8_t>(DType::uint8, 254.5), 254);
-  EXPECT_EQ(stored<uint8_t>(DType::uint8, 253.9), 253);
+  EXPECT_EQ(stored<uint8_t>(DType::uint8, 253.5), 254);
   EXPECT_EQ(stored<uint32_t>(DType::uint32, 4294967294.5), 4294967294u);
+}
+
+// The legacy API truncates toward zero, as its numpy-based simulator does (kernels rely on
+// it, e.g. nl.floor(i / w, dtype=nl.int32)); the simulator opens this scope for them.
+TEST(Numerics, LegacyIntegerStoresTruncateTowardZero) {
+  {
+    const IntRoundingScope legacy(IntRounding::toward_zero);
+    EXPECT_EQ(stored<int32_t>(DType::int32, 2.5), 2);
+    EXPECT_EQ(stored<int32_t>(DType::int32, 3.5), 3);
+    EXPECT_EQ(stored<int32_t>(DType::int32, -2.5), -2);
+    EXPECT_EQ(stored<int32_t>(DType::int32, -3.5), -3);
+    EXPECT_EQ(stored<int32_t>(DType::int32, 2.9999999), 2);
+    EXPECT_EQ(stored<int16_t>(DType::int16, 1.5), 1);
+    EXPECT_EQ(stored<uint8_t>(DType::uint8, 253.9), 253);
+    EXPECT_EQ(stored<int8_t>(DType::int8, 127.9), 127);
+    EXPECT_EQ(stored<int8_t>(DType::int8, -300.0), -128);
+    {
+      const IntRoundingScope current(IntRounding::nearest_even);
+      EXPECT_EQ(stored<int32_t>(DType::int32, 3.5), 4);
+    }
+    EXPECT_EQ(int_rounding(), IntRounding::toward_zero);
+  }
+  EXPECT_EQ(int_rounding(), IntRounding::nearest_even);
+}
+
+// The vectorised conversions (a tile row at a time) round as the element stores do.
+TEST(Numerics, RowConversionsRoundAsTheScopeSays) {
+  const float in[] = {0.5f, 1.5f, 2.5f, -1.5f, 2.6f, 300.0f, -300.0f, NAN, -0.4f};
+  const int8_t nearest[] = {0, 2, 2, -2, 3, 127, -128, 0, 0};
+  const int8_t toward_zero[] = {0, 1, 2, -1, 2, 127, -128, 0, 0};
+  constexpr int n = sizeof in / sizeof in[0];
+  for (IntRounding r : {IntRounding::nearest_even, IntRounding::toward_zero}) {
+    const IntRoundingScope scope(r);
+    int8_t out[n] = {};
+    scatter_float(DType::int8, out, 0, 1, n, in);
+    int64_t wide[n] = {};
+    gather_int(DType::float32, in, 0, 1, n, wide);
+    for (int i = 0; i < n; ++i) {
+      const int8_t want = r == IntRounding::nearest_even ? nearest[i] : toward_zero[i];
+      EXPECT_EQ(out[i], want) << i;
+      if (i < 5 || i > 6) EXPECT_EQ(wide[i], want) << i;  // int64 does not saturate at 300
+    }
+  }
 }
 
 TEST(Numerics, IntegerStoresSaturate) {

@@ -106,12 +106,15 @@ def test_reduce_accumulator_lives_across_instructions():
 
 
 @nki.jit
-def transpose_from_hbm(x):
-    out = nl.ndarray(x.shape[::-1], dtype=x.dtype, buffer=nl.hbm)
+def transpose_nd_from_hbm(x):
+    perm = ((1, 0), (2, 1, 0), (3, 1, 2, 0))[len(x.shape) - 2]
+    out = nl.ndarray(tuple(x.shape[d] for d in perm), dtype=x.dtype, buffer=nl.hbm)
     nl.store(out, nisa.dma_transpose(x))
     return out
 
 
-def test_dma_transpose_from_hbm_and_an_hbm_return():
-    x = RNG.random((64, 128), dtype=np.float32)
-    np.testing.assert_array_equal(transpose_from_hbm(x), x.T)
+@pytest.mark.parametrize("shape,perm", [((64, 128), (1, 0)), ((4, 6, 32), (2, 1, 0)), ((2, 3, 4, 16), (3, 1, 2, 0))])
+def test_dma_transpose_from_hbm_and_an_hbm_return(shape, perm):
+    # 2.26: a 3-D source is permuted (2, 1, 0), a 4-D one (3, 1, 2, 0).
+    x = RNG.random(shape, dtype=np.float32)
+    np.testing.assert_array_equal(transpose_nd_from_hbm(x), x.transpose(perm))

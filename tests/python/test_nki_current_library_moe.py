@@ -79,7 +79,9 @@ def test_moe_tkg_all_experts_of_rank_one_masks_unselected_experts():
     x, gate_up, down = moe_inputs(tokens, 256, 128, local)
     index, _ = top_k_routing(tokens, 4, 2, seed=3)
     affinities = rand(tokens, 4, seed=4)  # dense: the masking, not the router, zeroes the unselected experts
-    out = nki.jit(kernel("core.moe.moe_tkg.moe_tkg", "moe_tkg"))(
+    # The masking loads expert_index only when it is in shared HBM, where kernel[2] puts the
+    # inputs (under one core they are nl.hbm, and the kernel would compute on HBM directly).
+    out = nki.jit(kernel("core.moe.moe_tkg.moe_tkg", "moe_tkg"))[2](
         x, gate_up, down, affinities, index, True, rank_id=np.ones((1, 1), np.uint32), mask_unselected_experts=True,
         expert_affinities_scaling_mode=types.ExpertAffinityScaleMode.POST_SCALE)
 

@@ -168,7 +168,7 @@ CASES = [
     (register_move_imm, X, "imm", "nisa.", "err_unsupported_args",
      "unsupported arguments to 'nisa.register_move': unexpected keyword argument 'imm'", "nisa.register_move"),
     (transpose_into_wrong_shape, X.astype(np.float16), "transpose", "nisa.", "err_tile_shape_mismatch",
-     "number of elements per partition mismatch in parameters (x[64, 64], [64, 128]) of 'dma_transpose'",
+     "dst x[64, 64] of 'dma_transpose' must be src permuted by (1, 0), of shape [64, 128] (the same rank as src)",
      "nisa.dma_transpose"),
     (reshape_to_fewer_elements, X, "reshape", "x.reshape", "err_unsupported_index",
      "cannot reshape `x[128, 64]` (float32) as [128, 32] float32: the byte sizes differ", "tensor.reshape"),

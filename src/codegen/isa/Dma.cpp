@@ -108,29 +108,29 @@ TensorVal load(KernelBuilder& b, const TensorVal& access, const OpArgs& args) {
 
 namespace {
 
-// `t` without its size-1 dims, keeping the first of them while it has fewer than two dims.
-TensorVal unit_dims_squeezed(KernelBuilder& b, const TensorVal& t) {
-  if (t.shape.size() <= 2) return t;
-  std::vector<bool> keep(t.shape.size());
-  size_t kept = 0;
-  for (size_t d = 0; d < t.shape.size(); ++d) kept += (keep[d] = t.shape[d] != 1);
-  for (size_t d = 0; d < t.shape.size() && kept < 2; ++d)
-    if (!keep[d]) keep[d] = true, ++kept;
-  std::vector<IndexItem> key(t.shape.size());
-  for (size_t d = 0; d < t.shape.size(); ++d) {
-    if (keep[d]) key[d].kind = IndexItem::Kind::Slice;
-    else key[d].value = types::index_constant(0);
+// The permutation the DMA engines transpose a src of `rank` dims by (the nisa.dma_transpose
+// docs): dst dim d is src dim perm[d]. Empty for a rank they do not transpose.
+std::vector<int64_t> transpose_permutation(size_t rank) {
+  switch (rank) {
+    case 2: return {1, 0};
+    case 3: return {2, 1, 0};
+    case 4: return {3, 1, 2, 0};
+    default: return {};
   }
-  return subscript(b, t, key);
+}
+
+std::string tuple_str(const std::vector<int64_t>& v) {
+  std::string out = "(";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + (v.size() == 1 ? ",)" : ")");
 }
 
 }  // namespace
 
-TensorVal load_transpose2d(KernelBuilder& b, const Dst& to, const TensorVal& given, const OpArgs& args,
-                           bool squeeze_unit_dims, const DmaMode& mode) {
+TensorVal load_transpose2d(KernelBuilder& b, const Dst& to, const TensorVal& src, const OpArgs& args,
+                           const std::optional<std::vector<int64_t>>& axes, const DmaMode& mode) {
   if (mode.hwdge) sema::check_hwdge(b.api(), b.target(), b.raiser());
   check_priority(b, mode.priority);
-  const TensorVal src = squeeze_unit_dims ? unit_dims_squeezed(b, given) : given;
   b.check_operand("src", src);
   // The current API's dma_transpose reads its source at one runtime offset (.ap(scalar_offset=));
   // per-partition rows (vector_offset) have their own index layout, which nkic does not take.
@@ -141,11 +141,30 @@ TensorVal load_transpose2d(KernelBuilder& b, const Dst& to, const TensorVal& giv
     b.fail(b.current_api ? sema::err_indirect_indices_are_not_supported_with_nki_api(
                                b.api(), "a vector_offset source; nkic transposes a source at a scalar_offset")
                          : sema::err_indirect_indices_are_not_supported_with_nki_api(b.api()));
+  const std::vector<int64_t> perm = transpose_permutation(src.shape.size());
+  if (axes && *axes != perm)
+    b.fail(sema::err_unsupported_args(
+        b.api(), "axes " + tuple_str(*axes) + " is not the transpose of a " + std::to_string(src.shape.size()) +
+                     "-D src: the DMA engines transpose a 2-D, 3-D or 4-D src by (1, 0), (2, 1, 0) or (3, 1, 2, 0)"));
   const ir::TensorDecl& s = b.tensor(src.tensor);
-  std::vector<int64_t> shape = {src.shape[1], src.shape[0]};
+  std::vector<int64_t> shape;
+  std::vector<ir::AffineExpr> index;
+  for (int64_t d : perm) {
+    shape.push_back(src.shape[d]);
+    index.push_back(ir::AffineExpr::grid(static_cast<int>(d)));
+  }
+  // NKI 0.4: dst is src permuted, dim for dim, and the DMA moves bytes without a cast.
+  if (to.given() && to.view().shape != shape)
+    b.fail(sema::err_transpose_dst_shape(
+        KernelBuilder::display_name(b.tensor(to.view().tensor).name) + sema::shape_str(to.view().shape), shape,
+        tuple_str(perm), b.api()));
+  if (to.given() && b.current_api && b.tensor(to.view().tensor).dtype != s.dtype)
+    b.fail(sema::err_supported_operand_dtype(
+        "'" + std::string(b.api()) + "' moves bytes and cannot cast: src is '" + std::string(ir::name(s.dtype)) +
+        "', dst is '" + std::string(ir::name(b.tensor(to.view().tensor).dtype)) + "'"));
   TensorVal dst = to.resolve(b, s.name + "_T", shape, args.dtype.value_or(s.dtype), Memory::SBUF);
   auto in = make_instruction(ir::Opcode::Load, b, dst, src.shape);
-  in->dst = write_access(b, dst, {ir::AffineExpr::grid(1), ir::AffineExpr::grid(0)});
+  in->dst = write_access(b, dst, index);
   in->srcs.push_back(access_for(b, src, src.shape));
   in->predicate = predicate_for(b, args, src.shape.size());
   in->oob_skip = args.oob_skip;
@@ -269,6 +288,32 @@ bool same_elements(const KernelBuilder& b, const TensorVal& x, const TensorVal& 
 
 }  // namespace
 
+namespace {
+
+// dst = the sum of several sources (dst among them at most once), in fp32, by one DMA: a static
+// one (the stub: only the read-modify-write form of two sources takes indirect addresses).
+void dma_sum(KernelBuilder& b, const TensorVal& dst, const std::vector<TensorVal>& srcs, bool indirect) {
+  if (indirect)
+    b.fail(sema::err_unsupported_args(b.api(), "a sum of " + std::to_string(srcs.size()) +
+                                                   " sources is a static DMA: no vector_offset or scalar_offset "
+                                                   "(dma_compute(dst, [src, dst]) takes them)"));
+  auto on_dma = [&](const char* operand, const TensorVal& t) {
+    if (b.tensor(t.tensor).memory == Memory::PSUM)
+      b.fail(sema::err_unsupported_memory(operand, b.api(), "sbuf or hbm", "psum"));
+  };
+  on_dma("dst", dst);
+  auto in = make_instruction(ir::Opcode::DmaCompute, b, dst, dst.shape);
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    on_dma("srcs", srcs[i]);
+    in->srcs.push_back(access_for(b, fit_value(b, dst.shape, on_grid_of(b, srcs[i], dst.shape)), dst.shape));
+    if (i > 0) in->steps.push_back({ir::AluOp::add, static_cast<int>(i), 0.0, false});
+  }
+  in->engine = ir::Engine::dma;
+  b.emit(std::move(in));
+}
+
+}  // namespace
+
 void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<TensorVal>& srcs, ir::AluOp reduce_op,
                  const std::vector<double>& scales, bool unique_indices, bool oob_skip) {
   constexpr size_t kMaxSources = 16;
@@ -297,9 +342,12 @@ void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<Tenso
   std::vector<const TensorVal*> others;
   for (const TensorVal& s : srcs)
     if (!same_elements(b, s, dst)) others.push_back(&s);
-  if (others.size() != 1 || srcs.size() - others.size() > 1)
-    b.fail(sema::err_unsupported_args(b.api(), "nkic supports dma_compute(dst, [src], nl.add) and the "
-                                               "read-modify-write form dma_compute(dst, [src, dst], nl.add)"));
+  if (others.empty() || srcs.size() - others.size() > 1)
+    b.fail(sema::err_unsupported_args(b.api(), "srcs names dst's own elements " +
+                                                   std::to_string(srcs.size() - others.size()) +
+                                                   " times and nothing else; dst = the sum of srcs reads dst at "
+                                                   "most once, beside another source"));
+  if (others.size() > 1) return dma_sum(b, dst, srcs, indirect);
   OpArgs args;
   args.engine = ir::Engine::dma;
   args.oob_skip = oob_skip;

@@ -79,6 +79,12 @@ TensorVal local_gather(KernelBuilder& b, const Dst& to, const TensorVal& src_buf
   TensorVal flat = flat_rows(b, src_buffer);
   TensorVal dst = to.resolve(b, "local_gather", {p, rows, core, num_elem_per_idx}, b.tensor(src_buffer.tensor).dtype,
                              Memory::SBUF);
+  if (b.current_api && !num_valid_indices) {
+    const std::vector<int64_t>& given = to.given() ? to.view().shape : dst.shape;
+    int64_t free = 1;
+    for (size_t d = 1; d < given.size(); ++d) free *= given[d];
+    b.warn(sema::warn_local_gather_num_valid_indices(free / num_elem_per_idx));
+  }
   // Grid [cores, partition in core, k, j, element]: v = k * 16 + j.
   const std::vector<int64_t> space = {p / core, core, rows, core, num_elem_per_idx};
   const AffineExpr c = AffineExpr::grid(0), r = AffineExpr::grid(1), k = AffineExpr::grid(2), j = AffineExpr::grid(3),

@@ -134,6 +134,14 @@ TensorVal match_replace8(KernelBuilder& b, const Dst& to, const TensorVal& data,
 
 TensorVal sequence_bounds(KernelBuilder& b, const Dst& to, const TensorVal& segment_ids, const OpArgs& args) {
   b.check_operand("segment_ids", segment_ids);
+  if (to.given()) b.check_operand("dst", to.view());
+  // One sequence: "the partition dimension must always be 1" (the current API's nisa docs;
+  // the legacy builder runs each partition's sequence on its own).
+  if (b.current_api && segment_ids.shape[0] != 1)
+    b.fail(sema::err_unsupported_args(b.api(), "segment_ids " + KernelBuilder::display_name(b.tensor(segment_ids.tensor).name) +
+                                                   sema::shape_str(segment_ids.shape) + " has " +
+                                                   std::to_string(segment_ids.shape[0]) +
+                                                   " partitions; its partition dimension must be 1"));
   TensorVal dst = result(b, to, "sequence_bounds", {segment_ids.shape[0], 2, free_elements(segment_ids)}, args,
                          dtype_of(b, segment_ids));
   emit_rows(b, ir::Opcode::SequenceBounds, {segment_ids}, dst, {}, args);

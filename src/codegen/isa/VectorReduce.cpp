@@ -59,6 +59,12 @@ TensorVal partition_reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const
                            bool average) {
   b.check_operand("data", x);
   check_no_psum(b, {{"data", &x}});  // a GpSimd instruction: GpSimd never touches PSUM
+  // The current API's op set (NKI 0.7's page; 0.6 named the mean `average` and had no xor).
+  static const ir::AluOp kPartitionOps[] = {ir::AluOp::add, ir::AluOp::maximum, ir::AluOp::bitwise_or,
+                                            ir::AluOp::bitwise_and, ir::AluOp::bitwise_xor};
+  if (b.current_api && std::find(std::begin(kPartitionOps), std::end(kPartitionOps), op) == std::end(kPartitionOps))
+    b.fail(sema::err_instruction_unsupported_op(ir::name(op), b.api(),
+                                                "add, mean, max, bitwise_or, bitwise_and and bitwise_xor"));
   check_reduce_op(b, op, x, false, true);
   if (average && op != ir::AluOp::add) b.fail(sema::err_internal("an average folds with add"));
   std::vector<int64_t> out_shape = x.shape;
