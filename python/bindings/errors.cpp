@@ -166,6 +166,13 @@ void raise_diagnostic(sema::Diagnostic d, sema::Api api) {
   PyErr_SetObject(cls, exc.ptr());
 }
 
+void issue_warning(const sema::Diagnostic& d) {
+  py::module_::import("warnings").attr("warn_explicit")(
+      "[" + d.code + "] " + d.message,
+      py::handle(d.code.find("deprecated") != std::string::npos ? PyExc_DeprecationWarning : PyExc_UserWarning),
+      d.loc.file ? *d.loc.file : std::string("<kernel>"), d.loc.line);
+}
+
 bool is_diagnostic(const py::error_already_set& e) { return PyObject_IsInstance(e.value().ptr(), exc_base) == 1; }
 
 bool is_plain_type_error(const py::error_already_set& e) { return e.matches(PyExc_TypeError) && !is_diagnostic(e); }

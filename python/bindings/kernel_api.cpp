@@ -65,9 +65,7 @@ void run(const PyKernel& self, const std::vector<uintptr_t>& inputs, const std::
       sim::simulate(k, bindings, opts);
     }
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
-    for (const ir::Diagnostic& d : warnings)
-      py::module_::import("warnings").attr("warn_explicit")("[" + d.code + "] " + d.message, py::handle(PyExc_UserWarning),
-                                                             d.loc.file ? *d.loc.file : std::string("<kernel>"), d.loc.line);
+    for (const ir::Diagnostic& d : warnings) issue_warning(d);
   } catch (const ir::NkiError& e) {
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
     raise_sim_error(e, k);
@@ -96,7 +94,9 @@ py::list written_inputs(const PyKernel& s) {
 
 }  // namespace
 
-py::object wrap_kernel(std::unique_ptr<ir::Kernel> k) { return py::cast(PyKernel{std::shared_ptr<ir::Kernel>(std::move(k))}); }
+py::object wrap_kernel(std::unique_ptr<ir::Kernel> k, sema::CompileConfig config) {
+  return py::cast(PyKernel{std::shared_ptr<ir::Kernel>(std::move(k)), std::move(config)});
+}
 
 void bind_kernel_api(py::module_& m) {
   // The instruction table's rows: ISA name, default engine, simulator executor.

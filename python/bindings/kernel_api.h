@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "ir/IR.h"
+#include "sema/CompileConfig.h"
 
 namespace py = pybind11;
 
@@ -13,9 +14,10 @@ namespace nkic::py_bind {
 // The Python object of a traced kernel (core.Kernel).
 struct PyKernel {
   std::shared_ptr<ir::Kernel> k;
+  sema::CompileConfig config;  // the traced kernel's nki.compiler config (the cost model reads it)
 };
 
-py::object wrap_kernel(std::unique_ptr<ir::Kernel> k);
+py::object wrap_kernel(std::unique_ptr<ir::Kernel> k, sema::CompileConfig config = {});
 void bind_kernel_api(py::module_& m);
 
 }  // namespace nkic::py_bind

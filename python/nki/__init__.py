@@ -5,7 +5,7 @@ import sys
 from nkic import NKIError  # noqa: F401
 from ._api import unavailable as _unavailable
 from ._kernel import Kernel, jit, simulate  # noqa: F401
-from . import language, isa, typing, collectives, meta  # noqa: F401
+from . import language, isa, typing, collectives, compiler, meta  # noqa: F401
 
 # A dtype as kernels annotate it (nl.float32, np.float32, ...).
 dtype = object

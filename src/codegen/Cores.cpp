@@ -1,5 +1,7 @@
 #include "codegen/Cores.h"
 
+#include <sstream>
+
 #include "codegen/KernelBuilder.h"
 #include "codegen/Ops.h"
 
@@ -201,14 +203,50 @@ void CoreSegments::finish(KernelBuilder& b) {
   b.kernel().physical_cores = static_cast<int>(cuts_.size());
 }
 
-void check_lnc(KernelBuilder& b, int64_t lnc, const std::string& runtime) {
+namespace {
+
+// The integer `text` holds, or nullopt.
+std::optional<int64_t> integer(const std::string& text) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0') return std::nullopt;
+  return v;
+}
+
+// The --lnc of neuronx-cc's flags ("--lnc=2" or "--lnc 2"), its text; empty when not given.
+std::string lnc_flag(const std::string& flags) {
+  std::istringstream words(flags);
+  std::string w, value;
+  while (words >> w) {
+    if (w.rfind("--lnc=", 0) == 0) value = w.substr(6);
+    else if (w == "--lnc" && !(words >> value)) value = " ";
+  }
+  return value;
+}
+
+}  // namespace
+
+int64_t resolve_lnc(KernelBuilder& b, const std::string& kernel, std::optional<int64_t> bracket,
+                    const std::string& runtime, const std::string& cc_flags, bool tracer) {
   const sema::Target& t = b.target();
+  const std::optional<int64_t> configured = integer(runtime);
+  int64_t lnc = bracket.value_or(1);
+  if (!bracket && tracer && !runtime.empty()) {
+    if (!configured || *configured < 1)
+      b.fail(sema::err_invalid_environment_value("NEURON_LOGICAL_NC_CONFIG", runtime, "an LNC degree (1 or 2)"));
+    lnc = *configured;
+  }
   if (lnc < 1 || lnc > t.max_num_physical_cores)
     b.fail(sema::err_lnc_not_supported(lnc, t.name, t.max_num_physical_cores));
-  if (runtime.empty()) return;
-  char* end = nullptr;
-  long long configured = std::strtoll(runtime.c_str(), &end, 10);
-  if (*end != '\0' || configured != lnc) b.fail(sema::err_lnc_config_mismatch(lnc, runtime));
+  if (!runtime.empty() && (!tracer || bracket) && configured != lnc) b.fail(sema::err_lnc_config_mismatch(lnc, runtime));
+  const std::string graph = tracer ? lnc_flag(cc_flags) : "";
+  if (!graph.empty()) {
+    const std::optional<int64_t> compiler = integer(graph);
+    if (!compiler || *compiler < 1)
+      b.fail(sema::err_invalid_environment_value("NEURON_CC_FLAGS", cc_flags, "flags whose --lnc is 1 or 2"));
+    if (*compiler != lnc) b.fail(sema::err_lnc_compiler_mismatch(kernel, lnc, *compiler));
+  }
+  return lnc;
 }
 
 }  // namespace nkic::codegen

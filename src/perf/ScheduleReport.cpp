@@ -34,6 +34,8 @@ Profile Schedule::finish() {
   Profile p;
   p.kernel = k_.name;
   p.target = t_.name;
+  p.allocation = sema::allocation_name(o_.config);
+  p.scheduling = sema::scheduling_name(o_.config);
   const auto last = std::max_element(end_.begin(), end_.end());
   const int64_t end_node = end_node_[last - end_.begin()];
   p.latency = *last;
