@@ -15,7 +15,7 @@ import inspect
 from nkic._core import core
 from nkic import _rewrite, _rewrite_dicts
 
-_checked = set()  # code objects checked (or not the user's)
+_checked = set()  # (code object, PARSER_FRONTEND_RULES) checked (or not the user's code)
 _SURFACE = set()  # ids of the current package's API objects, filled at the first check
 _CLASS_RULE = "derives from nl.NKIObject and nothing else (or is an Enum)"
 # The legacy surface, whatever name a kernel imported it under (neuronxcc.nki.language is nkic.language).
@@ -178,6 +178,7 @@ class _Walker(ast.NodeVisitor):
             if k is not None and _constant_key(k) and not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
                 self.parser_frontend_rule(k, f"a non-string dict key ({ast.unparse(k)})", "NKI dicts take string keys only",
                                           _KEY_HINT)
+                break  # the first one is reported
         self.generic_visit(node)
 
     def visit_Name(self, node):
@@ -220,10 +221,10 @@ def check(func, kernel=True):
     """Raises the first construct outside the subset in `func`: the kernel's own def,
     or (kernel=False) a helper it calls, when the trace is of the current API."""
     code = getattr(func, "__code__", None)
-    if code is None or code in _checked:
+    if code is None or (code, PARSER_FRONTEND_RULES) in _checked:
         return
     if not core.is_user_code_file(code.co_filename):  # a library's helper: asked once
-        _checked.add(code)
+        _checked.add((code, PARSER_FRONTEND_RULES))
         return
     fdef = _rewrite.parsed_def(func)
     if not _SURFACE:
@@ -235,7 +236,7 @@ def check(func, kernel=True):
         walker = _Walker(func, fdef, not kernel)
         for stmt in fdef.body:  # annotations and decorators are evaluated by Python, not compiled
             walker.visit(stmt)
-    _checked.add(code)
+    _checked.add((code, PARSER_FRONTEND_RULES))
 
 
 def check_helper(func):
