@@ -15,7 +15,9 @@ import inspect
 from nkic._core import core
 from nkic import _rewrite, _rewrite_dicts
 
-_checked = set()  # (code object, PARSER_FRONTEND_RULES) checked (or not the user's code)
+# (code object, its file, PARSER_FRONTEND_RULES) checked (or not the user's code); the file too, as
+# code objects of the same body in two files compare equal.
+_checked = set()
 _SURFACE = set()  # ids of the current package's API objects, filled at the first check
 _CLASS_RULE = "derives from nl.NKIObject and nothing else (or is an Enum)"
 # The legacy surface, whatever name a kernel imported it under (neuronxcc.nki.language is nkic.language).
@@ -221,10 +223,10 @@ def check(func, kernel=True):
     """Raises the first construct outside the subset in `func`: the kernel's own def,
     or (kernel=False) a helper it calls, when the trace is of the current API."""
     code = getattr(func, "__code__", None)
-    if code is None or (code, PARSER_FRONTEND_RULES) in _checked:
+    if code is None or (code, code.co_filename, PARSER_FRONTEND_RULES) in _checked:
         return
     if not core.is_user_code_file(code.co_filename):  # a library's helper: asked once
-        _checked.add((code, PARSER_FRONTEND_RULES))
+        _checked.add((code, code.co_filename, PARSER_FRONTEND_RULES))
         return
     fdef = _rewrite.parsed_def(func)
     if not _SURFACE:
@@ -236,7 +238,7 @@ def check(func, kernel=True):
         walker = _Walker(func, fdef, not kernel)
         for stmt in fdef.body:  # annotations and decorators are evaluated by Python, not compiled
             walker.visit(stmt)
-    _checked.add((code, PARSER_FRONTEND_RULES))
+    _checked.add((code, code.co_filename, PARSER_FRONTEND_RULES))
 
 
 def check_helper(func):
