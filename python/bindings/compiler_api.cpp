@@ -35,7 +35,6 @@ sema::FieldValue field_value(py::handle v) {
     f.member = v.attr("name").cast<std::string>();
   } else {
     f.kind = K::Other;
-    f.type_name = type.attr("__name__").cast<std::string>();
   }
   return f;
 }

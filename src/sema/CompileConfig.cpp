@@ -67,7 +67,7 @@ std::string value_text(const Field& f, int value) {
   return member_text(f.enum_id, value);
 }
 
-// The member index `v` names in field `f`'s enum, or -1 (None) ; raises the TypeError text.
+// The member index (or 0/1) `v` gives field `f`, -1 for None; raises the TypeError text.
 int parse(const Field& f, const FieldValue& v) {
   using K = FieldValue::Kind;
   if (f.enum_id < 0) {
@@ -82,6 +82,12 @@ int parse(const Field& f, const FieldValue& v) {
     if (it != e.members.end()) return static_cast<int>(it - e.members.begin());
   }
   fail(err_compile_config_type(f.name, "an nki.compiler." + e.name + (f.nullable ? " or None" : "")));
+}
+
+// The value given for field `name`, else its default.
+int value_or(const std::map<std::string, int>& given, const std::string& name) {
+  const auto it = given.find(name);
+  return it == given.end() ? find_field(name)->default_value : it->second;
 }
 
 }  // namespace
@@ -159,22 +165,13 @@ std::string CompileConfig::repr() const {
 std::string CompileConfig::difference(const CompileConfig& other) const {
   std::string out;
   for (const Field& f : fields()) {
-    const auto mine = given_.find(f.name), theirs = other.given_.find(f.name);
-    const int a = mine == given_.end() ? f.default_value : mine->second;
-    const int b = theirs == other.given_.end() ? f.default_value : theirs->second;
+    const int a = value_or(given_, f.name), b = value_or(other.given_, f.name);
     if (a == b) continue;
     out += (out.empty() ? "" : ", ") + f.name + "=" + value_text(f, b) + " where the outer kernel has " + f.name + "=" +
            value_text(f, a);
   }
   return out;
 }
-
-namespace {
-int value_or(const std::map<std::string, int>& given, const std::string& name) {
-  const auto it = given.find(name);
-  return it == given.end() ? find_field(name)->default_value : it->second;
-}
-}  // namespace
 
 Allocation CompileConfig::allocation() const { return static_cast<Allocation>(value_or(given_, "allocation")); }
 bool CompileConfig::alloc_fallback() const { return value_or(given_, "nki_alloc_fallback") != 0; }

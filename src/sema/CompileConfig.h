@@ -7,7 +7,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace nkic::sema {
@@ -27,11 +26,11 @@ struct ConfigEnum {
 const std::vector<ConfigEnum>& compile_config_enums();
 
 // A field's value as the front end passes it: None, a bool, a member of an nki.compiler enum
-// (`enum_name`.`member`), or anything else (`type_name`: Python's name of its type).
+// (`enum_name`.`member`), or anything else.
 struct FieldValue {
   enum class Kind { None, Bool, Member, Other } kind = Kind::None;
   bool flag = false;
-  std::string enum_name, member, type_name;
+  std::string enum_name, member;
 };
 
 // The CompileConfig fields, 0.7's and 0.8's, in the reference page's order.
