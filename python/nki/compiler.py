@@ -52,6 +52,14 @@ class CompileConfig(core.CompileConfig):
     def __repr__(self):
         return self.repr()
 
+    def __reduce__(self):
+        # Pickled as the fields given (a sweep sends kernels to its workers by value).
+        return _made, ({name: getattr(self, name) for name in _FIELDS if getattr(self, name) is not None},)
+
+
+def _made(fields):
+    return CompileConfig(**fields)
+
 
 class SpecializationConfig:
     """SpecializationConfig(allow_nested_config_override=False): with True on the top-level kernel,

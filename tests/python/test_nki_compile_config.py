@@ -4,6 +4,7 @@ nkic honours: NKI allocation without fallback makes SBUF overflow an error, a pr
 takes SBUF, TRIVIAL scheduling keeps program order in the cost model, and the profile names the
 allocation and schedule it assumed."""
 import json
+import pickle
 import subprocess
 import warnings
 from pathlib import Path
@@ -146,6 +147,7 @@ def test_a_valid_config_reads_back_what_was_given():
     assert repr(SchedulingHeuristic.TRIVIAL) == "SchedulingHeuristic.TRIVIAL"
     assert [m.name for m in AddressRotation] == ["AUTO", "ENABLE", "DISABLE"]
     assert SpecializationConfig().allow_nested_config_override is False
+    assert repr(pickle.loads(pickle.dumps(c))) == repr(c)
     with pytest.raises(AttributeError):
         c.prefech_auto  # noqa: B018
 
