@@ -79,8 +79,8 @@ Diagnostic err_lnc_compiler_mismatch(std::string_view kernel, int64_t kernel_lnc
 Diagnostic warn_compiler_frontend_ignored(std::string_view value) {
   return make("warn_compiler_frontend_ignored",
               "NKI_COMPILER_FRONTEND=" + s(value) +
-                  " asks for the parser frontend (deprecated in Neuron 2.33): nkic traces every kernel as Python, as "
-                  "the tracer frontend of nki 0.7+ does, and ignores the variable",
+                  " is ignored: nkic traces every kernel as Python, as the tracer frontend of nki 0.7+ does (=custom, "
+                  "the parser frontend, is deprecated since Neuron 2.33)",
               ErrorKind::Syntax, "unset NKI_COMPILER_FRONTEND");
 }
 

@@ -159,9 +159,9 @@ def test_the_parser_frontend_variable_is_ignored_with_a_warning(monkeypatch):
         out = nki.simulate(inherits)(X)  # ERR:frontend
     np.testing.assert_array_equal(out, X * 4)
     assert [(str(w.message), w.lineno) for w in caught] == [
-        ("[warn_compiler_frontend_ignored] NKI_COMPILER_FRONTEND=custom asks for the parser frontend (deprecated in "
-         "Neuron 2.33): nkic traces every kernel as Python, as the tracer frontend of nki 0.7+ does, and ignores the "
-         "variable", M.line("frontend"))]
+        ("[warn_compiler_frontend_ignored] NKI_COMPILER_FRONTEND=custom is ignored: nkic traces every kernel as "
+         "Python, as the tracer frontend of nki 0.7+ does (=custom, the parser frontend, is deprecated since Neuron "
+         "2.33)", M.line("frontend"))]
 
 
 @nki.jit(compile_config=CompileConfig(allocation=Allocation.LINEAR))
