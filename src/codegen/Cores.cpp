@@ -236,8 +236,10 @@ int64_t resolve_lnc(KernelBuilder& b, const std::string& kernel, std::optional<i
       b.fail(sema::err_invalid_environment_value("NEURON_LOGICAL_NC_CONFIG", runtime, "an LNC degree (1 or 2)"));
     lnc = *configured;
   }
-  if (lnc < 1 || lnc > t.max_num_physical_cores)
-    b.fail(sema::err_lnc_not_supported(lnc, t.name, t.max_num_physical_cores));
+  if (lnc < 1 || lnc > t.max_num_physical_cores) {
+    const std::string launch = bracket ? "kernel[" + std::to_string(lnc) + "]" : "NEURON_LOGICAL_NC_CONFIG=" + runtime;
+    b.fail(sema::err_lnc_not_supported(launch, lnc, t.name, t.max_num_physical_cores));
+  }
   if (!runtime.empty() && (!tracer || bracket) && configured != lnc) b.fail(sema::err_lnc_config_mismatch(lnc, runtime));
   const std::string graph = tracer ? lnc_flag(cc_flags) : "";
   if (!graph.empty()) {

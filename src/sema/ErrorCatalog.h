@@ -143,7 +143,8 @@ Diagnostic err_memset_value_dtype(std::string_view value, std::string_view dtype
 Diagnostic err_output_not_in_shared_hbm(std::string_view tensor, std::string_view memory);
 // nisa.activation's bias tile is a (P, 1) vector over data's P partitions.
 Diagnostic err_activation_bias_vector(const std::vector<int64_t>& shape, int64_t partitions);
-Diagnostic err_lnc_not_supported(int64_t lnc, std::string_view target, int max_cores);
+// `launch`: what set the degree ("kernel[4]", "NEURON_LOGICAL_NC_CONFIG=4").
+Diagnostic err_lnc_not_supported(std::string_view launch, int64_t lnc, std::string_view target, int max_cores);
 Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime);
 Diagnostic err_unsupported_python_construct(std::string_view what, std::string_view hint);
 

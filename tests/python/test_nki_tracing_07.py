@@ -282,6 +282,16 @@ def test_a_kernel_lnc_like_the_compilers_runs(monkeypatch, configured, flags, la
     np.testing.assert_array_equal(nki.simulate(per_core if launch is None else per_core[launch])(X), expected)
 
 
+def test_an_lnc_degree_from_the_environment_the_target_lacks(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
+    monkeypatch.setenv("NEURON_LOGICAL_NC_CONFIG", "4")
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(per_core)(X)  # ERR:env_cores
+    check_diag(info.value, M, "err_multi_cores_spmd_not_supported",
+               "NEURON_LOGICAL_NC_CONFIG=4 launches the kernel over 4 cores, which target 'trn2' does not have: a "
+               "logical NeuronCore there spans 1 to 2 physical core(s)", [("env_cores", "nki.")])
+
+
 @pytest.mark.parametrize("variable,value,expected", [
     ("NEURON_LOGICAL_NC_CONFIG", "two", "an LNC degree (1 or 2)"),
     ("NEURON_CC_FLAGS", "--lnc=x", "flags whose --lnc is 1 or 2"),
