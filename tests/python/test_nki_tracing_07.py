@@ -179,6 +179,16 @@ def calls_linear(a):
     return linear_copy(a)  # ERR:nested
 
 
+@nki.jit(compile_config=CompileConfig(allocation=Allocation.LINEAR))
+def linear_calls_coloring(a):
+    return coloring_copy(a)  # ERR:nested_coloring
+
+
+@nki.jit(compile_config=CompileConfig(allocation=Allocation.COLORING))
+def coloring_copy(a):
+    return scaled(a, 5)
+
+
 @nki.jit(specialization_config=SpecializationConfig(allow_nested_config_override=True))
 def allows_linear(a):
     return linear_copy(a)  # ERR:allowed
@@ -203,9 +213,15 @@ CLASH = ("Kernel 'linear_copy' is called from inside another kernel but sets com
          "outer kernel's: allocation=Allocation.LINEAR where the outer kernel has allocation=Allocation.COLORING")
 
 
-def test_a_nested_kernel_with_another_compile_config_is_an_error():
-    e = check_diag(trace_error(calls_linear, X), M, "err_nested_kernel_config_mismatch", CLASH, [("nested", "linear")])
-    assert isinstance(e, nisa.NkiValidationError) and isinstance(e, ValueError)
+@pytest.mark.parametrize("kernel,marker,token,message", [
+    (calls_linear, "nested", "linear", CLASH),
+    (linear_calls_coloring, "nested_coloring", "coloring",
+     "Kernel 'coloring_copy' is called from inside another kernel but sets compile config that differs from the "
+     "outer kernel's: allocation=Allocation.COLORING where the outer kernel has allocation=Allocation.LINEAR"),
+], ids=["inner_linear", "inner_coloring"])
+def test_a_nested_kernel_with_another_compile_config_is_an_error(kernel, marker, token, message):
+    e = check_diag(trace_error(kernel, X), M, "err_nested_kernel_config_mismatch", message, [(marker, token)])
+    assert isinstance(e, nisa.NkiValidationError) and isinstance(e, ValueError) and e.message == message
 
 
 def test_the_top_level_kernel_may_allow_the_override():
