@@ -82,7 +82,8 @@ void bind_compiler_api(py::module_& m) {
   m.def("check_jit_configs", [](py::handle compile_config, py::handle specialization_config, py::handle spec_type) {
     config_arg(compile_config);
     if (!specialization_config.is_none() && !py::isinstance(specialization_config, spec_type))
-      sema::fail(sema::err_compile_config_type("specialization_config", "an nki.compiler.SpecializationConfig or None"));
+      sema::fail(
+          sema::err_compile_config_type("specialization_config", "an nki.compiler.SpecializationConfig or None"));
   });
   m.def("configure_kernel", [](py::handle compile_config, bool allow_nested_config_override,
                                const std::string& compiler_frontend, const std::string& prefetch_ring_size) {

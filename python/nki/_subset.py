@@ -178,8 +178,8 @@ class _Walker(ast.NodeVisitor):
     def visit_Dict(self, node):
         for k in node.keys:
             if k is not None and _constant_key(k) and not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
-                self.parser_frontend_rule(k, f"a non-string dict key ({ast.unparse(k)})", "NKI dicts take string keys only",
-                                          _KEY_HINT)
+                self.parser_frontend_rule(k, f"a non-string dict key ({ast.unparse(k)})",
+                                          "NKI dicts take string keys only", _KEY_HINT)
                 break  # the first one is reported
         self.generic_visit(node)
 

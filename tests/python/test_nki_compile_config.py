@@ -88,7 +88,8 @@ def test_an_option_of_nki_allocation_with_coloring(option, value):
 TYPE_ERRORS = [
     ("allocation", "LINEAR", "allocation must be an nki.compiler.Allocation or None"),
     ("allocation", AllocationMode.RING, "allocation must be an nki.compiler.Allocation or None"),
-    ("experimental_allocation_mode", "RING", "experimental_allocation_mode must be an nki.compiler.AllocationMode or None"),
+    ("experimental_allocation_mode", "RING",
+     "experimental_allocation_mode must be an nki.compiler.AllocationMode or None"),
     ("experimental_scheduling_heuristic", 0,
      "experimental_scheduling_heuristic must be an nki.compiler.SchedulingHeuristic or None"),
     ("opt_level", 1, "opt_level must be an nki.compiler.OptLevel or None"),
@@ -114,8 +115,9 @@ JIT_ERRORS = [
     (lambda: SpecializationConfig(allow_nested_config_override="yes"),  # ERR:spec_type
      "spec_type", "Spec", "err_compile_config_type", "allow_nested_config_override must be a bool"),
     (lambda: CompileConfig(prefech_auto=True),  # ERR:misspelt
-     "misspelt", "Compile", "err_unsupported_args", "unsupported arguments to 'nki.compiler.CompileConfig': unexpected keyword "
-     "argument 'prefech_auto'; did you mean 'prefetch_auto'?"),
+     "misspelt", "Compile", "err_unsupported_args",
+     "unsupported arguments to 'nki.compiler.CompileConfig': unexpected keyword argument 'prefech_auto'; did you mean "
+     "'prefetch_auto'?"),
     (lambda: CompileConfig(LINEAR),  # ERR:positional
      "positional", "Compile", "err_unsupported_args",
      "unsupported arguments to 'nki.compiler.CompileConfig': takes keyword arguments only, got 1 positional"),

@@ -209,7 +209,8 @@ PARSER_FRONTEND_CASES = [
 ]
 
 
-@pytest.mark.parametrize("kernel,marker,token,message", PARSER_FRONTEND_CASES, ids=[c[1] for c in PARSER_FRONTEND_CASES])
+@pytest.mark.parametrize("kernel,marker,token,message", PARSER_FRONTEND_CASES,
+                         ids=[c[1] for c in PARSER_FRONTEND_CASES])
 def test_rule_of_the_parser_frontend(monkeypatch, kernel, marker, token, message):
     """nki 0.6's parser frontend rejects them; since 0.7 they warn (test_nki_tracing_07.py)."""
     monkeypatch.setattr(nki._subset, "PARSER_FRONTEND_RULES", True)
