@@ -45,8 +45,10 @@ struct BufferPlan {
 };
 
 // `order`: the kernel's instructions in program order (the cost model's sites); `hoisted`:
-// by site, the loop axis loop_invariant() hoists it out of, or -1 (empty: none).
+// by site, the loop axis loop_invariant() hoists it out of, or -1 (empty: none). `max_reuse`
+// (NKI allocation's MAX_REUSE mode: "always best-fit; least memory, least overlap"): a loop tile
+// keeps one buffer, and every other tile takes the lowest address free at its first access.
 BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order,
-                        std::vector<int> hoisted = {});
+                        std::vector<int> hoisted = {}, bool max_reuse = false);
 
 }  // namespace nkic::perf

@@ -169,7 +169,10 @@ class Walker {
         config_.scheduling_heuristic() != SchedulingHeuristic::Asap)
       sched_.note("scheduling=True with " + sema::scheduling_name(config_) +
                   " is not modelled: costed with the list schedule (ASAP)");
-    if (config_.nki_allocates())
+    if (config_.nki_allocates() && config_.allocation_mode() == sema::AllocationMode::MaxReuse)
+      sched_.note("allocation LINEAR (MAX_REUSE): a loop tile keeps one buffer and every other tile takes the lowest "
+                  "free address, so a write waits for the last reader of the memory it reuses");
+    else if (config_.nki_allocates())
       sched_.note("allocation " + sema::allocation_name(config_) +
                   " is costed with the model's own buffer plan (one buffer per tile, more where they fit); the "
                   "address reuse of NKI allocation modes is not modelled");
@@ -320,7 +323,8 @@ Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& 
   // By site, the loop axis it runs once in, or -1; the buffer plan keeps those whose result fits.
   std::vector<int> hoisted(s.order.size(), -1);
   for (const auto& [in, axis] : loop_invariant(k)) hoisted[s.site.at(in)] = axis;
-  s.buffers = plan_buffers(k, target, s.order, std::move(hoisted));
+  s.buffers = plan_buffers(k, target, s.order, std::move(hoisted),
+                           opts.config.nki_allocates() && opts.config.allocation_mode() == sema::AllocationMode::MaxReuse);
   s.allocated_in.resize(k.num_axes);
   for (const ir::TensorDecl& t : k.tensors) {
     if (ir::is_hbm(t.memory) && t.memory != ir::Memory::PrivateHBM) continue;

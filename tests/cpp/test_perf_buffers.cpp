@@ -335,6 +335,8 @@ TEST(CostModelBuffers, ALoopInvariantResultThatFitsIsHeldOverItsLoopAndComputedO
   EXPECT_EQ(plan.count[7], 2);  // v
   // Not hoisted, the add reads x and y in every iteration: they are live over the loop too.
   EXPECT_EQ(perf::plan_buffers(k, trn1(), sites).sbuf_peak, 5 * tile_bytes);
+  // NKI allocation's MAX_REUSE mode: least memory, so every loop tile keeps one buffer.
+  EXPECT_EQ(perf::plan_buffers(k, trn1(), sites, {-1, -1, 0, -1, -1, -1}, true).count[7], 1);
 }
 
 TEST(CostModelBuffers, ALoopInvariantInstructionInALoopThatDoesNotFitRunsInEveryIteration) {

@@ -264,6 +264,31 @@ def test_the_profile_names_the_allocation_and_schedule_it_assumed():
     assert critical.latency_us == default.latency_us
 
 
+def exp_tiles(a):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    for i in range(4):
+        t = nl.ndarray((128, 2048), a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[:, i * 2048:(i + 1) * 2048])
+        nisa.activation(dst=t, data=t, op=nl.exp)
+        nisa.dma_copy(dst=out[:, i * 2048:(i + 1) * 2048], src=t)
+    return out
+
+
+def test_max_reuse_allocation_waits_for_the_memory_it_reuses():
+    """RING gives each tile fresh memory, so the four loads overlap; MAX_REUSE puts every tile at
+    the lowest free address, so each load waits for the store that last read it."""
+    a = np.ones((128, 8192), np.float32)
+    mode = lambda m: nki.jit(exp_tiles, compile_config=CompileConfig(  # noqa: E731
+        allocation=LINEAR, experimental_allocation_mode=m))
+    default, ring = nkic.profile(nki.jit(exp_tiles), a), nkic.profile(mode(AllocationMode.RING), a)
+    reuse = nkic.profile(mode(AllocationMode.MAX_REUSE), a)
+    assert ring.latency_us == default.latency_us < reuse.latency_us
+    assert reuse.allocation == "LINEAR (MAX_REUSE)"
+    assert ("allocation LINEAR (MAX_REUSE): a loop tile keeps one buffer and every other tile takes the lowest free "
+            "address, so a write waits for the last reader of the memory it reuses") in reuse.notes
+    np.testing.assert_allclose(nki.simulate(mode(AllocationMode.MAX_REUSE))(a), np.exp(a), rtol=1e-6)
+
+
 def test_trivial_scheduling_keeps_program_order():
     """Under the list schedule an engine fills the gap left waiting for a DMA with the next
     iteration's work; in program order it cannot, so the kernel takes longer."""
