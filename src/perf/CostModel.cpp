@@ -175,7 +175,7 @@ class Walker {
     else if (config_.nki_allocates())
       sched_.note("allocation " + sema::allocation_name(config_) +
                   " is costed with the model's own buffer plan (one buffer per tile, more where they fit); the "
-                  "address reuse of NKI allocation modes is not modelled");
+                  "address reuse of the RING and FAST modes is not modelled beyond it");
     if (config_.nki_allocates() && config_.opt_level() != sema::OptLevel::O0)
       sched_.note("an un-pinned tensor_copy runs on its default engine, as at opt_level O0: the compiler's engine "
                   "choice at O1 and O2 is not modelled");

@@ -257,7 +257,7 @@ def test_the_profile_names_the_allocation_and_schedule_it_assumed():
         allocation=LINEAR, experimental_allocation_mode=AllocationMode.RING)), X)
     assert ring.allocation == "LINEAR (RING)"
     assert ("allocation LINEAR (RING) is costed with the model's own buffer plan (one buffer per tile, more where "
-            "they fit); the address reuse of NKI allocation modes is not modelled") in ring.notes
+            "they fit); the address reuse of the RING and FAST modes is not modelled beyond it") in ring.notes
     critical = nkic.profile(nki.jit(exp_chain, compile_config=scheduled(SchedulingHeuristic.CRITICAL_PATH)), X)
     assert critical.scheduling == "CRITICAL_PATH"
     assert "scheduling=True with CRITICAL_PATH is not modelled: costed with the list schedule (ASAP)" in critical.notes
