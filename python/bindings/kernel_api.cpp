@@ -94,8 +94,8 @@ py::list written_inputs(const PyKernel& s) {
 
 }  // namespace
 
-py::object wrap_kernel(std::unique_ptr<ir::Kernel> k, sema::CompileConfig config) {
-  return py::cast(PyKernel{std::shared_ptr<ir::Kernel>(std::move(k)), std::move(config)});
+py::object wrap_kernel(std::unique_ptr<ir::Kernel> k, sema::CompileConfig config, int64_t prefetch_ring) {
+  return py::cast(PyKernel{std::shared_ptr<ir::Kernel>(std::move(k)), std::move(config), prefetch_ring});
 }
 
 void bind_kernel_api(py::module_& m) {

@@ -27,6 +27,7 @@ std::shared_ptr<perf::Profile> profile(const PyKernel& kernel, const std::string
   perf::Options o;
   o.max_slices = max_slices;
   o.config = kernel.config;
+  o.prefetch_ring = kernel.prefetch_ring;
   try {
     return std::make_shared<perf::Profile>(perf::predict(*kernel.k, *t, o));
   } catch (const ir::NkiError& e) {

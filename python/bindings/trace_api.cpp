@@ -425,7 +425,7 @@ void bind_trace_api(py::module_& m) {
     return py::isinstance<py::tuple>(returned) ? py::object(py::tuple(l)) : py::object(l);
   });
   m.def("finalize", [](py::object returned) {
-    return wrap_kernel(ctx().finalize(returned_tensors(returned)), ctx().compile_config);
+    return wrap_kernel(ctx().finalize(returned_tensors(returned)), ctx().compile_config, ctx().prefetch_ring);
   });
 
   m.def("ndarray", &ndarray_call);

@@ -269,13 +269,13 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
 }  // namespace
 
 BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order,
-                        std::vector<int> hoisted, bool max_reuse) {
+                        std::vector<int> hoisted, const BufferOptions& o) {
   BufferPlan p;
   p.hoisted = std::move(hoisted);
   p.hoisted.resize(order.size(), -1);
   p.count.assign(k.tensors.size(), 0);
   p.reuses.assign(k.tensors.size(), {});
-  p.sbuf_capacity = t.statebuf_par_size_in_bytes;
+  p.sbuf_capacity = t.statebuf_par_size_in_bytes - o.prefetch_ring;
   p.psum_capacity = t.psum_par_size_in_bytes * t.psum_num_banks;
   // A kernel that places its tiles itself (ncc.sbuf/psum alloc) chose its buffers; the IR
   // does not record how many, so its tiles stay fresh in every iteration.
@@ -287,7 +287,7 @@ BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::v
   // A tile on several cores gets the buffers every one of them holds.
   for (int c = 0; c < std::max(1, k.physical_cores); ++c) {
     std::vector<int> count(k.tensors.size(), 0);
-    plan_core(k, t, order, loops, cores, c, p, count, max_reuse);
+    plan_core(k, t, order, loops, cores, c, p, count, o.max_reuse);
     for (size_t id = 0; id < count.size(); ++id)
       if (count[id] > 0) p.count[id] = p.count[id] > 0 ? std::min(p.count[id], count[id]) : count[id];
   }

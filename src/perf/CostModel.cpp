@@ -119,7 +119,7 @@ std::vector<int> collect_rotating(const ir::Block& b, Sites& s) {
 class Walker {
  public:
   Walker(const ir::Kernel& k, const sema::Target& t, const Options& o, const Sites& s)
-      : k_(k), sites_(s), config_(o.config), sched_(k, t, o, s.order, s.buffers) {
+      : k_(k), sites_(s), config_(o.config), prefetch_ring_(o.prefetch_ring), sched_(k, t, o, s.order, s.buffers) {
     env_.loop.assign(k.num_axes, 0);
     env_.pid.assign(k.grid.size(), 0);
     later_.assign(k.num_axes, false);
@@ -176,6 +176,9 @@ class Walker {
       sched_.note("allocation " + sema::allocation_name(config_) +
                   " is costed with the model's own buffer plan (one buffer per tile, more where they fit); the "
                   "address reuse of the RING and FAST modes is not modelled beyond it");
+    if (prefetch_ring_ > 0)
+      sched_.note("a prefetch ring takes " + std::to_string(prefetch_ring_) +
+                  " bytes per partition of SBUF: the tiles' buffers fit in the rest");
     if (config_.nki_allocates() && config_.opt_level() != sema::OptLevel::O0)
       sched_.note("an un-pinned tensor_copy runs on its default engine, as at opt_level O0: the compiler's engine "
                   "choice at O1 and O2 is not modelled");
@@ -302,6 +305,7 @@ class Walker {
   const ir::Kernel& k_;
   const Sites& sites_;
   const sema::CompileConfig& config_;
+  int64_t prefetch_ring_;
   Schedule sched_;
   Env env_;
   std::vector<bool> later_;  // by loop axis: past its first iteration (hoisted sites are skipped)
@@ -323,8 +327,9 @@ Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& 
   // By site, the loop axis it runs once in, or -1; the buffer plan keeps those whose result fits.
   std::vector<int> hoisted(s.order.size(), -1);
   for (const auto& [in, axis] : loop_invariant(k)) hoisted[s.site.at(in)] = axis;
-  s.buffers = plan_buffers(k, target, s.order, std::move(hoisted),
-                           opts.config.nki_allocates() && opts.config.allocation_mode() == sema::AllocationMode::MaxReuse);
+  const bool max_reuse =
+      opts.config.nki_allocates() && opts.config.allocation_mode() == sema::AllocationMode::MaxReuse;
+  s.buffers = plan_buffers(k, target, s.order, std::move(hoisted), {max_reuse, opts.prefetch_ring});
   s.allocated_in.resize(k.num_axes);
   for (const ir::TensorDecl& t : k.tensors) {
     if (ir::is_hbm(t.memory) && t.memory != ir::Memory::PrivateHBM) continue;

@@ -28,6 +28,7 @@ struct Options {
   // The kernel's nki.compiler config: scheduling=True with the TRIVIAL heuristic keeps program
   // order (no engine fills an idle gap with a later instruction); the rest is named in the report.
   sema::CompileConfig config;
+  int64_t prefetch_ring = 0;  // SBUF bytes per partition its prefetch ring takes (sema/CompileConfig.h)
 };
 
 // Sums a loop's steady-state iteration adds, so that repeating it is arithmetic.

@@ -208,6 +208,14 @@ def test_prefetch_auto_takes_its_ring_out_of_sbuf():
     [w] = sbuf_warnings(NEAR, CompileConfig(allocation=LINEAR, prefetch_auto=True))
     assert w.startswith("[warn_sbuf_spill] SBUF holds 208000 bytes per partition live here, more than the 196600 "
                         "target 'trn2' leaves after its 16384-byte prefetch ring: the compiler spills 11400 bytes"), w
+    # The cost model plans the tiles' buffers in what the ring leaves.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prefetching = nkic.profile(nki.jit(NEAR.func, compile_config=CompileConfig(allocation=LINEAR,
+                                                                                   prefetch_auto=True)), X)
+    assert nkic.profile(NEAR, X).sbuf_capacity_bytes == 212984 and prefetching.sbuf_capacity_bytes == 196600
+    assert "a prefetch ring takes 16384 bytes per partition of SBUF: the tiles' buffers fit in the rest" in \
+        prefetching.notes
 
 
 @pytest.mark.parametrize("ring,spills", [("4096", False), ("8192", True)])
