@@ -162,7 +162,7 @@ class Walker {
   }
 
  private:
-  // What the kernel's CompileConfig asks of the compiler that the model does not follow.
+  // What the prediction takes from the kernel's CompileConfig, and what of it the model does not follow.
   void config_notes() {
     using sema::SchedulingHeuristic;
     if (config_.scheduling() && config_.scheduling_heuristic() != SchedulingHeuristic::Trivial &&

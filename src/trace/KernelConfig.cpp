@@ -9,7 +9,8 @@ void configure_kernel(TraceContext& c, sema::CompileConfig config, sema::Special
   codegen::KernelBuilder& b = c.builder();
   if (!env.compiler_frontend.empty())
     b.warn(sema::warn_compiler_frontend_ignored(env.compiler_frontend));
-  c.prefetch_ring = sema::prefetch_ring_bytes(config, env.prefetch_ring_size, c.target().prefetch_ring_par_size_in_bytes);
+  c.prefetch_ring =
+      sema::prefetch_ring_bytes(config, env.prefetch_ring_size, c.target().prefetch_ring_par_size_in_bytes);
   c.compile_config = std::move(config);
   c.specialization_config = spec;
 }
