@@ -19,6 +19,7 @@ void bind_trace_api(py::module_& m);
 void bind_ops_api(py::module_& m);
 void bind_perf_api(py::module_& m);
 void bind_version_api(py::module_& m);
+void bind_compiler_api(py::module_& m);
 }  // namespace nkic::py_bind
 
 PYBIND11_MODULE(_nkic, m) {
@@ -36,5 +37,6 @@ PYBIND11_MODULE(_nkic, m) {
   nkic::py_bind::bind_kernel_api(m);
   nkic::py_bind::bind_perf_api(m);
   nkic::py_bind::bind_version_api(m);
+  nkic::py_bind::bind_compiler_api(m);
   nkic::py_bind::register_numpy_dtypes(m);
 }

@@ -81,6 +81,19 @@ const std::vector<VersionedForm>& versioned_forms() {
       {"the NkiTensor view methods (slice, select, permute, ...)", NkiVersion{0, 5}, std::nullopt, std::nullopt,
        "slices, nl.ds(start, size) and .ap(pattern=...)"},
       {"nisa.topk", NkiVersion{0, 6}, std::nullopt, std::nullopt, "nisa.max8 and nisa.nc_find_index8"},
+      // NKI 0.7 (NKI_07_08_API.md §0, §1, §4, §6, §8) and 0.8 (§5, §7).
+      {"the tracer frontend's Python (any class, `is`, non-string dict keys)", NkiVersion{0, 7}, std::nullopt,
+       std::nullopt, "classes deriving from nl.NKIObject, `==` for `is`, string dict keys"},
+      {"the tile grids (nl.tiles, nl.blocks, nl.alloc_tiles, nl.alloc_blocks)", NkiVersion{0, 7}, std::nullopt,
+       std::nullopt, "nl.ndarray tiles and .ap(...) views of HBM"},
+      {"nki.jit(compile_config=, specialization_config=)", NkiVersion{0, 7}, std::nullopt, std::nullopt,
+       "@nki.jit (the compiler's own allocation and scheduling)"},
+      {"nisa.sendrecv_compute", NkiVersion{0, 7}, std::nullopt, std::nullopt,
+       "nisa.sendrecv, then nisa.tensor_tensor on the received tile"},
+      {"nki.lnc", NkiVersion{0, 8}, std::nullopt, std::nullopt,
+       "nisa.sendrecv, nisa.sendrecv_compute and nisa.core_barrier"},
+      {"nki.multi_rank_simulate", NkiVersion{0, 8}, std::nullopt, std::nullopt,
+       "nki.simulate of each rank's kernel (collectives are not simulated before nki 0.8)"},
   };
   return forms;
 }
