@@ -165,6 +165,15 @@ void raise_diagnostic(sema::Diagnostic d, sema::Api api) {
   PyErr_SetObject(cls, exc.ptr());
 }
 
+void issue_warning(const sema::Diagnostic& d) {
+  // Outside the kernel's code (as its trace begins): at the caller's line.
+  const ir::SourceLoc loc = d.loc.known() ? d.loc : caller_location();
+  py::module_::import("warnings").attr("warn_explicit")(
+      "[" + d.code + "] " + d.message,
+      py::handle(d.code.find("deprecated") != std::string::npos ? PyExc_DeprecationWarning : PyExc_UserWarning),
+      loc.file ? *loc.file : std::string("<kernel>"), loc.line);
+}
+
 bool is_diagnostic(const py::error_already_set& e) { return PyObject_IsInstance(e.value().ptr(), exc_base) == 1; }
 
 bool is_plain_type_error(const py::error_already_set& e) { return e.matches(PyExc_TypeError) && !is_diagnostic(e); }

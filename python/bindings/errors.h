@@ -26,6 +26,9 @@ ir::SourceLoc caller_location();
 // Raises `d` as the Python exception of its kind, completing location, API and the hint
 // in the terms of the traced kernel's API (or of `api`: a kernel that has been traced).
 void raise_diagnostic(sema::Diagnostic d);
+// A warn_* diagnostic as a Python warning at its location: "[code] message" (a
+// DeprecationWarning for a deprecation, else a UserWarning).
+void issue_warning(const sema::Diagnostic& d);
 void raise_diagnostic(sema::Diagnostic d, sema::Api api);
 // The diagnostic about to be raised is Python's construct's (a condition, a statement), not
 // an NKI API's: the last API called names none of it.

@@ -63,9 +63,7 @@ void run_simulation(const ir::Kernel& k, sim::SimOptions& opts, const std::funct
       simulate();
     }
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
-    for (const ir::Diagnostic& d : warnings)
-      py::module_::import("warnings").attr("warn_explicit")("[" + d.code + "] " + d.message, py::handle(PyExc_UserWarning),
-                                                             d.loc.file ? *d.loc.file : std::string("<kernel>"), d.loc.line);
+    for (const ir::Diagnostic& d : warnings) issue_warning(d);
   } catch (const ir::NkiError& e) {
     if (!printed.str().empty()) py::print(printed.str(), py::arg("end") = "", py::arg("flush") = true);
     raise_sim_error(e, k);
@@ -121,7 +119,9 @@ py::list written_inputs(const PyKernel& s) {
 
 }  // namespace
 
-py::object wrap_kernel(std::unique_ptr<ir::Kernel> k) { return py::cast(PyKernel{std::shared_ptr<ir::Kernel>(std::move(k))}); }
+py::object wrap_kernel(std::unique_ptr<ir::Kernel> k, sema::CompileConfig config, int64_t prefetch_ring) {
+  return py::cast(PyKernel{std::shared_ptr<ir::Kernel>(std::move(k)), std::move(config), prefetch_ring});
+}
 
 void bind_kernel_api(py::module_& m) {
   // The instruction table's rows: ISA name, default engine, simulator executor.

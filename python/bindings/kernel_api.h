@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "ir/IR.h"
+#include "sema/CompileConfig.h"
 
 namespace py = pybind11;
 
@@ -13,9 +14,13 @@ namespace nkic::py_bind {
 // The Python object of a traced kernel (core.Kernel).
 struct PyKernel {
   std::shared_ptr<ir::Kernel> k;
+  // The traced kernel's nki.compiler config and the SBUF bytes per partition of its prefetch
+  // ring (the cost model reads them).
+  sema::CompileConfig config;
+  int64_t prefetch_ring = 0;
 };
 
-py::object wrap_kernel(std::unique_ptr<ir::Kernel> k);
+py::object wrap_kernel(std::unique_ptr<ir::Kernel> k, sema::CompileConfig config = {}, int64_t prefetch_ring = 0);
 void bind_kernel_api(py::module_& m);
 
 }  // namespace nkic::py_bind

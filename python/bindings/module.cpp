@@ -20,6 +20,7 @@ void bind_ops_api(py::module_& m);
 void bind_perf_api(py::module_& m);
 void bind_scalars_api(py::module_& m);
 void bind_version_api(py::module_& m);
+void bind_compiler_api(py::module_& m);
 }  // namespace nkic::py_bind
 
 PYBIND11_MODULE(_nkic, m) {
@@ -38,5 +39,6 @@ PYBIND11_MODULE(_nkic, m) {
   nkic::py_bind::bind_perf_api(m);
   nkic::py_bind::bind_scalars_api(m);
   nkic::py_bind::bind_version_api(m);
+  nkic::py_bind::bind_compiler_api(m);
   nkic::py_bind::register_numpy_dtypes(m);
 }

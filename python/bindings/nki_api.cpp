@@ -180,9 +180,6 @@ void bind_nki_api(py::module_& m) {
                       alu_of(reduce_op));
   });
   m.def("check_placements", [] { codegen::check_placement_overlap(trace::TraceContext::nki_ctx("nl.ndarray").builder()); });
-  m.def("check_lnc", [](int64_t lnc, const std::string& runtime) {
-    codegen::check_lnc(trace::TraceContext::nki_ctx("nki.jit").builder(), lnc, runtime);
-  });
   m.def("check_outputs", [](py::list outputs) {
     trace::TraceContext& ctx = trace::TraceContext::nki_ctx("nki.jit");
     std::vector<types::TensorVal> ts;
@@ -204,6 +201,13 @@ void bind_nki_api(py::module_& m) {
     }
     sema::fail(d);
   }, py::arg("what"), py::arg("hint"), py::arg("file"), py::arg("line"), py::arg("col"), py::arg("callee") = "");
+  // A construct the parser frontend of nki 0.6 rejected, which the 0.7+ tracer runs as Python.
+  m.def("warn_parser_frontend_construct", [](const std::string& what, const std::string& hint, const std::string& file,
+                                             int line, int col) {
+    sema::Diagnostic d = sema::warn_parser_frontend_construct(what, hint);
+    d.loc = {ir::intern_file(file), line, col};
+    issue_warning(d);
+  });
   m.def("current_api", [] {
     trace::TraceContext* ctx = trace::TraceContext::current();
     return ctx != nullptr && ctx->builder().current_api;

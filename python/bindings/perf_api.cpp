@@ -26,6 +26,8 @@ std::shared_ptr<perf::Profile> profile(const PyKernel& kernel, const std::string
   if (!t) raise_diagnostic(sema::err_incorrect_target_type(target));
   perf::Options o;
   o.max_slices = max_slices;
+  o.config = kernel.config;
+  o.prefetch_ring = kernel.prefetch_ring;
   try {
     return std::make_shared<perf::Profile>(perf::predict(*kernel.k, *t, o));
   } catch (const ir::NkiError& e) {
@@ -54,6 +56,8 @@ void bind_perf_api(py::module_& m) {
       .def_readonly("instructions", &perf::Profile::instructions)
       .def_readonly("instructions_scheduled", &perf::Profile::instructions_scheduled)
       .def_readonly("notes", &perf::Profile::notes)
+      .def_readonly("allocation", &perf::Profile::allocation)
+      .def_readonly("scheduling", &perf::Profile::scheduling)
       .def_readonly("slices_dropped", &perf::Profile::slices_dropped)
       .def_property_readonly("num_slices", [](const perf::Profile& p) { return p.slices.size(); })
       // (track name, busy ns, instruction count) for pe, act, dve, pool, dma.

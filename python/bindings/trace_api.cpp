@@ -223,12 +223,7 @@ void bind_trace_api(py::module_& m) {
         sema::fail(sema::err_multi_cores_spmd_not_supported(n, t.name, t.max_num_physical_cores));
       }
     c.builder().location_provider = [] { return user_location(); };
-    c.builder().warning_handler = [](const sema::Diagnostic& d) {
-      py::module_::import("warnings").attr("warn_explicit")(
-          "[" + d.code + "] " + d.message,
-          py::handle(d.code.find("deprecated") != std::string::npos ? PyExc_DeprecationWarning : PyExc_UserWarning),
-          d.loc.file ? *d.loc.file : std::string("<kernel>"), d.loc.line);
-    };
+    c.builder().warning_handler = issue_warning;
   });
   m.def("trace_end", &trace::TraceContext::clear);
   m.def("raise_nested_kernel_with_spmd_grid", [] {
@@ -417,7 +412,9 @@ void bind_trace_api(py::module_& m) {
     for (const types::TensorVal& v : outs) l.append(wrap_tensor(v));
     return py::isinstance<py::tuple>(returned) ? py::object(py::tuple(l)) : py::object(l);
   });
-  m.def("finalize", [](py::object returned) { return wrap_kernel(ctx().finalize(returned_tensors(returned))); });
+  m.def("finalize", [](py::object returned) {
+    return wrap_kernel(ctx().finalize(returned_tensors(returned)), ctx().compile_config, ctx().prefetch_ring);
+  });
 
   m.def("ndarray", &ndarray_call);
   m.def("full", [](std::vector<int64_t> shape, double value, const std::string& dtype, const std::string& buffer,

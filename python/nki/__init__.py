@@ -8,7 +8,7 @@ from nkic._core import core as _core
 from ._api import unavailable as _unavailable
 from ._kernel import Kernel, jit, simulate  # noqa: F401
 from ._ranks import execute, multi_rank_execute, multi_rank_simulate  # noqa: F401
-from . import language, isa, typing, collectives, lnc, meta  # noqa: F401
+from . import language, isa, typing, collectives, lnc, compiler, meta  # noqa: F401
 
 # A dtype as kernels annotate it (nl.float32, np.float32, ...).
 dtype = object

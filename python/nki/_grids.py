@@ -59,7 +59,11 @@ def _wrap(grid):
     return out
 
 
+_GRIDS = "the tile grids (nl.tiles, nl.blocks, nl.alloc_tiles, nl.alloc_blocks)"  # NKI 0.7+
+
+
 def _core_of(source):
+    core.check_versioned_form(_GRIDS)
     return source._grid if isinstance(source, NkiGrid) else source
 
 
@@ -77,6 +81,7 @@ def blocks(source, *, tile_shape=None, block_shape):
 
 
 def _alloc(api, tile_shape, block_shape, element_shape, buffer, dtype, address, name):
+    core.check_versioned_form(_GRIDS)
     grid = core.grid_alloc(api, tile_shape, block_shape, element_shape, buffer, _dtypes.dtype_name(dtype), name or "")
     _nl._place(grid.storage, address, api)
     return _wrap(grid)

@@ -13,6 +13,7 @@ from nkic import _loops, _sim_checks
 from . import _subset
 from nkic._kernel import Launch, TraceKernel, _unexpected
 from . import _builtin_buffers, _lnc, _schedule, language
+from .compiler import SpecializationConfig
 
 _JIT_ARGS = frozenset({"mode", "platform_target", "additional_compile_opt", "experimental_flags",
                        "show_compiler_tb", "debug_kernel", "enable_out_of_bound_check", "kernel_return"})
@@ -38,12 +39,13 @@ class Kernel(TraceKernel):
     __nki_dont_trace__ = True
     current_api = True
 
-    def __init__(self, func, checks=None, **options):
+    def __init__(self, func, checks=None, compile_config=None, specialization_config=None, **options):
         # mode="trace": the core's convention of writable inputs copied back to the caller.
         super().__init__(func, mode="trace", trace_time_unroll_builtin_range=True, **options)
         self.simulation = False
         self.checks = checks or {}  # check_uninitialized= / check_races= given to nki.jit
         self.schedule, self._schedule_at = (), None
+        self.compile_config, self.specialization_config = compile_config, specialization_config
 
     def with_schedule(self, edges):
         """A copy of the kernel whose named instructions get `edges` (§5.6): (consumer,
@@ -58,7 +60,13 @@ class Kernel(TraceKernel):
 
     def _trace_begun(self):
         core.set_current_api()
-        core.check_lnc(self._lnc, os.environ.get("NEURON_LOGICAL_NC_CONFIG", ""))
+        env = os.environ.get
+        # The LNC degree: kernel[n]'s, else NEURON_LOGICAL_NC_CONFIG's, else 1 (nki 0.7).
+        self._lnc = core.resolve_lnc(self.__name__, self._bracket, env("NEURON_LOGICAL_NC_CONFIG", ""),
+                                     env("NEURON_CC_FLAGS", ""))
+        allow = self.specialization_config is not None and self.specialization_config.allow_nested_config_override
+        core.configure_kernel(self.compile_config, allow, env("NKI_COMPILER_FRONTEND", ""),
+                              env("NKI_PREFETCH_RING_SIZE", ""))
 
     def _check_param_hints(self, sig):
         """The current nki traces Python: an annotation is not read, so a string one (every
@@ -81,7 +89,8 @@ class Kernel(TraceKernel):
 
     def __call__(self, *args, **kwargs):
         if core.trace_active():
-            # The kernel library calls jit kernels from jit kernels: the callee acts as a plain function.
+            # A jit kernel called from a jit kernel is inlined (nki 0.7), under the outer kernel's config.
+            core.check_nested_config(self.__name__, self.compile_config)
             return self._trace_nested(*args, **kwargs)
         return self.run(None, args, kwargs)
 
@@ -93,11 +102,11 @@ class Kernel(TraceKernel):
         if any(_holds_list(v) for v in values):
             core.check_versioned_form("a list argument to a kernel")
         _subset.check(self.func)
-        if isinstance(grid, _SpmdGrid):  # nki 0.2's launch grid: one program per grid point
-            self._lnc = 1
+        if isinstance(grid, _SpmdGrid):  # nki 0.2's launch grid: one program per grid point, one core each
+            self._bracket = None
             return super().trace(tuple(grid), args, kwargs)
         # kernel[n]: one program, the body traced once per core (_lnc); kernel[1] is the plain kernel.
-        self._lnc = grid[0] if grid else 1
+        self._bracket = grid[0] if grid else None
         return super().trace(None, args, kwargs)
 
     def _run_body(self, body):
@@ -132,10 +141,15 @@ _notified = []
 _loops.SYMBOLIC_VETOES.append(_lnc.active)
 
 
-def jit(fn=None, **kwargs):
-    """@nki.jit, @nki.jit(), nki.jit(f). `mode=` is ignored (deprecated since 0.3);
-    `platform_target=` names the target up to nki 0.2 (since 0.3 NEURON_PLATFORM_TARGET_OVERRIDE
-    does). check_uninitialized= / check_races= (nkic's): the simulator's checks for every call."""
+def jit(fn=None, *, compile_config=None, specialization_config=None, **kwargs):
+    """@nki.jit, @nki.jit(), nki.jit(f). compile_config= (an nki.compiler.CompileConfig) and
+    specialization_config= (an nki.compiler.SpecializationConfig) as of nki 0.7. `mode=` is
+    ignored (deprecated since 0.3); `platform_target=` names the target up to nki 0.2 (since 0.3
+    NEURON_PLATFORM_TARGET_OVERRIDE does). check_uninitialized= / check_races= (nkic's): the
+    simulator's checks for every call."""
+    if compile_config is not None or specialization_config is not None:
+        core.check_versioned_form("nki.jit(compile_config=, specialization_config=)")
+    core.check_jit_configs(compile_config, specialization_config, SpecializationConfig)
     for name in kwargs:
         if name not in _JIT_ARGS | _CHECK_ARGS:
             _unexpected("nki.jit", name, _JIT_ARGS | _CHECK_ARGS)
@@ -144,17 +158,17 @@ def jit(fn=None, **kwargs):
             core.check_versioned_form(f"nki.jit({name}=)")
     checks = _checks("nki.jit", kwargs.get("check_uninitialized"), kwargs.get("check_races"))
     if fn is None:
-        return lambda f: _kernel(f, checks, kwargs.get("platform_target"))
-    return _kernel(fn, checks, kwargs.get("platform_target"))
+        return lambda f: _kernel(f, checks, kwargs.get("platform_target"), compile_config, specialization_config)
+    return _kernel(fn, checks, kwargs.get("platform_target"), compile_config, specialization_config)
 
 
-def _kernel(fn, checks, platform_target):
+def _kernel(fn, checks, platform_target, compile_config, specialization_config):
     while isinstance(fn, TraceKernel):  # a decorator chain: the function underneath
         fn = fn.func
     if not callable(fn):
         core.raise_unsupported_args("nki.jit", f"expects the kernel function, got {type(fn).__name__}")
     _builtin_buffers.provide(fn)
-    return Kernel(fn, checks, platform_target=platform_target)
+    return Kernel(fn, checks, compile_config, specialization_config, platform_target=platform_target)
 
 
 def _checks(api, check_uninitialized, check_races):

@@ -64,6 +64,7 @@ def multi_rank_simulate(kernel, *, world_size, per_rank_inputs):
     """Runs world_size ranks of `kernel` (a jit kernel or a plain function) on the CPU simulator, rank
     r on per_rank_inputs[r] = (args, kwargs); returns the ranks' results in rank order. The ranks
     share one specialization: tensors of one shape and dtype, every other argument equal."""
+    core.check_versioned_form(_API)
     grid = None
     if isinstance(kernel, Launch):  # kernel[lnc]: each rank a logical NeuronCore of lnc physical cores
         kernel, grid = kernel.kernel, kernel.grid

@@ -1,26 +1,64 @@
 """The accepted Python subset (NKI_CURRENT_API.md §2.2, §2.3, §9.2) of a kernel body and
-of the helpers it calls: constructs the nki 0.3+ compiler rejects are reported at their
-line, before the function is traced. What only a value can tell (a dict key computed at
-trace time) is checked where the value is made (nkic._rewrite.dict_keys)."""
+of the helpers it calls: constructs the compiler rejects are reported at their line,
+before the function is traced. What only a value can tell (a dict key computed at trace
+time) is checked where the value is made (nkic._rewrite_dicts).
+
+Since nki 0.7 the kernel runs as Python (the tracer frontend, NKI_07_08_API.md §1.2): any
+class may be used, and `is` and non-string dict keys have Python's meaning, each a warning
+(warn_parser_frontend_construct). The parser frontend's rules of 0.3-0.6 are kept behind
+parser_frontend_rules() (NKI 0.3-0.6); the signature rules, loop-variable writes and the legacy API stay errors."""
 import ast
 import builtins
 import enum
 import inspect
 
 from nkic._core import core
-from nkic import _rewrite
+from nkic import _rewrite, _rewrite_dicts
 
-_checked = set()  # code objects checked (or not the user's), unless the verdict depends on the version
+# (code object, its file, the NKI version served) checked (or not the user's code), unless the
+# verdict depends on the version; the file too, as code objects of the same body in two files
+# compare equal.
+_checked = set()
 _SURFACE = set()  # ids of the current package's API objects, filled at the first check
 _CLASS_RULE = "derives from nl.NKIObject and nothing else (or is an Enum)"
 # The legacy surface, whatever name a kernel imported it under (neuronxcc.nki.language is nkic.language).
 _LEGACY_MODULES = ("neuronxcc", "nkic.language", "nkic.isa", "nkic.typing", "nkic.compiler")
+# The served version's frontend (NKIC_NKI_VERSION): before nki 0.7 the parser frontend, whose rules
+# make classes derive from nl.NKIObject only and `is` between values and non-string dict keys errors.
+_TRACER_FRONTEND = "the tracer frontend's Python (any class, `is`, non-string dict keys)"
+
+
+def parser_frontend_rules():
+    return not core.accepts_form(_TRACER_FRONTEND)
+
+
+def _key(code):
+    return code, code.co_filename, core.nki_version()
 
 
 def _fail(func, helper, node, what, hint):
     code = func.__code__
     core.raise_unsupported_construct(what, hint, code.co_filename, node.lineno, node.col_offset + 1,
                                      code.co_name if helper else "")
+
+
+def _parser_frontend_rule(func, helper, node, what, hint, tracer_hint):
+    """A rule of the parser frontend only: an error under its rules, else a warning."""
+    if parser_frontend_rules():
+        _fail(func, helper, node, what, hint)
+    core.warn_parser_frontend_construct(what, tracer_hint, func.__code__.co_filename, node.lineno,
+                                        node.col_offset + 1)
+
+
+def non_string_key(k, file, line, col):
+    """A dict key computed at trace time that is not a string (nkic._rewrite_dicts)."""
+    what = f"a non-string dict key ({k!r})"
+    if parser_frontend_rules():
+        core.raise_unsupported_construct(what, "NKI dicts take string keys only", file, line, col)
+    core.warn_parser_frontend_construct(what, _KEY_HINT, file, line, col)
+
+
+_KEY_HINT = "the key works as in Python; use a string key to keep the kernel valid for nki 0.6 and before"
 
 
 def _legacy_module(value):
@@ -115,6 +153,9 @@ class _Walker(ast.NodeVisitor):
     def fail(self, node, what, hint):
         _fail(self.func, self.helper, node, what, hint)
 
+    def parser_frontend_rule(self, node, what, hint, tracer_hint):
+        _parser_frontend_rule(self.func, self.helper, node, what, hint, tracer_hint)
+
     def _resolve(self, node):
         """The object a Name or module attribute chain of the body names, None when it
         is a local or cannot be known before tracing."""
@@ -138,14 +179,18 @@ class _Walker(ast.NodeVisitor):
             # `x is None` is kept: it is structural for None, and the kernel library relies on it.
             none = any(isinstance(o, ast.Constant) and o.value is None for o in operands[i:i + 2])
             if isinstance(op, (ast.Is, ast.IsNot)) and not none:
-                self.fail(node, "'is' / 'is not' between values",
-                          "compare with == or != (NKI values compare structurally); only `x is None` is kept")
+                self.parser_frontend_rule(
+                    node, "'is' / 'is not' between values",
+                    "compare with == or != (NKI values compare structurally); only `x is None` is kept",
+                    "it compares identity, as in Python; use == to keep the kernel valid for nki 0.6 and before")
         self.generic_visit(node)
 
     def visit_Dict(self, node):
         for k in node.keys:
             if k is not None and _constant_key(k) and not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
-                self.fail(k, f"a non-string dict key ({ast.unparse(k)})", "NKI dicts take string keys only")
+                self.parser_frontend_rule(k, f"a non-string dict key ({ast.unparse(k)})",
+                                          "NKI dicts take string keys only", _KEY_HINT)
+                break  # the first one is reported
         self.generic_visit(node)
 
     def visit_Name(self, node):
@@ -156,7 +201,7 @@ class _Walker(ast.NodeVisitor):
 
     def visit_Call(self, node):
         cls = self._resolve(node.func)
-        if isinstance(cls, type) and _user_class(cls) and not _nki_class(cls):
+        if parser_frontend_rules() and isinstance(cls, type) and _user_class(cls) and not _nki_class(cls):
             self.fail(node, f"an instance of class '{cls.__name__}', which does not derive from nl.NKIObject",
                       f"a class a kernel uses {_CLASS_RULE}")
         self.generic_visit(node)
@@ -164,7 +209,7 @@ class _Walker(ast.NodeVisitor):
     def visit_ClassDef(self, node):
         for base in node.bases:
             cls = self._resolve(base)
-            if isinstance(cls, type) and not _nki_class(cls):
+            if parser_frontend_rules() and isinstance(cls, type) and not _nki_class(cls):
                 self.fail(base, f"a class '{node.name}' deriving from '{cls.__name__}'",
                           f"a class a kernel defines {_CLASS_RULE}")
         self.generic_visit(node)
@@ -192,10 +237,10 @@ def check(func, kernel=True):
     """Raises the first construct outside the subset in `func`: the kernel's own def,
     or (kernel=False) a helper it calls, when the trace is of the current API."""
     code = getattr(func, "__code__", None)
-    if code is None or code in _checked:
+    if code is None or _key(code) in _checked:
         return
     if not core.is_user_code_file(code.co_filename):  # a library's helper: asked once
-        _checked.add(code)
+        _checked.add(_key(code))
         return
     fdef = _rewrite.parsed_def(func)
     if not _SURFACE:
@@ -209,7 +254,7 @@ def check(func, kernel=True):
             walker.visit(stmt)
         if walker.version_dependent:  # accepted by the version served: asked again next time
             return
-    _checked.add(code)
+    _checked.add(_key(code))
 
 
 def check_helper(func):
@@ -218,3 +263,4 @@ def check_helper(func):
 
 
 _rewrite.INLINE_CHECKS.append(check_helper)
+_rewrite_dicts.KEY_CHECKS.append(non_string_key)

@@ -39,6 +39,8 @@ class ProfileResult:
         self.instructions = prof.instructions  # executions costed
         self.instructions_scheduled = prof.instructions_scheduled  # of them, scheduled one by one
         self.notes = list(prof.notes)
+        # What the prediction assumed of the compiler (the kernel's nki.compiler.CompileConfig).
+        self.allocation, self.scheduling = prof.allocation, prof.scheduling
 
     @property
     def lines(self):
@@ -71,6 +73,7 @@ class ProfileResult:
         rows.append(f"  MFU {100 * self.mfu:.1f} %  HFU {100 * self.hfu:.1f} %  DMA {self.dma_bytes} bytes "
                     f"({100 * self.dma_utilisation:.1f} % of peak)  SBUF peak {self.sbuf_peak_bytes} B/partition  "
                     f"PSUM peak {self.psum_peak_bytes} B/partition")
+        rows.append(f"  allocation {self.allocation}, scheduling {self.scheduling}")
         if self.lines:
             rows.append("  busiest lines:")
             for f, line, busy, crit, n in self.lines[:top]:

@@ -1,24 +1,29 @@
 """The dicts traced code builds from keys known only at trace time (a variable, a
-comprehension, dict(...), `d[k] = v`): the current API's dicts take string keys only
-(NKI_CURRENT_API.md §2.2), checked when the dict is made or stored into; constant keys of a
-display are the front end's static check."""
+comprehension, dict(...), `d[k] = v`): the current API's parser frontend took string keys
+only (NKI_CURRENT_API.md §2.2), so a non-string key goes to the front end's KEY_CHECKS when
+the dict is made or stored into; constant keys of a display are the front end's static check."""
 import ast
 import copy
 
 from ._core import core
 
 
+KEY_CHECKS = []  # (key, file, line, col) of a non-string key in a current-API trace (nki._subset)
+
+
 def _check_key(k, file, line, col):
     if not isinstance(k, str):
-        core.raise_unsupported_construct(f"a non-string dict key ({k!r})", "NKI dicts take string keys only",
-                                         file, line, col)
+        for check in KEY_CHECKS:
+            check(k, file, line, col)
 
 
 def dict_keys(d, file, line, col):
     """The dict `d` made at file:line:col, checked in a current-API trace."""
     if core.current_api() and isinstance(d, dict):
         for k in d:
-            _check_key(k, file, line, col)
+            if not isinstance(k, str):  # the first one is reported
+                _check_key(k, file, line, col)
+                break
     return d
 
 

@@ -1,5 +1,7 @@
 #include "codegen/Cores.h"
 
+#include <sstream>
+
 #include "codegen/KernelBuilder.h"
 #include "codegen/Ops.h"
 
@@ -11,9 +13,12 @@ namespace {
 
 size_t top_level_size(KernelBuilder& b) { return b.kernel().body.size(); }
 
-// The nki.lnc name of a deprecated nisa call ("nisa.sendrecv" -> "nki.lnc.sendrecv").
-void warn_deprecated(KernelBuilder& b, const LncForm& form) {
-  if (form.lnc) return;
+// The version's word on the call: nki.lnc is NKI 0.8's, nisa.sendrecv_compute 0.7's; from 0.8 a
+// nisa form warns that it is deprecated, naming its nki.lnc form ("nisa.sendrecv" -> "nki.lnc.sendrecv").
+void check_version(KernelBuilder& b, const LncForm& form, bool reduces) {
+  if (form.lnc) return b.check_versioned_form("nki.lnc");
+  if (reduces) b.check_versioned_form("nisa.sendrecv_compute");
+  if (!b.nki_version.at_least(0, 8)) return;
   const std::string& api = b.api();
   b.warn(sema::warn_nisa_lnc_api_deprecated(api, "nki.lnc." + api.substr(api.find('.') + 1),
                                             api == "nisa.sendrecv" ? "pipe_id" : ""));
@@ -109,7 +114,7 @@ void CoreSegments::begin_core(KernelBuilder& b, int c) {
 
 void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores,
                   const LncForm& form) {
-  warn_deprecated(b, form);
+  check_version(b, form, false);
   check_core_barrier(b, data, cores, b.cores ? b.cores->count() : 1, form);
   CoreSegments::Arrival barrier;
   barrier.api = b.api();
@@ -118,7 +123,7 @@ void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vec
 
 void sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
               int64_t recv_from, std::optional<ir::AluOp> reduce_op, const LncForm& form) {
-  warn_deprecated(b, form);
+  check_version(b, form, reduce_op.has_value());
   check_sendrecv(b, src, dst, send_to, recv_from, reduce_op, b.cores ? b.cores->current() : 0,
                  b.cores ? b.cores->count() : 1, form);
   const std::vector<CoreSegments::Arrival>* point =
@@ -250,14 +255,52 @@ void CoreSegments::finish(KernelBuilder& b) {
   b.kernel().physical_cores = static_cast<int>(cuts_.size());
 }
 
-void check_lnc(KernelBuilder& b, int64_t lnc, const std::string& runtime) {
-  const sema::Target& t = b.target();
-  if (lnc < 1 || lnc > t.max_num_physical_cores)
-    b.fail(sema::err_lnc_not_supported(lnc, t.name, t.max_num_physical_cores));
-  if (runtime.empty()) return;
+namespace {
+
+// The integer `text` holds, or nullopt.
+std::optional<int64_t> integer(const std::string& text) {
   char* end = nullptr;
-  long long configured = std::strtoll(runtime.c_str(), &end, 10);
-  if (*end != '\0' || configured != lnc) b.fail(sema::err_lnc_config_mismatch(lnc, runtime));
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0') return std::nullopt;
+  return v;
+}
+
+// The --lnc of neuronx-cc's flags ("--lnc=2" or "--lnc 2"), its text; empty when not given.
+std::string lnc_flag(const std::string& flags) {
+  std::istringstream words(flags);
+  std::string w, value;
+  while (words >> w) {
+    if (w.rfind("--lnc=", 0) == 0) value = w.substr(6);
+    else if (w == "--lnc" && !(words >> value)) value = " ";
+  }
+  return value;
+}
+
+}  // namespace
+
+int64_t resolve_lnc(KernelBuilder& b, const std::string& kernel, std::optional<int64_t> bracket,
+                    const std::string& runtime, const std::string& cc_flags, bool tracer) {
+  const sema::Target& t = b.target();
+  const std::optional<int64_t> configured = integer(runtime);
+  int64_t lnc = bracket.value_or(1);
+  if (!bracket && tracer && !runtime.empty()) {
+    if (!configured || *configured < 1)
+      b.fail(sema::err_invalid_environment_value("NEURON_LOGICAL_NC_CONFIG", runtime, "an LNC degree (1 or 2)"));
+    lnc = *configured;
+  }
+  if (lnc < 1 || lnc > t.max_num_physical_cores) {
+    const std::string launch = bracket ? "kernel[" + std::to_string(lnc) + "]" : "NEURON_LOGICAL_NC_CONFIG=" + runtime;
+    b.fail(sema::err_lnc_not_supported(launch, lnc, t.name, t.max_num_physical_cores));
+  }
+  if (!runtime.empty() && (!tracer || bracket) && configured != lnc) b.fail(sema::err_lnc_config_mismatch(lnc, runtime));
+  const std::string graph = tracer ? lnc_flag(cc_flags) : "";
+  if (!graph.empty()) {
+    const std::optional<int64_t> compiler = integer(graph);
+    if (!compiler || *compiler < 1)
+      b.fail(sema::err_invalid_environment_value("NEURON_CC_FLAGS", cc_flags, "flags whose --lnc is 1 or 2"));
+    if (*compiler != lnc) b.fail(sema::err_lnc_compiler_mismatch(kernel, lnc, *compiler));
+  }
+  return lnc;
 }
 
 }  // namespace nkic::codegen

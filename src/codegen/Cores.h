@@ -45,9 +45,14 @@ void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vec
 // engine (in fp32, as dma_compute) once every core has reached the call.
 void sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
               int64_t recv_from, std::optional<ir::AluOp> reduce_op = std::nullopt, const LncForm& form = {});
-// kernel[lnc]: 1 up to the target's physical cores per logical NeuronCore, and equal to the
-// runtime's NEURON_LOGICAL_NC_CONFIG (`runtime`, the variable's text) when that is set.
-void check_lnc(KernelBuilder& b, int64_t lnc, const std::string& runtime);
+// The LNC degree of a kernel: 1 up to the target's physical cores per logical NeuronCore.
+// `bracket`: kernel[n]'s n; `runtime`, `cc_flags`: the texts of NEURON_LOGICAL_NC_CONFIG and
+// NEURON_CC_FLAGS (empty when unset). With `tracer` (nki 0.7+) the degree is the bracket's, else
+// the runtime's, else 1, and a graph --lnc=N in the flags that differs is NCC_EVRF066
+// (err_lnc_compiler_mismatch); without it (0.6) the degree is the bracket's or 1. Either way a
+// bracket must equal a runtime degree that is set (err_lnc_config_mismatch).
+int64_t resolve_lnc(KernelBuilder& b, const std::string& kernel, std::optional<int64_t> bracket,
+                    const std::string& runtime, const std::string& cc_flags, bool tracer);
 
 class CoreSegments {
  public:

@@ -73,7 +73,8 @@ struct Claim {
 // The ring allocation of one memory (see Buffers.h): fills `reuses` of the tiles that do
 // not rotate. A tile that finds no room (the program-order footprint is over the capacity:
 // the spill estimate's case) gets no dependency.
-void place_ring(std::vector<Claim> claims, int64_t capacity, std::vector<std::vector<int>>& reuses) {
+// `lowest`: each tile at the lowest address free (MAX_REUSE) rather than past the previous one.
+void place_ring(std::vector<Claim> claims, int64_t capacity, std::vector<std::vector<int>>& reuses, bool lowest) {
   struct Placed {
     int64_t lo, hi;
     int id, to;
@@ -84,7 +85,7 @@ void place_ring(std::vector<Claim> claims, int64_t capacity, std::vector<std::ve
   int64_t next = 0;
   for (const Claim& c : claims) {
     if (c.bytes <= 0 || c.bytes > capacity) continue;
-    int64_t lo = next;
+    int64_t lo = lowest ? 0 : next;
     int wraps = 0;
     for (bool moved = true; moved && wraps < 2;) {
       moved = false;
@@ -111,7 +112,7 @@ void place_ring(std::vector<Claim> claims, int64_t capacity, std::vector<std::ve
 // One core's part of the plan: its sites are those of `core` (and the exchanges').
 void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order,
                const std::vector<LoopSpan>& loops, const std::vector<int>& cores, int core, BufferPlan& p,
-               std::vector<int>& count) {
+               std::vector<int>& count, bool max_reuse) {
   const size_t n = order.size();
   auto mine = [&](size_t s) { return cores[s] == core || cores[s] < 0; };
   auto within = [&](int id, const LoopSpan& l) {
@@ -211,8 +212,8 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     return loops[k.tensor(a).alloc_axis].depth > loops[k.tensor(b).alloc_axis].depth;
   });
   // Each round gives every loop tile that got one in the last round one more buffer, live
-  // over its loop body, where that stays within the capacity.
-  for (int r = 2;; ++r) {
+  // over its loop body, where that stays within the capacity (none under MAX_REUSE).
+  for (int r = 2; !max_reuse; ++r) {
     bool grew = false;
     for (int id : tiles) {
       const ir::TensorDecl& d = k.tensor(id);
@@ -241,7 +242,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     for (const ir::Access& a : in.extra_dsts) ++writes[k.root(a.tensor)];
   }
   for (const ir::TensorDecl& d : k.tensors) {
-    if (!is_buffer(d) || count[d.id] > 0 || writes[d.id] < 2) continue;
+    if (!is_buffer(d) || count[d.id] > 0 || writes[d.id] < 2 || max_reuse) continue;  // MAX_REUSE: the ring's
     const bool in_psum = d.memory == ir::Memory::PSUM;
     std::vector<int64_t>& live = in_psum ? psum : sbuf;
     const int64_t bytes = buffer_bytes(d, t), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
@@ -261,20 +262,20 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
             buffer_bytes(d, t) * std::max(1, count[d.id]), rotates};
     (d.memory == ir::Memory::PSUM ? psum_claims : sbuf_claims).push_back(c);
   }
-  place_ring(std::move(sbuf_claims), p.sbuf_capacity, p.reuses);
-  place_ring(std::move(psum_claims), p.psum_capacity, p.reuses);
+  place_ring(std::move(sbuf_claims), p.sbuf_capacity, p.reuses, max_reuse);
+  place_ring(std::move(psum_claims), p.psum_capacity, p.reuses, max_reuse);
 }
 
 }  // namespace
 
 BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order,
-                        std::vector<int> hoisted) {
+                        std::vector<int> hoisted, const BufferOptions& o) {
   BufferPlan p;
   p.hoisted = std::move(hoisted);
   p.hoisted.resize(order.size(), -1);
   p.count.assign(k.tensors.size(), 0);
   p.reuses.assign(k.tensors.size(), {});
-  p.sbuf_capacity = t.statebuf_par_size_in_bytes;
+  p.sbuf_capacity = t.statebuf_par_size_in_bytes - o.prefetch_ring;
   p.psum_capacity = t.psum_par_size_in_bytes * t.psum_num_banks;
   // A kernel that places its tiles itself (ncc.sbuf/psum alloc) chose its buffers; the IR
   // does not record how many, so its tiles stay fresh in every iteration.
@@ -286,7 +287,7 @@ BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::v
   // A tile on several cores gets the buffers every one of them holds.
   for (int c = 0; c < std::max(1, k.physical_cores); ++c) {
     std::vector<int> count(k.tensors.size(), 0);
-    plan_core(k, t, order, loops, cores, c, p, count);
+    plan_core(k, t, order, loops, cores, c, p, count, o.max_reuse);
     for (size_t id = 0; id < count.size(); ++id)
       if (count[id] > 0) p.count[id] = p.count[id] > 0 ? std::min(p.count[id], count[id]) : count[id];
   }

@@ -44,9 +44,18 @@ struct BufferPlan {
   int recomputed = 0;
 };
 
+// What the kernel's CompileConfig changes of the plan. `max_reuse` (NKI allocation's MAX_REUSE
+// mode: "always best-fit; least memory, least overlap"): a loop tile keeps one buffer, and every
+// other tile takes the lowest address free at its first access. `prefetch_ring`: SBUF bytes per
+// partition a prefetch ring takes out of the capacity.
+struct BufferOptions {
+  bool max_reuse = false;
+  int64_t prefetch_ring = 0;
+};
+
 // `order`: the kernel's instructions in program order (the cost model's sites); `hoisted`:
 // by site, the loop axis loop_invariant() hoists it out of, or -1 (empty: none).
 BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order,
-                        std::vector<int> hoisted = {});
+                        std::vector<int> hoisted = {}, const BufferOptions& o = {});
 
 }  // namespace nkic::perf

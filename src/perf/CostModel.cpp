@@ -119,7 +119,7 @@ std::vector<int> collect_rotating(const ir::Block& b, Sites& s) {
 class Walker {
  public:
   Walker(const ir::Kernel& k, const sema::Target& t, const Options& o, const Sites& s)
-      : k_(k), sites_(s), sched_(k, t, o, s.order, s.buffers) {
+      : k_(k), sites_(s), config_(o.config), prefetch_ring_(o.prefetch_ring), sched_(k, t, o, s.order, s.buffers) {
     env_.loop.assign(k.num_axes, 0);
     env_.pid.assign(k.grid.size(), 0);
     later_.assign(k.num_axes, false);
@@ -153,6 +153,7 @@ class Walker {
       sched_.note(std::to_string(hoisted) +
                   " instruction(s) whose operands do not change across their loop's iterations are costed once per"
                   " loop entry, as neuronx-cc hoists them");
+    config_notes();
     if (sites_.buffers.recomputed > 0)
       sched_.note(std::to_string(sites_.buffers.recomputed) +
                   " loop-invariant instruction(s) are costed in every iteration: their loop's tiles do not fit on"
@@ -161,6 +162,28 @@ class Walker {
   }
 
  private:
+  // What the prediction takes from the kernel's CompileConfig, and what of it the model does not follow.
+  void config_notes() {
+    using sema::SchedulingHeuristic;
+    if (config_.scheduling() && config_.scheduling_heuristic() != SchedulingHeuristic::Trivial &&
+        config_.scheduling_heuristic() != SchedulingHeuristic::Asap)
+      sched_.note("scheduling=True with " + sema::scheduling_name(config_) +
+                  " is not modelled: costed with the list schedule (ASAP)");
+    if (config_.nki_allocates() && config_.allocation_mode() == sema::AllocationMode::MaxReuse)
+      sched_.note("allocation LINEAR (MAX_REUSE): a loop tile keeps one buffer and every other tile takes the lowest "
+                  "free address, so a write waits for the last reader of the memory it reuses");
+    else if (config_.nki_allocates())
+      sched_.note("allocation " + sema::allocation_name(config_) +
+                  " is costed with the model's own buffer plan (one buffer per tile, more where they fit); the "
+                  "address reuse of the RING and FAST modes is not modelled beyond it");
+    if (prefetch_ring_ > 0)
+      sched_.note("a prefetch ring takes " + std::to_string(prefetch_ring_) +
+                  " bytes per partition of SBUF: the tiles' buffers fit in the rest");
+    if (config_.nki_allocates() && config_.opt_level() != sema::OptLevel::O0)
+      sched_.note("an un-pinned tensor_copy runs on its default engine, as at opt_level O0: the compiler's engine "
+                  "choice at O1 and O2 is not modelled");
+  }
+
   // kernel[n]: each span on its core; at a new segment the cores synchronise. An exchange's
   // copy (nisa.sendrecv) runs on the core that owns the tile it sends.
   void cores() {
@@ -281,6 +304,8 @@ class Walker {
 
   const ir::Kernel& k_;
   const Sites& sites_;
+  const sema::CompileConfig& config_;
+  int64_t prefetch_ring_;
   Schedule sched_;
   Env env_;
   std::vector<bool> later_;  // by loop axis: past its first iteration (hoisted sites are skipped)
@@ -302,7 +327,9 @@ Profile predict(const ir::Kernel& k, const sema::Target& target, const Options& 
   // By site, the loop axis it runs once in, or -1; the buffer plan keeps those whose result fits.
   std::vector<int> hoisted(s.order.size(), -1);
   for (const auto& [in, axis] : loop_invariant(k)) hoisted[s.site.at(in)] = axis;
-  s.buffers = plan_buffers(k, target, s.order, std::move(hoisted));
+  const bool max_reuse =
+      opts.config.nki_allocates() && opts.config.allocation_mode() == sema::AllocationMode::MaxReuse;
+  s.buffers = plan_buffers(k, target, s.order, std::move(hoisted), {max_reuse, opts.prefetch_ring});
   s.allocated_in.resize(k.num_axes);
   for (const ir::TensorDecl& t : k.tensors) {
     if (ir::is_hbm(t.memory) && t.memory != ir::Memory::PrivateHBM) continue;

@@ -38,7 +38,9 @@ bool Totals::same(const Totals& o) const {
 
 Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
                    std::vector<const ir::Instruction*> sites, BufferPlan buffers)
-    : k_(k), t_(t), o_(o), site_inst_(std::move(sites)), cores_(std::max(1, k.physical_cores)),
+    : k_(k), t_(t), o_(o),
+      program_order_(o.config.scheduling() && o.config.scheduling_heuristic() == sema::SchedulingHeuristic::Trivial),
+      site_inst_(std::move(sites)), cores_(std::max(1, k.physical_cores)),
       per_core_(kComputeTracks + t.cost.dma_queues), free_(cores_ * per_core_, 0.0), last_node_(free_.size(), -1),
       gaps_(free_.size()), regions_(k.tensors.size()), written_(k.tensors.size(), false), live_(k.tensors.size()),
       plan_(std::move(buffers)), ring_(k.tensors.size()), reuse_(k.tensors.size()),
@@ -271,7 +273,7 @@ std::vector<int64_t> Schedule::ports_of(const ir::Instruction& in, Track track) 
 
 std::pair<double, int> Schedule::slot(int ti, double ready, double interval) const {
   const std::vector<Gap>& gaps = gaps_[ti];
-  for (size_t i = 0; i < gaps.size(); ++i) {
+  for (size_t i = 0; i < gaps.size() && !program_order_; ++i) {
     const double start = std::max(gaps[i].from, ready);
     if (start + interval <= gaps[i].to) return {start, static_cast<int>(i)};
   }

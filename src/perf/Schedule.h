@@ -17,6 +17,7 @@
 #include "perf/Durations.h"
 #include "perf/Footprint.h"
 #include "perf/Profile.h"
+#include "sema/CompileConfig.h"
 #include "sema/Target.h"
 
 namespace nkic::perf {
@@ -24,6 +25,10 @@ namespace nkic::perf {
 struct Options {
   int64_t max_slices = 200000;     // timeline slices kept (the rest are counted)
   int64_t max_nodes = 4000000;     // executions remembered for the critical path
+  // The kernel's nki.compiler config: scheduling=True with the TRIVIAL heuristic keeps program
+  // order (no engine fills an idle gap with a later instruction); the rest is named in the report.
+  sema::CompileConfig config;
+  int64_t prefetch_ring = 0;  // SBUF bytes per partition its prefetch ring takes (sema/CompileConfig.h)
 };
 
 // Sums a loop's steady-state iteration adds, so that repeating it is arithmetic.
@@ -160,6 +165,7 @@ class Schedule {
   const ir::Kernel& k_;
   const sema::Target& t_;
   Options o_;
+  bool program_order_;  // TRIVIAL scheduling: an engine's instructions start in program order
   std::vector<const ir::Instruction*> site_inst_;
   int cores_ = 1, core_ = 0, per_core_ = 0;  // per_core_: tracks of one core
   std::vector<double> free_;          // per core: compute engines, then DMA queues

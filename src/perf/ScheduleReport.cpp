@@ -34,6 +34,8 @@ Profile Schedule::finish() {
   Profile p;
   p.kernel = k_.name;
   p.target = t_.name;
+  p.allocation = sema::allocation_name(o_.config);
+  p.scheduling = sema::scheduling_name(o_.config);
   const auto last = std::max_element(end_.begin(), end_.end());
   const int64_t end_node = end_node_[last - end_.begin()];
   p.latency = *last;
@@ -132,7 +134,7 @@ Profile Schedule::finish() {
     else samples.push_back(s);
   }
   p.occupancy = downsample(samples, 2000);
-  p.sbuf_capacity_bytes = t_.statebuf_par_size_in_bytes;
+  p.sbuf_capacity_bytes = t_.statebuf_par_size_in_bytes - o_.prefetch_ring;
   p.psum_capacity_bytes = t_.psum_par_size_in_bytes * t_.psum_num_banks;
   // The transfers whose contiguous runs are small enough that the per-run overhead takes
   // most of their queue time: what makes a variant DMA-bound on descriptors, not bytes.

@@ -227,21 +227,24 @@ std::string live_list(const ir::Kernel& k, const MemoryPeak& p, Diagnostic& d,
 std::vector<MemoryPeak> allocation_peaks(const ir::Kernel& k, const Target& t) { return peaks(k, t, analyse(k)); }
 
 AllocationVerdict check_allocation(const ir::Kernel& k, const Target& t,
-                                   const std::function<std::string(const std::string&)>& display) {
+                                   const std::function<std::string(const std::string&)>& display,
+                                   const AllocationOptions& o) {
   AllocationVerdict v;
   const Analysis a = analyse(k);
   for (const MemoryPeak& p : peaks(k, t, a)) {
-    if (p.bytes <= p.capacity || p.at < 0) continue;
+    const bool sbuf = p.memory == ir::Memory::SBUF;
+    const int64_t ring = sbuf ? o.prefetch_ring : 0;
+    if (p.bytes <= p.capacity - ring || p.at < 0) continue;
     Diagnostic notes;
     const std::string live = live_list(k, p, notes, display);
     const int64_t bank = t.psum_par_size_in_bytes;
-    Diagnostic d = p.memory == ir::Memory::PSUM
-                       ? err_psum_over_capacity(t.name, p.bytes / bank, t.psum_num_banks, bank, live)
-                       : warn_sbuf_spill(t.name, p.bytes, p.capacity, live);
+    Diagnostic d = !sbuf          ? err_psum_over_capacity(t.name, p.bytes / bank, t.psum_num_banks, bank, live)
+                   : o.no_fallback ? err_sbuf_over_capacity(t.name, p.bytes, p.capacity, live, ring)
+                                   : warn_sbuf_spill(t.name, p.bytes, p.capacity, live, ring);
     d.loc = a.sites[p.at]->loc;
     d.api = a.sites[p.at]->api;  // the call that brings the peak
     d.notes = std::move(notes.notes);
-    if (p.memory == ir::Memory::PSUM) {
+    if (!sbuf || o.no_fallback) {
       if (!v.error) v.error = std::move(d);
     } else {
       v.warnings.push_back(std::move(d));

@@ -54,7 +54,15 @@ struct AllocationVerdict {
   std::optional<Diagnostic> error;
   std::vector<Diagnostic> warnings;
 };
+// What the kernel's CompileConfig changes: a prefetch ring takes `prefetch_ring` SBUF bytes
+// per partition; NKI's linear-scan allocation without fallback (`no_fallback`) cannot spill,
+// so SBUF over its capacity is an error (err_sbuf_over_capacity) too.
+struct AllocationOptions {
+  bool no_fallback = false;
+  int64_t prefetch_ring = 0;
+};
 AllocationVerdict check_allocation(const ir::Kernel& k, const Target& t,
-                                   const std::function<std::string(const std::string&)>& display);
+                                   const std::function<std::string(const std::string&)>& display,
+                                   const AllocationOptions& o = {});
 
 }  // namespace nkic::sema

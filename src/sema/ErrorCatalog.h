@@ -148,7 +148,8 @@ Diagnostic err_memset_value_dtype(std::string_view value, std::string_view dtype
 Diagnostic err_output_not_in_shared_hbm(std::string_view tensor, std::string_view memory);
 // nisa.activation's bias tile is a (P, 1) vector over data's P partitions.
 Diagnostic err_activation_bias_vector(const std::vector<int64_t>& shape, int64_t partitions);
-Diagnostic err_lnc_not_supported(int64_t lnc, std::string_view target, int max_cores);
+// `launch`: what set the degree ("kernel[4]", "NEURON_LOGICAL_NC_CONFIG=4").
+Diagnostic err_lnc_not_supported(std::string_view launch, int64_t lnc, std::string_view target, int max_cores);
 Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime);
 // nisa.sendrecv / sendrecv_compute / core_barrier since NKI 0.8: `replacement` is the nki.lnc call;
 // `ignored` names an argument the replacement does not have ("" for none).
@@ -196,7 +197,30 @@ Diagnostic err_invalid_partition_access(std::string_view tensor, int64_t partiti
 // per partition live than it has, which the compiler spills. `live`: the tensors live there.
 Diagnostic err_psum_over_capacity(std::string_view target, int64_t banks, int64_t capacity_banks, int64_t bank_bytes,
                                   std::string_view live);
-Diagnostic warn_sbuf_spill(std::string_view target, int64_t bytes, int64_t capacity, std::string_view live);
+// `ring`: the SBUF bytes per partition a prefetch ring takes out of the capacity (CompileConfig.h).
+Diagnostic warn_sbuf_spill(std::string_view target, int64_t bytes, int64_t capacity, std::string_view live,
+                           int64_t ring = 0);
+// NKI allocation without fallback (allocation=LINEAR, nki_alloc_fallback=False): SBUF over its capacity.
+Diagnostic err_sbuf_over_capacity(std::string_view target, int64_t bytes, int64_t capacity, std::string_view live,
+                                  int64_t ring);
+
+// nki.compiler (NKI 0.7/0.8) and the tracer frontend (ErrorCatalogCompiler.cpp).
+// `expected`: "a bool", "an nki.compiler.AllocationMode or None", ...
+Diagnostic err_compile_config_type(std::string_view field, std::string_view expected);
+// `got`: the allocation given ("Allocation.COLORING"); empty when none is.
+Diagnostic err_scheduling_needs_linear_allocation(std::string_view got);
+Diagnostic err_option_needs_nki_allocation(std::string_view option);
+Diagnostic err_option_needs_nki_scheduling(std::string_view option);
+Diagnostic err_prefetch_ring_conflict(std::string_view ring_env);
+Diagnostic err_invalid_environment_value(std::string_view variable, std::string_view value, std::string_view expected);
+// A nested @nki.jit kernel whose compile config differs (`difference`: CompileConfig::difference).
+Diagnostic err_nested_kernel_config_mismatch(std::string_view kernel, std::string_view difference);
+Diagnostic warn_nested_kernel_config_override(std::string_view kernel, std::string_view difference);
+// neuronx-cc's NCC_EVRF066: the kernel's LNC degree is not the compiler's (NEURON_CC_FLAGS --lnc).
+Diagnostic err_lnc_compiler_mismatch(std::string_view kernel, int64_t kernel_lnc, int64_t compiler_lnc);
+Diagnostic warn_compiler_frontend_ignored(std::string_view value);
+// A construct nki 0.6's parser frontend rejected, which the 0.7+ tracer frontend runs as Python.
+Diagnostic warn_parser_frontend_construct(std::string_view what, std::string_view hint);
 // An API call on an empty view of `tensor` (shape `shape`): nothing is executed.
 Diagnostic warn_empty_access(std::string_view api, std::string_view tensor, std::string_view shape);
 // Tile grids of NKI 0.7 (ErrorCatalogGrids.cpp; codegen/TileGrid.h). `api` is the call

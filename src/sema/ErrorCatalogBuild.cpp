@@ -37,14 +37,36 @@ Diagnostic err_psum_over_capacity(std::string_view target, int64_t banks, int64_
               "the loop body that uses it), or accumulate fewer tiles at once");
 }
 
-Diagnostic warn_sbuf_spill(std::string_view target, int64_t bytes, int64_t capacity, std::string_view live) {
+namespace {
+// "the 196608 target 'trn2' has" / "the 180224 target 'trn2' leaves after its 16384-byte prefetch ring".
+std::string sbuf_room(std::string_view target, int64_t capacity, int64_t ring) {
+  if (ring <= 0) return "the " + std::to_string(capacity) + " target '" + s(target) + "' has";
+  return "the " + std::to_string(capacity - ring) + " target '" + s(target) + "' leaves after its " +
+         std::to_string(ring) + "-byte prefetch ring";
+}
+}  // namespace
+
+Diagnostic warn_sbuf_spill(std::string_view target, int64_t bytes, int64_t capacity, std::string_view live,
+                           int64_t ring) {
   return make("warn_sbuf_spill",
-              "SBUF holds " + std::to_string(bytes) + " bytes per partition live here, more than the " +
-                  std::to_string(capacity) + " target '" + s(target) + "' has: the compiler spills " +
-                  std::to_string(bytes - capacity) + " bytes per partition to HBM and reloads them; live: " + s(live),
+              "SBUF holds " + std::to_string(bytes) + " bytes per partition live here, more than " +
+                  sbuf_room(target, capacity, ring) + ": the compiler spills " +
+                  std::to_string(bytes - (capacity - ring)) + " bytes per partition to HBM and reloads them; live: " +
+                  s(live),
               ErrorKind::Value,
               "work on smaller tiles, or declare tiles in the loop body that uses them so that iterations reuse "
               "their buffers");
+}
+
+Diagnostic err_sbuf_over_capacity(std::string_view target, int64_t bytes, int64_t capacity, std::string_view live,
+                                  int64_t ring) {
+  return make("err_sbuf_over_capacity",
+              "NKI allocation (allocation=Allocation.LINEAR, nki_alloc_fallback=False) needs " + std::to_string(bytes) +
+                  " bytes per partition of SBUF live here, more than " + sbuf_room(target, capacity, ring) +
+                  "; live, largest first: " + s(live),
+              ErrorKind::Value,
+              "work on smaller tiles or declare them in the loop body that uses them, or leave nki_alloc_fallback "
+              "on so that the compiler allocates (and spills) instead");
 }
 
 }  // namespace nkic::sema

@@ -32,10 +32,10 @@ Diagnostic err_activation_bias_vector(const std::vector<int64_t>& shape, int64_t
               ErrorKind::Value, "");
 }
 
-Diagnostic err_lnc_not_supported(int64_t lnc, std::string_view target, int max_cores) {
+Diagnostic err_lnc_not_supported(std::string_view launch, int64_t lnc, std::string_view target, int max_cores) {
   std::string n = std::to_string(lnc);
   return make("err_multi_cores_spmd_not_supported",
-              "kernel[" + n + "] launches the kernel over " + n + " cores, which target '" + s(target) +
+              s(launch) + " launches the kernel over " + n + " cores, which target '" + s(target) +
                   "' does not have: a logical NeuronCore there spans 1 to " + std::to_string(max_cores) +
                   " physical core(s)",
               ErrorKind::Value, "launch kernel[1] (or kernel[2] on trn2 / trn3)");

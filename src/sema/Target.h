@@ -74,6 +74,9 @@ struct Target {
   int64_t statebuf_num_partitions = 128;
   int64_t statebuf_par_size_in_bytes = 0;   // usable SBUF bytes per partition
   int64_t statebuf_physical_par_size_in_bytes = 0;  // SBUF bytes per partition, reserved ones included
+  // SBUF bytes per partition CompileConfig(prefetch_auto=True) reserves for its prefetch ring and
+  // slack band: the compiler's size is unpublished, so this is nkic's assumption (a parameter).
+  int64_t prefetch_ring_par_size_in_bytes = 16384;
   int64_t psum_num_partitions = 128;
   int64_t psum_par_size_in_bytes = 2048;    // one PSUM bank per partition
   int64_t psum_num_banks = 8;

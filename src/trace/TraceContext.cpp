@@ -360,7 +360,9 @@ std::unique_ptr<ir::Kernel> TraceContext::finalize(const std::vector<types::Tens
     builder_.fail(d);
   }
   // Allocation as the compiler does it: what is live at once must fit (sema/Allocation.h).
-  sema::AllocationVerdict alloc = sema::check_allocation(k, builder_.target(), codegen::KernelBuilder::display_name);
+  sema::AllocationVerdict alloc =
+      sema::check_allocation(k, builder_.target(), codegen::KernelBuilder::display_name,
+                             {compile_config.nki_allocates() && !compile_config.alloc_fallback(), prefetch_ring});
   for (sema::Diagnostic& w : alloc.warnings) builder_.warn(std::move(w));
   if (alloc.error) builder_.fail(std::move(*alloc.error));
   return builder_.finish();

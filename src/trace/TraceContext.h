@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/KernelBuilder.h"
+#include "sema/CompileConfig.h"
 #include "sema/Target.h"
 #include "trace/Dispatch.h"
 #include "types/TypeSystem.h"
@@ -103,6 +104,11 @@ class TraceContext final : public types::TensorOpSink {
   // NKI_PRECISE_FP=0 (the current API): on-chip tensors of the narrow float formats are
   // stored in fp32, as the official simulator stores them.
   bool narrow_floats_as_fp32 = false;
+  // The kernel's nki.compiler configs (defaults unless a current-API kernel gives them) and
+  // the SBUF bytes per partition its prefetch ring takes: set as the trace begins (KernelConfig.h).
+  sema::CompileConfig compile_config;
+  sema::SpecializationConfig specialization_config;
+  int64_t prefetch_ring = 0;
   // The dtype a new tensor of `dtype` in `memory` is stored in.
   ir::DType storage_dtype(ir::DType dtype, ir::Memory memory) const;
 

@@ -335,6 +335,11 @@ TEST(CostModelBuffers, ALoopInvariantResultThatFitsIsHeldOverItsLoopAndComputedO
   EXPECT_EQ(plan.count[7], 2);  // v
   // Not hoisted, the add reads x and y in every iteration: they are live over the loop too.
   EXPECT_EQ(perf::plan_buffers(k, trn1(), sites).sbuf_peak, 5 * tile_bytes);
+  // NKI allocation's MAX_REUSE mode: least memory, so every loop tile keeps one buffer.
+  EXPECT_EQ(perf::plan_buffers(k, trn1(), sites, {-1, -1, 0, -1, -1, -1}, {true, 0}).count[7], 1);
+  // A prefetch ring takes its bytes out of the SBUF the plan fills.
+  EXPECT_EQ(perf::plan_buffers(k, trn1(), sites, {}, {false, 4096}).sbuf_capacity,
+            trn1().statebuf_par_size_in_bytes - 4096);
 }
 
 TEST(CostModelBuffers, ALoopInvariantInstructionInALoopThatDoesNotFitRunsInEveryIteration) {

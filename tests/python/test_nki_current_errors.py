@@ -181,12 +181,8 @@ CASES = [
     (removed_rmw_keyword, "rmw", "nisa.", "err_unsupported_args",
      "unexpected keyword argument 'dst_rmw_op'"),
     (string_buffer, "buffer", "nl.", "err_unsupported_buffer", "unknown buffer 'sbuf'"),
-    (uses_is, "is", "a.shape is", "err_unsupported_python_construct",
-     "'is' / 'is not' between values is not supported in an NKI kernel"),
     (keyword_only, "kwonly", "scale", "err_unsupported_python_construct",
      "a keyword-only parameter (after '*') is not supported in an NKI kernel"),
-    (int_dict_key, "dict", "1", "err_unsupported_python_construct",
-     "a non-string dict key (1) is not supported in an NKI kernel"),
     (matmul_into_sbuf, "matmul_dst", "nisa.", "err_unsupported_memory",
      "Expected operand 'dst' of 'nc_matmul' to be in address space 'psum', but got a tile in 'sbuf' instead."),
     (unsupported_ap, "ap", "x.ap", "err_unsupported_index",
@@ -205,6 +201,20 @@ CASES = [
 def test_rule(monkeypatch, kernel, marker, token, code, message):
     monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE", raising=False)
     check_diag(trace_error(kernel, X), M, code, message, [(marker, token)])
+
+
+PARSER_FRONTEND_CASES = [
+    (uses_is, "is", "a.shape is", "'is' / 'is not' between values is not supported in an NKI kernel"),
+    (int_dict_key, "dict", "1", "a non-string dict key (1) is not supported in an NKI kernel"),
+]
+
+
+@pytest.mark.parametrize("kernel,marker,token,message", PARSER_FRONTEND_CASES,
+                         ids=[c[1] for c in PARSER_FRONTEND_CASES])
+def test_rule_of_the_parser_frontend(monkeypatch, kernel, marker, token, message):
+    """nki 0.6's parser frontend rejects them; since 0.7 they warn (test_nki_tracing_07.py)."""
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.6")
+    check_diag(trace_error(kernel, X), M, "err_unsupported_python_construct", message, [(marker, token)])
 
 
 def test_hwdge_needs_neuroncore_v3(monkeypatch):

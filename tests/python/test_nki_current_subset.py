@@ -3,6 +3,7 @@ in a kernel and in the helpers it calls: what the compiler rejects is a diagnost
 user's line, and what it accepts (string keys held in variables, nested loops reusing `_`,
 NKIObject classes, legacy annotations) traces."""
 import enum
+import warnings
 
 import numpy as np
 import pytest
@@ -170,7 +171,8 @@ def defines_a_plain_subclass(a):
     return a
 
 
-CASES = [
+# Rejected by the parser frontend of nki 0.6 and before only (NKIC_NKI_VERSION=0.6).
+PARSER_FRONTEND_CASES = [
     (key_in_a_variable, "var_key", "{", "a non-string dict key (3) is not supported in an NKI kernel", ()),
     (key_of_a_comprehension, "comp_key", "{", "a non-string dict key (0) is not supported in an NKI kernel", ()),
     (key_of_a_dict_call, "call_key", "dict(", "a non-string dict key (1) is not supported in an NKI kernel", ()),
@@ -179,12 +181,6 @@ CASES = [
      ()),
     (calls_helper, "helper_is", "x is", "'is' / 'is not' between values is not supported in an NKI kernel",
      (("helper_call", "helper_comparing", "helper_comparing"),)),
-    (writes_its_loop_variable, "induction", "i =",
-     "a write to the loop variable 'i' inside its loop is not supported in an NKI kernel", ()),
-    (uses_legacy_language, "legacy", "legacy_nl",
-     "the legacy neuronxcc.nki API ('legacy_nl') inside a kernel is not supported in an NKI kernel", ()),
-    (uses_a_legacy_instruction, "legacy_isa", "legacy_activation",
-     "the legacy neuronxcc.nki API ('legacy_activation') inside a kernel is not supported in an NKI kernel", ()),
     (makes_a_plain_object, "plain", "Plain(",
      "an instance of class 'Plain', which does not derive from nl.NKIObject is not supported", ()),
     (makes_a_mixed_object, "mixed", "Mixed(",
@@ -192,12 +188,50 @@ CASES = [
     (defines_a_plain_subclass, "local_class", "Plain",
      "a class 'Local' deriving from 'Plain' is not supported in an NKI kernel", ()),
 ]
+# Rejected by every frontend.
+CASES = [
+    (writes_its_loop_variable, "induction", "i =",
+     "a write to the loop variable 'i' inside its loop is not supported in an NKI kernel", ()),
+    (uses_legacy_language, "legacy", "legacy_nl",
+     "the legacy neuronxcc.nki API ('legacy_nl') inside a kernel is not supported in an NKI kernel", ()),
+    (uses_a_legacy_instruction, "legacy_isa", "legacy_activation",
+     "the legacy neuronxcc.nki API ('legacy_activation') inside a kernel is not supported in an NKI kernel", ()),
+]
 
 
 @pytest.mark.parametrize("kernel,marker,token,message,notes", CASES, ids=[c[1] for c in CASES])
 def test_rejected_construct(kernel, marker, token, message, notes):
     e = check_diag(trace_error(kernel, X), M, CONSTRUCT, message, [(marker, token)], notes=notes)
     assert e.api == "" and "(in '" not in str(e), str(e)  # Python is at fault, not an NKI API
+
+
+@pytest.fixture
+def parser_frontend(monkeypatch):
+    """The rules of nki 0.6's parser frontend."""
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.6")
+
+
+@pytest.mark.parametrize("kernel,marker,token,message,notes", PARSER_FRONTEND_CASES,
+                         ids=[c[1] for c in PARSER_FRONTEND_CASES])
+def test_rejected_by_the_parser_frontend(parser_frontend, kernel, marker, token, message, notes):
+    e = check_diag(trace_error(kernel, X), M, CONSTRUCT, message, [(marker, token)], notes=notes)
+    assert e.api == "" and "(in '" not in str(e), str(e)
+
+
+@pytest.mark.parametrize("kernel,marker,token,message,notes", PARSER_FRONTEND_CASES,
+                         ids=[c[1] for c in PARSER_FRONTEND_CASES])
+def test_the_tracer_frontend_runs_them_as_python(kernel, marker, token, message, notes):
+    """nki 0.7+: classes are plain Python; `is` and non-string keys warn at their line
+    (tests/python/test_nki_tracing_07.py checks the warnings' text)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        kernel.trace(None, (X,), {})
+    line, _ = M.loc(marker, token)
+    ours = [w for w in caught if "[warn_parser_frontend_construct]" in str(w.message)]
+    if "class" in message:
+        assert not ours, [str(w.message) for w in ours]
+    else:
+        assert {(w.filename, w.lineno) for w in ours} == {(M.path, line)}, [str(w.message) for w in caught]
 
 
 def test_a_legacy_kernel_keeps_its_python():

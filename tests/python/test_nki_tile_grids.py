@@ -40,7 +40,7 @@ def test_tiles_of_300_by_700_clamp_the_last_row_and_column():
     x = RNG.random((300, 700), dtype=np.float32)
     np.testing.assert_allclose(nki.simulate(exp_by_tiles)(x), np.exp(x), rtol=1e-6)
     assert seen["grid"] == (nl.NkiTileGrid, (3, 3), (128, 256), None, (300, 700), (128, 256), True, True,
-                            nl.float32, nl.shared_hbm)
+                            nl.float32, nl.hbm)  # a kernel input is an nl.hbm tensor
     assert seen["last"] == ((44, 188), True, (), False)
 
 

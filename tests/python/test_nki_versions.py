@@ -436,3 +436,88 @@ def test_view_methods_are_new_in_0_5(monkeypatch):
                "it came in nki 0.5", [("slice", "a.reshape")], api="tensor.slice")
     serve(monkeypatch, "0.5")
     np.testing.assert_array_equal(nki.simulate(middle_columns)(a), a[:, 2:6])
+
+
+# The NKI 0.7 and 0.8 surface: refused by the versions before it, at the user's line.
+
+@nki.jit
+def grid_copy(a):
+    g = nl.tiles(a, tile_shape=(16, 3))  # ERR:tiles
+    t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=g[0, 0].data)
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@nki.jit
+def lnc_barrier(a):
+    t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    nki.lnc.core_barrier(out, (0, 1))  # ERR:lnc
+    return out
+
+
+@pytest.mark.parametrize("kernel,marker,token,form,introduced,before,instead", [
+    (grid_copy, "tiles", "nl.", "the tile grids (nl.tiles, nl.blocks, nl.alloc_tiles, nl.alloc_blocks)", "0.7", "0.6",
+     "nl.ndarray tiles and .ap(...) views of HBM"),
+    (lnc_barrier, "lnc", "nki.", "nki.lnc", "0.8", "0.7", "nisa.sendrecv, nisa.sendrecv_compute and nisa.core_barrier"),
+], ids=["grids", "lnc"])
+def test_the_0_7_and_0_8_surface_is_refused_before_its_version(monkeypatch, kernel, marker, token, form, introduced,
+                                                               before, instead):
+    serve(monkeypatch, before)
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(kernel)(SMALL)
+    check_diag(info.value, M, "err_not_in_nki_version",
+               f"{form} is not in nki {before} (NKIC_NKI_VERSION={before}): it came in nki {introduced}",
+               [(marker, token)])
+    assert info.value.hint == f"NKIC_NKI_VERSION={introduced} or newer serves it; nki {before} writes {instead}"
+    serve(monkeypatch, introduced)
+    np.testing.assert_array_equal(nki.simulate(kernel)(SMALL), SMALL)
+
+
+def test_the_nisa_lnc_forms_warn_only_from_0_8(monkeypatch):
+    @nki.jit
+    def barrier(a):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=a)
+        nisa.core_barrier(out, (0, 1))
+        return out
+
+    for version, warns in (("0.7", False), ("0.8", True)):
+        serve(monkeypatch, version)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            np.testing.assert_array_equal(nki.simulate(barrier)(SMALL), SMALL)
+        assert any("warn_nisa_lnc_api_deprecated" in str(w.message) for w in seen) == warns, version
+
+
+def test_compile_configs_are_new_in_0_7(monkeypatch):
+    from nki.compiler import CompileConfig
+    serve(monkeypatch, "0.6")
+    with pytest.raises(nkic.NKIError) as info:
+        nki.jit(copy_kernel.func, compile_config=CompileConfig())
+    assert info.value.code == "err_not_in_nki_version"
+    assert info.value.message == ("nki.jit(compile_config=, specialization_config=) is not in nki 0.6 "
+                                  "(NKIC_NKI_VERSION=0.6): it came in nki 0.7")
+
+
+def test_the_parser_frontend_rules_hold_before_0_7(monkeypatch):
+    class Shape:
+        pass
+
+    @nki.jit
+    def uses_a_plain_class(a):
+        Shape()
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=a)
+        return out
+
+    serve(monkeypatch, "0.6")
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(uses_a_plain_class)(SMALL)
+    assert info.value.code == "err_unsupported_python_construct"
+    serve(monkeypatch, "0.7")
+    np.testing.assert_array_equal(nki.simulate(uses_a_plain_class)(SMALL), SMALL)
