@@ -32,6 +32,7 @@ std::unique_ptr<ir::Kernel> KernelBuilder::finish() {
   elide_copies(*kernel_);
   kernel_->direct_allocation = direct_allocation;
   kernel_->current_api = current_api;
+  kernel_->int_round_nearest_even = current_api && nki_version.at_least(0, 6);  // the NKI 0.6 release notes
   return std::move(kernel_);
 }
 

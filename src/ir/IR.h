@@ -215,9 +215,11 @@ struct Kernel {
   // physical buffers, not the compiler.
   bool direct_allocation = false;
   // Traced from the current nki API, whose compiler gets the program with every
-  // compile-time loop unrolled and keeps the order it is written in (no loop to hoist out of),
-  // and whose simulator rounds a float to an integer to nearest even (the legacy one truncates).
+  // compile-time loop unrolled and keeps the order it is written in (no loop to hoist out of).
   bool current_api = false;
+  // A float becomes an integer rounded to nearest, ties to even, and saturated (the current API
+  // from NKI 0.6 on); else truncated toward zero (the legacy API, and NKI 0.2-0.5).
+  bool int_round_nearest_even = false;
 
   const TensorDecl& tensor(int id) const { return tensors.at(id); }
   // The tensor whose bytes `id` names: itself, or what its reshape/view aliases.

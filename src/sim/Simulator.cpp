@@ -431,7 +431,7 @@ class Executor final : public ir::IRVisitor {
 }  // namespace
 
 void simulate(const ir::Kernel& k, const std::vector<void*>& bindings, const SimOptions& opts) {
-  const IntRoundingScope rounding(k.current_api ? IntRounding::nearest_even : IntRounding::toward_zero);
+  const IntRoundingScope rounding(k.int_round_nearest_even ? IntRounding::nearest_even : IntRounding::toward_zero);
   std::vector<std::string> problems = ir::verify(k);
   if (!problems.empty()) {
     std::string msg = "simulate: malformed kernel " + k.name + ":";

@@ -521,3 +521,42 @@ def test_the_parser_frontend_rules_hold_before_0_7(monkeypatch):
     assert info.value.code == "err_unsupported_python_construct"
     serve(monkeypatch, "0.7")
     np.testing.assert_array_equal(nki.simulate(uses_a_plain_class)(SMALL), SMALL)
+
+
+@nki.jit
+def to_int32(a):
+    t = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    i = nl.ndarray(a.shape, nl.int32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=i, src=t)
+    out = nl.ndarray(a.shape, nl.int32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=i)
+    return out
+
+
+def test_a_float_rounds_to_an_integer_to_nearest_even_from_0_6(monkeypatch):
+    a = np.array([[0.5, 1.5, 2.5, -0.5, -1.5, 2.7, -2.7, 3e9]], np.float32)
+    serve(monkeypatch, "0.5")
+    np.testing.assert_array_equal(nki.simulate(to_int32)(a), [[0, 1, 2, 0, -1, 2, -2, 2**31 - 1]])
+    serve(monkeypatch, "0.6")
+    np.testing.assert_array_equal(nki.simulate(to_int32)(a), [[0, 2, 2, 0, -2, 3, -3, 2**31 - 1]])
+
+
+@nki.jit
+def bitvec_on_gpsimd(a):
+    x = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    nisa.tensor_tensor(dst=x, data1=x, data2=x, op=nl.bitwise_xor, engine=nisa.engine.gpsimd)
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=x)
+    return out
+
+
+def test_the_0_8_announcements_warn_from_0_8_only(monkeypatch):
+    a = np.arange(16 * 4, dtype=np.int32).reshape(16, 4)
+    for version, warns in (("0.7", False), ("0.8", True)):
+        serve(monkeypatch, version)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            np.testing.assert_array_equal(nki.simulate(bitvec_on_gpsimd)(a), np.zeros_like(a))
+        assert any("warn_bitvec_op_engine" in str(w.message) for w in seen) == warns, version

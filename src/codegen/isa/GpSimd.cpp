@@ -79,7 +79,7 @@ TensorVal local_gather(KernelBuilder& b, const Dst& to, const TensorVal& src_buf
   TensorVal flat = flat_rows(b, src_buffer);
   TensorVal dst = to.resolve(b, "local_gather", {p, rows, core, num_elem_per_idx}, b.tensor(src_buffer.tensor).dtype,
                              Memory::SBUF);
-  if (b.current_api && !num_valid_indices) {
+  if (b.current_api && b.nki_version.at_least(0, 8) && !num_valid_indices) {  // the 0.8 announcement
     const std::vector<int64_t>& given = to.given() ? to.view().shape : dst.shape;
     int64_t free = 1;
     for (size_t d = 1; d < given.size(); ++d) free *= given[d];

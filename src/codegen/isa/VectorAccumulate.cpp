@@ -116,7 +116,7 @@ TensorVal tensor_scalar(KernelBuilder& b, const Dst& dst, const TensorVal& data,
       b.fail(sema::err_instruction_unsupported_op(std::string(ir::name(steps[0].op)) + " with " + std::string(
                                                   ir::name(steps[1].op))));
   }
-  if (b.current_api && (args.engine == ir::Engine::act || args.engine == ir::Engine::pool))
+  if (b.current_api && b.nki_version.at_least(0, 8) && (args.engine == ir::Engine::act || args.engine == ir::Engine::pool))
     for (const PipelineStep& s : steps)
       if (ir::info(s.op).kind == ir::AluKind::Bitvec) {
         b.warn(sema::warn_bitvec_op_engine(b.api(), ir::name(s.op), args.engine == ir::Engine::act ? "Scalar" : "GpSimd"));

@@ -254,7 +254,7 @@ Value tensor_tensor(KernelBuilder& b, const Dst& dst, ir::AluOp op, const Tensor
                     ir::Engine engine, const OpArgs& args) {
   check_one_psum_input(b, {{"data1", &data1}, {"data2", &data2}});
   if (op == ir::AluOp::power || engine == ir::Engine::pool) check_no_psum(b, {{"data1", &data1}, {"data2", &data2}});
-  if (b.current_api && engine == ir::Engine::pool && ir::info(op).kind == ir::AluKind::Bitvec)
+  if (b.current_api && b.nki_version.at_least(0, 8) && engine == ir::Engine::pool && ir::info(op).kind == ir::AluKind::Bitvec)
     b.warn(sema::warn_bitvec_op_engine(b.api(), ir::name(op), "GpSimd"));
   OpArgs on = args;
   on.engine = engine == ir::Engine::pe ? ir::Engine::none : engine;  // the PE array has no ALU
