@@ -63,6 +63,9 @@ void bind_collectives_api(py::module_& m) {
   m.def("check_prepares_triggered",
         [] { codegen::check_prepares_triggered(trace::TraceContext::nki_ctx("nki.jit").builder()); });
   m.def("rank_id", [](py::handle reg) { codegen::rank_id(builder("ncc.rank_id"), tensor_arg(reg, "register")); });
+  m.def("self_index_in_replica_group", [](py::handle reg, const std::vector<std::vector<int64_t>>& groups) {
+    codegen::self_index_in_replica_group(builder("ncc.self_index_in_replica_group"), tensor_arg(reg, "scalar"), groups);
+  });
   m.def("replica_groups_from_partition_op", &codegen::replica_groups_from_partition_op);
   m.def("check_uniform_arguments", &codegen::check_uniform_arguments);
   m.def("raise_no_neuron_device", [](const std::string& api, const std::string& instead) {

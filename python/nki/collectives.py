@@ -9,6 +9,7 @@ from nkic._ops import op_name
 from . import language as nl
 from ._api import api as _api, unavailable as _unavailable
 from ._registers import VirtualRegister, _tile
+from ._scalars import NkiScalar
 
 
 class rg_partition_op(enum.Enum):
@@ -120,6 +121,15 @@ def rank_id(name=None):
     reg = VirtualRegister._of(_tile())  # nkic's register, not the user's construction: no deprecation
     core.rank_id(reg.tile)
     return reg
+
+
+@_api("ncc.self_index_in_replica_group")
+def self_index_in_replica_group(replica_group, name=None):
+    """The caller's position in its own list of replica_group (global rank 6 in [[0..3], [4..7]]
+    is 2), as an int32 NkiScalar (NKI 0.8). A rank in no list is an error where it runs."""
+    tile = _tile()
+    core.self_index_in_replica_group(tile, _groups(replica_group, "ncc.self_index_in_replica_group"))
+    return NkiScalar(tile)
 
 
 @_api("ncc.all_to_all_v")

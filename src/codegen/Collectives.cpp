@@ -376,13 +376,30 @@ void check_prepares_triggered(KernelBuilder& b) {
   }
 }
 
-void rank_id(KernelBuilder& b, const types::TensorVal& reg) {
-  b.require_unrolled("ncc.rank_id");
+namespace {
+
+// A rank_id instruction; with the group's imms it writes the caller's position in its list.
+void emit_rank_id(KernelBuilder& b, const types::TensorVal& reg, std::vector<double> imms) {
+  b.require_unrolled(b.api());
   sema::assert_nc_version(b.target(), ir::info(ir::Opcode::RankId).min_nc_version, b.api(), b.raiser());
   auto in = make_instruction(ir::Opcode::RankId, {1, 1});
   in->dst = walk(b, reg);
   in->widths = {1};
+  in->imms = std::move(imms);
   b.emit(std::move(in));
+}
+
+}  // namespace
+
+void rank_id(KernelBuilder& b, const types::TensorVal& reg) { emit_rank_id(b, reg, {}); }
+
+void self_index_in_replica_group(KernelBuilder& b, const types::TensorVal& reg,
+                                 const std::vector<std::vector<int64_t>>& groups) {
+  b.check_versioned_form("ncc.self_index_in_replica_group");
+  CollectiveCall c;
+  c.groups = groups;
+  check_groups(b, c);
+  emit_rank_id(b, reg, group_imms(c, 0));
 }
 
 std::vector<std::vector<int64_t>> replica_groups_from_partition_op(int64_t world_size, const std::string& op,

@@ -43,6 +43,11 @@ void collective_trigger(KernelBuilder& b, Collective kind, int64_t prepare_id);
 void check_prepares_triggered(KernelBuilder& b);
 // ncc.rank_id: the caller's rank, written into `reg` (a register's [1, 1] int32 tile).
 void rank_id(KernelBuilder& b, const types::TensorVal& reg);
+// ncc.self_index_in_replica_group (NKI 0.8): the caller's position in its own list of `groups`
+// (global rank 6 in [[0..3], [4..7]] is 2), written into `reg` (a scalar's [1, 1] int32 tile);
+// a rank in no list fails where it runs.
+void self_index_in_replica_group(KernelBuilder& b, const types::TensorVal& reg,
+                                 const std::vector<std::vector<int64_t>>& groups);
 // ReplicaGroup.from_partition_op(world_size, op, operand): ranks 0 .. world_size-1 grouped by
 // the value of op(rank, operand) (op: "div", "mod" or "bitwise_and"), lists in order of their
 // first rank.

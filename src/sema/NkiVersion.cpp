@@ -96,6 +96,8 @@ const std::vector<VersionedForm>& versioned_forms() {
        "nisa.sendrecv, then nisa.tensor_tensor on the received tile"},
       {"nki.lnc", NkiVersion{0, 8}, std::nullopt, std::nullopt,
        "nisa.sendrecv, nisa.sendrecv_compute and nisa.core_barrier"},
+      {"ncc.self_index_in_replica_group", NkiVersion{0, 8}, std::nullopt, std::nullopt,
+       "ncc.rank_id() and the replica group's lists"},
       {"nki.multi_rank_simulate", NkiVersion{0, 8}, std::nullopt, std::nullopt,
        "nki.simulate of each rank's kernel (collectives are not simulated before nki 0.8)"},
       // Device scalars replace registers (NKI_07_08_API.md §2, §3, §5.2).

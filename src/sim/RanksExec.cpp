@@ -157,7 +157,12 @@ void RanksExec::run_variable(const ir::Instruction& in, const int64_t* loops, co
 }
 
 void RanksExec::run(const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {
-  if (in.opcode == ir::Opcode::RankId) return write(in, in.dst, {static_cast<double>(rank_)}, loops, pids);
+  if (in.opcode == ir::Opcode::RankId) {
+    if (in.imms.empty()) return write(in, in.dst, {static_cast<double>(rank_)}, loops, pids);
+    const std::vector<int64_t> list = members(in);  // self_index_in_replica_group; in no list fails here
+    const auto at = std::find(list.begin(), list.end(), rank_) - list.begin();
+    return write(in, in.dst, {static_cast<double>(at)}, loops, pids);
+  }
   if (in.opcode == ir::Opcode::CcPrepare) {
     prepared_ = read(in, in.srcs[0], in.widths[1], loops, pids);
     return;

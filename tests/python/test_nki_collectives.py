@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import nki
+import nkic
 import nki.collectives as ncc
 import nki.isa as nisa
 import nki.language as nl
@@ -552,3 +553,36 @@ def test_collectives_need_neuroncore_v3(monkeypatch):
     e = trace_error(all_reduce_kernel, np.zeros((2, 8), np.float32), world(2), nl.add)
     check_diag(e, M, "err_min_arch_support_for_inst", "'ncc.all_reduce' is available on NeuronCore-v3 and newer only; "
                "target 'trn1' is NeuronCore-v2", [("reduce_call", "ncc.")])
+
+
+# ncc.self_index_in_replica_group (NKI 0.8): the caller's position in its own list.
+
+@nki.jit
+def self_index(x, groups):
+    s = ncc.self_index_in_replica_group(ReplicaGroup(groups))  # ERR:self_index
+    t = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.scalar_store(dst=t, value=s)
+    out = nl.ndarray((1, 1), nl.int32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+@pytest.mark.parametrize("groups,want", [
+    (ReplicaGroup.from_partition_op(8, rg_partition_op.div, 4).replica_groups, [0, 1, 2, 3, 0, 1, 2, 3]),
+    (ReplicaGroup.from_partition_op(8, rg_partition_op.mod, 4).replica_groups, [0, 0, 0, 0, 1, 1, 1, 1]),
+    ([[6, 2, 0, 4], [1, 3, 5, 7]], [2, 0, 1, 1, 3, 2, 0, 3]),
+], ids=["div", "mod", "listed"])
+def test_self_index_in_replica_group_is_the_position_in_the_callers_list(groups, want):
+    x = np.zeros((1, 1), np.float32)
+    groups = tuple(tuple(g) for g in groups)  # a kernel takes tuples
+    got = nki.multi_rank_simulate(self_index, world_size=8, per_rank_inputs=[((x, groups), {})] * 8)
+    assert [int(r[0, 0]) for r in got] == want
+
+
+def test_self_index_of_a_rank_in_no_list_is_an_error_at_its_line():
+    x = np.zeros((1, 1), np.float32)
+    with pytest.raises(nkic.NKIError) as info:
+        nki.multi_rank_simulate(self_index, world_size=3, per_rank_inputs=[((x, ((0, 1),)), {})] * 3)
+    check_diag(info.value, M, "err_replica_group_world",
+               "ncc.self_index_in_replica_group: rank 2 is in none of the replica group's lists [[0, 1]]",
+               [("self_index", "ncc.")])
