@@ -50,47 +50,27 @@ class NkiScalar:
 
     __rfloordiv__, __rmod__, __rtruediv__ = __floordiv__, __mod__, __truediv__
 
-    def __add__(self, other):
-        return _alu(self, other, "add")
-
-    def __radd__(self, other):
-        return _alu(other, self, "add")
-
-    def __sub__(self, other):
-        return _alu(self, other, "subtract")
-
-    def __rsub__(self, other):
-        return _alu(other, self, "subtract")
-
-    def __mul__(self, other):
-        return _alu(self, other, "multiply")
-
-    def __rmul__(self, other):
-        return _alu(other, self, "multiply")
-
     def __neg__(self):
         return _alu(0, self, "subtract")
 
-    def __lt__(self, other):
-        return _alu(self, other, "less")
-
-    def __le__(self, other):
-        return _alu(self, other, "less_equal")
-
-    def __gt__(self, other):
-        return _alu(self, other, "greater")
-
-    def __ge__(self, other):
-        return _alu(self, other, "greater_equal")
-
-    def __eq__(self, other):
-        return _alu(self, other, "equal")
-
-    def __ne__(self, other):
-        return _alu(self, other, "not_equal")
-
     __hash__ = object.__hash__
 
+
+def _operator(op, reflected):
+    if reflected:
+        return lambda self, other: _alu(other, self, op)
+    return lambda self, other: _alu(self, other, op)
+
+
+# The Python operators a scalar takes, each one scalar_alu op: arithmetic both ways round, the
+# comparisons (an int32 0/1 scalar) as written.
+for _name, _op in (("add", "add"), ("sub", "subtract"), ("mul", "multiply")):
+    setattr(NkiScalar, f"__{_name}__", _operator(_op, False))
+    setattr(NkiScalar, f"__r{_name}__", _operator(_op, True))
+for _name, _op in (("lt", "less"), ("le", "less_equal"), ("gt", "greater"), ("ge", "greater_equal"),
+                   ("eq", "equal"), ("ne", "not_equal")):
+    setattr(NkiScalar, f"__{_name}__", _operator(_op, False))
+del _name, _op
 
 def _operand(x):
     if isinstance(x, core.NkiTensor):  # a tensor's element is a scalar only through scalar_load
