@@ -498,10 +498,10 @@ def test_compile_configs_are_new_in_0_7(monkeypatch):
     from nki.compiler import CompileConfig
     serve(monkeypatch, "0.6")
     with pytest.raises(nkic.NKIError) as info:
-        nki.jit(copy_kernel.func, compile_config=CompileConfig())
-    assert info.value.code == "err_not_in_nki_version"
-    assert info.value.message == ("nki.jit(compile_config=, specialization_config=) is not in nki 0.6 "
-                                  "(NKIC_NKI_VERSION=0.6): it came in nki 0.7")
+        nki.jit(copy_kernel.func, compile_config=CompileConfig())  # ERR:compile_config
+    check_diag(info.value, M, "err_not_in_nki_version",
+               "nki.jit(compile_config=, specialization_config=) is not in nki 0.6 (NKIC_NKI_VERSION=0.6): it came in "
+               "nki 0.7", [("compile_config", "nki.")])
 
 
 def test_the_parser_frontend_rules_hold_before_0_7(monkeypatch):
