@@ -21,14 +21,15 @@ def percentile(values, q):
     return v[lo] + (v[hi] - v[lo]) * (x - lo)
 
 
-def ranks(values):
-    """1-based ranks, ties sharing the mean of their ranks."""
+def ranks(values, tie=1.0):
+    """1-based ranks, ties sharing the mean of their ranks. Values within a factor `tie` of the
+    smallest of a run of sorted values tie (measurements closer than their noise)."""
     order = sorted(range(len(values)), key=lambda i: values[i])
     r = [0.0] * len(values)
     i = 0
     while i < len(order):
         j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+        while j + 1 < len(order) and values[order[j + 1]] <= values[order[i]] * tie:
             j += 1
         for k in range(i, j + 1):
             r[order[k]] = (i + j) / 2 + 1
@@ -36,11 +37,12 @@ def ranks(values):
     return r
 
 
-def spearman(xs, ys):
-    """Spearman's rank correlation of two equally long sequences (None when either is constant)."""
+def spearman(xs, ys, tie=1.0):
+    """Spearman's rank correlation of two equally long sequences (None when either is constant);
+    values of one sequence within a factor `tie` of each other tie."""
     if len(xs) != len(ys) or len(xs) < 2:
         raise ValueError("need two sequences of the same length, at least 2")
-    rx, ry = ranks(xs), ranks(ys)
+    rx, ry = ranks(xs, tie), ranks(ys, tie)
     mx, my = statistics.fmean(rx), statistics.fmean(ry)
     sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
     sxx = sum((a - mx) ** 2 for a in rx)

@@ -390,6 +390,8 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
   if (floor_ > ready) ready = floor_, dep = floor_node_;
   if (spill_pending_) {
     int64_t touched = 0;  // on-chip bytes per partition the instruction reads and writes
+    std::vector<std::vector<int64_t>> tiles;
+    bool unknown = false;  // a view or indirect access: which tiles it touches is not known
     for (const auto* side : {&reads, &writes})
       for (const auto& [id, b] : *side) {
         const ir::TensorDecl& td = k_.tensor(id);
@@ -399,8 +401,17 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
           if (static_cast<int>(d) != td.partition_dim)
             elements *= b.whole ? td.shape[d] : std::max<int64_t>(0, b.dim[d].second - b.dim[d].first + 1);
         touched += elements * ir::size_of(td.dtype);
+        if (side == &writes) continue;  // what it writes is new: only what it reads comes back
+        unknown |= b.whole;
+        std::vector<int64_t> tile{id};
+        for (int d = 0; d < td.partition_dim && !b.whole; ++d) tile.insert(tile.end(), {b.dim[d].first, b.dim[d].second});
+        for (int a = 0; a <= td.alloc_axis; ++a) tile.push_back(env.loop[a]);
+        tiles.push_back(std::move(tile));
       }
-    ready = spill(ready, dep, touched);
+    // The compiler keeps a reloaded tile in SBUF while the instructions that follow use it:
+    // an instruction in a loop over the columns of one block reloads it once, not per column.
+    if (!unknown && spilled_ && tiles == spill_tiles_) spill_pending_ = false;
+    else ready = spill(ready, dep, touched), spill_tiles_ = std::move(tiles);
   }
 
   double start = 0, end = 0;

@@ -177,6 +177,10 @@ class Schedule {
   std::vector<Live> live_;
   BufferPlan plan_;
   bool spill_pending_ = false, spilled_ = false;
+  // The SBUF tiles the last spill reloaded: (tensor, its block coordinates and, for a tensor
+  // declared in a loop, the iteration that made it). While a pass reads the same tiles they
+  // are resident and nothing moves again.
+  std::vector<std::vector<int64_t>> spill_tiles_;
   std::vector<std::deque<Use>> ring_;  // per tensor: its latest iterations' uses, oldest first
   std::vector<Use> reuse_;             // per tensor: the use of the buffer the current iteration took
   std::vector<Use> done_;              // per tensor: its latest access (what a tile taking its bytes waits for)

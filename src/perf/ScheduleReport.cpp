@@ -166,7 +166,7 @@ Profile Schedule::finish() {
     note("one buffer per tile keeps " + std::to_string(plan_.sbuf_peak) + " bytes per partition of SBUF live at " +
          where + ", more than the " + std::to_string(plan_.sbuf_capacity) +
          " the target has: the excess, up to what the instruction there touches, is spilled to HBM and reloaded"
-         " there, every time the program passes it");
+         " there, again whenever the program passes it reading other tiles");
   }
   // Loop tiles rotate through the buffers that fit (BufferPlan), and a footprint over the
   // capacity is spilled; what the schedule still keeps live beyond it, the plan does not bound.

@@ -246,7 +246,7 @@ TEST(CostModelBuffers, AFootprintOverTheCapacityPaysASpillAndAReloadOfTheExcess)
   const std::string note = "keeps " + std::to_string(3 * free * 4) + " bytes per partition of SBUF live at " +
                            "spill.py:7, more than the " + std::to_string(capacity) +
                            " the target has: the excess, up to what the instruction there touches, is spilled to HBM"
-                           " and reloaded there, every time the program passes it";
+                           " and reloaded there, again whenever the program passes it reading other tiles";
   EXPECT_NE(p.notes.end(), std::find_if(p.notes.begin(), p.notes.end(), [&](const std::string& n) {
               return n.find(note) != std::string::npos;
             })) << ::testing::PrintToString(p.notes);
@@ -270,6 +270,61 @@ TEST(CostModelBuffers, ASpillMovesNoMoreThanTheInstructionAtThePeakTouches) {
                              transfer(free * 4.0),
               1e-6);
   EXPECT_EQ(p.dma_bytes, 3 * 128 * free * 4 + 2 * 128 * touched);
+}
+
+// x = load(a) (two blocks); y = load(b); for i in affine_range(2): for j in affine_range(4):
+// z[i][:, j-th 8 columns] = x[i][:, same] + y[:, same]; store(out, z). x and z are [2, 128, free]
+// block tiles, y is [128, free]: five blocks live at the add.
+perf::Profile add_over_block_columns(int64_t free) {
+  ir::Kernel k;
+  k.name = "columns";
+  constexpr int64_t cols = 8;
+  const int a = add_tensor(k, "a", {2 * 128, free}, Memory::SharedHBM, ir::Role::Input);
+  const int b = add_tensor(k, "b", {128, free}, Memory::SharedHBM, ir::Role::Input);
+  const int out = add_tensor(k, "out", {2 * 128, free}, Memory::SharedHBM, ir::Role::Output);
+  const int x = add_tensor(k, "x", {2, 128, free}, Memory::SBUF), y = add_tensor(k, "y", {128, free}, Memory::SBUF);
+  const int z = add_tensor(k, "z", {2, 128, free}, Memory::SBUF);
+  k.tensors[x].partition_dim = k.tensors[z].partition_dim = 1;
+  auto access = [](int tensor, std::vector<AffineExpr> index) {
+    ir::Access v;
+    v.tensor = tensor;
+    v.index = std::move(index);
+    return v;
+  };
+  const AffineExpr i = AffineExpr::var({ir::VarKind::Loop, 0}, 1), j = AffineExpr::var({ir::VarKind::Loop, 1}, cols);
+  const std::vector<AffineExpr> blocks{AffineExpr::grid(0), AffineExpr::grid(1), AffineExpr::grid(2)};
+  const std::vector<AffineExpr> rows{AffineExpr::grid(0) * 128 + AffineExpr::grid(1), AffineExpr::grid(2)};
+  k.body.push_back(inst(Opcode::Load, access(x, blocks), {access(a, rows)}, {2, 128, free}));
+  k.body.push_back(inst(Opcode::Load, tile(y), {tile(b)}, {128, free}));
+  auto inner = std::make_unique<ir::Loop>();
+  inner->axis = 1;
+  inner->name = "j";
+  inner->ub = 4;
+  const std::vector<AffineExpr> col{i, AffineExpr::grid(0), j + AffineExpr::grid(1)};
+  static const std::string file = "columns.py";
+  auto add = inst(Opcode::TensorTensor, access(z, col), {access(x, col), access(y, {AffineExpr::grid(0), j + AffineExpr::grid(1)})},
+                  {128, cols});
+  add->loc = {&file, 9, 0};
+  inner->body.push_back(std::move(add));
+  auto outer = std::make_unique<ir::Loop>();
+  outer->axis = 0;
+  outer->name = "i";
+  outer->ub = 2;
+  outer->body.push_back(std::move(inner));
+  k.body.push_back(std::move(outer));
+  k.body.push_back(inst(Opcode::Store, access(out, rows), {access(z, blocks)}, {2, 128, free}));
+  k.num_axes = 2;
+  return perf::predict(k, trn1());
+}
+
+TEST(CostModelBuffers, ASpillReloadsTheTilesAnInstructionReadsOncePerChangeOfThoseTiles) {
+  // The excess is reloaded when the add first reads block 0 of x, and again for block 1; while
+  // it reads further columns of the same blocks they stay in SBUF. Each reload moves what the
+  // add touches (8 columns of x, y and z, fp32), out and back.
+  const int64_t free = 16384, touched = 3 * 8 * 4;
+  ASSERT_GT(5 * free * 4, trn1().statebuf_par_size_in_bytes);
+  const perf::Profile p = add_over_block_columns(free);
+  EXPECT_EQ(p.dma_bytes, 5 * 128 * free * 4 + 2 * 2 * 128 * touched);
 }
 
 // x = load(a); y = load(b); for i in affine_range(2): z = x + y; v = load(c[i]); w = z + v;

@@ -326,7 +326,7 @@ def test_an_occupancy_past_the_capacity_is_noted():
     line = three_big_tiles.__code__.co_firstlineno + 4
     assert r.notes == [f"one buffer per tile keeps 360000 bytes per partition of SBUF live at test_profile.py:{line}, "
                        "more than the 180224 the target has: the excess, up to what the instruction there "
-                       "touches, is spilled to HBM and reloaded there, every time the program passes it"]
+                       "touches, is spilled to HBM and reloaded there, again whenever the program passes it reading other tiles"]
     assert r.dma_bytes == 3 * 128 * 30000 * 4 + 2 * 128 * (360000 - 180224)
     small = nkic.profile(three_big_tiles, a[:, :1000], a[:, :1000], target="trn1")
     assert small.notes == [] and small.sbuf_peak_bytes == 3 * 1000 * 4
