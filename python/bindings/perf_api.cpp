@@ -56,6 +56,7 @@ void bind_perf_api(py::module_& m) {
       .def_readonly("instructions", &perf::Profile::instructions)
       .def_readonly("instructions_scheduled", &perf::Profile::instructions_scheduled)
       .def_readonly("notes", &perf::Profile::notes)
+      .def_readonly("decided_by", &perf::Profile::decided_by)
       .def_readonly("allocation", &perf::Profile::allocation)
       .def_readonly("scheduling", &perf::Profile::scheduling)
       .def_readonly("slices_dropped", &perf::Profile::slices_dropped)

@@ -84,7 +84,7 @@ def profile_json(result, kernel):
             "mfu": result.mfu, "hfu": result.hfu, "dma_bytes": result.dma_bytes,
             "dma_utilisation": result.dma_utilisation, "sbuf_peak_bytes": result.sbuf_peak_bytes,
             "psum_peak_bytes": result.psum_peak_bytes, "instructions": result.instructions,
-            "allocation": result.allocation, "scheduling": result.scheduling,
+            "allocation": result.allocation, "scheduling": result.scheduling, "decided_by": result.decided_by,
             "lines": [{"file": f, "line": line, "busy_us": busy, "critical_us": crit, "instructions": n}
                       for f, line, busy, crit, n in result.lines],
             "notes": result.notes}

@@ -39,6 +39,9 @@ class ProfileResult:
         self.instructions = prof.instructions  # executions costed
         self.instructions_scheduled = prof.instructions_scheduled  # of them, scheduled one by one
         self.notes = list(prof.notes)
+        # What decided the latency: the critical path by engine, DMA and waiting, and the figures
+        # behind its largest part.
+        self.decided_by = prof.decided_by
         # What the prediction assumed of the compiler (the kernel's nki.compiler.CompileConfig).
         self.allocation, self.scheduling = prof.allocation, prof.scheduling
 
@@ -74,6 +77,8 @@ class ProfileResult:
                     f"({100 * self.dma_utilisation:.1f} % of peak)  SBUF peak {self.sbuf_peak_bytes} B/partition  "
                     f"PSUM peak {self.psum_peak_bytes} B/partition")
         rows.append(f"  allocation {self.allocation}, scheduling {self.scheduling}")
+        if self.decided_by:
+            rows.append(f"  decided by: {self.decided_by}")
         if self.lines:
             rows.append("  busiest lines:")
             for f, line, busy, crit, n in self.lines[:top]:

@@ -125,6 +125,7 @@ InstCost pe_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Tar
   if (op.exec == ir::Exec::Mx) elements /= ir::info(k.tensor(in.srcs[1].tensor).dtype).lanes;
   c.pe_elements = elements * factor;
   c.interval = c.latency = std::max(n, f.mm_init_cycles) * factor / f.pe.clock_ghz;
+  c.at_floor = n < f.mm_init_cycles;
   return c;
 }
 
@@ -178,6 +179,7 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
   const double min_ii = fact && fact->fixed_cycles >= 0 ? fact->fixed_cycles : e.min_ii();
   c.interval = std::max(cycles, min_ii) / e.clock_ghz;
   c.latency = (cycles + fixed) / e.clock_ghz;
+  c.at_floor = cycles < min_ii;
   return c;
 }
 

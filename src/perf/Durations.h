@@ -25,6 +25,9 @@ struct InstCost {
   // and whether it is a transpose (not counted in MFU).
   double pe_elements = 0;
   bool transpose = false;
+  // Compute engines: the interval is the engine's minimum (MIN_II, the matmul init), which
+  // the instruction is too small to fill.
+  bool at_floor = false;
 };
 
 // `ext` is the execution's iteration space after its mask (active_extents); `spans`, the

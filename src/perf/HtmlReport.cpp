@@ -76,7 +76,7 @@ std::string page_data(const Profile& p) {
     o << (i ? "," : "") << "[" << json_string(l.loc.known() ? l.loc.str() : "") << "," << json_string(text) << ","
       << num(l.busy) << "," << num(l.critical) << "," << l.instructions << "]";
   }
-  o << "],\"notes\":[";
+  o << "],\"decided_by\":" << json_string(p.decided_by) << ",\"notes\":[";
   for (size_t i = 0; i < p.notes.size(); ++i) o << (i ? "," : "") << json_string(p.notes[i]);
   o << "]}";
   return o.str();

@@ -38,6 +38,7 @@ row('DMA', D.dma_bytes + ' bytes, ' + (100 * D.dma_utilisation).toFixed(1) + ' %
 row('SBUF peak', D.sbuf_peak + ' of ' + D.sbuf_capacity + ' bytes per partition');
 row('PSUM peak', D.psum_peak + ' of ' + D.psum_capacity + ' bytes per partition');
 if (D.not_drawn) row('not drawn', D.not_drawn + ' shortest instruction slices (the timeline keeps the longest)');
+if (D.decided_by) row('decided by', D.decided_by);
 for (const n of D.notes) row('note', n);
 
 // Per track: its instructions (by start) and its steady-state stretches.

@@ -88,6 +88,9 @@ struct Profile {
   int64_t instructions = 0;               // executions costed (repeats included)
   int64_t instructions_scheduled = 0;     // of them, scheduled one by one
   std::vector<std::string> notes;         // assumptions this prediction had to make
+  // What decided the latency: the critical path's split by engine, DMA and waiting, and the
+  // figures behind its largest part (perf/Explain.h).
+  std::string decided_by;
   // The allocation and schedule assumed (the kernel's CompileConfig): "COLORING", "LINEAR (RING)";
   // "the compiler's list schedule", "TRIVIAL", ...
   std::string allocation, scheduling;

@@ -47,6 +47,8 @@ Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
       done_(k.tensors.size()),
       site_busy_(site_inst_.size(), 0.0), site_critical_(site_inst_.size(), 0.0), site_count_(site_inst_.size(), 0),
       small_runs_(site_inst_.size(), false),
+      site_at_floor_(site_inst_.size(), false),
+      site_run_bytes_(site_inst_.size(), 0.0),
       end_(cores_, 0.0), end_node_(cores_, -1) {
   for (const ir::Instruction* in : site_inst_) {
     if (in->has_dst()) written_[root(in->dst.tensor)] = true;
@@ -280,21 +282,25 @@ std::pair<double, int> Schedule::slot(int ti, double ready, double interval) con
   return {std::max(free_[ti], ready), -1};
 }
 
-double Schedule::place(int ti, double ready, double interval) {
+double Schedule::place(int ti, double ready, double interval, int64_t& waited) {
   std::vector<Gap>& gaps = gaps_[ti];
   const auto [start, i] = slot(ti, ready, interval);
+  const int64_t next = num_nodes() < o_.max_nodes ? num_nodes() : -1;
   if (i >= 0) {
-    const Gap g = gaps[i], before{g.from, start}, after{start + interval, g.to};
+    const Gap g = gaps[i], before{g.from, start, g.before}, after{start + interval, g.to, next};
+    waited = g.before;
     gaps.erase(gaps.begin() + i);
     if (after.to > after.from) gaps.insert(gaps.begin() + i, after);
     if (before.to > before.from) gaps.insert(gaps.begin() + i, before);
     return start;
   }
+  waited = last_node_[ti];
   if (start > free_[ti]) {
-    gaps.push_back({free_[ti], start});
+    gaps.push_back({free_[ti], start, last_node_[ti]});
     if (gaps.size() > kMaxGaps) gaps.erase(gaps.begin());
   }
   free_[ti] = start + interval;
+  last_node_[ti] = next;  // an instruction in a gap leaves the track's last node as it was
   return start;
 }
 
@@ -313,15 +319,13 @@ std::pair<double, int64_t> Schedule::transfer(double earliest, double interval, 
   q.resize(std::min<size_t>(q.size(), static_cast<size_t>(std::max(1, queues))));
   double start = earliest;
   for (auto& [s, i] : q) {
-    s = place(i, earliest, interval);
-    if (s > start) start = s, pred = last_node_[i];
+    int64_t waited = -1;
+    s = place(i, earliest, interval, waited);
+    if (s > start) start = s, pred = waited;
   }
   const double end = start + interval;
   const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(q.front().second)});
-  for (const auto& [s, i] : q) {
-    last_node_[i] = node;
-    add_slice(i, s, interval, site, 1);
-  }
+  for (const auto& [s, i] : q) add_slice(i, s, interval, site, 1);
   tot_.busy[static_cast<int>(Track::dma)] += interval * static_cast<double>(q.size());
   return {start, node};
 }
@@ -428,6 +432,7 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
     site_busy_[site] += c.interval;
     if (c.runs > 0 && static_cast<double>(c.dma_bytes) < c.runs * t_.cost.dma_buffer_overhead_bytes)
       small_runs_[site] = true;
+    site_run_bytes_[site] = c.runs > 0 ? static_cast<double>(c.dma_bytes) / static_cast<double>(c.runs) : 0.0;
     pred = node;
   } else {
     const std::vector<int64_t> ports = ports_of(in, c.track);
@@ -438,11 +443,11 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
     }
     pred = dep;
     const int tr = core_ * per_core_ + ti;
-    start = place(tr, ready, c.interval);
-    if (start > ready) pred = last_node_[tr];
+    int64_t waited = -1;
+    start = place(tr, ready, c.interval, waited);
+    if (start > ready) pred = waited;
     end = start + c.latency;
     const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(tr)});
-    last_node_[tr] = node;
     for (int64_t key : ports) {
       ports_[key].free[ti] = std::max(ports_[key].free[ti], start + c.interval);
       ports_[key].node[ti] = node;
@@ -450,6 +455,7 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
     add_slice(tr, start, c.interval, site, 1);
     tot_.busy[ti] += c.interval;
     site_busy_[site] += c.interval;
+    site_at_floor_[site] = c.at_floor;
     tot_.pe_hfu += c.pe_elements;
     if (!c.transpose) tot_.pe_mfu += c.pe_elements;
     pred = node;
@@ -534,7 +540,7 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
     ++j;  // the count
     for (Gap& g : gaps_[i]) {
       const double shift_gap = delta[j] * static_cast<double>(m);
-      g.from += shift_gap, g.to += shift_gap;
+      g.from += shift_gap, g.to += shift_gap, g.before = node;
       j += 2;  // its start, then its length (unchanged)
     }
   }

@@ -118,6 +118,7 @@ class Schedule {
 
   struct Gap {
     double from, to;
+    int64_t before = -1;  // the node that holds the track until `from`
   };
   // One iteration's use of a physical buffer: when its last access ended, and by which node.
   struct Use {
@@ -139,7 +140,9 @@ class Schedule {
   // scheduler fills those with later independent instructions and transfers),
   // else its free time; and the gap's index (-1: the free time). place() takes it.
   std::pair<double, int> slot(int ti, double ready, double interval) const;
-  double place(int ti, double ready, double interval);
+  // Takes the slot for the node added next; `waited` is the node that held the track until
+  // the start (what a start later than `ready` waited for).
+  double place(int ti, double ready, double interval, int64_t& waited);
   std::vector<int64_t> ports_of(const ir::Instruction& in, Track track) const;
   int root(int id) const;
   // Whether the current core waits for what `r` of tensor `id` records: between sync
@@ -196,6 +199,8 @@ class Schedule {
   std::vector<double> site_busy_, site_critical_;
   std::vector<int64_t> site_count_;
   std::vector<bool> small_runs_;   // by site: a DMA whose contiguous runs average under the buffer overhead
+  std::vector<bool> site_at_floor_;       // by site: its last execution was at its engine's minimum interval
+  std::vector<double> site_run_bytes_;    // by site: a DMA's bytes per contiguous run, last execution
   std::vector<double> end_;        // per core: when its last result is ready
   std::vector<int64_t> end_node_;
   double floor_ = 0;                // the last sync point: nothing starts earlier

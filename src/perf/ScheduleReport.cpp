@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "perf/Explain.h"
 #include "perf/Schedule.h"
 #include "sema/Allocation.h"
 
@@ -57,18 +58,37 @@ Profile Schedule::finish() {
   // left it; a transfer fills a gap before the queue's last): each counts up to where the
   // next begins.
   double bound = p.latency;
+  CriticalShares shares;
+  shares.total = p.latency;
+  double dma_weight = 0;
+  // A part of the path on `track` (an engine, or a DMA queue) spent by `site`.
+  auto share = [&](int track, int site, double span) {
+    const int part = std::min(track % per_core_, kComputeTracks);
+    shares.track[part] += span;
+    if (part < kComputeTracks) {
+      if (site_at_floor_[site]) shares.at_floor[part] += span;
+      return;
+    }
+    dma_weight += span;
+    shares.dma_run_bytes += span * site_run_bytes_[site];
+    shares.spill = shares.spill || (span > 0 && ir::engine_of(*site_inst_[site]) != ir::Engine::dma);
+  };
   for (int64_t n = end_node; n >= 0; n = nodes_[n].pred) {
     const Node& nd = nodes_[n];
     const double span = std::max(0.0, std::min(nd.end, bound) - nd.start);
     bound = std::min(bound, nd.start);
     if (nd.site >= 0) {
       site_critical_[nd.site] += span;
+      share(nd.track, nd.site, span);
     } else {
       const Stretch& st = stretches_[-2 - nd.site];
       double busy = 0;
       for (double b : st.site_busy) busy += b;
-      for (size_t i = 0; busy > 0 && i < st.site_busy.size(); ++i)
-        site_critical_[st.s0 + i] += span * st.site_busy[i] / busy;
+      for (size_t i = 0; busy > 0 && i < st.site_busy.size(); ++i) {
+        const int site = st.s0 + static_cast<int>(i);
+        site_critical_[site] += span * st.site_busy[i] / busy;
+        share(static_cast<int>(track_of(ir::engine_of(*site_inst_[site]))), site, span * st.site_busy[i] / busy);
+      }
     }
     if (p.critical_path.size() < 64) {
       CriticalStep st;
@@ -87,6 +107,8 @@ Profile Schedule::finish() {
       p.critical_path.push_back(std::move(st));
     }
   }
+  if (dma_weight > 0) shares.dma_run_bytes /= dma_weight;
+  p.decided_by = decided_by(shares, t_);
   if (num_nodes() >= o_.max_nodes) note("the critical path covers only the first " + std::to_string(o_.max_nodes) +
                                         " instruction executions");
 

@@ -267,6 +267,20 @@ def test_cli_profile_prints_the_summary_and_writes_json_and_html(tmp_path):
     assert all(e["args"]["source"].split(":")[0].endswith("matmul_tiled.py") for e in slices)
     assert {e["tid"] for e in slices} >= {0, 2, 4}  # pe, dve and a DMA queue
     assert "<canvas id=\"timeline\">" in page.read_text()
+    # What decided the latency, in the summary and on the page.
+    decided = next(line for line in r.stdout.splitlines() if line.startswith("  decided by: "))
+    assert decided.startswith("  decided by: critical path ") and "DMA queues" in decided
+    assert json.dumps(decided[len("  decided by: "):])[1:-1] in page.read_text()
+
+
+def test_the_decision_splits_the_whole_critical_path():
+    # The parts named add up to the critical path, each engine's share among them.
+    r = nkic.profile(nki.jit(add_rows), ones(1024, 512), ones(1024, 512), target="trn2")
+    head = r.decided_by.split(";")[0]
+    assert head.startswith(f"critical path {r.latency_us:.3f} us: ")
+    shares = [int(part.strip().split(" %")[0]) for part in head.split(": ", 1)[1].split(",")]
+    assert 98 <= sum(shares) <= 102
+    assert r.decided_by in r.summary()
 
 
 def test_cli_profile_json_and_its_errors():
@@ -276,6 +290,7 @@ def test_cli_profile_json_and_its_errors():
     assert report["schema"] == "nkic.profile/1" and report["ok"] and report["target"] == "trn2"
     assert report["latency_us"] > 0 and set(report["engines"]) == {"pe", "act", "dve", "pool", "dma"}
     assert report["lines"][0]["file"].endswith("tensor_add.py")
+    assert report["decided_by"].startswith(f"critical path {report['latency_us']:.3f} us: ")
     bad = nkic_cli("profile", "examples/tensor_add.py", "--target", "inf1", "--json")
     assert bad.returncode == 2
     assert json.loads(bad.stdout)["diagnostics"][0]["code"] == "err_no_cost_figures"
