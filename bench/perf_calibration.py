@@ -12,7 +12,7 @@ families a figure was tuned on apart from the rest), per family of variants at o
 correlation and the measured latency of the predicted-fastest variant over the measured fastest,
 and how many test upper bounds the prediction stays under. Exits 0 (it is a report) unless a kernel fails to trace.
 
-    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--sdk DIR] [--autocomp DIR] [--only ID,...] [-v]
+    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--sdk DIR] [--autocomp DIR] [--accelopt DIR] [--only ID,...] [-v]
 """
 import argparse
 import importlib
@@ -48,6 +48,10 @@ AUTO = "ucb-bar/autocomp"
 AUTO_HEAD = "dd26a5656bcd3158b80c36bc97500d76a495c765"
 AUTO_PREFIX = "autocomp:"  # a case path: an optimisation trace of an autocomp checkout; func "step<i>"
 CONV1D = "examples/trn-advanced/4_conv1d_trace.py"
+ACCEL = "zhang677/AccelOpt"
+ACCEL_HEAD = "2dbeab40454fd16b9d8d425ad0e3ef9ffa9e38ac"  # NKIBench's kernels and their measurements
+ACCEL_PREFIX = "accelopt:"  # a case path in an AccelOpt checkout (NKIBench: legacy API kernels `kernel`)
+NKIBENCH = "experiments/full_complete_local/profile_results.csv"
 
 MATMUL = "src/nki_samples/tutorials/matrix_multiplication/matrix_multiplication_nki_kernels.py"
 MM_CURRENT = "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py"
@@ -256,6 +260,32 @@ CASES = [
                         "instruction each (step 5, the same loop at 2048 trips, is not merged); no published "
                         "rule says when the compiler vectorizes a loop, so the model keeps one instruction "
                         "per iteration")))],
+    # AccelOpt's NKIBench baselines (legacy API, fp32, as neuronx-cc emits them), on
+    # trn1.32xlarge (its README) at --logical-nc-config=1: the mean of neuron-profile's
+    # total_time over its benchmark iterations, one row each of its profile_results.csv.
+    *[case("NB-" + name.split("_M")[0].split("_B")[0], "nkibench", ACCEL_PREFIX + f"NKIBench/kernels/{name}_0.py",
+           "kernel", args, "trn1", ms * 1000, "measured", (ACCEL, NKIBENCH, ACCEL_HEAD, line),
+           note="neuron-profile total_time")
+      for line, name, args, ms in (
+          (2, "swiglu_M4096_N3072_K1024", [Z(8, 4, 128, 8, 128), Z(8, 128, 3072), Z(24, 128, 1024), Z(8, 128, 3072)],
+           4.221777),
+          (3, "matmul_add_rmsnorm_M4096_N2048_K2048", [Z(4096, 2048), Z(2048, 2048), 1e-5, Z(4096, 2048), Z(2048)],
+           2.66658),
+          (4, "add_rmsnorm_matmul_M4096_N2048_K1024", [Z(4096, 1024), Z(1024, 2048), 1e-5, Z(4096, 1024), Z(1024)],
+           1.221911),
+          (5, "matmul_M4096_N12288_K5120", [Z(32, 128, 40, 128), Z(40, 128, 12288)], 35.199742),
+          (6, "gqa_full_B1_N4096_QH16_KH8_D128", [Z(32, 128, 16, 128), Z(1, 8, 4, 128, 8, 128), Z(1, 32, 128, 1024)],
+           19.110503),
+          (7, "rmsnorm_matmul_M4096_N2048_K1024", [Z(32, 128, 1024), Z(8, 128, 2048)], 1.05576),
+          (8, "rope_single_freq_apply_B1_H64_N4096_D128", [Z(128, 262144), Z(64, 262144), Z(64, 262144)], 4.33301),
+          (9, "bmm_B16_M4096_K64_N4096", [Z(16, 4096, 64), Z(16, 64, 4096)], 4.610889),
+          (10, "bmm_softmax_B16_K64_M4096_N4096", [Z(16, 4096, 64), Z(16, 64, 4096)], 11.999614),
+          (11, "transpose_matmul_M4096_K2048_N10944", [Z(128, 16, 4096), Z(128, 16, 10944)], 9.610311),
+          (12, "lora_M4096_N12288_K5120_R128", [Z(8, 4, 128, 40, 128), Z(40, 128, 12288), Z(40, 128, 128),
+                                                 Z(128, 12288)], 30.16637),
+          (13, "adamw_M10944_N2048", [Z(10944, 2048)] * 4, 1.999829),
+          (14, "silu_M4096_N7168", [Z(128, 32, 7168)], 1.333232),
+          (15, "mamba_M7168_C256_S16", [Z(256, 7168), Z(256, 7168), Z(256, 16), Z(16, 7168), Z(16, 7168)], 2.888663))],
     # nki-autotune's kernel library (current nki API), 2048^3 bf16 matmuls on trn2.
     case("U1", "autotune matmul", TUNE_PREFIX + "kernel_library/matmul/lhs_rhs/kernel_handtuned_89.26mfu.py",
          "matmul_lhs_rhs_nkigym", [Z(2048, 2048, dtype=BF16)] * 2, "trn2", 244.2, "measured",
@@ -349,7 +379,7 @@ def load_kernel(checkout, path, func, roots):
         if src not in sys.path:
             sys.path.insert(0, src)
         return getattr(importlib.import_module(path[len(LIB_PREFIX):]), func)
-    prefix = next((p for p in (TUNE_PREFIX, SDK_PREFIX) if path.startswith(p)), None)
+    prefix = next((p for p in (TUNE_PREFIX, SDK_PREFIX, ACCEL_PREFIX) if path.startswith(p)), None)
     if prefix:
         file = os.path.join(roots[prefix], path[len(prefix):])
         name = prefix.rstrip(":").replace("-", "_") + "_" + os.path.splitext(os.path.basename(file))[0]
@@ -529,17 +559,21 @@ def main():
                     help=f"aws-neuron-sdk checkout at {SDK_HEAD[:7]} (its cases are skipped when absent)")
     ap.add_argument("--autocomp", default="/tmp/corpus/autocomp",
                     help=f"autocomp checkout at {AUTO_HEAD[:7]} (its cases are skipped when absent)")
+    ap.add_argument("--accelopt", default="/tmp/corpus/accelopt",
+                    help=f"AccelOpt checkout at {ACCEL_HEAD[:7]} or later (its cases are skipped when absent)")
     ap.add_argument("--only", help="comma-separated case ids")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each case's profile summary")
     opts = ap.parse_args()
     if not os.path.isdir(os.path.join(opts.checkout, "src", "nki_samples")):
         sys.exit(f"{opts.checkout} is not an nki-samples checkout (git -C <mirror> worktree add -f DIR fc5c69f)")
     cases = [c for c in CASES if not opts.only or c["id"] in opts.only.split(",")]
-    roots = {TUNE_PREFIX: opts.autotune, LIB_PREFIX: opts.library, SDK_PREFIX: opts.sdk, AUTO_PREFIX: opts.autocomp}
+    roots = {TUNE_PREFIX: opts.autotune, LIB_PREFIX: opts.library, SDK_PREFIX: opts.sdk, AUTO_PREFIX: opts.autocomp,
+             ACCEL_PREFIX: opts.accelopt}
     for prefix, (root, marker) in {TUNE_PREFIX: (opts.autotune, "kernel_library"),
                                    LIB_PREFIX: (opts.library, "src/nkilib_src"),
                                    SDK_PREFIX: (opts.sdk, "nki/examples"),
-                                   AUTO_PREFIX: (opts.autocomp, "examples/trn-advanced")}.items():
+                                   AUTO_PREFIX: (opts.autocomp, "examples/trn-advanced"),
+                                   ACCEL_PREFIX: (opts.accelopt, "NKIBench/kernels")}.items():
         if not os.path.isdir(os.path.join(root, marker)):
             print(f"no {prefix.rstrip(':')} checkout at {root}: its cases are skipped")
             cases = [c for c in cases if not (c["path"] or "").startswith(prefix)]

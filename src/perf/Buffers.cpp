@@ -11,7 +11,7 @@ namespace {
 
 // A PSUM tile takes whole banks (a matmul accumulates within one bank).
 int64_t buffer_bytes(const ir::TensorDecl& t, const sema::Target& target) {
-  const int64_t n = sema::partition_bytes(t), bank = target.psum_par_size_in_bytes;
+  const int64_t n = sema::allocated_bytes(t), bank = target.psum_par_size_in_bytes;
   return t.memory == ir::Memory::PSUM && bank > 0 ? (n + bank - 1) / bank * bank : n;
 }
 

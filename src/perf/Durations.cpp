@@ -161,7 +161,7 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
     if (read) ++(psum ? psum_reads : sbuf_reads);
     strided = strided || minor_stride_bytes(a, td, rank) > t.cost.sbuf_stride_penalty_bytes;
   };
-  const InstructionFacts* fact = facts_of(in);
+  const InstructionFacts* fact = facts_of(in, k.current_api);
   const bool adds_dst = in.accumulate && in.has_dst() && k.tensor(in.dst.tensor).memory != ir::Memory::PSUM;
   if (in.has_dst()) operand(in.dst, adds_dst);
   // A further result that does not stream (the reduce accumulator register, a

@@ -136,7 +136,7 @@ Profile Schedule::finish() {
   std::vector<Event> ev;
   for (const Interval& iv : intervals_) {
     const ir::TensorDecl& t = k_.tensor(iv.tensor);
-    const int64_t bytes = sema::partition_bytes(t);
+    const int64_t bytes = sema::allocated_bytes(t);
     const bool psum = t.memory == ir::Memory::PSUM;
     ev.push_back({iv.first, bytes, iv.core, psum});
     ev.push_back({iv.last, -bytes, iv.core, psum});

@@ -15,16 +15,13 @@ int64_t partition_bytes(const ir::TensorDecl& t) {
   return n;
 }
 
-namespace {
-
-// The bytes per partition the allocation must find for `t` at once. The blocks of a legacy
-// declaration with block dims ((B, nl.par_dim(P), F)) are tiles of their own, each live while
-// it is used: at least one is, and how many more is not modelled.
 int64_t allocated_bytes(const ir::TensorDecl& t) {
   int64_t blocks = 1;
   for (int d = 0; d < t.partition_dim && static_cast<size_t>(d) < t.shape.size(); ++d) blocks *= t.shape[d];
   return partition_bytes(t) / std::max<int64_t>(1, blocks);
 }
+
+namespace {
 
 bool on_chip(const ir::TensorDecl& t) {
   return t.alias_of < 0 && (t.memory == ir::Memory::SBUF || t.memory == ir::Memory::PSUM);

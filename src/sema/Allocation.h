@@ -23,6 +23,10 @@ namespace nkic::sema {
 
 // Bytes one partition holds of on-chip tensor `t` (its block dims included).
 int64_t partition_bytes(const ir::TensorDecl& t);
+// The bytes per partition the allocation must find for `t` at once. The blocks of a legacy
+// declaration with block dims ((B, nl.par_dim(P), F)) are tiles of their own, each live while
+// it is used: at least one is, and how many more is not modelled.
+int64_t allocated_bytes(const ir::TensorDecl& t);
 
 // By tensor id, the [first, last] instructions (numbered in program order, loop bodies in
 // place) over which the root tensor is live; first < 0: never accessed. Indirect index
