@@ -42,7 +42,7 @@ def ring(a, group, buffer):
     """a moved one step along the ring, over one channel per row block of a."""
     src = copy_to(a, buffer)
     res = nl.ndarray(a.shape, a.dtype, buffer=buffer)
-    ncc.collective_permute_implicit(srcs_by_channel=[[src]], dsts_by_channel=[[res]], replica_group=group)
+    ncc.collective_permute_implicit(srcs_by_channel=[[src]], dsts_by_channel=[[res]], replica_group=group)  # ERR:ring
     return returned(res)
 
 
@@ -78,6 +78,24 @@ def test_each_channel_moves_its_own_tensors():
     for r in range(3):
         np.testing.assert_array_equal(got[r][0], xs[(r - 1) % 3][0])
         np.testing.assert_array_equal(got[r][1], xs[(r - 1) % 3][1])
+
+
+@nki.jit
+def sbuf_channels(a, group):
+    """The two row halves of one SBUF tile, each its own channel: channels are not coalesced, so SBUF is fine."""
+    t = copy_to(a, nl.sbuf)
+    r = nl.ndarray(a.shape, a.dtype, buffer=nl.sbuf)
+    h = a.shape[1] // 2
+    ncc.collective_permute_implicit([[t[:, :h]], [t[:, h:]]], [[r[:, :h]], [r[:, h:]]], group, channel_ids=[0, 1])
+    return returned(r)
+
+
+def test_channels_in_sbuf_are_not_coalesced():
+    xs = [RNG.normal(size=(4, 8)).astype(np.float32) for _ in range(2)]
+    got = nki.multi_rank_simulate(sbuf_channels, world_size=2,
+                                  per_rank_inputs=[((x, ReplicaGroup([[0, 1]])), {}) for x in xs])
+    np.testing.assert_array_equal(got[0], xs[1])
+    np.testing.assert_array_equal(got[1], xs[0])
 
 
 @nki.jit
@@ -191,10 +209,10 @@ def ring_rule(a, group, case):
         ncc.collective_permute_implicit([[src], [src]], [[res], [res]], group, channel_ids=[0, 2])  # ERR:ids
     elif case == "id_count":
         ncc.collective_permute_implicit([[src], [src]], [[res], [res]], group)  # ERR:id_count
-    elif case == "channels_over_lists":
-        ncc.collective_permute_implicit([[src]] * 3, [[res]] * 3, group, channel_ids=[0, 1, 2])  # ERR:channels_over_lists
-    elif case == "five_channels":
-        ncc.collective_permute_implicit([[src]] * 5, [[res]] * 5, group, channel_ids=[0, 1, 2, 3, 4])  # ERR:five_channels
+    elif case == "over_lists":
+        ncc.collective_permute_implicit([[src]] * 3, [[res]] * 3, group, channel_ids=[0, 1, 2])  # ERR:over_lists
+    elif case == "five":
+        ncc.collective_permute_implicit([[src]] * 5, [[res]] * 5, group, channel_ids=[0, 1, 2, 3, 4])  # ERR:five
     elif case == "coalesced":
         ncc.collective_permute_implicit([[src, src]], [[res, res]], group)  # ERR:coalesced
     elif case == "dtype":
@@ -237,10 +255,10 @@ RULES = [
      "channel_ids number the channels consecutively from 0: [0, 1] for 2 channel(s); got [0, 2]"),
     ("id_count", TWO_LISTS, "err_unsupported_args", PERMUTE,
      "channel_ids number the channels consecutively from 0: [0, 1] for 2 channel(s); got [0]"),
-    ("channels_over_lists", TWO_LISTS, "err_unsupported_args", PERMUTE,
+    ("over_lists", TWO_LISTS, "err_unsupported_args", PERMUTE,
      "at most 4 channels when the replica group is one list (every device of the node), else at most 2; got 3 "
      "channels over 2 list(s)"),
-    ("five_channels", ReplicaGroup([[0, 1, 2, 3]]), "err_unsupported_args", PERMUTE,
+    ("five", ReplicaGroup([[0, 1, 2, 3]]), "err_unsupported_args", PERMUTE,
      "at most 4 channels when the replica group is one list (every device of the node), else at most 2; got 5 "
      "channels over 1 list(s)"),
     ("coalesced", TWO_LISTS, "err_unsupported_args", PERMUTE,
@@ -295,8 +313,14 @@ def test_a_group_of_one_list_has_four_channels():
         np.testing.assert_array_equal(got[r], xs[predecessor([[2, 1, 0]], r)])
 
 
+def test_ring_permutes_run_at_lnc1():
+    e = trace_error(ring, np.zeros((2, 8), np.float32), ReplicaGroup([[0, 1]]), nl.private_hbm, grid=(2,))
+    check_diag(e, M, "err_unsupported_args", "nkic runs collectives of kernels at LNC=1; launch the kernel without "
+               "kernel[2]", [("ring", "ncc.")], api=PERMUTE)
+
+
 def test_ring_permutes_need_neuroncore_v3(monkeypatch):
     monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn1")
     e = trace_error(ring, np.zeros((2, 8), np.float32), ReplicaGroup([[0, 1]]), nl.private_hbm)
-    assert e.code == "err_min_arch_support_for_inst", str(e)
-    assert "'ncc.collective_permute_implicit' is available on NeuronCore-v3 and newer only" in e.message
+    check_diag(e, M, "err_min_arch_support_for_inst", "'ncc.collective_permute_implicit' is available on "
+               "NeuronCore-v3 and newer only; target 'trn1' is NeuronCore-v2", [("ring", "ncc.")])
