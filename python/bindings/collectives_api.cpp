@@ -22,6 +22,13 @@ std::vector<types::TensorVal> tensors_arg(py::handle list, const char* what) {
   return ts;
 }
 
+// One list of tensors per channel.
+std::vector<std::vector<types::TensorVal>> channels_arg(py::handle lists, const char* what) {
+  std::vector<std::vector<types::TensorVal>> by_channel;
+  for (py::handle list : lists) by_channel.push_back(tensors_arg(list, what));
+  return by_channel;
+}
+
 const std::map<std::string, codegen::Collective>& kinds() {
   static const std::map<std::string, codegen::Collective> k = {
       {"all_reduce", codegen::Collective::all_reduce},         {"all_gather", codegen::Collective::all_gather},
@@ -62,6 +69,26 @@ void bind_collectives_api(py::module_& m) {
   });
   m.def("check_prepares_triggered",
         [] { codegen::check_prepares_triggered(trace::TraceContext::nki_ctx("nki.jit").builder()); });
+  // ncc.collective_permute_implicit(_reduce): lists of tensor lists, one per channel (srcs1 with op only).
+  m.def("collective_permute_implicit", [](py::sequence srcs, py::object srcs1, py::sequence dsts,
+                                          std::vector<std::vector<int64_t>> groups, std::optional<std::string> op,
+                                          std::vector<int64_t> channel_ids, std::optional<int64_t> priority) {
+    codegen::RingPermuteCall c;
+    c.srcs = channels_arg(srcs, op ? "srcs0_by_channel" : "srcs_by_channel");
+    if (op) c.srcs1 = channels_arg(srcs1, "srcs1_by_channel");
+    c.dsts = channels_arg(dsts, "dsts_by_channel");
+    c.groups = std::move(groups);
+    if (op) c.op = alu_of(*op);
+    c.channel_ids = std::move(channel_ids);
+    c.priority = priority;
+    codegen::collective_permute_implicit(
+        builder(op ? "ncc.collective_permute_implicit_reduce" : "ncc.collective_permute_implicit"), c);
+  });
+  m.def("current_processing_rank_id", [](py::handle reg, int64_t iteration,
+                                         const std::vector<std::vector<int64_t>>& groups, int64_t channel_id) {
+    codegen::current_processing_rank_id(builder("ncc.collective_permute_implicit_current_processing_rank_id"),
+                                        tensor_arg(reg, "register"), iteration, groups, channel_id);
+  });
   m.def("rank_id", [](py::handle reg) { codegen::rank_id(builder("ncc.rank_id"), tensor_arg(reg, "register")); });
   m.def("self_index_in_replica_group", [](py::handle reg, const std::vector<std::vector<int64_t>>& groups) {
     codegen::self_index_in_replica_group(builder("ncc.self_index_in_replica_group"), tensor_arg(reg, "scalar"), groups);

@@ -7,7 +7,7 @@ import os
 from nkic._core import core
 from nkic._ops import op_name
 from . import language as nl
-from ._api import api as _api, unavailable as _unavailable
+from ._api import api as _api
 from ._registers import VirtualRegister, _tile
 from ._scalars import NkiScalar
 
@@ -180,7 +180,46 @@ def all_gather_v_trigger(prepare_instr, name=None):
     core.collective_trigger("all_gather_v", prepare_instr)
 
 
-for _name in ("collective_permute_implicit", "collective_permute_implicit_reduce",
-              "collective_permute_implicit_current_processing_rank_id"):
-    globals()[_name] = _unavailable("ncc." + _name, "is not simulated by nkic (it follows a ring schedule)")
-del _name
+def _channels(value, what, api):
+    """A list of tensor lists, one per channel."""
+    return [_tensors(v, f"{what}[{i}]", api) for i, v in enumerate(_tensors(value, what, api))]
+
+
+def _ring_permute(srcs, srcs1, dsts, replica_group, op, channel_ids, priority, api):
+    if not isinstance(channel_ids, (tuple, list)):
+        core.raise_unexpected_operand(f"{api} channel_ids", f"{channel_ids!r}; expected a list of channel ids")
+    core.collective_permute_implicit(
+        _channels(srcs, "srcs_by_channel" if op is None else "srcs0_by_channel", api),
+        None if op is None else _channels(srcs1, "srcs1_by_channel", api), _channels(dsts, "dsts_by_channel", api),
+        _groups(replica_group, api), None if op is None else op_name(op, "op"),
+        [core.int_arg(c, "channel_ids", api) for c in channel_ids],
+        None if priority is None else core.int_arg(priority, "priority", api))
+
+
+@_api("ncc.collective_permute_implicit")
+def collective_permute_implicit(srcs_by_channel, dsts_by_channel, replica_group, channel_ids=(0,), priority=None,
+                                name=None):
+    """On each channel every rank of a list sends its srcs_by_channel[c][0] to its successor in the
+    list (the last to the first) and receives its predecessor's into dsts_by_channel[c][0]."""
+    _ring_permute(srcs_by_channel, None, dsts_by_channel, replica_group, None, channel_ids, priority,
+                  "ncc.collective_permute_implicit")
+
+
+@_api("ncc.collective_permute_implicit_reduce")
+def collective_permute_implicit_reduce(srcs0_by_channel, srcs1_by_channel, dsts_by_channel, replica_group, op,
+                                       channel_ids=(0,), priority=None, name=None):
+    """collective_permute_implicit of op(srcs0_by_channel[c][0], srcs1_by_channel[c][0]) (nl.add,
+    nl.maximum or nl.minimum), computed in fp32 and rounded once to the dtype of dsts_by_channel[c][0]."""
+    _ring_permute(srcs0_by_channel, srcs1_by_channel, dsts_by_channel, replica_group, op, channel_ids, priority,
+                  "ncc.collective_permute_implicit_reduce")
+
+
+@_api("ncc.collective_permute_implicit_current_processing_rank_id")
+def collective_permute_implicit_current_processing_rank_id(iteration_id, replica_group, channel_id=0, name=None):
+    """The rank whose data the ring permutes have brought at step iteration_id: the caller's own at
+    0, at step k the rank k places before it in its list; a VirtualRegister, as ncc.rank_id's."""
+    api = "ncc.collective_permute_implicit_current_processing_rank_id"
+    reg = VirtualRegister._of(_tile())
+    core.current_processing_rank_id(reg.tile, core.int_arg(iteration_id, "iteration_id", api), _groups(replica_group, api),
+                                    core.int_arg(channel_id, "channel_id", api))
+    return reg

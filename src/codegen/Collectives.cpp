@@ -21,6 +21,8 @@ ir::Opcode opcode_of(Collective k) {
     case Collective::permute: return ir::Opcode::CcPermute;
     case Collective::all_to_all_v: return ir::Opcode::CcAllToAllV;
     case Collective::all_gather_v: return ir::Opcode::CcAllGatherV;
+    case Collective::permute_implicit: return ir::Opcode::CcPermuteImplicit;
+    case Collective::permute_implicit_reduce: return ir::Opcode::CcPermuteImplicitReduce;
   }
   return ir::Opcode::CcAllReduce;
 }
@@ -62,7 +64,10 @@ void check_groups(KernelBuilder& b, const CollectiveCall& c) {
   }
 }
 
-// Tensors all in HBM or all in SBUF; several (coalesced) only in HBM; all_reduce's HBM rules
+bool is_ring(Collective k) { return k == Collective::permute_implicit || k == Collective::permute_implicit_reduce; }
+
+// Tensors all in HBM or all in SBUF; several (coalesced) only in HBM (a ring permute's channels
+// are not coalesced); all_reduce's HBM rules
 // (NKI_07_08_API.md §8): srcs all private or all shared, dsts likewise; at LNC=1 srcs private,
 // dsts shared only under NKI_LNC1_SHARED_HBM=1.
 void check_memories(KernelBuilder& b, const CollectiveCall& c) {
@@ -80,7 +85,7 @@ void check_memories(KernelBuilder& b, const CollectiveCall& c) {
         b.fail(sema::err_unsupported_args(api, "the tensors are all in HBM or all in SBUF, not a mix: " + named(first) +
                                                    ", " + named(t)));
     }
-  if (c.srcs.size() > 1 && !ir::is_hbm(memory(first)))
+  if (c.srcs.size() > 1 && !ir::is_hbm(memory(first)) && !is_ring(c.kind))
     b.fail(sema::err_unsupported_args(api, "several tensors in one collective (coalesced) are in HBM only; " +
                                                named(first)));
   if (c.kind != Collective::all_reduce || !ir::is_hbm(memory(first))) return;
@@ -124,6 +129,22 @@ void check_priority(KernelBuilder& b, const CollectiveCall& c) {
                                                    std::to_string(*c.priority)));
 }
 
+// Live whole views (no run-time index), reduced with add, maximum or minimum.
+void check_views_and_op(KernelBuilder& b, const CollectiveCall& c) {
+  for (const auto* list : {&c.srcs, &c.dsts})
+    for (const types::TensorVal& t : *list) {
+      b.check_live(t);
+      if (!t.indirect.empty())
+        b.fail(sema::err_unsupported_args(b.api(), "a collective moves whole views; `" +
+                                                       KernelBuilder::display_name(b.tensor(t.tensor).name) +
+                                                       "` is indexed at run time"));
+    }
+  if (c.op && *c.op != ir::AluOp::add && *c.op != ir::AluOp::maximum && *c.op != ir::AluOp::minimum)
+    b.fail(sema::err_unsupported_args(b.api(), "op is " + std::string(ir::name(*c.op)) +
+                                                   "; collectives reduce with nl.add, nl.maximum or nl.minimum"));
+  check_priority(b, c);
+}
+
 void check_operands(KernelBuilder& b, const CollectiveCall& c) {
   const std::string api = b.api();
   if (c.srcs.empty() || c.srcs.size() != c.dsts.size())
@@ -133,18 +154,7 @@ void check_operands(KernelBuilder& b, const CollectiveCall& c) {
   if (c.srcs.size() > ir::info(opcode_of(c.kind)).max_srcs)
     b.fail(sema::err_unsupported_args(api, "takes at most " + std::to_string(ir::info(opcode_of(c.kind)).max_srcs) +
                                                " tensors"));
-  for (const auto* list : {&c.srcs, &c.dsts})
-    for (const types::TensorVal& t : *list) {
-      b.check_live(t);
-      if (!t.indirect.empty())
-        b.fail(sema::err_unsupported_args(api, "a collective moves whole views; `" +
-                                                   KernelBuilder::display_name(b.tensor(t.tensor).name) +
-                                                   "` is indexed at run time"));
-    }
-  if (c.op && *c.op != ir::AluOp::add && *c.op != ir::AluOp::maximum && *c.op != ir::AluOp::minimum)
-    b.fail(sema::err_unsupported_args(api, "op is " + std::string(ir::name(*c.op)) +
-                                               "; collectives reduce with nl.add, nl.maximum or nl.minimum"));
-  check_priority(b, c);
+  check_views_and_op(b, c);
   // Dim 0, or 1 for an all_gather of 2-D SBUF tiles (NKI_CURRENT_API.md §8.2).
   const bool sbuf_gather = c.kind == Collective::all_gather && !ir::is_hbm(b.tensor(c.srcs[0].tensor).memory) &&
                            c.srcs[0].shape.size() == 2;
@@ -294,24 +304,10 @@ void emit_variable(KernelBuilder& b, ir::Opcode op, ir::Access src, ir::Access m
   b.emit(std::move(in));
 }
 
-}  // namespace
-
-void collective(KernelBuilder& b, const CollectiveCall& c) {
-  b.require_unrolled("a collective");
-  sema::assert_nc_version(b.target(), ir::info(opcode_of(c.kind)).min_nc_version, b.api(), b.raiser());
-  if (b.cores && b.cores->count() > 1)
-    b.fail(sema::err_unsupported_args(b.api(), "nkic runs collectives of kernels at LNC=1; launch the kernel without "
-                                           "kernel[" + std::to_string(b.cores->count()) + "]"));
-  check_groups(b, c);
-  if (c.metadata) {
-    check_variable(b, c);
-    emit_variable(b, opcode_of(c.kind), walk(b, c.srcs[0]), walk(b, *c.metadata), walk(b, c.dsts[0]),
-                  {elements(c.srcs[0]), elements(*c.metadata), elements(c.dsts[0])}, group_imms(c, flags_of(c)));
-    return;
-  }
-  check_operands(b, c);
-  check_memories(b, c);
-  const int64_t n = c.kind == Collective::permute ? 1 : static_cast<int64_t>(c.groups[0].size());
+// The instruction of a checked collective: dst, extra_dsts, then srcs, each walking its own elements.
+void emit_collective(KernelBuilder& b, const CollectiveCall& c) {
+  const bool pairwise = c.kind == Collective::permute || is_ring(c.kind);
+  const int64_t n = pairwise ? 1 : static_cast<int64_t>(c.groups[0].size());
   const auto dim = static_cast<size_t>(c.collective_dim);
   auto in = make_instruction(opcode_of(c.kind), {});
   int64_t widest = 1;
@@ -329,6 +325,105 @@ void collective(KernelBuilder& b, const CollectiveCall& c) {
   in->alu = c.op.value_or(ir::AluOp::bypass);
   in->imms = group_imms(c, static_cast<double>(c.collective_dim));
   b.emit(std::move(in));
+}
+
+// Where a collective may be issued: unrolled, on NeuronCore-v3 or newer, at LNC=1.
+void check_launch(KernelBuilder& b, Collective kind) {
+  b.require_unrolled("a collective");
+  sema::assert_nc_version(b.target(), ir::info(opcode_of(kind)).min_nc_version, b.api(), b.raiser());
+  if (b.cores && b.cores->count() > 1)
+    b.fail(sema::err_unsupported_args(b.api(), "nkic runs collectives of kernels at LNC=1; launch the kernel without "
+                                           "kernel[" + std::to_string(b.cores->count()) + "]"));
+}
+
+}  // namespace
+
+void collective(KernelBuilder& b, const CollectiveCall& c) {
+  check_launch(b, c.kind);
+  check_groups(b, c);
+  if (c.metadata) {
+    check_variable(b, c);
+    emit_variable(b, opcode_of(c.kind), walk(b, c.srcs[0]), walk(b, *c.metadata), walk(b, c.dsts[0]),
+                  {elements(c.srcs[0]), elements(*c.metadata), elements(c.dsts[0])}, group_imms(c, flags_of(c)));
+    return;
+  }
+  check_operands(b, c);
+  check_memories(b, c);
+  emit_collective(b, c);
+}
+
+namespace {
+
+// The most channels a ring permute over `groups` has: 4 over one list (every device of the node), else 2.
+int64_t max_channels(const std::vector<std::vector<int64_t>>& groups) { return groups.size() == 1 ? 4 : 2; }
+
+// A ring permute's channels: one list per channel on every side, each of exactly one tensor (no
+// coalescing), ids 0, 1, ..., no more than the group has; a channel's tensors of one dtype and shape.
+void check_channels(KernelBuilder& b, const RingPermuteCall& c) {
+  using Side = std::pair<std::string, const std::vector<std::vector<types::TensorVal>>*>;
+  const std::vector<Side> sides =
+      c.op ? std::vector<Side>{{"srcs0_by_channel", &c.srcs}, {"srcs1_by_channel", &c.srcs1}, {"dsts_by_channel", &c.dsts}}
+           : std::vector<Side>{{"srcs_by_channel", &c.srcs}, {"dsts_by_channel", &c.dsts}};
+  const size_t n = c.dsts.size();
+  std::string names, counts;
+  bool one_count = n > 0;
+  for (size_t i = 0; i < sides.size(); ++i) {
+    const std::string sep = i == 0 ? "" : i + 1 == sides.size() ? " and " : ", ";
+    names += sep + sides[i].first;
+    counts += sep + std::to_string(sides[i].second->size());
+    one_count &= sides[i].second->size() == n;
+  }
+  if (!one_count)
+    b.fail(sema::err_unsupported_args(b.api(), names + " hold one list per channel, at least 1; got " + counts));
+  std::vector<int64_t> ids(n);
+  for (size_t i = 0; i < n; ++i) ids[i] = static_cast<int64_t>(i);
+  if (c.channel_ids != ids)
+    b.fail(sema::err_unsupported_args(b.api(), "channel_ids number the channels consecutively from 0: " +
+                                                   sema::shape_str(ids) + " for " + std::to_string(n) +
+                                                   " channel(s); got " + sema::shape_str(c.channel_ids)));
+  if (static_cast<int64_t>(n) > max_channels(c.groups))
+    b.fail(sema::err_unsupported_args(b.api(), "at most 4 channels when the replica group is one list (every device "
+                                               "of the node), else at most 2; got " + std::to_string(n) +
+                                                   " channels over " + std::to_string(c.groups.size()) + " list(s)"));
+  for (const auto& [name, lists] : sides)
+    for (size_t ch = 0; ch < n; ++ch)
+      if ((*lists)[ch].size() != 1)
+        b.fail(sema::err_unsupported_args(b.api(), "each channel's list holds exactly one tensor (coalesced "
+                                                   "collectives are not supported); " + name + "[" +
+                                                       std::to_string(ch) + "] holds " +
+                                                       std::to_string((*lists)[ch].size())));
+  auto what = [&](const types::TensorVal& t) {
+    return std::string(ir::name(b.tensor(t.tensor).dtype)) + sema::shape_str(t.shape);
+  };
+  for (size_t ch = 0; ch < n; ++ch)
+    for (size_t i = 0; i + 1 < sides.size(); ++i) {
+      const types::TensorVal &src = (*sides[i].second)[ch][0], &dst = c.dsts[ch][0];
+      if (b.tensor(src.tensor).dtype != b.tensor(dst.tensor).dtype || src.shape != dst.shape)
+        b.fail(sema::err_unsupported_args(b.api(), sides[i].first + "[" + std::to_string(ch) +
+                                                       "][0] and dsts_by_channel[" + std::to_string(ch) +
+                                                       "][0] have one dtype and shape; got " + what(src) + " and " +
+                                                       what(dst)));
+    }
+}
+
+}  // namespace
+
+void collective_permute_implicit(KernelBuilder& b, const RingPermuteCall& c) {
+  CollectiveCall flat;
+  flat.kind = c.op ? Collective::permute_implicit_reduce : Collective::permute_implicit;
+  flat.groups = c.groups;
+  flat.op = c.op;
+  flat.priority = c.priority;
+  check_launch(b, flat.kind);
+  check_groups(b, flat);
+  check_channels(b, c);
+  // One instruction: the channels' dsts, then their srcs (the reduce's left operands, then its right ones).
+  for (const auto* side : {&c.srcs, &c.srcs1})
+    for (const std::vector<types::TensorVal>& list : *side) flat.srcs.push_back(list[0]);
+  for (const std::vector<types::TensorVal>& list : c.dsts) flat.dsts.push_back(list[0]);
+  check_views_and_op(b, flat);
+  check_memories(b, flat);
+  emit_collective(b, flat);
 }
 
 void collective_prepare(KernelBuilder& b, const CollectiveCall& c) {
@@ -378,11 +473,13 @@ void check_prepares_triggered(KernelBuilder& b) {
 
 namespace {
 
-// A rank_id instruction; with the group's imms it writes the caller's position in its list.
-void emit_rank_id(KernelBuilder& b, const types::TensorVal& reg, std::vector<double> imms) {
+// A register-writing rank instruction: rank_id (with the group's imms: the caller's position in its
+// list) or cc_current_processing_rank_id.
+void emit_rank_id(KernelBuilder& b, const types::TensorVal& reg, std::vector<double> imms,
+                  ir::Opcode op = ir::Opcode::RankId) {
   b.require_unrolled(b.api());
-  sema::assert_nc_version(b.target(), ir::info(ir::Opcode::RankId).min_nc_version, b.api(), b.raiser());
-  auto in = make_instruction(ir::Opcode::RankId, {1, 1});
+  sema::assert_nc_version(b.target(), ir::info(op).min_nc_version, b.api(), b.raiser());
+  auto in = make_instruction(op, {1, 1});
   in->dst = walk(b, reg);
   in->widths = {1};
   in->imms = std::move(imms);
@@ -400,6 +497,22 @@ void self_index_in_replica_group(KernelBuilder& b, const types::TensorVal& reg,
   c.groups = groups;
   check_groups(b, c);
   emit_rank_id(b, reg, group_imms(c, 0));
+}
+
+void current_processing_rank_id(KernelBuilder& b, const types::TensorVal& reg, int64_t iteration,
+                                const std::vector<std::vector<int64_t>>& groups, int64_t channel_id) {
+  CollectiveCall c;
+  c.groups = groups;
+  check_groups(b, c);
+  if (iteration < 0)
+    b.fail(sema::err_unsupported_args(b.api(), "iteration_id is the ring step, 0 or more; got " +
+                                                   std::to_string(iteration)));
+  if (channel_id < 0 || channel_id >= max_channels(groups))
+    b.fail(sema::err_unsupported_args(b.api(), "channel_id is 0 to " + std::to_string(max_channels(groups) - 1) +
+                                                   " for a replica group of " + std::to_string(groups.size()) +
+                                                   " list(s) (4 channels over one list, else 2); got " +
+                                                   std::to_string(channel_id)));
+  emit_rank_id(b, reg, group_imms(c, static_cast<double>(iteration)), ir::Opcode::CcProcessingRankId);
 }
 
 std::vector<std::vector<int64_t>> replica_groups_from_partition_op(int64_t world_size, const std::string& op,

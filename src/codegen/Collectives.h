@@ -16,7 +16,10 @@
 
 namespace nkic::codegen {
 
-enum class Collective { all_reduce, all_gather, reduce_scatter, all_to_all, permute, all_to_all_v, all_gather_v };
+enum class Collective {
+  all_reduce, all_gather, reduce_scatter, all_to_all, permute, all_to_all_v, all_gather_v,
+  permute_implicit, permute_implicit_reduce
+};
 
 struct CollectiveCall {
   Collective kind = Collective::all_reduce;
@@ -33,6 +36,25 @@ struct CollectiveCall {
 };
 
 void collective(KernelBuilder& b, const CollectiveCall& call);
+
+// ncc.collective_permute_implicit(_reduce) (NKI_CURRENT_API.md §8.2): on each channel, every rank of
+// a list sends its srcs (with op: op(srcs, srcs1), in fp32) to its successor in the list (the last
+// to the first) and receives its predecessor's into dsts. Each channel's list holds one tensor;
+// channel_ids are 0, 1, ...: at most 4 channels when the replica group is one list (every device
+// of the node), else at most 2.
+struct RingPermuteCall {
+  std::vector<std::vector<types::TensorVal>> srcs, srcs1, dsts;  // by channel; srcs1 with op only
+  std::vector<std::vector<int64_t>> groups;
+  std::vector<int64_t> channel_ids;
+  std::optional<ir::AluOp> op;
+  std::optional<int64_t> priority;
+};
+void collective_permute_implicit(KernelBuilder& b, const RingPermuteCall& call);
+// ncc.collective_permute_implicit_current_processing_rank_id: the rank whose data the ring
+// permutes of `groups` have brought at step `iteration` (the caller's own at 0, at step k the rank
+// k places before it in its list), written into `reg` (a register's [1, 1] int32 tile).
+void current_processing_rank_id(KernelBuilder& b, const types::TensorVal& reg, int64_t iteration,
+                                const std::vector<std::vector<int64_t>>& groups, int64_t channel_id);
 // ncc.all_to_all_v_prepare / all_gather_v_prepare: the metadata set-up (cc_prepare) of the trigger
 // that must follow, with no other prepare in between (the prepares share one slot).
 void collective_prepare(KernelBuilder& b, const CollectiveCall& call);

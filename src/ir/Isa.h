@@ -224,6 +224,11 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   X(CcReduceScatter,    "cc_reduce_scatter",      dma,  Ranks,       1, 64, 2, true, ranks, pipe,  3, bcast)     \
   X(CcAllToAll,         "cc_all_to_all",          dma,  Ranks,       1, 64, 2, true, ranks, pipe,  3, bcast)     \
   X(CcPermute,          "cc_permute",             dma,  Ranks,       1, 64, 2, true, ranks, pipe,  3, bcast)     \
+  /* collective_permute_implicit(_reduce): per channel c (dst, extra_dsts in channel order), each rank of a        \
+     list sends srcs[c] (the reduce: alu(srcs[c], srcs[channels + c]) in fp32) to its successor in the list,        \
+     the last to the first. imms: 0, the list size, the lists' ranks. */                                           \
+  X(CcPermuteImplicit,  "cc_permute_implicit",    dma,  Ranks,       1, 4,  2, true, ranks, pipe,  3, bcast)     \
+  X(CcPermuteImplicitReduce, "cc_permute_implicit_reduce", dma, Ranks, 2, 8, 2, true, ranks, pipe, 3, bcast)     \
   /* The variable-length forms read a uint32 metadata tensor at run time (srcs[1]; [rows, list size]:            \
      send counts, send displacements, receive counts, receive displacements): imms[0] holds flags                   \
      instead of a dim (1 recv_counts_known, 2 has_rdispls, 4 the metadata of the last cc_prepare, 8 an             \
@@ -235,6 +240,9 @@ enum class Form : uint8_t { pipe, fill, fold, product, pick, range, cond, index,
   X(CcPrepare,          "cc_prepare",             dma,  Ranks,       3, 3,  2, false, none, pipe,  3, bcast)     \
   /* ncc.rank_id: the caller's rank, into a register ([1, 1] int32), read by the sequencer */                     \
   X(RankId,             "rank_id",                sp,   Ranks,       0, 0,  0, true, none,  pipe,  3, bcast)     \
+  /* ncc.collective_permute_implicit_current_processing_rank_id: the rank whose data a ring permute brings         \
+     at step imms[0] (the caller's own at 0, then its predecessors'); imms[1..]: the list size, the lists. */       \
+  X(CcProcessingRankId, "cc_current_processing_rank_id", sp, Ranks,  0, 0,  2, true, none,  pipe,  3, bcast)     \
   /* The sequencer's scalar ALU (nki 0.7+ NkiScalar): a register is a [1, 1] int32 or int64                      \
      SBUF tile. scalar_load/scalar_store move one integer between memory and a register;                         \
      scalar_alu computes dst = alu(srcs[0], srcs[1]), or with the exact constant `value` when                   \

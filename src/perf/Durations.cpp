@@ -208,7 +208,8 @@ InstCost ranks_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::
   c.costed = true;
   c.track = Track::dma;
   const double n = std::max(1.0, in.imms.at(1));
-  const bool permute = in.opcode == ir::Opcode::CcPermute;
+  const bool permute = in.opcode == ir::Opcode::CcPermute || in.opcode == ir::Opcode::CcPermuteImplicit ||
+                       in.opcode == ir::Opcode::CcPermuteImplicitReduce;
   double bytes = 0;
   for (size_t e = 0; e < in.widths.size(); ++e) {
     const ir::Access& a = e == 0 ? in.dst : e <= in.extra_dsts.size() ? in.extra_dsts[e - 1] : in.srcs[e - 1 - in.extra_dsts.size()];

@@ -115,6 +115,14 @@ std::optional<std::vector<double>> RanksExec::received(const ir::Instruction& in
       for (size_t i = 2; i + 1 < in.imms.size(); i += 2)
         if (static_cast<int64_t>(in.imms[i + 1]) == rank_) return all[static_cast<size_t>(in.imms[i])][k];
       return std::nullopt;
+    case ir::Opcode::CcPermuteImplicit: return all[(me + n - 1) % n][k];
+    case ir::Opcode::CcPermuteImplicitReduce: {  // the predecessor's op(srcs0, srcs1) of channel k, in fp32
+      const std::vector<double>& theirs = all[(me + n - 1) % n].at(k);
+      const std::vector<double>& right = all[(me + n - 1) % n].at(k + 1 + in.extra_dsts.size());
+      std::vector<float> a(theirs.begin(), theirs.end()), b(right.begin(), right.end());
+      eval_binary(in.alu, a.data(), b.data(), a.data(), width);
+      return std::vector<double>(a.begin(), a.end());
+    }
     default: return std::nullopt;
   }
 }
@@ -162,6 +170,14 @@ void RanksExec::run(const ir::Instruction& in, const int64_t* loops, const int64
     const std::vector<int64_t> list = members(in);  // self_index_in_replica_group; in no list fails here
     const auto at = std::find(list.begin(), list.end(), rank_) - list.begin();
     return write(in, in.dst, {static_cast<double>(at)}, loops, pids);
+  }
+  if (in.opcode == ir::Opcode::CcProcessingRankId) {
+    // At step k the data of the rank k places before the caller in its ring (its list, in order).
+    const std::vector<int64_t> list = members(in);
+    const auto n = static_cast<int64_t>(list.size());
+    const int64_t at = std::find(list.begin(), list.end(), rank_) - list.begin();
+    const int64_t step = static_cast<int64_t>(in.imms[0]) % n;
+    return write(in, in.dst, {static_cast<double>(list[(at - step + n) % n])}, loops, pids);
   }
   if (in.opcode == ir::Opcode::CcPrepare) {
     prepared_ = read(in, in.srcs[0], in.widths[1], loops, pids);

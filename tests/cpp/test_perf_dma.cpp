@@ -173,5 +173,18 @@ TEST(Collectives, AnAllReduceIsARingOverTheCoresShareOfTheLink) {
               1e-6);
 }
 
+TEST(Collectives, ARingPermuteCostsOnePermuteStep) {
+  // Whatever the list's size, a ring permute moves its buffer once, as collective_permute does.
+  const sema::CostFigures& f = sema::find_target("trn2")->cost;
+  const double bytes = (1 << 20) * 4.0;
+  for (Opcode op : {Opcode::CcPermuteImplicit, Opcode::CcPermuteImplicitReduce})
+    for (int ranks : {2, 8}) {
+      EXPECT_NEAR(collective_latency(op, ranks, 1 << 20), collective_latency(Opcode::CcPermute, ranks, 1 << 20), 1e-9);
+      EXPECT_NEAR(collective_latency(op, ranks, 1 << 20), f.dma_fixed_latency_ns + bytes / (f.link_bytes_per_ns_per_chip /
+                                                                                              f.cores_per_chip),
+                  1e-6);
+    }
+}
+
 }  // namespace
 }  // namespace nkic

@@ -1,6 +1,7 @@
 """AWS's NKI kernel library's collectives run unchanged through nki.multi_rank_simulate against
 numpy: the SBUF-to-SBUF all-gathers (one tile, and tiled over rows), every rank receiving the
-ranks' inputs concatenated along the free dim; and attention_block_tkg with KV-cache data
+ranks' inputs concatenated along the free dim; the fine-grained all-gather and all-gather-matmul
+on ring permutes (ncc.collective_permute_implicit), through SBUF and through HBM; and attention_block_tkg with KV-cache data
 parallelism (KVDP=2: its Q heads gathered, the batch picked by ncc.rank_id, the outputs gathered
 back)."""
 import importlib
@@ -28,6 +29,34 @@ def test_sbuf_to_sbuf_all_gather(name, rows, tp, dtype):
     assert len(outs) == tp
     for out in outs:
         np.testing.assert_array_equal(np.asarray(out, np.float32), want)
+
+
+@pytest.mark.parametrize("force_hbm_cc", [False, True], ids=["sbuf_ring", "hbm_ring"])
+@pytest.mark.parametrize("dtype", [np.float32, nl.bfloat16], ids=["fp32", "bf16"])
+def test_fine_grained_all_gather_over_a_ring(force_hbm_cc, dtype):
+    # Rank r's rows travel the ring of ncc.collective_permute_implicit; each step's rows land at the
+    # slot ncc.collective_permute_implicit_current_processing_rank_id names.
+    tp, rows, cols = 4, 8, 16
+    gather = kernel("experimental.collectives.fg_allgather", "fine_grained_allgather")
+    xs = [np.random.default_rng(r).normal(size=(rows, cols)).astype(dtype) for r in range(tp)]
+    outs = nki.multi_rank_simulate(gather, world_size=tp, per_rank_inputs=[((x, tp, 1, force_hbm_cc), {}) for x in xs])
+    want = np.concatenate([np.asarray(x, np.float32) for x in xs])
+    for out in outs:
+        np.testing.assert_array_equal(np.asarray(out, np.float32).reshape(tp * rows, cols), want)
+
+
+@pytest.mark.parametrize("force_hbm_cc", [False, True], ids=["sbuf_ring", "hbm_ring"])
+def test_all_gather_compute_matmul_over_a_ring(force_hbm_cc):
+    # The gathered lhs times each rank's own column shard of rhs, the matmuls overlapping the ring steps.
+    tp, rows, k, n = 4, 8, 64, 32
+    fgcc = kernel("experimental.collectives.fgcc", "allgather_compute_matmul")
+    lhs = [rand(rows, k, seed=r) - 0.5 for r in range(tp)]
+    rhs = [rand(k, n, seed=10 + r) - 0.5 for r in range(tp)]
+    outs = nki.multi_rank_simulate(fgcc, world_size=tp,
+                                   per_rank_inputs=[((a, b, tp, 1, force_hbm_cc), {}) for a, b in zip(lhs, rhs)])
+    gathered = np.concatenate(lhs)
+    for r, out in enumerate(outs):
+        np.testing.assert_allclose(out.reshape(tp * rows, n), gathered @ rhs[r], rtol=1e-5, atol=1e-5)
 
 
 def test_attention_block_tkg_with_kv_data_parallelism_over_two_ranks():
