@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <utility>
@@ -10,9 +11,9 @@ namespace nkic::perf {
 
 namespace {
 
-constexpr size_t kMaxRegions = 48;
+constexpr size_t kMaxRegions = 256;  // per tensor; beyond, the oldest two merge (conservatively)
 constexpr size_t kMaxGaps = 16;     // idle gaps remembered per engine
-constexpr int64_t kSbufPort = -1, kPsumPort = -2;  // per tensor; beyond, the oldest two merge (conservatively)
+constexpr int64_t kSbufPort = -1, kPsumPort = -2;
 
 bool near(double a, double b) { return std::fabs(a - b) <= 1e-6 + 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
 
@@ -22,6 +23,14 @@ Box hull(const Box& a, const Box& b) {
   for (size_t d = 0; d < h.dim.size(); ++d)
     h.dim[d] = {std::min(a.dim[d].first, b.dim[d].first), std::max(a.dim[d].second, b.dim[d].second)};
   return h;
+}
+
+// Elements a box covers (a whole box: every element there is).
+double volume(const Box& b) {
+  if (b.whole) return std::numeric_limits<double>::infinity();
+  double v = 1;
+  for (const auto& [lo, hi] : b.dim) v *= static_cast<double>(std::max<int64_t>(0, hi - lo + 1));
+  return v;
 }
 
 }  // namespace
@@ -109,7 +118,7 @@ void Schedule::record_read(int tensor, Box b, double end, int64_t node) {
     r.reader = node;
     r.read_stamp = num_nodes();
     r.core = core_;
-    regions_[id].push_back(std::move(r));
+    keep(regions_[id], std::move(r));
   }
 }
 
@@ -124,18 +133,29 @@ void Schedule::record_write(int tensor, Box b, double end, int64_t node) {
   r.writer = node;
   r.write_stamp = num_nodes();
   r.core = core_;
+  keep(rs, std::move(r));
+}
+
+void Schedule::keep(std::vector<Region>& rs, Region r) {
   rs.push_back(std::move(r));
-  if (rs.size() > kMaxRegions) {
-    Region& a = rs[0];
-    const Region& o = rs[1];
-    a.box = hull(a.box, o.box);
-    if (o.write_ready > a.write_ready) a.write_ready = o.write_ready, a.writer = o.writer;
-    if (o.read_done > a.read_done) a.read_done = o.read_done, a.reader = o.reader;
-    a.write_stamp = std::max(a.write_stamp, o.write_stamp);
-    a.read_stamp = std::max(a.read_stamp, o.read_stamp);
-    if (a.core != o.core) a.core = -1;
-    rs.erase(rs.begin() + 1);
+  if (rs.size() <= kMaxRegions) return;
+  // The oldest merges into the region its hull grows least: a false dependency on the
+  // elements the hull adds is the price, so the neighbour with the fewest of them pays it.
+  const Region& o = rs[0];
+  size_t best = 1;
+  double least = std::numeric_limits<double>::infinity();
+  for (size_t j = 1; j < rs.size(); ++j) {
+    const double added = volume(hull(o.box, rs[j].box)) - volume(rs[j].box);
+    if (added < least) least = added, best = j;
   }
+  Region& a = rs[best];
+  a.box = hull(a.box, o.box);
+  if (o.write_ready > a.write_ready) a.write_ready = o.write_ready, a.writer = o.writer;
+  if (o.read_done > a.read_done) a.read_done = o.read_done, a.reader = o.reader;
+  a.write_stamp = std::max(a.write_stamp, o.write_stamp);
+  a.read_stamp = std::max(a.read_stamp, o.read_stamp);
+  if (a.core != o.core) a.core = -1;
+  rs.erase(rs.begin());
 }
 
 void Schedule::touch(int tensor, double start, double end, int64_t node) {
@@ -197,7 +217,7 @@ void Schedule::renamed(int tensor, const Box& b, const std::vector<std::pair<int
   std::vector<Region> kept, inside;
   for (Region& r : rs) {
     if (r.box.whole || !r.box.overlaps(b)) {
-      kept.push_back(std::move(r));
+      keep(kept, std::move(r));
       continue;
     }
     Box rest = r.box;
@@ -208,7 +228,7 @@ void Schedule::renamed(int tensor, const Box& b, const std::vector<std::pair<int
         Region piece = r;
         piece.box = rest;
         piece.box.dim[k] = {from, to};
-        kept.push_back(std::move(piece));
+        keep(kept, std::move(piece));
       }
       rest.dim[k] = {std::max(lo, b.dim[k].first), std::min(hi, b.dim[k].second)};
     }

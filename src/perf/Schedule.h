@@ -152,6 +152,8 @@ class Schedule {
   std::vector<int> clock_order() const;
   void read(int tensor, const Box& b, double& ready, int64_t& dep) const;
   void write_deps(int tensor, const Box& b, double& ready, int64_t& dep) const;
+  // Adds region `r` of a tensor; past kMaxRegions the oldest two merge into their hull.
+  static void keep(std::vector<Region>& rs, Region r);
   void record_read(int tensor, Box b, double end, int64_t node);
   void record_write(int tensor, Box b, double end, int64_t node);
   void touch(int tensor, double start, double end, int64_t node);
