@@ -92,10 +92,12 @@ const std::vector<VersionedForm>& versioned_forms() {
        std::nullopt, "nl.ndarray tiles and .ap(...) views of HBM"},
       {"nki.jit(compile_config=, specialization_config=)", NkiVersion{0, 7}, std::nullopt, std::nullopt,
        "@nki.jit (the compiler's own allocation and scheduling)"},
-      {"nisa.sendrecv_compute", NkiVersion{0, 7}, std::nullopt, std::nullopt,
+      {"nisa.sendrecv_compute", NkiVersion{0, 7}, NkiVersion{0, 8}, std::nullopt, "nki.lnc.sendrecv_compute",
        "nisa.sendrecv, then nisa.tensor_tensor on the received tile"},
       {"nki.lnc", NkiVersion{0, 8}, std::nullopt, std::nullopt,
        "nisa.sendrecv, nisa.sendrecv_compute and nisa.core_barrier"},
+      {"nisa.sendrecv", kOldestNkiVersion, NkiVersion{0, 8}, std::nullopt, "nki.lnc.sendrecv (pipe_id is ignored)"},
+      {"nisa.core_barrier", kOldestNkiVersion, NkiVersion{0, 8}, std::nullopt, "nki.lnc.core_barrier"},
       {"ncc.self_index_in_replica_group", NkiVersion{0, 8}, std::nullopt, std::nullopt,
        "ncc.rank_id() and the replica group's lists"},
       {"nki.multi_rank_simulate", NkiVersion{0, 8}, std::nullopt, std::nullopt,
@@ -136,7 +138,8 @@ bool accepts(std::string_view form, NkiVersion served) {
 void check_versioned_form(std::string_view form, NkiVersion served, const std::function<void(Diagnostic)>& raise,
                           const std::function<void(Diagnostic)>& warn) {
   const VersionedForm& f = find_form(form);
-  if (served < f.introduced) raise(err_not_in_nki_version(form, f.introduced.str(), served.str(), f.instead));
+  if (served < f.introduced)
+    raise(err_not_in_nki_version(form, f.introduced.str(), served.str(), f.earlier.empty() ? f.instead : f.earlier));
   if (f.removed && served >= *f.removed)
     raise(err_removed_in_nki_version(form, f.removed->str(), served.str(), f.instead,
                                      NkiVersion{f.removed->major, f.removed->minor - 1}.str()));
