@@ -107,6 +107,15 @@ const std::vector<VersionedForm>& versioned_forms() {
       {"nisa.scalar_load", NkiVersion{0, 7}, std::nullopt, std::nullopt,
        "nisa.register_alloc() and nisa.register_load(reg, src)"},
       {"nisa.scalar_store", NkiVersion{0, 7}, std::nullopt, std::nullopt, "nisa.register_store(dst, reg)"},
+      {"nl.int64", NkiVersion{0, 7}, std::nullopt, std::nullopt, "nl.int32"},
+      {"nl.uint64", NkiVersion{0, 7}, std::nullopt, std::nullopt, "nl.uint32"},
+      // The 0.7 NkiScalar page traces a comparison but says its result "cannot be used";
+      // 0.8's scalar_alu and if_else make it an int32 0/1 scalar (NKI_07_08_API.md §2.2, §12.1 #3).
+      {"the result of an NkiScalar comparison", NkiVersion{0, 8}, std::nullopt, std::nullopt,
+       "the 0/1 tile of nisa.tensor_scalar(..., op0=nl.less) read with nisa.scalar_load"},
+      // 0.8 takes an NkiScalar condition, as registers became deprecated (§3.4).
+      {"an NkiScalar nl.while_loop condition", NkiVersion{0, 8}, std::nullopt, std::nullopt,
+       "a VirtualRegister condition (nisa.register_alloc and nisa.register_load)"},
       {"nisa.scalar_alu", NkiVersion{0, 8}, std::nullopt, std::nullopt, "the NkiScalar operators (s + t, s * 2)"},
       {"nl.if_else", NkiVersion{0, 8}, std::nullopt, std::nullopt, "a Python if on a value known when traced"},
       {"nl.fori_loop(unroll=True)", NkiVersion{0, 8}, std::nullopt, std::nullopt,
