@@ -74,6 +74,16 @@ const std::vector<VersionedForm>& versioned_forms() {
       {"a list argument to a kernel", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3}, "a tuple: tuple(...)"},
       {"a write to a loop variable inside its loop", kOldestNkiVersion, std::nullopt, NkiVersion{0, 4},
        "another name"},
+      // Forms a later version's rule forbids (§9.1 "0.3.0 tightening", §9.2); the rule's own
+      // diagnostic rejects them, asking accepts().
+      {"nisa.dma_copy from PSUM", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
+       "nisa.tensor_copy into SBUF, then nisa.dma_copy"},
+      {"nisa.memset of a fractional value into an integer tensor", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
+       "an integer value"},
+      {"nisa.range_select(on_false_value=) other than FP32_MIN", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
+       "on_false_value=nl.fp32.min, then nisa.tensor_scalar on the selected tile"},
+      {"nl.rsqrt of a PSUM tile", kOldestNkiVersion, std::nullopt, NkiVersion{0, 5},
+       "nl.rsqrt of an SBUF tile (nisa.tensor_copy the PSUM tile first)"},
       {"nl.dynamic_range", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.fori_loop(lower, upper, body)"},
       {"`while reg:`", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.while_loop(reg, body)"},
       {"nl.fori_loop", NkiVersion{0, 6}, std::nullopt, std::nullopt, "`for i in nl.dynamic_range(...)`"},

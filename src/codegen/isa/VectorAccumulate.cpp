@@ -235,7 +235,8 @@ TensorVal range_select(KernelBuilder& b, const Dst& to, const TensorVal& on_true
   b.check_operand("on_true_tile", on_true);
   // The current API's stub (its call gives the dst): the engine fills with FP32_MIN only (a
   // Python float of it is fine).
-  if (to.given() && static_cast<float>(on_false) != std::numeric_limits<float>::lowest()) {
+  if (to.given() && static_cast<float>(on_false) != std::numeric_limits<float>::lowest() &&
+      !b.accepts("nisa.range_select(on_false_value=) other than FP32_MIN")) {
     std::ostringstream v;
     v << on_false;
     b.fail(sema::err_unsupported_args(b.api(), "on_false_value is " + v.str() +
