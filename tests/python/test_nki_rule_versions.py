@@ -1,7 +1,8 @@
 """Instruction rules that a version introduced hold from that version (docs/rules.md): 0.3's
 tightening (dma_copy from PSUM, a fractional memset value into an integer tile, range_select's
 FP32_MIN fill) and 0.5's nl.rsqrt of PSUM. Before it the form runs, checked against numpy;
-from it, the rule's own diagnostic at the user's line."""
+from it, the rule's own diagnostic at the user's line. And 0.7's op set of
+tensor_partition_reduce: mean (0.6's average, still taken) and bitwise_xor."""
 import numpy as np
 import pytest
 
@@ -9,6 +10,7 @@ import nki
 import nki.isa as nisa
 import nki.language as nl
 from nki_current_util import loaded, sbuf, stored
+import nkic
 from nki_test_util import Markers, check_diag, trace_error
 
 M = Markers(__file__)
@@ -86,3 +88,43 @@ def test_the_rule_holds_from_its_version(monkeypatch, kernel, marker, token, bef
     for version in (since, ""):  # "": the newest, by default
         monkeypatch.setenv("NKIC_NKI_VERSION", version)
         check_diag(trace_error(kernel, X), M, code, message, [(marker, token)])
+
+
+def partition_reduce_with(op, dtype):
+    @nki.jit
+    def kernel(a):
+        x, r = loaded(a), sbuf((1, a.shape[1]), dtype)
+        nisa.tensor_partition_reduce(dst=r, op=op, data=x)  # ERR:partition
+        return stored(r)
+    return kernel
+
+
+XI = np.random.default_rng(1).integers(0, 2**20, (32, 16)).astype(np.int32)
+XF = np.random.default_rng(2).uniform(-1, 1, (32, 16)).astype(np.float32)
+PARTITION_OPS = [
+    (nl.mean, nl.float32, XF, XF.mean(axis=0), "op=nl.mean", "op=nl.average"),
+    (nl.bitwise_xor, nl.int32, XI, np.bitwise_xor.reduce(XI, axis=0), "op=nl.bitwise_xor",
+     "nisa.nc_transpose, then nisa.tensor_reduce(op=nl.bitwise_xor) over the free dim"),
+]
+
+
+@pytest.mark.parametrize("op,dtype,data,expected,form,instead", PARTITION_OPS, ids=["mean", "bitwise_xor"])
+def test_partition_reduce_ops_new_in_0_7(monkeypatch, op, dtype, data, expected, form, instead):
+    for version in ("0.7", ""):
+        monkeypatch.setenv("NKIC_NKI_VERSION", version)
+        np.testing.assert_allclose(nki.simulate(partition_reduce_with(op, dtype))(data)[0], expected, rtol=1e-5,
+                                   atol=1e-6, err_msg=version)
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.6")
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(partition_reduce_with(op, dtype))(data)
+    check_diag(info.value, M, "err_not_in_nki_version",
+               f"nisa.tensor_partition_reduce({form}) is not in nki 0.6 (NKIC_NKI_VERSION=0.6): it came in nki 0.7",
+               [("partition", "nisa.")])
+    assert info.value.hint == f"NKIC_NKI_VERSION=0.7 or newer serves it; nki 0.6 writes {instead}"
+
+
+@pytest.mark.parametrize("version", ["0.6", ""])
+def test_partition_reduce_average_is_taken_at_every_version(monkeypatch, version):
+    monkeypatch.setenv("NKIC_NKI_VERSION", version)
+    got = nki.simulate(partition_reduce_with(nl.average, nl.float32))(XF)
+    np.testing.assert_allclose(got[0], XF.mean(axis=0), rtol=1e-5, atol=1e-6)
