@@ -27,7 +27,8 @@ int64_t scalar_alu_constant(KernelBuilder& b, int64_t a, int64_t c, ir::AluOp op
 // A scalar used as a value (an operand, a stored value, a bound, an offset): a comparison's
 // 0/1 result is one from nki 0.8; 0.7 traces the comparison but its result cannot be used.
 void check_scalar_usable(KernelBuilder& b, const types::TensorVal& s);
-// A scalar where only a 32-bit one is taken (and usable: check_scalar_usable) (`what`: a loop bound, an if_else condition, ...).
+// A scalar where only a 32-bit one is taken, and usable (check_scalar_usable): `what` is a
+// loop bound, an if_else condition, ...
 void check_scalar_32(KernelBuilder& b, const types::TensorVal& s, std::string_view api, std::string_view what);
 // Whether a kernel may name `t`: the 64-bit integers are the current API's, and before
 // nki 0.7 (which brought them with its scalars) naming one is err_not_in_nki_version;
