@@ -94,6 +94,8 @@ const std::vector<VersionedForm>& versioned_forms() {
        "nisa.tensor_scalar(...) then nisa.activation(...)"},
       {"the NkiTensor view methods (slice, select, permute, ...)", NkiVersion{0, 5}, std::nullopt, std::nullopt,
        "slices, nl.ds(start, size) and .ap(pattern=...)"},
+      {"nisa.tensor_scalar_reduce(reduce_res=None)", NkiVersion{0, 6}, std::nullopt, std::nullopt,
+       "a (P, 1) reduce_res tile"},
       {"nisa.topk", NkiVersion{0, 6}, std::nullopt, std::nullopt, "nisa.max8 and nisa.nc_find_index8"},
       // NKI 0.7 (NKI_07_08_API.md §0, §1, §4, §6, §8) and 0.8 (§5, §7).
       {"the tracer frontend's Python (any class, `is`, non-string dict keys)", NkiVersion{0, 7}, std::nullopt,

@@ -1,8 +1,9 @@
 """Instruction rules that a version introduced hold from that version (docs/rules.md): 0.3's
 tightening (dma_copy from PSUM, a fractional memset value into an integer tile, range_select's
 FP32_MIN fill) and 0.5's nl.rsqrt of PSUM. Before it the form runs, checked against numpy;
-from it, the rule's own diagnostic at the user's line. And 0.7's op set of
-tensor_partition_reduce: mean (0.6's average, still taken) and bitwise_xor."""
+from it, the rule's own diagnostic at the user's line. And instruction forms a version
+brought: 0.6's tensor_scalar_reduce(reduce_res=None), 0.7's tensor_partition_reduce ops mean
+(0.6's average, still taken) and bitwise_xor."""
 import numpy as np
 import pytest
 
@@ -128,3 +129,27 @@ def test_partition_reduce_average_is_taken_at_every_version(monkeypatch, version
     monkeypatch.setenv("NKIC_NKI_VERSION", version)
     got = nki.simulate(partition_reduce_with(nl.average, nl.float32))(XF)
     np.testing.assert_allclose(got[0], XF.mean(axis=0), rtol=1e-5, atol=1e-6)
+
+
+@nki.jit
+def reduce_in_two_steps(a):
+    x, y, total = loaded(a), sbuf(a.shape), sbuf((a.shape[0], 1))
+    nisa.tensor_scalar_reduce(dst=y, data=x, op0=nl.multiply, operand0=2.0, reduce_op=nl.add,  # ERR:kept
+                              reduce_res=None)
+    nisa.tensor_scalar_reduce(dst=y, data=x, op0=nl.add, operand0=1.0, reduce_op=nl.add, reduce_res=total,
+                              reduce_cmd=nisa.reduce_cmd.reduce)
+    return stored(total)
+
+
+def test_a_reduction_stays_in_the_accumulator_from_0_6(monkeypatch):
+    for version in ("0.6", ""):
+        monkeypatch.setenv("NKIC_NKI_VERSION", version)
+        got = nki.simulate(reduce_in_two_steps)(X)
+        np.testing.assert_allclose(got[:, 0], (2 * X).sum(axis=1) + (X + 1).sum(axis=1), rtol=1e-5, err_msg=version)
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.5")
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(reduce_in_two_steps)(X)
+    check_diag(info.value, M, "err_not_in_nki_version",
+               "nisa.tensor_scalar_reduce(reduce_res=None) is not in nki 0.5 (NKIC_NKI_VERSION=0.5): it came in nki 0.6",
+               [("kept", "nisa.")])
+    assert info.value.hint == "NKIC_NKI_VERSION=0.6 or newer serves it; nki 0.5 writes a (P, 1) reduce_res tile"

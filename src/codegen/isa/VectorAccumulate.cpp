@@ -143,6 +143,8 @@ TensorVal tensor_scalar_reduce(KernelBuilder& b, const Dst& dst, const TensorVal
   using ir::AluOp;
   b.check_operand("data", data);
   check_dst_rows(b, dst, data);
+  // 0.6 lets the reduction stay in the accumulator, for a later reduce_cmd.reduce to continue.
+  if (!acc.res) b.check_versioned_form("nisa.tensor_scalar_reduce(reduce_res=None)");
   // "Bitvec operators are not supported in this API" (the stub); unary ones (abs) take operand0 0.
   if (ir::info(op0.op).kind == ir::AluKind::Bitvec)
     b.fail(sema::err_instruction_unsupported_op(std::string(ir::name(op0.op)) + " as op0 (not a bitvec operator)"));
