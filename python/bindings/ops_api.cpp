@@ -211,7 +211,7 @@ void bind_ops_api(py::module_& m) {
     Args a(b, dst, mask, dtype);
     const bool average = op == "average" || op == "mean";  // nl.average (0.6), nl.mean (0.7): the add fold, scaled
     return wrap_tensor(codegen::partition_reduce(b, a.to, alu_of(average ? "add" : op), tensor_arg(data, "data"), a.op,
-                                                 average));
+                                                 average ? op : ""));
   });
   m.def("local_gather", [](py::handle dst, py::handle src, py::handle index, int64_t num_elem,
                            std::optional<int64_t> num_valid, py::handle mask) {

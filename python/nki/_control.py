@@ -91,8 +91,8 @@ def fori_loop(lower, upper, body_fun, step=1, unroll=False):
 @_api("nl.while_loop")
 def while_loop(init, body_fun):
     """A device loop: while the condition (init, then what body_fun returns) is nonzero,
-    body_fun runs with it. The condition is an int32 NkiScalar or (deprecated) a register;
-    body_fun takes and returns one of the same kind. New in nki 0.6."""
+    body_fun runs with it. The condition is an int32 NkiScalar (nki 0.8+) or (deprecated) a
+    register; body_fun takes and returns one of the same kind. New in nki 0.6."""
     core.check_versioned_form("nl.while_loop")
     core.require_unrolled("a register")  # run-time state: a loop around it unrolls
     _body(body_fun, "nl.while_loop")
@@ -100,8 +100,8 @@ def while_loop(init, body_fun):
     if kind is None:
         core.raise_unexpected_operand("nl.while_loop init", f"'{type(init).__name__}', expected an NkiScalar or a "
                                       "VirtualRegister")
-    if kind is VirtualRegister:
-        core.check_versioned_form("nisa.VirtualRegister")
+    core.check_versioned_form("nisa.VirtualRegister" if kind is VirtualRegister
+                              else "an NkiScalar nl.while_loop condition")
     # The body gets the condition by value, in a register of the loop's own; the value
     # it returns is copied there for the next test.
     cur = VirtualRegister._of(_tile())

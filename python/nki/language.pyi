@@ -342,8 +342,8 @@ def where(condition: Any, x: Any, y: Any, *, dtype: Any = ..., mask: Any = ..., 
     """x where condition is nonzero, else y, element by element, as a new tile."""
 def while_loop(init: Any, body_fun: Any) -> None:
     """A device loop: while the condition (init, then what body_fun returns) is nonzero,
-    body_fun runs with it. The condition is an int32 NkiScalar or (deprecated) a register;
-    body_fun takes and returns one of the same kind. New in nki 0.6."""
+    body_fun runs with it. The condition is an int32 NkiScalar (nki 0.8+) or (deprecated) a
+    register; body_fun takes and returns one of the same kind. New in nki 0.6."""
 def zeros(shape: Any, dtype: Any, buffer: Any = ..., name: Any = ...) -> Tile:
     """A new tensor of `shape` filled with 0 (on chip: HBM tensors have no initial value)."""
 def zeros_like(x: Any, dtype: Any = ..., buffer: Any = ..., name: Any = ...) -> Tile:

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "codegen/Indexing.h"
+#include "codegen/Scalars.h"
 #include "sema/ErrorCatalog.h"
 #include "sema/ErrorCatalogScalars.h"
 
@@ -48,6 +49,7 @@ types::TensorVal ap_view(KernelBuilder& b, const types::TensorVal& t,
                          const std::vector<std::pair<int64_t, int64_t>>& pattern, std::optional<ir::AffineExpr> offset,
                          const std::optional<ApIndirect>& indirect, std::optional<ir::DType> dtype) {
   b.check_live(t);
+  if (indirect && !indirect->per_partition) check_scalar_usable(b, indirect->index);
   if (pattern.empty()) b.fail(sema::err_unsupported_index(".ap() needs at least one [step, count] pair"));
   for (const auto& [step, count] : pattern)
     if (count < 1) b.fail(sema::err_unsupported_index(".ap() counts are positive, got " + std::to_string(count)));

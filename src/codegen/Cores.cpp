@@ -14,15 +14,8 @@ namespace {
 size_t top_level_size(KernelBuilder& b) { return b.kernel().body.size(); }
 
 // The version's word on the call: nki.lnc is NKI 0.8's, nisa.sendrecv_compute 0.7's; from 0.8 a
-// nisa form warns that it is deprecated, naming its nki.lnc form ("nisa.sendrecv" -> "nki.lnc.sendrecv").
-void check_version(KernelBuilder& b, const LncForm& form, bool reduces) {
-  if (form.lnc) return b.check_versioned_form("nki.lnc");
-  if (reduces) b.check_versioned_form("nisa.sendrecv_compute");
-  if (!b.nki_version.at_least(0, 8)) return;
-  const std::string& api = b.api();
-  b.warn(sema::warn_nisa_lnc_api_deprecated(api, "nki.lnc." + api.substr(api.find('.') + 1),
-                                            api == "nisa.sendrecv" ? "pipe_id" : ""));
-}
+// nisa form is deprecated, naming its nki.lnc form (sema::versioned_forms()).
+void check_version(KernelBuilder& b, const LncForm& form) { b.check_versioned_form(form.lnc ? "nki.lnc" : b.api()); }
 
 void check_core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores, int n,
                         const LncForm& form) {
@@ -114,7 +107,7 @@ void CoreSegments::begin_core(KernelBuilder& b, int c) {
 
 void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vector<int64_t>& cores,
                   const LncForm& form) {
-  check_version(b, form, false);
+  check_version(b, form);
   check_core_barrier(b, data, cores, b.cores ? b.cores->count() : 1, form);
   CoreSegments::Arrival barrier;
   barrier.api = b.api();
@@ -123,7 +116,7 @@ void core_barrier(KernelBuilder& b, const types::TensorVal& data, const std::vec
 
 void sendrecv(KernelBuilder& b, const types::TensorVal& src, const types::TensorVal& dst, int64_t send_to,
               int64_t recv_from, std::optional<ir::AluOp> reduce_op, const LncForm& form) {
-  check_version(b, form, reduce_op.has_value());
+  check_version(b, form);
   check_sendrecv(b, src, dst, send_to, recv_from, reduce_op, b.cores ? b.cores->current() : 0,
                  b.cores ? b.cores->count() : 1, form);
   const std::vector<CoreSegments::Arrival>* point =

@@ -23,7 +23,7 @@ namespace nkic::codegen {
 class KernelBuilder;
 
 // nki.lnc (NKI 0.8, NKI_07_08_API.md §5) is where these calls live now; their nisa forms
-// still work and warn that they are deprecated (warn_nisa_lnc_api_deprecated), naming it.
+// still work and warn that they are deprecated (warn_deprecated_in_nki_version), naming it.
 // lnc.sendrecv and lnc.sendrecv_compute run at LNC=2 only and take priority= (0 highest to 3;
 // none with dma_engine=gpsimd_dma); lnc.sendrecv_compute also takes operands both in private
 // HBM; lnc.core_barrier names cores (0, 1) at LNC 1 and 2.

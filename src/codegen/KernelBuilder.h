@@ -83,6 +83,8 @@ class KernelBuilder {
   // Whether nki_version accepts `form` (sema::versioned_forms()): an error at the current
   // location if not, a deprecation warning if it deprecates it.
   void check_versioned_form(std::string_view form) const;
+  // Whether nki_version accepts `form`, for a rule that gives its own diagnostic.
+  bool accepts(std::string_view form) const { return sema::accepts(form, nki_version); }
   // Tensors placed by address= (the current API): partition and free byte offset.
   struct Placement {
     int tensor;

@@ -235,9 +235,10 @@ TensorVal softmax(KernelBuilder& b, const TensorVal& x, const std::vector<int64_
 TensorVal rms_norm(KernelBuilder& b, const TensorVal& x, const Value& w, const std::vector<int64_t>& axes, double n,
                    double epsilon, std::optional<ir::DType> compute, const OpArgs& args);
 // nisa.tensor_partition_reduce: `x` [P, F...] folded over its partitions into [1, F...].
-// `average` (the current API's nl.average): the sum over the partitions divided by their number.
+// `mean`, the current API's mean as the kernel named it (nl.average up to 0.6, nl.mean from 0.7;
+// empty for another op): the sum over the partitions divided by their number.
 TensorVal partition_reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& x, const OpArgs& args,
-                           bool average = false);
+                           std::string_view mean = {});
 // nisa.nc_matmul: stationary [K, M], moving [K, N] -> PSUM fp32 [M, N] = stationary.T @ moving.
 // `is_transpose`: a Tensor-Engine transpose (moving is the identity), whose result may land in bf16 PSUM.
 TensorVal nc_matmul(KernelBuilder& b, const Dst& dst, const TensorVal& stationary, const TensorVal& moving,

@@ -61,7 +61,8 @@ void check_memset_value(KernelBuilder& b, const types::TensorVal& dst, double va
   if (ir::is_packed(t) && value != 0.0)
     b.fail(sema::err_memset_value_dtype(v.str(), ir::name(t), "packed x4 tensors are set to 0 only"));
   // A float with an integral value (the kernel library's `value=0.0` into uint32 tiles) fits.
-  if (ir::is_integer(t) && !is_integer && value != std::trunc(value))
+  if (ir::is_integer(t) && !is_integer && value != std::trunc(value) &&
+      !b.accepts("nisa.memset of a fractional value into an integer tensor"))
     b.fail(sema::err_memset_value_dtype(v.str(), ir::name(t), "an integer tensor takes an integer value"));
 }
 

@@ -86,6 +86,7 @@ void scalar_store(KernelBuilder& b, const TensorVal& dst, const ScalarOperand& v
   }
   check_memory_operand(b, dst, "nisa.scalar_store", "dst");
   check_memory_operand(b, *s, "nisa.scalar_store", "value");
+  check_scalar_usable(b, *s);
   b.require_unrolled("a scalar");
   const ir::DType to = scalar_dtype(b, dst), from = scalar_dtype(b, *s);
   if (to != from)
@@ -102,7 +103,10 @@ TensorVal scalar_alu(KernelBuilder& b, const ScalarOperand& a, const ScalarOpera
   if (!sa && !sc)
     b.fail(sema::err_unsupported_args("nisa.scalar_alu", "two ints are computed when traced, not on the device"));
   for (const TensorVal* t : {sa, sc})
-    if (t) check_memory_operand(b, *t, "nisa.scalar_alu", t == sa ? "data1" : "data2");
+    if (t) {
+      check_memory_operand(b, *t, "nisa.scalar_alu", t == sa ? "data1" : "data2");
+      check_scalar_usable(b, *t);
+    }
   const ir::DType width = scalar_dtype(b, sa ? *sa : *sc);
   if (sa && sc && scalar_dtype(b, *sc) != width)
     b.fail(sema::err_scalar_width_mismatch("nisa.scalar_alu", "mixes an int32 and an int64 scalar"));
@@ -126,14 +130,25 @@ int64_t scalar_alu_constant(KernelBuilder& b, int64_t a, int64_t c, ir::AluOp op
   return ir::scalar_alu_value(op, a, c, 64);
 }
 
+void check_scalar_usable(KernelBuilder& b, const TensorVal& s) {
+  const ir::Instruction* w = b.last_writer(s.tensor);
+  if (w && w->opcode == ir::Opcode::ScalarAlu && is_comparison(w->alu))
+    b.check_versioned_form("the result of an NkiScalar comparison");
+}
+
 void check_scalar_32(KernelBuilder& b, const TensorVal& s, std::string_view api, std::string_view what) {
+  check_scalar_usable(b, s);
   if (scalar_dtype(b, s) == ir::DType::int64)
     b.fail(sema::err_scalar_int64_unsupported(api, what,
                                               "a loop's compare-and-branch and a branch condition have no 64-bit form: "
                                               "compute the value as an int32 scalar"));
 }
 
-bool has_dtype(const KernelBuilder& b, ir::DType t) { return !ir::is_wide(t) || b.current_api; }
+bool has_dtype(const KernelBuilder& b, ir::DType t) {
+  if (!ir::is_wide(t)) return true;
+  if (b.current_api) b.check_versioned_form(t == ir::DType::int64 ? "nl.int64" : "nl.uint64");
+  return b.current_api;
+}
 
 void check_wide_dtypes(const KernelBuilder& b, const ir::Instruction& in) {
   const ir::OpcodeInfo& op = ir::info(in.opcode);

@@ -24,9 +24,14 @@ void scalar_store(KernelBuilder& b, const types::TensorVal& dst, const ScalarOpe
 types::TensorVal scalar_alu(KernelBuilder& b, const ScalarOperand& a, const ScalarOperand& c, ir::AluOp op);
 // scalar_alu of two ints, evaluated when traced (64-bit); a comparison gives 1 or 0.
 int64_t scalar_alu_constant(KernelBuilder& b, int64_t a, int64_t c, ir::AluOp op);
-// A scalar where only a 32-bit one is taken (`what`: a loop bound, an if_else condition, ...).
+// A scalar used as a value (an operand, a stored value, a bound, an offset): a comparison's
+// 0/1 result is one from nki 0.8; 0.7 traces the comparison but its result cannot be used.
+void check_scalar_usable(KernelBuilder& b, const types::TensorVal& s);
+// A scalar where only a 32-bit one is taken, and usable (check_scalar_usable): `what` is a
+// loop bound, an if_else condition, ...
 void check_scalar_32(KernelBuilder& b, const types::TensorVal& s, std::string_view api, std::string_view what);
-// Whether a kernel may name `t`: the 64-bit integers are the current API's (nki 0.7+);
+// Whether a kernel may name `t`: the 64-bit integers are the current API's, and before
+// nki 0.7 (which brought them with its scalars) naming one is err_not_in_nki_version;
 // neuronxcc.nki has none.
 bool has_dtype(const KernelBuilder& b, ir::DType t);
 // 64-bit integer tensors are only read and written by the scalar instructions, memsets and

@@ -151,9 +151,6 @@ Diagnostic err_activation_bias_vector(const std::vector<int64_t>& shape, int64_t
 // `launch`: what set the degree ("kernel[4]", "NEURON_LOGICAL_NC_CONFIG=4").
 Diagnostic err_lnc_not_supported(std::string_view launch, int64_t lnc, std::string_view target, int max_cores);
 Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime);
-// nisa.sendrecv / sendrecv_compute / core_barrier since NKI 0.8: `replacement` is the nki.lnc call;
-// `ignored` names an argument the replacement does not have ("" for none).
-Diagnostic warn_nisa_lnc_api_deprecated(std::string_view api, std::string_view replacement, std::string_view ignored);
 // nki.multi_rank_simulate: one specialization serves every rank, so `argument` is the same on
 // each; rank `rank` passes `theirs` where rank 0 passes `first`.
 Diagnostic err_multi_rank_arguments(std::string_view argument, int64_t rank, std::string_view first,

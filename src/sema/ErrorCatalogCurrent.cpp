@@ -48,13 +48,6 @@ Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime) {
               ErrorKind::Value);
 }
 
-Diagnostic warn_nisa_lnc_api_deprecated(std::string_view api, std::string_view replacement, std::string_view ignored) {
-  return make("warn_nisa_lnc_api_deprecated",
-              s(api) + " is deprecated since nki 0.8: use " + s(replacement) +
-                  (ignored.empty() ? "" : " (" + s(ignored) + " is ignored)"),
-              ErrorKind::Syntax);
-}
-
 Diagnostic err_multi_rank_arguments(std::string_view argument, int64_t rank, std::string_view first,
                                     std::string_view theirs) {
   return make("err_multi_rank_arguments",

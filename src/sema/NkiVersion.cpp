@@ -74,6 +74,16 @@ const std::vector<VersionedForm>& versioned_forms() {
       {"a list argument to a kernel", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3}, "a tuple: tuple(...)"},
       {"a write to a loop variable inside its loop", kOldestNkiVersion, std::nullopt, NkiVersion{0, 4},
        "another name"},
+      // Forms a later version's rule forbids (§9.1 "0.3.0 tightening", §9.2); the rule's own
+      // diagnostic rejects them, asking accepts().
+      {"nisa.dma_copy from PSUM", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
+       "nisa.tensor_copy into SBUF, then nisa.dma_copy"},
+      {"nisa.memset of a fractional value into an integer tensor", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
+       "an integer value"},
+      {"nisa.range_select(on_false_value=) other than FP32_MIN", kOldestNkiVersion, std::nullopt, NkiVersion{0, 3},
+       "on_false_value=nl.fp32.min, then nisa.tensor_scalar on the selected tile"},
+      {"nl.rsqrt of a PSUM tile", kOldestNkiVersion, std::nullopt, NkiVersion{0, 5},
+       "nl.rsqrt of an SBUF tile (nisa.tensor_copy the PSUM tile first)"},
       {"nl.dynamic_range", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.fori_loop(lower, upper, body)"},
       {"`while reg:`", kOldestNkiVersion, NkiVersion{0, 6}, NkiVersion{0, 7}, "nl.while_loop(reg, body)"},
       {"nl.fori_loop", NkiVersion{0, 6}, std::nullopt, std::nullopt, "`for i in nl.dynamic_range(...)`"},
@@ -84,6 +94,8 @@ const std::vector<VersionedForm>& versioned_forms() {
        "nisa.tensor_scalar(...) then nisa.activation(...)"},
       {"the NkiTensor view methods (slice, select, permute, ...)", NkiVersion{0, 5}, std::nullopt, std::nullopt,
        "slices, nl.ds(start, size) and .ap(pattern=...)"},
+      {"nisa.tensor_scalar_reduce(reduce_res=None)", NkiVersion{0, 6}, std::nullopt, std::nullopt,
+       "a (P, 1) reduce_res tile"},
       {"nisa.topk", NkiVersion{0, 6}, std::nullopt, std::nullopt, "nisa.max8 and nisa.nc_find_index8"},
       // NKI 0.7 (NKI_07_08_API.md §0, §1, §4, §6, §8) and 0.8 (§5, §7).
       {"the tracer frontend's Python (any class, `is`, non-string dict keys)", NkiVersion{0, 7}, std::nullopt,
@@ -92,10 +104,15 @@ const std::vector<VersionedForm>& versioned_forms() {
        std::nullopt, "nl.ndarray tiles and .ap(...) views of HBM"},
       {"nki.jit(compile_config=, specialization_config=)", NkiVersion{0, 7}, std::nullopt, std::nullopt,
        "@nki.jit (the compiler's own allocation and scheduling)"},
-      {"nisa.sendrecv_compute", NkiVersion{0, 7}, std::nullopt, std::nullopt,
+      {"nisa.tensor_partition_reduce(op=nl.mean)", NkiVersion{0, 7}, std::nullopt, std::nullopt, "op=nl.average"},
+      {"nisa.tensor_partition_reduce(op=nl.bitwise_xor)", NkiVersion{0, 7}, std::nullopt, std::nullopt,
+       "nisa.nc_transpose, then nisa.tensor_reduce(op=nl.bitwise_xor) over the free dim"},
+      {"nisa.sendrecv_compute", NkiVersion{0, 7}, NkiVersion{0, 8}, std::nullopt, "nki.lnc.sendrecv_compute",
        "nisa.sendrecv, then nisa.tensor_tensor on the received tile"},
       {"nki.lnc", NkiVersion{0, 8}, std::nullopt, std::nullopt,
        "nisa.sendrecv, nisa.sendrecv_compute and nisa.core_barrier"},
+      {"nisa.sendrecv", kOldestNkiVersion, NkiVersion{0, 8}, std::nullopt, "nki.lnc.sendrecv (pipe_id is ignored)"},
+      {"nisa.core_barrier", kOldestNkiVersion, NkiVersion{0, 8}, std::nullopt, "nki.lnc.core_barrier"},
       {"ncc.self_index_in_replica_group", NkiVersion{0, 8}, std::nullopt, std::nullopt,
        "ncc.rank_id() and the replica group's lists"},
       {"nki.multi_rank_simulate", NkiVersion{0, 8}, std::nullopt, std::nullopt,
@@ -105,6 +122,15 @@ const std::vector<VersionedForm>& versioned_forms() {
       {"nisa.scalar_load", NkiVersion{0, 7}, std::nullopt, std::nullopt,
        "nisa.register_alloc() and nisa.register_load(reg, src)"},
       {"nisa.scalar_store", NkiVersion{0, 7}, std::nullopt, std::nullopt, "nisa.register_store(dst, reg)"},
+      {"nl.int64", NkiVersion{0, 7}, std::nullopt, std::nullopt, "nl.int32"},
+      {"nl.uint64", NkiVersion{0, 7}, std::nullopt, std::nullopt, "nl.uint32"},
+      // The 0.7 NkiScalar page traces a comparison but says its result "cannot be used";
+      // 0.8's scalar_alu and if_else make it an int32 0/1 scalar (NKI_07_08_API.md §2.2, §12.1 #3).
+      {"the result of an NkiScalar comparison", NkiVersion{0, 8}, std::nullopt, std::nullopt,
+       "the 0/1 tile of nisa.tensor_scalar(..., op0=nl.less) read with nisa.scalar_load"},
+      // 0.8 takes an NkiScalar condition, as registers became deprecated (§3.4).
+      {"an NkiScalar nl.while_loop condition", NkiVersion{0, 8}, std::nullopt, std::nullopt,
+       "a VirtualRegister condition (nisa.register_alloc and nisa.register_load)"},
       {"nisa.scalar_alu", NkiVersion{0, 8}, std::nullopt, std::nullopt, "the NkiScalar operators (s + t, s * 2)"},
       {"nl.if_else", NkiVersion{0, 8}, std::nullopt, std::nullopt, "a Python if on a value known when traced"},
       {"nl.fori_loop(unroll=True)", NkiVersion{0, 8}, std::nullopt, std::nullopt,
@@ -136,7 +162,8 @@ bool accepts(std::string_view form, NkiVersion served) {
 void check_versioned_form(std::string_view form, NkiVersion served, const std::function<void(Diagnostic)>& raise,
                           const std::function<void(Diagnostic)>& warn) {
   const VersionedForm& f = find_form(form);
-  if (served < f.introduced) raise(err_not_in_nki_version(form, f.introduced.str(), served.str(), f.instead));
+  if (served < f.introduced)
+    raise(err_not_in_nki_version(form, f.introduced.str(), served.str(), f.earlier.empty() ? f.instead : f.earlier));
   if (f.removed && served >= *f.removed)
     raise(err_removed_in_nki_version(form, f.removed->str(), served.str(), f.instead,
                                      NkiVersion{f.removed->major, f.removed->minor - 1}.str()));

@@ -38,6 +38,9 @@ struct VersionedForm {
   std::optional<NkiVersion> deprecated;  // the first version that warns
   std::optional<NkiVersion> removed;     // the first version that rejects it
   std::string_view instead;             // what replaces it: the migration hint
+  // What a version before `introduced` writes, when that differs from `instead` (a form
+  // both introduced and deprecated: its successor is not its predecessor).
+  std::string_view earlier = {};
 };
 const std::vector<VersionedForm>& versioned_forms();
 

@@ -78,11 +78,30 @@ TEST(NkiVersion, FormsNewInAVersionAreRejectedBeforeIt) {
   EXPECT_EQ(outcome("nisa.tensor_copy(dtype=)", {0, 3}).size(), 1u);
 }
 
+TEST(NkiVersion, AFormBothNewAndDeprecatedHintsItsPredecessorBeforeAndItsSuccessorAfter) {
+  auto raised = [](NkiVersion served) {
+    return test_util::diagnostic_of([served] {
+      sema::check_versioned_form("nisa.sendrecv_compute", served, [](sema::Diagnostic d) { sema::fail(std::move(d)); },
+                                 [](sema::Diagnostic d) { sema::fail(std::move(d)); });
+    });
+  };
+  EXPECT_EQ(raised({0, 6}).hint, "NKIC_NKI_VERSION=0.7 or newer serves it; nki 0.6 writes nisa.sendrecv, then "
+                                 "nisa.tensor_tensor on the received tile");
+  EXPECT_TRUE(outcome("nisa.sendrecv_compute", {0, 7}).empty());
+  EXPECT_EQ(outcome("nisa.sendrecv_compute", {0, 8}),
+            std::vector<std::string>{"warn_deprecated_in_nki_version: nisa.sendrecv_compute is deprecated since nki "
+                                     "0.8: use nki.lnc.sendrecv_compute"});
+}
+
 TEST(NkiVersion, AcceptsIsTheRangeWithoutDiagnostics) {
   EXPECT_TRUE(sema::accepts("a write to a loop variable inside its loop", {0, 3}));
   EXPECT_FALSE(sema::accepts("a write to a loop variable inside its loop", {0, 4}));
   EXPECT_TRUE(sema::accepts("nl.dynamic_range", {0, 6}));  // deprecated, still accepted
   EXPECT_FALSE(sema::accepts("nl.fori_loop", {0, 5}));
+  EXPECT_FALSE(sema::accepts("nl.int64", {0, 6}));
+  EXPECT_TRUE(sema::accepts("nl.int64", {0, 7}));
+  EXPECT_FALSE(sema::accepts("the result of an NkiScalar comparison", {0, 7}));
+  EXPECT_TRUE(sema::accepts("the result of an NkiScalar comparison", {0, 8}));
 }
 
 TEST(NkiVersion, EveryFormHasAHintAndAConsistentRange) {

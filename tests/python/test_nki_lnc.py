@@ -378,7 +378,7 @@ def test_the_nisa_forms_are_deprecated_at_the_users_line():
         nki.simulate(deprecated_forms[2])(A)
     got = {(w.category, w.filename, w.lineno, str(w.message)) for w in caught}
     want = {(DeprecationWarning, M.path, M.line(marker),
-             f"[warn_nisa_lnc_api_deprecated] nisa.{call} is deprecated since nki 0.8: use nki.lnc.{call}{more}")
+             f"[warn_deprecated_in_nki_version] nisa.{call} is deprecated since nki 0.8: use nki.lnc.{call}{more}")
             for marker, call, more in [("dep_sendrecv", "sendrecv", " (pipe_id is ignored)"),
                                        ("dep_compute", "sendrecv_compute", ""), ("dep_barrier", "core_barrier", "")]}
     assert got == want

@@ -491,7 +491,9 @@ def test_the_nisa_lnc_forms_warn_only_from_0_8(monkeypatch):
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
             np.testing.assert_array_equal(nki.simulate(barrier)(SMALL), SMALL)
-        assert any("warn_nisa_lnc_api_deprecated" in str(w.message) for w in seen) == warns, version
+        deprecations = [str(w.message) for w in seen if issubclass(w.category, DeprecationWarning)]
+        assert deprecations == (["[warn_deprecated_in_nki_version] nisa.core_barrier is deprecated since nki 0.8: use "
+                                 "nki.lnc.core_barrier"] if warns else []), version
 
 
 def test_compile_configs_are_new_in_0_7(monkeypatch):

@@ -69,7 +69,8 @@ void check_dma_copy(KernelBuilder& b, const types::TensorVal& dst, const types::
   const ir::TensorDecl& s = b.tensor(src.tensor);
   const ir::TensorDecl& d = b.tensor(dst.tensor);
   // 0.3: a DMA reads SBUF or HBM; PSUM goes through tensor_copy first.
-  if (s.memory == ir::Memory::PSUM) b.fail(sema::err_unsupported_memory("src", b.api(), "sbuf or hbm", "psum"));
+  if (s.memory == ir::Memory::PSUM && !b.accepts("nisa.dma_copy from PSUM"))
+    b.fail(sema::err_unsupported_memory("src", b.api(), "sbuf or hbm", "psum"));
   check_priority(b, priority);
   if (!hwdge) return;
   sema::check_hwdge(b.api(), b.target(), b.raiser());

@@ -143,6 +143,8 @@ TensorVal tensor_scalar_reduce(KernelBuilder& b, const Dst& dst, const TensorVal
   using ir::AluOp;
   b.check_operand("data", data);
   check_dst_rows(b, dst, data);
+  // 0.6 lets the reduction stay in the accumulator, for a later reduce_cmd.reduce to continue.
+  if (!acc.res) b.check_versioned_form("nisa.tensor_scalar_reduce(reduce_res=None)");
   // "Bitvec operators are not supported in this API" (the stub); unary ones (abs) take operand0 0.
   if (ir::info(op0.op).kind == ir::AluKind::Bitvec)
     b.fail(sema::err_instruction_unsupported_op(std::string(ir::name(op0.op)) + " as op0 (not a bitvec operator)"));
@@ -235,7 +237,8 @@ TensorVal range_select(KernelBuilder& b, const Dst& to, const TensorVal& on_true
   b.check_operand("on_true_tile", on_true);
   // The current API's stub (its call gives the dst): the engine fills with FP32_MIN only (a
   // Python float of it is fine).
-  if (to.given() && static_cast<float>(on_false) != std::numeric_limits<float>::lowest()) {
+  if (to.given() && static_cast<float>(on_false) != std::numeric_limits<float>::lowest() &&
+      !b.accepts("nisa.range_select(on_false_value=) other than FP32_MIN")) {
     std::ostringstream v;
     v << on_false;
     b.fail(sema::err_unsupported_args(b.api(), "on_false_value is " + v.str() +

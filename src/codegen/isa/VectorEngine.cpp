@@ -159,7 +159,8 @@ Value elementwise(KernelBuilder& b, const Dst& to, ir::AluOp op, std::vector<Val
   }
   if (tensors.empty()) b.fail(sema::err_unexpected_type_of_operand("x", "no tensor operand"));
   // nki 0.5: the current API's nl.rsqrt reads no PSUM tile.
-  if (b.current_api && b.api() == "nl.rsqrt") check_no_psum(b, {{"x", tensors[0]}});
+  if (b.current_api && b.api() == "nl.rsqrt" && !b.accepts("nl.rsqrt of a PSUM tile"))
+    check_no_psum(b, {{"x", tensors[0]}});
   // A one-operand op in a two-operand slot (nisa.tensor_tensor(op=nl.exp)) has no meaning.
   if (operands.size() != static_cast<size_t>(ir::info(op).arity) || ir::is_parametric_activation(op))
     b.fail(sema::err_instruction_unsupported_op(ir::name(op)));

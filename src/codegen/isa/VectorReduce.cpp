@@ -56,10 +56,15 @@ TensorVal emit_reduce(KernelBuilder& b, const Dst& to, ir::AluOp op, const Tenso
 }  // namespace
 
 TensorVal partition_reduce(KernelBuilder& b, const Dst& dst, ir::AluOp op, const TensorVal& x, const OpArgs& args,
-                           bool average) {
+                           std::string_view mean) {
   b.check_operand("data", x);
   check_no_psum(b, {{"data", &x}});  // a GpSimd instruction: GpSimd never touches PSUM
-  // The current API's op set (NKI 0.7's page; 0.6 named the mean `average` and had no xor).
+  // The current API's op set (NKI 0.7's page; 0.6's had no xor and named the mean `average`,
+  // which nkic still takes).
+  const bool average = !mean.empty();
+  if (mean == "mean") b.check_versioned_form("nisa.tensor_partition_reduce(op=nl.mean)");
+  if (b.current_api && op == ir::AluOp::bitwise_xor)
+    b.check_versioned_form("nisa.tensor_partition_reduce(op=nl.bitwise_xor)");
   static const ir::AluOp kPartitionOps[] = {ir::AluOp::add, ir::AluOp::maximum, ir::AluOp::bitwise_or,
                                             ir::AluOp::bitwise_and, ir::AluOp::bitwise_xor};
   if (b.current_api && std::find(std::begin(kPartitionOps), std::end(kPartitionOps), op) == std::end(kPartitionOps))
