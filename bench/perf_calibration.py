@@ -551,7 +551,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("checkout", nargs="?", default="/tmp/corpus/nki-samples",
                     help="nki-samples checkout at commit fc5c69f")
-    ap.add_argument("--autotune", default="/tmp/corpus/autotune",
+    ap.add_argument("--autotune", default="/tmp/corpus/nki-autotune",
                     help=f"nki-autotune checkout at {TUNE_HEAD[:7]} (its cases are skipped when absent)")
     ap.add_argument("--library", default="/tmp/corpus/nki-library",
                     help=f"nki-library checkout at {LIB_HEAD[:7]} (its cases are skipped when absent)")
