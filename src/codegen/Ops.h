@@ -25,6 +25,7 @@ struct OpArgs {
   const MaskVal* mask = nullptr;
   std::optional<ir::DType> dtype;
   bool oob_skip = false;  // oob_mode.skip: indirect accesses out of bounds are dropped
+  bool hwdge = false;     // dge_mode.hwdge: the hardware DGE generates the DMA's descriptors
   ir::Engine engine = ir::Engine::none;  // the engine the call names (none: the instruction's default)
 };
 

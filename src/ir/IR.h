@@ -127,6 +127,7 @@ struct Instruction final : Stmt {
   bool reverse = false;
   bool accumulate = false;   // dst <- dst + result (PSUM accumulation, `+=`)
   bool oob_skip = false;     // indirect accesses out of bounds skip the point (oob_mode.skip)
+  bool hwdge = false;        // a DMA whose descriptors the hardware DGE generates (dge_mode.hwdge)
   // TensorReduce: the fold starts from the first element; with `accumulate` it
   // starts from dst's current value. `negate` multiplies the result by -1 (with an
   // accumulator stage: the reduce_res copy of the register, tensor_scalar_reduce).

@@ -58,7 +58,9 @@ Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
       small_runs_(site_inst_.size(), false),
       site_at_floor_(site_inst_.size(), false),
       site_run_bytes_(site_inst_.size(), 0.0),
-      end_(cores_, 0.0), end_node_(cores_, -1) {
+      dge_free_(static_cast<size_t>(cores_ * std::max(0, t.cost.dge_instances)), 0.0),
+      dge_node_(dge_free_.size(), -1), end_(cores_, 0.0),
+      end_node_(cores_, -1) {
   for (const ir::Instruction* in : site_inst_) {
     if (in->has_dst()) written_[root(in->dst.tensor)] = true;
     for (const ir::Access& a : in->extra_dsts) written_[root(a.tensor)] = true;
@@ -445,7 +447,17 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
     // After the fixed start latency, the transfers take the queues that can start them
     // earliest (in an idle gap or at their free time), the earliest-free first; each
     // queue starts its share when it can, and the result is ready when the last ends.
+    size_t dge = dge_free_.size();
+    if (in.hwdge && t_.cost.dge_instances > 0) {
+      // The DGE instance free first generates the descriptors; the transfer does not wait for
+      // the whole generation (the guide gives its time as the instruction's, not a latency).
+      const auto first = dge_free_.begin() + core_ * t_.cost.dge_instances;
+      dge = static_cast<size_t>(std::min_element(first, first + t_.cost.dge_instances) - dge_free_.begin());
+      if (dge_free_[dge] > ready) ready = dge_free_[dge], dep = dge_node_[dge];
+      dge_free_[dge] = ready + t_.cost.hwdge_issue_ns;
+    }
     const auto [s, node] = transfer(ready + t_.cost.dma_fixed_latency_ns, c.interval, c.queues, site, dep);
+    if (dge < dge_free_.size()) dge_node_[dge] = node;
     start = s;
     end = start + c.interval;
     tot_.dma_bytes += static_cast<double>(c.dma_bytes);
@@ -507,6 +519,7 @@ std::vector<double> Schedule::clocks() const {
     c.push_back(static_cast<double>(gaps_[i].size()));
     for (const Gap& g : gaps_[i]) c.push_back(g.from), c.push_back(g.to - g.from);
   }
+  c.insert(c.end(), dge_free_.begin(), dge_free_.end());
   return c;
 }
 
@@ -564,6 +577,8 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
       j += 2;  // its start, then its length (unchanged)
     }
   }
+  for (size_t d = 0; d < dge_free_.size(); ++d, ++j)  // after the gaps in clocks()
+    if (delta[j] > 0) dge_free_[d] += delta[j] * static_cast<double>(m), dge_node_[d] = node;
   for (auto& [key, p] : ports_)
     for (int o = 0; o < kComputeTracks; ++o)
       if (p.node[o] >= since) p.free[o] += shift, p.node[o] = node;

@@ -203,6 +203,8 @@ class Schedule {
   std::vector<bool> small_runs_;   // by site: a DMA whose contiguous runs average under the buffer overhead
   std::vector<bool> site_at_floor_;       // by site: its last execution was at its engine's minimum interval
   std::vector<double> site_run_bytes_;    // by site: a DMA's bytes per contiguous run, last execution
+  std::vector<double> dge_free_;   // per core, per hardware DGE instance: when it is free
+  std::vector<int64_t> dge_node_;  // and the transfer that last took it
   std::vector<double> end_;        // per core: when its last result is ready
   std::vector<int64_t> end_node_;
   double floor_ = 0;                // the last sync point: nothing starts earlier

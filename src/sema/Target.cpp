@@ -44,6 +44,10 @@ CostFigures cost_figures(int gen) {
     c.hbm_bytes_per_ns_per_chip = 2900;
     c.cores_per_chip = 8;
     c.link_bytes_per_ns_per_chip = 1280;  // trainium2.rst: NeuronLink-v3, 1.28 TB/s per chip
+    // trainium2_arch.rst, "Descriptor Generation Engine": two DGE instances per NeuronCore-v3;
+    // "each DGE-based DMA instruction takes about 600 ns to execute".
+    c.dge_instances = 2;
+    c.hwdge_issue_ns = 600;
     c.dve_act_psum_port = CostFigures::PsumPort::per_bank;
     c.dma_transpose_efficiency = 0.9;       // trn2 architecture guide: up to 90 % (HBM to SBUF)
     c.dma_transpose_sbuf_efficiency = 0.5;  // and up to 50 % (SBUF to SBUF)
@@ -58,6 +62,9 @@ CostFigures cost_figures(int gen) {
     c.hbm_bytes_per_ns_per_chip = 4900;
     c.cores_per_chip = 8;
     c.link_bytes_per_ns_per_chip = 2560;  // trainium3.rst: NeuronLink-v4, 2.56 TB/s per device
+    // No NeuronCore-v4 DGE figure is published: NC-v3's.
+    c.dge_instances = 2;
+    c.hwdge_issue_ns = 600;
     c.dve_act_psum_port = CostFigures::PsumPort::per_bank;
     c.dma_transpose_efficiency = 0.9;       // trn2 architecture guide: up to 90 % (HBM to SBUF)
     c.dma_transpose_sbuf_efficiency = 0.5;  // and up to 50 % (SBUF to SBUF)

@@ -48,6 +48,10 @@ struct CostFigures {
   double dma_queue_bytes_per_ns = 0;
   double dma_fixed_latency_ns = 1300;
   double dma_buffer_overhead_bytes = 512;
+  // The hardware DGE (NC-v3+): each DMA instruction with dge_mode.hwdge takes one of
+  // `dge_instances` for hwdge_issue_ns while it generates the instruction's descriptors.
+  int dge_instances = 0;
+  double hwdge_issue_ns = 0;
   double hbm_bytes_per_ns_per_chip = 0;
   int cores_per_chip = 1;
   // Collectives across ranks (nki.collectives) move their data over the chip's NeuronLink,

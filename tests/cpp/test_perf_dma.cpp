@@ -2,6 +2,8 @@
 // out by hand from the Target's figures (perf/Coalescing.h, perf/Footprint.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "perf/CostModel.h"
 #include "perf_test_util.h"
 
@@ -184,6 +186,42 @@ TEST(Collectives, ARingPermuteCostsOnePermuteStep) {
                                                                                               f.cores_per_chip),
                   1e-6);
     }
+}
+
+TEST(DmaDescriptors, HardwareDgeInstructionsShareTheTwoDgeInstancesAt600NsEach) {
+  // Eight [8, 16] fp32 loads into separate tiles, independent of each other: with the hardware
+  // DGE two generate their descriptors at a time, 600 ns each (the trn2 guide), so the last
+  // pair starts 1800 ns after the first; without it every load starts at the fixed latency.
+  const sema::Target& trn2 = *sema::find_target("trn2");
+  ASSERT_EQ(trn2.cost.dge_instances, 2);
+  ASSERT_EQ(trn2.cost.hwdge_issue_ns, 600);
+  auto starts = [&](bool hwdge) {
+    ir::Kernel k;
+    k.name = "dge";
+    k.current_api = true;
+    const int a = add_tensor(k, "a", {64, 16}, Memory::SharedHBM, ir::Role::Input);
+    for (int i = 0; i < 8; ++i) {
+      const int t = add_tensor(k, "t" + std::to_string(i), {8, 16}, Memory::SBUF);
+      auto in = inst(Opcode::Load, tile(t), {at(a, {AffineExpr::grid(0) + AffineExpr(8 * i), AffineExpr::grid(1)})},
+                     {8, 16});
+      in->hwdge = hwdge;
+      k.body.push_back(std::move(in));
+    }
+    std::vector<double> s;
+    for (const perf::Slice& sl : perf::predict(k, trn2).slices) s.push_back(sl.start);
+    std::sort(s.begin(), s.end());
+    return s;
+  };
+  const double fixed = trn2.cost.dma_fixed_latency_ns;
+  const std::vector<double> dge = starts(true), none = starts(false);
+  ASSERT_EQ(dge.size(), 8u);
+  ASSERT_EQ(none.size(), 8u);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_NEAR(dge[i], fixed + 600.0 * (i / 2), 1e-6) << i;
+    EXPECT_NEAR(none[i], fixed, 1e-6) << i;
+  }
+  // trn1 has no hardware DGE: the flag costs nothing there.
+  EXPECT_EQ(trn1().cost.dge_instances, 0);
 }
 
 }  // namespace

@@ -169,6 +169,7 @@ TensorVal load_transpose2d(KernelBuilder& b, const Dst& to, const TensorVal& src
   in->srcs.push_back(access_for(b, src, src.shape));
   in->predicate = predicate_for(b, args, src.shape.size());
   in->oob_skip = args.oob_skip;
+  in->hwdge = mode.hwdge;
   b.emit(std::move(in));
   return dst;
 }
@@ -190,6 +191,7 @@ void store(KernelBuilder& b, const TensorVal& access, const Value& value, const 
   }
   in->predicate = predicate_for(b, args, dst.shape.size());
   in->oob_skip = args.oob_skip;
+  in->hwdge = args.hwdge;
   in->engine = args.engine;
   b.emit(std::move(in));
 }
@@ -247,6 +249,7 @@ void copy_into(KernelBuilder& b, const TensorVal& dst, const Value& value, bool 
     reject_operand(b, "value", value);
   }
   in->oob_skip = args.oob_skip;
+  in->hwdge = args.hwdge;
   in->engine = args.engine;  // a DMA's queue (nisa.dma_copy between on-chip tiles is no engine copy)
   b.emit(std::move(in));
 }
@@ -261,7 +264,9 @@ void dma_copy(KernelBuilder& b, const TensorVal& dst, const Value& src, std::opt
     if (!tile) reject_operand(b, "src", src);
     check_dma_copy(b, dst, *tile, mode.hwdge, mode.priority);
   }
-  copy_into(b, dst, src, rmw.has_value(), args, true);
+  OpArgs dma = args;
+  dma.hwdge = mode.hwdge;
+  copy_into(b, dst, src, rmw.has_value(), dma, true);
 }
 
 namespace {
