@@ -129,6 +129,13 @@ InstCost pe_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Tar
   return c;
 }
 
+// Whether an operand of `in` sits in SBUF or PSUM at an offset known only at run time.
+bool dynamic_on_chip(const ir::Instruction& in, const ir::Kernel& k) {
+  auto dynamic = [&](const ir::Access& a) { return !a.indirect.empty() && !ir::is_hbm(k.tensor(a.tensor).memory); };
+  if (in.has_dst() && dynamic(in.dst)) return true;
+  return std::any_of(in.srcs.begin(), in.srcs.end(), dynamic);
+}
+
 // Vector, Scalar and GpSimd instructions stream the free elements of each
 // partition: about N cycles per streamed input (at least one), at the engine's
 // rate (faster when every operand is narrow), halved by strided access, with a
@@ -176,9 +183,10 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
   const double rate = narrow ? e.fast_elems_per_cycle : e.elems_per_cycle;
   const double cycles = per_partition * per_element / rate * (strided ? 2.0 : 1.0);
   const double fixed = fact && fact->fixed_cycles >= 0 ? fact->fixed_cycles : e.fixed_cycles;
-  const double min_ii = fact && fact->fixed_cycles >= 0 ? fact->fixed_cycles : e.min_ii();
+  double min_ii = fact && fact->fixed_cycles >= 0 ? fact->fixed_cycles : e.min_ii();
+  if (dynamic_on_chip(in, k)) min_ii = std::max(min_ii, t.cost.min_ii_dynamic_cycles);
   c.interval = std::max(cycles, min_ii) / e.clock_ghz;
-  c.latency = (cycles + fixed) / e.clock_ghz;
+  c.latency = std::max((cycles + fixed) / e.clock_ghz, c.interval);
   c.at_floor = cycles < min_ii;
   return c;
 }

@@ -67,6 +67,10 @@ struct CostFigures {
   // PSUM port; from NC-v3 the latter holds only within one PSUM bank.
   bool dve_pool_share_sbuf_port = false;
   enum class PsumPort : uint8_t { separate, shared, per_bank } dve_act_psum_port = PsumPort::separate;
+  // The smallest initiation interval of a Vector, Scalar or GpSimd instruction whose SBUF or
+  // PSUM operand sits at a dynamic (runtime) offset, in engine cycles: the nki.isa reference's
+  // MIN_II_DYNAMIC ("roughly 600 engine cycles", tensor_copy_dynamic_src/dst, SDK 2.26.1).
+  double min_ii_dynamic_cycles = 600;
   // One instruction of an engine's sequencer ALU (NkiScalar arithmetic, scalar_load/store):
   // no latency is published; nkic charges it this many cycles of the engine's clock.
   double sequencer_alu_cycles = 1;

@@ -161,3 +161,12 @@ def test_runtime_offset_diagnostics(case):
     code, message, token = DIAGS[case]
     e = trace_error(KERNELS[case], X, np.zeros((1, 2), np.int32))
     check_diag(e, M, code, message, [(case, token)])
+
+
+def test_a_dynamic_copy_issues_no_faster_than_min_ii_dynamic():
+    # The nki.isa reference: max(MIN_II_DYNAMIC, N) engine cycles, MIN_II_DYNAMIC about 600.
+    # window copies 64 columns per call: on trn1's Vector Engine (1.12 GHz) each takes 600 cycles.
+    offs = np.array([[0, 5, 192, 17]], dtype=np.int32)
+    r = nkic.profile(window, X, offs, target="trn1")
+    copies = [(busy, n) for f, ln, busy, _, n in r.lines if f and f.endswith("test_dynamic_copy.py") and n == 4]
+    assert copies == [(pytest.approx(4 * 600 / 1.12 / 1e3), 4)], r.lines
