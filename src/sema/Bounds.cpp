@@ -180,17 +180,9 @@ bool static_access_in_bounds(const ir::Instruction& in, const ir::Access& a, con
   return true;
 }
 
-}  // namespace
-
-void assert_access_in_bounds(const ir::Instruction& given, const ir::Access& a, const ir::TensorDecl& t,
-                             const VarRange& range_of, const Raise& raise) {
-  // A collective walks each operand's whole view (codegen/Collectives.cpp), checked when it was
-  // made; the box of its flattening's floor divisions would over-approximate.
-  if (ir::info(given.opcode).exec == ir::Exec::Ranks) return;
-  std::optional<ir::Instruction> view;
-  if (ir::info(given.opcode).exec == ir::Exec::Row) view.emplace(row_view(given, a));
-  if (ir::info(given.opcode).exec == ir::Exec::Shuffle) view.emplace(shuffle_view(given, a));
-  const ir::Instruction& in = view ? *view : given;
+// The check of `a` over the points of `in` (the instruction, or the view of it the access walks).
+void check_access(const ir::Instruction& in, const ir::Access& a, const ir::TensorDecl& t, const VarRange& range_of,
+                  const Raise& raise) {
   if (static_access_in_bounds(in, a, t)) return;
   Ranges rs;
   bool known = false;
@@ -248,6 +240,20 @@ void assert_access_in_bounds(const ir::Instruction& given, const ir::Access& a, 
     if (!any_bad) return;
   }
   raise(err_tensor_access_out_of_bound(t.name, static_cast<int>(bad), worst.first, worst.second, t.shape[bad]));
+}
+
+}  // namespace
+
+void assert_access_in_bounds(const ir::Instruction& in, const ir::Access& a, const ir::TensorDecl& t,
+                             const VarRange& range_of, const Raise& raise) {
+  switch (ir::info(in.opcode).exec) {
+    // A collective walks each operand's whole view (codegen/Collectives.cpp), checked when it was
+    // made; the box of its flattening's floor divisions would over-approximate.
+    case ir::Exec::Ranks: return;
+    case ir::Exec::Row: return check_access(row_view(in, a), a, t, range_of, raise);
+    case ir::Exec::Shuffle: return check_access(shuffle_view(in, a), a, t, range_of, raise);
+    default: return check_access(in, a, t, range_of, raise);
+  }
 }
 
 }  // namespace nkic::sema
