@@ -152,20 +152,18 @@ bool has_dtype(const KernelBuilder& b, ir::DType t) {
 
 void check_wide_dtypes(const KernelBuilder& b, const ir::Instruction& in) {
   const ir::OpcodeInfo& op = ir::info(in.opcode);
-  auto wide = [&](const ir::Access& a) { return ir::is_wide(b.tensor(a.tensor).dtype); };
   if (op.exec == ir::Exec::Scalar || op.form == ir::Form::fill) return;
   if (ir::engine_of(in) == ir::Engine::dma && op.exec == ir::Exec::Move && in.has_dst() && in.srcs.size() == 1 &&
       b.tensor(in.dst.tensor).dtype == b.tensor(in.srcs[0].tensor).dtype)
     return;
-  std::vector<const ir::Access*> accesses;
-  if (in.has_dst()) accesses.push_back(&in.dst);
-  for (const ir::Access& a : in.extra_dsts) accesses.push_back(&a);
-  for (const ir::Access& a : in.srcs) accesses.push_back(&a);
-  for (const ir::Access* a : accesses)
-    if (wide(*a)) {
-      const ir::TensorDecl& t = b.tensor(a->tensor);
-      b.fail(sema::err_wide_dtype_compute(ir::name(in.opcode), t.name, ir::name(t.dtype)));
-    }
+  // Checked in place (dst, extra dsts, srcs): every traced instruction passes here.
+  auto check = [&](const ir::Access& a) {
+    const ir::TensorDecl& t = b.tensor(a.tensor);
+    if (ir::is_wide(t.dtype)) b.fail(sema::err_wide_dtype_compute(ir::name(in.opcode), t.name, ir::name(t.dtype)));
+  };
+  if (in.has_dst()) check(in.dst);
+  for (const ir::Access& a : in.extra_dsts) check(a);
+  for (const ir::Access& a : in.srcs) check(a);
 }
 
 }  // namespace nkic::codegen

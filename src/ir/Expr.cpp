@@ -34,10 +34,7 @@ int compare_div(const DivTerm& a, const DivTerm& b) {
 }
 }  // namespace
 
-const std::vector<DivTerm>& AffineExpr::no_divs() {
-  static const std::vector<DivTerm> none;
-  return none;
-}
+constinit const std::vector<DivTerm> kNoDivs;
 
 void AffineExpr::add_div(const AffineExpr& num, int64_t den, int64_t coeff) {
   if (coeff == 0) return;

@@ -60,7 +60,7 @@ class AffineExpr {
   // The linear part: sorted by var, no zeros. Floor-division terms are apart.
   const Terms& terms() const { return terms_; }
   // Sorted (compare()), merged, no zero coefficients.
-  const std::vector<DivTerm>& divs() const { return divs_ ? *divs_ : no_divs(); }
+  const std::vector<DivTerm>& divs() const;
   bool is_constant() const;
   bool is_affine() const;  // no floor-division
   // Linear coefficient of v (a var inside a floor-division is not counted).
@@ -114,7 +114,6 @@ class AffineExpr {
   void add_term(Var v, int64_t coeff);
   void add_div(const AffineExpr& num, int64_t den, int64_t coeff);
   void add_scaled(const AffineExpr& o, int64_t k);  // *this += k * o
-  static const std::vector<DivTerm>& no_divs();
   int64_t constant_ = 0;
   Terms terms_;
   // Floor-divisions are rare: a linear expression (nearly every index) holds no
@@ -128,6 +127,11 @@ struct DivTerm {
   int64_t den = 1;
   int64_t coeff = 1;
 };
+
+// What divs() gives for a linear expression; inline, as it is read for nearly every index
+// (constant-initialized, so no guard either).
+extern const std::vector<DivTerm> kNoDivs;
+inline const std::vector<DivTerm>& AffineExpr::divs() const { return divs_ ? *divs_ : kNoDivs; }
 
 inline AffineExpr::AffineExpr(const AffineExpr& o)
     : constant_(o.constant_), terms_(o.terms_), divs_(o.divs_ ? std::make_unique<std::vector<DivTerm>>(*o.divs_) : nullptr) {}

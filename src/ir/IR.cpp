@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace nkic::ir {
 
@@ -58,6 +60,8 @@ std::vector<AluStep> pipeline(const Instruction& in) {
 }
 
 Engine engine_of(const Instruction& in) { return in.engine == Engine::none ? info(in.opcode).engine : in.engine; }
+
+void throw_no_tensor(int id) { throw std::out_of_range("the kernel has no tensor " + std::to_string(id)); }
 
 int64_t TensorDecl::num_elements() const {
   int64_t n = 1;

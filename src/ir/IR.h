@@ -194,6 +194,8 @@ struct Loop final : Stmt {
   bool runtime() const { return dynamic_ub.has_value() || while_cond.has_value(); }
 };
 
+[[noreturn]] void throw_no_tensor(int id);  // std::out_of_range: no tensor has that id
+
 struct Kernel {
   std::string name;
   SourceLoc loc;
@@ -222,7 +224,11 @@ struct Kernel {
   // from NKI 0.6 on); else truncated toward zero (the legacy API, and NKI 0.2-0.5).
   bool int_round_nearest_even = false;
 
-  const TensorDecl& tensor(int id) const { return tensors.at(id); }
+  // Checked as deque::at checks, but inline: the builders read tensors for every operand.
+  const TensorDecl& tensor(int id) const {
+    if (id < 0 || static_cast<size_t>(id) >= tensors.size()) throw_no_tensor(id);
+    return tensors[static_cast<size_t>(id)];
+  }
   // The tensor whose bytes `id` names: itself, or what its reshape/view aliases.
   int root(int id) const {
     while (tensor(id).alias_of >= 0) id = tensor(id).alias_of;

@@ -12,7 +12,9 @@ namespace {
 NKIC_OPCODES(NKIC_OPCODE_OPERANDS)
 #undef NKIC_OPCODE_OPERANDS
 
-constexpr OpcodeInfo kInfo[] = {
+}  // namespace
+
+constexpr OpcodeInfo kOpcodeInfo[] = {
 #define NKIC_OPCODE_INFO(n, printed, engine, exec, min_srcs, max_srcs, min_imms, has_dst, cost, form, gen, shapes, \
                          ...)                                                                                   \
   {printed, Engine::engine, Exec::exec, min_srcs, max_srcs, min_imms, has_dst, Cost::cost, Form::form, gen,         \
@@ -21,15 +23,11 @@ constexpr OpcodeInfo kInfo[] = {
 #undef NKIC_OPCODE_INFO
 };
 
-}  // namespace
-
-const OpcodeInfo& info(Opcode op) { return kInfo[static_cast<int>(op)]; }
-
 const char* name(Opcode op) { return info(op).name; }
 
 std::optional<Opcode> opcode_from_name(std::string_view isa_name) {
-  for (size_t i = 0; i < std::size(kInfo); ++i)
-    if (isa_name == kInfo[i].name) return static_cast<Opcode>(i);
+  for (size_t i = 0; i < std::size(kOpcodeInfo); ++i)
+    if (isa_name == kOpcodeInfo[i].name) return static_cast<Opcode>(i);
   return std::nullopt;
 }
 

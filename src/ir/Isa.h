@@ -304,7 +304,10 @@ struct OpcodeInfo {
   Shapes shapes;
   std::span<const OperandRule> operands;
 };
-const OpcodeInfo& info(Opcode op);
+// The instruction table, one row per Opcode; read through info().
+extern const OpcodeInfo kOpcodeInfo[];
+// Inline: every builder, check and executor asks it, several times per instruction.
+inline const OpcodeInfo& info(Opcode op) { return kOpcodeInfo[static_cast<int>(op)]; }
 
 // A nisa call without a row of its own: the instruction it emits (nullopt: none) and its engine.
 struct NisaCall {

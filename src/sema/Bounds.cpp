@@ -157,17 +157,33 @@ ir::Instruction shuffle_view(const ir::Instruction& in, const ir::Access& a) {
   return view;
 }
 
-}  // namespace
+// A static access (tile coordinates times constants plus a constant, no mask, no runtime
+// index), the common case: its range per dim is at the corners of the iteration space,
+// found without the general machinery. True when that range is in bounds; otherwise the
+// general check decides (and words the diagnostic).
+bool static_access_in_bounds(const ir::Instruction& in, const ir::Access& a, const ir::TensorDecl& t) {
+  if (!in.predicate.empty() || !a.indirect.empty()) return false;
+  for (int64_t n : in.shape)
+    if (n <= 0) return false;
+  for (size_t d = 0; d < a.index.size(); ++d) {
+    const ir::AffineExpr& e = a.index[d];
+    if (!e.is_affine()) return false;
+    __int128 lo = e.constant(), hi = e.constant();
+    for (const ir::Term& term : e.terms()) {
+      if (term.var.kind != ir::VarKind::Grid || term.var.id < 0 || static_cast<size_t>(term.var.id) >= in.shape.size())
+        return false;
+      const __int128 last = static_cast<__int128>(term.coeff) * (in.shape[term.var.id] - 1);
+      (term.coeff > 0 ? hi : lo) += last;
+    }
+    if (d < t.shape.size() && (clamp_to_int64(lo) < 0 || clamp_to_int64(hi) >= t.shape[d])) return false;
+  }
+  return true;
+}
 
-void assert_access_in_bounds(const ir::Instruction& given, const ir::Access& a, const ir::TensorDecl& t,
-                             const VarRange& range_of, const Raise& raise) {
-  // A collective walks each operand's whole view (codegen/Collectives.cpp), checked when it was
-  // made; the box of its flattening's floor divisions would over-approximate.
-  if (ir::info(given.opcode).exec == ir::Exec::Ranks) return;
-  std::optional<ir::Instruction> view;
-  if (ir::info(given.opcode).exec == ir::Exec::Row) view.emplace(row_view(given, a));
-  if (ir::info(given.opcode).exec == ir::Exec::Shuffle) view.emplace(shuffle_view(given, a));
-  const ir::Instruction& in = view ? *view : given;
+// The check of `a` over the points of `in` (the instruction, or the view of it the access walks).
+void check_access(const ir::Instruction& in, const ir::Access& a, const ir::TensorDecl& t, const VarRange& range_of,
+                  const Raise& raise) {
+  if (static_access_in_bounds(in, a, t)) return;
   Ranges rs;
   bool known = false;
   if (!index_ranges(in, a, range_of, {}, rs, known) || !known) return;
@@ -224,6 +240,20 @@ void assert_access_in_bounds(const ir::Instruction& given, const ir::Access& a, 
     if (!any_bad) return;
   }
   raise(err_tensor_access_out_of_bound(t.name, static_cast<int>(bad), worst.first, worst.second, t.shape[bad]));
+}
+
+}  // namespace
+
+void assert_access_in_bounds(const ir::Instruction& in, const ir::Access& a, const ir::TensorDecl& t,
+                             const VarRange& range_of, const Raise& raise) {
+  switch (ir::info(in.opcode).exec) {
+    // A collective walks each operand's whole view (codegen/Collectives.cpp), checked when it was
+    // made; the box of its flattening's floor divisions would over-approximate.
+    case ir::Exec::Ranks: return;
+    case ir::Exec::Row: return check_access(row_view(in, a), a, t, range_of, raise);
+    case ir::Exec::Shuffle: return check_access(shuffle_view(in, a), a, t, range_of, raise);
+    default: return check_access(in, a, t, range_of, raise);
+  }
 }
 
 }  // namespace nkic::sema

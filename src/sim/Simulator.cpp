@@ -111,7 +111,7 @@ class Executor final : public ir::IRVisitor {
         continue;
       }
       if (t.alias_of >= 0) {  // a view of an earlier tensor's bytes: no storage of its own
-        const TensorMem& base = mem_.at(t.alias_of);
+        TensorMem& base = mem_.at(t.alias_of);
         m.data = base.data;
         aliased_.push_back(t.alias_of);
         if (ir::size_of(t.dtype) == ir::size_of(base.decl->dtype)) {

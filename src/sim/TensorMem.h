@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "ir/IR.h"
+#include "ir/SmallVec.h"
 
 namespace nkic::sim {
 
 struct TensorMem {
   const ir::TensorDecl* decl = nullptr;
   std::byte* data = nullptr;
-  std::vector<int64_t> strides;  // row-major, in elements
+  ir::SmallVec<int64_t, 4> strides;  // row-major, in elements (in place: one TensorMem per tensor)
   bool tracked = false;          // reads of never-written elements are errors
   // PSUM: an accumulation into an element never written in this instance starts
   // an accumulation group (the hardware writes instead of adding), so the
@@ -29,12 +30,22 @@ struct TensorMem {
     uint8_t& at(size_t i) { return v_->at(i); }
     uint8_t* data() { return v_->data(); }
     const uint8_t* data() const { return v_->data(); }
-    bool empty() const { return v_->empty(); }
-    void assign(size_t n, uint8_t x) { v_->assign(n, x); }
-    void share(const Flags& base) { v_ = base.v_; }
+    bool empty() const { return !v_ || v_->empty(); }
+    void assign(size_t n, uint8_t x) { own().assign(n, x); }
+    // From now on both read and write one list (the base's, made now if it has none yet).
+    void share(Flags& base) {
+      base.own();
+      v_ = base.v_;
+    }
 
    private:
-    std::shared_ptr<std::vector<uint8_t>> v_ = std::make_shared<std::vector<uint8_t>>();
+    std::vector<uint8_t>& own() {
+      if (!v_) v_ = std::make_shared<std::vector<uint8_t>>();
+      return *v_;
+    }
+    // Made when first assigned or shared: most tensors (a kernel may have one per
+    // traced instruction) never track their writes.
+    std::shared_ptr<std::vector<uint8_t>> v_;
   };
   Flags written;
   // Fresh per-instance memory not yet filled with the never-read pattern: the

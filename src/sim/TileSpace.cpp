@@ -44,7 +44,7 @@ void SplitExpr::set(const ir::AffineExpr& e, int rank) {
   }
 }
 
-int64_t SplitExpr::base(const Env& env) const {
+int64_t SplitExpr::outer_base(const Env& env) const {
   int64_t v = constant;
   for (const ir::Term& t : outer)
     v += t.coeff * (t.var.kind == ir::VarKind::Loop ? env.loop[t.var.id] : env.pid[t.var.id]);

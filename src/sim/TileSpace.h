@@ -36,9 +36,16 @@ struct SplitExpr {
   static SplitExpr from(const ir::AffineExpr& e, int rank);
   // The same, in place (a reused plan keeps its storage).
   void set(const ir::AffineExpr& e, int rank);
-  int64_t base(const Env& env) const;
+  int64_t base(const Env& env) const {
+    // Inline for a static index (no loop, program id or division): most accesses of an
+    // unrolled kernel, asked for by the bounds check and the walk of every instruction.
+    return outer.empty() && divs.empty() ? constant : outer_base(env);
+  }
   // *this += k * o
   void add_scaled(const SplitExpr& o, int64_t k);
+
+ private:
+  int64_t outer_base(const Env& env) const;
 };
 
 inline bool holds(ir::CmpKind kind, int64_t v) { return kind == ir::CmpKind::Ge ? v >= 0 : v == 0; }

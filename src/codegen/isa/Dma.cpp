@@ -182,7 +182,9 @@ void store(KernelBuilder& b, const TensorVal& access, const Value& value, const 
   if (auto* v = std::get_if<TensorVal>(&value)) {
     b.check_operand("value", *v);
     in = make_instruction(ir::Opcode::Store, b, dst, dst.shape);
-    in->srcs.push_back(access_for(b, fit_value(b, dst.shape, on_grid_of(b, *v, dst.shape)), dst.shape));
+    // Equal shapes pair element by element (on_grid_of and fit_value keep the view as it is).
+    if (v->shape == dst.shape) in->srcs.push_back(access_for(b, *v, dst.shape));
+    else in->srcs.push_back(access_for(b, fit_value(b, dst.shape, on_grid_of(b, *v, dst.shape)), dst.shape));
   } else if (auto* o = std::get_if<types::Other>(&value); o && o->numeric) {
     in = make_instruction(ir::Opcode::Memset, b, dst, dst.shape);
     in->imms = {o->value};

@@ -179,7 +179,6 @@ Value elementwise(KernelBuilder& b, const Dst& to, ir::AluOp op, std::vector<Val
   TensorVal dst = to.resolve(b, std::string(ir::name(op)), shape, out, Memory::SBUF);
   auto in = std::make_unique<ir::Instruction>();
   in->engine = args.engine;
-  in->shape = shape;
   in->dst = access_for(b, dst, shape);
   in->alu = op;
   in->predicate = predicate_for(b, args, shape.size());
@@ -195,6 +194,7 @@ Value elementwise(KernelBuilder& b, const Dst& to, ir::AluOp op, std::vector<Val
     in->reverse = std::holds_alternative<types::Other>(operands[0]);
     in->imms = {std::get<types::Other>(operands[in->reverse ? 0 : 1]).value};
   }
+  in->shape = std::move(shape);  // last: the accesses above are laid out on it
   b.emit(std::move(in));
   return dst;
 }
