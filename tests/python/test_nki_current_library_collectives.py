@@ -1,6 +1,6 @@
 """AWS's NKI kernel library's collectives run unchanged through nki.multi_rank_simulate against
-numpy: the SBUF-to-SBUF all-gathers (one tile, and tiled over rows), every rank receiving the
-ranks' inputs concatenated along the free dim; the fine-grained all-gather and all-gather-matmul
+numpy: the SBUF-to-SBUF all-gathers (one tile, and tiled over rows, also at LNC=2), every rank
+receiving the ranks' inputs concatenated along the free dim; the fine-grained all-gather and all-gather-matmul
 on ring permutes (ncc.collective_permute_implicit), through SBUF and through HBM, at LNC=1 (one
 channel) and at LNC=2 (2 and 4 channels); and attention_block_tkg with KV-cache data
 parallelism (KVDP=2: its Q heads gathered, the batch picked by ncc.rank_id, the outputs gathered
@@ -30,6 +30,18 @@ def test_sbuf_to_sbuf_all_gather(name, rows, tp, dtype):
     assert len(outs) == tp
     for out in outs:
         np.testing.assert_array_equal(np.asarray(out, np.float32), want)
+
+
+def test_tiled_sbuf_to_sbuf_all_gather_at_lnc2():
+    # Under kernel[2] each core gathers its own half of the rows (by nl.program_id) from the same
+    # core of the other ranks.
+    tp, rows = 4, 512
+    gather = kernel("experimental.collectives.sb2sb_allgather", "allgather_sb2sb_tiled")
+    xs = [np.random.default_rng(r).normal(size=(rows, 32)).astype(np.float32) for r in range(tp)]
+    group = ReplicaGroup([list(range(tp))])
+    outs = nki.multi_rank_simulate(gather[2], world_size=tp, per_rank_inputs=[((x, group, tp), {}) for x in xs])
+    for out in outs:
+        np.testing.assert_array_equal(out, np.concatenate(xs, axis=1))
 
 
 @pytest.mark.parametrize("force_hbm_cc", [False, True], ids=["sbuf_ring", "hbm_ring"])
