@@ -10,6 +10,7 @@ import nki
 import nki.collectives as ncc
 import nki.isa as nisa
 import nki.language as nl
+import nki.lnc as lnc
 from nki.collectives import ReplicaGroup
 from nki_test_util import Markers, check_diag, trace_error
 
@@ -142,6 +143,28 @@ def test_shared_hbm_srcs_reach_a_shared_result_and_each_cores_private_copy():
         np.testing.assert_array_equal(res, want)
         for c in range(2):
             np.testing.assert_array_equal(gathered[c], np.concatenate(xs))
+
+
+@nki.jit
+def swapped_then_reduced(x, group):
+    """The cores swap their tiles with nki.lnc.sendrecv, then each all-reduces what it received."""
+    c = nl.program_id(0)
+    mine = nl.ndarray((ROWS, COLS), x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=mine, src=x[c])
+    got = nl.ndarray((ROWS, COLS), x.dtype, buffer=nl.sbuf)
+    lnc.sendrecv(src=mine, dst=got, send_to_rank=1 - c, recv_from_rank=1 - c)
+    total = nl.ndarray((ROWS, COLS), x.dtype, buffer=nl.sbuf)
+    ncc.all_reduce(srcs=[got], dsts=[total], replica_group=group, op=nl.add)
+    out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out[c], src=total)
+    return out
+
+
+def test_a_collective_after_the_cores_exchange_reduces_what_each_received():
+    xs = core_inputs(2)
+    for got in run(swapped_then_reduced, xs, world(2)):
+        for c in range(2):
+            np.testing.assert_array_equal(got[c], xs[0][1 - c] + xs[1][1 - c])
 
 
 @nki.jit
