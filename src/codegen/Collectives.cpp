@@ -69,20 +69,27 @@ bool is_ring(Collective k) { return k == Collective::permute_implicit || k == Co
 int lnc_of(const KernelBuilder& b) { return b.cores ? b.cores->count() : 1; }
 
 // At LNC=2 each physical core takes part on its own (see check_launch), so a tensor written in
-// shared HBM, one allocation for both cores, is computed from tensors read in shared HBM only:
-// from per-core ones the two cores' results would differ and overwrite each other.
+// shared HBM, one allocation for both cores, is computed from tensors read in shared HBM only
+// (from per-core ones the two cores' results would differ and overwrite each other), and from
+// other tensors than itself (the second core would read what the first wrote).
 void check_shared_dsts(KernelBuilder& b, const std::vector<types::TensorVal>& reads,
                        const std::vector<types::TensorVal>& writes) {
   if (lnc_of(b) == 1) return;
-  auto named = [&](const types::TensorVal& t) {
-    return "`" + KernelBuilder::display_name(b.tensor(t.tensor).name) + "` is in " + ir::name(b.tensor(t.tensor).memory);
-  };
-  for (const types::TensorVal& w : writes)
-    for (const types::TensorVal& r : reads)
-      if (b.tensor(w.tensor).memory == ir::Memory::SharedHBM && b.tensor(r.tensor).memory != ir::Memory::SharedHBM)
+  auto name = [&](const types::TensorVal& t) { return "`" + KernelBuilder::display_name(b.tensor(t.tensor).name) + "`"; };
+  auto named = [&](const types::TensorVal& t) { return name(t) + " is in " + ir::name(b.tensor(t.tensor).memory); };
+  for (const types::TensorVal& w : writes) {
+    if (b.tensor(w.tensor).memory != ir::Memory::SharedHBM) continue;
+    for (const types::TensorVal& r : reads) {
+      if (b.tensor(r.tensor).memory != ir::Memory::SharedHBM)
         b.fail(sema::err_unsupported_args(b.api(), "at LNC=2 each physical core runs the collective on its own "
                                                    "data, so a dst in shared HBM (one allocation for both cores) "
                                                    "takes srcs in shared HBM; " + named(r) + ", " + named(w)));
+      if (r.tensor == w.tensor)
+        b.fail(sema::err_unsupported_args(b.api(), "at LNC=2 both cores run the collective, the second reading "
+                                                   "what the first wrote, so a dst in shared HBM is another tensor "
+                                                   "than the srcs; " + name(w) + " is both"));
+    }
+  }
 }
 
 // Tensors all in HBM or all in SBUF; several (coalesced) only in HBM (a ring permute's channels
