@@ -71,7 +71,7 @@ int lnc_of(const KernelBuilder& b) { return b.cores ? b.cores->count() : 1; }
 // At LNC=2 each physical core takes part on its own (see check_launch), so a tensor written in
 // shared HBM, one allocation for both cores, is computed from tensors read in shared HBM only
 // (from per-core ones the two cores' results would differ and overwrite each other), and from
-// other tensors than itself (the second core would read what the first wrote).
+// other tensors than itself or its views (the second core would read what the first wrote).
 void check_shared_dsts(KernelBuilder& b, const std::vector<types::TensorVal>& reads,
                        const std::vector<types::TensorVal>& writes) {
   if (lnc_of(b) == 1) return;
@@ -84,10 +84,11 @@ void check_shared_dsts(KernelBuilder& b, const std::vector<types::TensorVal>& re
         b.fail(sema::err_unsupported_args(b.api(), "at LNC=2 each physical core runs the collective on its own "
                                                    "data, so a dst in shared HBM (one allocation for both cores) "
                                                    "takes srcs in shared HBM; " + named(r) + ", " + named(w)));
-      if (r.tensor == w.tensor)
+      if (b.kernel().root(r.tensor) == b.kernel().root(w.tensor))
         b.fail(sema::err_unsupported_args(b.api(), "at LNC=2 both cores run the collective, the second reading "
                                                    "what the first wrote, so a dst in shared HBM is another tensor "
-                                                   "than the srcs; " + name(w) + " is both"));
+                                                   "than the srcs; " + (name(r) == name(w) ? name(w) + " is both" :
+                                                   name(r) + " and " + name(w) + " are views of one tensor")));
     }
   }
 }

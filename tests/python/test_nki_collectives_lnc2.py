@@ -251,16 +251,19 @@ def ring_into_shared(x, group):
 
 
 @nki.jit
-def in_place_in_shared(x, group):
+def in_place_in_shared(x, group, viewed):
     a = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=a, src=x)
-    ncc.all_reduce(srcs=[a], dsts=[a], replica_group=group, op=nl.add)  # ERR:in_place
+    flat = (ROWS * COLS,)
+    srcs, dsts = ([a.reshape(flat)], [a.reshape(flat)]) if viewed else ([a], [a])
+    ncc.all_reduce(srcs=srcs, dsts=dsts, replica_group=group, op=nl.add)  # ERR:in_place
     return a
 
 
-def test_a_shared_hbm_dst_is_another_tensor_than_the_srcs_at_lnc2():
+@pytest.mark.parametrize("viewed", [False, True], ids=["tensor", "views"])
+def test_a_shared_hbm_dst_is_another_tensor_than_the_srcs_at_lnc2(viewed):
     # Both cores' all-reduces would add into the one allocation: twice the sum.
-    e = trace_error(in_place_in_shared, np.zeros((ROWS, COLS), np.float32), world(2), grid=(2,))
+    e = trace_error(in_place_in_shared, np.zeros((ROWS, COLS), np.float32), world(2), viewed, grid=(2,))
     check_diag(e, M, "err_unsupported_args", "at LNC=2 both cores run the collective, the second reading what "
                "the first wrote, so a dst in shared HBM is another tensor than the srcs; `a` is both",
                [("in_place", "ncc.")], api="ncc.all_reduce")
