@@ -66,6 +66,33 @@ void check_groups(KernelBuilder& b, const CollectiveCall& c) {
 
 bool is_ring(Collective k) { return k == Collective::permute_implicit || k == Collective::permute_implicit_reduce; }
 
+int lnc_of(const KernelBuilder& b) { return b.cores ? b.cores->count() : 1; }
+
+// At LNC=2 each physical core takes part on its own (see check_launch), so a tensor written in
+// shared HBM, one allocation for both cores, is computed from tensors read in shared HBM only
+// (from per-core ones the two cores' results would differ and overwrite each other), and from
+// other tensors than itself or its views (the second core would read what the first wrote).
+void check_shared_dsts(KernelBuilder& b, const std::vector<types::TensorVal>& reads,
+                       const std::vector<types::TensorVal>& writes) {
+  if (lnc_of(b) == 1) return;
+  auto name = [&](const types::TensorVal& t) { return "`" + KernelBuilder::display_name(b.tensor(t.tensor).name) + "`"; };
+  auto named = [&](const types::TensorVal& t) { return name(t) + " is in " + ir::name(b.tensor(t.tensor).memory); };
+  for (const types::TensorVal& w : writes) {
+    if (b.tensor(w.tensor).memory != ir::Memory::SharedHBM) continue;
+    for (const types::TensorVal& r : reads) {
+      if (b.tensor(r.tensor).memory != ir::Memory::SharedHBM)
+        b.fail(sema::err_unsupported_args(b.api(), "at LNC=2 each physical core runs the collective on its own "
+                                                   "data, so a dst in shared HBM (one allocation for both cores) "
+                                                   "takes srcs in shared HBM; " + named(r) + ", " + named(w)));
+      if (b.kernel().root(r.tensor) == b.kernel().root(w.tensor))
+        b.fail(sema::err_unsupported_args(b.api(), "at LNC=2 both cores run the collective, the second reading "
+                                                   "what the first wrote, so a dst in shared HBM is another tensor "
+                                                   "than the srcs; " + (name(r) == name(w) ? name(w) + " is both" :
+                                                   name(r) + " and " + name(w) + " are views of one tensor")));
+    }
+  }
+}
+
 // Tensors all in HBM or all in SBUF; several (coalesced) only in HBM (a ring permute's channels
 // are not coalesced); all_reduce's HBM rules
 // (NKI_07_08_API.md §8): srcs all private or all shared, dsts likewise; at LNC=1 srcs private,
@@ -88,6 +115,7 @@ void check_memories(KernelBuilder& b, const CollectiveCall& c) {
   if (c.srcs.size() > 1 && !ir::is_hbm(memory(first)) && !is_ring(c.kind))
     b.fail(sema::err_unsupported_args(api, "several tensors in one collective (coalesced) are in HBM only; " +
                                                named(first)));
+  check_shared_dsts(b, c.srcs, c.dsts);
   if (c.kind != Collective::all_reduce || !ir::is_hbm(memory(first))) return;
   for (const auto* list : {&c.srcs, &c.dsts})
     for (const types::TensorVal& t : *list)
@@ -95,6 +123,7 @@ void check_memories(KernelBuilder& b, const CollectiveCall& c) {
         b.fail(sema::err_unsupported_args(api, std::string(list == &c.srcs ? "srcs" : "dsts") +
                                                    " are all private or all shared HBM: " + named((*list)[0]) + ", " +
                                                    named(t)));
+  if (lnc_of(b) > 1) return;
   if (memory(c.srcs[0]) != ir::Memory::PrivateHBM)
     b.fail(sema::err_unsupported_args(api, "at LNC=1 srcs are in private HBM (nl.private_hbm); " + named(c.srcs[0])));
   if (memory(c.dsts[0]) == ir::Memory::SharedHBM && !c.lnc1_shared_hbm)
@@ -239,6 +268,10 @@ void check_variable(KernelBuilder& b, const CollectiveCall& c) {
                                                std::to_string(n) + "] in SBUF (rows by the list's ranks); got " +
                                                std::string(ir::name(md.dtype)) + sema::shape_str(shape) + " in " +
                                                ir::name(md.memory)));
+  // all_to_all_v writes the receive counts into the metadata unless they are known.
+  std::vector<types::TensorVal> writes = c.dsts;
+  if (c.kind == Collective::all_to_all_v && !c.recv_counts_known) writes.push_back(m);
+  check_shared_dsts(b, {c.srcs[0], m}, writes);
   if (elements(c.dsts[0]) % n != 0)
     b.fail(sema::err_unsupported_args(api, "dsts[0] holds one slot per rank of the list: its " +
                                                std::to_string(elements(c.dsts[0])) + " elements do not split into " +
@@ -327,13 +360,14 @@ void emit_collective(KernelBuilder& b, const CollectiveCall& c) {
   b.emit(std::move(in));
 }
 
-// Where a collective may be issued: unrolled, on NeuronCore-v3 or newer, at LNC=1.
+// Where a collective may be issued: unrolled, on NeuronCore-v3 or newer. Under kernel[2] the
+// replica group still names logical ranks (rank_id is the logical NeuronCore's), and each physical
+// core issues the call as a participant of its own: core c of a rank meets core c of the other
+// ranks of its list, with its own SBUF and private-HBM tensors (nki-library's fgcc lays out
+// rank r, core c's rows at [r][c]; NKI_07_08_API.md §8 gives no other pairing).
 void check_launch(KernelBuilder& b, Collective kind) {
   b.require_unrolled("a collective");
   sema::assert_nc_version(b.target(), ir::info(opcode_of(kind)).min_nc_version, b.api(), b.raiser());
-  if (b.cores && b.cores->count() > 1)
-    b.fail(sema::err_unsupported_args(b.api(), "nkic runs collectives of kernels at LNC=1; launch the kernel without "
-                                           "kernel[" + std::to_string(b.cores->count()) + "]"));
 }
 
 }  // namespace

@@ -135,8 +135,7 @@ void RanksExec::run_variable(const ir::Instruction& in, const int64_t* loops, co
   const size_t dsts = 1 + in.extra_dsts.size();
   RankData mine = {read(in, in.srcs[0], in.widths[dsts], loops, pids)};
   if (flags & 4) {
-    mine.push_back(std::move(prepared_));
-    prepared_.clear();
+    mine.push_back(prepared_[in.srcs[1].tensor]);
   } else {
     mine.push_back(read(in, in.srcs[1], in.widths[dsts + 1], loops, pids));
   }
@@ -180,7 +179,7 @@ void RanksExec::run(const ir::Instruction& in, const int64_t* loops, const int64
     return write(in, in.dst, {static_cast<double>(list[(at - step + n) % n])}, loops, pids);
   }
   if (in.opcode == ir::Opcode::CcPrepare) {
-    prepared_ = read(in, in.srcs[0], in.widths[1], loops, pids);
+    prepared_[in.srcs[0].tensor] = read(in, in.srcs[0], in.widths[1], loops, pids);
     return;
   }
   if (in.opcode == ir::Opcode::CcAllToAllV || in.opcode == ir::Opcode::CcAllGatherV)

@@ -4,6 +4,7 @@
 // the list's rank order and round once to the destination format, as dma_compute does.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -42,7 +43,10 @@ class RanksExec {
   int rank_;
   Rendezvous* ranks_;
   std::optional<Rendezvous> solo_;
-  std::vector<double> prepared_;  // the metadata the last cc_prepare read (the prepares' one slot)
+  // By metadata tensor: what the last cc_prepare of it read. The prepares' one slot is per
+  // physical core, and under kernel[2] the cores' prepares run side by side, each core naming
+  // its own metadata (or both the one shared tensor, read alike).
+  std::map<int, std::vector<double>> prepared_;
 };
 
 }  // namespace nkic::sim

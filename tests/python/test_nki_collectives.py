@@ -294,13 +294,6 @@ def permute_twice_to_one(a):
     return returned(res)
 
 
-@nki.jit
-def collective_under_lnc2(a, group):
-    res = nl.ndarray(a.shape, a.dtype, buffer=nl.private_hbm)
-    ncc.all_reduce(srcs=[private_copy(a)], dsts=[res], replica_group=group, op=nl.add)  # ERR:lnc2
-    return returned(res)
-
-
 RULES = [
     (mixed_memories, world(2), "mixed", "ncc.all_reduce",
      "the tensors are all in HBM or all in SBUF, not a mix: `t` is in sbuf, `res` is in private_hbm"),
@@ -325,13 +318,10 @@ def test_a_collective_rule_is_a_diagnostic_at_the_call(kernel, group, marker, ap
     check_diag(e, M, "err_unsupported_args", message, [(marker, "ncc.")], api=api)
 
 
-def test_permute_pairs_and_lnc2_rules():
+def test_permute_pairs_rule():
     e = trace_error(permute_twice_to_one, np.zeros((2, 8), np.float32))
     check_diag(e, M, "err_unsupported_args", "a rank sends at most once and receives at most once; "
                "[[0, 2], [1, 2]] repeats one", [("pairs", "ncc.")], api="ncc.collective_permute")
-    e = trace_error(collective_under_lnc2, np.zeros((2, 8), np.float32), world(2), grid=(2,))
-    check_diag(e, M, "err_unsupported_args", "nkic runs collectives of kernels at LNC=1; launch the kernel without "
-               "kernel[2]", [("lnc2", "ncc.")], api="ncc.all_reduce")
 
 
 # --- the ranks: world, rendezvous, one specialization --------------------------------------------

@@ -313,10 +313,14 @@ def test_a_group_of_one_list_has_four_channels():
         np.testing.assert_array_equal(got[r], xs[predecessor([[2, 1, 0]], r)])
 
 
-def test_ring_permutes_run_at_lnc1():
-    e = trace_error(ring, np.zeros((2, 8), np.float32), ReplicaGroup([[0, 1]]), nl.private_hbm, grid=(2,))
-    check_diag(e, M, "err_unsupported_args", "nkic runs collectives of kernels at LNC=1; launch the kernel without "
-               "kernel[2]", [("ring", "ncc.")], api=PERMUTE)
+@pytest.mark.parametrize("buffer", [nl.private_hbm, nl.shared_hbm, nl.sbuf], ids=["private", "shared", "sbuf"])
+def test_ring_permutes_run_at_lnc2(buffer):
+    # Both cores of a rank issue the permute; each meets the same core of its neighbours.
+    xs = [RNG.normal(size=(2, 8)).astype(np.float32) for _ in range(4)]
+    got = nki.multi_rank_simulate(ring[2], world_size=4, per_rank_inputs=[((x, ReplicaGroup([[0, 1, 2, 3]]), buffer), {})
+                                                                          for x in xs])
+    for r in range(4):
+        np.testing.assert_array_equal(got[r], xs[(r - 1) % 4])
 
 
 def test_ring_permutes_need_neuroncore_v3(monkeypatch):

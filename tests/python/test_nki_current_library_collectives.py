@@ -1,7 +1,8 @@
 """AWS's NKI kernel library's collectives run unchanged through nki.multi_rank_simulate against
-numpy: the SBUF-to-SBUF all-gathers (one tile, and tiled over rows), every rank receiving the
-ranks' inputs concatenated along the free dim; the fine-grained all-gather and all-gather-matmul
-on ring permutes (ncc.collective_permute_implicit), through SBUF and through HBM; and attention_block_tkg with KV-cache data
+numpy: the SBUF-to-SBUF all-gathers (one tile, and tiled over rows, also at LNC=2), every rank
+receiving the ranks' inputs concatenated along the free dim; the fine-grained all-gather and all-gather-matmul
+on ring permutes (ncc.collective_permute_implicit), through SBUF and through HBM, at LNC=1 (one
+channel) and at LNC=2 (2 and 4 channels); and attention_block_tkg with KV-cache data
 parallelism (KVDP=2: its Q heads gathered, the batch picked by ncc.rank_id, the outputs gathered
 back)."""
 import importlib
@@ -31,6 +32,18 @@ def test_sbuf_to_sbuf_all_gather(name, rows, tp, dtype):
         np.testing.assert_array_equal(np.asarray(out, np.float32), want)
 
 
+def test_tiled_sbuf_to_sbuf_all_gather_at_lnc2():
+    # Under kernel[2] each core gathers its own half of the rows (by nl.program_id) from the same
+    # core of the other ranks.
+    tp, rows = 4, 512
+    gather = kernel("experimental.collectives.sb2sb_allgather", "allgather_sb2sb_tiled")
+    xs = [np.random.default_rng(r).normal(size=(rows, 32)).astype(np.float32) for r in range(tp)]
+    group = ReplicaGroup([list(range(tp))])
+    outs = nki.multi_rank_simulate(gather[2], world_size=tp, per_rank_inputs=[((x, group, tp), {}) for x in xs])
+    for out in outs:
+        np.testing.assert_array_equal(out, np.concatenate(xs, axis=1))
+
+
 @pytest.mark.parametrize("force_hbm_cc", [False, True], ids=["sbuf_ring", "hbm_ring"])
 @pytest.mark.parametrize("dtype", [np.float32, nl.bfloat16], ids=["fp32", "bf16"])
 def test_fine_grained_all_gather_over_a_ring(force_hbm_cc, dtype):
@@ -53,6 +66,38 @@ def test_all_gather_compute_matmul_over_a_ring(force_hbm_cc):
     lhs = [rand(rows, k, seed=r) - 0.5 for r in range(tp)]
     rhs = [rand(k, n, seed=10 + r) - 0.5 for r in range(tp)]
     outs = nki.multi_rank_simulate(fgcc, world_size=tp,
+                                   per_rank_inputs=[((a, b, tp, 1, force_hbm_cc), {}) for a, b in zip(lhs, rhs)])
+    gathered = np.concatenate(lhs)
+    for r, out in enumerate(outs):
+        np.testing.assert_allclose(out.reshape(tp * rows, n), gathered @ rhs[r], rtol=1e-5, atol=1e-5)
+
+
+# At LNC=2 (kernel[2]) the library splits each rank's rows over its two cores and over CHANNEL_N ring
+# channels: 2 for 4 ranks, 4 for 64 ranks (one list: every device of the node). Each core of a rank
+# permutes its own rows to the same core of the next rank.
+LNC2_RINGS = [(4, False), (4, True), (64, False), (64, True)]
+LNC2_IDS = ["4ranks_2channels_sbuf", "4ranks_2channels_hbm", "64ranks_4channels_sbuf", "64ranks_4channels_hbm"]
+
+
+@pytest.mark.parametrize("tp, force_hbm_cc", LNC2_RINGS, ids=LNC2_IDS)
+def test_fine_grained_all_gather_at_lnc2(tp, force_hbm_cc):
+    rows, cols = 8, 16
+    gather = kernel("experimental.collectives.fg_allgather", "fine_grained_allgather")
+    xs = [np.random.default_rng(r).normal(size=(rows, cols)).astype(np.float32) for r in range(tp)]
+    outs = nki.multi_rank_simulate(gather[2], world_size=tp,
+                                   per_rank_inputs=[((x, tp, 1, force_hbm_cc), {}) for x in xs])
+    want = np.concatenate(xs)
+    for out in outs:
+        np.testing.assert_array_equal(np.asarray(out).reshape(tp * rows, cols), want)
+
+
+@pytest.mark.parametrize("tp, force_hbm_cc", LNC2_RINGS, ids=LNC2_IDS)
+def test_all_gather_compute_matmul_at_lnc2(tp, force_hbm_cc):
+    rows, k, n = 8, 64, 32
+    fgcc = kernel("experimental.collectives.fgcc", "allgather_compute_matmul")
+    lhs = [rand(rows, k, seed=r) - 0.5 for r in range(tp)]
+    rhs = [rand(k, n, seed=1000 + r) - 0.5 for r in range(tp)]
+    outs = nki.multi_rank_simulate(fgcc[2], world_size=tp,
                                    per_rank_inputs=[((a, b, tp, 1, force_hbm_cc), {}) for a, b in zip(lhs, rhs)])
     gathered = np.concatenate(lhs)
     for r, out in enumerate(outs):
