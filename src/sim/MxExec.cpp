@@ -54,8 +54,8 @@ void MxExec::scale(const ir::Instruction& in, const int64_t* loops, const int64_
     if (fresh) order.push_back(it->first);
     else it->second = std::isnan(it->second) || std::isnan(v) ? NAN : std::max(it->second, v);
   });
-  const int emax = static_cast<int>(in.imms.at(0));
-  for (int64_t off : order) write_scale(dst, off, mx_block_scale(emax, amax[off]));
+  const int emax = static_cast<int>(in.imms.at(0)), bias = static_cast<int>(in.imms.at(1));
+  for (int64_t off : order) write_scale(dst, off, mx_block_scale(emax, bias, amax[off]));
 }
 
 void MxExec::quantize(const ir::Instruction& in, const int64_t* loops, const int64_t* pids) {

@@ -110,12 +110,12 @@ void mx_lane_store(DType packed, std::byte* word, int lane, float v) {
   word[lane / 2] = static_cast<std::byte>(old | (static_cast<unsigned>(code) << shift));
 }
 
-uint8_t mx_block_scale(int emax, float amax) {
+uint8_t mx_block_scale(int emax, int bias, float amax) {
   if (!std::isfinite(amax)) return 255;
   if (amax == 0.0f) return 0;
   int exp = 0;
   std::frexp(amax, &exp);  // amax = m * 2^exp, m in [0.5, 1): floor(log2 amax) = exp - 1
-  const int s = (exp - 1) - emax + 1 + 127;
+  const int s = (exp - 1) - emax + bias + 127;
   return static_cast<uint8_t>(std::clamp(s, 0, 254));
 }
 

@@ -19,8 +19,8 @@ void mx_lane_store(ir::DType packed, std::byte* word, int lane, float v);
 
 // The E8M0 scale of a block whose largest magnitude is `amax`, for a lane
 // format whose largest finite value has exponent `emax`: exponent(amax) - emax
-// + 1 (twice the OCP sample scale, so the largest value rounds without
-// saturating), clamped to 0..254; 255 (NaN) when amax is infinite or NaN.
-uint8_t mx_block_scale(int emax, float amax);
+// + bias (bias 0: the OCP sample scale; 1: twice it, so the largest value rounds
+// without saturating), clamped to 0..254; 255 (NaN) when amax is infinite or NaN.
+uint8_t mx_block_scale(int emax, int bias, float amax);
 
 }  // namespace nkic::sim

@@ -89,13 +89,16 @@ TEST(MxNumerics, E8m0ScalesAndBlockScale) {
   EXPECT_EQ(e8m0_to_float(0), std::ldexp(1.0f, -127));
   EXPECT_EQ(e8m0_to_float(254), std::ldexp(1.0f, 127));
   EXPECT_TRUE(std::isnan(e8m0_to_float(255)));
-  EXPECT_EQ(mx_block_scale(8, 448.0f), 128);   // 2^(8 - 8 + 1)
-  EXPECT_EQ(mx_block_scale(8, 511.0f), 128);
-  EXPECT_EQ(mx_block_scale(8, 512.0f), 129);
-  EXPECT_EQ(mx_block_scale(15, 1.0f), 113);
-  EXPECT_EQ(mx_block_scale(2, 3.0e38f), 253);
-  EXPECT_EQ(mx_block_scale(8, 0.0f), 0);
-  EXPECT_EQ(mx_block_scale(8, 1.0e-40f), 0);  // clamped at the smallest scale
-  EXPECT_EQ(mx_block_scale(8, INFINITY), 255);
-  EXPECT_EQ(mx_block_scale(8, NAN), 255);
+  EXPECT_EQ(mx_block_scale(8, 1, 448.0f), 128);   // 2^(8 - 8 + 1): twice the OCP sample scale (0.5+)
+  EXPECT_EQ(mx_block_scale(8, 1, 511.0f), 128);
+  EXPECT_EQ(mx_block_scale(8, 1, 512.0f), 129);
+  EXPECT_EQ(mx_block_scale(8, 0, 448.0f), 127);   // 2^(8 - 8): the OCP sample scale (before 0.5)
+  EXPECT_EQ(mx_block_scale(8, 0, 512.0f), 128);
+  EXPECT_EQ(mx_block_scale(15, 1, 1.0f), 113);
+  EXPECT_EQ(mx_block_scale(2, 1, 3.0e38f), 253);
+  EXPECT_EQ(mx_block_scale(8, 1, 0.0f), 0);
+  EXPECT_EQ(mx_block_scale(8, 1, 1.0e-40f), 0);  // clamped at the smallest scale
+  EXPECT_EQ(mx_block_scale(8, 0, 1.0e-40f), 0);
+  EXPECT_EQ(mx_block_scale(8, 1, INFINITY), 255);
+  EXPECT_EQ(mx_block_scale(8, 1, NAN), 255);
 }

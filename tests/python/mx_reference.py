@@ -1,6 +1,7 @@
 """A numpy reference of the OCP Microscaling (mx) formats, shared by the mx tests: the
-lane formats' code values, nkic's quantize_mx (block scale twice the OCP sample scale,
-lanes rounded to nearest even and saturated), packing and dequantization."""
+lane formats' code values, nkic's quantize_mx (block scale twice the OCP sample scale from
+NKI 0.5, the OCP sample scale before; lanes rounded to nearest even and saturated), packing and
+dequantization."""
 import numpy as np
 
 
@@ -43,13 +44,14 @@ def encode(name, x):
     return out
 
 
-def quantize_ref(name, src):
-    """(codes [P, F], scales [P//8, F//4]) of quantize_mx on src [P, F]."""
+def quantize_ref(name, src, twice=True):
+    """(codes [P, F], scales [P//8, F//4]) of quantize_mx on src [P, F]; `twice`: the block scale
+    is twice the OCP sample scale (NKI 0.5 on), else the OCP sample scale (before)."""
     p, f = src.shape
     blocks = np.abs(src.astype(np.float64)).reshape(p // 8, 8, f // 4, 4).max(axis=(1, 3))
     with np.errstate(divide="ignore"):
         e = np.floor(np.log2(blocks))
-    s = np.where(blocks == 0, 0, np.clip(e - FORMATS[name][2] + 1 + 127, 0, 254)).astype(np.int64)
+    s = np.where(blocks == 0, 0, np.clip(e - FORMATS[name][2] + int(twice) + 127, 0, 254)).astype(np.int64)
     scaled = src.astype(np.float64) / np.repeat(np.repeat(2.0 ** (s - 127), 8, 0), 4, 1)
     return encode(name, scaled), s
 

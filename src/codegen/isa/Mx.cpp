@@ -72,7 +72,10 @@ void quantize_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, c
   auto scale = make_instruction(ir::Opcode::MxScale, space);
   scale->dst = mx_access(b, dst_scale, scale_row(), AffineExpr::grid(4));
   scale->srcs.push_back(mx_access(b, src, data_row(), src_col));
-  scale->imms = {static_cast<double>(ir::lane_max_exponent(b.tensor(dst.tensor).dtype))};
+  // Twice the OCP sample scale (one more in the exponent, so the largest value rounds without
+  // saturating) from NKI 0.5; the OCP sample algorithm before (NKI_CURRENT_API.md, quantize_mx).
+  const bool twice_ocp = !b.current_api || b.nki_version.at_least(0, 5);
+  scale->imms = {static_cast<double>(ir::lane_max_exponent(b.tensor(dst.tensor).dtype)), twice_ocp ? 1.0 : 0.0};
   b.emit(std::move(scale));
   auto q = make_instruction(ir::Opcode::MxQuantize, space);
   q->dst = mx_access(b, dst, data_row(), AffineExpr::grid(4));
