@@ -162,6 +162,8 @@ types::TensorVal KernelBuilder::full_view(int id) const {
 // any stage of the instruction.
 void KernelBuilder::check_alu_generation(const ir::Instruction& in) const {
   auto check = [&](ir::AluOp op) {
+    if (current_api && (op == ir::AluOp::abs_max || op == ir::AluOp::abs_min || op == ir::AluOp::prelu))
+      check_versioned_form("nl." + std::string(ir::name(op)));
     const int v = ir::info(op).min_nc_version;
     if (v > target().nc_version)
       fail(sema::err_min_arch_support_for_inst(std::string(ir::name(op)) + "' in '" + api(), v, target().name,

@@ -145,6 +145,7 @@ void check_scalar_32(KernelBuilder& b, const TensorVal& s, std::string_view api,
 }
 
 bool has_dtype(const KernelBuilder& b, ir::DType t) {
+  if (t == ir::DType::float8_e8m0fnu && b.current_api) b.check_versioned_form("nl.float8_e8m0fnu");
   if (!ir::is_wide(t)) return true;
   if (b.current_api) b.check_versioned_form(t == ir::DType::int64 ? "nl.int64" : "nl.uint64");
   return b.current_api;

@@ -92,6 +92,13 @@ const std::vector<VersionedForm>& versioned_forms() {
        "nisa.activation(dst, op=nl.exp, data, bias=...)"},
       {"nisa.activate2", NkiVersion{0, 4}, std::nullopt, std::nullopt,
        "nisa.tensor_scalar(...) then nisa.activation(...)"},
+      // The 0.4.0 release notes: the abs_max / abs_min ALU ops and the prelu activation.
+      {"nl.abs_max", NkiVersion{0, 4}, std::nullopt, std::nullopt, "nl.abs of each operand, then nl.maximum"},
+      {"nl.abs_min", NkiVersion{0, 4}, std::nullopt, std::nullopt, "nl.abs of each operand, then nl.minimum"},
+      {"nl.prelu", NkiVersion{0, 4}, std::nullopt, std::nullopt,
+       "nl.maximum(x, 0) plus relu_param times nl.minimum(x, 0)"},
+      // The 0.5.0 release notes: the MX block scale's dtype.
+      {"nl.float8_e8m0fnu", NkiVersion{0, 5}, std::nullopt, std::nullopt, "nl.uint8 scale tiles"},
       {"the NkiTensor view methods (slice, select, permute, ...)", NkiVersion{0, 5}, std::nullopt, std::nullopt,
        "slices, nl.ds(start, size) and .ap(pattern=...)"},
       {"nisa.tensor_scalar_reduce(reduce_res=None)", NkiVersion{0, 6}, std::nullopt, std::nullopt,

@@ -181,3 +181,55 @@ def test_quantize_mx_scale_is_the_ocp_sample_scale_before_0_5_and_twice_it_after
     rows = scale_rows(scales)
     for r in range(32):
         np.testing.assert_array_equal(scale[r], rows.get(r, np.zeros(4)), err_msg=f"scale row {r}")
+
+
+@nki.jit
+def abs_ops(a):
+    x, big, small = loaded(a), sbuf(a.shape), sbuf(a.shape)
+    nisa.tensor_tensor(dst=big, data1=x, data2=x, op=nl.abs_max)  # ERR:abs_max
+    nisa.tensor_scalar(dst=small, data=x, op0=nl.abs_min, operand0=0.5)  # ERR:abs_min
+    return stored(big), stored(small)
+
+
+@nki.jit
+def prelu(a):
+    y = sbuf(a.shape)
+    nisa.activation(dst=y, op=nl.prelu, data=loaded(a))  # ERR:prelu
+    return stored(y)
+
+
+@nki.jit
+def e8m0_tile(a):
+    s = nl.ndarray((32, 4), nl.float8_e8m0fnu, buffer=nl.sbuf)  # ERR:e8m0
+    nisa.memset(dst=s, value=1.0)
+    return stored(loaded(a))
+
+
+@pytest.mark.parametrize("kernel,marker,token,form,since,instead", [
+    (abs_ops, "abs_max", "nisa.", "nl.abs_max", "0.4", "nl.abs of each operand, then nl.maximum"),
+    (prelu, "prelu", "nisa.", "nl.prelu", "0.4", "nl.maximum(x, 0) plus relu_param times nl.minimum(x, 0)"),
+    (e8m0_tile, "e8m0", "nl.", "nl.float8_e8m0fnu", "0.5", "nl.uint8 scale tiles"),
+], ids=["abs_max", "prelu", "float8_e8m0fnu"])
+def test_alu_ops_and_dtypes_a_version_brought(monkeypatch, kernel, marker, token, form, since, instead):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
+    a = np.random.default_rng(3).uniform(-1, 1, (32, 8)).astype(np.float32)
+    for version in (since, ""):
+        monkeypatch.setenv("NKIC_NKI_VERSION", version)
+        nki.simulate(kernel)(a)
+    before = f"0.{int(since[2]) - 1}"
+    monkeypatch.setenv("NKIC_NKI_VERSION", before)
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(kernel)(a)
+    check_diag(info.value, M, "err_not_in_nki_version",
+               f"{form} is not in nki {before} (NKIC_NKI_VERSION={before}): it came in nki {since}",
+               [(marker, token)])
+    assert info.value.hint == f"NKIC_NKI_VERSION={since} or newer serves it; nki {before} writes {instead}"
+
+
+def test_abs_max_and_abs_min_compute_their_signed_magnitudes_from_0_4(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.4")
+    a = np.array([[1.0, -3.0, 0.25, -0.75]] * 32, np.float32)
+    big, small = nki.simulate(abs_ops)(a)
+    np.testing.assert_array_equal(big, a)
+    np.testing.assert_array_equal(small, np.where(np.abs(a) < 0.5, a, 0.5))
