@@ -14,7 +14,7 @@ import neuronxcc.nki as legacy
 import neuronxcc.nki.language as lnl
 
 from mx_reference import quantize_ref, scale_rows, unpack
-from nki_current_util import loaded, sbuf, stored
+from nki_current_util import loaded, quantize_e4m3fn, sbuf, stored
 
 RNG = np.random.default_rng(11)
 X = RNG.uniform(-2, 2, (128, 64)).astype(np.float32)
@@ -65,16 +65,6 @@ def row(a):
     m = sbuf((a.shape[0], 8))
     nisa.max8(dst=m, src=loaded(a))
     return stored(m)
-
-
-@nki.jit
-def mx(src):
-    p, f = src.shape
-    q = sbuf((p, f // 4), nl.float8_e4m3fn_x4)
-    s = sbuf((p, f // 4), nl.uint8)
-    nisa.memset(dst=s, value=0)
-    nisa.quantize_mx(dst=q, src=loaded(src), dst_scale=s)
-    return stored(q), stored(s)
 
 
 @nki.jit
@@ -143,7 +133,7 @@ CASES = {
     "Matmul": (matmul, None, (X[:, :32], Y), lambda out: np.testing.assert_allclose(
         out, X[:, :32].T @ Y, rtol=1e-5, atol=1e-5)),
     "Row": (row, None, (X,), lambda out: np.testing.assert_array_equal(out, -np.sort(-X, axis=1)[:, :8])),
-    "Mx": (mx, None, (MXSRC,), lambda out: _check_mx(*out)),
+    "Mx": (quantize_e4m3fn, None, (MXSRC,), lambda out: _check_mx(*out)),
     "Side": (side, None, (X,), lambda out: np.testing.assert_array_equal(out, X)),
     "Collective": (collective, 2, (GROUPS,), lambda out: np.testing.assert_array_equal(
         out, np.broadcast_to(GROUPS.sum(0), GROUPS.shape))),

@@ -11,7 +11,7 @@ import nki
 import nki.isa as nisa
 import nki.language as nl
 from mx_reference import quantize_ref, scale_rows, unpack
-from nki_current_util import loaded, sbuf, stored
+from nki_current_util import loaded, quantize_e4m3fn, sbuf, stored
 import nkic
 from nki_test_util import Markers, check_diag, trace_error
 
@@ -156,16 +156,6 @@ def test_a_reduction_stays_in_the_accumulator_from_0_6(monkeypatch):
     assert info.value.hint == "NKIC_NKI_VERSION=0.6 or newer serves it; nki 0.5 writes a (P, 1) reduce_res tile"
 
 
-@nki.jit
-def quantize(src):
-    p, f = src.shape
-    q = sbuf((p, f // 4), nl.float8_e4m3fn_x4)
-    s = sbuf((p, f // 4), nl.uint8)
-    nisa.memset(dst=s, value=0)
-    nisa.quantize_mx(dst=q, src=loaded(src), dst_scale=s)
-    return stored(q), stored(s)
-
-
 @pytest.mark.parametrize("version, twice", [("0.3", False), ("0.4", False), ("0.5", True), ("0.8", True)])
 def test_quantize_mx_scale_is_the_ocp_sample_scale_before_0_5_and_twice_it_after(version, twice, monkeypatch):
     # A block whose largest value is 300: the OCP sample scale is 2^0 (300 rounds to 288), twice it
@@ -174,7 +164,7 @@ def test_quantize_mx_scale_is_the_ocp_sample_scale_before_0_5_and_twice_it_after
     monkeypatch.setenv("NKIC_NKI_VERSION", version)
     src = np.random.default_rng(1).uniform(-3, 3, (32, 16)).astype(nl.bfloat16)
     src[0, 0] = 300.0
-    data, scale = nki.simulate(quantize)(src)
+    data, scale = nki.simulate(quantize_e4m3fn)(src)
     codes, scales = quantize_ref("float8_e4m3fn_x4", src.astype(np.float32), twice=twice)
     assert scales[0, 0] == (128 if twice else 127)
     np.testing.assert_array_equal(unpack("float8_e4m3fn_x4", data), codes)
