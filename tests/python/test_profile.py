@@ -115,6 +115,32 @@ def test_matmul_accumulates_in_psum_as_one_instruction_and_counts_for_mfu():
     np.testing.assert_allclose(nki.simulate_kernel(nki.jit(matmul), lhsT, rhs), lhsT.T @ rhs)
 
 
+def zeroed_psum(first_use):
+    """A PSUM tile zeroed, then first used by an accumulating or an overwriting matmul, or read."""
+    def kernel(lhsT, rhs):
+        out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+        s, t = nl.load(lhsT), nl.load(rhs)
+        if first_use == "accumulate":
+            acc += nisa.nc_matmul(s, t)
+        elif first_use == "overwrite":
+            acc[...] = nisa.nc_matmul(s, t)
+        else:
+            s = nl.add(s, nl.copy(acc[:, 0:128]))
+            acc[...] = nisa.nc_matmul(s, t)
+        nl.store(out, value=nl.copy(acc))
+        return out
+    return nki.jit(kernel)
+
+
+@pytest.mark.parametrize("first_use,costed", [("accumulate", 5), ("overwrite", 5), ("read", 8)])
+def test_a_psum_zeroing_that_a_matmul_uses_first_costs_nothing(first_use, costed):
+    # Two loads, the matmul, the copy out and the store, plus the memset only where its zeros are
+    # read (with that read's copy and add).
+    lhsT, rhs = ones(128, 128), ones(128, 512)
+    assert nkic.profile(zeroed_psum(first_use), lhsT, rhs, target="trn1").instructions == costed
+
+
 def blocked_matmul(rng):
     def mm(lhsT, rhs):
         out = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
