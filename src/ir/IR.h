@@ -184,6 +184,10 @@ struct Loop final : Stmt {
   // A do-while loop (2.25): after every iteration the loop repeats while this
   // one-element access reads nonzero; lb/ub/stride only count iterations.
   std::optional<Access> while_cond;
+  // kernel[n]: a loop the cores run together, for they synchronise in it (codegen/Cores.h).
+  // Core c's own bound (or do-while condition) is peers[c - 1]; each must read as the loop's
+  // own, else the cores would pass different numbers of synchronisation points.
+  std::vector<Access> peers;
   AxisType type = AxisType::Affine;
   std::vector<std::pair<std::string, std::string>> attrs;  // loop directives
   Block body;
