@@ -291,6 +291,14 @@ void CoreSegments::end_exchange(KernelBuilder&) {
 void CoreSegments::finish(KernelBuilder& b) {
   Region& top = regions_.at(0);
   top.segments.back().back().second = top.block->size();
+  // A loop a core never joined first: it is where the cores parted.
+  for (const Region& g : regions_)
+    if (g.loop && g.segments.size() < static_cast<size_t>(n_)) {
+      sema::Diagnostic d = sema::err_core_sync_mismatch("core " + std::to_string(g.segments.size()) +
+                                                        " does not run it");
+      d.loc = g.loop->loc;
+      b.fail(std::move(d));
+    }
   const size_t syncs = top.segments[0].size() - 1;
   for (size_t c = 1; c < top.segments.size(); ++c)
     if (top.segments[c].size() - 1 != syncs)
@@ -299,13 +307,6 @@ void CoreSegments::finish(KernelBuilder& b) {
                                                        std::to_string(c) + " " +
                                                        std::to_string(top.segments[c].size() - 1) +
                                                        ": every core must follow the same control flow"));
-  for (const Region& g : regions_)
-    if (g.loop && g.segments.size() < static_cast<size_t>(n_)) {
-      sema::Diagnostic d = sema::err_core_sync_mismatch("core " + std::to_string(g.segments.size()) +
-                                                        " does not run it");
-      d.loc = g.loop->loc;
-      b.fail(std::move(d));
-    }
   std::vector<ir::Kernel::CoreSpan> spans;
   order(b, top, &spans);
   b.kernel().core_spans = std::move(spans);
