@@ -89,6 +89,36 @@ def test_cores_exchange_in_every_trip_of_a_loop(loop):
     np.testing.assert_allclose(out, running_sums(A, 3), rtol=1e-6)
 
 
+@nki.jit
+def halves_swapped_per_trip(a, trips):
+    """nki 0.6: a register-bounded nl.dynamic_range whose trips swap the cores' halves (nisa.sendrecv)
+    and add 1 after a barrier."""
+    n = a.shape[0] // 2
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    c = nl.program_id(0)
+    t = nl.ndarray((n, a.shape[1]), a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[c * n:(c + 1) * n, :])
+    bound = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=bound, src=trips[c:c + 1, :])
+    reg = nisa.register_alloc()
+    nisa.register_load(reg, bound)
+    got = nl.ndarray((n, a.shape[1]), a.dtype, buffer=nl.sbuf)
+    for i in nl.dynamic_range(reg):
+        nisa.sendrecv(src=t, dst=got, send_to_rank=1 - c, recv_from_rank=1 - c, pipe_id=0)
+        nisa.core_barrier(out, (0, 1))
+        nisa.tensor_scalar(dst=t, data=got, op0=nl.add, operand0=1.0)
+    nisa.dma_copy(dst=out[c * n:(c + 1) * n, :], src=t)
+    return out
+
+
+def test_cores_exchange_in_every_trip_of_a_dynamic_range(monkeypatch):
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.6")
+    want = A
+    for _ in range(3):
+        want = np.concatenate([want[2:], want[:2]]) + np.float32(1)
+    np.testing.assert_array_equal(nki.simulate(halves_swapped_per_trip[2])(A, trips(3, 3)), want)
+
+
 def test_a_device_loop_the_cores_synchronise_in_costs_about_its_unrolled_trips():
     loop = nkic.profile(exchanging(fori_static)[2], A, trips(3, 3), target="trn2")
     unrolled = nkic.profile(exchanging(sequential)[2], A, trips(3, 3), target="trn2")
