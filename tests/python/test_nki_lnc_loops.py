@@ -148,6 +148,17 @@ def counted_by_core(a):
 
 
 @nki.jit
+def bound_known_on_core_0_only(a, trips):
+    out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=a)
+    bound = nl.ndarray((1, 1), nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=bound, src=trips[0:1, :])
+    upper = 2 if nl.program_id(0) == 0 else nisa.scalar_load(bound)
+    nl.fori_loop(0, upper, lambda i: lnc.core_barrier(out, (0, 1)))  # ERR:known
+    return out
+
+
+@nki.jit
 def barrier_on_core_1_only(a):
     out = nl.ndarray(a.shape, a.dtype, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=a)
@@ -186,12 +197,14 @@ def barriers_per_trip_differ(a):
 
 @pytest.mark.parametrize("kernel, marker, token, how", [
     (counted_by_core, "counted", "nl.", "core 0 counts range(0, 2, 1), core 1 range(0, 3, 1)"),
+    (bound_known_on_core_0_only, "known", "nl.",
+     "core 1's bound is read at run time and the other's is known when traced"),
     (barrier_on_core_1_only, "core_1_only", "lnc.", "core 1 synchronises in it and core 0 does not"),
     (loop_on_core_0_only, "core_0_only", "nl.", "core 1 does not run it"),
     (barriers_per_trip_differ, "per_trip", "nl.", "core 0 passes 1 synchronisation point(s) in it, core 1 2"),
-], ids=["counted", "core_1_only", "core_0_only", "per_trip"])
+], ids=["counted", "known", "core_1_only", "core_0_only", "per_trip"])
 def test_cores_parting_in_a_loop_is_a_diagnostic_at_the_users_line(kernel, marker, token, how):
-    e = trace_error(kernel[2].kernel, A, grid=(2,))
+    e = trace_error(kernel[2].kernel, A, *([trips(2, 2)] if kernel is bound_known_on_core_0_only else []), grid=(2,))
     notes = [("core_1_only_loop", "nl.", "body")] if marker == "core_1_only" else []
     check_diag(e, M, "err_core_sync_mismatch", "the cores synchronise (core_barrier, sendrecv) in this loop but " + how,
                [(marker, token)], notes)
