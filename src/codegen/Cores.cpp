@@ -275,7 +275,7 @@ void CoreSegments::closed_loop(KernelBuilder& b) {
   if (e.region < 0) return;
   Region& g = regions_[e.region];
   g.segments[core_].back().second = g.block->size();
-  if (core_ == n_ - 1) order(b, g, nullptr);
+  if (core_ == n_ - 1) order(b, g, &g.loop->core_spans);
 }
 
 void CoreSegments::begin_exchange(KernelBuilder& b) { exchange_start_ = regions_[open_.back().region].block->size(); }
@@ -313,7 +313,7 @@ void CoreSegments::finish(KernelBuilder& b) {
   b.kernel().physical_cores = n_;
 }
 
-void CoreSegments::order(KernelBuilder& b, Region& g, std::vector<ir::Kernel::CoreSpan>* spans) {
+void CoreSegments::order(KernelBuilder& b, Region& g, std::vector<ir::CoreSpan>* spans) {
   for (size_t c = 1; c < g.segments.size(); ++c)
     if (g.segments[c].size() != g.segments[0].size())
       b.fail(sema::err_core_sync_mismatch("core 0 passes " + std::to_string(g.segments[0].size() - 1) +
@@ -322,7 +322,7 @@ void CoreSegments::order(KernelBuilder& b, Region& g, std::vector<ir::Kernel::Co
   ir::Block& body = *g.block;
   ir::Block ordered;
   ordered.reserve(body.size());
-  // The cost model runs each span of the kernel body on its core's engines (perf/CostModel.h).
+  // The cost model runs each span on its core's engines (perf/CostModel.h).
   auto take = [&](size_t from, size_t to, int core, int segment) {
     if (to <= from) return;
     if (spans && !spans->empty() && spans->back().core == core && spans->back().segment == segment &&

@@ -123,7 +123,7 @@ class CoreSegments {
   const std::vector<Arrival>* arrive(KernelBuilder& b, size_t region, Arrival arrival, size_t end, size_t next);
   // Core 0 synchronises: the loops it is in become loops the cores run together.
   void share_open_loops(KernelBuilder& b);
-  void order(KernelBuilder& b, Region& g, std::vector<ir::Kernel::CoreSpan>* spans);
+  void order(KernelBuilder& b, Region& g, std::vector<ir::CoreSpan>* spans);
 
   int n_;
   int core_ = 0;
