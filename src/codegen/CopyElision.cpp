@@ -32,6 +32,7 @@ struct Uses final : ir::IRVisitor {
   void visit(const ir::Loop& l) override {
     if (l.dynamic_ub) read(*l.dynamic_ub);
     if (l.while_cond) read(*l.while_cond);
+    for (const ir::Access& a : l.peers) read(a);
     visit_block(l.body);
   }
 };

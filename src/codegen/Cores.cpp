@@ -11,7 +11,8 @@ namespace nkic::codegen {
 
 namespace {
 
-size_t top_level_size(KernelBuilder& b) { return b.kernel().body.size(); }
+// What a loop the cores run together is among the sync points of the block around it.
+constexpr const char* kDeviceLoop = "a device loop";
 
 // The version's word on the call: nki.lnc is NKI 0.8's, nisa.sendrecv_compute 0.7's; from 0.8 a
 // nisa form is deprecated, naming its nki.lnc form (sema::versioned_forms()).
@@ -100,8 +101,18 @@ void check_sendrecv_pairs(KernelBuilder& b, const std::vector<CoreSegments::Arri
 }  // namespace
 
 void CoreSegments::begin_core(KernelBuilder& b, int c) {
-  if (c != static_cast<int>(cuts_.size())) b.fail(sema::err_internal("cores are traced in order"));
-  cuts_.push_back({top_level_size(b)});
+  ir::Block& body = b.kernel().body;
+  if (c != static_cast<int>(regions_.empty() ? 0 : regions_[0].segments.size()) || open_.size() > 1)
+    b.fail(sema::err_internal("cores are traced in order"));
+  if (regions_.empty()) {
+    Region top;
+    top.block = &body;
+    regions_.push_back(std::move(top));
+  }
+  if (c > 0) regions_[0].segments[c - 1].back().second = body.size();
+  regions_[0].segments.push_back({{body.size(), body.size()}});
+  open_ = {Open{nullptr, 0, 0, 0}};
+  core_ = c;
   allocated_ = 0;
 }
 
@@ -166,86 +177,181 @@ types::TensorVal CoreSegments::shared_tensor(KernelBuilder& b, std::vector<int64
 }
 
 const std::vector<CoreSegments::Arrival>* CoreSegments::sync(KernelBuilder& b, Arrival arrival) {
+  if (core_ == 0) share_open_loops(b);
+  const Open& in = open_.back();
+  if (in.region < 0)
+    b.fail(sema::err_core_sync_mismatch("core " + std::to_string(core_) + " synchronises in it and core 0 does not"));
+  const size_t end = regions_[in.region].block->size();
+  return arrive(b, in.region, std::move(arrival), end, end);
+}
+
+const std::vector<CoreSegments::Arrival>* CoreSegments::arrive(KernelBuilder& b, size_t region, Arrival arrival,
+                                                               size_t end, size_t next) {
+  Region& g = regions_[region];
+  std::vector<std::pair<size_t, size_t>>& mine = g.segments.at(core_);
+  mine.back().second = end;
+  mine.push_back({next, next});
+  const size_t s = mine.size() - 2;  // this core's sync points passed here before this one
+  if (s == g.points.size()) g.points.emplace_back();
+  std::vector<Arrival>& point = g.points[s];
   const std::string& api = arrival.api;
-  if (&b.insertion_block() != &b.kernel().body)
-    b.fail(sema::err_unsupported_args(api, "nkic synchronises the cores at the kernel's top level only, not inside "
-                                           "a runtime loop or a branch"));
-  cuts_.back().push_back(top_level_size(b));
-  const size_t s = cuts_.back().size() - 2;  // this core's sync points passed before this one
-  if (s == syncs_.size()) syncs_.emplace_back();
-  std::vector<Arrival>& point = syncs_[s];
   // The nisa and nki.lnc forms of one call pair up ("nisa.sendrecv", "nki.lnc.sendrecv").
   auto call = [](const std::string& a) { return a.substr(a.rfind('.') + 1); };
   if (!point.empty() && call(point.front().api) != call(api))
-    b.fail(sema::err_unsupported_args(api, "core " + std::to_string(current()) + "'s synchronisation point #" +
+    b.fail(sema::err_unsupported_args(api, "core " + std::to_string(core_) + "'s synchronisation point #" +
                                                std::to_string(s) + " is " + api + ", core 0's is " +
                                                point.front().api + " (every core must follow the same control flow)"));
-  arrival.core = current();
+  arrival.core = core_;
   point.push_back(std::move(arrival));
-  return current() == n_ - 1 ? &point : nullptr;
+  return core_ == n_ - 1 ? &point : nullptr;
 }
 
-void CoreSegments::begin_exchange(KernelBuilder& b) { exchange_start_ = top_level_size(b); }
+void CoreSegments::share_open_loops(KernelBuilder& b) {
+  for (size_t i = 1; i < open_.size(); ++i) {
+    if (open_[i].region >= 0) continue;
+    const size_t parent = static_cast<size_t>(open_[i - 1].region);
+    // The loop is the last statement of its parent's block: core 0 is still in it.
+    const size_t at = regions_[parent].block->size() - 1;
+    Arrival loop;
+    loop.api = kDeviceLoop;
+    arrive(b, parent, std::move(loop), at, at + 1);
+    regions_[parent].exchanges[regions_[parent].points.size() - 1] = {at, at + 1};
+    regions_[parent].shared[open_[i].position] = regions_.size();
+    open_[i].region = static_cast<int>(regions_.size());
+    Region r;
+    r.block = &open_[i].loop->body;
+    r.loop = open_[i].loop;
+    r.segments = {{{0, 0}}};  // core 0's statements in the loop so far, then its next ones
+    regions_.push_back(std::move(r));
+  }
+}
 
-void CoreSegments::end_exchange(KernelBuilder& b) {
-  exchanges_[cuts_.back().size() - 2] = {exchange_start_, top_level_size(b)};
+ir::Loop* CoreSegments::join_loop(KernelBuilder& b, int64_t lb, int64_t ub, int64_t stride,
+                                  const std::optional<ir::Access>& dynamic_ub) {
+  Open& parent = open_.back();
+  const int position = parent.children++;
+  const int parent_region = parent.region;
+  open_.push_back({nullptr, -1, 0, position});
+  if (core_ == 0 || parent_region < 0) return nullptr;
+  const auto it = regions_[parent_region].shared.find(position);
+  if (it == regions_[parent_region].shared.end()) return nullptr;
+  Region& g = regions_[it->second];
+  ir::Loop& l = *g.loop;
+  const std::string me = "core " + std::to_string(core_);
+  if (l.dynamic_ub.has_value() != dynamic_ub.has_value())
+    b.fail(sema::err_core_sync_mismatch(std::string(l.dynamic_ub ? "core 0's" : me + "'s") +
+                                        " bound is read at run time and the other's is known when traced"));
+  if (lb != l.lb || stride != l.stride || (!dynamic_ub && ir::trip_count(lb, ub, stride) != l.tripcount()))
+    b.fail(sema::err_core_sync_mismatch(
+        "core 0 counts range(" + std::to_string(l.lb) + ", " + (l.dynamic_ub ? "<run time>" : std::to_string(l.ub)) +
+        ", " + std::to_string(l.stride) + "), " + me + " range(" + std::to_string(lb) + ", " +
+        (dynamic_ub ? "<run time>" : std::to_string(ub)) + ", " + std::to_string(stride) + ")"));
+  if (dynamic_ub) {
+    l.peers.resize(n_ - 1, *dynamic_ub);
+    l.peers[core_ - 1] = *dynamic_ub;
+  }
+  const size_t end = regions_[parent_region].block->size();
+  Arrival loop;
+  loop.api = kDeviceLoop;
+  arrive(b, parent_region, std::move(loop), end, end);
+  g.segments.resize(core_ + 1);
+  g.segments[core_] = {{l.body.size(), l.body.size()}};
+  open_.back() = {&l, static_cast<int>(it->second), 0, position};
+  return &l;
+}
+
+bool CoreSegments::peer_condition(const ir::Access& cond) {
+  const Open& in = open_.back();
+  if (core_ == 0 || in.region < 0) return false;
+  ir::Loop& l = *in.loop;
+  l.peers.resize(n_ - 1, cond);
+  l.peers[core_ - 1] = cond;
+  return true;
+}
+
+void CoreSegments::closed_loop(KernelBuilder& b) {
+  const Open e = open_.back();
+  open_.pop_back();
+  if (e.region < 0) return;
+  Region& g = regions_[e.region];
+  g.segments[core_].back().second = g.block->size();
+  if (core_ == n_ - 1) order(b, g, &g.loop->core_spans);
+}
+
+void CoreSegments::begin_exchange(KernelBuilder& b) { exchange_start_ = regions_[open_.back().region].block->size(); }
+
+void CoreSegments::end_exchange(KernelBuilder&) {
+  Region& g = regions_[open_.back().region];
+  std::vector<std::pair<size_t, size_t>>& mine = g.segments[core_];
+  g.exchanges[mine.size() - 2] = {exchange_start_, g.block->size()};
   // The last core's next segment starts after the exchange.
-  cuts_.back().back() = top_level_size(b);
+  mine.back() = {g.block->size(), g.block->size()};
 }
 
 void CoreSegments::finish(KernelBuilder& b) {
-  ir::Block& body = b.kernel().body;
-  const size_t syncs = cuts_.at(0).size() - 1;
-  for (size_t c = 1; c < cuts_.size(); ++c)
-    if (cuts_[c].size() - 1 != syncs)
+  Region& top = regions_.at(0);
+  top.segments.back().back().second = top.block->size();
+  // A loop a core never joined first: it is where the cores parted.
+  for (const Region& g : regions_)
+    if (g.loop && g.segments.size() < static_cast<size_t>(n_)) {
+      sema::Diagnostic d = sema::err_core_sync_mismatch("core " + std::to_string(g.segments.size()) +
+                                                        " does not run it");
+      d.loc = g.loop->loc;
+      b.fail(std::move(d));
+    }
+  const size_t syncs = top.segments[0].size() - 1;
+  for (size_t c = 1; c < top.segments.size(); ++c)
+    if (top.segments[c].size() - 1 != syncs)
       b.fail(sema::err_unsupported_args("nki.jit", "core 0 passes " + std::to_string(syncs) +
                                                        " synchronisation points (core_barrier, sendrecv) and core " +
-                                                       std::to_string(c) + " " + std::to_string(cuts_[c].size() - 1) +
+                                                       std::to_string(c) + " " +
+                                                       std::to_string(top.segments[c].size() - 1) +
                                                        ": every core must follow the same control flow"));
-  auto end_of = [&](size_t c, size_t s) {
-    if (s + 1 < cuts_[c].size()) {
-      // The last core's segment s ends where the exchange of sync point s starts.
-      const auto x = exchanges_.find(s);
-      if (c + 1 == cuts_.size() && x != exchanges_.end()) return x->second.first;
-      return cuts_[c][s + 1];
-    }
-    return c + 1 < cuts_.size() ? cuts_[c + 1][0] : body.size();
-  };
+  std::vector<ir::Kernel::CoreSpan> spans;
+  order(b, top, &spans);
+  b.kernel().core_spans = std::move(spans);
+  b.kernel().physical_cores = n_;
+}
+
+void CoreSegments::order(KernelBuilder& b, Region& g, std::vector<ir::CoreSpan>* spans) {
+  for (size_t c = 1; c < g.segments.size(); ++c)
+    if (g.segments[c].size() != g.segments[0].size())
+      b.fail(sema::err_core_sync_mismatch("core 0 passes " + std::to_string(g.segments[0].size() - 1) +
+                                          " synchronisation point(s) in it, core " + std::to_string(c) + " " +
+                                          std::to_string(g.segments[c].size() - 1)));
+  ir::Block& body = *g.block;
   ir::Block ordered;
   ordered.reserve(body.size());
-  std::vector<ir::Kernel::CoreSpan> spans;
   // The cost model runs each span on its core's engines (perf/CostModel.h).
   auto take = [&](size_t from, size_t to, int core, int segment) {
     if (to <= from) return;
-    if (!spans.empty() && spans.back().core == core && spans.back().segment == segment &&
-        spans.back().last == ordered.size())
-      spans.back().last += to - from;  // the same core's next statement
-    else
-      spans.push_back({ordered.size(), ordered.size() + (to - from), core, segment});
+    if (spans && !spans->empty() && spans->back().core == core && spans->back().segment == segment &&
+        spans->back().last == ordered.size())
+      spans->back().last += to - from;  // the same core's next statement
+    else if (spans)
+      spans->push_back({ordered.size(), ordered.size() + (to - from), core, segment});
     for (size_t i = from; i < to; ++i) ordered.push_back(std::move(body[i]));
   };
-  take(0, cuts_[0][0], 0, 0);  // allocations and copies before core 0 started (none in practice)
-  for (size_t s = 0; s <= syncs; ++s) {
+  take(0, g.segments[0][0].first, 0, 0);  // allocations and copies before core 0 started (none in practice)
+  for (size_t s = 0; s < g.segments[0].size(); ++s) {
     // The cores run at once: their statements are interleaved one by one, so that a core's early
     // writes (its initialisation) precede another core's later ones, as they do on the device.
     const int seg = static_cast<int>(s);
-    std::vector<size_t> next(cuts_.size());
-    for (size_t c = 0; c < cuts_.size(); ++c) next[c] = cuts_[c][s];
+    std::vector<size_t> next(g.segments.size());
+    for (size_t c = 0; c < g.segments.size(); ++c) next[c] = g.segments[c][s].first;
     for (bool more = true; more;) {
       more = false;
-      for (size_t c = 0; c < cuts_.size(); ++c)
-        if (next[c] < end_of(c, s)) {
+      for (size_t c = 0; c < g.segments.size(); ++c)
+        if (next[c] < g.segments[c][s].second) {
           take(next[c], next[c] + 1, static_cast<int>(c), seg);
           ++next[c];
           more = true;
         }
     }
-    if (const auto x = exchanges_.find(s); x != exchanges_.end()) take(x->second.first, x->second.second, -1, seg + 1);
+    if (const auto x = g.exchanges.find(s); x != g.exchanges.end()) take(x->second.first, x->second.second, -1, seg + 1);
   }
-  if (ordered.size() != body.size()) b.fail(sema::err_internal("per-core segments do not cover the kernel body"));
+  if (ordered.size() != body.size()) b.fail(sema::err_internal("per-core segments do not cover the block"));
   body = std::move(ordered);
-  b.kernel().core_spans = std::move(spans);
-  b.kernel().physical_cores = static_cast<int>(cuts_.size());
 }
 
 namespace {

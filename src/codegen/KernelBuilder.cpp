@@ -299,6 +299,12 @@ std::optional<std::pair<int64_t, int64_t>> KernelBuilder::var_range(ir::Var v) c
 ir::Loop& KernelBuilder::create_affine_axis_block(const AxisBlockArgs& args) {
   if (args.insert_before != nullptr || args.parent != innermost_loop())
     fail({"", "unexpected case in create affine axis block, insert before should be None", sema::ErrorKind::Assertion});
+  if (cores)
+    if (ir::Loop* joined = cores->join_loop(*this, args.lb, args.ub, args.stride, args.dynamic_ub)) {
+      blocks_.push_back(&joined->body);
+      loop_stack_.push_back(joined);
+      return *joined;
+    }
   auto loop = std::make_unique<ir::Loop>();
   loop->axis = kernel_->num_axes++;
   loop->name = unique_name(args.loop_name_id.empty() ? "i" : args.loop_name_id);
@@ -314,10 +320,17 @@ ir::Loop& KernelBuilder::create_affine_axis_block(const AxisBlockArgs& args) {
   blocks_.back()->push_back(std::move(loop));
   blocks_.push_back(&raw->body);
   loop_stack_.push_back(raw);
+  if (cores) cores->opened_loop(*raw);
   return *raw;
 }
 
+void KernelBuilder::set_while_condition(ir::Access cond) {
+  if (cores && cores->peer_condition(cond)) return;
+  loop_stack_.back()->while_cond = std::move(cond);
+}
+
 void KernelBuilder::close_loop() {
+  if (cores) cores->closed_loop(*this);
   blocks_.pop_back();
   loop_stack_.pop_back();
 }

@@ -161,7 +161,7 @@ class KernelBuilder {
   ir::Loop& create_affine_axis_block(const AxisBlockArgs& args);
   void close_loop();
   // Makes the innermost loop a do-while loop repeating while `cond` reads nonzero.
-  void set_while_condition(ir::Access cond) { loop_stack_.back()->while_cond = std::move(cond); }
+  void set_while_condition(ir::Access cond);
   const ir::Loop* innermost_loop() const { return loop_stack_.empty() ? nullptr : loop_stack_.back(); }
   // The open loop of axis `axis`, or null when that loop is not being traced.
   const ir::Loop* open_loop(int axis) const {

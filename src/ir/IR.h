@@ -172,6 +172,13 @@ const char* name(AxisType t);
 // ub - lb + stride - 1 would overflow), saturating at INT64_MAX.
 int64_t trip_count(int64_t lb, int64_t ub, int64_t stride);
 
+// kernel[n] (codegen/Cores.h): a run of statements of a block that one physical core runs.
+struct CoreSpan {
+  size_t first = 0, last = 0;  // block[first, last)
+  int core = 0;                // -1: the exchange of a sync point (nisa.sendrecv's copies, a loop of every core)
+  int segment = 0;             // sync points (core_barrier, sendrecv) passed before it in the block
+};
+
 struct Loop final : Stmt {
   Loop() : Stmt(StmtKind::Loop) {}
   void accept(IRVisitor& v) const override;
@@ -185,6 +192,12 @@ struct Loop final : Stmt {
   // A do-while loop (2.25): after every iteration the loop repeats while this
   // one-element access reads nonzero; lb/ub/stride only count iterations.
   std::optional<Access> while_cond;
+  // kernel[n]: a loop the cores run together, for they synchronise in it (codegen/Cores.h).
+  // Core c's own bound (or do-while condition) is peers[c - 1]; each must read as the loop's
+  // own, else the cores would pass different numbers of synchronisation points.
+  std::vector<Access> peers;
+  // Such a loop's body by core, as Kernel::core_spans for the kernel body.
+  std::vector<CoreSpan> core_spans;
   AxisType type = AxisType::Affine;
   std::vector<std::pair<std::string, std::string>> attrs;  // loop directives
   Block body;
@@ -207,11 +220,7 @@ struct Kernel {
   Block body;
   // kernel[n] (codegen/Cores.h): which physical core runs each run of top-level statements
   // of `body`, in body order; empty when one core runs everything.
-  struct CoreSpan {
-    size_t first = 0, last = 0;  // body[first, last)
-    int core = 0;                // -1: the exchange of a sync point (nisa.sendrecv's copies)
-    int segment = 0;             // sync points (core_barrier, sendrecv) passed before it
-  };
+  using CoreSpan = ir::CoreSpan;
   std::vector<CoreSpan> core_spans;
   int physical_cores = 1;
   // Some tensor was placed with ncc.sbuf/psum alloc or mod_alloc: the kernel chose its

@@ -70,6 +70,10 @@ class Verifier : public IRVisitor {
       Instruction scalar;
       check_access(scalar, *l.while_cond, Where{nullptr, &l, "condition"});
     }
+    for (const Access& a : l.peers) {
+      Instruction scalar;
+      check_access(scalar, a, Where{nullptr, &l, "another core's bound"});
+    }
     open_.insert(l.axis);
     visit_block(l.body);
     open_.erase(open_.find(l.axis));

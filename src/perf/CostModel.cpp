@@ -136,7 +136,7 @@ class Walker {
       }
       for (int id : sites_.on_chip) sched_.release(id);
       if (k_.core_spans.empty()) block(k_.body);
-      else cores();
+      else cores(k_.body, k_.core_spans);
     });
     if (k_.num_programs() > 1) sched_.note("SPMD programs run one after another on one NeuronCore");
     if (k_.physical_cores > 1)
@@ -188,9 +188,9 @@ class Walker {
 
   // kernel[n]: each span on its core; at a new segment the cores synchronise. An exchange's
   // copy (nisa.sendrecv) runs on the core that owns the tile it sends.
-  void cores() {
+  void cores(const ir::Block& body, const std::vector<ir::CoreSpan>& spans) {
     int segment = 0;
-    for (const ir::Kernel::CoreSpan& span : k_.core_spans) {
+    for (const ir::CoreSpan& span : spans) {
       if (span.segment > segment) {
         sched_.sync();
         segment = span.segment;
@@ -198,11 +198,11 @@ class Walker {
       for (size_t i = span.first; i < span.last; ++i) {
         int core = span.core;
         if (core < 0)
-          each_instruction(*k_.body[i], [&](const ir::Instruction& in) {
+          each_instruction(*body[i], [&](const ir::Instruction& in) {
             if (core < 0 && !in.srcs.empty()) core = std::max(0, sites_.owner[k_.root(in.srcs[0].tensor)]);
           });
         sched_.set_core(std::max(core, 0));
-        statement(*k_.body[i]);
+        statement(*body[i]);
       }
     }
   }
@@ -242,7 +242,9 @@ class Walker {
       env_.loop[l.axis] = l.lb + (first + i) * l.stride;
       later_[l.axis] = i > 0;
       for (int id : fresh) sched_.release(id, true);
-      block(l.body);
+      // A loop every core runs (kernel[n]): each trip syncs the cores at its sync points.
+      if (l.core_spans.empty()) block(l.body);
+      else cores(l.body, l.core_spans);
     });
   }
 

@@ -151,6 +151,9 @@ Diagnostic err_activation_bias_vector(const std::vector<int64_t>& shape, int64_t
 // `launch`: what set the degree ("kernel[4]", "NEURON_LOGICAL_NC_CONFIG=4").
 Diagnostic err_lnc_not_supported(std::string_view launch, int64_t lnc, std::string_view target, int max_cores);
 Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime);
+// kernel[n]: the cores run a loop they synchronise in (core_barrier, sendrecv) unlike each
+// other; `how` says where they part ("core 0 runs it 2 time(s), core 1 3").
+Diagnostic err_core_sync_mismatch(std::string_view how);
 // nki.multi_rank_simulate: one specialization serves every rank, so `argument` is the same on
 // each; rank `rank` passes `theirs` where rank 0 passes `first`.
 Diagnostic err_multi_rank_arguments(std::string_view argument, int64_t rank, std::string_view first,

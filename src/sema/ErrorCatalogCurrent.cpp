@@ -48,6 +48,13 @@ Diagnostic err_lnc_config_mismatch(int64_t lnc, std::string_view runtime) {
               ErrorKind::Value);
 }
 
+Diagnostic err_core_sync_mismatch(std::string_view how) {
+  return make("err_core_sync_mismatch",
+              "the cores synchronise (core_barrier, sendrecv) in this loop but " + s(how) +
+                  ": every core must pass the same synchronisation points, or one waits for the other forever",
+              ErrorKind::Runtime, "bound the loop by a value every core computes alike");
+}
+
 Diagnostic err_multi_rank_arguments(std::string_view argument, int64_t rank, std::string_view first,
                                     std::string_view theirs) {
   return make("err_multi_rank_arguments",

@@ -54,7 +54,7 @@ ParallelRegion ParallelRegion::programs(const ir::Kernel& k, const std::vector<i
 
 ParallelRegion ParallelRegion::loop(const ir::Kernel& k, const ir::Loop& l) {
   ParallelRegion r(k, l.body, &l);
-  if (l.while_cond) r.eligible_ = false;
+  if (l.while_cond || !l.peers.empty()) r.eligible_ = false;
   r.inner_[l.axis] = &l;
   for (size_t t = 0; t < k.tensors.size(); ++t) {
     const ir::TensorDecl& d = k.tensor(r.root(static_cast<int>(t)));
@@ -87,6 +87,10 @@ void ParallelRegion::scan(const ir::Block& b) {
         read_[root((*a)->tensor)] = true;
         shared_.push_back((*a)->tensor);
       }
+    for (const ir::Access& a : l.peers) {
+      read_[root(a.tensor)] = true;
+      shared_.push_back(a.tensor);
+    }
     const double saved = trips_;
     if (!l.dynamic_ub && !l.while_cond) trips_ *= static_cast<double>(std::max<int64_t>(l.tripcount(), 0));
     scan(l.body);

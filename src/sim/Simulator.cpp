@@ -12,6 +12,7 @@
 
 #include "ir/IRVisitor.h"
 #include "ir/Verifier.h"
+#include "sema/ErrorCatalog.h"
 #include "sim/AluEval.h"
 #include "sim/Budget.h"
 #include "sim/IndirectExec.h"
@@ -216,6 +217,10 @@ class Executor final : public ir::IRVisitor {
     const int64_t ub = l.dynamic_ub ? runtime_bound(*l.dynamic_ub, l.loc) : l.ub;
     RaceCheck* races = races_ && l.type == ir::AxisType::Affine ? &*races_ : nullptr;
     const int64_t trips = ir::trip_count(l.lb, ub, l.stride);
+    for (size_t c = 0; c < l.peers.size(); ++c)
+      if (const int64_t theirs = ir::trip_count(l.lb, runtime_bound(l.peers[c], l.loc), l.stride); theirs != trips)
+        cores_diverge(l, "core 0 runs it " + std::to_string(trips) + " time(s), core " + std::to_string(c + 1) + " " +
+                             std::to_string(theirs));
     if (!races) {
       if (split_loop(l, trips)) return;
       return iterations(l, 0, trips);
@@ -305,7 +310,20 @@ class Executor final : public ir::IRVisitor {
       for (int id : per_iteration_[l.axis]) make_fresh(id);
       visit_block(l.body);
       ++v;
-    } while (runtime_bound(*l.while_cond, l.loc) != 0);
+      const bool again = runtime_bound(*l.while_cond, l.loc) != 0;
+      for (size_t c = 0; c < l.peers.size(); ++c)
+        if ((runtime_bound(l.peers[c], l.loc) != 0) != again)
+          cores_diverge(l, "after trip " + std::to_string(v) + " core 0 " + (again ? "repeats" : "leaves") +
+                               " it and core " + std::to_string(c + 1) + " " + (again ? "leaves" : "repeats"));
+      if (!again) break;
+    } while (true);
+  }
+
+  // kernel[n]: the cores run a loop they synchronise in a different number of times. On the
+  // device one core waits at a synchronisation point the other never reaches.
+  [[noreturn]] static void cores_diverge(const ir::Loop& l, const std::string& how) {
+    const ir::Diagnostic d = sema::err_core_sync_mismatch(how);
+    sim_error(d.code, d.message, l.loc, d.hint);
   }
 
   // A DynamicAxis bound: the element the access names, read now.

@@ -217,6 +217,28 @@ def test_blockwise_moe_matmul_on_two_cores(shard, block, inter, experts):
     np.testing.assert_allclose(out[:tokens], want[:tokens], rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("static_blocks", [0, 1])
+def test_blockwise_moe_matmul_hybrid_loops_on_two_cores(static_blocks, monkeypatch):
+    # shard_on_I's hybrid path: the first blocks in an nl.sequential_range, the rest in an nl.dynamic_range
+    # bounded by the sum of `conditions` (a register), with sendrecv and core_barrier in both loops.
+    # nl.dynamic_range is nki 0.6's (removed in 0.7).
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.6")
+    cte = importlib.import_module("nkilib.core.moe.moe_cte.moe_cte_utils")
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    tokens, block = 127, 256
+    hidden, affinity, gate_up, down, slots, block_to_expert = blockwise_inputs(block, 256, 2, tokens)
+    conditions = np.zeros((len(block_to_expert) + 1, 1), np.int32)  # every block holds tokens; the last entry 0
+    conditions[:-1] = 1
+    mm = kernel("core.moe.moe_cte.bwmm_shard_on_I", "blockwise_mm_baseline_shard_intermediate_hybrid")
+    out = mm[2](conditions, hidden, affinity.reshape(-1, 1), gate_up, down, block, slots,
+                block_to_expert.reshape(-1, 1), num_static_block=static_blocks, skip_dma=cte.SkipMode(False, False),
+                compute_dtype=np.float32, is_tensor_update_accumulating=False,
+                expert_affinities_scaling_mode=types.ExpertAffinityScaleMode.POST_SCALE,
+                activation_function=types.ActFnType.SiLU)
+    want = blockwise_reference(hidden, affinity, gate_up, down, slots, block_to_expert, block)
+    np.testing.assert_allclose(out[:tokens], want[:tokens], rtol=1e-5, atol=1e-5)
+
+
 # The MoE block (moe_block_tkg) at [2]: RMSNorm, router top-k and the MoE step on two cores.
 
 

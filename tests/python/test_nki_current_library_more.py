@@ -37,6 +37,24 @@ def test_moe_cte_calls_its_jit_blockwise_matmul(implementation, inter):
     check_blockwise(out, hidden, affinity, gate_up, down, slots, block_to_expert, block)
 
 
+def test_moe_cte_calls_its_jit_hybrid_blockwise_matmul(monkeypatch):
+    # shard_on_i_hybrid: one block in a sequential_range, the rest in an nl.dynamic_range (nki 0.6's) bounded by
+    # the sum of `conditions`, both with sendrecv and core_barrier on the two cores.
+    monkeypatch.setenv("NKIC_NKI_VERSION", "0.6")
+    moe_cte = importlib.import_module("nkilib.core.moe.moe_cte.moe_cte")
+    types = importlib.import_module("nkilib.core.utils.common_types")
+    block = 256
+    hidden, affinity, gate_up, down, slots, block_to_expert = blockwise_inputs(block, 256)
+    conditions = np.zeros((len(block_to_expert) + 1, 1), np.int32)
+    conditions[:-1] = 1
+    spec = moe_cte.MoECTESpec(implementation=moe_cte.MoECTEImplementation.shard_on_i_hybrid,
+                              shard_on_I=moe_cte.ShardOnIConfig(num_static_block=1))
+    out = moe_cte.moe_cte[2](hidden, affinity.reshape(-1, 1), gate_up, down, slots, block_to_expert.reshape(-1, 1),
+                             block, spec, conditions=conditions, activation_function=types.ActFnType.SiLU,
+                             **blockwise_options())
+    check_blockwise(out, hidden, affinity, gate_up, down, slots, block_to_expert, block)
+
+
 def test_bwmm_shard_on_hidden_on_two_cores():
     block = 128
     hidden, affinity, gate_up, down, slots, block_to_expert = blockwise_inputs(block, 128)

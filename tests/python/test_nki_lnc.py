@@ -156,13 +156,6 @@ def barrier_on_core_0_only(a):
 
 
 @nki.jit
-def barrier_in_a_loop(a):
-    out = filled(a.shape, a)
-    nl.fori_loop(0, 2, lambda i: nisa.core_barrier(out, (0, 1)))  # ERR:loop
-    return out
-
-
-@nki.jit
 def barrier_of_one_core(a):
     out = filled(a.shape, a)
     nisa.core_barrier(out, (0,))  # ERR:cores
@@ -216,7 +209,6 @@ RULES = [
      "core 1's synchronisation point #0 is nisa.sendrecv, core 0's is nisa.core_barrier (every core must follow "
      "the same control flow)"),
     (send_to_self, 2, "self", "nisa.", "the ranks are the other core of the launch (0 .. 1, not 0); got 0"),
-    (barrier_in_a_loop, 2, "loop", "nisa.", "nkic synchronises the cores at the kernel's top level only"),
     (barrier_of_one_core, 2, "cores", "nisa.", "cores names every core of the launch, [0, 1]; got [0]"),
     (uneven_outputs, 2, "shared", "nl.", "core 1 allocates shared HBM tensor #0 unlike core 0"),
     (sendrecv_compute_multiply, 2, "mul", "nisa.",
@@ -229,8 +221,7 @@ RULES = [
 @pytest.mark.parametrize("kernel, lnc, marker, token, message", RULES, ids=[r[2] for r in RULES])
 def test_a_core_rule_is_a_diagnostic_at_the_call(kernel, lnc, marker, token, message):
     e = trace_error(kernel if lnc is None else kernel[lnc].kernel, A, grid=None if lnc is None else (lnc,))
-    notes = [("loop", "nl.", "<lambda>")] if marker == "loop" else []
-    check_diag(e, M, "err_unsupported_args", message, [(marker, token)], notes)
+    check_diag(e, M, "err_unsupported_args", message, [(marker, token)])
 
 
 def test_cores_passing_different_sync_points_is_a_diagnostic():
