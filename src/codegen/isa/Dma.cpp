@@ -202,7 +202,7 @@ namespace {
 
 // `dma`: a DMA queue's copy, which pairs the same partitions and elements per partition in
 // row-major order ((P, F) with (P, F1, F2)); `t[...] = v` broadcasts v (NKI_API.md §1.3).
-void copy_into(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args,
+void emit_copy(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args,
                bool dma) {
   std::unique_ptr<ir::Instruction> in;
   auto on_chip_dynamic = [&](const TensorVal& t) { return !t.indirect.empty() && !ir::is_hbm(b.tensor(t.tensor).memory); };
@@ -268,7 +268,7 @@ void dma_copy(KernelBuilder& b, const TensorVal& dst, const Value& src, std::opt
   }
   OpArgs dma = args;
   dma.hwdge = mode.hwdge;
-  copy_into(b, dst, src, rmw.has_value(), dma, true);
+  emit_copy(b, dst, src, rmw.has_value(), dma, true);
 }
 
 namespace {
@@ -359,11 +359,11 @@ void dma_compute(KernelBuilder& b, const TensorVal& dst, const std::vector<Tenso
   OpArgs args;
   args.engine = ir::Engine::dma;
   args.oob_skip = oob_skip;
-  copy_into(b, dst, *others[0], srcs.size() == 2, args, true);
+  emit_copy(b, dst, *others[0], srcs.size() == 2, args, true);
 }
 
 void assign(KernelBuilder& b, const TensorVal& dst, const Value& value, bool accumulate, const OpArgs& args) {
-  copy_into(b, dst, value, accumulate, args, false);
+  emit_copy(b, dst, value, accumulate, args, false);
 }
 
 
