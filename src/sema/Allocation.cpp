@@ -145,15 +145,36 @@ Analysis analyse(const ir::Kernel& k) {
   return a;
 }
 
-// The live bytes per partition at each site: SBUF adds bytes; PSUM takes whole banks for a
-// tile of a bank or more, and packs the smaller tiles into shared banks.
+// By root tensor, the physical cores whose instructions touch it (bit c: core c): each core of a
+// kernel[n] launch has its own SBUF and PSUM, and holds only the tiles it uses.
+std::vector<uint64_t> tensor_cores(const ir::Kernel& k, const Analysis& a) {
+  std::vector<uint64_t> cores(k.tensors.size(), 0);
+  for (size_t s = 0; s < a.sites.size(); ++s) {
+    const uint64_t mask = a.cores[s] < 0 ? ~uint64_t{0} : uint64_t{1} << (a.cores[s] & 63);
+    auto mark = [&](const ir::Access& x) {
+      if (x.tensor < 0) return;
+      cores[k.root(x.tensor)] |= mask;
+      for (const ir::IndirectIndex& i : x.indirect)
+        if (i.index.tensor >= 0) cores[k.root(i.index.tensor)] |= mask;
+    };
+    const ir::Instruction& in = *a.sites[s];
+    if (in.has_dst()) mark(in.dst);
+    for (const ir::Access& x : in.srcs) mark(x);
+    for (const ir::Access& x : in.extra_dsts) mark(x);
+  }
+  return cores;
+}
+
+// The live bytes per partition at each site of the tensors core `core` holds (`owners`, by
+// tensor): SBUF adds bytes; PSUM takes whole banks for a tile of a bank or more, and packs the
+// smaller tiles into shared banks.
 std::vector<int64_t> live_bytes(const ir::Kernel& k, const Target& t, const std::vector<LiveRange>& live, size_t sites,
-                                ir::Memory memory) {
+                                ir::Memory memory, const std::vector<uint64_t>& owners, int core) {
   const int64_t bank = t.psum_par_size_in_bytes;
   std::vector<int64_t> whole(sites + 1, 0), shared(sites + 1, 0);
   for (const ir::TensorDecl& d : k.tensors) {
     const LiveRange& r = live[d.id];
-    if (!on_chip(d) || d.memory != memory || r.first < 0) continue;
+    if (!on_chip(d) || d.memory != memory || r.first < 0 || !(owners[d.id] >> (core & 63) & 1)) continue;
     const int64_t n = allocated_bytes(d);
     const bool banked = memory == ir::Memory::PSUM && bank > 0;
     std::vector<int64_t>& v = banked && n < bank ? shared : whole;
@@ -174,9 +195,10 @@ std::vector<MemoryPeak> peaks(const ir::Kernel& k, const Target& t, const Analys
   std::vector<MemoryPeak> out;
   if (k.direct_allocation) return out;
   const size_t n = a.sites.size();
+  const std::vector<uint64_t> owners = tensor_cores(k, a);
   for (ir::Memory memory : {ir::Memory::SBUF, ir::Memory::PSUM}) {
-    const std::vector<int64_t> bytes = live_bytes(k, t, a.live, n, memory);
     for (int core = 0; core < std::max(1, k.physical_cores); ++core) {
+      const std::vector<int64_t> bytes = live_bytes(k, t, a.live, n, memory, owners, core);
       MemoryPeak p;
       p.memory = memory, p.core = core;
       p.capacity = memory == ir::Memory::PSUM ? t.psum_par_size_in_bytes * t.psum_num_banks
@@ -185,7 +207,8 @@ std::vector<MemoryPeak> peaks(const ir::Kernel& k, const Target& t, const Analys
         if ((a.cores[s] == core || a.cores[s] < 0) && bytes[s] > p.bytes) p.bytes = bytes[s], p.at = static_cast<int64_t>(s);
       if (p.at >= 0)
         for (const ir::TensorDecl& d : k.tensors)
-          if (on_chip(d) && d.memory == memory && a.live[d.id].first <= p.at && p.at <= a.live[d.id].last)
+          if (on_chip(d) && d.memory == memory && a.live[d.id].first <= p.at && p.at <= a.live[d.id].last &&
+              (owners[d.id] >> (core & 63) & 1))
             p.tensors.push_back(d.id);
       std::stable_sort(p.tensors.begin(), p.tensors.end(),
                        [&](int x, int y) { return allocated_bytes(k.tensor(x)) > allocated_bytes(k.tensor(y)); });

@@ -52,6 +52,16 @@ def test_eight_live_psum_accumulators_fit():
     assert np.all(nki.simulate(accumulators(8))(X) == sum(range(8)))
 
 
+def test_each_core_of_a_kernel2_launch_holds_only_its_own_tiles():
+    # Eight accumulators per core, sixteen in all: each core's PSUM has its own 8 banks.
+    assert np.all(nki.simulate(accumulators(8)[2])(X) == sum(range(8)))
+    e = trace_error(accumulators(9), X, grid=(2,))
+    check_diag(e, M, "err_psum_over_capacity",
+               ["PSUM needs 9 banks of 2048 bytes per partition live at once here, more than the 8 target 'trn2' "
+                "has; live: 'acc' (line %d, 2048 bytes each, 9 tiles)" % M.line("acc_decl")],
+               [("acc_set", "nisa.")], notes=[("acc_decl", "nl.", "acc")], api="nisa.memset")
+
+
 def across_loop(used_after):
     """`keep` (3 banks) beside the loop's `parts` (6 banks): 9 banks while keep is live over
     the loop, 6 when its last use comes before it."""
