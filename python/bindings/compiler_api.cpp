@@ -13,6 +13,7 @@
 #include "sema/CompileConfig.h"
 #include "sema/ErrorCatalog.h"
 #include "trace/KernelConfig.h"
+#include "values.h"
 
 namespace nkic::py_bind {
 
@@ -96,10 +97,12 @@ void bind_compiler_api(py::module_& m) {
     trace::check_nested_config(jit_ctx(), kernel, config_arg(compile_config));
   });
   // The kernel's LNC degree (codegen/Cores.h), as the NKI version served resolves it.
-  m.def("resolve_lnc", [](const std::string& kernel, std::optional<int64_t> bracket, const std::string& runtime,
+  m.def("resolve_lnc", [](const std::string& kernel, py::handle bracket, const std::string& runtime,
                           const std::string& cc_flags) {
     codegen::KernelBuilder& b = jit_ctx().builder();
-    return codegen::resolve_lnc(b, kernel, bracket, runtime, cc_flags, b.nki_version.at_least(0, 7));
+    const std::optional<int64_t> lnc =
+        bracket.is_none() ? std::nullopt : std::optional<int64_t>(int_arg(bracket, "kernel[lnc]", kernel));
+    return codegen::resolve_lnc(b, kernel, lnc, runtime, cc_flags, b.nki_version.at_least(0, 7));
   });
 }
 

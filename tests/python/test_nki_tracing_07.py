@@ -308,6 +308,13 @@ def test_an_lnc_degree_from_the_environment_the_target_lacks(monkeypatch):
                "logical NeuronCore there spans 1 to 2 physical core(s)", [("env_cores", "nki.")])
 
 
+def test_an_lnc_bracket_past_64_bits_is_a_diagnostic():
+    with pytest.raises(nkic.NKIError) as info:
+        nki.simulate(per_core[2**63])(X)  # ERR:huge_lnc
+    check_diag(info.value, M, "err_unsupported_args",
+               "kernel[lnc] 9223372036854775808 does not fit in a signed 64-bit integer", [("huge_lnc", "nki.")])
+
+
 @pytest.mark.parametrize("variable,value,expected", [
     ("NEURON_LOGICAL_NC_CONFIG", "two", "an LNC degree (1 or 2)"),
     ("NEURON_CC_FLAGS", "--lnc=x", "flags whose --lnc is 1 or 2"),
