@@ -17,8 +17,6 @@ Track track_of(ir::Engine e) {
   }
 }
 
-namespace {
-
 const sema::EngineFigures& figures(const sema::CostFigures& f, Track t) {
   switch (t) {
     case Track::pe: return f.pe;
@@ -27,6 +25,8 @@ const sema::EngineFigures& figures(const sema::CostFigures& f, Track t) {
     default: return f.dve;
   }
 }
+
+namespace {
 
 // How long each of `queues` queues is busy with its share of `bytes` in `buffers` contiguous
 // buffers, limited by the chip's HBM share when one side is HBM.

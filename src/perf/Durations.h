@@ -41,5 +41,7 @@ InstCost spill_cost(int64_t bytes_per_partition, const sema::Target& t);
 
 // The track an engine's instructions run on.
 Track track_of(ir::Engine e);
+// The figures of a compute engine's track.
+const sema::EngineFigures& figures(const sema::CostFigures& f, Track t);
 
 }  // namespace nkic::perf

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "perf/Durations.h"
+
 namespace nkic::perf {
 
 namespace {
@@ -22,14 +24,6 @@ std::string fmt(const char* f, double v) {
 
 std::string percent(double part, double whole) { return fmt("%.0f %%", whole > 0 ? 100 * part / whole : 0.0); }
 
-const sema::EngineFigures& engine(const sema::CostFigures& f, int track) {
-  switch (track) {
-    case 0: return f.pe;
-    case 1: return f.act;
-    case 3: return f.pool;
-    default: return f.dve;
-  }
-}
 
 // The figures behind one part of the path.
 std::string figures(const CriticalShares& s, int part, const sema::Target& t) {
@@ -46,7 +40,7 @@ std::string figures(const CriticalShares& s, int part, const sema::Target& t) {
     if (s.spill) text += ", spill traffic included";
     return text;
   }
-  const sema::EngineFigures& e = engine(f, part);
+  const sema::EngineFigures& e = figures(f, static_cast<Track>(part));
   const std::string floor = fmt("%.0f", part == 0 ? f.mm_init_cycles : e.min_ii()) + "-cycle " +
                             (part == 0 ? "matmul minimum" : "minimum interval (MIN_II)");
   const double small = s.track[part] > 0 ? s.at_floor[part] / s.track[part] : 0;
