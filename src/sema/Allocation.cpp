@@ -27,13 +27,15 @@ bool on_chip(const ir::TensorDecl& t) {
   return t.alias_of < 0 && (t.memory == ir::Memory::SBUF || t.memory == ir::Memory::PSUM);
 }
 
-// Numbers the instructions in program order and records each root tensor's live range;
-// `sites` gets the instructions and the core each runs on (-1: an exchange, on every core).
+// Numbers the instructions in program order and records each root tensor's live range and the
+// physical cores whose instructions touch it (bit c: core c; each core of a kernel[n] launch
+// holds only the tiles it uses); `sites` gets the instructions and the core each runs on (-1: an
+// exchange, on every core).
 class Walker {
  public:
   Walker(const ir::Kernel& k, std::vector<const ir::Instruction*>* sites, std::vector<int>* cores)
-      : k_(k), live_(k.tensors.size()), parent_(std::max(0, k.num_axes), -1), seen_(k.tensors.size(), -1),
-        sites_(sites), cores_(cores) {}
+      : k_(k), live_(k.tensors.size()), owners_(k.tensors.size(), 0), parent_(std::max(0, k.num_axes), -1),
+        seen_(k.tensors.size(), -1), sites_(sites), cores_(cores) {}
 
   void kernel() {
     std::vector<int> stmt_core(k_.body.size(), 0);
@@ -47,6 +49,7 @@ class Walker {
   }
 
   std::vector<LiveRange> ranges() && { return std::move(live_); }
+  std::vector<uint64_t> owners() && { return std::move(owners_); }
 
  private:
   void stmt(const ir::Stmt& s, int loop_axis) {
@@ -91,6 +94,7 @@ class Walker {
   }
 
   void use(int id, int64_t at) {
+    owners_[id] |= core_ < 0 ? ~uint64_t{0} : uint64_t{1} << (core_ & 63);
     LiveRange& r = live_[id];
     r.first = r.first < 0 ? at : std::min(r.first, at);
     r.last = std::max(r.last, at);
@@ -112,6 +116,7 @@ class Walker {
 
   const ir::Kernel& k_;
   std::vector<LiveRange> live_;
+  std::vector<uint64_t> owners_;
   std::vector<int> parent_;  // by loop axis: the loop around it, -1: the kernel body
   std::vector<std::vector<int>> touched_;
   std::vector<int64_t> seen_, body_ids_;  // by tensor: the body that listed it last
@@ -133,6 +138,7 @@ namespace {
 
 struct Analysis {
   std::vector<LiveRange> live;
+  std::vector<uint64_t> owners;  // by root tensor: the cores that hold it (Walker)
   std::vector<const ir::Instruction*> sites;
   std::vector<int> cores;
 };
@@ -141,28 +147,9 @@ Analysis analyse(const ir::Kernel& k) {
   Analysis a;
   Walker w(k, &a.sites, &a.cores);
   w.kernel();
+  a.owners = std::move(w).owners();
   a.live = std::move(w).ranges();
   return a;
-}
-
-// By root tensor, the physical cores whose instructions touch it (bit c: core c): each core of a
-// kernel[n] launch has its own SBUF and PSUM, and holds only the tiles it uses.
-std::vector<uint64_t> tensor_cores(const ir::Kernel& k, const Analysis& a) {
-  std::vector<uint64_t> cores(k.tensors.size(), 0);
-  for (size_t s = 0; s < a.sites.size(); ++s) {
-    const uint64_t mask = a.cores[s] < 0 ? ~uint64_t{0} : uint64_t{1} << (a.cores[s] & 63);
-    auto mark = [&](const ir::Access& x) {
-      if (x.tensor < 0) return;
-      cores[k.root(x.tensor)] |= mask;
-      for (const ir::IndirectIndex& i : x.indirect)
-        if (i.index.tensor >= 0) cores[k.root(i.index.tensor)] |= mask;
-    };
-    const ir::Instruction& in = *a.sites[s];
-    if (in.has_dst()) mark(in.dst);
-    for (const ir::Access& x : in.srcs) mark(x);
-    for (const ir::Access& x : in.extra_dsts) mark(x);
-  }
-  return cores;
 }
 
 // The live bytes per partition at each site of the tensors core `core` holds (`owners`, by
@@ -195,7 +182,7 @@ std::vector<MemoryPeak> peaks(const ir::Kernel& k, const Target& t, const Analys
   std::vector<MemoryPeak> out;
   if (k.direct_allocation) return out;
   const size_t n = a.sites.size();
-  const std::vector<uint64_t> owners = tensor_cores(k, a);
+  const std::vector<uint64_t>& owners = a.owners;
   for (ir::Memory memory : {ir::Memory::SBUF, ir::Memory::PSUM}) {
     for (int core = 0; core < std::max(1, k.physical_cores); ++core) {
       const std::vector<int64_t> bytes = live_bytes(k, t, a.live, n, memory, owners, core);
