@@ -28,8 +28,9 @@ KernelBuilder::KernelBuilder(std::string kernel_name, const sema::Target& target
   push_region();
 }
 
+void KernelBuilder::elide_copies() { codegen::elide_copies(*kernel_); }
+
 std::unique_ptr<ir::Kernel> KernelBuilder::finish() {
-  elide_copies(*kernel_);
   kernel_->direct_allocation = direct_allocation;
   kernel_->current_api = current_api;
   kernel_->int_round_nearest_even = current_api && nki_version.at_least(0, 6);  // the NKI 0.6 release notes

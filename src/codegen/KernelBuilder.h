@@ -42,6 +42,7 @@ class KernelBuilder {
 
   ir::Kernel& kernel() { return *kernel_; }
   const ir::Kernel& kernel() const { return *kernel_; }
+  void elide_copies();  // folds the front ends' temporaries into their producers (CopyElision.h)
   std::unique_ptr<ir::Kernel> finish();  // hands the IR over; the builder is spent
   const sema::Target& target() const { return target_; }
 

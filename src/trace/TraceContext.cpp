@@ -359,7 +359,9 @@ std::unique_ptr<ir::Kernel> TraceContext::finalize(const std::vector<types::Tens
     d.loc = opts_.def_loc;
     builder_.fail(d);
   }
-  // Allocation as the compiler does it: what is live at once must fit (sema/Allocation.h).
+  // Allocation as the compiler does it: what is live at once must fit (sema/Allocation.h),
+  // counted once each temporary the compiler writes in place is gone.
+  builder_.elide_copies();
   sema::AllocationVerdict alloc =
       sema::check_allocation(k, builder_.target(), codegen::KernelBuilder::display_name,
                              {compile_config.nki_allocates() && !compile_config.alloc_fallback(), prefetch_ring});

@@ -12,6 +12,7 @@ import nki.isa as nisa
 import nki.language as nl
 import nkic
 from neuronxcc import nki as legacy_nki
+import neuronxcc.nki.isa as lnisa
 import neuronxcc.nki.language as lnl
 from nki_test_util import Markers, check_diag, trace_error
 
@@ -133,6 +134,26 @@ def test_legacy_kernel_nine_live_accumulators():
     e = trace_error(legacy_accumulators, X)
     assert e.code == "err_psum_over_capacity" and M.same_file(e.file) and e.line == M.line("legacy_acc")
     assert "PSUM needs 9 banks" in e.message and "9 tiles" in e.message, e.message
+
+
+@legacy_nki.jit
+def legacy_eight_bank_rows(a, b):
+    """A [128, 4096] PSUM row (all 8 banks) filled by eight `row[...] = nisa.nc_matmul(...)`."""
+    out = lnl.ndarray((128, 4096), dtype=np.float32, buffer=lnl.shared_hbm)
+    a_sb, b_sb = lnl.load(a), lnl.load(b)
+    for _ in lnl.affine_range(2):
+        row = lnl.ndarray((lnl.par_dim(128), 4096), dtype=np.float32, buffer=lnl.psum)
+        for c in lnl.affine_range(8):
+            row[lnl.arange(128)[:, None], 512 * c + lnl.arange(512)[None, :]] = lnisa.nc_matmul(
+                a_sb, b_sb[lnl.arange(64)[:, None], 512 * c + lnl.arange(512)[None, :]])
+        lnl.store(out, value=lnl.copy(row, dtype=np.float32))
+    return out
+
+
+def test_a_matmul_assigned_into_a_psum_slice_holds_no_bank_of_its_own():
+    # neuronx-cc writes the matmul into the row: the front end's temporary is not a ninth bank.
+    a, b = np.ones((64, 128), np.float32), np.ones((64, 4096), np.float32)
+    assert np.all(legacy_nki.simulate_kernel(legacy_eight_bank_rows, a, b) == 64)
 
 
 def eight_tiles(count, declared_per_tile=True):
