@@ -193,6 +193,37 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
 
 }  // namespace
 
+InstCost broadcast_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext) {
+  InstCost c;
+  const ir::Engine engine = ir::engine_of(in);
+  const ir::Cost cls = ir::info(in.opcode).cost;
+  if (engine == ir::Engine::pe || engine == ir::Engine::dma || engine == ir::Engine::sp || cls == ir::Cost::dma ||
+      cls == ir::Cost::collective || cls == ir::Cost::ranks || cls == ir::Cost::none || ext.empty())
+    return c;
+  const ir::Access& lead = in.has_dst() ? in.dst : in.srcs.at(0);
+  const int pcoord = partition_coord(lead, k.tensor(lead.tensor));
+  const int64_t partitions = ext.size(pcoord);
+  if (partitions <= 1) return c;
+  const double row = static_cast<double>(ext.points()) / static_cast<double>(partitions);
+  const double bank = static_cast<double>(t.matmul_moving_fmax_fp32);
+  const sema::CostFigures& f = t.cost;
+  double cycles = 0;
+  for (const ir::Access& a : in.srcs) {
+    const ir::TensorDecl& td = k.tensor(a.tensor);
+    if (!streams(a, pcoord) || !partition_broadcast(a, td, pcoord)) continue;
+    const double factor = td.dtype == ir::DType::float32 ? f.fp32_cycle_factor : 1.0;
+    const double full = std::floor(row / bank), rest = row - full * bank;
+    cycles += (full * std::max(bank, f.mm_init_cycles) + (rest > 0 ? std::max(rest, f.mm_init_cycles) : 0)) * factor;
+    c.pe_elements += static_cast<double>(partitions) * row * factor;
+  }
+  if (cycles <= 0) return c;
+  c.costed = true;
+  c.track = Track::pe;
+  c.transpose = true;  // moves data: Tensor Engine work (HFU), not model FLOPs (MFU)
+  c.interval = c.latency = cycles / f.pe.clock_ghz;
+  return c;
+}
+
 InstCost spill_cost(int64_t bytes_per_partition, const sema::Target& t) {
   InstCost c;
   c.costed = true;

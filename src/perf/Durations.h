@@ -35,6 +35,12 @@ struct InstCost {
 InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
                  const std::vector<Span>& spans = {});
 
+// The Tensor-Engine matmuls that broadcast `in`'s partition-broadcast operands (broadcast_to of
+// a one-partition tile, streamed) across its partitions before it reads them: a ones column
+// times the row into PSUM, one matmul per PSUM bank of the row, costed as a matmul. Not costed
+// when `in` has no such operand or runs on the Tensor Engine or a DMA queue itself.
+InstCost broadcast_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext);
+
 // One leg of a spill (SBUF to HBM, or back): `bytes_per_partition` on every partition, one
 // contiguous buffer each, on the queues a full-partition load takes.
 InstCost spill_cost(int64_t bytes_per_partition, const sema::Target& t);

@@ -194,6 +194,21 @@ void Schedule::skip(int site) {
   if (site == plan_.spill_site) spill_pending_ = true;
 }
 
+void Schedule::broadcast(const ir::Instruction& in, const Extents& ext, int site, double& ready, int64_t& dep) {
+  const InstCost b = broadcast_cost(in, k_, t_, ext);
+  if (!b.costed) return;
+  const int ti = static_cast<int>(Track::pe), tr = core_ * per_core_ + ti;
+  int64_t waited = -1;
+  const double start = place(tr, ready, b.interval, waited);
+  const int64_t node = add_node({start, start + b.latency, start > ready ? waited : dep, 1, site, static_cast<int16_t>(tr)});
+  add_slice(tr, start, b.interval, site, 1);
+  tot_.busy[ti] += b.interval;
+  tot_.pe_hfu += b.pe_elements;
+  ++tot_.count[ti];
+  site_busy_[site] += b.interval;
+  ready = start + b.latency, dep = node;
+}
+
 void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loop*>& coalesced) {
   const ir::Instruction& in = *site_inst_[site];
   const Extents ext = active_extents(in, env);
@@ -259,6 +274,8 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
     if (!unknown && spilled_ && tiles == spill_tiles_) spill_pending_ = false;
     else ready = spill(ready, dep, touched), spill_tiles_ = std::move(tiles);
   }
+
+  if (c.track != Track::pe && c.track != Track::dma) broadcast(in, ext, site, ready, dep);
 
   double start = 0, end = 0;
   int64_t pred = dep;

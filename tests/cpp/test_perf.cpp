@@ -203,13 +203,17 @@ TEST(CostModel, TensorTensorReadsAnSbufAndAPsumInputAtOnce) {
   EXPECT_NEAR(tensor_tensor_latency(Memory::SBUF, {128, 512}, AffineExpr::grid(0), 512), stream_latency(dve, 2), 1e-6);
 }
 
-TEST(CostModel, APartitionBroadcastIsReadFromPsumWhenItIsOneMatmulsOutput) {
-  // b[0, i1] for every partition: a Tensor-Engine broadcast into PSUM up to one bank of
-  // fp32 (512 elements), assembled in SBUF beyond it.
+TEST(CostModel, APartitionBroadcastIsATensorEngineMatmulReadFromPsumWhenItIsOneMatmulsOutput) {
+  // b[0, i1] for every partition: first a Tensor-Engine matmul of a ones column with the fp32
+  // row, one per PSUM bank (512 elements) at the fp32 rate (4 cycles per column on NC-v2);
+  // the Vector Engine then reads it from PSUM up to one bank, assembled in SBUF beyond it.
   const sema::EngineFigures& dve = trn1().cost.dve;
-  EXPECT_NEAR(tensor_tensor_latency(Memory::SBUF, {1, 512}, AffineExpr(0), 512), stream_latency(dve, 1), 1e-6);
+  const double bank = 512.0 * 4 / trn1().cost.pe.clock_ghz;
+  EXPECT_NEAR(tensor_tensor_latency(Memory::SBUF, {1, 512}, AffineExpr(0), 512), bank + stream_latency(dve, 1), 1e-6);
   EXPECT_NEAR(tensor_tensor_latency(Memory::SBUF, {1, 1024}, AffineExpr(0), 1024),
-              (1024.0 * 2 + dve.fixed_cycles) / dve.clock_ghz, 1e-6);
+              2 * bank + (1024.0 * 2 + dve.fixed_cycles) / dve.clock_ghz, 1e-6);
+  // A per-partition operand (b[i0, i1]) is no broadcast: no Tensor-Engine time.
+  EXPECT_NEAR(tensor_tensor_latency(Memory::SBUF, {128, 512}, AffineExpr::grid(0), 512), stream_latency(dve, 2), 1e-6);
 }
 
 // c += a as a Vector-Engine copy that accumulates.
