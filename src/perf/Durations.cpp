@@ -164,7 +164,7 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
     narrow = narrow && ir::size_of(td.dtype) <= e.fast_max_bytes;
     if (!streams(a, pcoord)) return;
     const bool psum = td.memory == ir::Memory::PSUM ||
-                      (partitions > 1 && broadcast_in_psum && partition_broadcast(a, td, pcoord));
+                      (partitions > 1 && broadcast_in_psum && partition_broadcast(a, td));
     if (read) ++(psum ? psum_reads : sbuf_reads);
     strided = strided || minor_stride_bytes(a, td, rank) > t.cost.sbuf_stride_penalty_bytes;
   };
@@ -210,7 +210,7 @@ InstCost broadcast_cost(const ir::Instruction& in, const ir::Kernel& k, const se
   double cycles = 0;
   for (const ir::Access& a : in.srcs) {
     const ir::TensorDecl& td = k.tensor(a.tensor);
-    if (!streams(a, pcoord) || !partition_broadcast(a, td, pcoord)) continue;
+    if (!streams(a, pcoord) || !partition_broadcast(a, td)) continue;
     const double factor = td.dtype == ir::DType::float32 ? f.fp32_cycle_factor : 1.0;
     const double full = std::floor(row / bank), rest = row - full * bank;
     cycles += (full * std::max(bank, f.mm_init_cycles) + (rest > 0 ? std::max(rest, f.mm_init_cycles) : 0)) * factor;

@@ -76,8 +76,8 @@ int partition_coord(const ir::Access& a, const ir::TensorDecl& t);
 // operand, not a broadcast scalar or per-partition vector.
 bool streams(const ir::Access& a, int pcoord);
 
-// Whether on-chip access `a` reads the same elements for every partition `pcoord` walks:
-// a partition broadcast (broadcast_to of a one-partition tile).
-bool partition_broadcast(const ir::Access& a, const ir::TensorDecl& t, int pcoord);
+// Whether on-chip access `a` reads the same row for every partition: a partition broadcast
+// (broadcast_to of a one-partition tile).
+bool partition_broadcast(const ir::Access& a, const ir::TensorDecl& t);
 
 }  // namespace nkic::perf

@@ -212,8 +212,10 @@ TEST(CostModel, APartitionBroadcastIsATensorEngineMatmulReadFromPsumWhenItIsOneM
   EXPECT_NEAR(tensor_tensor_latency(Memory::SBUF, {1, 512}, AffineExpr(0), 512), bank + stream_latency(dve, 1), 1e-6);
   EXPECT_NEAR(tensor_tensor_latency(Memory::SBUF, {1, 1024}, AffineExpr(0), 1024),
               2 * bank + (1024.0 * 2 + dve.fixed_cycles) / dve.clock_ghz, 1e-6);
-  // A per-partition operand (b[i0, i1]) is no broadcast: no Tensor-Engine time.
+  // A per-partition operand (b[i0, i1]) is no broadcast, nor one whose partitions a free
+  // coordinate walks (b[i1, i1], as a transpose reads its source): no Tensor-Engine time.
   EXPECT_NEAR(tensor_tensor_latency(Memory::SBUF, {128, 512}, AffineExpr::grid(0), 512), stream_latency(dve, 2), 1e-6);
+  EXPECT_NEAR(tensor_tensor_latency(Memory::SBUF, {512, 512}, AffineExpr::grid(1), 512), stream_latency(dve, 2), 1e-6);
 }
 
 // c += a as a Vector-Engine copy that accumulates.
