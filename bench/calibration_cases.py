@@ -4,6 +4,7 @@ path, commit, line), the families of variants (RANKINGS) and the published order
 figures (ORDERS)."""
 import importlib
 import math
+import re
 
 import numpy as np
 
@@ -90,6 +91,30 @@ def samp_test(name, line, commit=SAMP_PERF):
 
 def auto(name, line):
     return (AUTO, f"examples/trn-tutorial/{name}", AUTO_HEAD, line)
+
+
+# NKIBench's one case per kernel (its summary.json): the inputs its reference hands the kernel.
+NKIBENCH_ARGS = {
+    "swiglu_M4096_N3072_K1024": [Z(8, 4, 128, 8, 128), Z(8, 128, 3072), Z(24, 128, 1024), Z(8, 128, 3072)],
+    "matmul_add_rmsnorm_M4096_N2048_K2048": [Z(4096, 2048), Z(2048, 2048), 1e-5, Z(4096, 2048), Z(2048)],
+    "add_rmsnorm_matmul_M4096_N2048_K1024": [Z(4096, 1024), Z(1024, 2048), 1e-5, Z(4096, 1024), Z(1024)],
+    "matmul_M4096_N12288_K5120": [Z(32, 128, 40, 128), Z(40, 128, 12288)],
+    "gqa_full_B1_N4096_QH16_KH8_D128": [Z(32, 128, 16, 128), Z(1, 8, 4, 128, 8, 128), Z(1, 32, 128, 1024)],
+    "rmsnorm_matmul_M4096_N2048_K1024": [Z(32, 128, 1024), Z(8, 128, 2048)],
+    "rope_single_freq_apply_B1_H64_N4096_D128": [Z(128, 262144), Z(64, 262144), Z(64, 262144)],
+    "bmm_B16_M4096_K64_N4096": [Z(16, 4096, 64), Z(16, 64, 4096)],
+    "bmm_softmax_B16_K64_M4096_N4096": [Z(16, 4096, 64), Z(16, 64, 4096)],
+    "transpose_matmul_M4096_K2048_N10944": [Z(128, 16, 4096), Z(128, 16, 10944)],
+    "lora_M4096_N12288_K5120_R128": [Z(8, 4, 128, 40, 128), Z(40, 128, 12288), Z(40, 128, 128), Z(128, 12288)],
+    "adamw_M10944_N2048": [Z(10944, 2048)] * 4,
+    "silu_M4096_N7168": [Z(128, 32, 7168)],
+    "mamba_M7168_C256_S16": [Z(256, 7168), Z(256, 7168), Z(256, 16), Z(16, 7168), Z(16, 7168)],
+}
+
+
+def nkibench_op(name):
+    """The operator of an NKIBench kernel name: "mamba_M7168_C256_S16" -> "mamba"."""
+    return re.split(r"_[BM]\d", name)[0]
 
 
 MM_ARGS = [Z(8192, 4096, dtype=BF16), Z(8192, 8192, dtype=BF16)]
@@ -240,29 +265,17 @@ CASES = [
     # AccelOpt's NKIBench baselines (legacy API, fp32, as neuronx-cc emits them), on
     # trn1.32xlarge (its README) at --logical-nc-config=1: the mean of neuron-profile's
     # total_time over its benchmark iterations, one row each of its profile_results.csv.
-    *[case("NB-" + name.split("_M")[0].split("_B")[0], "nkibench", ACCEL_PREFIX + f"NKIBench/kernels/{name}_0.py",
-           "kernel", args, "trn1", ms * 1000, "measured", (ACCEL, NKIBENCH, ACCEL_HEAD, line),
+    *[case("NB-" + nkibench_op(name), "nkibench", ACCEL_PREFIX + f"NKIBench/kernels/{name}_0.py",
+           "kernel", NKIBENCH_ARGS[name], "trn1", ms * 1000, "measured", (ACCEL, NKIBENCH, ACCEL_HEAD, line),
            note="neuron-profile total_time")
-      for line, name, args, ms in (
-          (2, "swiglu_M4096_N3072_K1024", [Z(8, 4, 128, 8, 128), Z(8, 128, 3072), Z(24, 128, 1024), Z(8, 128, 3072)],
-           4.221777),
-          (3, "matmul_add_rmsnorm_M4096_N2048_K2048", [Z(4096, 2048), Z(2048, 2048), 1e-5, Z(4096, 2048), Z(2048)],
-           2.66658),
-          (4, "add_rmsnorm_matmul_M4096_N2048_K1024", [Z(4096, 1024), Z(1024, 2048), 1e-5, Z(4096, 1024), Z(1024)],
-           1.221911),
-          (5, "matmul_M4096_N12288_K5120", [Z(32, 128, 40, 128), Z(40, 128, 12288)], 35.199742),
-          (6, "gqa_full_B1_N4096_QH16_KH8_D128", [Z(32, 128, 16, 128), Z(1, 8, 4, 128, 8, 128), Z(1, 32, 128, 1024)],
-           19.110503),
-          (7, "rmsnorm_matmul_M4096_N2048_K1024", [Z(32, 128, 1024), Z(8, 128, 2048)], 1.05576),
-          (8, "rope_single_freq_apply_B1_H64_N4096_D128", [Z(128, 262144), Z(64, 262144), Z(64, 262144)], 4.33301),
-          (9, "bmm_B16_M4096_K64_N4096", [Z(16, 4096, 64), Z(16, 64, 4096)], 4.610889),
-          (10, "bmm_softmax_B16_K64_M4096_N4096", [Z(16, 4096, 64), Z(16, 64, 4096)], 11.999614),
-          (11, "transpose_matmul_M4096_K2048_N10944", [Z(128, 16, 4096), Z(128, 16, 10944)], 9.610311),
-          (12, "lora_M4096_N12288_K5120_R128", [Z(8, 4, 128, 40, 128), Z(40, 128, 12288), Z(40, 128, 128),
-                                                 Z(128, 12288)], 30.16637),
-          (13, "adamw_M10944_N2048", [Z(10944, 2048)] * 4, 1.999829),
-          (14, "silu_M4096_N7168", [Z(128, 32, 7168)], 1.333232),
-          (15, "mamba_M7168_C256_S16", [Z(256, 7168), Z(256, 7168), Z(256, 16), Z(16, 7168), Z(16, 7168)], 2.888663))],
+      for line, name, ms in (
+          (2, "swiglu_M4096_N3072_K1024", 4.221777), (3, "matmul_add_rmsnorm_M4096_N2048_K2048", 2.66658),
+          (4, "add_rmsnorm_matmul_M4096_N2048_K1024", 1.221911), (5, "matmul_M4096_N12288_K5120", 35.199742),
+          (6, "gqa_full_B1_N4096_QH16_KH8_D128", 19.110503), (7, "rmsnorm_matmul_M4096_N2048_K1024", 1.05576),
+          (8, "rope_single_freq_apply_B1_H64_N4096_D128", 4.33301), (9, "bmm_B16_M4096_K64_N4096", 4.610889),
+          (10, "bmm_softmax_B16_K64_M4096_N4096", 11.999614), (11, "transpose_matmul_M4096_K2048_N10944", 9.610311),
+          (12, "lora_M4096_N12288_K5120_R128", 30.16637), (13, "adamw_M10944_N2048", 1.999829),
+          (14, "silu_M4096_N7168", 1.333232), (15, "mamba_M7168_C256_S16", 2.888663))],
     # nki-autotune's kernel library (current nki API), 2048^3 bf16 matmuls on trn2.
     case("U1", "autotune matmul", TUNE_PREFIX + "kernel_library/matmul/lhs_rhs/kernel_handtuned_89.26mfu.py",
          "matmul_lhs_rhs_nkigym", [Z(2048, 2048, dtype=BF16)] * 2, "trn2", 244.2, "measured",

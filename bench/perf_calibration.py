@@ -12,7 +12,7 @@ families a figure was tuned on apart from the rest), per family of variants at o
 correlation and the measured latency of the predicted-fastest variant over the measured fastest,
 and how many test upper bounds the prediction stays under. Exits 0 (it is a report) unless a kernel fails to trace.
 
-    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--sdk DIR] [--autocomp DIR] [--accelopt DIR] [--only ID,...] [-v]
+    PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--sdk DIR] [--autocomp DIR] [--accelopt DIR] [--kda DIR] [--only ID,...] [-v]
 """
 import argparse
 import importlib
@@ -28,6 +28,7 @@ import nkic
 from calibration_cases import (ACCEL_HEAD, ACCEL_PREFIX, AUTO_HEAD, AUTO_PREFIX, CASES, FAR, LIB_HEAD, LIB_PREFIX,
                                ORDERS, Obj, RANKINGS, SDK_HEAD, SDK_PREFIX, TIE, TUNE_FAMILIES, TUNE_HEAD,
                                TUNE_PREFIX, WHY_LIMIT, Z)
+from calibration_kda import KDA_HEAD, KDA_PREFIX, kda_cases
 from calibration_stats import abs_log_error, spearman, summary, tuner_loss
 from neuronxcc import nki
 import neuronxcc.nki.isa as nisa
@@ -69,10 +70,10 @@ def load_kernel(checkout, path, func, roots):
         if src not in sys.path:
             sys.path.insert(0, src)
         return getattr(importlib.import_module(path[len(LIB_PREFIX):]), func)
-    prefix = next((p for p in (TUNE_PREFIX, SDK_PREFIX, ACCEL_PREFIX) if path.startswith(p)), None)
+    prefix = next((p for p in (TUNE_PREFIX, SDK_PREFIX, ACCEL_PREFIX, KDA_PREFIX) if path.startswith(p)), None)
     if prefix:
         file = os.path.join(roots[prefix], path[len(prefix):])
-        name = prefix.rstrip(":").replace("-", "_") + "_" + os.path.splitext(os.path.basename(file))[0]
+        name = re.sub(r"\W", "_", os.path.splitext(path)[0])  # unique: variants of two kernels may share a file name
         if name not in sys.modules:
             spec = importlib.util.spec_from_file_location(name, file)
             sys.modules[name] = importlib.util.module_from_spec(spec)
@@ -166,9 +167,9 @@ def print_bounds(results):
     return under, total
 
 
-def print_rankings(results):
+def print_rankings(results, rankings):
     print("\nRankings (published order, slowest first; pairs within x%.2f are ties):" % TIE)
-    for name, ids in RANKINGS:
+    for name, ids in rankings:
         have = [i for i in ids if i in results]
         if not have:
             continue
@@ -220,13 +221,13 @@ def print_errors(results):
                   f"{p90:6.3f} (x{math.exp(p90):5.2f}) {worst:8.3f}  {far if family is None else ''}")
 
 
-def print_families(results):
+def print_families(results, rankings):
     """Per family of variants of one kernel at one shape (RANKINGS) with measured figures:
     Spearman's rank correlation of predicted and measured, and the measured latency of the
     variant predicted fastest over the measured fastest (what a tuner trusting the model loses)."""
     print("\nFamilies of variants (Spearman of predicted vs measured, values within x%.2f tying;"
           " predicted-fastest's measured latency over the measured fastest):" % TIE)
-    for name, ids in RANKINGS:
+    for name, ids in rankings:
         have = [i for i in ids if i in results and results[i][0]["kind"] == "measured"]
         if len(have) < 2:
             continue
@@ -251,19 +252,24 @@ def main():
                     help=f"autocomp checkout at {AUTO_HEAD[:7]} (its cases are skipped when absent)")
     ap.add_argument("--accelopt", default="/tmp/corpus/accelopt",
                     help=f"AccelOpt checkout at {ACCEL_HEAD[:7]} or later (its cases are skipped when absent)")
+    ap.add_argument("--kda", default="/tmp/corpus/kda",
+                    help=f"kda-for-trainium checkout at {KDA_HEAD[:7]}: trn2 figures of NKIBench variants (needs --accelopt)")
     ap.add_argument("--only", help="comma-separated case ids")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each case's profile summary")
     opts = ap.parse_args()
     if not os.path.isdir(os.path.join(opts.checkout, "src", "nki_samples")):
         sys.exit(f"{opts.checkout} is not an nki-samples checkout (git -C <mirror> worktree add -f DIR fc5c69f)")
-    cases = [c for c in CASES if not opts.only or c["id"] in opts.only.split(",")]
+    more_cases, more_rankings = kda_cases(opts.kda)
+    rankings = RANKINGS + more_rankings
+    cases = [c for c in CASES + more_cases if not opts.only or c["id"] in opts.only.split(",")]
     roots = {TUNE_PREFIX: opts.autotune, LIB_PREFIX: opts.library, SDK_PREFIX: opts.sdk, AUTO_PREFIX: opts.autocomp,
-             ACCEL_PREFIX: opts.accelopt}
+             ACCEL_PREFIX: opts.accelopt, KDA_PREFIX: opts.kda}
     for prefix, (root, marker) in {TUNE_PREFIX: (opts.autotune, "kernel_library"),
                                    LIB_PREFIX: (opts.library, "src/nkilib_src"),
                                    SDK_PREFIX: (opts.sdk, "nki/examples"),
                                    AUTO_PREFIX: (opts.autocomp, "examples/trn-advanced"),
-                                   ACCEL_PREFIX: (opts.accelopt, "NKIBench/kernels")}.items():
+                                   ACCEL_PREFIX: (opts.accelopt, "NKIBench/kernels"),
+                                   KDA_PREFIX: (opts.kda, "workspaces")}.items():
         if not os.path.isdir(os.path.join(root, marker)):
             print(f"no {prefix.rstrip(':')} checkout at {root}: its cases are skipped")
             cases = [c for c in cases if not (c["path"] or "").startswith(prefix)]
@@ -271,10 +277,10 @@ def main():
     print("Cases (one line each):")
     results, failures = run_cases(opts.checkout, cases, opts.verbose, roots)
     under, total = print_bounds(results)
-    print_rankings(results)
+    print_rankings(results, rankings)
     print_orders(results)
     print_errors(results)
-    print_families(results)
+    print_families(results, rankings)
     print(f"\nUpper bounds the prediction stays under: {under}/{total}"
           + (f" ({100 * under / total:.0f} %)" if total else ""))
     off = [r[0] for r in results.values() if r[0]["kind"] in ("measured", "alternative")
