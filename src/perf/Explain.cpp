@@ -8,18 +8,18 @@
 
 namespace nkic::perf {
 
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
 namespace {
 
 const char* long_name(int track) {
   static const char* const kNames[] = {"Tensor Engine", "Scalar Engine", "Vector Engine", "GpSimd Engine",
                                        "DMA queues"};
   return kNames[track];
-}
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
 }
 
 std::string percent(double part, double whole) { return fmt("%.0f %%", whole > 0 ? 100 * part / whole : 0.0); }

@@ -22,4 +22,7 @@ struct CriticalShares {
 
 std::string decided_by(const CriticalShares& s, const sema::Target& t);
 
+// `v` printed with the printf format `f` (one number), for the profile's sentences.
+std::string fmt(const char* f, double v);
+
 }  // namespace nkic::perf

@@ -206,6 +206,8 @@ void Schedule::broadcast(const ir::Instruction& in, const Extents& ext, int site
   tot_.pe_hfu += b.pe_elements;
   ++tot_.count[ti];
   site_busy_[site] += b.interval;
+  broadcast_busy_ += b.interval;
+  if (broadcasts_++ == 0) first_broadcast_ = site;
   ready = start + b.latency, dep = node;
 }
 

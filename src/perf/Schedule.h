@@ -204,6 +204,10 @@ class Schedule {
   std::vector<double> site_busy_, site_critical_;
   std::vector<int64_t> site_count_;
   std::vector<bool> small_runs_;   // by site: a DMA whose contiguous runs average under the buffer overhead
+  // The partition broadcasts' Tensor-Engine matmuls (broadcast()): their time, how many, the first's reader.
+  double broadcast_busy_ = 0;
+  int64_t broadcasts_ = 0;
+  int first_broadcast_ = -1;
   std::vector<bool> site_at_floor_;       // by site: its last execution was at its engine's minimum interval
   std::vector<double> site_run_bytes_;    // by site: a DMA's bytes per contiguous run, last execution
   std::vector<double> dge_free_;   // per core, per hardware DGE instance: when it is free

@@ -169,11 +169,13 @@ Profile Schedule::finish() {
     small_busy += site_busy_[s], ++small_sites;
     if (first_small < 0) first_small = static_cast<int>(s);
   }
+  // "file.py:12" of a site, for the notes.
+  auto where = [this](int site) {
+    const ir::SourceLoc& at = site_inst_[site]->loc;
+    return at.known() ? at.file->substr(at.file->find_last_of('/') + 1) + ":" + std::to_string(at.line) : "?";
+  };
   if (small_sites > 0) {
-    const ir::SourceLoc& at = site_inst_[first_small]->loc;
-    const std::string where =
-        at.known() ? at.file->substr(at.file->find_last_of('/') + 1) + ":" + std::to_string(at.line) : "?";
-    note(std::to_string(small_sites) + " DMA instruction(s) (the first at " + where + ") move contiguous runs of under " +
+    note(std::to_string(small_sites) + " DMA instruction(s) (the first at " + where(first_small) + ") move contiguous runs of under " +
          std::to_string(static_cast<int64_t>(f.dma_buffer_overhead_bytes)) +
          " bytes on average, the DMA bandwidth guide's overhead-bound payloads: " +
          std::to_string(static_cast<int>(100 * small_busy / std::max(dma_busy, 1e-9) + 0.5)) +
@@ -181,12 +183,13 @@ Profile Schedule::finish() {
          std::to_string(static_cast<int64_t>(f.dma_buffer_overhead_bytes)) + " bytes more");
   }
   const bool spilled = spilled_;
+  if (broadcasts_ > 0)
+    note(std::to_string(broadcasts_) + " partition broadcast(s) (broadcast_to of a one-partition tile, the first read at " +
+         where(first_broadcast_) + ") are Tensor-Engine matmuls of a ones column with the row: " +
+         fmt("%.1f", broadcast_busy_ / 1e3) + " us of Tensor-Engine time");
   if (spilled) {
-    const ir::SourceLoc& at = site_inst_[plan_.spill_site]->loc;
-    const std::string where =
-        at.known() ? at.file->substr(at.file->find_last_of('/') + 1) + ":" + std::to_string(at.line) : "?";
     note("one buffer per tile keeps " + std::to_string(plan_.sbuf_peak) + " bytes per partition of SBUF live at " +
-         where + ", more than the " + std::to_string(plan_.sbuf_capacity) +
+         where(plan_.spill_site) + ", more than the " + std::to_string(plan_.sbuf_capacity) +
          " the target has: the excess, up to what the instruction there touches, is spilled to HBM and reloaded"
          " there, again whenever the program passes it reading other tiles");
   }

@@ -249,6 +249,27 @@ def test_the_profile_names_the_transfers_whose_runs_are_overhead_bound():
     assert nkic.profile(nki.jit(copy_whole), np.zeros((128, 1024), np.float32), target="trn2").notes == []
 
 
+@nki.jit
+def scale_rows(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    x, row = nl.load(a), nl.load(b)
+    nl.store(out, value=nl.multiply(x, row.broadcast_to(a.shape)))  # ERR:bcast
+    return out
+
+
+def test_a_partition_broadcast_is_tensor_engine_time_and_the_profile_says_so():
+    # The [1, 512] fp32 row broadcast to 128 partitions is one ones-column matmul of 512 moving
+    # columns at the fp32 rate: 512 x 4 cycles at 2.8 GHz on trn1, before the multiply reads it.
+    r = nkic.profile(scale_rows, np.ones((128, 512), np.float32), np.ones((1, 512), np.float32), target="trn1")
+    assert r.engines["pe"].busy_us == pytest.approx(512 * 4 / 2.8 / 1e3)
+    assert r.engines["pe"].instructions == 1 and r.mfu == 0
+    assert (f"1 partition broadcast(s) (broadcast_to of a one-partition tile, the first read at "
+            f"test_profile.py:{M.line('bcast')}) are Tensor-Engine matmuls of a ones column with the row: "
+            "0.7 us of Tensor-Engine time") in r.notes
+    assert not any("partition broadcast" in n for n in nkic.profile(
+        nki.jit(copy_whole), np.zeros((128, 1024), np.float32), target="trn1").notes)
+
+
 def test_profile_of_a_launch_grid_runs_the_programs_one_after_another():
     a = ones(256, 128)
     one = nkic.profile(nki.jit(add_rows), a, a, target="trn2")
