@@ -143,8 +143,8 @@ bool dynamic_on_chip(const ir::Instruction& in, const ir::Kernel& k) {
 // accumulating write (`+=`) to SBUF adds its destination, one more input, as
 // tensor_tensor does (PSUM accumulates in place); a stream_pair instruction (and so
 // such a write) reads an SBUF and a PSUM input at once. A partition broadcast is a
-// Tensor-Engine matmul into PSUM (the architecture guide), read there when it is one
-// matmul's output, else assembled in SBUF.
+// Tensor-Engine matmul into PSUM (the architecture guide) before the instruction starts
+// (InstCost::broadcast), read there when it is one matmul's output, else assembled in SBUF.
 InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
                      Track track) {
   const sema::EngineFigures& e = figures(t.cost, track);
@@ -159,12 +159,23 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
   const bool broadcast_in_psum = per_partition <= static_cast<double>(t.matmul_moving_fmax_fp32);
   int sbuf_reads = 0, psum_reads = 0;
   bool narrow = e.fast_max_bytes > 0, strided = false;
+  const sema::CostFigures& f = t.cost;
+  double broadcast_cycles = 0;
   auto operand = [&](const ir::Access& a, bool read) {
     const ir::TensorDecl& td = k.tensor(a.tensor);
     narrow = narrow && ir::size_of(td.dtype) <= e.fast_max_bytes;
     if (!streams(a, pcoord)) return;
-    const bool psum = td.memory == ir::Memory::PSUM ||
-                      (partitions > 1 && broadcast_in_psum && partition_broadcast(a, td));
+    const bool broadcast = read && partitions > 1 && partition_broadcast(a, td);
+    if (broadcast) {
+      // One matmul of a ones column with the row per PSUM bank of it, at the row's dtype rate.
+      const double bank = static_cast<double>(t.matmul_moving_fmax_fp32), full = std::floor(per_partition / bank);
+      const double rest = per_partition - full * bank;
+      const double factor = td.dtype == ir::DType::float32 ? f.fp32_cycle_factor : 1.0;
+      broadcast_cycles +=
+          (full * std::max(bank, f.mm_init_cycles) + (rest > 0 ? std::max(rest, f.mm_init_cycles) : 0)) * factor;
+      c.broadcast_pe_elements += static_cast<double>(partitions) * per_partition * factor;
+    }
+    const bool psum = td.memory == ir::Memory::PSUM || (broadcast && broadcast_in_psum);
     if (read) ++(psum ? psum_reads : sbuf_reads);
     strided = strided || minor_stride_bytes(a, td, rank) > t.cost.sbuf_stride_penalty_bytes;
   };
@@ -188,41 +199,11 @@ InstCost stream_cost(const ir::Instruction& in, const ir::Kernel& k, const sema:
   c.interval = std::max(cycles, min_ii) / e.clock_ghz;
   c.latency = std::max((cycles + fixed) / e.clock_ghz, c.interval);
   c.at_floor = cycles < min_ii;
+  c.broadcast = broadcast_cycles / f.pe.clock_ghz;
   return c;
 }
 
 }  // namespace
-
-InstCost broadcast_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext) {
-  InstCost c;
-  const ir::Engine engine = ir::engine_of(in);
-  const ir::Cost cls = ir::info(in.opcode).cost;
-  if (engine == ir::Engine::pe || engine == ir::Engine::dma || engine == ir::Engine::sp || cls == ir::Cost::dma ||
-      cls == ir::Cost::collective || cls == ir::Cost::ranks || cls == ir::Cost::none || ext.empty())
-    return c;
-  const ir::Access& lead = in.has_dst() ? in.dst : in.srcs.at(0);
-  const int pcoord = partition_coord(lead, k.tensor(lead.tensor));
-  const int64_t partitions = ext.size(pcoord);
-  if (partitions <= 1) return c;
-  const double row = static_cast<double>(ext.points()) / static_cast<double>(partitions);
-  const double bank = static_cast<double>(t.matmul_moving_fmax_fp32);
-  const sema::CostFigures& f = t.cost;
-  double cycles = 0;
-  for (const ir::Access& a : in.srcs) {
-    const ir::TensorDecl& td = k.tensor(a.tensor);
-    if (!streams(a, pcoord) || !partition_broadcast(a, td)) continue;
-    const double factor = td.dtype == ir::DType::float32 ? f.fp32_cycle_factor : 1.0;
-    const double full = std::floor(row / bank), rest = row - full * bank;
-    cycles += (full * std::max(bank, f.mm_init_cycles) + (rest > 0 ? std::max(rest, f.mm_init_cycles) : 0)) * factor;
-    c.pe_elements += static_cast<double>(partitions) * row * factor;
-  }
-  if (cycles <= 0) return c;
-  c.costed = true;
-  c.track = Track::pe;
-  c.transpose = true;  // moves data: Tensor Engine work (HFU), not model FLOPs (MFU)
-  c.interval = c.latency = cycles / f.pe.clock_ghz;
-  return c;
-}
 
 InstCost spill_cost(int64_t bytes_per_partition, const sema::Target& t) {
   InstCost c;

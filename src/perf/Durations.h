@@ -28,18 +28,16 @@ struct InstCost {
   // Compute engines: the interval is the engine's minimum (MIN_II, the matmul init), which
   // the instruction is too small to fill.
   bool at_floor = false;
+  // Vector, Scalar and GpSimd instructions: the Tensor-Engine time of the matmuls that broadcast
+  // their partition-broadcast operands (broadcast_to of a one-partition tile) across the
+  // partitions first, a ones column times the row into PSUM, and their elements (HFU, not MFU).
+  double broadcast = 0, broadcast_pe_elements = 0;
 };
 
 // `ext` is the execution's iteration space after its mask (active_extents); `spans`, the
 // loops a coalesced DMA moves all the iterations of at once (innermost first).
 InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
                  const std::vector<Span>& spans = {});
-
-// The Tensor-Engine matmuls that broadcast `in`'s partition-broadcast operands (broadcast_to of
-// a one-partition tile, streamed) across its partitions before it reads them: a ones column
-// times the row into PSUM, one matmul per PSUM bank of the row, costed as a matmul. Not costed
-// when `in` has no such operand or runs on the Tensor Engine or a DMA queue itself.
-InstCost broadcast_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext);
 
 // One leg of a spill (SBUF to HBM, or back): `bytes_per_partition` on every partition, one
 // contiguous buffer each, on the queues a full-partition load takes.

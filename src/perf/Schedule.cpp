@@ -194,21 +194,19 @@ void Schedule::skip(int site) {
   if (site == plan_.spill_site) spill_pending_ = true;
 }
 
-void Schedule::broadcast(const ir::Instruction& in, const Extents& ext, int site, double& ready, int64_t& dep) {
-  const InstCost b = broadcast_cost(in, k_, t_, ext);
-  if (!b.costed) return;
+void Schedule::broadcast(const InstCost& c, int site, double& ready, int64_t& dep) {
   const int ti = static_cast<int>(Track::pe), tr = core_ * per_core_ + ti;
   int64_t waited = -1;
-  const double start = place(tr, ready, b.interval, waited);
-  const int64_t node = add_node({start, start + b.latency, start > ready ? waited : dep, 1, site, static_cast<int16_t>(tr)});
-  add_slice(tr, start, b.interval, site, 1);
-  tot_.busy[ti] += b.interval;
-  tot_.pe_hfu += b.pe_elements;
+  const double start = place(tr, ready, c.broadcast, waited);
+  const int64_t node = add_node({start, start + c.broadcast, start > ready ? waited : dep, 1, site, static_cast<int16_t>(tr)});
+  add_slice(tr, start, c.broadcast, site, 1);
+  tot_.busy[ti] += c.broadcast;
+  tot_.pe_hfu += c.broadcast_pe_elements;
   ++tot_.count[ti];
-  site_busy_[site] += b.interval;
-  broadcast_busy_ += b.interval;
+  site_busy_[site] += c.broadcast;
+  broadcast_busy_ += c.broadcast;
   if (broadcasts_++ == 0) first_broadcast_ = site;
-  ready = start + b.latency, dep = node;
+  ready = start + c.broadcast, dep = node;
 }
 
 void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loop*>& coalesced) {
@@ -277,7 +275,7 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
     else ready = spill(ready, dep, touched), spill_tiles_ = std::move(tiles);
   }
 
-  if (c.track != Track::pe && c.track != Track::dma) broadcast(in, ext, site, ready, dep);
+  if (c.broadcast > 0) broadcast(c, site, ready, dep);
 
   double start = 0, end = 0;
   int64_t pred = dep;

@@ -143,9 +143,9 @@ class Schedule {
   // Takes the slot for the node added next; `waited` is the node that held the track until
   // the start (what a start later than `ready` waited for).
   double place(int ti, double ready, double interval, int64_t& waited);
-  // Places the Tensor-Engine broadcast of `in`'s partition-broadcast operands (broadcast_cost)
-  // once its inputs are `ready`; `in` then waits for it.
-  void broadcast(const ir::Instruction& in, const Extents& ext, int site, double& ready, int64_t& dep);
+  // Places the Tensor-Engine broadcast of an instruction's partition-broadcast operands
+  // (InstCost::broadcast) once its inputs are `ready`; the instruction then waits for it.
+  void broadcast(const InstCost& c, int site, double& ready, int64_t& dep);
   std::vector<int64_t> ports_of(const ir::Instruction& in, Track track) const;
   int root(int id) const;
   // Whether the current core waits for what `r` of tensor `id` records: between sync
