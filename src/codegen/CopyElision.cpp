@@ -56,9 +56,21 @@ std::vector<int> whole_view(const ir::Access& a, const ir::TensorDecl& t, const 
   return g;
 }
 
-bool reads_tensor(const ir::Instruction& in, int id) {
+// Whether `in`, writing `dst`, reads any element of dst's tensor other than the one it writes
+// at the same point: an elementwise instruction that reads dst exactly where it writes it works
+// in place (each point reads its element before writing it), as neuronx-cc compiles
+// `t[...] = nisa.activation(data=t[...])`.
+// A view (reshape) of dst's bytes counts as other elements.
+bool reads_other_elements(const ir::Instruction& in, const ir::Access& dst, const ir::Kernel& k) {
+  auto root = [&k](int id) {
+    while (k.tensor(id).alias_of >= 0) id = k.tensor(id).alias_of;
+    return id;
+  };
+  const bool pointwise = ir::info(in.opcode).exec == ir::Exec::Elementwise && dst.indirect.empty();
   for (const ir::Access& a : in.srcs)
-    if (a.tensor == id) return true;
+    if (root(a.tensor) == root(dst.tensor) &&
+        !(pointwise && a.tensor == dst.tensor && a.indirect.empty() && a.index == dst.index))
+      return true;
   return false;
 }
 
@@ -72,7 +84,7 @@ bool fold(ir::Instruction& p, const ir::Instruction& c, const ir::Kernel& k, con
   if (t.role != ir::Role::Local || t.alias_of >= 0 || uses.aliased[tmp] || uses.reads[tmp] != 1 ||
       uses.writes[tmp] != 1)
     return false;
-  if (t.memory != d.memory || t.dtype != d.dtype || reads_tensor(p, dst) || !c.dst.indirect.empty()) return false;
+  if (t.memory != d.memory || t.dtype != d.dtype || !c.dst.indirect.empty()) return false;
   if (c.engine != ir::Engine::none && c.engine != ir::engine_of(p)) return false;  // the copy names its own engine
   if (p.accumulate || p.oob_skip || c.oob_skip) return false;
   // Accumulating into dst: only the Tensor Engine adds its result to PSUM in place, with the same rounding.
@@ -100,6 +112,7 @@ bool fold(ir::Instruction& p, const ir::Instruction& c, const ir::Kernel& k, con
   }
   ir::Access a = c.dst;
   for (ir::AffineExpr& e : a.index) e = e.substitute_grid(subst);
+  if (reads_other_elements(p, a, k)) return false;
   p.dst = std::move(a);
   p.accumulate = c.accumulate;
   return true;

@@ -10,7 +10,8 @@ namespace nkic::codegen {
 // Folds every copy `dst = tensor_copy(tmp)` (or `dst += ...` after a matmul)
 // into the instruction just before it that wrote tmp, when tmp is a local the
 // two alone touch, in dst's memory and dtype, written whole with an identity
-// view that the copy reads whole, and the producer does not read dst.
+// view that the copy reads whole, and the producer reads no element of dst
+// but, pointwise, the one it writes.
 void elide_copies(ir::Kernel& k);
 
 }  // namespace nkic::codegen

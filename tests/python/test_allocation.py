@@ -156,6 +156,46 @@ def test_a_matmul_assigned_into_a_psum_slice_holds_no_bank_of_its_own():
     assert np.all(legacy_nki.simulate_kernel(legacy_eight_bank_rows, a, b) == 64)
 
 
+def legacy_in_place(shift):
+    """One [128, 30720] fp32 SBUF tile (120 KiB per partition, room for one on trn2) that
+    `x[...] = nisa.activation(data=x[...])` rewrites in place, or `shift` columns over."""
+
+    @legacy_nki.jit
+    def kernel(a):
+        out = lnl.ndarray((128, 30720), dtype=lnl.float32, buffer=lnl.shared_hbm)
+        x = lnl.ndarray((lnl.par_dim(128), 30720), dtype=lnl.float32, buffer=lnl.sbuf)  # ERR:in_place_tile
+        i_p, i_f = lnl.arange(128)[:, None], lnl.arange(30720 - shift)[None, :]
+        x[...] = lnl.load(a)
+        x[i_p, shift + i_f] = lnisa.activation(op=lnl.exp, data=x[i_p, i_f])  # ERR:in_place
+        lnl.store(out, value=x)
+        return out
+
+    return kernel
+
+
+IN_PLACE = np.linspace(-1, 1, 128 * 30720, dtype=np.float32).reshape(128, 30720)
+
+
+def test_an_elementwise_instruction_that_rewrites_its_own_input_runs_in_place():
+    # neuronx-cc compiles it into the tile itself: one 120 KiB tile, not a second for the result.
+    assert spills(legacy_in_place(0), IN_PLACE) == []
+    assert np.allclose(legacy_nki.simulate_kernel(legacy_in_place(0), IN_PLACE), np.exp(IN_PLACE), rtol=1e-5)
+
+
+def test_an_instruction_that_reads_elements_it_does_not_write_there_keeps_its_result_apart():
+    # Shifted one column, each point would overwrite an element another point still reads.
+    [w] = spills(legacy_in_place(1), IN_PLACE)
+    assert str(w.message).startswith(
+        "[warn_sbuf_spill] SBUF holds 245756 bytes per partition live here, more than the 212984 target 'trn2' has"
+    ), str(w.message)
+    assert M.same_file(w.filename) and w.lineno == M.line("in_place")
+    want = IN_PLACE.copy()
+    want[:, 1:] = np.exp(IN_PLACE[:, :-1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.allclose(legacy_nki.simulate_kernel(legacy_in_place(1), IN_PLACE), want, rtol=1e-5)
+
+
 def eight_tiles(count, declared_per_tile=True):
     """`count` SBUF tiles of 32 KiB per partition, all live until they are summed."""
 
