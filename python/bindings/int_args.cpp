@@ -19,6 +19,19 @@ std::string api_in_flight() {
 
 }  // namespace
 
+py::sequence ints_sequence(py::handle h, const char* what, const char* api) {
+  if (!py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h))
+    sema::fail(sema::err_unsupported_args(api, std::string(what) + " is a list or tuple of ints, got '" +
+                                                   py_type_name(h) + "'"));
+  return py::reinterpret_borrow<py::sequence>(h);
+}
+
+std::vector<int64_t> ints_arg(py::handle h, const char* what, const char* api) {
+  std::vector<int64_t> out;
+  for (py::handle x : ints_sequence(h, what, api)) out.push_back(int_arg(x, what, api));
+  return out;
+}
+
 int64_t int_arg(py::handle h, std::string_view what, const std::string& api) {
   if (!PyLong_CheckExact(h.ptr()) && (is_tensor(h) || is_index(h))) symbolic_int_error(h);
   auto fail = [&](sema::Diagnostic d) {

@@ -19,15 +19,6 @@ const types::TensorVal& view_arg(py::handle h, const char* api, const char* what
   return tensor_arg(h, std::string(api) + " " + what, "a tensor");
 }
 
-std::vector<int64_t> ints_arg(py::handle h, const char* what, const char* api) {
-  if (!py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h))
-    sema::fail(sema::err_unsupported_args(api, std::string(what) + " is a list or tuple of ints, got '" +
-                                                   py_type_name(h) + "'"));
-  std::vector<int64_t> out;
-  for (py::handle x : py::reinterpret_borrow<py::sequence>(h)) out.push_back(int_arg(x, what, api));
-  return out;
-}
-
 // An einops side: each item an axis name, or a tuple of names (one merged dim).
 codegen::AxisGroups groups_arg(py::handle h, const char* what) {
   constexpr const char* api = "tensor.rearrange";

@@ -221,12 +221,18 @@ void bind_ops_api(py::module_& m) {
                                              num_valid, a.op));
   });
   // dst None: a new fp32 PSUM tile; a given dst (PSUM) is written with `accumulate` (None: inferred).
+  // tile_position: ints, or expressions of loop variables (a start known only per iteration).
   m.def("nc_matmul", [](py::handle dst, py::handle stationary, py::handle moving, py::handle mask, bool double_row,
-                        bool is_transpose, std::vector<int64_t> tile_size, std::optional<bool> accumulate) {
-    codegen::KernelBuilder& b = builder("nisa.nc_matmul");
+                        bool is_transpose, py::handle tile_position, py::handle tile_size, std::optional<bool> accumulate) {
+    constexpr const char* api = "nisa.nc_matmul";
+    codegen::KernelBuilder& b = builder(api);
     Args a(b, dst, mask, py::none());
+    codegen::PeTile tile;
+    tile.size = ints_arg(tile_size, "tile_size", api);
+    for (py::handle at : ints_sequence(tile_position, "tile_position", api))
+      tile.position.push_back(is_index(at) ? std::nullopt : std::optional<int64_t>(int_arg(at, "tile_position", api)));
     return wrap_tensor(codegen::nisa_nc_matmul(b, a.to, tensor_arg(stationary, "stationary"),
-                                               tensor_arg(moving, "moving"), a.op, double_row, is_transpose, tile_size,
+                                               tensor_arg(moving, "moving"), a.op, double_row, is_transpose, tile,
                                                accumulate));
   });
   m.def("engine_accumulator", [] { return wrap_tensor(builder("").engine_accumulator()); });

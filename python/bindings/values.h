@@ -71,6 +71,10 @@ std::string short_repr(py::handle h);
 // an int, a numpy integer or an integral float that fits in 64 bits; anything
 // else is a diagnostic naming the value (`what`) and `api` (default: the API in flight).
 int64_t int_arg(py::handle h, std::string_view what, const std::string& api = "");
+// A list or tuple of such integers (int_arg each), else err_unsupported_args naming `what`;
+// ints_sequence checks only that it is a list or tuple.
+py::sequence ints_sequence(py::handle h, const char* what, const char* api);
+std::vector<int64_t> ints_arg(py::handle h, const char* what, const char* api);
 // A dtype and a buffer by their names (nkic._dtypes.dtype_name, nl.sbuf.name): the
 // core's, or err_unsupported_dtype / err_unsupported_buffer.
 ir::DType dtype_of(const std::string& name);

@@ -107,9 +107,9 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
               accumulate=None, tile_position=(), tile_size=(), perf_mode=matmul_perf_mode.none, name=None):
     """Tensor Engine: dst (PSUM) = stationary.T @ moving, contracting over the partition
     dimension. accumulate=False overwrites, True adds to dst, None infers (a location's first
-    write overwrites). tile_position/tile_size place the instruction on the PE array only."""
+    write overwrites). tile_position/tile_size place it on a tile of the PE array (tiling mode)."""
     core.nc_matmul(dst, stationary, moving, None, perf_mode == matmul_perf_mode.double_row, bool(is_transpose),
-                   [int(n) for n in tile_size], accumulate)
+                   tile_position, tile_size, accumulate)
 
 
 @_api("nisa.nc_matmul_mx")

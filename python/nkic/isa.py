@@ -40,7 +40,7 @@ def _dtype_arg(dtype):
 def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
               tile_position=(), tile_size=(), mask=None, **kwargs):
     return core.nc_matmul(None, stationary, moving, mask, kwargs.get("perf_mode") == "double_row_gen3",
-                          bool(is_transpose), [int(n) for n in tile_size], None)
+                          bool(is_transpose), tile_position, tile_size, None)
 
 
 @_api("nisa.nc_matmul_mx")

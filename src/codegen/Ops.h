@@ -248,11 +248,20 @@ TensorVal nc_matmul(KernelBuilder& b, const Dst& dst, const TensorVal& stationar
 // moving [K, 2, N], contracted over K and the pair dim (256 rows) -> PSUM fp32 [M, N].
 TensorVal nc_matmul_double_row(KernelBuilder& b, const Dst& dst, const TensorVal& stationary, const TensorVal& moving,
                                const OpArgs& args);
-// nisa.nc_matmul as the call names it: nc_matmul, or nc_matmul_double_row with `double_row`;
-// tile_size (32, 32) needs NeuronCore-v3 (NeuronCore-v2 tiles the PE array in halves only).
+// The PE-array tile of an nc_matmul in tiling mode (the nki.isa reference): tile_size (row_size,
+// column_size) and tile_position (start_row, start_column), both empty for the whole array; a start
+// is nullopt when it is an expression of loop variables.
+struct PeTile {
+  std::vector<std::optional<int64_t>> position;
+  std::vector<int64_t> size;
+};
+// nisa.nc_matmul as the call names it: nc_matmul, or nc_matmul_double_row with `double_row`.
+// Tiling mode: position and size set together; sizes 64 or 128 (32 from NeuronCore-v3, which
+// tiles the array in quarters); the stationary tile within the size; a start a multiple of its
+// size inside the array; no column tiling with double_row.
 // Into a given dst (PSUM), `accumulate` as MatmulInto infers or takes it.
 TensorVal nisa_nc_matmul(KernelBuilder& b, const Dst& dst, const TensorVal& stationary, const TensorVal& moving,
-                         const OpArgs& args, bool double_row, bool is_transpose, const std::vector<int64_t>& tile_size,
+                         const OpArgs& args, bool double_row, bool is_transpose, const PeTile& tile = {},
                          std::optional<bool> accumulate = std::nullopt);
 // nl.matmul: x @ y (x.T @ y with transpose_x); x's transpose is folded into its access pattern.
 TensorVal matmul(KernelBuilder& b, const TensorVal& x, const TensorVal& y, bool transpose_x, const OpArgs& args);

@@ -551,3 +551,39 @@ def test_a_moving_tile_wider_than_a_psum_bank_is_refused_before_neuroncore_v4(mo
     check_diag(trace_error(wide_matmul(513), *wide_operands(513)), M, "err_size_of_dimension_exceed_arch_limit",
                "size of dimension 1 in 'y[128, 513]' of 'nc_matmul' exceed architecture limitation of 512",
                [("wide", "nisa.")], api="nisa.nc_matmul")
+
+
+@nki.jit
+def column_tiles(a):
+    """Two 64-column halves of the PE array, one per iteration: the start is a loop expression."""
+    x = loaded(a[:, 0:64])
+    p = nl.ndarray((64, 128), nl.float32, buffer=nl.psum)
+    for i in nl.affine_range(2):
+        nisa.nc_matmul(p[:, i * 64:(i + 1) * 64], x, x, tile_position=(0, i * 64), tile_size=(128, 64))
+    o = sbuf((64, 128))
+    nisa.tensor_copy(dst=o, src=p)
+    out = nl.ndarray((64, 128), nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=o)
+    return out
+
+
+def test_a_tile_start_may_be_an_expression_of_a_loop_variable():
+    got = nki.simulate(column_tiles)(X)
+    want = X[:, 0:64].T @ X[:, 0:64]
+    np.testing.assert_allclose(got, np.concatenate([want, want], axis=1))
+
+
+@nki.jit
+def double_row_column_tile(a):
+    x = loaded(a)
+    p = nl.ndarray((16, 16), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(p, x, x, perf_mode=nisa.matmul_perf_mode.double_row, tile_position=(0, 0),  # ERR:dr_tile
+                   tile_size=(128, 64))
+    return a
+
+
+def test_double_row_does_not_combine_with_column_tiling():
+    e = trace_error(double_row_column_tile.retarget("trn2"), np.ones((128, 2, 16), nl.float8_e5m2))
+    check_diag(e, M, "err_unsupported_args",
+               "unsupported arguments to 'nisa.nc_matmul': perf_mode double_row cannot be combined with column "
+               "tiling (tile_size (128, 64))", [("dr_tile", "nisa.")], api="nisa.nc_matmul")

@@ -544,3 +544,72 @@ def test_assert_shape_of_another_shape_is_an_assertion_at_the_users_line(shape, 
     check_diag(e, M, "err_annotation_shape_mismatch",
                f"tensor shape [128, 512] does not match the expected shape {shown}", [("assert_shape", "t.assert_shape")])
     assert isinstance(e, AssertionError)
+
+
+# Tiling mode (the nki.isa nc_matmul reference): tile_position and tile_size place the matmul on
+# a tile of the 128x128 PE array; each rule is checked where the call names it.
+def k_pe_tile(position, size):
+    def k(x):
+        out = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x[0:64, 0:64])
+        nl.store(out, value=nisa.nc_matmul(t, t, tile_position=position, tile_size=size))  # ERR:pe_tile
+        return out
+    return k
+
+
+PE_TILE_ERRORS = [
+    ((64, 0), (48, 128), "tile_size (48, 128): a row or column tile is 32, 64 or 128 PEs of the 128x128 array"),
+    ((0, 0), (64, 32), "the stationary tile"),
+    ((32, 0), (64, 128), "tile_position start_row 32 is not one of 0, 64 (the row tiles of size 64 in the 128x128 PE "
+                         "array)"),
+    ((0, 128), (64, 128), "tile_position start_column 128 is not one of 0 (the column tiles of size 128 in the "
+                          "128x128 PE array)"),
+    ((), (64, 128), "tile_position and tile_size are set together (tiling mode), or neither (the whole 128x128 PE "
+                    "array)"),
+    ((0, 0, 0), (64, 64, 64), "tile_position is (start_row, start_column) and tile_size (row_size, column_size): two "
+                              "values each"),
+    ((0, 0), "64x64", "tile_size is a list or tuple of ints, got 'str'"),
+]
+
+
+@pytest.mark.parametrize("position,size,message", PE_TILE_ERRORS)
+def test_a_matmul_placed_outside_the_pe_array_tiles_is_an_error(position, size, message):
+    e = trace_error(nki.jit(k_pe_tile(position, size), platform_target="trn2"), XF)
+    check_diag(e, M, "err_unsupported_args", ["unsupported arguments to 'nisa.nc_matmul': ", message],
+               [("pe_tile", "nisa.")], api="nisa.nc_matmul")
+
+
+def test_the_stationary_tile_fits_in_the_tile_size():
+    e = trace_error(nki.jit(k_pe_tile((0, 0), (64, 32)), platform_target="trn2"), XF)
+    assert "the stationary tile t[64, 64] (64 rows, 64 columns of the PE array) does not fit in tile_size (64, 32)" \
+        in e.message, e.message
+
+
+@pytest.mark.parametrize("position,size", [((64, 0), (64, 128)), ((0, 64), (64, 64)), ((64, 64), (64, 64)), ((0, 0), ())])
+def test_a_matmul_on_a_tile_of_the_pe_array_computes_the_whole_product(position, size):
+    size = size or (128, 128)
+    got = nki.jit(k_pe_tile(position, size), platform_target="trn2")(XF)
+    np.testing.assert_allclose(got, XF[0:64, 0:64].T @ XF[0:64, 0:64], rtol=1e-5)
+
+
+def test_a_quarter_row_tile_needs_neuroncore_v3():
+    e = trace_error(nki.jit(k_pe_tile((32, 0), (32, 128)), platform_target="trn1"), XF)
+    check_diag(e, M, "err_min_arch_support_for_inst",
+               "'nisa.nc_matmul(tile_size=(32, 128))' is available on NeuronCore-v3 and newer only; target 'trn1' is "
+               "NeuronCore-v2", [("pe_tile", "nisa.")])
+
+
+def k_pe_tile_per_iteration(x):
+    out = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x[0:64, 0:64])
+    i_p, i_f = nl.arange(64)[:, None], nl.arange(64)[None, :]
+    for i in nl.affine_range(2):
+        r = nisa.nc_matmul(t, t, tile_position=(0, i * 64), tile_size=(64, 64))
+        nl.store(out[i_p, i * 64 + i_f], value=r)
+    return out
+
+
+def test_a_tile_start_may_be_an_expression_of_the_loop_variable():
+    want = XF[0:64, 0:64].T @ XF[0:64, 0:64]
+    np.testing.assert_allclose(nki.jit(k_pe_tile_per_iteration, platform_target="trn2")(XF),
+                               np.concatenate([want, want], axis=1), rtol=1e-5)

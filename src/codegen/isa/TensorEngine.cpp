@@ -130,11 +130,44 @@ TensorVal nc_matmul(KernelBuilder& b, const Dst& to, const TensorVal& stationary
   return dst;
 }
 
+namespace {
+
+void check_pe_tile(KernelBuilder& b, const TensorVal& stationary, const PeTile& tile, bool double_row) {
+  if (tile.position.empty() && tile.size.empty()) return;
+  auto fail = [&](const std::string& why) { b.fail(sema::err_unsupported_args(b.api(), why)); };
+  if (tile.position.empty() || tile.size.empty())
+    fail("tile_position and tile_size are set together (tiling mode), or neither (the whole 128x128 PE array)");
+  if (tile.position.size() != 2 || tile.size.size() != 2)
+    fail("tile_position is (start_row, start_column) and tile_size (row_size, column_size): two values each");
+  const std::string size = "(" + std::to_string(tile.size[0]) + ", " + std::to_string(tile.size[1]) + ")";
+  for (int64_t n : tile.size)
+    if (n != 32 && n != 64 && n != 128)
+      fail("tile_size " + size + ": a row or column tile is 32, 64 or 128 PEs of the 128x128 array");
+  if (tile.size[0] == 32 || tile.size[1] == 32)
+    sema::assert_nc_version(b.target(), 3, "nisa.nc_matmul(tile_size=" + size + ")", b.raiser());
+  const int64_t rows = stationary.shape.front(), cols = stationary.shape.back();
+  if (rows > tile.size[0] || cols > tile.size[1])
+    fail("the stationary tile " + describe(b, stationary) + " (" + std::to_string(rows) + " rows, " + std::to_string(cols) +
+         " columns of the PE array) does not fit in tile_size " + size);
+  static const char* kAxis[][2] = {{"start_row", "row"}, {"start_column", "column"}};
+  for (int d = 0; d < 2; ++d) {
+    const std::optional<int64_t> at = tile.position[d];
+    if (!at || (*at >= 0 && *at % tile.size[d] == 0 && *at + tile.size[d] <= 128)) continue;
+    std::string starts;
+    for (int64_t s = 0; s + tile.size[d] <= 128; s += tile.size[d]) starts += (s ? ", " : "") + std::to_string(s);
+    fail(std::string("tile_position ") + kAxis[d][0] + " " + std::to_string(*at) + " is not one of " + starts +
+         " (the " + kAxis[d][1] + " tiles of size " + std::to_string(tile.size[d]) + " in the 128x128 PE array)");
+  }
+  if (double_row && tile.size[1] < 128)
+    fail("perf_mode double_row cannot be combined with column tiling (tile_size " + size + ")");
+}
+
+}  // namespace
+
 TensorVal nisa_nc_matmul(KernelBuilder& b, const Dst& dst, const TensorVal& stationary, const TensorVal& moving,
-                         const OpArgs& args, bool double_row, bool is_transpose, const std::vector<int64_t>& tile_size,
+                         const OpArgs& args, bool double_row, bool is_transpose, const PeTile& tile,
                          std::optional<bool> accumulate) {
-  if (tile_size == std::vector<int64_t>{32, 32})
-    sema::assert_nc_version(b.target(), 3, "nisa.nc_matmul(tile_size=(32, 32))", b.raiser());
+  check_pe_tile(b, stationary, tile, double_row);
   if (!dst.given()) {
     return double_row ? nc_matmul_double_row(b, dst, stationary, moving, args)
                       : nc_matmul(b, dst, stationary, moving, args, is_transpose);
