@@ -20,7 +20,8 @@ std::string api_in_flight() {
 }  // namespace
 
 py::sequence ints_sequence(py::handle h, const char* what, const char* api) {
-  if (!py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h))
+  // A tile indexes like a sequence; it is not one of ints.
+  if (is_traced(h) || !py::isinstance<py::sequence>(h) || py::isinstance<py::str>(h))
     sema::fail(sema::err_unsupported_args(api, std::string(what) + " is a list or tuple of ints, got '" +
                                                    py_type_name(h) + "'"));
   return py::reinterpret_borrow<py::sequence>(h);
