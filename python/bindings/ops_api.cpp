@@ -221,7 +221,7 @@ void bind_ops_api(py::module_& m) {
                                              num_valid, a.op));
   });
   // dst None: a new fp32 PSUM tile; a given dst (PSUM) is written with `accumulate` (None: inferred).
-  // tile_position: ints, or expressions of loop variables (a start known only per iteration).
+  // tile_position: ints, or affine expressions of loop variables (a start known per iteration).
   m.def("nc_matmul", [](py::handle dst, py::handle stationary, py::handle moving, py::handle mask, bool double_row,
                         bool is_transpose, py::handle tile_position, py::handle tile_size, std::optional<bool> accumulate) {
     constexpr const char* api = "nisa.nc_matmul";
@@ -229,8 +229,18 @@ void bind_ops_api(py::module_& m) {
     Args a(b, dst, mask, py::none());
     codegen::PeTile tile;
     tile.size = ints_arg(tile_size, "tile_size", api);
-    for (py::handle at : ints_sequence(tile_position, "tile_position", api))
-      tile.position.push_back(is_index(at) ? std::nullopt : std::optional<int64_t>(int_arg(at, "tile_position", api)));
+    for (py::handle at : ints_sequence(tile_position, "tile_position", api)) {
+      const std::string what = tile.position.empty() ? "tile_position start_row" : "tile_position start_column";
+      if (!is_index(at)) {
+        tile.position.emplace_back(int_arg(at, what, api));
+        continue;
+      }
+      const types::IndexVal& v = unwrap<PyIndex>(at).v;
+      if (!v.is_scalar() || !v.non_affine.empty())
+        sema::fail(sema::err_unsupported_args(api, what + " is not an int or an affine expression of loop variables" +
+                                                       (v.non_affine.empty() ? "" : ": " + v.non_affine)));
+      tile.position.push_back(v.expr);
+    }
     return wrap_tensor(codegen::nisa_nc_matmul(b, a.to, tensor_arg(stationary, "stationary"),
                                                tensor_arg(moving, "moving"), a.op, double_row, is_transpose, tile,
                                                accumulate));

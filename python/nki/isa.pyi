@@ -96,7 +96,7 @@ def nc_match_replace8(dst: Any, data: Any, vals: Any, imm: Any, dst_idx: Any = .
 def nc_matmul(dst: Any, stationary: Any, moving: Any, is_stationary_onezero: Any = ..., is_moving_onezero: Any = ..., is_transpose: Any = ..., accumulate: Any = ..., tile_position: Any = ..., tile_size: Any = ..., perf_mode: Any = ..., name: Any = ...) -> NkiInstruction:
     """Tensor Engine: dst (PSUM) = stationary.T @ moving, contracting over the partition
     dimension. accumulate=False overwrites, True adds to dst, None infers (a location's first
-    write overwrites). tile_position/tile_size place the instruction on the PE array only."""
+    write overwrites). tile_position/tile_size place it on a tile of the PE array (tiling mode)."""
 def nc_matmul_mx(dst: Any, stationary: Any, moving: Any, stationary_scale: Any, moving_scale: Any, tile_position: Any = ..., tile_size: Any = ..., accumulate: Any = ..., name: Any = ...) -> NkiInstruction:
     """Tensor Engine, NeuronCore-v4+: dst (PSUM) = the dequantized stationary.T @ moving of two
     packed microscaling tiles and their E8M0 scales; accumulate as nc_matmul's."""

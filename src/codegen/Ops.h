@@ -249,10 +249,10 @@ TensorVal nc_matmul(KernelBuilder& b, const Dst& dst, const TensorVal& stationar
 TensorVal nc_matmul_double_row(KernelBuilder& b, const Dst& dst, const TensorVal& stationary, const TensorVal& moving,
                                const OpArgs& args);
 // The PE-array tile of an nc_matmul in tiling mode (the nki.isa reference): tile_size (row_size,
-// column_size) and tile_position (start_row, start_column), both empty for the whole array; a start
-// is nullopt when it is an expression of loop variables.
+// column_size) and tile_position (start_row, start_column: constants or affine expressions of loop
+// variables), both empty for the whole array.
 struct PeTile {
-  std::vector<std::optional<int64_t>> position;
+  std::vector<ir::AffineExpr> position;
   std::vector<int64_t> size;
 };
 // nisa.nc_matmul as the call names it: nc_matmul, or nc_matmul_double_row with `double_row`.

@@ -136,6 +136,10 @@ struct Instruction final : Stmt {
   AluOp acc_op = AluOp::add;      // its fold
   double acc_init = 0.0;          // load_reduce's start (tensor_scalar_cumulative: or its last source, a tile)
   bool transpose = false;    // Matmul: a Tensor-Engine transpose (is_transpose); its PSUM dst may be bf16
+  // Matmul in tiling mode (nc_matmul tile_position/tile_size): the PE-array tile it runs on, from
+  // row tile_row and column tile_col (expressions of loop variables), tile_rows x tile_cols PEs.
+  AffineExpr tile_row, tile_col;
+  int16_t tile_rows = 128, tile_cols = 128;
   Predicate cond;            // AffineSelect: the per-point condition (not a mask)
   // Iota: the value written at each point. RangeSelect: the position its steps
   // compare with the bounds (range_start + the free element's index).

@@ -94,6 +94,9 @@ class Printer : public IRVisitor {
     }
     os_ << " iter=[" << join(in.shape) << "]";
     if (!in.widths.empty()) os_ << " widths=[" << join(in.widths) << "]";
+    if (in.tile_rows < 128 || in.tile_cols < 128)
+      os_ << " pe_tile=(" << expr(in.tile_row) << ", " << expr(in.tile_col) << ")+(" << in.tile_rows << ", "
+          << in.tile_cols << ")";
     if (!in.predicate.empty()) {
       std::vector<std::string> cs;
       for (const Constraint& c : in.predicate) cs.push_back(constraint(c));

@@ -41,7 +41,8 @@ Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
       site_at_floor_(site_inst_.size(), false),
       site_run_bytes_(site_inst_.size(), 0.0),
       dge_free_(static_cast<size_t>(cores_ * std::max(0, t.cost.dge_instances)), 0.0),
-      dge_node_(dge_free_.size(), -1), end_(cores_, 0.0),
+      dge_node_(dge_free_.size(), -1), pe_tiles_(static_cast<size_t>(cores_ * kPeCells)), pe_active_(cores_),
+      end_(cores_, 0.0),
       end_node_(cores_, -1) {
   for (const ir::Instruction* in : site_inst_) {
     if (in->has_dst()) written_[root(in->dst.tensor)] = true;
@@ -209,6 +210,21 @@ void Schedule::broadcast(const InstCost& c, int site, double& ready, int64_t& de
   ready = start + c.broadcast, dep = node;
 }
 
+std::vector<int> Schedule::pe_cells(const ir::Instruction& in, const Env& env) const {
+  constexpr int64_t kCell = 32, kSide = 4;  // the array's 128 PEs a side, in tiles of 32
+  auto span = [&](const ir::AffineExpr& start, int64_t size) {
+    const int64_t n = std::max<int64_t>(1, size / kCell);
+    const int64_t first = std::clamp<int64_t>(start.eval([&env](ir::Var v) { return env.value(v); }) / kCell, 0, kSide - n);
+    return std::pair{first, first + n};
+  };
+  const auto [r0, r1] = span(in.tile_row, in.tile_rows);
+  const auto [c0, c1] = span(in.tile_col, in.tile_cols);
+  std::vector<int> cells;
+  for (int64_t r = r0; r < r1; ++r)
+    for (int64_t c = c0; c < c1; ++c) cells.push_back(static_cast<int>(core_ * kPeCells + r * kSide + c));
+  return cells;
+}
+
 void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loop*>& coalesced) {
   const ir::Instruction& in = *site_inst_[site];
   const Extents ext = active_extents(in, env);
@@ -310,20 +326,34 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
       for (int o = 0; o < kComputeTracks; ++o)
         if (o != ti && p.free[o] > ready) ready = p.free[o], dep = p.node[o];
     }
+    // A matmul in tiling mode holds its tile of the PE array for its whole time, and the engine
+    // issues the next one after its share of the array's time, so matmuls on disjoint tiles run at
+    // once (the nki.isa reference); a whole-array matmul waits for every tile.
+    const bool tiled = in.opcode == ir::Opcode::Matmul && (in.tile_rows < 128 || in.tile_cols < 128);
+    const std::vector<int> cells = in.opcode == ir::Opcode::Matmul ? pe_cells(in, env) : std::vector<int>{};
+    for (int cell : cells)
+      if (pe_tiles_[cell].done > ready) ready = pe_tiles_[cell].done, dep = pe_tiles_[cell].node;
+    const double interval = tiled ? c.interval * static_cast<double>(cells.size()) / kPeCells : c.interval;
     pred = dep;
     const int tr = core_ * per_core_ + ti;
     int64_t waited = -1;
-    start = place(tr, ready, c.interval, waited);
+    start = place(tr, ready, interval, waited);
     if (start > ready) pred = waited;
     end = start + c.latency;
     const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(tr)});
+    if (tiled)
+      for (int cell : cells) pe_tiles_[cell] = {start + c.interval, node, num_nodes()};
     for (int64_t key : ports) {
       ports_[key].free[ti] = std::max(ports_[key].free[ti], start + c.interval);
       ports_[key].node[ti] = node;
     }
-    add_slice(tr, start, c.interval, site, 1);
-    tot_.busy[ti] += c.interval;
-    site_busy_[site] += c.interval;
+    add_slice(tr, start, interval, site, 1);
+    // Busy: the time some of the array works, once however many tiles do.
+    Use& active = pe_active_[core_];
+    const double busy = tiled ? std::max(0.0, start + c.interval - std::max(start, active.done)) : interval;
+    if (tiled && start + c.interval > active.done) active = {start + c.interval, node, num_nodes()};
+    tot_.busy[ti] += busy;
+    site_busy_[site] += busy;
     site_at_floor_[site] = c.at_floor;
     tot_.pe_hfu += c.pe_elements;
     if (!c.transpose) tot_.pe_mfu += c.pe_elements;
@@ -434,6 +464,8 @@ void Schedule::repeat(int64_t m, const std::vector<double>& delta, double period
   for (Use& u : reuse_) shift_use(u);
   for (Use& u : done_) shift_use(u);
   for (auto& [key, u] : ended_) shift_use(u);
+  for (Use& u : pe_tiles_) shift_use(u);
+  for (Use& u : pe_active_) shift_use(u);
   for (int i = 0; i <= kComputeTracks; ++i) {
     tot_.busy[i] += per.busy[i] * static_cast<double>(m);
     tot_.count[i] += per.count[i] * m;

@@ -147,6 +147,9 @@ class Schedule {
   // (InstCost::broadcast) once its inputs are `ready`; the instruction then waits for it.
   void broadcast(const InstCost& c, int site, double& ready, int64_t& dep);
   std::vector<int64_t> ports_of(const ir::Instruction& in, Track track) const;
+  // The 32x32 tiles of the PE array (pe_tiles_ indices, this core's) a matmul runs on.
+  static constexpr int kPeCells = 16;
+  std::vector<int> pe_cells(const ir::Instruction& in, const Env& env) const;
   int root(int id) const;
   // Whether the current core waits for what `r` of tensor `id` records: between sync
   // points, another core's accesses to HBM are not ordered with its own.
@@ -212,6 +215,8 @@ class Schedule {
   std::vector<double> site_run_bytes_;    // by site: a DMA's bytes per contiguous run, last execution
   std::vector<double> dge_free_;   // per core, per hardware DGE instance: when it is free
   std::vector<int64_t> dge_node_;  // and the transfer that last took it
+  std::vector<Use> pe_tiles_;       // per core, per 32x32 tile of the PE array: the matmul holding it
+  std::vector<Use> pe_active_;      // per core: until when some tile of the PE array works
   std::vector<double> end_;        // per core: when its last result is ready
   std::vector<int64_t> end_node_;
   double floor_ = 0;                // the last sync point: nothing starts earlier

@@ -196,3 +196,50 @@ def test_hardware_dge_copies_take_a_dge_instance_600_ns_each():
     none = nkic.profile(gather_rows(nisa.dge_mode.none), a, target="trn2")
     assert hw.latency_us - none.latency_us == pytest.approx(7 * 0.6, abs=1e-6)
     np.testing.assert_array_equal(nki.simulate(gather_rows(nisa.dge_mode.hwdge))(a), a)
+
+
+def pe_tile_kernel(positions, size):
+    """One bf16 matmul (N = 512 moving columns: 512 cycles at trn2's 2.4 GHz) per entry of
+    `positions`, each into its own PSUM bank, on the PE-array tile it names (None: the whole
+    array); the stationary tile is as large as the tile size."""
+
+    @nki.jit
+    def kernel(a, b):
+        sa = nl.ndarray(a.shape, nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_copy(dst=sa, src=a)
+        sb = nl.ndarray(b.shape, nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_copy(dst=sb, src=b)
+        out = nl.ndarray((a.shape[1], 512), nl.float32, buffer=nl.shared_hbm)
+        o = nl.ndarray((a.shape[1], 512), nl.float32, buffer=nl.sbuf)
+        for at in positions:
+            ps = nl.ndarray((a.shape[1], 512), nl.float32, buffer=nl.psum)
+            if at is None:
+                nisa.nc_matmul(dst=ps, stationary=sa, moving=sb)
+            else:
+                nisa.nc_matmul(dst=ps, stationary=sa, moving=sb, tile_position=at, tile_size=size)
+            nisa.tensor_copy(dst=o, src=ps)
+        nisa.dma_copy(dst=out, src=o)
+        return out
+
+    return kernel
+
+
+MATMUL_NS = 512 / 2.4  # one matmul: N = 512 moving columns at 2.4 GHz
+
+
+@pytest.mark.parametrize("positions,size,busy_ns", [
+    ([None, None], (64, 128), 2 * MATMUL_NS),
+    # One tile twice: the second waits for the first to leave it.
+    ([(0, 0), (0, 0)], (64, 128), 2 * MATMUL_NS),
+    # Two row halves: the second issues after the first's half share of the array and runs beside it.
+    ([(0, 0), (64, 0)], (64, 128), 1.5 * MATMUL_NS),
+    # Four row quarters (NeuronCore-v3): one issued every quarter of a matmul.
+    ([(0, 0), (32, 0), (64, 0), (96, 0)], (32, 128), 1.75 * MATMUL_NS),
+    # Two 64x64 quarters (a row half times a column half): the second issues a quarter matmul
+    # later; a whole-array matmul after them waits for both to leave the array.
+    ([(0, 0), (0, 64), None], (64, 64), 2.25 * MATMUL_NS),
+])
+def test_matmuls_on_disjoint_tiles_of_the_pe_array_run_at_once(positions, size, busy_ns):
+    a, b = np.ones(size, nl.bfloat16), np.ones((size[0], 512), nl.bfloat16)
+    r = nkic.profile(pe_tile_kernel(positions, size), a, b, target="trn2")
+    assert r.engines["pe"].busy_us * 1e3 == pytest.approx(busy_ns, rel=1e-9)

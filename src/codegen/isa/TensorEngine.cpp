@@ -151,8 +151,9 @@ void check_pe_tile(KernelBuilder& b, const TensorVal& stationary, const PeTile& 
          " columns of the PE array) does not fit in tile_size " + size);
   static const char* kAxis[][2] = {{"start_row", "row"}, {"start_column", "column"}};
   for (int d = 0; d < 2; ++d) {
-    const std::optional<int64_t> at = tile.position[d];
-    if (!at || (*at >= 0 && *at % tile.size[d] == 0 && *at + tile.size[d] <= 128)) continue;
+    if (!tile.position[d].is_constant()) continue;  // known per iteration only
+    const std::optional<int64_t> at = tile.position[d].constant();
+    if (*at >= 0 && *at % tile.size[d] == 0 && *at + tile.size[d] <= 128) continue;
     std::string starts;
     for (int64_t s = 0; s + tile.size[d] <= 128; s += tile.size[d]) starts += (s ? ", " : "") + std::to_string(s);
     fail(std::string("tile_position ") + kAxis[d][0] + " " + std::to_string(*at) + " is not one of " + starts +
@@ -168,13 +169,29 @@ TensorVal nisa_nc_matmul(KernelBuilder& b, const Dst& dst, const TensorVal& stat
                          const OpArgs& args, bool double_row, bool is_transpose, const PeTile& tile,
                          std::optional<bool> accumulate) {
   check_pe_tile(b, stationary, tile, double_row);
+  const size_t mark = b.insertion_size();
+  // The matmuls the call emits run on its tile of the PE array.
+  auto place = [&] {
+    if (tile.size.empty()) return;
+    ir::Block& block = b.insertion_block();
+    for (size_t i = mark; i < block.size(); ++i) {
+      if (block[i]->kind != ir::StmtKind::Instruction) continue;
+      auto& in = static_cast<ir::Instruction&>(*block[i]);
+      if (in.opcode != ir::Opcode::Matmul) continue;
+      in.tile_row = tile.position[0], in.tile_col = tile.position[1];
+      in.tile_rows = static_cast<int16_t>(tile.size[0]), in.tile_cols = static_cast<int16_t>(tile.size[1]);
+    }
+  };
   if (!dst.given()) {
-    return double_row ? nc_matmul_double_row(b, dst, stationary, moving, args)
-                      : nc_matmul(b, dst, stationary, moving, args, is_transpose);
+    TensorVal out = double_row ? nc_matmul_double_row(b, dst, stationary, moving, args)
+                               : nc_matmul(b, dst, stationary, moving, args, is_transpose);
+    place();
+    return out;
   }
   const MatmulInto into(b, dst.view());
   TensorVal out = double_row ? nc_matmul_double_row(b, dst, stationary, moving, args)
                              : nc_matmul(b, dst, stationary, moving, args, is_transpose);
+  place();
   into.end(b, dst.view(), accumulate);
   return out;
 }
