@@ -258,7 +258,8 @@ struct PeTile {
 // nisa.nc_matmul as the call names it: nc_matmul, or nc_matmul_double_row with `double_row`.
 // Tiling mode: position and size set together; sizes 64 or 128 (32 from NeuronCore-v3, which
 // tiles the array in quarters); the stationary tile within the size; a start a multiple of its
-// size inside the array; no column tiling with double_row.
+// size inside the array (a loop expression: inside it over the loops); no column tiling with
+// double_row.
 // Into a given dst (PSUM), `accumulate` as MatmulInto infers or takes it.
 TensorVal nisa_nc_matmul(KernelBuilder& b, const Dst& dst, const TensorVal& stationary, const TensorVal& moving,
                          const OpArgs& args, bool double_row, bool is_transpose, const PeTile& tile = {},

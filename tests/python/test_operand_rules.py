@@ -630,3 +630,20 @@ def test_a_tile_start_that_is_not_affine_is_an_error():
     check_diag(e, M, "err_unsupported_args", "unsupported arguments to 'nisa.nc_matmul': tile_position start_column is "
                "not an int or an affine expression of loop variables: the product of two index values (L0) * (L0)",
                [("pe_tile_mod", "nisa.")], api="nisa.nc_matmul")
+
+
+def k_pe_tile_past_the_array(x):
+    out = nl.ndarray((64, 192), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x[0:64, 0:64])
+    i_p, i_f = nl.arange(64)[:, None], nl.arange(64)[None, :]
+    for i in nl.affine_range(3):
+        r = nisa.nc_matmul(t, t, tile_position=(0, i * 64), tile_size=(64, 64))  # ERR:pe_tile_loop
+        nl.store(out[i_p, i * 64 + i_f], value=r)
+    return out
+
+
+def test_a_tile_start_that_leaves_the_array_in_some_iteration_is_an_error():
+    e = trace_error(nki.jit(k_pe_tile_past_the_array, platform_target="trn2"), XF)
+    check_diag(e, M, "err_unsupported_args", "unsupported arguments to 'nisa.nc_matmul': tile_position start_column "
+               "takes 0 to 128 over its loops; a column tile of size 64 starts within 0 to 64",
+               [("pe_tile_loop", "nisa.")], api="nisa.nc_matmul")

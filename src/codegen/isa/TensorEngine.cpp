@@ -151,8 +151,24 @@ void check_pe_tile(KernelBuilder& b, const TensorVal& stationary, const PeTile& 
          " columns of the PE array) does not fit in tile_size " + size);
   static const char* kAxis[][2] = {{"start_row", "row"}, {"start_column", "column"}};
   for (int d = 0; d < 2; ++d) {
-    if (!tile.position[d].is_constant()) continue;  // known per iteration only
-    const std::optional<int64_t> at = tile.position[d].constant();
+    const ir::AffineExpr& e = tile.position[d];
+    if (!e.is_constant()) {
+      // A loop expression: its values over the loops (their grid alignment is known per iteration only).
+      std::optional<std::pair<int64_t, int64_t>> span = std::pair{e.constant(), e.constant()};
+      for (const ir::Term& t : e.terms()) {
+        const auto r = b.var_range(t.var);
+        if (!r || !e.is_affine()) span.reset();
+        if (!span) break;
+        span->first += std::min(t.coeff * r->first, t.coeff * r->second);
+        span->second += std::max(t.coeff * r->first, t.coeff * r->second);
+      }
+      if (span && (span->first < 0 || span->second + tile.size[d] > 128))
+        fail(std::string("tile_position ") + kAxis[d][0] + " takes " + std::to_string(span->first) + " to " +
+             std::to_string(span->second) + " over its loops; a " + kAxis[d][1] + " tile of size " +
+             std::to_string(tile.size[d]) + " starts within 0 to " + std::to_string(128 - tile.size[d]));
+      continue;
+    }
+    const std::optional<int64_t> at = e.constant();
     if (*at >= 0 && *at % tile.size[d] == 0 && *at + tile.size[d] <= 128) continue;
     std::string starts;
     for (int64_t s = 0; s + tile.size[d] <= 128; s += tile.size[d]) starts += (s ? ", " : "") + std::to_string(s);
