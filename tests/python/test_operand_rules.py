@@ -599,51 +599,34 @@ def test_a_quarter_row_tile_needs_neuroncore_v3():
                "NeuronCore-v2", [("pe_tile", "nisa.")])
 
 
-def k_pe_tile_per_iteration(x):
-    out = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.shared_hbm)
-    t = nl.load(x[0:64, 0:64])
-    i_p, i_f = nl.arange(64)[:, None], nl.arange(64)[None, :]
-    for i in nl.affine_range(2):
-        r = nisa.nc_matmul(t, t, tile_position=(0, i * 64), tile_size=(64, 64))
-        nl.store(out[i_p, i * 64 + i_f], value=r)
-    return out
+def k_pe_tile_per_iteration(trips, column):
+    """A 64x64 matmul per iteration of an affine loop, on the column tile `column(i)` starts."""
+    def k(x):
+        out = nl.ndarray((64, 64 * trips), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x[0:64, 0:64])
+        i_p, i_f = nl.arange(64)[:, None], nl.arange(64)[None, :]
+        for i in nl.affine_range(trips):
+            r = nisa.nc_matmul(t, t, tile_position=(0, column(i)), tile_size=(64, 64))  # ERR:pe_tile_loop
+            nl.store(out[i_p, i * 64 + i_f], value=r)
+        return out
+    return k
 
 
 def test_a_tile_start_may_be_an_expression_of_the_loop_variable():
     want = XF[0:64, 0:64].T @ XF[0:64, 0:64]
-    np.testing.assert_allclose(nki.jit(k_pe_tile_per_iteration, platform_target="trn2")(XF),
+    np.testing.assert_allclose(nki.jit(k_pe_tile_per_iteration(2, lambda i: i * 64), platform_target="trn2")(XF),
                                np.concatenate([want, want], axis=1), rtol=1e-5)
 
 
-def k_pe_tile_not_affine(x):
-    out = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.shared_hbm)
-    t = nl.load(x[0:64, 0:64])
-    i_p, i_f = nl.arange(64)[:, None], nl.arange(64)[None, :]
-    for i in nl.affine_range(2):
-        r = nisa.nc_matmul(t, t, tile_position=(0, i * i * 64), tile_size=(64, 64))  # ERR:pe_tile_mod
-        nl.store(out[i_p, i * 64 + i_f], value=r)
-    return out
-
-
 def test_a_tile_start_that_is_not_affine_is_an_error():
-    e = trace_error(nki.jit(k_pe_tile_not_affine, platform_target="trn2"), XF)
+    e = trace_error(nki.jit(k_pe_tile_per_iteration(2, lambda i: i * i * 64), platform_target="trn2"), XF)
     check_diag(e, M, "err_unsupported_args", "unsupported arguments to 'nisa.nc_matmul': tile_position start_column is "
                "not an int or an affine expression of loop variables: the product of two index values (L0) * (L0)",
-               [("pe_tile_mod", "nisa.")], api="nisa.nc_matmul")
-
-
-def k_pe_tile_past_the_array(x):
-    out = nl.ndarray((64, 192), dtype=nl.float32, buffer=nl.shared_hbm)
-    t = nl.load(x[0:64, 0:64])
-    i_p, i_f = nl.arange(64)[:, None], nl.arange(64)[None, :]
-    for i in nl.affine_range(3):
-        r = nisa.nc_matmul(t, t, tile_position=(0, i * 64), tile_size=(64, 64))  # ERR:pe_tile_loop
-        nl.store(out[i_p, i * 64 + i_f], value=r)
-    return out
+               [("pe_tile_loop", "nisa.")], api="nisa.nc_matmul")
 
 
 def test_a_tile_start_that_leaves_the_array_in_some_iteration_is_an_error():
-    e = trace_error(nki.jit(k_pe_tile_past_the_array, platform_target="trn2"), XF)
+    e = trace_error(nki.jit(k_pe_tile_per_iteration(3, lambda i: i * 64), platform_target="trn2"), XF)
     check_diag(e, M, "err_unsupported_args", "unsupported arguments to 'nisa.nc_matmul': tile_position start_column "
                "takes 0 to 128 over its loops; a column tile of size 64 starts within 0 to 64",
                [("pe_tile_loop", "nisa.")], api="nisa.nc_matmul")
