@@ -154,10 +154,11 @@ void check_pe_tile(KernelBuilder& b, const TensorVal& stationary, const PeTile& 
     const ir::AffineExpr& e = tile.position[d];
     if (!e.is_constant()) {
       // A loop expression: its values over the loops (their grid alignment is known per iteration only).
-      std::optional<std::pair<int64_t, int64_t>> span = std::pair{e.constant(), e.constant()};
+      std::optional<std::pair<int64_t, int64_t>> span;
+      if (e.is_affine()) span = std::pair{e.constant(), e.constant()};
       for (const ir::Term& t : e.terms()) {
         const auto r = b.var_range(t.var);
-        if (!r || !e.is_affine()) span.reset();
+        if (!r) span.reset();
         if (!span) break;
         span->first += std::min(t.coeff * r->first, t.coeff * r->second);
         span->second += std::max(t.coeff * r->first, t.coeff * r->second);
@@ -168,11 +169,11 @@ void check_pe_tile(KernelBuilder& b, const TensorVal& stationary, const PeTile& 
              std::to_string(tile.size[d]) + " starts within 0 to " + std::to_string(128 - tile.size[d]));
       continue;
     }
-    const std::optional<int64_t> at = e.constant();
-    if (*at >= 0 && *at % tile.size[d] == 0 && *at + tile.size[d] <= 128) continue;
+    const int64_t at = e.constant();
+    if (at >= 0 && at % tile.size[d] == 0 && at + tile.size[d] <= 128) continue;
     std::string starts;
     for (int64_t s = 0; s + tile.size[d] <= 128; s += tile.size[d]) starts += (s ? ", " : "") + std::to_string(s);
-    fail(std::string("tile_position ") + kAxis[d][0] + " " + std::to_string(*at) + " is not one of " + starts +
+    fail(std::string("tile_position ") + kAxis[d][0] + " " + std::to_string(at) + " is not one of " + starts +
          " (the " + kAxis[d][1] + " tiles of size " + std::to_string(tile.size[d]) + " in the 128x128 PE array)");
   }
   if (double_row && tile.size[1] < 128)
