@@ -10,9 +10,67 @@ namespace nkic::perf {
 namespace {
 
 // A PSUM tile takes whole banks (a matmul accumulates within one bank).
-int64_t buffer_bytes(const ir::TensorDecl& t, const sema::Target& target) {
-  const int64_t n = sema::allocated_bytes(t), bank = target.psum_par_size_in_bytes;
+int64_t buffer_bytes(const ir::TensorDecl& t, const sema::Target& target, int64_t blocks) {
+  const int64_t n = sema::allocated_bytes(t) * blocks, bank = target.psum_par_size_in_bytes;
   return t.memory == ir::Memory::PSUM && bank > 0 ? (n + bank - 1) / bank * bank : n;
+}
+
+// By tensor: how many blocks of an SBUF block-dim tile `[B, P, F]` are live at once. Each
+// block is a tile of its own, live from its first to its last access: one at a time where
+// each block is used within one iteration of the loops that pick it (neuronx-cc splits an
+// instruction over several blocks and reorders affine loops to stream producer into consumer).
+// A block read again in every iteration of a loop (one that does not pick it, inside the
+// tile's declaring loop) is kept over that loop with all the blocks the loop's body reads, as
+// a plain tile a loop reaches without declaring it is. A tile reached through a view or an
+// indirect index counts one block.
+void count_blocks(const ir::Kernel& k, const ir::Block& body, std::vector<const ir::Loop*>& stack,
+                  std::vector<int64_t>& blocks) {
+  auto visit = [&](const ir::Access& a) {
+    const ir::TensorDecl& d = k.tensor(a.tensor);
+    if (d.memory != ir::Memory::SBUF || d.alias_of >= 0 || d.partition_dim <= 0 || !a.indirect.empty()) return;
+    std::vector<int> picks;  // the loops whose variables pick the block
+    for (int dim = 0; dim < d.partition_dim && static_cast<size_t>(dim) < a.index.size(); ++dim)
+      for (const ir::Var& v : a.index[dim].vars())
+        if (v.kind == ir::VarKind::Loop) picks.push_back(v.id);
+    auto picks_block = [&](const ir::Loop* l) { return std::find(picks.begin(), picks.end(), l->axis) != picks.end(); };
+    size_t first = 0;  // the loops inside the tile's declaring loop
+    for (size_t i = 0; i < stack.size(); ++i)
+      if (stack[i]->axis == d.alloc_axis) first = i + 1;
+    int64_t held = 1;
+    for (size_t i = first; i < stack.size(); ++i) {
+      if (picks_block(stack[i]) || stack[i]->runtime() || stack[i]->tripcount() < 2) continue;
+      int64_t read = 1;
+      for (size_t j = i + 1; j < stack.size(); ++j)
+        if (picks_block(stack[j]) && !stack[j]->runtime()) read *= std::max<int64_t>(1, stack[j]->tripcount());
+      held = std::max(held, read);
+    }
+    blocks[d.id] = std::max(blocks[d.id], held);
+  };
+  for (const ir::StmtPtr& st : body) {
+    if (st->kind == ir::StmtKind::Loop) {
+      const auto* l = static_cast<const ir::Loop*>(st.get());
+      stack.push_back(l);
+      count_blocks(k, l->body, stack, blocks);
+      stack.pop_back();
+      continue;
+    }
+    const auto& in = static_cast<const ir::Instruction&>(*st);
+    if (in.has_dst()) visit(in.dst);
+    for (const ir::Access& a : in.srcs) visit(a);
+    for (const ir::Access& a : in.extra_dsts) visit(a);
+  }
+}
+
+std::vector<int64_t> live_blocks(const ir::Kernel& k) {
+  std::vector<int64_t> blocks(k.tensors.size(), 1);
+  std::vector<const ir::Loop*> stack;
+  count_blocks(k, k.body, stack, blocks);
+  for (const ir::TensorDecl& d : k.tensors) {
+    int64_t all = 1;
+    for (int dim = 0; dim < d.partition_dim && static_cast<size_t>(dim) < d.shape.size(); ++dim) all *= d.shape[dim];
+    blocks[d.id] = std::min(blocks[d.id], all);
+  }
+  return blocks;
 }
 
 // A loop's body sites [s0, s1), how many times its body runs in a program (its iterations
@@ -111,8 +169,8 @@ void place_ring(std::vector<Claim> claims, int64_t capacity, std::vector<std::ve
 
 // One core's part of the plan: its sites are those of `core` (and the exchanges').
 void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order,
-               const std::vector<LoopSpan>& loops, const std::vector<int>& cores, int core, BufferPlan& p,
-               std::vector<int>& count, bool max_reuse) {
+               const std::vector<LoopSpan>& loops, const std::vector<int>& cores, const std::vector<int64_t>& blocks,
+               int core, BufferPlan& p, std::vector<int>& count, bool max_reuse) {
   const size_t n = order.size();
   auto mine = [&](size_t s) { return cores[s] == core || cores[s] < 0; };
   auto within = [&](int id, const LoopSpan& l) {
@@ -161,7 +219,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     for (const ir::TensorDecl& d : k.tensors) {
       if (!is_buffer(d)) continue;
       std::vector<int64_t>& live = d.memory == ir::Memory::PSUM ? psum : sbuf;
-      const int64_t bytes = buffer_bytes(d, t);
+      const int64_t bytes = buffer_bytes(d, t, blocks[d.id]);
       live[first[d.id]] += bytes;
       live[last[d.id] + 1] -= bytes;
     }
@@ -221,7 +279,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
       if (count[id] != r - 1 || l.runs < r || l.s1 <= l.s0) continue;
       const bool in_psum = d.memory == ir::Memory::PSUM;
       std::vector<int64_t>& live = in_psum ? psum : sbuf;
-      const int64_t bytes = buffer_bytes(d, t), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
+      const int64_t bytes = buffer_bytes(d, t, blocks[d.id]), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
       if (*std::max_element(live.begin() + l.s0, live.begin() + l.s1) + bytes > capacity) continue;
       for (int s = l.s0; s < l.s1; ++s) live[s] += bytes;
       count[id] = r;
@@ -245,7 +303,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     if (!is_buffer(d) || count[d.id] > 0 || writes[d.id] < 2 || max_reuse) continue;  // MAX_REUSE: the ring's
     const bool in_psum = d.memory == ir::Memory::PSUM;
     std::vector<int64_t>& live = in_psum ? psum : sbuf;
-    const int64_t bytes = buffer_bytes(d, t), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
+    const int64_t bytes = buffer_bytes(d, t, blocks[d.id]), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
     const int64_t peak = *std::max_element(live.begin() + first[d.id], live.begin() + last[d.id] + 1);
     const int64_t extra = bytes > 0 && capacity > peak ? (capacity - peak) / bytes : 0;
     count[d.id] = static_cast<int>(std::min<int64_t>(writes[d.id], 1 + extra));
@@ -259,7 +317,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     const bool rotates = count[d.id] > 0, loop_tile = rotates && d.alloc_axis >= 0;
     const LoopSpan* l = loop_tile ? &loops[d.alloc_axis] : nullptr;
     Claim c{d.id, loop_tile ? l->s0 : first[d.id], loop_tile ? l->s1 - 1 : last[d.id],
-            buffer_bytes(d, t) * std::max(1, count[d.id]), rotates};
+            buffer_bytes(d, t, blocks[d.id]) * std::max(1, count[d.id]), rotates};
     (d.memory == ir::Memory::PSUM ? psum_claims : sbuf_claims).push_back(c);
   }
   place_ring(std::move(sbuf_claims), p.sbuf_capacity, p.reuses, max_reuse);
@@ -284,10 +342,12 @@ BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::v
   int site = 0;
   spans(k.body, 0, 1, site, loops);
   const std::vector<int> cores = site_cores(k, order.size());
+  p.blocks = live_blocks(k);
+  const std::vector<int64_t>& blocks = p.blocks;
   // A tile on several cores gets the buffers every one of them holds.
   for (int c = 0; c < std::max(1, k.physical_cores); ++c) {
     std::vector<int> count(k.tensors.size(), 0);
-    plan_core(k, t, order, loops, cores, c, p, count, o.max_reuse);
+    plan_core(k, t, order, loops, cores, blocks, c, p, count, o.max_reuse);
     for (size_t id = 0; id < count.size(); ++id)
       if (count[id] > 0) p.count[id] = p.count[id] > 0 ? std::min(p.count[id], count[id]) : count[id];
   }

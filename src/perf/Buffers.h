@@ -42,6 +42,9 @@ struct BufferPlan {
   // tiles do not fit with their result held over it.
   std::vector<int> hoisted;
   int recomputed = 0;
+  // By tensor: the blocks of an SBUF block-dim tile live at once (1 for every other tensor):
+  // more than one where a loop reads the same blocks in every iteration and so holds them.
+  std::vector<int64_t> blocks;
 };
 
 // What the kernel's CompileConfig changes of the plan. `max_reuse` (NKI allocation's MAX_REUSE

@@ -188,8 +188,21 @@ Profile Schedule::finish() {
          where(first_broadcast_) + ") are Tensor-Engine matmuls of a ones column with the row: " +
          fmt("%.1f", broadcast_busy_ / 1e3) + " us of Tensor-Engine time");
   if (spilled) {
+    // The largest block-dim tile a loop holds whole: what usually takes the SBUF past its capacity.
+    int held = -1;
+    for (size_t id = 0; id < plan_.blocks.size(); ++id)
+      if (plan_.blocks[id] > 1 && (held < 0 || plan_.blocks[id] * sema::allocated_bytes(k_.tensors[id]) >
+                                                   plan_.blocks[held] * sema::allocated_bytes(k_.tensors[held])))
+        held = static_cast<int>(id);
+    std::string holds;
+    if (held >= 0) {
+      const ir::TensorDecl& d = k_.tensors[held];
+      holds = " (a loop holds " + std::to_string(plan_.blocks[held]) + " blocks of " +
+              std::to_string(sema::allocated_bytes(d)) + " bytes of '" + d.name + "'" +
+              (d.loc.known() ? ", declared at line " + std::to_string(d.loc.line) : "") + ", as it reads them in every iteration)";
+    }
     note("one buffer per tile keeps " + std::to_string(plan_.sbuf_peak) + " bytes per partition of SBUF live at " +
-         where(plan_.spill_site) + ", more than the " + std::to_string(plan_.sbuf_capacity) +
+         where(plan_.spill_site) + holds + ", more than the " + std::to_string(plan_.sbuf_capacity) +
          " the target has: the excess, up to what the instruction there touches, is spilled to HBM and reloaded"
          " there, again whenever the program passes it reading other tiles");
   }

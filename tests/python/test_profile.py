@@ -394,6 +394,55 @@ def test_an_occupancy_past_the_capacity_is_noted():
     assert small.notes == [] and small.sbuf_peak_bytes == 3 * 1000 * 4
 
 
+def block_reader(reps, held=True):
+    """Loads the blocks of a block-dim tile, then reads each `reps` times: in a loop over `reps`
+    around the loop over the blocks (which holds every block), or right after its load."""
+    def kernel(a):
+        n, f = a.shape[0] // 128, a.shape[1]
+        out = nl.ndarray((128, f), dtype=a.dtype, buffer=nl.shared_hbm)
+        w = nl.ndarray((n, nl.par_dim(128), f), dtype=a.dtype, buffer=nl.sbuf)
+        acc = nl.zeros((128, f), dtype=a.dtype, buffer=nl.sbuf)
+        for b in nl.affine_range(n):
+            w[b] = nl.load(a[b * 128:(b + 1) * 128, :])
+            if not held:
+                for r in nl.sequential_range(reps):
+                    acc[...] = nl.add(acc, nl.multiply(w[b], 2.0))
+        if held:
+            for r in nl.sequential_range(reps):
+                for b in nl.sequential_range(n):
+                    t = nl.multiply(w[b], 2.0)
+                    acc[...] = nl.add(acc, t)
+        nl.store(out, value=acc)
+        return out
+    return kernel
+
+
+def test_the_blocks_a_loop_reads_in_every_iteration_are_held_and_spilled():
+    a = np.zeros((8 * 128, 8192), np.float32)  # eight blocks of 32 KiB per partition
+    moved = 8 * 128 * 32768 + 128 * 32768  # the loads and the store
+    # Read once, each block is a tile of its own, live from its load to its read.
+    once = nkic.profile(block_reader(1), a, target="trn1")
+    assert once.dma_bytes == moved and not [n for n in once.notes if "SBUF" in n]
+    # Read in every iteration of the loop over `r`, all eight are live over it: 256 KiB, with
+    # `acc` and `t` 320 KiB, past trn1's 176 KiB. The multiply, the first instruction at that
+    # peak, reloads what it reads and writes (64 KiB, under the 140 KiB excess) whenever it
+    # reads another block: 8 blocks x 2 passes, each a store and a reload.
+    twice = nkic.profile(block_reader(2), a, target="trn1")
+    line = block_reader.__code__.co_firstlineno + 16
+    declared = block_reader.__code__.co_firstlineno + 6
+    assert [n for n in twice.notes if "SBUF" in n] == [
+        f"one buffer per tile keeps 327680 bytes per partition of SBUF live at test_profile.py:{line} (a loop holds 8 "
+        f"blocks of 32768 bytes of 'w', declared at line {declared}, as it reads them in every iteration), more than "
+        "the 180224 the target has: the excess, up to what the instruction there touches, is spilled to HBM and "
+        "reloaded there, again whenever the program passes it reading other tiles"]
+    assert twice.dma_bytes == moved + 16 * 2 * 128 * 65536
+    assert nkic.profile(block_reader(3), a, target="trn1").dma_bytes == moved + 24 * 2 * 128 * 65536
+    # Each block read again right after its load: one block at a time, however many there are.
+    streamed = nkic.profile(block_reader(2, held=False), np.zeros((40 * 128, 8192), np.float32), target="trn1")
+    assert streamed.dma_bytes == 40 * 128 * 32768 + 128 * 32768
+    assert not [n for n in streamed.notes if "SBUF" in n]
+
+
 def running_sum(a, n):
     out = nl.ndarray((128, 1), dtype=a.dtype, buffer=nl.shared_hbm)
     cnt = nl.load(n[0:1, 0:1])
