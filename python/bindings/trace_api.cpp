@@ -307,7 +307,15 @@ void bind_trace_api(py::module_& m) {
     sema::fail(d);
   });
   m.def("raise_unsupported_op", [](const std::string& op) { sema::fail(sema::err_instruction_unsupported_op(op)); });
-  m.def("raise_unsupported_index", [](const std::string& why) { sema::fail(sema::err_unsupported_index(why)); });
+  m.def(
+      "raise_unsupported_index",
+      [](const std::string& why, const std::string& api) {
+        // `api`: the Python protocol that failed (len(), iteration), which no dispatch names.
+        sema::Diagnostic d = sema::err_unsupported_index(why);
+        if (!api.empty()) d.api = api;
+        sema::fail(d);
+      },
+      py::arg("why"), py::arg("api") = "");
   m.def("raise_unexpected_operand", [](const std::string& operand, const std::string& got) {
     sema::fail(sema::err_unexpected_type_of_operand(operand, got));
   });

@@ -415,13 +415,15 @@ def _view(t, dtype):
     return core.dtype_view(t, _dtypes.dtype_name(dtype))
 
 
-def _len(t):
+def _len(t, what="len() of", api="len()"):
+    if not t.shape:  # numpy: a 0-d array has no length and does not iterate
+        core.raise_unsupported_index(f"{what} a 0-dimensional tensor: it has no first dimension", api)
     return t.shape[0]
 
 
 def _iter(t):
     """`for row in t`: the views t[0], t[1], ... along the first dim, as numpy iterates."""
-    return (t[i] for i in range(t.shape[0]))
+    return (t[i] for i in range(_len(t, "iteration over", "tensor iteration")))
 
 
 core.NkiTensor.__len__ = _len

@@ -402,6 +402,26 @@ def test_tensors_iterate_along_their_first_dim_and_power_is_an_operator():
     np.testing.assert_allclose(iterate_blocks(x), x ** 2, rtol=1e-6)
 
 
+@pytest.mark.parametrize("use", ["len", "iterate"])
+def test_a_zero_dimensional_tensor_has_no_length_and_does_not_iterate(use):
+    def k(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        c = nl.shared_constant(4)
+        if use == "len":
+            n = len(c)  # ERR:len_0d
+        else:
+            for j in c:  # ERR:iter_0d
+                pass
+        return out
+    e = trace_error(k, XF)
+    if use == "len":
+        check_diag(e, M, "err_unsupported_index", "len() of a 0-dimensional tensor: it has no first dimension",
+                   [("len_0d", "len(c)")], api="len()")
+    else:
+        check_diag(e, M, "err_unsupported_index", "iteration over a 0-dimensional tensor: it has no first dimension",
+                   [("iter_0d", "c")], api="tensor iteration")
+
+
 def test_a_traced_value_in_the_users_own_python_stays_symbolic():
     # Outside an API call, a loop variable used as a Python int (a list index) is
     # not an API constant slot: the loop-variable diagnostic names what happened.
