@@ -80,6 +80,28 @@ codegen::Accumulate accumulate_of(py::handle op, py::handle res, int cmd, std::o
   return acc;
 }
 
+// An nc_matmul's (or nc_matmul_mx's) tile_position and tile_size (tiling mode): ints, the start
+// possibly an affine expression of loop variables, None as empty (nc_matmul_mx's default);
+// codegen::check_pe_tile checks the values.
+codegen::PeTile pe_tile_arg(py::handle tile_position, py::handle tile_size, const char* api) {
+  codegen::PeTile tile;
+  if (!tile_size.is_none()) tile.size = ints_arg(tile_size, "tile_size", api);
+  if (tile_position.is_none()) return tile;
+  for (py::handle at : ints_sequence(tile_position, "tile_position", api)) {
+    const std::string what = tile.position.empty() ? "tile_position start_row" : "tile_position start_column";
+    if (!is_index(at)) {
+      tile.position.emplace_back(int_arg(at, what, api));
+      continue;
+    }
+    const types::IndexVal& v = unwrap<PyIndex>(at).v;
+    if (!v.is_scalar() || !v.non_affine.empty())
+      sema::fail(sema::err_unsupported_args(api, what + " is not an int or an affine expression of loop variables" +
+                                                     (v.non_affine.empty() ? "" : ": " + v.non_affine)));
+    tile.position.push_back(v.expr);
+  }
+  return tile;
+}
+
 }  // namespace
 
 void dma_copy_call(py::handle dst, py::handle src, py::handle mask, py::handle rmw_op, bool oob_skip, bool hwdge,
@@ -227,23 +249,9 @@ void bind_ops_api(py::module_& m) {
     constexpr const char* api = "nisa.nc_matmul";
     codegen::KernelBuilder& b = builder(api);
     Args a(b, dst, mask, py::none());
-    codegen::PeTile tile;
-    tile.size = ints_arg(tile_size, "tile_size", api);
-    for (py::handle at : ints_sequence(tile_position, "tile_position", api)) {
-      const std::string what = tile.position.empty() ? "tile_position start_row" : "tile_position start_column";
-      if (!is_index(at)) {
-        tile.position.emplace_back(int_arg(at, what, api));
-        continue;
-      }
-      const types::IndexVal& v = unwrap<PyIndex>(at).v;
-      if (!v.is_scalar() || !v.non_affine.empty())
-        sema::fail(sema::err_unsupported_args(api, what + " is not an int or an affine expression of loop variables" +
-                                                       (v.non_affine.empty() ? "" : ": " + v.non_affine)));
-      tile.position.push_back(v.expr);
-    }
     return wrap_tensor(codegen::nisa_nc_matmul(b, a.to, tensor_arg(stationary, "stationary"),
-                                               tensor_arg(moving, "moving"), a.op, double_row, is_transpose, tile,
-                                               accumulate));
+                                               tensor_arg(moving, "moving"), a.op, double_row, is_transpose,
+                                               pe_tile_arg(tile_position, tile_size, api), accumulate));
   });
   m.def("engine_accumulator", [] { return wrap_tensor(builder("").engine_accumulator()); });
   m.def("check_operand", [](py::handle t, const std::string& operand) {
@@ -277,11 +285,13 @@ void bind_ops_api(py::module_& m) {
     codegen::quantize_mx(b, tensor_arg(dst, "dst"), tensor_arg(src, "src"), tensor_arg(dst_scale, "dst_scale"));
   });
   m.def("nc_matmul_mx", [](py::handle dst, py::handle stationary, py::handle moving, py::handle stationary_scale,
-                           py::handle moving_scale, std::optional<bool> accumulate) {
-    codegen::KernelBuilder& b = builder("nisa.nc_matmul_mx");
+                           py::handle moving_scale, std::optional<bool> accumulate, py::handle tile_position,
+                           py::handle tile_size) {
+    constexpr const char* api = "nisa.nc_matmul_mx";
+    codegen::KernelBuilder& b = builder(api);
     codegen::nc_matmul_mx(b, tensor_arg(dst, "dst"), tensor_arg(stationary, "stationary"), tensor_arg(moving, "moving"),
                           tensor_arg(stationary_scale, "stationary_scale"), tensor_arg(moving_scale, "moving_scale"),
-                          accumulate);
+                          accumulate, pe_tile_arg(tile_position, tile_size, api));
   });
   m.def("matmul", [](py::handle x, py::handle y, bool transpose_x, py::handle mask) {
     codegen::KernelBuilder& b = builder("nl.matmul");

@@ -116,8 +116,9 @@ def nc_matmul(dst, stationary, moving, is_stationary_onezero=False, is_moving_on
 def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None, tile_size=None,
                  accumulate=None, name=None):
     """Tensor Engine, NeuronCore-v4+: dst (PSUM) = the dequantized stationary.T @ moving of two
-    packed microscaling tiles and their E8M0 scales; accumulate as nc_matmul's."""
-    core.nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, accumulate)
+    packed microscaling tiles and their E8M0 scales; accumulate as nc_matmul's.
+    tile_position/tile_size place it on a row tile of the PE array (tiling mode, rows only)."""
+    core.nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, accumulate, tile_position, tile_size)
 
 
 @_api("nisa.nc_transpose")

@@ -99,7 +99,8 @@ def nc_matmul(dst: Any, stationary: Any, moving: Any, is_stationary_onezero: Any
     write overwrites). tile_position/tile_size place it on a tile of the PE array (tiling mode)."""
 def nc_matmul_mx(dst: Any, stationary: Any, moving: Any, stationary_scale: Any, moving_scale: Any, tile_position: Any = ..., tile_size: Any = ..., accumulate: Any = ..., name: Any = ...) -> NkiInstruction:
     """Tensor Engine, NeuronCore-v4+: dst (PSUM) = the dequantized stationary.T @ moving of two
-    packed microscaling tiles and their E8M0 scales; accumulate as nc_matmul's."""
+    packed microscaling tiles and their E8M0 scales; accumulate as nc_matmul's.
+    tile_position/tile_size place it on a row tile of the PE array (tiling mode, rows only)."""
 def nc_n_gather(dst: Any, data: Any, indices: Any, name: Any = ...) -> NkiInstruction:
     """dst[p, j] = data[p, indices[p, j]] over data's flattened free dimensions."""
 def nc_stream_shuffle(dst: Any, src: Any, shuffle_mask: Any, name: Any = ...) -> NkiInstruction:

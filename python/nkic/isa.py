@@ -47,8 +47,8 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
 def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None, tile_size=None,
                  name=None, **kwargs):
     """NeuronCore-v4+: dst (PSUM) += the dequantized stationary.T @ moving of two
-    packed mx tiles; tile_position/tile_size place the instruction only."""
-    core.nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, True)
+    packed mx tiles; tile_position/tile_size place it on a row tile of the PE array."""
+    core.nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, True, tile_position, tile_size)
 
 
 @_api("nisa.quantize_mx")

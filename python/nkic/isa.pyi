@@ -57,7 +57,7 @@ def nc_match_replace8(*, data: Any, vals: Any, imm: Any, dst_idx: Any = ..., mas
 def nc_matmul(stationary: Any, moving: Any, *, is_stationary_onezero: Any = ..., is_moving_onezero: Any = ..., is_transpose: Any = ..., tile_position: Any = ..., tile_size: Any = ..., mask: Any = ..., **kwargs: Any) -> Tile: ...
 def nc_matmul_mx(dst: Any, stationary: Any, moving: Any, stationary_scale: Any, moving_scale: Any, tile_position: Any = ..., tile_size: Any = ..., name: Any = ..., **kwargs: Any) -> None:
     """NeuronCore-v4+: dst (PSUM) += the dequantized stationary.T @ moving of two
-    packed mx tiles; tile_position/tile_size place the instruction only."""
+    packed mx tiles; tile_position/tile_size place it on a row tile of the PE array."""
 def nc_stream_shuffle(src: Any, dst: Any, shuffle_mask: Any, *, dtype: Any = ..., mask: Any = ..., **kwargs: Any) -> None:
     """Within each 32-partition quadrant, partition i of dst receives partition shuffle_mask[i]
     of src (255: dst keeps it); the same 32-entry mask serves every quadrant."""

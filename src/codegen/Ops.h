@@ -255,6 +255,11 @@ struct PeTile {
   std::vector<ir::AffineExpr> position;
   std::vector<int64_t> size;
 };
+// The tiling-mode rules below, for any PE-array instruction (nc_matmul, nc_matmul_mx): each an
+// err_unsupported_args of the call.
+void check_pe_tile(KernelBuilder& b, const TensorVal& stationary, const PeTile& tile, bool double_row);
+// Places the PE-array instructions emitted since insertion point `mark` on `tile` (none: the whole array).
+void place_on_pe_tile(KernelBuilder& b, size_t mark, const PeTile& tile);
 // nisa.nc_matmul as the call names it: nc_matmul, or nc_matmul_double_row with `double_row`.
 // Tiling mode: position and size set together; sizes 64 or 128 (32 from NeuronCore-v3, which
 // tiles the array in quarters); the stationary tile within the size; a start a multiple of its
@@ -382,9 +387,10 @@ TensorVal where(KernelBuilder& b, const TensorVal& cond, const Value& x, const V
 // one E8M0 scale per block of 8 partitions x 4 values in dst_scale.
 void quantize_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, const TensorVal& dst_scale);
 // nisa.nc_matmul_mx: dst [M, N] (PSUM) += dequantized stationary [K, M].T @ moving [K, N]
-// (`accumulate` None: inferred as nisa.nc_matmul's).
+// (`accumulate` None: inferred as nisa.nc_matmul's), on `tile` of the PE array: nc_matmul's
+// tiling rules, by rows only (NKI_CURRENT_API.md: "Row tiling only").
 void nc_matmul_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& stationary, const TensorVal& moving,
                   const TensorVal& stationary_scale, const TensorVal& moving_scale,
-                  std::optional<bool> accumulate = true);
+                  std::optional<bool> accumulate = true, const PeTile& tile = {});
 
 }  // namespace nkic::codegen

@@ -329,12 +329,13 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
     // A matmul in tiling mode holds its tile of the PE array for its whole time, and the engine
     // issues the next one after its share of the array's time, so matmuls on disjoint tiles run at
     // once (the nki.isa reference); a whole-array matmul waits for every tile.
-    const bool tiled = in.opcode == ir::Opcode::Matmul && (in.tile_rows < 128 || in.tile_cols < 128);
+    const bool array = in.opcode == ir::Opcode::Matmul || in.opcode == ir::Opcode::MatmulMx;
+    const bool tiled = array && (in.tile_rows < 128 || in.tile_cols < 128);
     const std::vector<int> cells = tiled ? pe_cells(in, env) : std::vector<int>{};
     for (int cell : cells)
       if (pe_tiles_[cell].done > ready) ready = pe_tiles_[cell].done, dep = pe_tiles_[cell].node;
     // The last tile to be free is the last tiled matmul's end.
-    if (in.opcode == ir::Opcode::Matmul && !tiled && pe_active_[core_].done > ready)
+    if (array && !tiled && pe_active_[core_].done > ready)
       ready = pe_active_[core_].done, dep = pe_active_[core_].node;
     const double interval = tiled ? c.interval * static_cast<double>(cells.size()) / kPeCells : c.interval;
     pred = dep;

@@ -268,6 +268,18 @@ def e_mm_psum_stationary(src):
     nisa.nc_matmul_mx(**_mm(m=64, n=64, st_buffer=nl.psum))  # ERR:mm_psum_stationary
 
 
+def e_mm_tile_column(src):
+    nisa.nc_matmul_mx(**_mm(k_s=64, k_m=64, m=64), tile_position=(0, 64), tile_size=(64, 64))  # ERR:mm_tile_column
+
+
+def e_mm_tile_fit(src):
+    nisa.nc_matmul_mx(**_mm(), tile_position=(0, 0), tile_size=(64, 128))  # ERR:mm_tile_fit
+
+
+def e_mm_tile_alone(src):
+    nisa.nc_matmul_mx(**_mm(k_s=64, k_m=64), tile_size=(64, 128))  # ERR:mm_tile_alone
+
+
 Q, MM = "nisa.quantize_mx", "nisa.nc_matmul_mx"
 ERRORS = {  # marker: (kernel, target, code, message fragments, api)
     "on_trn2": (e_on_trn2, "trn2", "err_min_arch_support_for_inst",
@@ -306,6 +318,12 @@ ERRORS = {  # marker: (kernel, target, code, message fragments, api)
                       MM),
     "mm_psum_stationary": (e_mm_psum_stationary, "trn3", "err_unsupported_memory",
                            "Expected operand 'stationary' of 'nc_matmul_mx' to be in address space 'sbuf'", MM),
+    "mm_tile_column": (e_mm_tile_column, "trn3", "err_unsupported_args",
+                       "tile_size (64, 64): nc_matmul_mx tiles the PE array by rows only (column_size 128)", MM),
+    "mm_tile_fit": (e_mm_tile_fit, "trn3", "err_unsupported_args",
+                    "(128 rows, 128 columns of the PE array) does not fit in tile_size (64, 128)", MM),
+    "mm_tile_alone": (e_mm_tile_alone, "trn3", "err_unsupported_args",
+                      "tile_position and tile_size are set together (tiling mode), or neither", MM),
 }
 
 
@@ -348,3 +366,34 @@ def test_packed_tiles_move_unchanged_through_hbm_and_sbuf():
     out = nki.jit(fn, platform_target="trn3")(words)
     assert out.dtype == np.uint32
     np.testing.assert_array_equal(out, words)
+
+
+def k_matmul_mx_row_tiles(st, mv, st_scale, mv_scale, tiled):
+    """Two independent 64-row mx matmuls, on the two row halves of the PE array when `tiled`."""
+    k, m = st.shape
+    n = mv.shape[1]
+    out = nl.ndarray((2, m, n), dtype=nl.float32, buffer=nl.shared_hbm)
+    s_sb, m_sb = nl.load(st.view(nl.float8_e4m3fn_x4)), nl.load(mv.view(nl.float8_e4m3fn_x4))
+    ss, ms = nl.load(st_scale), nl.load(mv_scale)
+    for h in nl.static_range(2):
+        acc = nl.ndarray((m, n), dtype=nl.float32, buffer=nl.psum)
+        tiling = dict(tile_position=(64 * h, 0), tile_size=(64, 128)) if tiled else {}
+        nisa.nc_matmul_mx(dst=acc, stationary=s_sb, moving=m_sb, stationary_scale=ss, moving_scale=ms, **tiling)
+        nl.store(out[h], nl.copy(acc))
+    return out
+
+
+def test_matmul_mx_row_tiles_compute_the_same_and_run_side_by_side():
+    k, m, n = 64, 16, 512
+    _, _, st, ss = random_operand("float8_e4m3fn_x4", k, m, seed=3)
+    _, _, mv, ms = random_operand("float8_e4m3fn_x4", k, n, seed=4)
+    args = (st, mv, ss, ms)
+    whole = nki.jit(k_matmul_mx_row_tiles, platform_target="trn3")(*args, False)
+    tiled = nki.jit(k_matmul_mx_row_tiles, platform_target="trn3")(*args, True)
+    np.testing.assert_array_equal(tiled, whole)
+    # Whole-array matmuls run one after the other (512 moving columns each, one per cycle at
+    # 2.4 GHz); on its row half, the second issues after the first's share of the array's time
+    # (half of it) and they overlap: the Tensor Engine is busy 1.5 matmuls' time, not 2.
+    busy = [nkic.profile(nki.jit(k_matmul_mx_row_tiles, platform_target="trn3"), *args, t, target="trn3")
+            .engines["pe"].busy_us for t in (False, True)]
+    assert busy == pytest.approx([2 * 512 / 2400, 1.5 * 512 / 2400])

@@ -587,3 +587,20 @@ def test_double_row_does_not_combine_with_column_tiling():
     check_diag(e, M, "err_unsupported_args",
                "unsupported arguments to 'nisa.nc_matmul': perf_mode double_row cannot be combined with column "
                "tiling (tile_size (128, 64))", [("dr_tile", "nisa.")], api="nisa.nc_matmul")
+
+
+@nki.jit
+def matmul_mx_column_tile(a):
+    q, s = loaded(a), sbuf((32, 4), nl.uint8)
+    nisa.memset(dst=s, value=127)
+    acc = nl.ndarray((4, 4), nl.float32, buffer=nl.psum)
+    nisa.nc_matmul_mx(dst=acc, stationary=q, moving=q, stationary_scale=s, moving_scale=s,  # ERR:mx_tile
+                      tile_position=(0, 64), tile_size=(32, 64))
+    return a
+
+
+def test_matmul_mx_tiles_by_rows_only():
+    e = trace_error(matmul_mx_column_tile.retarget("trn3"), np.zeros((32, 4), np.uint32).view("float8_e4m3fn_x4"))
+    check_diag(e, M, "err_unsupported_args",
+               "unsupported arguments to 'nisa.nc_matmul_mx': tile_size (32, 64): nc_matmul_mx tiles the PE array "
+               "by rows only (column_size 128)", [("mx_tile", "nisa.")], api="nisa.nc_matmul_mx")

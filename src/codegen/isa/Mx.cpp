@@ -87,7 +87,7 @@ void quantize_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& src, c
 void nc_matmul_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& stationary_view,
                   const TensorVal& moving_view, const TensorVal& stationary_scale_view,
                   const TensorVal& moving_scale_view,
-                  std::optional<bool> accumulate) {
+                  std::optional<bool> accumulate, const PeTile& tile) {
   // An operand's free size is its elements per partition: a sliced view may keep unit or
   // several free dims ([128, 1, 128] in the kernel library), read flattened.
   const TensorVal stationary = rows_of(b, stationary_view), moving = rows_of(b, moving_view);
@@ -120,6 +120,11 @@ void nc_matmul_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& stati
   sema::assert_exact_elements(dst.shape[1], n, "dst", b.api(), b.raiser());
   check_scale_tile(b, "stationary_scale", stationary_scale, k, m);
   check_scale_tile(b, "moving_scale", moving_scale, k, n);
+  check_pe_tile(b, stationary, tile, false);
+  if (!tile.size.empty() && tile.size[1] < 128)
+    b.fail(sema::err_unsupported_args(b.api(), "tile_size (" + std::to_string(tile.size[0]) + ", " +
+                                                   std::to_string(tile.size[1]) +
+                                                   "): nc_matmul_mx tiles the PE array by rows only (column_size 128)"));
 
   auto in = make_instruction(ir::Opcode::MatmulMx, {k / kQuadrant, kQuadrant / kBlockRows, kBlockRows, kLanes, m, n});
   in->accumulate = true;
@@ -130,6 +135,7 @@ void nc_matmul_mx(KernelBuilder& b, const TensorVal& dst, const TensorVal& stati
   in->srcs.push_back(mx_access(b, moving_scale, scale_row(), AffineExpr::grid(5)));
   const size_t mark = b.insertion_size();
   b.emit(std::move(in));
+  place_on_pe_tile(b, mark, tile);
   mark_matmul_accumulation(b, mark, dst, accumulate);
 }
 

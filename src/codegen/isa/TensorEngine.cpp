@@ -130,8 +130,6 @@ TensorVal nc_matmul(KernelBuilder& b, const Dst& to, const TensorVal& stationary
   return dst;
 }
 
-namespace {
-
 void check_pe_tile(KernelBuilder& b, const TensorVal& stationary, const PeTile& tile, bool double_row) {
   if (tile.position.empty() && tile.size.empty()) return;
   auto fail = [&](const std::string& why) { b.fail(sema::err_unsupported_args(b.api(), why)); };
@@ -144,7 +142,7 @@ void check_pe_tile(KernelBuilder& b, const TensorVal& stationary, const PeTile& 
     if (n != 32 && n != 64 && n != 128)
       fail("tile_size " + size + ": a row or column tile is 32, 64 or 128 PEs of the 128x128 array");
   if (tile.size[0] == 32 || tile.size[1] == 32)
-    sema::assert_nc_version(b.target(), 3, "nisa.nc_matmul(tile_size=" + size + ")", b.raiser());
+    sema::assert_nc_version(b.target(), 3, b.api() + "(tile_size=" + size + ")", b.raiser());
   const int64_t rows = stationary.shape.front(), cols = stationary.shape.back();
   if (rows > tile.size[0] || cols > tile.size[1])
     fail("the stationary tile " + describe(b, stationary) + " (" + std::to_string(rows) + " rows, " + std::to_string(cols) +
@@ -180,25 +178,24 @@ void check_pe_tile(KernelBuilder& b, const TensorVal& stationary, const PeTile& 
     fail("perf_mode double_row cannot be combined with column tiling (tile_size " + size + ")");
 }
 
-}  // namespace
+void place_on_pe_tile(KernelBuilder& b, size_t mark, const PeTile& tile) {
+  if (tile.size.empty()) return;
+  ir::Block& block = b.insertion_block();
+  for (size_t i = mark; i < block.size(); ++i) {
+    if (block[i]->kind != ir::StmtKind::Instruction) continue;
+    auto& in = static_cast<ir::Instruction&>(*block[i]);
+    if (in.opcode != ir::Opcode::Matmul && in.opcode != ir::Opcode::MatmulMx) continue;
+    in.tile_row = tile.position[0], in.tile_col = tile.position[1];
+    in.tile_rows = static_cast<int16_t>(tile.size[0]), in.tile_cols = static_cast<int16_t>(tile.size[1]);
+  }
+}
 
 TensorVal nisa_nc_matmul(KernelBuilder& b, const Dst& dst, const TensorVal& stationary, const TensorVal& moving,
                          const OpArgs& args, bool double_row, bool is_transpose, const PeTile& tile,
                          std::optional<bool> accumulate) {
   check_pe_tile(b, stationary, tile, double_row);
   const size_t mark = b.insertion_size();
-  // The matmuls the call emits run on its tile of the PE array.
-  auto place = [&] {
-    if (tile.size.empty()) return;
-    ir::Block& block = b.insertion_block();
-    for (size_t i = mark; i < block.size(); ++i) {
-      if (block[i]->kind != ir::StmtKind::Instruction) continue;
-      auto& in = static_cast<ir::Instruction&>(*block[i]);
-      if (in.opcode != ir::Opcode::Matmul) continue;
-      in.tile_row = tile.position[0], in.tile_col = tile.position[1];
-      in.tile_rows = static_cast<int16_t>(tile.size[0]), in.tile_cols = static_cast<int16_t>(tile.size[1]);
-    }
-  };
+  auto place = [&] { place_on_pe_tile(b, mark, tile); };
   if (!dst.given()) {
     TensorVal out = double_row ? nc_matmul_double_row(b, dst, stationary, moving, args)
                                : nc_matmul(b, dst, stationary, moving, args, is_transpose);
