@@ -36,15 +36,21 @@ void count_blocks(const ir::Kernel& k, const ir::Block& body, std::vector<const 
     size_t first = 0;  // the loops inside the tile's declaring loop
     for (size_t i = 0; i < stack.size(); ++i)
       if (stack[i]->axis == d.alloc_axis) first = i + 1;
+    auto times = [](int64_t a, int64_t b) {  // saturating: trip counts multiply past int64
+      return b > 0 && a > std::numeric_limits<int64_t>::max() / b ? std::numeric_limits<int64_t>::max() : a * b;
+    };
+    int64_t all = 1;  // the tile's blocks: no more are ever live
+    for (int dim = 0; dim < d.partition_dim && static_cast<size_t>(dim) < d.shape.size(); ++dim)
+      all = times(all, d.shape[dim]);
     int64_t held = 1;
     for (size_t i = first; i < stack.size(); ++i) {
       if (picks_block(stack[i]) || stack[i]->runtime() || stack[i]->tripcount() < 2) continue;
       int64_t read = 1;
       for (size_t j = i + 1; j < stack.size(); ++j)
-        if (picks_block(stack[j]) && !stack[j]->runtime()) read *= std::max<int64_t>(1, stack[j]->tripcount());
+        if (picks_block(stack[j]) && !stack[j]->runtime()) read = times(read, std::max<int64_t>(1, stack[j]->tripcount()));
       held = std::max(held, read);
     }
-    blocks[d.id] = std::max(blocks[d.id], held);
+    blocks[d.id] = std::max(blocks[d.id], std::min(held, all));
   };
   for (const ir::StmtPtr& st : body) {
     if (st->kind == ir::StmtKind::Loop) {
@@ -65,11 +71,6 @@ std::vector<int64_t> live_blocks(const ir::Kernel& k) {
   std::vector<int64_t> blocks(k.tensors.size(), 1);
   std::vector<const ir::Loop*> stack;
   count_blocks(k, k.body, stack, blocks);
-  for (const ir::TensorDecl& d : k.tensors) {
-    int64_t all = 1;
-    for (int dim = 0; dim < d.partition_dim && static_cast<size_t>(dim) < d.shape.size(); ++dim) all *= d.shape[dim];
-    blocks[d.id] = std::min(blocks[d.id], all);
-  }
   return blocks;
 }
 
