@@ -15,65 +15,6 @@ int64_t buffer_bytes(const ir::TensorDecl& t, const sema::Target& target, int64_
   return t.memory == ir::Memory::PSUM && bank > 0 ? (n + bank - 1) / bank * bank : n;
 }
 
-// By tensor: how many blocks of an SBUF block-dim tile `[B, P, F]` are live at once. Each
-// block is a tile of its own, live from its first to its last access: one at a time where
-// each block is used within one iteration of the loops that pick it (neuronx-cc splits an
-// instruction over several blocks and reorders affine loops to stream producer into consumer).
-// A block read again in every iteration of a loop (one that does not pick it, inside the
-// tile's declaring loop) is kept over that loop with all the blocks the loop's body reads, as
-// a plain tile a loop reaches without declaring it is. A tile reached through a view or an
-// indirect index counts one block.
-void count_blocks(const ir::Kernel& k, const ir::Block& body, std::vector<const ir::Loop*>& stack,
-                  std::vector<int64_t>& blocks) {
-  auto visit = [&](const ir::Access& a) {
-    const ir::TensorDecl& d = k.tensor(a.tensor);
-    if (d.memory != ir::Memory::SBUF || d.alias_of >= 0 || d.partition_dim <= 0 || !a.indirect.empty()) return;
-    std::vector<int> picks;  // the loops whose variables pick the block
-    for (int dim = 0; dim < d.partition_dim && static_cast<size_t>(dim) < a.index.size(); ++dim)
-      for (const ir::Var& v : a.index[dim].vars())
-        if (v.kind == ir::VarKind::Loop) picks.push_back(v.id);
-    auto picks_block = [&](const ir::Loop* l) { return std::find(picks.begin(), picks.end(), l->axis) != picks.end(); };
-    size_t first = 0;  // the loops inside the tile's declaring loop
-    for (size_t i = 0; i < stack.size(); ++i)
-      if (stack[i]->axis == d.alloc_axis) first = i + 1;
-    auto times = [](int64_t a, int64_t b) {  // saturating: trip counts multiply past int64
-      return b > 0 && a > std::numeric_limits<int64_t>::max() / b ? std::numeric_limits<int64_t>::max() : a * b;
-    };
-    int64_t all = 1;  // the tile's blocks: no more are ever live
-    for (int dim = 0; dim < d.partition_dim && static_cast<size_t>(dim) < d.shape.size(); ++dim)
-      all = times(all, d.shape[dim]);
-    int64_t held = 1;
-    for (size_t i = first; i < stack.size(); ++i) {
-      if (picks_block(stack[i]) || stack[i]->runtime() || stack[i]->tripcount() < 2) continue;
-      int64_t read = 1;
-      for (size_t j = i + 1; j < stack.size(); ++j)
-        if (picks_block(stack[j]) && !stack[j]->runtime()) read = times(read, std::max<int64_t>(1, stack[j]->tripcount()));
-      held = std::max(held, read);
-    }
-    blocks[d.id] = std::max(blocks[d.id], std::min(held, all));
-  };
-  for (const ir::StmtPtr& st : body) {
-    if (st->kind == ir::StmtKind::Loop) {
-      const auto* l = static_cast<const ir::Loop*>(st.get());
-      stack.push_back(l);
-      count_blocks(k, l->body, stack, blocks);
-      stack.pop_back();
-      continue;
-    }
-    const auto& in = static_cast<const ir::Instruction&>(*st);
-    if (in.has_dst()) visit(in.dst);
-    for (const ir::Access& a : in.srcs) visit(a);
-    for (const ir::Access& a : in.extra_dsts) visit(a);
-  }
-}
-
-std::vector<int64_t> live_blocks(const ir::Kernel& k) {
-  std::vector<int64_t> blocks(k.tensors.size(), 1);
-  std::vector<const ir::Loop*> stack;
-  count_blocks(k, k.body, stack, blocks);
-  return blocks;
-}
-
 // A loop's body sites [s0, s1), how many times its body runs in a program (its iterations
 // as the cost model runs them, times its enclosing loops'), its depth.
 struct LoopSpan {
@@ -343,7 +284,7 @@ BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::v
   int site = 0;
   spans(k.body, 0, 1, site, loops);
   const std::vector<int> cores = site_cores(k, order.size());
-  p.blocks = live_blocks(k);
+  p.blocks = sema::held_blocks(k);
   const std::vector<int64_t>& blocks = p.blocks;
   // A tile on several cores gets the buffers every one of them holds.
   for (int c = 0; c < std::max(1, k.physical_cores); ++c) {

@@ -141,10 +141,17 @@ struct Analysis {
   std::vector<uint64_t> owners;  // by root tensor: the cores that hold it (Walker)
   std::vector<const ir::Instruction*> sites;
   std::vector<int> cores;
+  std::vector<int64_t> held;  // by tensor: held_blocks
 };
+
+// The bytes per partition tensor `d` takes at once: its held blocks.
+int64_t live_tile_bytes(const ir::TensorDecl& d, const std::vector<int64_t>& held) {
+  return allocated_bytes(d) * held[d.id];
+}
 
 Analysis analyse(const ir::Kernel& k) {
   Analysis a;
+  a.held = held_blocks(k);
   Walker w(k, &a.sites, &a.cores);
   w.kernel();
   a.owners = std::move(w).owners();
@@ -155,14 +162,16 @@ Analysis analyse(const ir::Kernel& k) {
 // The live bytes per partition at each site of the tensors core `core` holds (`owners`, by
 // tensor): SBUF adds bytes; PSUM takes whole banks for a tile of a bank or more, and packs the
 // smaller tiles into shared banks.
-std::vector<int64_t> live_bytes(const ir::Kernel& k, const Target& t, const std::vector<LiveRange>& live, size_t sites,
-                                ir::Memory memory, const std::vector<uint64_t>& owners, int core) {
+std::vector<int64_t> live_bytes(const ir::Kernel& k, const Target& t, const Analysis& a, size_t sites,
+                                ir::Memory memory, int core) {
+  const std::vector<LiveRange>& live = a.live;
+  const std::vector<uint64_t>& owners = a.owners;
   const int64_t bank = t.psum_par_size_in_bytes;
   std::vector<int64_t> whole(sites + 1, 0), shared(sites + 1, 0);
   for (const ir::TensorDecl& d : k.tensors) {
     const LiveRange& r = live[d.id];
     if (!on_chip(d) || d.memory != memory || r.first < 0 || !(owners[d.id] >> (core & 63) & 1)) continue;
-    const int64_t n = allocated_bytes(d);
+    const int64_t n = live_tile_bytes(d, a.held);
     const bool banked = memory == ir::Memory::PSUM && bank > 0;
     std::vector<int64_t>& v = banked && n < bank ? shared : whole;
     const int64_t add = banked && n >= bank ? (n + bank - 1) / bank * bank : n;
@@ -185,7 +194,7 @@ std::vector<MemoryPeak> peaks(const ir::Kernel& k, const Target& t, const Analys
   const std::vector<uint64_t>& owners = a.owners;
   for (ir::Memory memory : {ir::Memory::SBUF, ir::Memory::PSUM}) {
     for (int core = 0; core < std::max(1, k.physical_cores); ++core) {
-      const std::vector<int64_t> bytes = live_bytes(k, t, a.live, n, memory, owners, core);
+      const std::vector<int64_t> bytes = live_bytes(k, t, a, n, memory, core);
       MemoryPeak p;
       p.memory = memory, p.core = core;
       p.capacity = memory == ir::Memory::PSUM ? t.psum_par_size_in_bytes * t.psum_num_banks
@@ -198,7 +207,7 @@ std::vector<MemoryPeak> peaks(const ir::Kernel& k, const Target& t, const Analys
               (owners[d.id] >> (core & 63) & 1))
             p.tensors.push_back(d.id);
       std::stable_sort(p.tensors.begin(), p.tensors.end(),
-                       [&](int x, int y) { return allocated_bytes(k.tensor(x)) > allocated_bytes(k.tensor(y)); });
+                       [&](int x, int y) { return live_tile_bytes(k.tensor(x), a.held) > live_tile_bytes(k.tensor(y), a.held); });
       out.push_back(std::move(p));
     }
   }
@@ -206,24 +215,27 @@ std::vector<MemoryPeak> peaks(const ir::Kernel& k, const Target& t, const Analys
 }
 
 // "'t' (line 12, 32768 bytes), 'acc' (line 20, 2048 bytes each, 8 tiles)": the live tensors,
-// those of one name, line and size together, with a note at each declaration.
-std::string live_list(const ir::Kernel& k, const MemoryPeak& p, Diagnostic& d,
+// those of one name, line and size together, with a note at each declaration; a block-dim
+// tile a loop holds says how many blocks.
+std::string live_list(const ir::Kernel& k, const Analysis& a, const MemoryPeak& p, Diagnostic& d,
                       const std::function<std::string(const std::string&)>& display) {
   using Key = std::tuple<std::string, int, int64_t>;
   std::map<Key, int> count;
   std::vector<std::pair<Key, const ir::TensorDecl*>> order;
   for (int id : p.tensors) {
     const ir::TensorDecl& t = k.tensor(id);
-    Key key{display(t.name), t.loc.line, allocated_bytes(t)};
+    Key key{display(t.name), t.loc.line, live_tile_bytes(t, a.held)};
     if (count[key]++ == 0) order.emplace_back(key, &t);
   }
   std::string text;
   for (const auto& [key, t] : order) {
     const auto& [name, line, bytes] = key;
     const int n = count[key];
+    const int64_t held = a.held[t->id];
     if (!text.empty()) text += ", ";
     text += "'" + name + "' (" + (line > 0 ? "line " + std::to_string(line) + ", " : "") + std::to_string(bytes) +
-            " bytes" + (n > 1 ? " each, " + std::to_string(n) + " tiles" : "") + ")";
+            " bytes" + (n > 1 ? " each, " + std::to_string(n) + " tiles" : "") +
+            (held > 1 ? ": " + std::to_string(held) + " blocks a loop reads in every iteration" : "") + ")";
     if (t->loc.known()) d.notes.push_back({t->loc, "'" + name + "' is declared here"});
   }
   return text;
@@ -243,7 +255,7 @@ AllocationVerdict check_allocation(const ir::Kernel& k, const Target& t,
     const int64_t ring = sbuf ? o.prefetch_ring : 0;
     if (p.bytes <= p.capacity - ring || p.at < 0) continue;
     Diagnostic notes;
-    const std::string live = live_list(k, p, notes, display);
+    const std::string live = live_list(k, a, p, notes, display);
     const int64_t bank = t.psum_par_size_in_bytes;
     Diagnostic d = !sbuf          ? err_psum_over_capacity(t.name, p.bytes / bank, t.psum_num_banks, bank, live)
                    : o.no_fallback ? err_sbuf_over_capacity(t.name, p.bytes, p.capacity, live, ring)

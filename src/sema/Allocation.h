@@ -4,7 +4,7 @@
 // loop that reaches it without declaring it (each iteration reaches it again); a tile
 // declared in a loop body is one buffer per iteration, live within the iteration (the
 // compiler may give it more buffers only where they fit, so one is what must fit). The blocks
-// of a legacy declaration with block dims are tiles of their own: one block counts. Placed
+// of a legacy declaration with block dims are tiles of their own (held_blocks). Placed
 // tensors (address=) count
 // where they are live like the others: two of them share bytes only while one is dead
 // (err_address_overlap).
@@ -23,10 +23,18 @@ namespace nkic::sema {
 
 // Bytes one partition holds of on-chip tensor `t` (its block dims included).
 int64_t partition_bytes(const ir::TensorDecl& t);
-// The bytes per partition the allocation must find for `t` at once. The blocks of a legacy
-// declaration with block dims ((B, nl.par_dim(P), F)) are tiles of their own, each live while
-// it is used: at least one is, and how many more is not modelled.
+// The bytes per partition one block of `t` takes: the blocks of a legacy declaration with
+// block dims ((B, nl.par_dim(P), F)) are tiles of their own, each live while it is used.
 int64_t allocated_bytes(const ir::TensorDecl& t);
+// By tensor: how many blocks of an SBUF block-dim tile are live at once (1 for every other
+// tensor). One where each block is used within one iteration of the loops that pick it
+// (neuronx-cc splits an instruction over several blocks and reorders affine loops to stream a
+// producer into its consumer). A block read again in every iteration of a loop (one that does
+// not pick it, inside the tile's declaring loop) is kept over that loop with all the blocks
+// the loop's body reads, as a plain tile a loop reaches without declaring it is. A tile
+// reached through a view or an indirect index counts one block. PSUM keeps one block: the
+// attention tutorials hold a PSUM tensor of 16 one-bank blocks over a loop, and build.
+std::vector<int64_t> held_blocks(const ir::Kernel& k);
 
 // By tensor id, the [first, last] instructions (numbered in program order, loop bodies in
 // place) over which the root tensor is live; first < 0: never accessed. Indirect index

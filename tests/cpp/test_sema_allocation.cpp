@@ -95,5 +95,52 @@ TEST(SemaAllocation, SbufOverCapacityIsASpillWarning) {
   EXPECT_TRUE(sema::check_allocation(k, trn2(), same).warnings.empty());
 }
 
+// w [4, 128, 512] (block-dim SBUF) loaded block by block in loop 0; then, with `reread`
+// trips of loop 1 around loop 2 over the blocks, each block read (a loop of one trip reads
+// every block once); with `in_load_loop`, each block is read right after its load instead.
+ir::Kernel block_reads(int64_t reread, bool in_load_loop) {
+  ir::Kernel k;
+  k.name = "blocks";
+  const int x = add_tensor(k, "x", {512, 512}, Memory::SharedHBM, ir::Role::Input);
+  const int w = add_tensor(k, "w", {4, 128, 512}, Memory::SBUF);
+  const int s = add_tensor(k, "s", {128, 512}, Memory::SBUF);
+  k.tensors[w].partition_dim = 1;
+  auto block = [&](int axis) {
+    ir::Access a;
+    a.tensor = w;
+    a.index = {AffineExpr::var({ir::VarKind::Loop, axis}), AffineExpr::grid(0), AffineExpr::grid(1)};
+    return a;
+  };
+  auto loop = [](int axis, int64_t trips) {
+    auto l = std::make_unique<ir::Loop>();
+    l->axis = axis;
+    l->ub = trips;
+    return l;
+  };
+  auto load = loop(0, 4);
+  load->body.push_back(inst(Opcode::Load, block(0), {tile(x, 128, 0)}));
+  if (in_load_loop) load->body.push_back(inst(Opcode::TensorTensor, tile(s), {tile(s), block(0)}));
+  k.body.push_back(std::move(load));
+  if (!in_load_loop) {
+    auto outer = loop(1, reread), inner = loop(2, 4);
+    inner->body.push_back(inst(Opcode::TensorTensor, tile(s), {tile(s), block(2)}));
+    outer->body.push_back(std::move(inner));
+    k.body.push_back(std::move(outer));
+  }
+  k.num_axes = 3;
+  return k;
+}
+
+TEST(SemaAllocation, ALoopThatReadsEveryBlockAgainHoldsThemAll) {
+  EXPECT_EQ(sema::held_blocks(block_reads(3, false))[1], 4);
+  EXPECT_EQ(sema::held_blocks(block_reads(1, false))[1], 1);  // read once: streamed
+  EXPECT_EQ(sema::held_blocks(block_reads(1, true))[1], 1);
+  EXPECT_EQ(sema::held_blocks(block_reads(3, false))[2], 1);  // a plain tile
+  // The live bytes count them: 4 blocks of 2 KiB and s where the loops read them.
+  const std::vector<sema::MemoryPeak> held = sema::allocation_peaks(block_reads(3, false), trn2());
+  EXPECT_EQ(held[0].bytes, 4 * 2048 + 2048);
+  EXPECT_EQ(sema::allocation_peaks(block_reads(1, false), trn2())[0].bytes, 2048 + 2048);
+}
+
 }  // namespace
 }  // namespace nkic

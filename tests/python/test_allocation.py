@@ -249,22 +249,45 @@ def test_sbuf_capacity_is_the_targets():
     assert spills(eight_tiles(6), TILES, target="trn2") == []
 
 
-@legacy_nki.jit
-def legacy_block_tiles(x):
-    out = lnl.ndarray((128, 8192), dtype=lnl.float32, buffer=lnl.shared_hbm)
-    buf = lnl.ndarray((8, lnl.par_dim(128), 8192), dtype=lnl.float32, buffer=lnl.sbuf)  # ERR:blocks
-    for b in lnl.affine_range(8):
-        buf[b] = lnl.load(x[b])
-    total = buf[0]
-    for b in lnl.static_range(1, 8):
-        total = lnl.add(total, buf[b])
-    lnl.store(out, value=total)
-    return out
+def legacy_blocks(reread):
+    """Eight 32 KiB blocks loaded in a loop, then summed: each once, in an unrolled loop, or
+    (`reread`) in each of two iterations of a loop around the loop over the blocks."""
+
+    @legacy_nki.jit
+    def kernel(x):
+        out = lnl.ndarray((128, 8192), dtype=lnl.float32, buffer=lnl.shared_hbm)
+        buf = lnl.ndarray((8, lnl.par_dim(128), 8192), dtype=lnl.float32, buffer=lnl.sbuf)  # ERR:blocks
+        for b in lnl.affine_range(8):
+            buf[b] = lnl.load(x[b])
+        total = lnl.zeros((128, 8192), dtype=lnl.float32, buffer=lnl.sbuf)  # ERR:blocks_total
+        for r in lnl.sequential_range(2 if reread else 1):
+            for b in (lnl.sequential_range(8) if reread else lnl.static_range(8)):
+                total[...] = lnl.add(total, buf[b])
+        lnl.store(out, value=total)
+        return out
+
+    return kernel
 
 
 def test_the_blocks_of_a_block_dim_declaration_are_tiles_of_their_own():
     # 8 blocks of 32 KiB: one block counts, as the compiler allocates the blocks apart.
-    assert spills(legacy_block_tiles, TILES) == []
+    assert spills(legacy_blocks(False), TILES) == []
+
+
+def test_the_blocks_a_loop_reads_in_every_iteration_are_live_together():
+    # The loop over r reads all 8 blocks again in each iteration: 256 KiB held, with `total`
+    # past trn2's 208 KiB from the point `total` is made.
+    [w] = spills(legacy_blocks(True), TILES)
+    assert str(w.message) == (
+        "[warn_sbuf_spill] SBUF holds 294912 bytes per partition live here, more than the 212984 target 'trn2' has: "
+        "the compiler spills 81928 bytes per partition to HBM and reloads them; live: 'buf' (line %d, 262144 bytes: "
+        "8 blocks a loop reads in every iteration), 'total' (line %d, 32768 bytes)" % (M.line("blocks"), M.line("blocks_total"))
+    ), str(w.message)
+    assert M.same_file(w.filename) and w.lineno == M.line("blocks_total")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.all(legacy_nki.simulate_kernel(legacy_blocks(True), TILES) == 16)
+        assert np.all(legacy_nki.simulate_kernel(legacy_blocks(False), TILES) == 8)
 
 
 @legacy_nki.jit
