@@ -111,8 +111,8 @@ void place_ring(std::vector<Claim> claims, int64_t capacity, std::vector<std::ve
 
 // One core's part of the plan: its sites are those of `core` (and the exchanges').
 void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<const ir::Instruction*>& order,
-               const std::vector<LoopSpan>& loops, const std::vector<int>& cores, const std::vector<int64_t>& blocks,
-               int core, BufferPlan& p, std::vector<int>& count, bool max_reuse) {
+               const std::vector<LoopSpan>& loops, const std::vector<int>& cores, int core, BufferPlan& p,
+               std::vector<int>& count, bool max_reuse) {
   const size_t n = order.size();
   auto mine = [&](size_t s) { return cores[s] == core || cores[s] < 0; };
   auto within = [&](int id, const LoopSpan& l) {
@@ -161,7 +161,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     for (const ir::TensorDecl& d : k.tensors) {
       if (!is_buffer(d)) continue;
       std::vector<int64_t>& live = d.memory == ir::Memory::PSUM ? psum : sbuf;
-      const int64_t bytes = buffer_bytes(d, t, blocks[d.id]);
+      const int64_t bytes = buffer_bytes(d, t, p.blocks[d.id]);
       live[first[d.id]] += bytes;
       live[last[d.id] + 1] -= bytes;
     }
@@ -221,7 +221,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
       if (count[id] != r - 1 || l.runs < r || l.s1 <= l.s0) continue;
       const bool in_psum = d.memory == ir::Memory::PSUM;
       std::vector<int64_t>& live = in_psum ? psum : sbuf;
-      const int64_t bytes = buffer_bytes(d, t, blocks[d.id]), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
+      const int64_t bytes = buffer_bytes(d, t, p.blocks[d.id]), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
       if (*std::max_element(live.begin() + l.s0, live.begin() + l.s1) + bytes > capacity) continue;
       for (int s = l.s0; s < l.s1; ++s) live[s] += bytes;
       count[id] = r;
@@ -245,7 +245,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     if (!is_buffer(d) || count[d.id] > 0 || writes[d.id] < 2 || max_reuse) continue;  // MAX_REUSE: the ring's
     const bool in_psum = d.memory == ir::Memory::PSUM;
     std::vector<int64_t>& live = in_psum ? psum : sbuf;
-    const int64_t bytes = buffer_bytes(d, t, blocks[d.id]), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
+    const int64_t bytes = buffer_bytes(d, t, p.blocks[d.id]), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
     const int64_t peak = *std::max_element(live.begin() + first[d.id], live.begin() + last[d.id] + 1);
     const int64_t extra = bytes > 0 && capacity > peak ? (capacity - peak) / bytes : 0;
     count[d.id] = static_cast<int>(std::min<int64_t>(writes[d.id], 1 + extra));
@@ -259,7 +259,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     const bool rotates = count[d.id] > 0, loop_tile = rotates && d.alloc_axis >= 0;
     const LoopSpan* l = loop_tile ? &loops[d.alloc_axis] : nullptr;
     Claim c{d.id, loop_tile ? l->s0 : first[d.id], loop_tile ? l->s1 - 1 : last[d.id],
-            buffer_bytes(d, t, blocks[d.id]) * std::max(1, count[d.id]), rotates};
+            buffer_bytes(d, t, p.blocks[d.id]) * std::max(1, count[d.id]), rotates};
     (d.memory == ir::Memory::PSUM ? psum_claims : sbuf_claims).push_back(c);
   }
   place_ring(std::move(sbuf_claims), p.sbuf_capacity, p.reuses, max_reuse);
@@ -285,11 +285,10 @@ BufferPlan plan_buffers(const ir::Kernel& k, const sema::Target& t, const std::v
   spans(k.body, 0, 1, site, loops);
   const std::vector<int> cores = site_cores(k, order.size());
   p.blocks = sema::held_blocks(k);
-  const std::vector<int64_t>& blocks = p.blocks;
   // A tile on several cores gets the buffers every one of them holds.
   for (int c = 0; c < std::max(1, k.physical_cores); ++c) {
     std::vector<int> count(k.tensors.size(), 0);
-    plan_core(k, t, order, loops, cores, blocks, c, p, count, o.max_reuse);
+    plan_core(k, t, order, loops, cores, c, p, count, o.max_reuse);
     for (size_t id = 0; id < count.size(); ++id)
       if (count[id] > 0) p.count[id] = p.count[id] > 0 ? std::min(p.count[id], count[id]) : count[id];
   }
