@@ -62,13 +62,9 @@ std::vector<int> whole_view(const ir::Access& a, const ir::TensorDecl& t, const 
 // `t[...] = nisa.activation(data=t[...])`.
 // A view (reshape) of dst's bytes counts as other elements.
 bool reads_other_elements(const ir::Instruction& in, const ir::Access& dst, const ir::Kernel& k) {
-  auto root = [&k](int id) {
-    while (k.tensor(id).alias_of >= 0) id = k.tensor(id).alias_of;
-    return id;
-  };
   const bool pointwise = ir::info(in.opcode).exec == ir::Exec::Elementwise && dst.indirect.empty();
   for (const ir::Access& a : in.srcs)
-    if (root(a.tensor) == root(dst.tensor) &&
+    if (k.root(a.tensor) == k.root(dst.tensor) &&
         !(pointwise && a.tensor == dst.tensor && a.indirect.empty() && a.index == dst.index))
       return true;
   return false;

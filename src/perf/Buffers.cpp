@@ -10,8 +10,8 @@ namespace nkic::perf {
 namespace {
 
 // A PSUM tile takes whole banks (a matmul accumulates within one bank).
-int64_t buffer_bytes(const ir::TensorDecl& t, const sema::Target& target, int64_t blocks) {
-  const int64_t n = sema::allocated_bytes(t) * blocks, bank = target.psum_par_size_in_bytes;
+int64_t buffer_bytes(const ir::TensorDecl& t, const sema::Target& target, const std::vector<int64_t>& held) {
+  const int64_t n = sema::held_bytes(t, held), bank = target.psum_par_size_in_bytes;
   return t.memory == ir::Memory::PSUM && bank > 0 ? (n + bank - 1) / bank * bank : n;
 }
 
@@ -161,7 +161,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     for (const ir::TensorDecl& d : k.tensors) {
       if (!is_buffer(d)) continue;
       std::vector<int64_t>& live = d.memory == ir::Memory::PSUM ? psum : sbuf;
-      const int64_t bytes = buffer_bytes(d, t, p.blocks[d.id]);
+      const int64_t bytes = buffer_bytes(d, t, p.blocks);
       live[first[d.id]] += bytes;
       live[last[d.id] + 1] -= bytes;
     }
@@ -221,7 +221,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
       if (count[id] != r - 1 || l.runs < r || l.s1 <= l.s0) continue;
       const bool in_psum = d.memory == ir::Memory::PSUM;
       std::vector<int64_t>& live = in_psum ? psum : sbuf;
-      const int64_t bytes = buffer_bytes(d, t, p.blocks[d.id]), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
+      const int64_t bytes = buffer_bytes(d, t, p.blocks), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
       if (*std::max_element(live.begin() + l.s0, live.begin() + l.s1) + bytes > capacity) continue;
       for (int s = l.s0; s < l.s1; ++s) live[s] += bytes;
       count[id] = r;
@@ -245,7 +245,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     if (!is_buffer(d) || count[d.id] > 0 || writes[d.id] < 2 || max_reuse) continue;  // MAX_REUSE: the ring's
     const bool in_psum = d.memory == ir::Memory::PSUM;
     std::vector<int64_t>& live = in_psum ? psum : sbuf;
-    const int64_t bytes = buffer_bytes(d, t, p.blocks[d.id]), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
+    const int64_t bytes = buffer_bytes(d, t, p.blocks), capacity = in_psum ? p.psum_capacity : p.sbuf_capacity;
     const int64_t peak = *std::max_element(live.begin() + first[d.id], live.begin() + last[d.id] + 1);
     const int64_t extra = bytes > 0 && capacity > peak ? (capacity - peak) / bytes : 0;
     count[d.id] = static_cast<int>(std::min<int64_t>(writes[d.id], 1 + extra));
@@ -259,7 +259,7 @@ void plan_core(const ir::Kernel& k, const sema::Target& t, const std::vector<con
     const bool rotates = count[d.id] > 0, loop_tile = rotates && d.alloc_axis >= 0;
     const LoopSpan* l = loop_tile ? &loops[d.alloc_axis] : nullptr;
     Claim c{d.id, loop_tile ? l->s0 : first[d.id], loop_tile ? l->s1 - 1 : last[d.id],
-            buffer_bytes(d, t, p.blocks[d.id]) * std::max(1, count[d.id]), rotates};
+            buffer_bytes(d, t, p.blocks) * std::max(1, count[d.id]), rotates};
     (d.memory == ir::Memory::PSUM ? psum_claims : sbuf_claims).push_back(c);
   }
   place_ring(std::move(sbuf_claims), p.sbuf_capacity, p.reuses, max_reuse);

@@ -191,8 +191,8 @@ Profile Schedule::finish() {
     // The largest block-dim tile a loop holds whole: what usually takes the SBUF past its capacity.
     int held = -1;
     for (size_t id = 0; id < plan_.blocks.size(); ++id)
-      if (plan_.blocks[id] > 1 && (held < 0 || plan_.blocks[id] * sema::allocated_bytes(k_.tensors[id]) >
-                                                   plan_.blocks[held] * sema::allocated_bytes(k_.tensors[held])))
+      if (plan_.blocks[id] > 1 && (held < 0 || sema::held_bytes(k_.tensors[id], plan_.blocks) >
+                                                   sema::held_bytes(k_.tensors[held], plan_.blocks)))
         held = static_cast<int>(id);
     std::string holds;
     if (held >= 0) {

@@ -144,11 +144,6 @@ struct Analysis {
   std::vector<int64_t> held;  // by tensor: held_blocks
 };
 
-// The bytes per partition tensor `d` takes at once: its held blocks.
-int64_t live_tile_bytes(const ir::TensorDecl& d, const std::vector<int64_t>& held) {
-  return allocated_bytes(d) * held[d.id];
-}
-
 Analysis analyse(const ir::Kernel& k) {
   Analysis a;
   a.held = held_blocks(k);
@@ -171,7 +166,7 @@ std::vector<int64_t> live_bytes(const ir::Kernel& k, const Target& t, const Anal
   for (const ir::TensorDecl& d : k.tensors) {
     const LiveRange& r = live[d.id];
     if (!on_chip(d) || d.memory != memory || r.first < 0 || !(owners[d.id] >> (core & 63) & 1)) continue;
-    const int64_t n = live_tile_bytes(d, a.held);
+    const int64_t n = held_bytes(d, a.held);
     const bool banked = memory == ir::Memory::PSUM && bank > 0;
     std::vector<int64_t>& v = banked && n < bank ? shared : whole;
     const int64_t add = banked && n >= bank ? (n + bank - 1) / bank * bank : n;
@@ -207,7 +202,7 @@ std::vector<MemoryPeak> peaks(const ir::Kernel& k, const Target& t, const Analys
               (owners[d.id] >> (core & 63) & 1))
             p.tensors.push_back(d.id);
       std::stable_sort(p.tensors.begin(), p.tensors.end(),
-                       [&](int x, int y) { return live_tile_bytes(k.tensor(x), a.held) > live_tile_bytes(k.tensor(y), a.held); });
+                       [&](int x, int y) { return held_bytes(k.tensor(x), a.held) > held_bytes(k.tensor(y), a.held); });
       out.push_back(std::move(p));
     }
   }
@@ -224,7 +219,7 @@ std::string live_list(const ir::Kernel& k, const Analysis& a, const MemoryPeak& 
   std::vector<std::pair<Key, const ir::TensorDecl*>> order;
   for (int id : p.tensors) {
     const ir::TensorDecl& t = k.tensor(id);
-    Key key{display(t.name), t.loc.line, live_tile_bytes(t, a.held)};
+    Key key{display(t.name), t.loc.line, held_bytes(t, a.held)};
     if (count[key]++ == 0) order.emplace_back(key, &t);
   }
   std::string text;

@@ -35,6 +35,10 @@ int64_t allocated_bytes(const ir::TensorDecl& t);
 // reached through a view or an indirect index counts one block. PSUM keeps one block: the
 // attention tutorials hold a PSUM tensor of 16 one-bank blocks over a loop, and build.
 std::vector<int64_t> held_blocks(const ir::Kernel& k);
+// The bytes per partition `t` takes at once: its held blocks (`held`, by tensor: held_blocks).
+inline int64_t held_bytes(const ir::TensorDecl& t, const std::vector<int64_t>& held) {
+  return allocated_bytes(t) * held[t.id];
+}
 
 // By tensor id, the [first, last] instructions (numbered in program order, loop bodies in
 // place) over which the root tensor is live; first < 0: never accessed. Indirect index
