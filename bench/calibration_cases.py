@@ -71,14 +71,17 @@ class Obj:
 
 
 def case(id, family, path, func, args, target, us, kind, source, kwargs=None, grid=None, note="", measure="latency",
-         why=""):
+         why="", time_base=None):
     """One published figure. kind: "measured" (a device measurement), "bound" (a unit test's
     pass/fail upper bound, or a design document's performance target), "alternative" (a measurement
     at a shape it may have had; shown, not in the median) or "order" (no figure: a variant whose
     published statement orders it against others, ORDERS). source: (repository, path, commit, line).
-    why: what the model does not know that a prediction off by more than x4 (WHY_LIMIT) shows."""
+    why: what the model does not know that a prediction off by more than x4 (WHY_LIMIT) shows.
+    time_base: the name of a measurement backend whose reported times are not one NeuronCore's
+    (TIME_BASES); None for a figure in a NeuronCore's own time."""
     return dict(id=id, family=family, path=path, func=func, args=args, kwargs=kwargs or {}, grid=grid,
-                target=target, us=us, kind=kind, source=source, note=note, measure=measure, why=why)
+                target=target, us=us, kind=kind, source=source, note=note, measure=measure, why=why,
+                time_base=time_base)
 
 
 def sdk(path, line, commit=SDK_HEAD):
@@ -327,9 +330,6 @@ ORDERS = [
      sdk("nki/guides/tutorials/matrix_multiplication.rst", "166-213"),
      [("CM1", "CM2"), ("CM2", "CM3"), ("CM3", "CM4")]),
 ]
-# Families whose measurements calibrated a figure of the model (docs/performance.md, "How close
-# it is"): none, every figure is a published one; their errors would be reported apart.
-TUNE_FAMILIES = frozenset()
 TIE = 1.05
 FAR = 0.7  # |ln(pred/measured)| above this is called far off
 WHY_LIMIT = math.log(4)  # a prediction off by more than this says why

@@ -1,7 +1,8 @@
 """The statistics bench/perf_calibration.py reports: how far predictions are from measurements
 (|ln(predicted / measured)|, its median and 90th percentile), how well the predictions order
 the variants of one kernel at one shape (Spearman's rank correlation), and what a tuner that
-runs only the predicted-fastest variant loses (its measured latency over the measured fastest)."""
+runs only the predicted-fastest variant loses (its measured latency over the measured fastest),
+and the scale of a backend whose reported times are not one NeuronCore's."""
 import math
 import statistics
 
@@ -54,6 +55,11 @@ def tuner_loss(predicted, measured):
     """The measured latency of the variant predicted fastest over the measured fastest (>= 1)."""
     pick = min(range(len(predicted)), key=lambda i: predicted[i])
     return measured[pick] / min(measured)
+
+
+def time_scale(predicted, measured):
+    """The factor taking predictions to a backend's time base: exp(median ln(measured / predicted))."""
+    return math.exp(statistics.median(math.log(m / p) for p, m in zip(predicted, measured, strict=True)))
 
 
 def summary(errors):

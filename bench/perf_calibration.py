@@ -6,9 +6,11 @@ dtypes. Two instruction-level figures (D1, D2) use small kernels written here. E
 with its shape, target, statistic and source (repository, path, commit, line), is a row of
 CASES (bench/calibration_cases.py); what the figure is (percentile, caveats) is in its `note`.
 
-Prints one line per case, whether each family of variants ranks as published, the median, p90
-and max of |ln(predicted / measured)| per target and per family over the measured figures (the
-families a figure was tuned on apart from the rest), per family of variants at one shape the rank
+Prints one line per case (against the figure as reported), whether each family of variants ranks
+as published, the median, p90 and max of |ln(predicted / measured)| per target and per family over
+the measured figures on each one's time base (a backend whose reported times are not one
+NeuronCore's, calibration_kda.py, is compared at a scale fitted on its tune families, which are
+reported apart from the rest; then every figure as reported), per family of variants at one shape the rank
 correlation and the measured latency of the predicted-fastest variant over the measured fastest,
 and how many test upper bounds the prediction stays under. Exits 0 (it is a report) unless a kernel fails to trace.
 
@@ -26,14 +28,17 @@ import time
 
 import nkic
 from calibration_cases import (ACCEL_HEAD, ACCEL_PREFIX, AUTO_HEAD, AUTO_PREFIX, CASES, FAR, LIB_HEAD, LIB_PREFIX,
-                               ORDERS, Obj, RANKINGS, SDK_HEAD, SDK_PREFIX, TIE, TUNE_FAMILIES, TUNE_HEAD,
-                               TUNE_PREFIX, WHY_LIMIT, Z)
-from calibration_kda import KDA_HEAD, KDA_PREFIX, kda_cases
-from calibration_stats import abs_log_error, spearman, summary, tuner_loss
+                               ORDERS, Obj, RANKINGS, SDK_HEAD, SDK_PREFIX, TIE, TUNE_HEAD, TUNE_PREFIX, WHY_LIMIT,
+                               Z)
+from calibration_kda import KDA_HEAD, KDA_PREFIX, KDA_TUNE_FAMILIES, kda_cases
+from calibration_stats import abs_log_error, spearman, summary, time_scale, tuner_loss
 from neuronxcc import nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 
+# Families whose figures calibrated something (docs/performance.md, "How close it is"): only a
+# backend's time base, never a figure of the model; their errors are reported apart.
+TUNE_FAMILIES = KDA_TUNE_FAMILIES
 
 
 @nki.jit
@@ -197,28 +202,53 @@ def print_orders(results):
               f"{'; predicted ' + wrong if wrong else ''}\n      {repo} {path}@{commit[:8]}:{line}")
 
 
-def print_errors(results):
-    """Per target, then per target and family: the count, median, p90 and max of
-    |ln(predicted / measured)| over the measured figures, for the tune families and the rest."""
+def fit_time_bases(results):
+    """{time base: scale}: a backend's reported time is `scale` times one NeuronCore's, the
+    exp(median ln(measured / predicted)) over its tune families' figures (calibration_kda)."""
+    pairs = {}
+    for c, pred, _ in results.values():
+        if c["kind"] == "measured" and c["time_base"] and c["family"] in TUNE_FAMILIES:
+            pairs.setdefault(c["time_base"], []).append((pred, c["us"]))
+    return {base: time_scale(*zip(*v)) for base, v in pairs.items()}
+
+
+def on_time_base(c, pred, scales):
+    """The prediction in the time of the figure's backend (itself for a NeuronCore's own time)."""
+    return pred * scales.get(c["time_base"], 1.0) if c["time_base"] else pred
+
+
+def print_error_table(rows):
+    """Per target, then per target and family: count, median, p90 and max of |ln| errors."""
+    groups = {}
+    for c, err in rows:
+        groups.setdefault((c["target"], None), []).append((c["id"], err))
+        groups.setdefault((c["target"], c["family"]), []).append((c["id"], err))
+    groups[("all targets", None)] = [(c["id"], err) for c, err in rows]
+    print(f"  {'target':11s} {'family':34s} {'n':>3s} {'median':>14s} {'p90':>14s} {'max':>8s}  far off")
+    for (target, family), errs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        n, med, p90, worst = summary([e for _, e in errs])
+        far = ", ".join(i for i, e in errs if e > FAR) or "none"
+        print(f"  {target:11s} {family or '(all)':34s} {n:3d} {med:6.3f} (x{math.exp(med):5.2f}) "
+              f"{p90:6.3f} (x{math.exp(p90):5.2f}) {worst:8.3f}  {far if family is None else ''}")
+
+
+def print_errors(results, scales):
+    """|ln(predicted / measured)| over the measured figures, on each figure's time base, for the
+    tune families and the rest; then every figure as its backend reported it."""
     measured = [(c, pred) for c, pred, _ in results.values() if c["kind"] == "measured"]
+    for base, scale in sorted(scales.items()):
+        print(f"\nTime base of {base}: its reported times are x{scale:.3f} one NeuronCore's (fitted on"
+              f" {', '.join(sorted(f for f in TUNE_FAMILIES if any(c['family'] == f for c, _ in measured)))})")
     for split, keep in (("tune", lambda c: c["family"] in TUNE_FAMILIES),
                         ("rest", lambda c: c["family"] not in TUNE_FAMILIES)):
-        rows = [(c, pred) for c, pred in measured if keep(c)]
-        print(f"\n|ln(predicted / measured)| over the measured figures, {split} families:")
-        if not rows:
-            print("  none (no figure of the model is calibrated on measurements)" if split == "tune" else "  none")
-            continue
-        groups = {}
-        for c, pred in rows:
-            groups.setdefault((c["target"], None), []).append((c["id"], abs_log_error(pred, c["us"])))
-            groups.setdefault((c["target"], c["family"]), []).append((c["id"], abs_log_error(pred, c["us"])))
-        groups[("all targets", None)] = [(c["id"], abs_log_error(pred, c["us"])) for c, pred in rows]
-        print(f"  {'target':11s} {'family':34s} {'n':>3s} {'median':>14s} {'p90':>14s} {'max':>8s}  far off")
-        for (target, family), errs in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
-            n, med, p90, worst = summary([e for _, e in errs])
-            far = ", ".join(i for i, e in errs if e > FAR) or "none"
-            print(f"  {target:11s} {family or '(all)':34s} {n:3d} {med:6.3f} (x{math.exp(med):5.2f}) "
-                  f"{p90:6.3f} (x{math.exp(p90):5.2f}) {worst:8.3f}  {far if family is None else ''}")
+        rows = [(c, abs_log_error(on_time_base(c, pred, scales), c["us"])) for c, pred in measured if keep(c)]
+        print(f"\n|ln(predicted / measured)| over the measured figures on their time base, {split} families:")
+        if rows:
+            print_error_table(rows)
+        else:
+            print("  none")
+    print("\n|ln(predicted / measured)| over the measured figures as reported (one NeuronCore's time assumed):")
+    print_error_table([(c, abs_log_error(pred, c["us"])) for c, pred in measured])
 
 
 def print_families(results, rankings):
@@ -279,12 +309,13 @@ def main():
     under, total = print_bounds(results)
     print_rankings(results, rankings)
     print_orders(results)
-    print_errors(results)
+    scales = fit_time_bases(results)
+    print_errors(results, scales)
     print_families(results, rankings)
     print(f"\nUpper bounds the prediction stays under: {under}/{total}"
           + (f" ({100 * under / total:.0f} %)" if total else ""))
-    off = [r[0] for r in results.values() if r[0]["kind"] in ("measured", "alternative")
-           and abs(math.log(r[1] / r[0]["us"])) > WHY_LIMIT]
+    off = [c for c, pred, _ in results.values() if c["kind"] in ("measured", "alternative")
+           and abs_log_error(on_time_base(c, pred, scales), c["us"]) > WHY_LIMIT]
     bare = [c["id"] for c in off if not c["why"]]
     print(f"Predictions off by more than x4: {len(off)}; without a reason: {', '.join(bare) or 'none'}")
     print("\nSources (repository, path, commit, line):")

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-from calibration_kda import KDA, KDA_HEAD, KDA_PREFIX, kda_cases  # noqa: E402
-from calibration_cases import ACCEL_PREFIX, NKIBENCH_ARGS  # noqa: E402
+from calibration_kda import KDA, KDA_HEAD, KDA_PREFIX, KDA_TIME_BASE, KDA_TUNE_FAMILIES, kda_cases  # noqa: E402
+from calibration_cases import ACCEL_PREFIX, NKIBENCH_ARGS, nkibench_op  # noqa: E402
 
 HEADER = "timestamp,op,candidate,parent,passed,latency_ms,speedup,notes\n"
 
@@ -53,8 +53,16 @@ def test_a_checkout_gives_each_baseline_and_each_passing_variant_once(tmp_path):
     assert base["us"] == 1000.0 and base["path"] == ACCEL_PREFIX + "NKIBench/kernels/silu_M4096_N7168_0.py"
     assert base["source"][1] == "baselines.json" and base["source"][3] == 8  # its key's line
     assert all(c["target"] == "trn2" and c["kind"] == "measured" for c in cases)
+    assert all(c["time_base"] == KDA_TIME_BASE for c in cases)  # the backend's time, not one NeuronCore's
     assert by_id["K-mamba-mamba_v2"]["args"] is NKIBENCH_ARGS["mamba_M7168_C256_S16"]
 
 
 def test_no_checkout_gives_no_cases(tmp_path):
     assert kda_cases(str(tmp_path / "absent")) == ([], [])
+
+
+def test_the_tune_split_is_whole_operators_of_nkibench():
+    ops = {nkibench_op(name) for name in NKIBENCH_ARGS}
+    assert KDA_TUNE_FAMILIES == {f"kda {op}" for op in ("matmul", "rmsnorm_matmul", "matmul_add_rmsnorm",
+                                                          "transpose_matmul")}
+    assert {f[len("kda "):] for f in KDA_TUNE_FAMILIES} <= ops

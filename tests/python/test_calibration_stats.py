@@ -7,7 +7,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
-from calibration_stats import abs_log_error, percentile, ranks, spearman, summary, tuner_loss  # noqa: E402
+from calibration_stats import abs_log_error, percentile, ranks, spearman, summary, time_scale, tuner_loss  # noqa: E402
 
 
 def test_equal_values_share_the_mean_of_their_ranks():
@@ -44,3 +44,12 @@ def test_the_summary_is_count_median_p90_and_max_of_the_log_errors():
     assert (n, worst) == (4, pytest.approx(2.0))
     assert med == pytest.approx(1.0)
     assert p90 == pytest.approx(percentile(errs, 90)) == pytest.approx(1.7)
+
+
+def test_a_time_scale_is_the_median_ratio_in_logs():
+    # ln(measured / predicted): ln 2, ln 2, ln 1 -> median ln 2, whatever the order
+    assert time_scale([4.0, 1.0, 2.0], [4.0, 2.0, 4.0]) == pytest.approx(2.0)
+    # an even count takes the geometric mean of the middle two: ln 0.5 and ln 2 -> 1
+    assert time_scale([2.0, 1.0, 1.0, 1.0], [1.0, 2.0, 0.25, 8.0]) == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        time_scale([1.0, 2.0], [1.0])
