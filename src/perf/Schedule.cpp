@@ -147,30 +147,75 @@ double Schedule::place(int ti, double ready, double interval, int64_t& waited) {
   return start;
 }
 
-std::pair<double, int64_t> Schedule::transfer(double earliest, double interval, int queues, int site, int64_t pred) {
-  // The transfers take the queues that can start them earliest (in an idle gap or at their
-  // free time), the earliest-free first; each queue starts its share when it can, and the
-  // result is ready when the last ends.
+double Schedule::streamed(int ti, double ready, double interval) const {
+  if (program_order_) return std::max(free_[ti], ready) + interval;
+  double left = interval;
+  for (const Gap& g : gaps_[ti]) {
+    const double from = std::max(g.from, ready);
+    if (from >= g.to) continue;
+    if (from + left <= g.to) return from + left;
+    left -= g.to - from;
+  }
+  return std::max(free_[ti], ready) + left;
+}
+
+std::pair<double, double> Schedule::stream(int ti, double ready, double interval, int64_t& waited,
+                                           std::vector<std::pair<double, double>>& pieces) {
+  pieces.clear();
+  waited = -1;
+  double left = interval;
+  std::vector<Gap>& gaps = gaps_[ti];
+  const int64_t next = num_nodes() < o_.max_nodes ? num_nodes() : -1;
+  for (size_t i = 0; i < gaps.size() && left > 0 && !program_order_;) {
+    const Gap g = gaps[i];
+    const double from = std::max(g.from, ready);
+    if (from >= g.to) {
+      ++i;
+      continue;
+    }
+    const double take = std::min(left, g.to - from);
+    waited = g.before;
+    pieces.emplace_back(from, from + take);
+    left -= take;
+    gaps.erase(gaps.begin() + static_cast<std::ptrdiff_t>(i));
+    if (from + take < g.to) gaps.insert(gaps.begin() + static_cast<std::ptrdiff_t>(i), Gap{from + take, g.to, next});
+    if (from > g.from) gaps.insert(gaps.begin() + static_cast<std::ptrdiff_t>(i++), Gap{g.from, from, g.before});
+  }
+  if (left > 0) {
+    const double s = place(ti, ready, left, waited);
+    pieces.emplace_back(s, s + left);
+  }
+  // What held the queue before its last piece is what the transfer waited for, if it waited.
+  if (pieces.back().second <= ready + interval) waited = -1;
+  return {pieces.front().first, pieces.back().second};
+}
+
+Schedule::Transfer Schedule::transfer(double earliest, double interval, int queues, int site, int64_t pred) {
+  // The transfers take the queues that finish them first, the earliest-free first on a tie;
+  // each queue moves its share in its idle time, and the result is ready when the last ends.
   std::vector<std::pair<double, int>> q;
   for (int j = 0; j < t_.cost.dma_queues; ++j) {
     const int i = core_ * per_core_ + kComputeTracks + j;
-    q.emplace_back(slot(i, earliest, interval).first, i);
+    q.emplace_back(streamed(i, earliest, interval), i);
   }
   std::stable_sort(q.begin(), q.end(), [this](const auto& a, const auto& b) {
     return a.first != b.first ? a.first < b.first : free_[a.second] < free_[b.second];
   });
   q.resize(std::min<size_t>(q.size(), static_cast<size_t>(std::max(1, queues))));
-  double start = earliest;
-  for (auto& [s, i] : q) {
+  double start = -1, end = earliest;
+  std::vector<std::vector<std::pair<double, double>>> pieces(q.size());
+  for (size_t j = 0; j < q.size(); ++j) {
     int64_t waited = -1;
-    s = place(i, earliest, interval, waited);
-    if (s > start) start = s, pred = waited;
+    const auto [s, e] = stream(q[j].second, earliest, interval, waited, pieces[j]);
+    if (start < 0 || s < start) start = s;
+    if (e > end && waited >= 0) pred = waited;
+    end = std::max(end, e);
   }
-  const double end = start + interval;
   const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(q.front().second)});
-  for (const auto& [s, i] : q) add_slice(i, s, interval, site, 1);
+  for (size_t j = 0; j < q.size(); ++j)
+    for (const auto& [s, e] : pieces[j]) add_slice(q[j].second, s, e - s, site, 1);
   tot_.busy[static_cast<int>(Track::dma)] += interval * static_cast<double>(q.size());
-  return {start, node};
+  return {start, end, node};
 }
 
 double Schedule::spill(double ready, int64_t& dep, int64_t touched) {
@@ -182,8 +227,8 @@ double Schedule::spill(double ready, int64_t& dep, int64_t touched) {
   const InstCost c = spill_cost(std::min(plan_.spill_bytes, touched), t_);
   double t = ready;
   for (int leg = 0; leg < 2; ++leg) {
-    const auto [s, node] = transfer(t + t_.cost.dma_fixed_latency_ns, c.interval, c.queues, plan_.spill_site, dep);
-    t = s + c.interval, dep = node;
+    const Transfer x = transfer(t + t_.cost.dma_fixed_latency_ns, c.interval, c.queues, plan_.spill_site, dep);
+    t = x.end, dep = x.node;
     tot_.dma_bytes += static_cast<double>(c.dma_bytes);
   }
   spill_pending_ = false;
@@ -309,16 +354,16 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
       if (dge_free_[dge] > ready) ready = dge_free_[dge], dep = dge_node_[dge];
       dge_free_[dge] = ready + t_.cost.hwdge_issue_ns;
     }
-    const auto [s, node] = transfer(ready + t_.cost.dma_fixed_latency_ns, c.interval, c.queues, site, dep);
-    if (dge < dge_free_.size()) dge_node_[dge] = node;
-    start = s;
-    end = start + c.interval;
+    const Transfer x = transfer(ready + t_.cost.dma_fixed_latency_ns, c.interval, c.queues, site, dep);
+    if (dge < dge_free_.size()) dge_node_[dge] = x.node;
+    start = x.start;
+    end = x.end;
     tot_.dma_bytes += static_cast<double>(c.dma_bytes);
     site_busy_[site] += c.interval;
     if (c.runs > 0 && static_cast<double>(c.dma_bytes) < c.runs * t_.cost.dma_buffer_overhead_bytes)
       small_runs_[site] = true;
     site_run_bytes_[site] = c.runs > 0 ? static_cast<double>(c.dma_bytes) / static_cast<double>(c.runs) : 0.0;
-    pred = node;
+    pred = x.node;
   } else {
     const std::vector<int64_t> ports = ports_of(in, c.track);
     for (int64_t key : ports) {

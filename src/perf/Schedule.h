@@ -167,9 +167,20 @@ class Schedule {
   // excess, up to the `touched` bytes per partition of SBUF that instruction reads and writes,
   // is stored and reloaded on the DMA queues, and it waits for the reload. Returns when that ends.
   double spill(double ready, int64_t& dep, int64_t touched);
-  // Places a transfer of `interval` per queue on the `queues` DMA queues that can start it
-  // earliest (at `earliest` or later); returns its start and node (`pred`: what it waited for).
-  std::pair<double, int64_t> transfer(double earliest, double interval, int queues, int site, int64_t pred);
+  // A DMA queue's engine serves several rings and interleaves their descriptors, so a transfer
+  // moves its bytes in the queue's idle time from `ready` on: the gaps earlier-placed transfers
+  // left, then its free time. streamed() says when it would end there; stream() takes those
+  // pieces (`pieces`: their bounds) for the node added next and returns its start and end.
+  double streamed(int ti, double ready, double interval) const;
+  std::pair<double, double> stream(int ti, double ready, double interval, int64_t& waited,
+                                   std::vector<std::pair<double, double>>& pieces);
+  // Places a transfer of `interval` per queue on the `queues` DMA queues that finish it first
+  // (starting at `earliest` or later); returns its start, end and node (`pred`: what it waited for).
+  struct Transfer {
+    double start, end;
+    int64_t node;
+  };
+  Transfer transfer(double earliest, double interval, int queues, int site, int64_t pred);
   int64_t add_node(const Node& n);
   void add_slice(int track, double start, double duration, int site, int64_t repeat);
 

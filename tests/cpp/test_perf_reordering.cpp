@@ -1,6 +1,7 @@
 // What the cost model assumes of neuronx-cc's instruction scheduling, on hand-built
-// kernels: a transfer fills a DMA queue's idle gap, and an affine loop's later
-// iterations hide a dependent chain's fixed result latency on one engine.
+// kernels: a transfer fills a DMA queue's idle gap (streaming through it when it is longer),
+// and an affine loop's later iterations hide a dependent chain's fixed result latency on one
+// engine.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,19 +15,20 @@ namespace {
 
 using namespace perf_test;
 
-// load x; y = x + 1 (Vector Engine); store y; and, with `extra`, an independent load z.
-perf::Profile load_compute_store(bool extra) {
+// load x; y = x + 1 (Vector Engine); store y; and, with `extra`, an independent load z of
+// `z_cols` fp32 columns.
+perf::Profile load_compute_store(bool extra, int64_t z_cols = 512) {
   ir::Kernel k;
   k.name = "gap";
   const int a = add_tensor(k, "a", {128, 512}, Memory::SharedHBM, ir::Role::Input);
-  const int b = add_tensor(k, "b", {128, 512}, Memory::SharedHBM, ir::Role::Input);
+  const int b = add_tensor(k, "b", {128, z_cols}, Memory::SharedHBM, ir::Role::Input);
   const int out = add_tensor(k, "out", {128, 512}, Memory::SharedHBM, ir::Role::Output);
   const int x = add_tensor(k, "x", {128, 512}, Memory::SBUF), y = add_tensor(k, "y", {128, 512}, Memory::SBUF);
-  const int z = add_tensor(k, "z", {128, 512}, Memory::SBUF);
+  const int z = add_tensor(k, "z", {128, z_cols}, Memory::SBUF);
   k.body.push_back(inst(Opcode::Load, tile(x), {tile(a)}));
   k.body.push_back(inst(Opcode::TensorScalar, tile(y), {tile(x)}));
   k.body.push_back(inst(Opcode::Store, tile(out), {tile(y)}));
-  if (extra) k.body.push_back(inst(Opcode::Load, tile(z), {tile(b)}));
+  if (extra) k.body.push_back(inst(Opcode::Load, tile(z), {tile(b)}, {128, z_cols}));
   return perf::predict(k, trn1());
 }
 
@@ -44,6 +46,29 @@ TEST(CostModelReordering, ALaterIndependentTransferFillsTheGapAQueueLeftWaiting)
   for (const perf::Slice& s : p.slices)
     if (s.track == perf::kComputeTracks && s.opcode == Opcode::Load && s.start > 0) z_start = s.start;
   EXPECT_NEAR(z_start, f.dma_fixed_latency_ns + dma, 1e-6);
+}
+
+TEST(CostModelReordering, ATransferLongerThanTheGapStreamsThroughItAndAroundTheNextTransfer) {
+  // z (8 KiB per partition) is ready when x's load leaves the queues idle until the store, for
+  // less time than z takes: the queue's engine interleaves rings, so z moves its bytes in that
+  // gap, then in the queue time after the store, and ends one gap earlier than behind the store.
+  const sema::CostFigures& f = trn1().cost;
+  auto per_queue = [&f](double bytes) { return 128 * (bytes + f.dma_buffer_overhead_bytes) / 16 / f.dma_queue_bytes_per_ns; };
+  const double dx = per_queue(2048), dz = per_queue(8192), gap = f.dma_fixed_latency_ns + stream_latency(f.dve, 1);
+  ASSERT_GT(dz, gap);
+  const perf::Profile p = load_compute_store(true, 2048);
+  const double store_end = 2 * f.dma_fixed_latency_ns + 2 * dx + stream_latency(f.dve, 1);
+  EXPECT_NEAR(p.latency, f.dma_fixed_latency_ns + 2 * dx + dz, 1e-6);
+  EXPECT_LT(p.latency, store_end + dz);
+  std::vector<std::pair<double, double>> z_pieces;
+  for (const perf::Slice& s : p.slices)
+    if (s.track == perf::kComputeTracks && s.opcode == Opcode::Load && s.start > f.dma_fixed_latency_ns)
+      z_pieces.emplace_back(s.start, s.start + s.duration);
+  ASSERT_EQ(z_pieces.size(), 2u);
+  EXPECT_NEAR(z_pieces[0].first, f.dma_fixed_latency_ns + dx, 1e-6);
+  EXPECT_NEAR(z_pieces[0].second, store_end - dx, 1e-6);
+  EXPECT_NEAR(z_pieces[1].first, store_end, 1e-6);
+  EXPECT_NEAR(z_pieces[1].second - z_pieces[1].first + z_pieces[0].second - z_pieces[0].first, dz, 1e-6);
 }
 
 // for i in range(2): t = x[i] + 1; u = t + 1 (both on the Vector Engine), t and u fresh per iteration.
