@@ -236,8 +236,11 @@ def print_errors(results, scales):
     """|ln(predicted / measured)| over the measured figures, on each figure's time base, for the
     tune families and the rest; then every figure as its backend reported it."""
     measured = [(c, pred) for c, pred, _ in results.values() if c["kind"] == "measured"]
-    for base, scale in sorted(scales.items()):
-        print(f"\nTime base of {base}: its reported times are x{scale:.3f} one NeuronCore's (fitted on"
+    for base in sorted({c["time_base"] for c, _ in measured if c["time_base"]}):
+        if base not in scales:
+            print(f"\nTime base of {base}: none of its tune families ran; its figures are compared as reported")
+            continue
+        print(f"\nTime base of {base}: its reported times are x{scales[base]:.3f} one NeuronCore's (fitted on"
               f" {', '.join(sorted(f for f in TUNE_FAMILIES if any(c['family'] == f for c, _ in measured)))})")
     for split, keep in (("tune", lambda c: c["family"] in TUNE_FAMILIES),
                         ("rest", lambda c: c["family"] not in TUNE_FAMILIES)):
