@@ -13,6 +13,12 @@ namespace {
 constexpr size_t kMaxGaps = 16;     // idle gaps remembered per engine
 constexpr int64_t kSbufPort = -1, kPsumPort = -2;
 
+// Keeps the newest kMaxGaps idle gaps of a track: splitting a gap around an instruction can add one.
+template <class Gaps>
+void trim(Gaps& gaps) {
+  if (gaps.size() > kMaxGaps) gaps.erase(gaps.begin(), gaps.end() - static_cast<std::ptrdiff_t>(kMaxGaps));
+}
+
 bool near(double a, double b) { return std::fabs(a - b) <= 1e-6 + 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
 
 }  // namespace
@@ -135,12 +141,13 @@ double Schedule::place(int ti, double ready, double interval, int64_t& waited) {
     gaps.erase(gaps.begin() + i);
     if (after.to > after.from) gaps.insert(gaps.begin() + i, after);
     if (before.to > before.from) gaps.insert(gaps.begin() + i, before);
+    trim(gaps);
     return start;
   }
   waited = last_node_[ti];
   if (start > free_[ti]) {
     gaps.push_back({free_[ti], start, last_node_[ti]});
-    if (gaps.size() > kMaxGaps) gaps.erase(gaps.begin());
+    trim(gaps);
   }
   free_[ti] = start + interval;
   last_node_[ti] = next;  // an instruction in a gap leaves the track's last node as it was
@@ -187,6 +194,7 @@ std::pair<double, double> Schedule::stream(int ti, double ready, double interval
   }
   // What held the queue before its last piece is what the transfer waited for, if it waited.
   if (pieces.back().second <= ready + interval) waited = -1;
+  trim(gaps);
   return {pieces.front().first, pieces.back().second};
 }
 

@@ -71,6 +71,34 @@ TEST(CostModelReordering, ATransferLongerThanTheGapStreamsThroughItAndAroundTheN
   EXPECT_NEAR(z_pieces[1].second - z_pieces[1].first + z_pieces[0].second - z_pieces[0].first, dz, 1e-6);
 }
 
+TEST(CostModelReordering, AnEngineRemembersItsSixteenLatestIdleGaps) {
+  // 18 loads, each followed by y_i = x_i + 1 on the Vector Engine, leave it 18 idle gaps (before
+  // y_0, and between each y and the next load's end); z = c + 1, ready at once, goes into the
+  // earliest gap the engine still remembers: the third, after y_1, as the two oldest are gone.
+  ir::Kernel k;
+  k.name = "gaps";
+  const int c = add_tensor(k, "c", {128, 64}, Memory::SBUF), z = add_tensor(k, "z", {128, 64}, Memory::SBUF);
+  for (int i = 0; i < 18; ++i) {
+    const std::string n = std::to_string(i);
+    const int a = add_tensor(k, "a" + n, {128, 512}, Memory::SharedHBM, ir::Role::Input);
+    const int x = add_tensor(k, "x" + n, {128, 512}, Memory::SBUF), y = add_tensor(k, "y" + n, {128, 512}, Memory::SBUF);
+    k.body.push_back(inst(Opcode::Load, tile(x), {tile(a)}));
+    k.body.push_back(inst(Opcode::TensorScalar, tile(y), {tile(x)}));
+  }
+  k.body.push_back(inst(Opcode::TensorScalar, tile(z), {tile(c)}, {128, 64}));
+  const perf::Profile p = perf::predict(k, trn1());
+  std::vector<std::pair<double, double>> dve;
+  for (const perf::Slice& s : p.slices)
+    if (s.track == static_cast<int>(perf::Track::dve)) dve.emplace_back(s.start, s.start + s.duration);
+  ASSERT_EQ(dve.size(), 19u);
+  std::sort(dve.begin(), dve.end());
+  // y_0, y_1, then z in the gap after y_1, before y_2.
+  EXPECT_GT(dve[0].first, 0);
+  EXPECT_NEAR(dve[2].first, dve[1].second, 1e-6);
+  EXPECT_LT(dve[2].second, dve[3].first);
+  EXPECT_NEAR(dve[2].second - dve[2].first, 64 / trn1().cost.dve.clock_ghz, 1e-6);
+}
+
 // for i in range(2): t = x[i] + 1; u = t + 1 (both on the Vector Engine), t and u fresh per iteration.
 perf::Profile chain_loop(ir::AxisType type) {
   ir::Kernel k;
