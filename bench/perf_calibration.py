@@ -257,7 +257,8 @@ def print_errors(results, scales):
 def print_families(results, rankings):
     """Per family of variants of one kernel at one shape (RANKINGS) with measured figures:
     Spearman's rank correlation of predicted and measured, and the measured latency of the
-    variant predicted fastest over the measured fastest (what a tuner trusting the model loses)."""
+    variant predicted fastest over the measured fastest (what a tuner trusting the model loses);
+    each marked tune or rest by the split of its figures (a time base's scale leaves both as they are)."""
     print("\nFamilies of variants (Spearman of predicted vs measured, values within x%.2f tying;"
           " predicted-fastest's measured latency over the measured fastest):" % TIE)
     for name, ids in rankings:
@@ -267,7 +268,8 @@ def print_families(results, rankings):
         pred = [results[i][1] for i in have]
         meas = [results[i][0]["us"] for i in have]
         rho = spearman(pred, meas, TIE)
-        print(f"  {name:42s} n {len(have):2d}  Spearman {'  n/a' if rho is None else f'{rho:+5.2f}'}"
+        split = "tune" if results[have[0]][0]["family"] in TUNE_FAMILIES else "rest"
+        print(f"  {name:42s} {split}  n {len(have):2d}  Spearman {'  n/a' if rho is None else f'{rho:+5.2f}'}"
               f"  predicted fastest x{tuner_loss(pred, meas):.3f} of the fastest")
 
 
