@@ -192,7 +192,7 @@ class Schedule {
   int cores_ = 1, core_ = 0, per_core_ = 0;  // per_core_: tracks of one core
   std::vector<double> free_;          // per core: compute engines, then DMA queues
   std::vector<int64_t> last_node_;    // per track: the node that holds it
-  std::vector<std::vector<Gap>> gaps_;  // per track (compute engines only), oldest first
+  std::vector<std::vector<Gap>> gaps_;  // per track (engines and DMA queues), oldest first
   std::map<int64_t, Port> ports_;  // per core kSbufPort, kPsumPort, or a PSUM tensor (its bank)
   std::vector<std::vector<Region>> regions_;  // per root tensor
   std::vector<bool> written_;         // tensors some instruction writes
