@@ -214,7 +214,7 @@ def fit_time_bases(results):
 
 def on_time_base(c, pred, scales):
     """The prediction in the time of the figure's backend (itself for a NeuronCore's own time)."""
-    return pred * scales.get(c["time_base"], 1.0) if c["time_base"] else pred
+    return pred * scales.get(c["time_base"], 1.0)
 
 
 def print_error_table(rows):

@@ -211,17 +211,16 @@ Schedule::Transfer Schedule::transfer(double earliest, double interval, int queu
   });
   q.resize(std::min<size_t>(q.size(), static_cast<size_t>(std::max(1, queues))));
   double start = -1, end = earliest;
-  std::vector<std::vector<std::pair<double, double>>> pieces(q.size());
-  for (size_t j = 0; j < q.size(); ++j) {
+  std::vector<std::pair<double, double>> pieces;
+  for (const auto& [first_end, i] : q) {
     int64_t waited = -1;
-    const auto [s, e] = stream(q[j].second, earliest, interval, waited, pieces[j]);
+    const auto [s, e] = stream(i, earliest, interval, waited, pieces);
+    for (const auto& [from, to] : pieces) add_slice(i, from, to - from, site, 1);
     if (start < 0 || s < start) start = s;
     if (e > end && waited >= 0) pred = waited;
     end = std::max(end, e);
   }
   const int64_t node = add_node({start, end, pred, 1, site, static_cast<int16_t>(q.front().second)});
-  for (size_t j = 0; j < q.size(); ++j)
-    for (const auto& [s, e] : pieces[j]) add_slice(q[j].second, s, e - s, site, 1);
   tot_.busy[static_cast<int>(Track::dma)] += interval * static_cast<double>(q.size());
   return {start, end, node};
 }

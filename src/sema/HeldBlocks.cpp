@@ -61,5 +61,4 @@ std::vector<int64_t> held_blocks(const ir::Kernel& k) {
   return blocks;
 }
 
-
 }  // namespace nkic::sema
