@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "ir/IRVisitor.h"
+
 namespace nkic::perf {
 
 int64_t Env::value(ir::Var v) const {
@@ -148,6 +150,38 @@ Box access_box(const ir::Access& a, const ir::TensorDecl& t, const Extents& ext,
   for (const ir::IndirectIndex& ind : a.indirect)
     if (ind.dim >= 0 && static_cast<size_t>(ind.dim) < b.dim.size()) b.dim[ind.dim] = {0, t.shape[ind.dim] - 1};
   return b;
+}
+
+std::vector<bool> kept_loop_axes(const ir::Kernel& k) {
+  struct Kept : ir::IRVisitor {
+    std::vector<bool> axes;
+    void visit(const ir::Loop& l) override {
+      if (l.type == ir::AxisType::Sequential && l.axis >= 0) {
+        if (static_cast<size_t>(l.axis) >= axes.size()) axes.resize(l.axis + 1, false);
+        axes[l.axis] = true;
+      }
+      visit_block(l.body);
+    }
+  } kept;
+  // The current nki API unrolls every loop at compile time: its counters are ints.
+  if (!k.current_api) kept.visit_block(k.body);
+  return kept.axes;
+}
+
+bool widen_run_time_blocks(Box& b, const ir::Access& a, const ir::TensorDecl& t, const std::vector<bool>& kept) {
+  if (b.whole || ir::is_hbm(t.memory)) return false;
+  auto kept_var = [&kept](ir::Var v) {
+    return v.kind == ir::VarKind::Loop && v.id >= 0 && static_cast<size_t>(v.id) < kept.size() && kept[v.id];
+  };
+  bool widened = false;
+  for (size_t d = 0; d < b.dim.size(); ++d)
+    for (const ir::DivTerm& div : a.index[d].divs()) {
+      const std::vector<ir::Var> vars = div.num.vars();
+      if (std::none_of(vars.begin(), vars.end(), kept_var)) continue;
+      b.dim[d] = {0, t.shape[d] - 1};
+      widened = true;
+    }
+  return widened;
 }
 
 namespace {

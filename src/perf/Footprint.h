@@ -46,6 +46,14 @@ struct Box {
 };
 Box access_box(const ir::Access& a, const ir::TensorDecl& t, const Extents& ext, const Env& env);
 
+// By loop axis: whether neuronx-cc keeps the loop at run time (a legacy sequential_range), its
+// counter a run-time value.
+std::vector<bool> kept_loop_axes(const ir::Kernel& k);
+// Widens `b` over every dimension of an on-chip `a` whose index divides a kept loop's counter
+// (floor division, modulo: `buf[i % 2]`): an address computed at run time, which the compiler's
+// dependency analysis cannot tell from the tensor's other blocks. Whether it widened one.
+bool widen_run_time_blocks(Box& b, const ir::Access& a, const ir::TensorDecl& t, const std::vector<bool>& kept);
+
 // How a transfer between `accesses` breaks into DMA buffers: `run` points are
 // contiguous in every access at once (walking the innermost Grid coordinates; on
 // chip, within one partition); `transposes` when the innermost coordinate is

@@ -45,6 +45,8 @@ Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
       site_busy_(site_inst_.size(), 0.0), site_critical_(site_inst_.size(), 0.0), site_count_(site_inst_.size(), 0),
       small_runs_(site_inst_.size(), false),
       site_at_floor_(site_inst_.size(), false),
+      kept_axes_(kept_loop_axes(k)),
+      run_time_block_(site_inst_.size(), false),
       site_run_bytes_(site_inst_.size(), 0.0),
       dge_free_(static_cast<size_t>(cores_ * std::max(0, t.cost.dge_instances)), 0.0),
       dge_node_(dge_free_.size(), -1), pe_tiles_(static_cast<size_t>(cores_ * kPeCells)), pe_active_(cores_),
@@ -295,6 +297,7 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
   ++scheduled_;
   auto box = [&](const ir::Access& a) {
     Box b = access_box(a, k_.tensor(a.tensor), ext, env);
+    if (widen_run_time_blocks(b, a, k_.tensor(a.tensor), kept_axes_)) run_time_block_[site] = true;
     if (spans.empty() || b.whole) return b;
     const Box e = access_box(a, k_.tensor(a.tensor), ext, last);
     for (size_t d = 0; d < b.dim.size(); ++d)

@@ -223,6 +223,8 @@ class Schedule {
   int64_t broadcasts_ = 0;
   int first_broadcast_ = -1;
   std::vector<bool> site_at_floor_;       // by site: its last execution was at its engine's minimum interval
+  std::vector<bool> kept_axes_;           // by loop axis: a loop kept at run time (kept_loop_axes)
+  std::vector<bool> run_time_block_;      // by site: it picks an on-chip block by a kept loop's counter
   std::vector<double> site_run_bytes_;    // by site: a DMA's bytes per contiguous run, last execution
   std::vector<double> dge_free_;   // per core, per hardware DGE instance: when it is free
   std::vector<int64_t> dge_node_;  // and the transfer that last took it

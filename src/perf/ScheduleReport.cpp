@@ -182,6 +182,14 @@ Profile Schedule::finish() {
          " % of the DMA queue time, each run costing the queue time of " +
          std::to_string(static_cast<int64_t>(f.dma_buffer_overhead_bytes)) + " bytes more");
   }
+  const auto run_time_blocks = std::count(run_time_block_.begin(), run_time_block_.end(), true);
+  if (run_time_blocks > 0) {
+    const auto first = std::find(run_time_block_.begin(), run_time_block_.end(), true) - run_time_block_.begin();
+    note(std::to_string(run_time_blocks) + " instruction(s) (the first at " + where(static_cast<int>(first)) +
+         ") pick an on-chip block by a floor division or modulo of a sequential_range counter, an address "
+         "computed at run time: the compiler cannot tell that block from the others, so the instruction waits "
+         "for (and holds up) every access to the tensor along that dimension");
+  }
   const bool spilled = spilled_;
   if (broadcasts_ > 0)
     note(std::to_string(broadcasts_) + " partition broadcast(s) (broadcast_to of a one-partition tile, the first read at " +

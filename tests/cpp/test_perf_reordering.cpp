@@ -160,5 +160,52 @@ TEST(CostModelReordering, ManyWritesOfOneTileMergeWithTheirNeighboursNotAcrossTh
   EXPECT_GT(copies_end, 0);
 }
 
+// for i in loop(2): buf[(i + 1) % 2] = x + 1 (Vector Engine); y = exp(buf[i % 2]) (Scalar Engine),
+// the loop sequential or affine.
+perf::Profile ping_pong(ir::AxisType type) {
+  ir::Kernel k;
+  k.name = "ping_pong";
+  const int x = add_tensor(k, "x", {128, 512}, Memory::SBUF), y = add_tensor(k, "y", {128, 512}, Memory::SBUF);
+  const int buf = add_tensor(k, "buf", {2, 128, 512}, Memory::SBUF);
+  k.tensors[buf].partition_dim = 1;
+  auto block = [&](int64_t shift) {
+    ir::Access a;
+    a.tensor = buf;
+    const AffineExpr i = AffineExpr::var({ir::VarKind::Loop, 0}, 1);
+    a.index = {AffineExpr::mod(i + AffineExpr(shift), 2), AffineExpr::grid(0), AffineExpr::grid(1)};
+    return a;
+  };
+  auto loop = std::make_unique<ir::Loop>();
+  loop->axis = 0;
+  loop->name = "i";
+  loop->ub = 2;
+  loop->type = type;
+  loop->body.push_back(inst(Opcode::TensorScalar, block(1), {tile(x)}));
+  loop->body.push_back(inst(Opcode::Activation, tile(y), {block(0)}));
+  k.body.push_back(std::move(loop));
+  k.num_axes = 1;
+  return perf::predict(k, trn1());
+}
+
+TEST(CostModelReordering, ASequentialLoopsModuloPickedBlocksAreNotToldApart) {
+  // In a sequential_range loop the compiler keeps, `i % 2` is computed at run time, and the
+  // write of one block and the read of the other are ordered as if both touched every block:
+  // W(0), then exp(0) after its result, W(1) after exp's, exp(1) after W(1)'s.
+  const sema::CostFigures& f = trn1().cost;
+  const double write = stream_latency(f.dve, 1), exp = stream_latency(f.act, 1);
+  const perf::Profile kept = ping_pong(ir::AxisType::Sequential);
+  EXPECT_NEAR(kept.latency, 2 * (write + exp), 1e-6);
+  EXPECT_TRUE(std::any_of(kept.notes.begin(), kept.notes.end(), [](const std::string& s) {
+    return s.rfind("2 instruction(s) (the first at ?) pick an on-chip block by a floor division or modulo of a "
+                   "sequential_range counter", 0) == 0;
+  }));
+  // An affine loop's i is known to the compiler: exp(0) reads the block W(0) does not write and
+  // runs at once; exp(1) waits only for exp(0), which wrote y before it.
+  const perf::Profile affine = ping_pong(ir::AxisType::Affine);
+  EXPECT_NEAR(affine.latency, 2 * exp, 1e-6);
+  EXPECT_TRUE(std::none_of(affine.notes.begin(), affine.notes.end(),
+                           [](const std::string& s) { return s.find("sequential_range counter") != std::string::npos; }));
+}
+
 }  // namespace
 }  // namespace nkic

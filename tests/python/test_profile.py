@@ -471,3 +471,34 @@ def test_the_critical_path_is_shared_out_to_source_lines_through_repeated_iterat
     critical = sum(crit for _, _, _, crit, _ in r.lines)
     assert 0.9 * r.latency_us <= critical <= r.latency_us * (1 + 1e-9)
     assert any(step[0] == "steady-state iterations" and step[5] > 1 for step in r.critical_path)
+
+
+def ping_pong(loop):
+    """SiLU over 8 row tiles, each loaded into the half of a two-tile buffer that `i % 2` picks,
+    one tile ahead of the activation that reads it."""
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        buf = nl.ndarray((2, nl.par_dim(128), 2048), dtype=a.dtype, buffer=nl.sbuf)
+        buf[0] = nl.load(a[0:128, :])
+        for i in loop(7):
+            buf[(i + 1) % 2] = nl.load(a[(i + 1) * 128:(i + 2) * 128, :])  # ERR:prefetch
+            nl.store(out[i * 128:(i + 1) * 128, :], value=nisa.activation(op=nl.silu, data=buf[i % 2]))
+        nl.store(out[7 * 128:, :], value=nisa.activation(op=nl.silu, data=buf[1]))
+        return out
+    return nki.jit(kernel)
+
+
+@pytest.mark.filterwarnings("ignore:.*warn_block_dimension_is_deprecated")
+def test_a_buffer_picked_by_a_modulo_of_a_sequential_counter_serialises_its_users():
+    # In the kept sequential loop, the prefetch into one half waits for the activation reading the
+    # other and the activation for the prefetch: a load no longer runs alongside an activation
+    # (the kernel stays DMA-bound; the stores fill part of the queues' wait).
+    a = np.ones((8 * 128, 2048), np.float32)
+    kept = nkic.profile(ping_pong(nl.sequential_range), a, target="trn2")
+    unrolled = nkic.profile(ping_pong(nl.affine_range), a, target="trn2")
+    note = (f"2 instruction(s) (the first at test_profile.py:{M.line('prefetch')}) pick an on-chip block by a "
+            "floor division or modulo of a sequential_range counter")
+    assert [n for n in kept.notes if "sequential_range counter" in n][0].startswith(note)
+    assert not any("sequential_range counter" in n for n in unrolled.notes)
+    one_activation = kept.engines["act"].busy_us / 8
+    assert kept.latency_us > unrolled.latency_us + one_activation

@@ -154,6 +154,34 @@ def test_a_current_kernel_computes_a_loop_invariant_instruction_in_every_iterati
     np.testing.assert_allclose(nki.simulate(invariant_in_loop)(a, b), np.tile(np.exp(a), (8, 1)) + 1, rtol=1e-6)
 
 
+
+def ping_pong(loop):
+    """SiLU over 8 row tiles, each copied into the half of a two-tile buffer that `i % 2` picks."""
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        buf = nl.ndarray((128, 2, 2048), dtype=a.dtype, buffer=nl.sbuf)
+        y = nl.ndarray((128, 2048), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=buf[:, 0, :], src=a[0:128, :])
+        for i in loop(7):
+            nisa.dma_copy(dst=buf[:, (i + 1) % 2, :], src=a[(i + 1) * 128:(i + 2) * 128, :])
+            nisa.activation(dst=y, op=nl.silu, data=buf[:, i % 2, :])
+            nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=y)
+        return out
+
+    return kernel
+
+
+def test_a_current_kernels_modulo_picked_blocks_are_compile_time_blocks():
+    # The current API unrolls every loop at compile time: `i % 2` is an int, its halves are told
+    # apart in a sequential_range as in an affine_range (a legacy kept loop serialises them,
+    # tests/python/test_profile.py).
+    a = np.ones((8 * 128, 2048), np.float32)
+    sequential, affine = (nkic.profile(ping_pong(loop), a, target="trn2")
+                          for loop in (nl.sequential_range, nl.affine_range))
+    assert sequential.latency_us == affine.latency_us
+    assert not any("sequential_range counter" in n for n in sequential.notes)
+
 def copy_through_sbuf(strided_hbm):
     @nki.jit
     def kernel(x):
