@@ -17,6 +17,7 @@ and how many test upper bounds the prediction stays under. Exits 0 (it is a repo
     PYTHONPATH=python:build/python /usr/bin/python3 bench/perf_calibration.py [CHECKOUT] [--autotune DIR] [--library DIR] [--sdk DIR] [--autocomp DIR] [--accelopt DIR] [--kda DIR] [--only ID,...] [-v]
 """
 import argparse
+import functools
 import importlib
 import importlib.util
 import math
@@ -91,12 +92,18 @@ def load_kernel(checkout, path, func, roots):
     return getattr(importlib.import_module(module), func)
 
 
+@functools.lru_cache(maxsize=None)
+def steps_dir():
+    """Where the autocomp steps' kernels are written; removed when the script exits."""
+    return tempfile.TemporaryDirectory(prefix="autocomp_")
+
+
 def trace_step(trace, step):
     """The kernel `test` of step `step` of an autocomp optimisation trace (each step's code is a
     string in the file), written to a file of its own: the tracer reads kernel source."""
     with open(trace) as f:
         codes = re.findall(r"code='''(.*?)''',\nscore=", f.read(), re.S)
-    path = os.path.join(tempfile.mkdtemp(prefix="autocomp_"), f"step{step}.py")
+    path = os.path.join(steps_dir().name, f"step{step}.py")
     with open(path, "w") as f:
         f.write("import numpy as np\nfrom neuronxcc import nki\nimport neuronxcc.nki.language as nl\n"
                 "import neuronxcc.nki.isa as nisa\n" + codes[step].replace("\\'", "'"))
