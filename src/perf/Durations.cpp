@@ -245,10 +245,10 @@ InstCost ranks_cost(const ir::Instruction& in, const ir::Kernel& k, const sema::
 }
 
 InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
-                 const std::vector<Span>& spans) {
+                 const std::vector<Span>& spans, ir::Engine on) {
   const ir::Cost cls = ir::info(in.opcode).cost;
   if (cls == ir::Cost::ranks) return ranks_cost(in, k, t);
-  const ir::Engine engine = ir::engine_of(in);
+  const ir::Engine engine = on == ir::Engine::none ? ir::engine_of(in) : on;
   if (cls == ir::Cost::none || engine == ir::Engine::sp || ext.empty()) return {};
   if (cls == ir::Cost::scalar) {
     InstCost c;

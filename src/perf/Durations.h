@@ -35,9 +35,10 @@ struct InstCost {
 };
 
 // `ext` is the execution's iteration space after its mask (active_extents); `spans`, the
-// loops a coalesced DMA moves all the iterations of at once (innermost first).
+// loops a coalesced DMA moves all the iterations of at once (innermost first); `engine`, the
+// engine it runs on when not its own (one the compiler chooses, compiler_engines).
 InstCost cost_of(const ir::Instruction& in, const ir::Kernel& k, const sema::Target& t, const Extents& ext,
-                 const std::vector<Span>& spans = {});
+                 const std::vector<Span>& spans = {}, ir::Engine engine = ir::Engine::none);
 
 // One leg of a spill (SBUF to HBM, or back): `bytes_per_partition` on every partition, one
 // contiguous buffer each, on the queues a full-partition load takes.

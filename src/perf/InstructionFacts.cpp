@@ -1,5 +1,7 @@
 #include "perf/InstructionFacts.h"
 
+#include <algorithm>
+
 namespace nkic::perf {
 
 namespace {
@@ -28,6 +30,31 @@ const InstructionFacts* facts_of(const ir::Instruction& in, bool current_api) {
   for (const InstructionFacts& f : kFacts)
     if (f.opcode == in.opcode && (!f.alu || *f.alu == in.alu) && (current_api || !f.current_api_only)) return &f;
   return nullptr;
+}
+
+namespace {
+
+// Whether a tensor_scalar's ALU steps are ones the Scalar Engine runs: (multiply, add),
+// (multiply) or (add).
+bool scalar_engine_form(const ir::Instruction& in) {
+  std::vector<ir::AluOp> ops;
+  if (in.steps.empty()) ops.push_back(in.alu);
+  for (const ir::AluStep& s : in.steps) ops.push_back(s.op);
+  using ir::AluOp;
+  return ops == std::vector{AluOp::multiply, AluOp::add} || ops == std::vector{AluOp::multiply} ||
+         ops == std::vector{AluOp::add};
+}
+
+}  // namespace
+
+std::vector<ir::Engine> compiler_engines(const ir::Instruction& in, const ir::Kernel& k) {
+  const ir::Engine own = ir::engine_of(in);
+  if (in.opcode != ir::Opcode::TensorScalar || in.engine != ir::Engine::none || in.accumulate ||
+      !in.extra_dsts.empty() || !scalar_engine_form(in))
+    return {own};
+  auto plain = [&k](const ir::Access& a) { return a.indirect.empty() && ir::is_float(k.tensor(a.tensor).dtype); };
+  if (!plain(in.dst) || !std::all_of(in.srcs.begin(), in.srcs.end(), plain)) return {own};
+  return {own, ir::Engine::act};
 }
 
 }  // namespace nkic::perf

@@ -4,6 +4,7 @@
 // per instruction, with its source; the formulas read them, scaled by the engine's rate.
 #pragma once
 #include <optional>
+#include <vector>
 
 #include "ir/AluOp.h"
 #include "ir/IR.h"
@@ -32,5 +33,14 @@ struct InstructionFacts {
 // The row of instruction `in` of a kernel of the current API or not, or null when the
 // stream formula holds as it is.
 const InstructionFacts* facts_of(const ir::Instruction& in, bool current_api);
+
+// The engines the compiler chooses from for an instruction whose kernel names none
+// (engine=unknown_engine, the default): a tensor_scalar whose ops the Scalar Engine runs
+// (multiply then add, multiply, or add; the same reference, lines 1660-1663 and 1698) goes to the
+// Vector or the Scalar Engine. The reference lets the compiler choose for tensor_copy,
+// tensor_tensor and memset too; those stay on their own engines: NKIBench's kernels on trn1
+// say the compiler does not move them by engine workload alone (docs/performance.md).
+// Its own engine first; one engine: no choice.
+std::vector<ir::Engine> compiler_engines(const ir::Instruction& in, const ir::Kernel& k);
 
 }  // namespace nkic::perf

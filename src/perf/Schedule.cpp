@@ -6,6 +6,8 @@
 #include <numeric>
 #include <utility>
 
+#include "perf/InstructionFacts.h"
+
 namespace nkic::perf {
 
 namespace {
@@ -47,6 +49,7 @@ Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
       site_at_floor_(site_inst_.size(), false),
       kept_axes_(kept_loop_axes(k)),
       run_time_block_(site_inst_.size(), false),
+      moved_(site_inst_.size(), false),
       site_run_bytes_(site_inst_.size(), 0.0),
       dge_free_(static_cast<size_t>(cores_ * std::max(0, t.cost.dge_instances)), 0.0),
       dge_node_(dge_free_.size(), -1), pe_tiles_(static_cast<size_t>(cores_ * kPeCells)), pe_active_(cores_),
@@ -122,6 +125,32 @@ std::vector<int64_t> Schedule::ports_of(const ir::Instruction& in, Track track) 
   if (in.has_dst()) visit(in.dst);
   for (const ir::Access& a : in.extra_dsts) visit(a);
   return ports;
+}
+
+void Schedule::wait_for_ports(const std::vector<int64_t>& ports, Track track, double& ready, int64_t& dep) const {
+  for (int64_t key : ports) {
+    const auto p = ports_.find(key);
+    if (p == ports_.end()) continue;
+    for (int o = 0; o < kComputeTracks; ++o)
+      if (o != static_cast<int>(track) && p->second.free[o] > ready) ready = p->second.free[o], dep = p->second.node[o];
+  }
+}
+
+InstCost Schedule::on_chosen_engine(const ir::Instruction& in, const Extents& ext, InstCost own, double ready) const {
+  const std::vector<ir::Engine> engines = compiler_engines(in, k_);
+  // The compiler puts it where it would finish first (on a tie, on its own engine).
+  auto finish = [&](const InstCost& c) {
+    double r = ready;
+    int64_t dep = -1;
+    wait_for_ports(ports_of(in, c.track), c.track, r, dep);
+    return slot(core_ * per_core_ + static_cast<int>(c.track), r, c.interval).first + c.latency;
+  };
+  double best = engines.size() > 1 ? finish(own) : 0;
+  for (size_t e = 1; e < engines.size(); ++e) {
+    InstCost c = cost_of(in, k_, t_, ext, {}, engines[e]);
+    if (const double f = finish(c); f < best) best = f, own = std::move(c);
+  }
+  return own;
 }
 
 std::pair<double, int> Schedule::slot(int ti, double ready, double interval) const {
@@ -291,7 +320,7 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
     spans.push_back({(*l)->axis, std::max<int64_t>(0, final - first + 1), (*l)->stride});
     last.loop[(*l)->axis] += (spans.back().trips - 1) * (*l)->stride;
   }
-  const InstCost c = cost_of(in, k_, t_, ext, spans);
+  InstCost c = cost_of(in, k_, t_, ext, spans);
   skip(site);
   if (!c.costed) return;
   ++scheduled_;
@@ -347,6 +376,11 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
   }
 
   if (c.broadcast > 0) broadcast(c, site, ready, dep);
+  if (c.track != Track::dma) {
+    const Track own = c.track;
+    c = on_chosen_engine(in, ext, std::move(c), ready);
+    if (c.track != own) moved_[site] = true;
+  }
 
   double start = 0, end = 0;
   int64_t pred = dep;
@@ -376,11 +410,7 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
     pred = x.node;
   } else {
     const std::vector<int64_t> ports = ports_of(in, c.track);
-    for (int64_t key : ports) {
-      const Port& p = ports_[key];
-      for (int o = 0; o < kComputeTracks; ++o)
-        if (o != ti && p.free[o] > ready) ready = p.free[o], dep = p.node[o];
-    }
+    wait_for_ports(ports, c.track, ready, dep);
     // A matmul in tiling mode holds its tile of the PE array for its whole time, and the engine
     // issues the next one after its share of the array's time, so matmuls on disjoint tiles run at
     // once (the nki.isa reference); a whole-array matmul waits for every tile.

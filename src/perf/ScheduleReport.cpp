@@ -190,6 +190,11 @@ Profile Schedule::finish() {
          "computed at run time: the compiler cannot tell that block from the others, so the instruction waits "
          "for (and holds up) every access to the tensor along that dimension");
   }
+  const auto moved = std::count(moved_.begin(), moved_.end(), true);
+  if (moved > 0)
+    note(std::to_string(moved) + " tensor_scalar instruction(s) that name no engine (the first at " +
+         where(static_cast<int>(std::find(moved_.begin(), moved_.end(), true) - moved_.begin())) +
+         ") run on the Scalar Engine where it finishes them first, as the compiler chooses");
   const bool spilled = spilled_;
   if (broadcasts_ > 0)
     note(std::to_string(broadcasts_) + " partition broadcast(s) (broadcast_to of a one-partition tile, the first read at " +

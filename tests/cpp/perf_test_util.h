@@ -49,6 +49,9 @@ inline std::unique_ptr<ir::Instruction> inst(Opcode op, ir::Access dst, std::vec
   in->shape = std::move(shape);
   if (op == Opcode::TensorScalar || op == Opcode::Activation) in->imms = {1.0, 0.0, 0.0};
   in->alu = ir::AluOp::add;
+  // Named, as engine=nisa.vector_engine names it: the compiler's own choice of engine for an
+  // unnamed tensor_scalar is tested on its own (test_perf_reordering.cpp).
+  if (op == Opcode::TensorScalar) in->engine = ir::Engine::dve;
   return in;
 }
 

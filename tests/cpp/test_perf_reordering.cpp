@@ -207,5 +207,46 @@ TEST(CostModelReordering, ASequentialLoopsModuloPickedBlocksAreNotToldApart) {
                            [](const std::string& s) { return s.find("sequential_range counter") != std::string::npos; }));
 }
 
+// y = x * 2 and w = z * 2, independent [128, 512] fp32 tensor_scalars; `engine` names their
+// engine (none: the compiler's choice) and `op` is their ALU op.
+perf::Profile two_scalings(ir::Engine engine, ir::AluOp op) {
+  ir::Kernel k;
+  k.name = "scalings";
+  const int x = add_tensor(k, "x", {128, 512}, Memory::SBUF), y = add_tensor(k, "y", {128, 512}, Memory::SBUF);
+  const int z = add_tensor(k, "z", {128, 512}, Memory::SBUF), w = add_tensor(k, "w", {128, 512}, Memory::SBUF);
+  for (auto [dst, src] : {std::pair{y, x}, std::pair{w, z}}) {
+    auto in = inst(Opcode::TensorScalar, tile(dst), {tile(src)});
+    in->engine = engine;
+    in->alu = op;
+    k.body.push_back(std::move(in));
+  }
+  return perf::predict(k, trn1());
+}
+
+TEST(CostModelReordering, ATensorScalarNamingNoEngineRunsWhereItFinishesFirst) {
+  // Both engines are free for the first: the Vector Engine finishes it first ((512 + 100)
+  // cycles at 1.12 GHz against (512 + 264) at 1.4 GHz). The second would wait for the Vector
+  // Engine's interval; the Scalar Engine finishes it first.
+  const sema::CostFigures& f = trn1().cost;
+  const double dve = stream_latency(f.dve, 1), act = stream_latency(f.act, 1), dve_interval = 512 / f.dve.clock_ghz;
+  ASSERT_LT(dve, act);
+  ASSERT_LT(act, dve_interval + dve);
+  const perf::Profile chosen = two_scalings(ir::Engine::none, ir::AluOp::multiply);
+  EXPECT_NEAR(chosen.latency, act, 1e-6);
+  EXPECT_EQ(chosen.engines[1].instructions, 1);  // the Scalar Engine
+  EXPECT_EQ(chosen.engines[2].instructions, 1);  // the Vector Engine
+  EXPECT_TRUE(std::any_of(chosen.notes.begin(), chosen.notes.end(), [](const std::string& s) {
+    return s == "1 tensor_scalar instruction(s) that name no engine (the first at ?) run on the Scalar Engine "
+                "where it finishes them first, as the compiler chooses";
+  }));
+  // Named, or an op the Scalar Engine's tensor_scalar does not run: both on the Vector Engine.
+  for (const perf::Profile& p : {two_scalings(ir::Engine::dve, ir::AluOp::multiply),
+                                 two_scalings(ir::Engine::none, ir::AluOp::subtract)}) {
+    EXPECT_NEAR(p.latency, dve_interval + dve, 1e-6);
+    EXPECT_EQ(p.engines[2].instructions, 2);
+    EXPECT_TRUE(p.notes.empty());
+  }
+}
+
 }  // namespace
 }  // namespace nkic

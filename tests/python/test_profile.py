@@ -502,3 +502,31 @@ def test_a_buffer_picked_by_a_modulo_of_a_sequential_counter_serialises_its_user
     assert not any("sequential_range counter" in n for n in unrolled.notes)
     one_activation = kept.engines["act"].busy_us / 8
     assert kept.latency_us > unrolled.latency_us + one_activation
+
+
+def scalings(engine):
+    """Four scalings of one [128, 2048] tile, independent of each other; `engine` names their
+    engine (None: the compiler's choice)."""
+    def kernel(a):
+        outs = [nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm) for _ in range(4)]
+        x = nl.load(a)
+        for k, out in enumerate(outs):
+            kw = {} if engine is None else {"engine": engine}
+            nl.store(out, value=nisa.tensor_scalar(x, np.multiply, k + 2.0, **kw))  # ERR:scaling
+        return tuple(outs)
+    return nki.jit(kernel)
+
+
+def test_an_unnamed_tensor_scalar_runs_on_the_engine_that_finishes_it_first():
+    a = np.ones((128, 2048), np.float32)
+    chosen = nkic.profile(scalings(None), a, target="trn2")
+    named = nkic.profile(scalings(nisa.vector_engine), a, target="trn2")
+    # On trn2 the Vector Engine streams 2 fp32 elements per cycle at 0.96 GHz, the Scalar Engine
+    # 1 at 1.2 GHz: the first scaling goes to the Vector Engine, a later one to the Scalar Engine
+    # when it finishes it before the Vector Engine could.
+    assert chosen.engines["act"].instructions >= 1 and chosen.engines["dve"].instructions >= 1
+    assert chosen.notes == [f"{chosen.engines['act'].instructions} tensor_scalar instruction(s) that name no engine "
+                            f"(the first at test_profile.py:{M.line('scaling')}) run on the Scalar Engine where it "
+                            "finishes them first, as the compiler chooses"]
+    assert named.engines["dve"].instructions == 4 and named.engines["act"].instructions == 0 and named.notes == []
+    assert chosen.latency_us <= named.latency_us
