@@ -56,6 +56,7 @@ Schedule::Schedule(const ir::Kernel& k, const sema::Target& t, const Options& o,
       end_(cores_, 0.0),
       end_node_(cores_, -1) {
   for (const ir::Instruction* in : site_inst_) {
+    engines_.push_back(compiler_engines(*in, k));
     if (in->has_dst()) written_[root(in->dst.tensor)] = true;
     for (const ir::Access& a : in->extra_dsts) written_[root(a.tensor)] = true;
     for (int64_t p : in->after)
@@ -136,8 +137,10 @@ void Schedule::wait_for_ports(const std::vector<int64_t>& ports, Track track, do
   }
 }
 
-InstCost Schedule::on_chosen_engine(const ir::Instruction& in, const Extents& ext, InstCost own, double ready) const {
-  const std::vector<ir::Engine> engines = compiler_engines(in, k_);
+InstCost Schedule::on_chosen_engine(int site, const Extents& ext, InstCost own, double ready) const {
+  const std::vector<ir::Engine>& engines = engines_[site];
+  if (engines.size() < 2) return own;
+  const ir::Instruction& in = *site_inst_[site];
   // The compiler puts it where it would finish first (on a tie, on its own engine).
   auto finish = [&](const InstCost& c) {
     double r = ready;
@@ -145,7 +148,7 @@ InstCost Schedule::on_chosen_engine(const ir::Instruction& in, const Extents& ex
     wait_for_ports(ports_of(in, c.track), c.track, r, dep);
     return slot(core_ * per_core_ + static_cast<int>(c.track), r, c.interval).first + c.latency;
   };
-  double best = engines.size() > 1 ? finish(own) : 0;
+  double best = finish(own);
   for (size_t e = 1; e < engines.size(); ++e) {
     InstCost c = cost_of(in, k_, t_, ext, {}, engines[e]);
     if (const double f = finish(c); f < best) best = f, own = std::move(c);
@@ -378,7 +381,7 @@ void Schedule::execute(int site, const Env& env, const std::vector<const ir::Loo
   if (c.broadcast > 0) broadcast(c, site, ready, dep);
   if (c.track != Track::dma) {
     const Track own = c.track;
-    c = on_chosen_engine(in, ext, std::move(c), ready);
+    c = on_chosen_engine(site, ext, std::move(c), ready);
     if (c.track != own) moved_[site] = true;
   }
 

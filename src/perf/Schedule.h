@@ -146,9 +146,9 @@ class Schedule {
   // Moves `ready` (and `dep`) past the other engines' use of the SBUF/PSUM `ports` an
   // instruction on `track` shares with them.
   void wait_for_ports(const std::vector<int64_t>& ports, Track track, double& ready, int64_t& dep) const;
-  // The cost of `in` (`own`, on its own engine) on the engine the compiler chooses for it,
-  // when its kernel names none (compiler_engines): the one that finishes it first.
-  InstCost on_chosen_engine(const ir::Instruction& in, const Extents& ext, InstCost own, double ready) const;
+  // The cost of site's instruction (`own`, on its own engine) on the engine the compiler
+  // chooses for it, when its kernel names none (engines_): the one that finishes it first.
+  InstCost on_chosen_engine(int site, const Extents& ext, InstCost own, double ready) const;
   // Places the Tensor-Engine broadcast of an instruction's partition-broadcast operands
   // (InstCost::broadcast) once its inputs are `ready`; the instruction then waits for it.
   void broadcast(const InstCost& c, int site, double& ready, int64_t& dep);
@@ -231,6 +231,7 @@ class Schedule {
   std::vector<bool> site_at_floor_;       // by site: its last execution was at its engine's minimum interval
   std::vector<bool> kept_axes_;           // by loop axis: a loop kept at run time (kept_loop_axes)
   std::vector<bool> run_time_block_;      // by site: it picks an on-chip block by a kept loop's counter
+  std::vector<std::vector<ir::Engine>> engines_;  // by site: the engines it may run on (compiler_engines)
   std::vector<bool> moved_;               // by site: the compiler's engine choice moved it (once at least)
   std::vector<double> site_run_bytes_;    // by site: a DMA's bytes per contiguous run, last execution
   std::vector<double> dge_free_;   // per core, per hardware DGE instance: when it is free
